@@ -1,0 +1,182 @@
+"""Equations of motion in minimal coordinates (seed section 4): M(q) qddot + N(q, qdot) qdot = G(q) + tau.
+
+The seed derives, by virtual work, for every body i (Eqs 124-148, 186-190)
+
+    M_i = C_1^T (J_i (x) U_{nq,4}^T) (D_i D_i^T (x) I_4) (I_4 (x) U_{nq,4}) C_1            (Eq 145)
+    delta q^T N_i qdot = trace[(D'_i)^T (J_i (x) qdot^[2] delta q^T) D_i]                 (Eq 126, 2nd part)
+    G_i = m_i ({r_cm^T | 1} (x) I_nq) D_i {g; 0}                                      (Eq 187)
+
+with J_i the pseudo-inertia of Eq 131.  Written with traces these are
+
+    M[k, l]  = sum_i tr( dA_i/dq_k  J_i  (dA_i/dq_l)^T )
+    N[k, l]  = sum_i tr( dA_i/dq_k  J_i  (d/dt dA_i/dq_l)^T )      (so that N qdot = sum_i ... d2A_i/dq^2 [qdot, qdot])
+    G[k]     = sum_i m_i g . d(^0 r_cm,i)/dq_k
+
+and with dA_i/dq_k = Xi_i[k]^ A_i (see :mod:`osim_emb.kinematics`) they are
+evaluated for a batch of states with array operations, one 4x4 trace per
+frame and pair (k, l): no product whose size grows as n_q^4.  The printed
+Eq 147 repeats Eq 145 (an extraction error); N is derived here from the second
+part of Eq 126 and tested against it (:mod:`osim_emb.dynamics_kronecker`).
+
+State is passed as arrays: q, qdot, qddot of shape (N, n_q) or (n_q,).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+from .kinematics import FrameKinematics, forward_kinematics, joint_variables, motion_cross, twist_matrix
+from .model import Model
+
+__all__ = [
+    "DynamicsTerms",
+    "dynamics_terms",
+    "mass_matrix",
+    "velocity_matrix",
+    "velocity_terms",
+    "gravity_forces",
+    "inverse_dynamics",
+    "forward_dynamics",
+    "point_force_generalized",
+    "ode_rhs",
+]
+
+
+@dataclass
+class DynamicsTerms:
+    """M (N, nq, nq), N (N, nq, nq), N qdot (N, nq) and G (N, nq) at a batch of states."""
+
+    mass: np.ndarray
+    velocity: np.ndarray | None
+    velocity_forces: np.ndarray | None
+    gravity: np.ndarray
+    kinematics: FrameKinematics
+
+
+def _states(model: Model, *arrays: Any) -> list[np.ndarray]:
+    out = []
+    for a in arrays:
+        a = np.asarray(a, dtype=float)
+        if a.ndim == 1:
+            a = a.reshape(1, -1)
+        if a.ndim != 2 or a.shape[1] != model.n_q:
+            raise ValueError(f"state arrays must have shape (N, {model.n_q}), got {a.shape}")
+        out.append(a)
+    n = max(a.shape[0] for a in out)
+    return [np.broadcast_to(a, (n, model.n_q)) for a in out]
+
+
+def _massive_frames(model: Model) -> np.ndarray:
+    pj = model.frame_pseudo_inertia
+    return np.flatnonzero(np.abs(pj).reshape(len(pj), -1).max(axis=1) > 0)
+
+
+def _jacobian_rates(model: Model, kin: FrameKinematics, qdot: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Spatial velocity V_i (N, nf, 6) and the time derivative of the Jacobian columns dXi_i[l]/dt (N, nf, nq, 6).
+
+    Recursion: dXi_i[l]/dt = dXi_pr[l]/dt + (V_pr x S_i) (grad f_i)_l + S_i (H_i qdot)_l.
+    """
+    n, nf, nq = kin.q.shape[0], model.n_frames, model.n_q
+    vel = np.einsum("nfkc,nk->nfc", kin.jacobian, qdot)
+    djac = np.zeros((n, nf, nq, 6))
+    grad, hess = kin.variables.gradient, kin.variables.hessian
+    for i, joint in enumerate(model.joints, start=1):
+        p = joint.parent
+        s = kin.joint_twists[:, i]
+        ds = motion_cross(vel[:, p], s)  # dS_i/dt
+        hq = np.einsum("nkl,nl->nk", hess[:, i], qdot)
+        djac[:, i] = djac[:, p] + grad[:, i][:, :, None] * ds[:, None, :] + hq[:, :, None] * s[:, None, :]
+    return vel, djac
+
+
+def dynamics_terms(model: Model, q: Any, qdot: Any | None = None) -> DynamicsTerms:
+    """M, N, N qdot and G at a batch of states (qdot omitted: M and G only)."""
+    if qdot is None:
+        (q,) = _states(model, q)
+    else:
+        q, qdot = _states(model, q, qdot)
+    q = np.ascontiguousarray(q)
+    order = 2 if qdot is not None else 1
+    kin = forward_kinematics(model, q, order=1, variables=joint_variables(model, q, order))
+    frames = _massive_frames(model)
+    a = kin.transforms[:, frames]
+    j0 = a @ model.frame_pseudo_inertia[frames] @ np.swapaxes(a, -1, -2)  # pseudo-inertia in ground
+    x = twist_matrix(kin.jacobian[:, frames])  # (N, F, nq, 4, 4) = dA/dq_k A^-1
+    xj = np.einsum("nfkab,nfbc->nfkac", x, j0)
+    mass = np.einsum("nfkac,nflac->nkl", xj, x)
+    h = j0[..., :3, 3]  # m * com in ground
+    m = j0[..., 3, 3]
+    w, v = kin.jacobian[:, frames, :, :3], kin.jacobian[:, frames, :, 3:]
+    gvec = model.gravity
+    gravity = (np.einsum("nfkc,nfc->nk", np.cross(w, h[:, :, None, :]), np.broadcast_to(gvec, h.shape))
+               + np.einsum("nfkc,c,nf->nk", v, gvec, m))
+    nmat = nq_forces = None
+    if qdot is not None:
+        qdot = np.ascontiguousarray(qdot)
+        vel, djac = _jacobian_rates(model, kin, qdot)
+        y = twist_matrix(djac[:, frames]) + x @ twist_matrix(vel[:, frames])[:, :, None]
+        nmat = np.einsum("nfkac,nflac->nkl", xj, y)
+        nq_forces = np.einsum("nkl,nl->nk", nmat, qdot)
+    return DynamicsTerms(mass, nmat, nq_forces, gravity, kin)
+
+
+def mass_matrix(model: Model, q: Any) -> np.ndarray:
+    """M(q) (Eqs 145, 189), (N, nq, nq)."""
+    return dynamics_terms(model, q).mass
+
+
+def gravity_forces(model: Model, q: Any) -> np.ndarray:
+    """G(q) (Eqs 187, 197), (N, nq)."""
+    return dynamics_terms(model, q).gravity
+
+
+def velocity_matrix(model: Model, q: Any, qdot: Any) -> np.ndarray:
+    """N(q, qdot) (Eqs 146, 190), (N, nq, nq)."""
+    return dynamics_terms(model, q, qdot).velocity
+
+
+def velocity_terms(model: Model, q: Any, qdot: Any) -> np.ndarray:
+    """N(q, qdot) qdot, (N, nq): Coriolis and centrifugal generalized forces."""
+    return dynamics_terms(model, q, qdot).velocity_forces
+
+
+def inverse_dynamics(model: Model, q: Any, qdot: Any, qddot: Any) -> np.ndarray:
+    """tau = M qddot + N qdot - G: the generalized forces that produce qddot (Eq 198 with R F = tau)."""
+    q, qdot, qddot = _states(model, q, qdot, qddot)
+    t = dynamics_terms(model, q, qdot)
+    return np.einsum("nkl,nl->nk", t.mass, qddot) + t.velocity_forces - t.gravity
+
+
+def forward_dynamics(model: Model, q: Any, qdot: Any, tau: Any = 0.0) -> np.ndarray:
+    """qddot = M^-1 (G + tau - N qdot) (Eq 198 with R F = tau), (N, nq)."""
+    q, qdot = _states(model, q, qdot)
+    t = dynamics_terms(model, q, qdot)
+    rhs = t.gravity - t.velocity_forces + np.broadcast_to(np.asarray(tau, dtype=float), t.gravity.shape)
+    return np.linalg.solve(t.mass, rhs[..., None])[..., 0]
+
+
+def point_force_generalized(kin: FrameKinematics, frame: int, r: Any, force: Any) -> np.ndarray:
+    """Generalized forces (N, nq) of a ground-frame force applied at point r of ``frame`` (Eq 46: delta W = F . delta r)."""
+    from .kinematics import point_jacobians
+    jp = point_jacobians(kin, frame, r)
+    return np.einsum("nik,ni->nk", jp, np.broadcast_to(np.asarray(force, dtype=float), jp.shape[:2]))
+
+
+def ode_rhs(model: Model, generalized_forces: Callable[[float, np.ndarray, np.ndarray], Any] | None = None):
+    """The first-order ODE y = (q, qdot) -> (qdot, qddot) with SciPy's ``fun(t, y)`` contract.
+
+    ``generalized_forces(t, q, qdot)`` returns tau (n_q,) added to G (e.g. R(q) F_mt
+    or actuator torques); omitted: a passive system under gravity.
+    """
+    nq = model.n_q
+
+    def fun(t: float, y: np.ndarray) -> np.ndarray:
+        q, qd = y[:nq], y[nq:]
+        tau = 0.0 if generalized_forces is None else generalized_forces(t, q, qd)
+        qdd = forward_dynamics(model, q, qd, tau)[0]
+        return np.concatenate([qd, qdd])
+
+    return fun

@@ -75,7 +75,7 @@ class JointFunction(ABC):
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
-        if cls.type_name:
+        if cls.__dict__.get("type_name"):  # subclasses that do not name a new type do not replace it
             _REGISTRY[cls.type_name] = cls
 
     # -- evaluation -------------------------------------------------------

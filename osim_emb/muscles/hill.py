@@ -1,0 +1,971 @@
+"""Hill-type musculotendon models as OpenSim 4.6 defines them, batched over states.
+
+Immutable descriptions of OpenSim's ``Thelen2003Muscle``,
+``Schutte1993Muscle_Deprecated`` and ``Millard2012EquilibriumMuscle`` (plus
+:class:`RigidPathActuator` for any other path actuator: force = control x
+optimal_force), read from .osim XML by :func:`hill_muscle_from_xml`.
+
+With a **rigid tendon** (tendon length = tendon_slack_length, the default for
+muscle force sharing) the fiber state follows from the musculotendon length
+l_MT and lengthening speed v_MT alone, and the tendon force is
+
+    F = a * A(l_MT, v_MT) + P(l_MT, v_MT),
+
+A = F_max f_L(l~) f_V(v~) cos(phi) (per unit activation), P = F_max (f_PE(l~)
++ damping terms) cos(phi).  :meth:`HillMuscle.rigid_tendon` returns A and P
+separately (with the curve values), so force sharing is a QP in a.
+
+Geometry (constant-thickness pennation, as OpenSim's
+``MuscleFixedWidthPennationModel``): h = l_opt sin(phi_opt) is constant,
+l_f cos(phi) = l_MT - l_TS, so l_f = sqrt(h^2 + (l_MT - l_TS)^2),
+sin(phi) = h / l_f, and the fiber velocity is v_f = v_MT cos(phi).
+
+All lengths in metres, velocities in m/s, forces in newtons; inputs broadcast.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import MISSING, dataclass, field, fields, replace
+from typing import Any, Callable, ClassVar, NamedTuple
+
+import numpy as np
+
+from . import curves as C
+
+__all__ = [
+    "MuscleModelError",
+    "RigidTendonForces",
+    "HillMuscle",
+    "Thelen2003Muscle",
+    "Schutte1993Muscle",
+    "Millard2012EquilibriumMuscle",
+    "RigidPathActuator",
+    "muscle_from_dict",
+    "hill_muscle_from_xml",
+    "MUSCLE_TYPES",
+    "SUPPORTED_XML_TYPES",
+]
+
+SIGNIFICANT_REAL = float(np.finfo(float).eps ** (7.0 / 8.0))  # SimTK::SignificantReal
+
+
+class MuscleModelError(ValueError):
+    """A muscle description is incomplete, inconsistent or of an unsupported type."""
+
+
+class RigidTendonForces(NamedTuple):
+    """Fiber state and force coefficients of muscles with a rigid tendon (arrays, broadcast shape).
+
+    Tendon force F = activation * active + passive (before any model-specific clamping,
+    see :meth:`HillMuscle.tendon_force`).
+    """
+
+    fiber_length: np.ndarray
+    norm_fiber_length: np.ndarray
+    pennation_angle: np.ndarray
+    cos_pennation: np.ndarray
+    fiber_velocity: np.ndarray
+    norm_fiber_velocity: np.ndarray
+    active_force_length: np.ndarray  # f_L
+    passive_force_length: np.ndarray  # f_PE
+    force_velocity: np.ndarray  # f_V (at the activation requested)
+    active: np.ndarray  # A [N per unit activation], along the tendon
+    passive: np.ndarray  # P [N], along the tendon
+
+    def tendon_force(self, activation) -> np.ndarray:
+        """a A + P (no clamping)."""
+        return np.asarray(activation, dtype=float) * self.active + self.passive
+
+
+# =============================================================================
+# Base description
+# =============================================================================
+_REGISTRY: dict[str, type["HillMuscle"]] = {}
+
+
+@dataclass(frozen=True)
+class HillMuscle:
+    """Properties every OpenSim ``Muscle`` has.  Subclasses add their model's own."""
+
+    name: str
+    max_isometric_force: float = 1000.0
+    optimal_fiber_length: float = 0.1
+    tendon_slack_length: float = 0.2
+    pennation_angle_at_optimal: float = 0.0
+    max_contraction_velocity: float = 10.0
+    min_control: float = 0.0
+    max_control: float = 1.0
+    applies_force: bool = True
+    ignore_tendon_compliance: bool = False
+    ignore_activation_dynamics: bool = False
+
+    type_name: ClassVar[str] = ""
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if cls.type_name:
+            _REGISTRY[cls.type_name] = cls
+
+    def __post_init__(self):
+        for f in fields(self):
+            v = getattr(self, f.name)
+            if f.type in ("float", float) and not isinstance(v, float):
+                object.__setattr__(self, f.name, float(v))
+        if not self.optimal_fiber_length > 0:
+            raise MuscleModelError(f"{self.type_name} {self.name!r}: optimal_fiber_length must be > 0")
+        if not 0.0 <= self.pennation_angle_at_optimal < math.pi / 2:
+            raise MuscleModelError(
+                f"{self.type_name} {self.name!r}: pennation_angle_at_optimal must be in [0, pi/2)"
+            )
+
+    # -- serialisation -------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"type": self.type_name}
+        for f in fields(self):
+            v = getattr(self, f.name)
+            if hasattr(v, "to_dict"):
+                v = v.to_dict()
+            out[f.name] = v
+        return out
+
+    @classmethod
+    def _from_dict_fields(cls, d: dict[str, Any]) -> dict[str, Any]:
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "HillMuscle":
+        d = dict(d)
+        t = d.pop("type", cls.type_name)
+        target = _REGISTRY.get(t)
+        if target is None:
+            raise MuscleModelError(f"unknown muscle type {t!r}; known: {sorted(_REGISTRY)}")
+        if cls is not HillMuscle and not issubclass(target, cls):
+            raise MuscleModelError(f"expected a {cls.type_name} description, got {t!r}")
+        return target(**target._from_dict_fields(d))
+
+    # -- geometry ------------------------------------------------------------
+    @property
+    def parallelogram_height(self) -> float:
+        """h = l_opt sin(phi_opt), the constant muscle thickness."""
+        return self.optimal_fiber_length * math.sin(self.pennation_angle_at_optimal)
+
+    # -- curves (normalized) ---------------------------------------------------
+    def active_force_length(self, norm_fiber_length) -> np.ndarray:
+        raise NotImplementedError
+
+    def passive_force_length(self, norm_fiber_length) -> np.ndarray:
+        raise NotImplementedError
+
+    def force_velocity(self, norm_fiber_velocity, activation=1.0) -> np.ndarray:
+        raise NotImplementedError
+
+    def tendon_force_length(self, norm_tendon_length) -> np.ndarray:
+        raise NotImplementedError
+
+    # -- forces ----------------------------------------------------------------
+    def rigid_tendon(self, mt_length, mt_velocity=0.0, fv_activation=1.0) -> RigidTendonForces:
+        """Fiber state and force coefficients A, P with a rigid tendon.
+
+        ``fv_activation`` only matters for Thelen2003, whose force-velocity
+        relation depends on activation; OpenSim's StaticOptimization uses 1.
+        """
+        raise NotImplementedError
+
+    def tendon_force(self, activation, mt_length, mt_velocity=0.0) -> np.ndarray:
+        """Tendon force [N] with a rigid tendon, as the OpenSim model defines it at that activation."""
+        raise NotImplementedError
+
+    def describe(self) -> str:
+        return (
+            f"{self.type_name} {self.name}: F_max={self.max_isometric_force:g} N, l_opt={self.optimal_fiber_length:g} m, "
+            f"l_TS={self.tendon_slack_length:g} m, phi_opt={math.degrees(self.pennation_angle_at_optimal):.3g} deg"
+        )
+
+
+def _broadcast(*arrays):
+    return np.broadcast_arrays(*[np.asarray(a, dtype=float) for a in arrays])
+
+
+# =============================================================================
+# Thelen 2003
+# =============================================================================
+@dataclass(frozen=True)
+class Thelen2003Muscle(HillMuscle):
+    """OpenSim ``Thelen2003Muscle`` (Thelen 2003, with Millard's OpenSim 3 revisions)."""
+
+    min_control: float = 0.01  # OpenSim sets min_control to minimum_activation
+    FmaxTendonStrain: float = 0.04
+    FmaxMuscleStrain: float = 0.6
+    KshapeActive: float = 0.45
+    KshapePassive: float = 5.0
+    Af: float = 0.25
+    Flen: float = 1.4
+    fv_linear_extrap_threshold: float = 0.95
+    maximum_pennation_angle: float = math.acos(0.1)
+    activation_time_constant: float = 0.015
+    deactivation_time_constant: float = 0.050
+    minimum_activation: float = 0.01
+    default_activation: float = 0.05
+    default_fiber_length: float = 0.1
+
+    type_name: ClassVar[str] = "Thelen2003Muscle"
+
+    def __post_init__(self):
+        super().__post_init__()
+        where = f"Thelen2003Muscle {self.name!r}"
+        for p in ("FmaxTendonStrain", "FmaxMuscleStrain", "KshapeActive", "KshapePassive", "Af"):
+            if not getattr(self, p) > 0:
+                raise MuscleModelError(f"{where}: {p} must be greater than zero")
+        if not self.Flen > 1.0:
+            raise MuscleModelError(f"{where}: Flen must be greater than 1.0")
+        if not self.fv_linear_extrap_threshold > 1.0 / self.Flen:
+            raise MuscleModelError(f"{where}: fv_linear_extrap_threshold must be greater than 1/Flen")
+        if not 0.0 <= self.maximum_pennation_angle <= math.pi / 2:
+            raise MuscleModelError(f"{where}: maximum_pennation_angle must be in [0, pi/2]")
+
+    # pennation model ----------------------------------------------------------
+    @property
+    def minimum_fiber_length(self) -> float:
+        if self.maximum_pennation_angle > SIGNIFICANT_REAL:
+            return self.parallelogram_height / math.sin(self.maximum_pennation_angle)
+        return 0.01 * self.optimal_fiber_length
+
+    def _pennation(self, lf):
+        return _fixed_width_pennation(lf, self.parallelogram_height, self.pennation_angle_at_optimal,
+                                      self.maximum_pennation_angle, self.minimum_fiber_length)
+
+    # curves -----------------------------------------------------------------------
+    def active_force_length(self, norm_fiber_length):
+        return C.thelen_active_force_length(norm_fiber_length, self.KshapeActive)
+
+    def passive_force_length(self, norm_fiber_length):
+        return C.thelen_passive_force_length(norm_fiber_length, self.FmaxMuscleStrain, self.KshapePassive)
+
+    def force_velocity(self, norm_fiber_velocity, activation=1.0):
+        a = np.clip(np.asarray(activation, dtype=float), self.minimum_activation, 1.0)
+        return C.thelen_force_velocity(norm_fiber_velocity, a, self.Af, self.Flen, self.fv_linear_extrap_threshold)
+
+    def tendon_force_length(self, norm_tendon_length):
+        return C.thelen_tendon_force_length(norm_tendon_length, self.FmaxTendonStrain)
+
+    # forces -------------------------------------------------------------------------
+    def rigid_tendon(self, mt_length, mt_velocity=0.0, fv_activation=1.0):
+        lmt, vmt, act = _broadcast(mt_length, mt_velocity, fv_activation)
+        lf = _rigid_fiber_length(lmt, self.tendon_slack_length, self.parallelogram_height,
+                                 self.minimum_fiber_length, self.maximum_pennation_angle)
+        phi = self._pennation(lf)
+        cphi = np.cos(phi)
+        vf = vmt * cphi
+        lN = np.maximum(lf, self.minimum_fiber_length) / self.optimal_fiber_length
+        vN = vf / (self.optimal_fiber_length * self.max_contraction_velocity)
+        fal = self.active_force_length(lN)
+        fpe = self.passive_force_length(lN)
+        fv = self.force_velocity(vN, act)
+        ok = lf > self.minimum_fiber_length  # OpenSim: no force from a fiber at its minimum length
+        fmax = self.max_isometric_force
+        A = np.where(ok, fmax * fal * fv * cphi, 0.0)
+        P = np.where(ok, fmax * fpe * cphi, 0.0)
+        return RigidTendonForces(lf, lf / self.optimal_fiber_length, phi, cphi, vf, vN, fal, fpe, fv, A, P)
+
+    def tendon_force(self, activation, mt_length, mt_velocity=0.0):
+        a = np.clip(np.asarray(activation, dtype=float), self.minimum_activation, 1.0)
+        r = self.rigid_tendon(mt_length, mt_velocity, a)
+        return a * r.active + r.passive
+
+
+# =============================================================================
+# Schutte 1993
+# =============================================================================
+# OpenSim's built-in default curves of Schutte1993Muscle_Deprecated (knots of SimmSplines)
+SCHUTTE_DEFAULT_CURVES: dict[str, tuple[tuple[float, ...], tuple[float, ...]]] = {
+    "tendon_force_length_curve": (
+        (-10.0, -0.002, -0.001, 0.0, 0.00131, 0.00281, 0.00431, 0.00581, 0.00731, 0.00881, 0.0103, 0.0118,
+         0.0123, 9.2, 9.201, 9.202, 20.0),
+        (0.0, 0.0, 0.0, 0.0, 0.0108, 0.0257, 0.0435, 0.0652, 0.0915, 0.123, 0.161, 0.208, 0.227, 345.0, 345.0,
+         345.0, 345.0),
+    ),
+    "active_force_length_curve": (
+        (-5.307692, -4.307692, -1.923077, -0.884615, -0.269231, 0.230769, 0.461538, 0.52725, 0.62875, 0.71875,
+         0.86125, 1.045, 1.2175, 1.43875, 1.5, 1.615385, 2.0, 2.961538, 3.692308, 5.461538, 9.901902),
+        (0.012188, 0.021899, 0.036466, 0.052493, 0.075312, 0.114158, 0.157859, 0.226667, 0.636667, 0.856667,
+         0.95, 0.993333, 0.77, 0.246667, 0.193821, 0.133252, 0.072683, 0.044417, 0.036341, 0.021899, 0.007332),
+    ),
+    "passive_force_length_curve": (
+        (-5.0, 0.998, 0.999, 1.0, 1.1, 1.2, 1.3, 1.4, 1.5, 1.6, 1.601, 1.602, 5.0),
+        (0.0, 0.0, 0.0, 0.0, 0.035, 0.12, 0.26, 0.55, 1.17, 2.0, 2.0, 2.0, 2.0),
+    ),
+}
+
+
+def _default_schutte_curve(prop: str):
+    try:
+        from ..functions import SimmSpline  # type: ignore[attr-defined]
+    except ImportError as exc:  # pragma: no cover - depends on the functions package
+        raise MuscleModelError(
+            f"Schutte1993Muscle: the default {prop} is a SimmSpline, which osim_emb.functions does not provide yet"
+        ) from exc
+    x, y = SCHUTTE_DEFAULT_CURVES[prop]
+    return SimmSpline(x, y)
+
+
+def _eval_function(f, x) -> np.ndarray:
+    x = np.asarray(x, dtype=float)
+    val = f.evaluate(x.reshape(-1), 0).value
+    return np.asarray(val, dtype=float).reshape(x.shape)
+
+
+@dataclass(frozen=True)
+class Schutte1993Muscle(HillMuscle):
+    """OpenSim ``Schutte1993Muscle_Deprecated`` (Schutte 1993, the SIMM muscle model).
+
+    The three curves are OpenSim functions of one variable (usually SimmSpline),
+    given as objects with the ``JointFunction`` interface of
+    :mod:`osim_emb.functions`.  ``passive_force_length_curve=None`` means the
+    property was not set in the file: OpenSim then uses exp(8(l~ - 1))/exp(4)
+    (not its default spline).  ``active_force_length_curve`` or
+    ``tendon_force_length_curve`` None means OpenSim's default spline.
+
+    Normalized fiber velocity is v~ = v_f * time_scale / l_opt
+    (``max_contraction_velocity`` is not used by the model).
+    """
+
+    time_scale: float = 0.1
+    activation1: float = 7.667
+    activation2: float = 1.459854
+    damping: float = 0.1
+    tendon_force_length_curve: Any = None
+    active_force_length_curve: Any = None
+    passive_force_length_curve: Any = None
+    default_activation: float = 0.05
+    default_fiber_length: float = 0.1
+
+    type_name: ClassVar[str] = "Schutte1993Muscle_Deprecated"
+
+    def __post_init__(self):
+        super().__post_init__()
+        if not self.time_scale > 0:
+            raise MuscleModelError(f"Schutte1993Muscle_Deprecated {self.name!r}: time_scale must be > 0")
+        if not self.damping > 0:
+            raise MuscleModelError(
+                f"Schutte1993Muscle_Deprecated {self.name!r}: damping must be > 0 (OpenSim divides by it)"
+            )
+        for prop in ("tendon_force_length_curve", "active_force_length_curve", "passive_force_length_curve"):
+            f = getattr(self, prop)
+            if isinstance(f, dict):
+                from ..functions import function_from_dict
+
+                object.__setattr__(self, prop, function_from_dict(f))
+            elif f is not None and not hasattr(f, "evaluate"):
+                raise MuscleModelError(
+                    f"Schutte1993Muscle_Deprecated {self.name!r}: {prop} must be a function object "
+                    f"(JointFunction interface), got {type(f).__name__}"
+                )
+
+    def _curve(self, prop):
+        f = getattr(self, prop)
+        return f if f is not None else _default_schutte_curve(prop)
+
+    @property
+    def max_shortening_velocity(self) -> float:
+        """v_max in m/s: the fiber velocity at v~ = -1 is l_opt / time_scale."""
+        return self.optimal_fiber_length / self.time_scale
+
+    def active_force_length(self, norm_fiber_length):
+        """The active curve, clamped at 0 as computeActuation does."""
+        return np.maximum(_eval_function(self._curve("active_force_length_curve"), norm_fiber_length), 0.0)
+
+    def passive_force_length(self, norm_fiber_length):
+        if self.passive_force_length_curve is None:
+            lN = np.asarray(norm_fiber_length, dtype=float)
+            return np.exp(8.0 * (lN - 1.0)) / math.exp(4.0)
+        return _eval_function(self.passive_force_length_curve, norm_fiber_length)
+
+    def force_velocity(self, norm_fiber_velocity, activation=1.0):
+        return C.schutte_force_velocity(norm_fiber_velocity) + 0.0 * np.asarray(activation, dtype=float)
+
+    def tendon_force_length(self, norm_tendon_length):
+        """Tendon force from tendon length / slack length (0 below slack), as calcTendonForce."""
+        strain = np.asarray(norm_tendon_length, dtype=float) - 1.0
+        val = _eval_function(self._curve("tendon_force_length_curve"), strain)
+        return np.where(strain < 0.0, 0.0, val)
+
+    def pennation_angle(self, fiber_length) -> np.ndarray:
+        """OpenSim's calcPennation: asin(l_opt sin(phi_opt) / l_f), pi/2 once that ratio reaches 1."""
+        lf = np.asarray(fiber_length, dtype=float)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            s = self.parallelogram_height / lf
+        s = np.where(np.isnan(s) | (lf < np.finfo(float).eps), 0.0, s)
+        return np.where(s <= 0.0, 0.0, np.where(s >= 1.0, math.pi / 2, np.arcsin(np.clip(s, 0.0, 1.0))))
+
+    def fiber_forces(self, fiber_length, fiber_velocity, fv_activation=1.0) -> RigidTendonForces:
+        """Force coefficients for given fiber length and velocity (tension along the tendon
+        F = a A + P): Schutte's computeActuation solved for the tendon force."""
+        lf, vf, _ = _broadcast(fiber_length, fiber_velocity, fv_activation)
+        phi = self.pennation_angle(lf)
+        cphi = np.cos(phi)
+        lN = lf / self.optimal_fiber_length
+        vN = vf * self.time_scale / self.optimal_fiber_length
+        fal = self.active_force_length(lN)
+        fpe = self.passive_force_length(lN)
+        fv = C.schutte_force_velocity(vN)
+        fmax = self.max_isometric_force
+        A = fmax * fal * fv * cphi
+        P = fmax * (fpe + self.damping * vN) * cphi
+        return RigidTendonForces(lf, lN, phi, cphi, vf, vN, fal, fpe, fv, A, P)
+
+    def rigid_tendon(self, mt_length, mt_velocity=0.0, fv_activation=1.0):
+        lmt, vmt, _ = _broadcast(mt_length, mt_velocity, fv_activation)
+        h = self.parallelogram_height
+        along = lmt - self.tendon_slack_length
+        lf = np.where(along > 0.0, np.sqrt(h * h + np.maximum(along, 0.0) ** 2), h)
+        cphi = np.where(along > 0.0, np.cos(self.pennation_angle(lf)), 0.0)
+        r = self.fiber_forces(lf, vmt * cphi)
+        if np.any(along <= 0.0):  # slack musculotendon: fibers at 90 degrees, no force along the tendon
+            z = along <= 0.0
+            r = r._replace(cos_pennation=np.where(z, 0.0, r.cos_pennation), active=np.where(z, 0.0, r.active),
+                           passive=np.where(z, 0.0, r.passive), pennation_angle=np.where(z, math.pi / 2, r.pennation_angle))
+        return r
+
+    def tendon_force(self, activation, mt_length, mt_velocity=0.0):
+        """a A + P, clamped at 0 (a rigid tendon cannot push)."""
+        r = self.rigid_tendon(mt_length, mt_velocity)
+        return np.maximum(np.asarray(activation, dtype=float) * r.active + r.passive, 0.0)
+
+
+
+# =============================================================================
+# Millard 2012
+# =============================================================================
+MIN_NONZERO_DAMPING_COEFFICIENT = 0.001
+
+
+def _curve_field(cls):
+    return field(default_factory=cls)
+
+
+@dataclass(frozen=True)
+class Millard2012EquilibriumMuscle(HillMuscle):
+    """OpenSim ``Millard2012EquilibriumMuscle`` (Millard et al. 2013), damped or classic Hill."""
+
+    min_control: float = 0.01
+    fiber_damping: float = 0.1
+    default_activation: float = 0.05
+    default_fiber_length: float = 0.1
+    activation_time_constant: float = 0.010
+    deactivation_time_constant: float = 0.040
+    minimum_activation: float = 0.01
+    maximum_pennation_angle: float = math.acos(0.1)
+    active_force_length_curve: C.ActiveForceLengthCurve = _curve_field(C.ActiveForceLengthCurve)
+    force_velocity_curve: C.ForceVelocityCurve = _curve_field(C.ForceVelocityCurve)
+    fiber_force_length_curve: C.FiberForceLengthCurve = _curve_field(C.FiberForceLengthCurve)
+    tendon_force_length_curve: C.TendonForceLengthCurve = _curve_field(C.TendonForceLengthCurve)
+
+    type_name: ClassVar[str] = "Millard2012EquilibriumMuscle"
+    _CURVES: ClassVar[dict[str, type]] = {
+        "active_force_length_curve": C.ActiveForceLengthCurve,
+        "force_velocity_curve": C.ForceVelocityCurve,
+        "fiber_force_length_curve": C.FiberForceLengthCurve,
+        "tendon_force_length_curve": C.TendonForceLengthCurve,
+    }
+
+    def __post_init__(self):
+        super().__post_init__()
+        for prop, cls in self._CURVES.items():
+            v = getattr(self, prop)
+            if isinstance(v, dict):
+                object.__setattr__(self, prop, cls.from_dict(v))
+            elif not isinstance(v, cls):
+                raise MuscleModelError(f"Millard2012EquilibriumMuscle {self.name!r}: {prop} must be a {cls.__name__}")
+        if not 0.0 <= self.maximum_pennation_angle <= math.pi / 2:
+            raise MuscleModelError(f"Millard2012EquilibriumMuscle {self.name!r}: maximum_pennation_angle out of range")
+
+    @property
+    def uses_damping(self) -> bool:
+        return self.fiber_damping >= MIN_NONZERO_DAMPING_COEFFICIENT
+
+    def curves_in_use(self, rigid_tendon: bool = True):
+        """(f_L, f_V) curves after the adjustments OpenSim makes in extendFinalizeFromProperties.
+
+        Rigid tendon or damped model: f_L's minimum_value becomes 0 and the
+        force-velocity slopes at +-v_max become 0.  Elastic tendon without
+        damping (classic Hill): f_L's minimum_value is raised to 0.1 and the
+        slopes at v_max to half the slopes near v_max.
+        """
+        fal, fv = self.active_force_length_curve, self.force_velocity_curve
+        if not rigid_tendon and not self.uses_damping:
+            if fal.minimum_value < 0.1:
+                fal = replace(fal, minimum_value=0.1)
+            con = max(fv.concentric_slope_at_vmax, 0.5 * fv.concentric_slope_near_vmax)
+            ecc = max(fv.eccentric_slope_at_vmax, 0.5 * fv.eccentric_slope_near_vmax)
+        else:
+            if fal.minimum_value > 0.0:
+                fal = replace(fal, minimum_value=0.0)
+            con = min(fv.concentric_slope_at_vmax, 0.0)
+            ecc = min(fv.eccentric_slope_at_vmax, 0.0)
+        fv = replace(fv, concentric_slope_at_vmax=con, eccentric_slope_at_vmax=ecc)
+        return fal, fv
+
+    @property
+    def _rigid_curves(self):
+        cache = self.__dict__.get("_rigid_curves_cache")
+        if cache is None:
+            cache = self.curves_in_use(True)
+            self.__dict__["_rigid_curves_cache"] = cache
+        return cache
+
+    @property
+    def minimum_fiber_length(self) -> float:
+        """max(min active length, pennation limit, SignificantReal) (Millard's clamp)."""
+        fal = self.active_force_length_curve
+        pen = (self.parallelogram_height / math.sin(self.maximum_pennation_angle)
+               if self.maximum_pennation_angle > SIGNIFICANT_REAL else 0.01 * self.optimal_fiber_length)
+        return max(SIGNIFICANT_REAL, fal.min_norm_active_fiber_length * self.optimal_fiber_length, pen)
+
+    @property
+    def _pennation_minimum_fiber_length(self) -> float:
+        if self.maximum_pennation_angle > SIGNIFICANT_REAL:
+            return self.parallelogram_height / math.sin(self.maximum_pennation_angle)
+        return 0.01 * self.optimal_fiber_length
+
+    def _pennation(self, lf):
+        return _fixed_width_pennation(lf, self.parallelogram_height, self.pennation_angle_at_optimal,
+                                      self.maximum_pennation_angle, self._pennation_minimum_fiber_length)
+
+    # curves (as used with a rigid tendon) ---------------------------------------
+    def active_force_length(self, norm_fiber_length):
+        return self._rigid_curves[0](norm_fiber_length)
+
+    def passive_force_length(self, norm_fiber_length):
+        return self.fiber_force_length_curve(norm_fiber_length)
+
+    def force_velocity(self, norm_fiber_velocity, activation=1.0):
+        return self._rigid_curves[1](norm_fiber_velocity) + 0.0 * np.asarray(activation, dtype=float)
+
+    def tendon_force_length(self, norm_tendon_length):
+        return self.tendon_force_length_curve(norm_tendon_length)
+
+    def rigid_tendon(self, mt_length, mt_velocity=0.0, fv_activation=1.0):
+        lmt, vmt, _ = _broadcast(mt_length, mt_velocity, fv_activation)
+        lmin = self.minimum_fiber_length
+        lf = _rigid_fiber_length(lmt, self.tendon_slack_length, self.parallelogram_height,
+                                 self._pennation_minimum_fiber_length, self.maximum_pennation_angle)
+        lf = np.maximum(lf, lmin)
+        phi = self._pennation(lf)
+        cphi = np.cos(phi)
+        lt = lmt - lf * cphi
+        buckled = lt < self.tendon_slack_length - SIGNIFICANT_REAL
+        vf = np.where(buckled, 0.0, vmt * cphi)
+        vN = vf / (self.optimal_fiber_length * self.max_contraction_velocity)
+        clamped = ((lf <= lmin) & (vN <= 0.0)) | (lf < lmin)
+        vf = np.where(clamped, 0.0, vf)
+        vN = np.where(clamped, 0.0, vN)
+        fal_c, fv_c = self._rigid_curves
+        lN = lf / self.optimal_fiber_length
+        fal = fal_c(lN)
+        fpe = self.fiber_force_length_curve(lN)
+        fv = np.where(clamped | buckled, 1.0, fv_c(vN))
+        beta = self.fiber_damping if self.uses_damping else 0.0
+        fmax = self.max_isometric_force
+        A = np.where(clamped, 0.0, fmax * fal * fv * cphi)
+        P = np.where(clamped, 0.0, fmax * (fpe + beta * vN) * cphi)
+        return RigidTendonForces(lf, lN, phi, cphi, vf, vN, fal, fpe, fv, A, P)
+
+    def tendon_force(self, activation, mt_length, mt_velocity=0.0):
+        """OpenSim's rigid-tendon tendon force: activation clamped to [minimum_activation, 1],
+        total fiber force clamped at 0 (the damping force saturates)."""
+        lo = min(max(self.minimum_activation, 0.0), 1.0)
+        a = np.clip(np.asarray(activation, dtype=float), lo, 1.0)
+        r = self.rigid_tendon(mt_length, mt_velocity)
+        return np.maximum(a * r.active + r.passive, 0.0)
+
+
+# =============================================================================
+# Any other path actuator
+# =============================================================================
+@dataclass(frozen=True)
+class RigidPathActuator(HillMuscle):
+    """A path actuator without muscle physiology: tension = control x optimal_force."""
+
+    optimal_force: float = 1.0
+    min_control: float = -math.inf
+    max_control: float = math.inf
+    source_type: str = "PathActuator"
+
+    type_name: ClassVar[str] = "PathActuator"
+
+    def active_force_length(self, norm_fiber_length):
+        return np.ones_like(np.asarray(norm_fiber_length, dtype=float))
+
+    def passive_force_length(self, norm_fiber_length):
+        return np.zeros_like(np.asarray(norm_fiber_length, dtype=float))
+
+    def force_velocity(self, norm_fiber_velocity, activation=1.0):
+        return np.ones_like(np.asarray(norm_fiber_velocity, dtype=float))
+
+    def rigid_tendon(self, mt_length, mt_velocity=0.0, fv_activation=1.0):
+        lmt, vmt, _ = _broadcast(mt_length, mt_velocity, fv_activation)
+        one = np.ones_like(lmt)
+        zero = np.zeros_like(lmt)
+        nan = np.full_like(lmt, np.nan)
+        return RigidTendonForces(nan, nan, zero, one, nan, nan, one, zero, one,
+                                 self.optimal_force * one, zero)
+
+    def tendon_force(self, activation, mt_length, mt_velocity=0.0):
+        r = self.rigid_tendon(mt_length, mt_velocity)
+        return np.asarray(activation, dtype=float) * r.active
+
+
+MUSCLE_TYPES = dict(_REGISTRY)
+
+
+def muscle_from_dict(d: dict[str, Any]) -> HillMuscle:
+    """Rebuild any muscle description from :meth:`HillMuscle.to_dict`."""
+    return HillMuscle.from_dict(d)
+
+
+# =============================================================================
+# Pennation helpers (MuscleFixedWidthPennationModel)
+# =============================================================================
+def _fixed_width_pennation(lf, h, phi_opt, phi_max, lmin):
+    lf = np.asarray(lf, dtype=float)
+    if phi_opt <= np.finfo(float).eps:
+        return np.zeros_like(lf)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        s = h / lf
+    smax = math.sin(phi_max)
+    phi = np.where(s < smax, np.arcsin(np.clip(s, -1.0, 1.0)), phi_max)
+    return np.where(lf > lmin, phi, phi_max)
+
+
+def _rigid_fiber_length(lmt, lts, h, lmin, phi_max):
+    """calcFiberLength(l_MT, l_TS): sqrt(h^2 + (l_MT - l_TS)^2), or the minimum fiber length
+    when the fiber along the tendon would be shorter than lmin cos(phi_max)."""
+    along = lmt - lts
+    lmin_at = lmin * math.cos(phi_max)
+    return np.where(along >= lmin_at, np.sqrt(h * h + along * along), lmin)
+
+
+# =============================================================================
+# XML
+# =============================================================================
+SUPPORTED_XML_TYPES = (
+    "Thelen2003Muscle",
+    "Schutte1993Muscle_Deprecated",
+    "Millard2012EquilibriumMuscle",
+)
+
+_COMMON_FLOATS = (
+    "max_isometric_force",
+    "optimal_fiber_length",
+    "tendon_slack_length",
+    "pennation_angle_at_optimal",
+    "max_contraction_velocity",
+)
+
+
+def _local(tag) -> str:
+    return tag.split("}", 1)[-1] if isinstance(tag, str) else ""
+
+
+def _child(el, name):
+    if el is None:
+        return None
+    for c in el:
+        if _local(c.tag) == name:
+            return c
+    return None
+
+
+def _text(el) -> str | None:
+    if el is None:
+        return None
+    return (el.text or "").strip()
+
+
+def _float(text: str, muscle: str, prop: str) -> float:
+    t = text.strip().lower()
+    if t in ("inf", "infinity", "+inf"):
+        return math.inf
+    if t in ("-inf", "-infinity"):
+        return -math.inf
+    if t == "nan":
+        return math.nan
+    try:
+        return float(text)
+    except ValueError:
+        raise MuscleModelError(f"muscle {muscle!r}: property {prop!r} is not a number: {text!r}") from None
+
+
+def _bool(text: str, muscle: str, prop: str) -> bool:
+    t = text.strip().lower()
+    if t in ("true", "1"):
+        return True
+    if t in ("false", "0"):
+        return False
+    raise MuscleModelError(f"muscle {muscle!r}: property {prop!r} is not a boolean: {text!r}")
+
+
+def _document_version(el) -> int | None:
+    try:
+        root = el.getroottree().getroot()
+    except AttributeError:
+        return None
+    v = root.get("Version")
+    try:
+        return int(v) if v is not None else None
+    except ValueError:
+        return None
+
+
+class _Props:
+    """Property lookup: the muscle element, then the <defaults> object, then OpenSim's built-in default."""
+
+    def __init__(self, el, defaults_el, name, type_name, version):
+        self.el = el
+        self.defaults_el = defaults_el
+        self.name = name
+        self.type_name = type_name
+        self.version = version
+
+    def raw(self, prop, *aliases):
+        for src in (self.el, self.defaults_el):
+            for p in (prop, *aliases):
+                c = _child(src, p)
+                if c is not None:
+                    return _text(c)
+        return None
+
+    def float(self, prop, default, *aliases):
+        t = self.raw(prop, *aliases)
+        if t is None or t == "":
+            return default
+        return _float(t, self.name, prop)
+
+    def bool(self, prop, default):
+        t = self.raw(prop)
+        if t is None or t == "":
+            return default
+        return _bool(t, self.name, prop)
+
+
+def _applies_force(props: _Props) -> bool:
+    t = props.raw("appliesForce")
+    if t not in (None, ""):
+        return _bool(t, props.name, "appliesForce")
+    t = props.raw("isDisabled")
+    if t not in (None, ""):
+        return not _bool(t, props.name, "isDisabled")
+    return True
+
+
+def _controls(props: _Props, el, defaults_el, default_min, default_max):
+    """min/max control; OpenSim drops min_control = 0 and max_control = 1 from files older than 30513."""
+    old = props.version is not None and props.version < 30513
+
+    def one(prop, default, dropped_value):
+        for src in (el, defaults_el):
+            c = _child(src, prop)
+            if c is None or _text(c) == "":
+                continue
+            v = _float(_text(c), props.name, prop)
+            if old and math.isclose(v, dropped_value, rel_tol=0, abs_tol=1e-15):
+                continue  # removed by Muscle::updateFromXMLNode; fall back to the defaults object
+            return v
+        return default
+
+    return one("min_control", default_min, 0.0), one("max_control", default_max, 1.0)
+
+
+def _common(props: _Props, el, defaults_el, cls) -> dict[str, Any]:
+    out: dict[str, Any] = {"name": props.name}
+    base = {f.name: f.default for f in fields(cls)}
+    for p in _COMMON_FLOATS:
+        aliases = ("pennation_angle",) if p == "pennation_angle_at_optimal" else ()
+        out[p] = props.float(p, base[p], *aliases)
+    out["min_control"], out["max_control"] = _controls(props, el, defaults_el, base["min_control"], base["max_control"])
+    out["applies_force"] = _applies_force(props)
+    out["ignore_tendon_compliance"] = props.bool("ignore_tendon_compliance", False)
+    out["ignore_activation_dynamics"] = props.bool("ignore_activation_dynamics", False)
+    return out
+
+
+def _find_function_element(el, prop):
+    """The function XML element of a Function-valued property, in 4.x
+    (<prop><SimmSpline .../></prop>) or 3.3 (<SimmSpline name="prop">) spelling."""
+    if el is None:
+        return None
+    c = _child(el, prop)
+    if c is not None:
+        kids = [k for k in c if isinstance(k.tag, str)]
+        if not kids:
+            return None
+        return kids[0]
+    for k in el:
+        if isinstance(k.tag, str) and k.get("name") == prop:
+            return k
+    return None
+
+
+def _parse_curve_object(el, cls, muscle, type_name):
+    """A Millard curve object (unnamed property whose tag is its type)."""
+    kw: dict[str, Any] = {}
+    if el is None:
+        return cls()
+    for f in fields(cls):
+        c = _child(el, f.name)
+        if c is None:
+            continue
+        t = _text(c)
+        if t == "":
+            kw[f.name] = None  # optional property left empty
+            continue
+        kw[f.name] = _float(t, muscle, f"{type_name}/{f.name}")
+    try:
+        obj = cls(**kw)
+        obj.curve  # validate now, with the muscle's name in the message
+    except ValueError as exc:
+        raise MuscleModelError(f"muscle {muscle!r}: {exc}") from None
+    return obj
+
+
+def hill_muscle_from_xml(element, parse_function: Callable | None = None, defaults=None) -> HillMuscle:
+    """A muscle description from the lxml element of a muscle in an .osim file.
+
+    ``element``: e.g. ``<Thelen2003Muscle name="TRIlong">`` (OpenSim 3.3 or 4.x spelling).
+    ``parse_function``: turns a function XML element (``<SimmSpline>`` ...) into
+    an object with the ``JointFunction`` interface; needed for
+    Schutte1993Muscle_Deprecated curves.
+    ``defaults``: the element of the same type in the file's ``<defaults>``
+    section (or an already-parsed description of that type), if any.  As in
+    OpenSim, a property missing from the muscle takes the value of that default
+    object, then OpenSim's built-in default.
+
+    Types: Thelen2003Muscle, Schutte1993Muscle_Deprecated,
+    Millard2012EquilibriumMuscle; PathActuator (tension = control x
+    optimal_force).  Other muscle types raise :class:`MuscleModelError`.
+    """
+    type_name = _local(element.tag)
+    name = element.get("name") or "<unnamed>"
+    version = _document_version(element)
+    defaults_el = None
+    defaults_obj = None
+    if defaults is not None:
+        if isinstance(defaults, HillMuscle):
+            if defaults.type_name != type_name:
+                raise MuscleModelError(
+                    f"muscle {name!r}: defaults object is a {defaults.type_name}, not a {type_name}"
+                )
+            defaults_obj = defaults
+        else:
+            if _local(defaults.tag) != type_name:
+                raise MuscleModelError(
+                    f"muscle {name!r}: defaults element is a {_local(defaults.tag)}, not a {type_name}"
+                )
+            defaults_el = defaults
+    props = _Props(element, defaults_el, name, type_name, version)
+
+    if type_name == "Thelen2003Muscle":
+        cls = Thelen2003Muscle
+    elif type_name == "Schutte1993Muscle_Deprecated":
+        cls = Schutte1993Muscle
+    elif type_name == "Millard2012EquilibriumMuscle":
+        cls = Millard2012EquilibriumMuscle
+    elif type_name == "PathActuator":
+        cls = RigidPathActuator
+    else:
+        raise MuscleModelError(
+            f"muscle {name!r}: type {type_name} is not supported (supported: "
+            f"{', '.join(SUPPORTED_XML_TYPES)}, PathActuator)"
+        )
+
+    if defaults_obj is not None:
+        # fill from an already-parsed default object: its values replace the built-in defaults
+        base_kwargs = {f.name: getattr(defaults_obj, f.name) for f in fields(cls) if f.name != "name"}
+    else:
+        base_kwargs = {}
+
+    def dflt(prop):
+        if prop in base_kwargs:
+            return base_kwargs[prop]
+        for f in fields(cls):
+            if f.name == prop:
+                return f.default_factory() if f.default is MISSING else f.default
+        raise KeyError(prop)
+
+    kw = _common(props, element, defaults_el, cls)
+    if defaults_obj is not None:
+        for p in list(_COMMON_FLOATS) + ["min_control", "max_control"]:
+            if props.raw(p) in (None, ""):
+                kw[p] = base_kwargs[p]
+
+    try:
+        if cls is Thelen2003Muscle:
+            for p in ("FmaxTendonStrain", "FmaxMuscleStrain", "KshapeActive", "KshapePassive", "Af", "Flen",
+                      "fv_linear_extrap_threshold", "maximum_pennation_angle", "activation_time_constant",
+                      "deactivation_time_constant", "minimum_activation", "default_activation"):
+                kw[p] = props.float(p, dflt(p))
+            kw["default_fiber_length"] = props.float("default_fiber_length", kw["optimal_fiber_length"])
+            return Thelen2003Muscle(**kw)
+
+        if cls is Millard2012EquilibriumMuscle:
+            for p in ("fiber_damping", "default_activation", "activation_time_constant",
+                      "deactivation_time_constant", "minimum_activation", "maximum_pennation_angle"):
+                kw[p] = props.float(p, dflt(p))
+            kw["default_fiber_length"] = props.float("default_fiber_length", kw["optimal_fiber_length"])
+            tags = {
+                "active_force_length_curve": ("ActiveForceLengthCurve", C.ActiveForceLengthCurve),
+                "force_velocity_curve": ("ForceVelocityCurve", C.ForceVelocityCurve),
+                "fiber_force_length_curve": ("FiberForceLengthCurve", C.FiberForceLengthCurve),
+                "tendon_force_length_curve": ("TendonForceLengthCurve", C.TendonForceLengthCurve),
+            }
+            for prop, (tag, ccls) in tags.items():
+                cel = _child(element, tag)
+                if cel is None:
+                    cel = _child(defaults_el, tag)
+                if cel is None and prop in base_kwargs:
+                    kw[prop] = base_kwargs[prop]
+                else:
+                    kw[prop] = _parse_curve_object(cel, ccls, name, tag)
+            return Millard2012EquilibriumMuscle(**kw)
+
+        if cls is Schutte1993Muscle:
+            for p in ("time_scale", "activation1", "activation2", "damping", "default_activation"):
+                kw[p] = props.float(p, dflt(p))
+            kw["default_fiber_length"] = props.float("default_fiber_length", kw["optimal_fiber_length"])
+            for prop in ("tendon_force_length_curve", "active_force_length_curve", "passive_force_length_curve"):
+                fel = _find_function_element(element, prop)
+                if fel is None and prop == "passive_force_length_curve":
+                    # OpenSim flags the property as default and uses exp(8(l-1))/exp(4), whatever <defaults> says
+                    kw[prop] = None
+                    continue
+                if fel is None:
+                    fel = _find_function_element(defaults_el, prop)
+                if fel is None:
+                    kw[prop] = base_kwargs.get(prop)
+                    continue
+                if parse_function is None:
+                    raise MuscleModelError(
+                        f"muscle {name!r}: property {prop!r} is a function ({_local(fel.tag)}) and no "
+                        "parse_function was given"
+                    )
+                try:
+                    kw[prop] = parse_function(fel)
+                except Exception as exc:  # report the muscle and property
+                    raise MuscleModelError(
+                        f"muscle {name!r}: cannot read property {prop!r} ({_local(fel.tag)}): {exc}"
+                    ) from exc
+            return Schutte1993Muscle(**kw)
+
+        # PathActuator
+        kw["optimal_force"] = props.float("optimal_force", dflt("optimal_force"))
+        kw["min_control"], kw["max_control"] = _controls(props, element, defaults_el, -math.inf, math.inf)
+        for p in ("max_isometric_force", "optimal_fiber_length", "tendon_slack_length",
+                  "pennation_angle_at_optimal", "max_contraction_velocity"):
+            kw.pop(p, None)
+        kw["source_type"] = type_name
+        return RigidPathActuator(**kw)
+    except MuscleModelError:
+        raise
+    except (TypeError, ValueError) as exc:
+        raise MuscleModelError(f"{type_name} {name!r}: {exc}") from exc

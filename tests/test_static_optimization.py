@@ -1,0 +1,273 @@
+"""Static optimization (muscle force sharing): exactness, independent solvers, OpenSim's tool."""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pandas as pd
+import pytest
+from lxml import etree
+
+from osim_emb.muscles import (
+    InfeasibleError,
+    hill_muscle_from_xml,
+    muscle_force_coefficients,
+    static_optimization,
+)
+
+
+def _problem(rng, N=20, nq=3, m=8, scale=1.0):
+    R = rng.normal(0.0, 0.03, (N, nq, m))
+    A = rng.uniform(200.0, 1500.0, (N, m))
+    P = rng.uniform(0.0, 50.0, (N, m))
+    a_true = rng.uniform(0.05, 0.6, (N, m))
+    tau = np.einsum("nqj,nj->nq", R, scale * a_true * A + P)
+    return R, A, P, tau
+
+
+def _kkt_check(R, A, P, tau, res, lo, hi, w=None):
+    """Exact optimality: stationarity w a = (R A)^T lambda on free variables, sign conditions on bounds."""
+    N, nq, m = R.shape
+    w = np.ones((N, m)) if w is None else w
+    C = R * A[:, None, :]
+    a = res.activations
+    np.testing.assert_allclose(np.einsum("nqj,nj->nq", R, a * A + P), tau, atol=1e-9 * np.abs(tau).max())
+    assert np.all(a >= lo - 1e-15) and np.all(a <= hi + 1e-15)
+    g = w * a - np.einsum("nqj,nq->nj", C, res.multipliers)  # gradient of the Lagrangian
+    free = (a > lo + 1e-12) & (a < hi - 1e-12)
+    assert np.abs(g[free]).max(initial=0.0) < 1e-9
+    assert np.all(g[np.isclose(a, lo, atol=1e-12)] >= -1e-9)  # at the lower bound the cost would rise
+    assert np.all(g[np.isclose(a, hi, atol=1e-12)] <= 1e-9)
+
+
+def test_unbounded_solution_is_the_analytic_minimum_norm_solution():
+    rng = np.random.default_rng(1)
+    R, A, P, tau = _problem(rng, scale=0.2)
+    res = static_optimization(R, tau, A, P, lower=-np.inf, upper=np.inf)
+    C = R * A[:, None, :]
+    b = tau - np.einsum("nqj,nj->nq", R, P)
+    a_exact = np.einsum("nqj,nq->nj", C, np.linalg.solve(C @ C.transpose(0, 2, 1), b[..., None])[..., 0])
+    np.testing.assert_allclose(res.activations, a_exact, rtol=1e-10, atol=1e-13)
+    assert np.abs(res.residual).max() < 1e-10
+    # weighted: a = W^-1 C^T (C W^-1 C^T)^-1 b
+    w = rng.uniform(0.5, 3.0, A.shape)
+    resw = static_optimization(R, tau, A, P, lower=-np.inf, upper=np.inf, weights=w)
+    Cw = C / w[:, None, :]
+    a_w = np.einsum("nqj,nq->nj", Cw, np.linalg.solve(Cw @ C.transpose(0, 2, 1), b[..., None])[..., 0])
+    np.testing.assert_allclose(resw.activations, a_w, rtol=1e-10, atol=1e-13)
+
+
+def test_bounded_solution_matches_trust_constr_and_satisfies_kkt():
+    from scipy.optimize import Bounds, LinearConstraint, minimize
+
+    rng = np.random.default_rng(2)
+    R, A, P, tau = _problem(rng, N=12, scale=1.4)  # demanding: several activations at their bounds
+    lo, hi = 0.01, 1.0
+    res = static_optimization(R, tau, A, P, lower=lo, upper=hi)
+    _kkt_check(R, A, P, tau, res, lo, hi)
+    n_at_bounds = 0
+    for i in range(R.shape[0]):
+        C = R[i] * A[i]
+        b = tau[i] - R[i] @ P[i]
+        ref = minimize(lambda x: x @ x, np.full(C.shape[1], 0.5), jac=lambda x: 2 * x,
+                       hess=lambda x: 2 * np.eye(x.size), method="trust-constr",
+                       constraints=[LinearConstraint(C, b, b)], bounds=Bounds(lo, hi),
+                       options={"gtol": 1e-14, "xtol": 1e-16, "barrier_tol": 1e-16, "maxiter": 50000,
+                                "initial_barrier_parameter": 1e-3})
+        np.testing.assert_allclose(res.activations[i], ref.x, atol=1e-8)
+        assert res.cost[i] <= ref.fun + 1e-9
+        n_at_bounds += int(np.sum(np.isclose(res.activations[i], hi) | np.isclose(res.activations[i], lo)))
+    assert n_at_bounds > 5
+    # SciPy's SLSQP through the same interface gives the same solution
+    res_s = static_optimization(R, tau, A, P, lower=lo, upper=hi, method="slsqp")
+    np.testing.assert_allclose(res_s.activations, res.activations, atol=1e-7)
+    # one frame at a time = all frames at once
+    one = static_optimization(R[3], tau[3], A[3], P[3], lower=lo, upper=hi)
+    np.testing.assert_allclose(one.activations[0], res.activations[3], rtol=1e-12, atol=1e-14)
+
+
+def test_infeasible_without_reserves_and_solved_with_them():
+    rng = np.random.default_rng(3)
+    R, A, P, tau = _problem(rng, N=6, nq=2, m=4)
+    tau = tau.copy()
+    tau[2] *= 50.0  # far beyond the muscles' strength
+    with pytest.raises(InfeasibleError, match=r"infeasible at 1 of 6 frames \(first \[2\]\).*elbow") as exc:
+        static_optimization(R, tau, A, P, coordinate_names=["shoulder", "elbow"])
+    assert exc.value.frames.tolist() == [2]
+    # reserves (optimal force 10 N m on both coordinates), weighted like OpenSim (weight 1)
+    res = static_optimization(R, tau, A, P, reserves=[10.0, 10.0])
+    assert np.abs(res.residual).max() < 1e-8 * np.abs(tau).max()
+    assert np.abs(res.reserve_forces[2]).max() > 1.0  # frame 2 needs them
+    # a heavier reserve weight makes the muscles work harder and the reserves less
+    res_heavy = static_optimization(R, tau, A, P, reserves=10.0, reserve_weight=100.0)
+    assert np.abs(res_heavy.reserve_forces[0]).sum() < np.abs(res.reserve_forces[0]).sum()
+    assert res_heavy.activations[0].sum() > res.activations[0].sum()
+    # the KKT system with the reserve columns
+    N, nq, m = R.shape
+    C = np.concatenate([R * A[:, None, :], np.broadcast_to(10.0 * np.eye(nq), (N, nq, nq))], axis=2)
+    x = np.concatenate([res.activations, res.reserve_controls], axis=1)
+    g = x - np.einsum("nqj,nq->nj", C, res.multipliers)
+    free = np.concatenate([(res.activations > 1e-12) & (res.activations < 1 - 1e-12), np.ones((N, nq), bool)], 1)
+    assert np.abs(g[free]).max() < 1e-9
+
+
+def test_linear_in_activation_model_is_consistent_with_muscle_forces():
+    from osim_emb.muscles import Thelen2003Muscle, Millard2012EquilibriumMuscle
+
+    ms = [Thelen2003Muscle("t", max_isometric_force=800, optimal_fiber_length=0.1, tendon_slack_length=0.2,
+                           pennation_angle_at_optimal=0.2),
+          Millard2012EquilibriumMuscle("m", max_isometric_force=600, optimal_fiber_length=0.12,
+                                       tendon_slack_length=0.15, fiber_damping=0.0)]
+    L = np.array([[0.30, 0.27], [0.31, 0.26]])
+    V = np.array([[0.1, -0.2], [-0.3, 0.05]])
+    A, P = muscle_force_coefficients(ms, L, V)
+    for j, mus in enumerate(ms):
+        np.testing.assert_allclose(mus.tendon_force(1.0, L[:, j], V[:, j]), A[:, j] + P[:, j], rtol=1e-14)
+
+
+# =============================================================================
+# OpenSim's StaticOptimization on arm26
+# =============================================================================
+def _read_sto(path):
+    lines = open(path).read().splitlines()
+    i = next(k for k, line in enumerate(lines) if line.strip() == "endheader")
+    return pd.read_csv(io.StringIO("\n".join(lines[i + 1:])), sep=r"\s+")
+
+
+# q(t) = c0 + c1 t + c2 t^2 + c3 t^3: the speeds are quadratic, so the quintic GCV spline that
+# OpenSim's StaticOptimization differentiates for the target accelerations reproduces q'' exactly.
+_COEF = {"r_shoulder_elev": (0.2, 0.5, 1.0, -1.2), "r_elbow_flex": (0.3, 2.0, 1.5, -3.0)}
+
+
+def _q(c, t):
+    return c[0] + c[1] * t + c[2] * t**2 + c[3] * t**3
+
+
+def _qd(c, t):
+    return c[1] + 2 * c[2] * t + 3 * c[3] * t**2
+
+
+def _qdd(c, t):
+    return 2 * c[2] + 6 * c[3] * t
+
+
+def _run_opensim_so(osim, model_path, tmp_path, times, convergence):
+    model = osim.Model(str(model_path))
+    model.initSystem()
+    cs = model.getCoordinateSet()
+    names = [cs.get(i).getName() for i in range(cs.getSize())]
+    cols, data = [], []
+    for n in names:
+        p = cs.get(n).getAbsolutePathString()
+        cols += [p + "/value", p + "/speed"]
+        data += [_q(_COEF[n], times), _qd(_COEF[n], times)]
+    data = np.array(data).T
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    states = tmp_path / "states.sto"
+    with open(states, "w") as f:
+        f.write(f"states\nversion=1\nnRows={len(times)}\nnColumns={len(cols) + 1}\ninDegrees=no\nendheader\n")
+        f.write("time\t" + "\t".join(cols) + "\n")
+        for t, row in zip(times, data):
+            f.write(f"{t:.17g}\t" + "\t".join(f"{v:.17g}" for v in row) + "\n")
+    tool = osim.AnalyzeTool()
+    tool.setName("so")
+    tool.setModelFilename(str(model_path))
+    tool.setStatesFileName(str(states))
+    tool.setInitialTime(float(times[0]))
+    tool.setFinalTime(float(times[-1]))
+    tool.setResultsDir(str(tmp_path / "res"))
+    tool.setSolveForEquilibrium(False)
+    so = osim.StaticOptimization()
+    so.setStartTime(float(times[0]))
+    so.setEndTime(float(times[-1]))
+    so.setConvergenceCriterion(convergence)
+    so.setMaxIterations(1000)
+    tool.getAnalysisSet().cloneAndAppend(so)
+    setup = tmp_path / "setup.xml"
+    tool.printToXML(str(setup))
+    osim.AnalyzeTool(str(setup)).run()
+    act = _read_sto(tmp_path / "res" / "so_StaticOptimization_activation.sto")
+    frc = _read_sto(tmp_path / "res" / "so_StaticOptimization_force.sto")
+    return names, act, frc
+
+
+def _opensim_geometry(osim, model_path, names, times):
+    """OpenSim's moment arms, lengths, speeds and (muscle-free) inverse dynamics at the frames."""
+    model = osim.Model(str(model_path))
+    state = model.initSystem()
+    quiet = osim.Model(str(model_path))
+    for j in range(quiet.getMuscles().getSize()):
+        quiet.getMuscles().get(j).set_appliesForce(False)
+    qstate = quiet.initSystem()
+    ids = osim.InverseDynamicsSolver(quiet)
+    muscles = model.getMuscles()
+    mnames = [muscles.get(j).getName() for j in range(muscles.getSize())]
+    N, nq, m = len(times), len(names), len(mnames)
+    R = np.zeros((N, nq, m))
+    L = np.zeros((N, m))
+    V = np.zeros((N, m))
+    tau = np.zeros((N, nq))
+    fopt = np.zeros((N, m))
+    for i, t in enumerate(times):
+        for mm, ss in ((model, state), (quiet, qstate)):
+            for n in names:
+                c = mm.getCoordinateSet().get(n)
+                c.setValue(ss, _q(_COEF[n], t), False)
+                c.setSpeedValue(ss, _qd(_COEF[n], t))
+            mm.realizeVelocity(ss)
+        for j in range(m):
+            mus = osim.Thelen2003Muscle.safeDownCast(muscles.get(j))
+            L[i, j], V[i, j] = mus.getLength(state), mus.getLengtheningSpeed(state)
+            fopt[i, j] = mus.calcInextensibleTendonActiveFiberForce(state, 1.0)
+            for k, n in enumerate(names):
+                R[i, k, j] = mus.computeMomentArm(state, model.getCoordinateSet().get(n))
+        udot = osim.Vector(nq, 0.0)
+        for k, n in enumerate(names):
+            udot.set(k, _qdd(_COEF[n], t))
+        tv = ids.solve(qstate, udot)
+        tau[i] = [tv.get(k) for k in range(nq)]
+    return mnames, R, L, V, tau, fopt
+
+
+@pytest.mark.opensim
+@pytest.mark.models
+def test_static_optimization_matches_opensim_arm26(osim, models_dir, tmp_path):
+    """arm26 (6 Thelen2003 muscles, 2 coordinates), 26 frames of a 0.5 s motion.
+
+    OpenSim's StaticOptimization (IPOPT) models a muscle's tension as a x f_opt,
+    f_opt = calcInextensibleTendonActiveFiberForce(s, 1) (rigid tendon, Thelen's
+    force-velocity at activation 1, no passive force), with bounds
+    [min_control, max_control] = [0.01, 1].  Ours: the same problem built from our
+    Thelen2003 model (A at fv activation 1, passive=None) and OpenSim's moment arms,
+    lengths, speeds and muscle-free inverse dynamics, solved by the dual Newton method.
+    """
+    path = models_dir / "arm26.osim"
+    times = np.linspace(0.0, 0.5, 26)
+    names, act_tight, frc_tight = _run_opensim_so(osim, path, tmp_path / "tight", times, 1e-8)
+    names, act_dflt, _ = _run_opensim_so(osim, path, tmp_path / "default", times, 1e-4)
+    mnames, R, L, V, tau, fopt = _opensim_geometry(osim, path, names, times)
+    tree = etree.parse(str(path))
+    ours = [hill_muscle_from_xml(tree.find(f".//Thelen2003Muscle[@name='{n}']")) for n in mnames]
+    A, _ = muscle_force_coefficients(ours, L, V)
+    rel_fopt = np.max(np.abs(A - fopt) / np.abs(fopt))
+    assert rel_fopt < 1e-9  # OpenSim's Newton-inverted force-velocity (see test_hill)
+    lo = np.array([mus.min_control for mus in ours])
+    hi = np.array([mus.max_control for mus in ours])
+    assert np.all(lo == 0.01) and np.all(hi == 1.0)
+    res = static_optimization(R, tau, A, None, lower=lo, upper=hi)
+    a_os = act_tight[mnames].to_numpy()
+    f_os = frc_tight[mnames].to_numpy()
+    # OpenSim's solution satisfies the same constraints: our tau is the tau it used
+    assert np.abs(np.einsum("nqj,nj->nq", R, f_os) - tau).max() < 1e-6 * np.abs(tau).max()
+    da_tight = np.abs(res.activations - a_os).max()
+    da_dflt = np.abs(res.activations - act_dflt[mnames].to_numpy()).max()
+    df = np.abs(res.forces - f_os).max() / np.abs(f_os).max()
+    print(f"[agreement] arm26 StaticOptimization: f_opt rel {rel_fopt:.2e}; activations max |diff| "
+          f"{da_tight:.2e} (OpenSim convergence 1e-8), {da_dflt:.2e} (default 1e-4); forces {df:.2e} of max")
+    assert da_tight < 1e-6
+    assert da_dflt < 1e-3
+    # same optimal cost (OpenSim's .sto files carry ~8 significant digits)
+    cost_os = np.sum(a_os**2, axis=1)
+    np.testing.assert_allclose(res.cost, cost_os, rtol=1e-6)
+    assert (res.activations == 0.01).any() and (res.activations > 0.05).any()

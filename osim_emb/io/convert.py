@@ -1,0 +1,304 @@
+"""Convert an :class:`OsimDocument` into the empirically-based :class:`~osim_emb.model.Model`.
+
+* The generalized coordinates are the unlocked coordinates that no coupler drives.
+* Every OpenSim coordinate becomes a function of them: itself, a constant
+  (locked), or ``scale * f(independent coordinates)`` of its coupler, composed
+  recursively (couplers may chain).
+* A joint becomes a chain of one-DOF joints composed as OpenSim composes it:
+  X_GB = X_G,parent . X_parent,F . T(v4 a4) T(v5 a5) T(v6 a6) . R(v1, a1) R(v2, a2) R(v3, a3) . X_child,M^-1,
+  where each a_k = f_k(coordinates) is the joint variable; axes whose variable
+  is constant are folded into the next joint's constant offset.
+* A MovingPathPoint becomes a zero-inertia body on its frame, moved by three
+  prismatic joints whose variables are the point's coordinate functions of the
+  clamped coordinate (seed section 4-4 A, Table 5).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .. import functions as fn
+from ..functions.base import JointFunction
+from ..model import (
+    PRISMATIC, REVOLUTE, Body, DependentCoordinate, GeneralizedCoordinate, Joint, Model, homogeneous,
+    rotation_about_axis,
+)
+from ..muscles.path import Musculotendon, PathPoint, PathWrap
+from .errors import OsimImportError, UnsupportedFeatureError
+from .osim_document import JointSpec, OsimDocument, Skipped
+
+__all__ = ["document_to_model", "compose", "simplify"]
+
+
+def simplify(f: JointFunction) -> JointFunction:
+    """Fold constants and identities so that joint variables stay small."""
+    if isinstance(f, fn.Multiplier):
+        inner = simplify(f.function)
+        if isinstance(inner, fn.Constant):
+            return fn.Constant(f.scale * inner.value, inner.n_inputs)
+        if isinstance(inner, fn.Linear):
+            return fn.Linear(f.scale * inner.coefficients, f.scale * inner.intercept)
+        if f.scale == 1.0:
+            return inner
+        return fn.Multiplier(f.scale, inner)
+    if isinstance(f, fn.Composite):
+        return compose(f.outer, [simplify(g) for g in f.inners])
+    return f
+
+
+def compose(outer: JointFunction, inners: list[JointFunction]) -> JointFunction:
+    """outer(inners(q)), simplified."""
+    n = inners[0].n_inputs
+    if all(g.is_constant for g in inners):
+        x = np.array([[g.evaluate(np.zeros((1, n)), 0).value[0] for g in inners]])
+        return fn.Constant(float(outer.evaluate(x, 0).value[0]), n)
+    if outer.is_constant:
+        return fn.Constant(float(outer.evaluate(np.zeros((1, outer.n_inputs)), 0).value[0]), n)
+    if isinstance(outer, fn.Linear):
+        if outer.n_inputs == 1 and outer.coefficients[0] == 1.0 and outer.intercept == 0.0:
+            return inners[0]
+        if all(isinstance(g, (fn.Linear, fn.Constant)) for g in inners):
+            a = np.zeros(n)
+            b = outer.intercept
+            for c, g in zip(outer.coefficients, inners):
+                if isinstance(g, fn.Linear):
+                    a = a + c * g.coefficients
+                    b += c * g.intercept
+                else:
+                    b += c * g.value
+            return fn.Linear(a, b)
+    if isinstance(outer, fn.Multiplier):
+        return simplify(fn.Multiplier(outer.scale, compose(outer.function, inners)))
+    return fn.Composite(outer, inners)
+
+
+class _Converter:
+    def __init__(self, doc: OsimDocument, strict: bool):
+        self.doc = doc
+        self.strict = strict
+        self.log: list[str] = []
+        self.skipped: list[Skipped] = list(doc.skipped)
+
+    def fail(self, element: str, reason: str, line: int | None = None) -> OsimImportError:
+        return OsimImportError(self.doc.path, element, reason, line)
+
+    def unsupported(self, kind: str, name: str, reason: str, line: int | None = None) -> None:
+        if self.strict:
+            raise UnsupportedFeatureError(self.doc.path, f"<{kind} name='{name}'>",
+                                          reason + " (load with strict=False to import the rest)", line)
+        self.skipped.append(Skipped(kind, name, line, reason))
+
+    # -- coordinates -----------------------------------------------------------
+    def coordinates(self) -> None:
+        doc = self.doc
+        self.coord_spec = {c.name: c for c in doc.coordinates}
+        self.coupler = {}
+        for c in doc.couplers:
+            if c.dependent not in self.coord_spec:
+                raise self.fail(f"<CoordinateCouplerConstraint name='{c.name}'>",
+                                f"dependent coordinate {c.dependent!r} does not exist", c.line)
+            for ind in c.independents:
+                if ind not in self.coord_spec:
+                    raise self.fail(f"<CoordinateCouplerConstraint name='{c.name}'>",
+                                    f"independent coordinate {ind!r} does not exist", c.line)
+            if c.dependent in self.coupler:
+                raise self.fail(f"<CoordinateCouplerConstraint name='{c.name}'>",
+                                f"coordinate {c.dependent!r} is already driven by coupler "
+                                f"{self.coupler[c.dependent].name!r}", c.line)
+            if self.coord_spec[c.dependent].locked:
+                self.log.append(f"coupler {c.name!r} ignored: its dependent coordinate {c.dependent!r} is locked")
+                continue
+            self.coupler[c.dependent] = c
+        self.generalized = [c for c in doc.coordinates if not c.locked and c.name not in self.coupler]
+        self.gindex = {c.name: k for k, c in enumerate(self.generalized)}
+        self.nq = len(self.generalized)
+        self._expr: dict[str, JointFunction] = {}
+        for c in doc.coordinates:
+            self.expr(c.name)
+
+    def expr(self, name: str, stack: tuple[str, ...] = ()) -> JointFunction:
+        """The OpenSim coordinate ``name`` as a function of the generalized coordinates."""
+        if name in self._expr:
+            return self._expr[name]
+        if name in stack:
+            cyc = " -> ".join(stack + (name,))
+            c = self.coupler[name]
+            raise self.fail(f"<CoordinateCouplerConstraint name='{c.name}'>", f"couplers form a cycle: {cyc}", c.line)
+        spec = self.coord_spec[name]
+        if name in self.gindex:
+            f = fn.coordinate(self.gindex[name], self.nq)
+        elif spec.locked:
+            f = fn.Constant(spec.default, self.nq)
+        else:
+            c = self.coupler[name]
+            inner = [self.expr(i, stack + (name,)) for i in c.independents]
+            f = compose(c.function if c.scale == 1.0 else fn.Multiplier(c.scale, c.function), inner)
+        self._expr[name] = f
+        return f
+
+    # -- joints ------------------------------------------------------------------
+    def tree_order(self) -> list[JointSpec]:
+        by_parent: dict[str, list[JointSpec]] = {}
+        for j in self.doc.joints:
+            by_parent.setdefault(j.parent.body, []).append(j)
+        order, stack = [], [self.doc.ground]
+        reached = {self.doc.ground}
+        while stack:
+            b = stack.pop(0)
+            for j in by_parent.get(b, []):
+                order.append(j)
+                reached.add(j.child.body)
+                stack.append(j.child.body)
+        for b in self.doc.bodies:
+            if b.name not in reached:
+                raise self.fail(f"<Body name='{b.name}'>", "the body is not connected to the ground by joints", b.line)
+        return order
+
+    def axis_variable(self, j: JointSpec, ax) -> JointFunction:
+        inner = [self.expr(c) for c in ax.coordinates]
+        f = ax.function
+        if not inner:
+            if f is None:
+                return fn.Constant(0.0, self.nq)
+            return fn.Constant(float(f.evaluate(np.zeros((1, f.n_inputs)), 0).value[0]), self.nq)
+        if f is None:
+            if len(inner) != 1:
+                raise self.fail(f"<{j.type} name='{j.name}'>",
+                                f"TransformAxis {ax.name} lists {len(inner)} coordinates but no function", j.line)
+            return inner[0]
+        if f.is_constant:
+            return fn.Constant(float(f.evaluate(np.zeros((1, f.n_inputs)), 0).value[0]), self.nq)
+        return compose(f, inner)
+
+    def build(self) -> Model:
+        doc = self.doc
+        self.coordinates()
+        joints: list[Joint] = []
+        # body name -> (frame index, frame_to_body)
+        placement: dict[str, tuple[int, np.ndarray]] = {doc.ground: (0, np.eye(4))}
+        order = ["translation1", "translation2", "translation3", "rotation1", "rotation2", "rotation3"]
+        for j in self.tree_order():
+            pframe, pbody = placement[j.parent.body]
+            acc = pbody @ j.parent.transform()
+            current = pframe
+            axes = sorted(j.axes, key=lambda a: order.index(a.name))
+            for ax in axes:
+                var = self.axis_variable(j, ax)
+                rot = ax.is_rotation
+                if var.is_constant:
+                    c = float(var.evaluate(np.zeros((1, self.nq)), 0).value[0])
+                    step = homogeneous(rotation_about_axis(ax.axis, c)) if rot else homogeneous(None, c * ax.axis)
+                    acc = acc @ step
+                    continue
+                joints.append(Joint(f"{j.name}/{ax.name}", current, REVOLUTE if rot else PRISMATIC,
+                                    ax.axis, var, acc, source=f"{j.type} {j.name!r} {ax.name} ({', '.join(ax.coordinates)})"))
+                current = len(joints)
+                acc = np.eye(4)
+            placement[j.child.body] = (current, acc @ np.linalg.inv(j.child.transform()))
+            self.log.append(f"joint {j.name!r} ({j.type}): {sum(1 for jj in joints if jj.name.startswith(j.name + '/'))}"
+                            f" one-DOF joint(s) from {j.parent.body!r} to {j.child.body!r}")
+        bodies = []
+        for b in doc.bodies:
+            if b.name == doc.ground:
+                continue
+            frame, x = placement[b.name]
+            bodies.append(Body(b.name, frame, b.mass, b.com, b.inertia, x))
+        self.placement = placement
+        muscles = self.muscles(joints, bodies)
+        coords = [GeneralizedCoordinate(c.name, c.range, c.default, c.motion_type, c.clamped, c.default_speed)
+                  for c in self.generalized]
+        deps = []
+        for c in doc.coordinates:
+            if c.name in self.gindex:
+                continue
+            kind = "locked" if c.locked else "coupled"
+            src = f"locked at {c.default:g}" if c.locked else f"coupler {self.coupler[c.name].name!r}"
+            deps.append(DependentCoordinate(c.name, self._expr[c.name], kind, src, c.range, c.default, c.motion_type))
+        wraps = self.wrap_objects()
+        extras = {
+            "source": doc.path, "version": doc.version, "document": doc, "conversion": self.log,
+            "skipped": self.skipped, "notes": doc.notes,
+            "markers": [(m.name, m.body, m.location) for m in doc.markers],
+            "forces": [(f.name, f.type) for f in doc.forces if not f.has_path],
+        }
+        return Model(doc.name, coords, joints, bodies, doc.gravity, deps, muscles, wraps, extras)
+
+    # -- paths -----------------------------------------------------------------
+    def clamped_expr(self, coordinate: str) -> tuple[JointFunction, tuple[float, float]]:
+        return self.expr(coordinate), self.coord_spec[coordinate].range
+
+    def muscles(self, joints: list[Joint], bodies: list[Body]) -> list[Musculotendon]:
+        from .model_parts import muscle_parameters
+        out = []
+        known_bodies = {b.name for b in self.doc.bodies}
+        for f in self.doc.forces:
+            if not f.has_path:
+                continue
+            points = []
+            used: set[str] = set()
+            for k, p in enumerate(f.points):
+                if p.body not in known_bodies:
+                    raise self.fail(f"<{f.type} name='{f.name}'>", f"path point {p.name!r} is on body {p.body!r}, which does not exist", p.line)
+                if p.kind == "moving":
+                    points.append(self.moving_point(f.name, k, p, joints, bodies, used))
+                elif p.kind == "conditional":
+                    if p.coordinate not in self.coord_spec:
+                        raise self.fail(f"<ConditionalPathPoint name='{p.name}'>", f"coordinate {p.coordinate!r} does not exist", p.line)
+                    points.append(PathPoint(p.name, p.body, p.location, "conditional", self.expr(p.coordinate),
+                                            p.range, p.coordinate, p.body))
+                else:
+                    points.append(PathPoint(p.name, p.body, p.location, "fixed", source_body=p.body))
+            wrap_names = {w.name for w in self.doc.wrap_objects}
+            pw = []
+            for w in f.wraps:
+                if w.wrap_object not in wrap_names:
+                    raise self.fail(f"<{f.type} name='{f.name}'>", f"PathWrap names wrap object {w.wrap_object!r}, which does not exist", f.line)
+                pw.append(PathWrap(w.wrap_object, w.method, w.range))
+            params = None
+            try:
+                params = muscle_parameters(f.element, self.doc)
+            except Exception as err:  # parameters are optional for geometry; say why they are missing
+                self.log.append(f"muscle {f.name!r}: force model not imported ({err})")
+            out.append(Musculotendon(f.name, f.type, points, pw, params))
+        return out
+
+    def moving_point(self, muscle: str, k: int, p, joints: list[Joint], bodies: list[Body], used: set[str]) -> PathPoint:
+        frame, x = self.placement[p.body]
+        acc = x @ (p.offset if p.offset is not None else np.eye(4))
+        current = frame
+        base = f"{muscle}/{p.name or 'point'}"
+        name = base if base not in used else f"{base}_{k + 1}"
+        used.add(name)
+        for axis, f, c in zip(np.eye(3), p.functions, p.function_coordinates):
+            if c not in self.coord_spec:
+                raise self.fail(f"<MovingPathPoint name='{p.name}'>", f"coordinate {c!r} does not exist", p.line)
+            inner, (lo, hi) = self.clamped_expr(c)
+            outer = f if not (np.isfinite(lo) and np.isfinite(hi)) else fn.Clamped(f, lo, hi)
+            var = compose(outer, [inner]) if not f.is_constant else fn.Constant(
+                float(f.evaluate(np.zeros((1, 1)), 0).value[0]), self.nq)
+            if var.is_constant:
+                v = float(var.evaluate(np.zeros((1, self.nq)), 0).value[0])
+                acc = acc @ homogeneous(None, v * axis)
+                continue
+            joints.append(Joint(f"{name}/{'xyz'[int(np.argmax(axis))]}", current, PRISMATIC, axis, var, acc,
+                                source=f"MovingPathPoint {p.name!r} of {muscle!r} ({c})"))
+            current = len(joints)
+            acc = np.eye(4)
+        bodies.append(Body(name, current, 0.0, np.zeros(3), np.zeros((3, 3)), acc))
+        self.placement[name] = (current, acc)
+        return PathPoint(p.name, name, np.zeros(3), "moving", source_body=p.body)
+
+    def wrap_objects(self) -> list[Any]:
+        from .model_parts import wrap_object_from_spec
+        try:
+            return [wrap_object_from_spec(w) for w in self.doc.wrap_objects]
+        except ImportError as err:  # a wrap type not available in this build
+            self.log.append(f"wrap objects not imported: {err}")
+            return []
+
+
+def document_to_model(doc: OsimDocument, strict: bool = True) -> Model:
+    """Build the empirically-based model of an OpenSim document."""
+    return _Converter(doc, strict).build()

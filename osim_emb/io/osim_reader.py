@@ -1,0 +1,588 @@
+"""Read OpenSim 3.3 (version 30000) and 4.x (40000+) .osim files with lxml into an :class:`OsimDocument`.
+
+What cannot be represented is reported by element and line: a
+:class:`UnsupportedFeatureError` by default, or, with ``strict=False``, an
+entry in ``document.skipped``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from lxml import etree
+
+from .errors import OsimImportError, UnsupportedFeatureError
+from .function_xml import find_function, parse_function
+from .osim_document import (
+    BodySpec, CoordinateSpec, CouplerSpec, ForceSpec, JointSpec, MarkerSpec, OffsetSpec, OsimDocument,
+    PathPointSpec, PathWrapSpec, Skipped, TransformAxisSpec, WrapObjectSpec,
+)
+
+__all__ = ["read_osim", "read_osim_string", "SUPPORTED_JOINTS", "JOINT_AXES"]
+
+X, Y, Z = np.eye(3)
+#: Joint types other than CustomJoint, as OpenSim/Simbody define them, in CustomJoint form:
+#: (axis name, axis, index of the joint's coordinate); translations act in the parent joint frame.
+JOINT_AXES: dict[str, list[tuple[str, np.ndarray, int]]] = {
+    "WeldJoint": [],
+    "PinJoint": [("rotation1", Z, 0)],
+    "SliderJoint": [("translation1", X, 0)],
+    "UniversalJoint": [("rotation1", X, 0), ("rotation2", Y, 1)],
+    "GimbalJoint": [("rotation1", X, 0), ("rotation2", Y, 1), ("rotation3", Z, 2)],
+    "BallJoint": [("rotation1", X, 0), ("rotation2", Y, 1), ("rotation3", Z, 2)],
+    "PlanarJoint": [("rotation1", Z, 0), ("translation1", X, 1), ("translation2", Y, 2)],
+    "FreeJoint": [("rotation1", X, 0), ("rotation2", Y, 1), ("rotation3", Z, 2),
+                  ("translation1", X, 3), ("translation2", Y, 4), ("translation3", Z, 5)],
+}
+SUPPORTED_JOINTS = ("CustomJoint",) + tuple(JOINT_AXES)
+PATH_POINT_TAGS = ("PathPoint", "MovingPathPoint", "ConditionalPathPoint")
+WRAP_TAGS = ("WrapSphere", "WrapCylinder", "WrapEllipsoid", "WrapTorus")
+#: Forces kept as data (actuators and simple passive elements) without a path.
+KNOWN_PATHLESS_FORCES = ("CoordinateActuator", "CoordinateLimitForce", "PointActuator", "TorqueActuator")
+IGNORED_SETS = ("ContactGeometrySet", "ControllerSet", "ProbeSet", "ComponentSet")
+
+
+class _Reader:
+    def __init__(self, path: str, root: Any, strict: bool):
+        self.path = path
+        self.root = root
+        self.strict = strict
+        self.skipped: list[Skipped] = []
+        self.notes: list[str] = []
+
+    # -- errors ---------------------------------------------------------------
+    def fail(self, element: Any, reason: str) -> OsimImportError:
+        return OsimImportError(self.path, element, reason)
+
+    def unsupported(self, element: Any, kind: str, reason: str) -> None:
+        name = element.get("name", "") if element is not None else ""
+        if self.strict:
+            raise UnsupportedFeatureError(self.path, element, reason + " (load with strict=False to import the rest)")
+        self.skipped.append(Skipped(kind, name, getattr(element, "sourceline", None), reason))
+
+    # -- values -------------------------------------------------------------
+    def default_of(self, e: Any) -> Any:
+        return self.defaults.get(e.tag)
+
+    def child(self, e: Any, tag: str, use_default: bool = True) -> Any:
+        c = e.find(tag)
+        if c is None and use_default:
+            d = self.default_of(e)
+            if d is not None:
+                c = d.find(tag)
+        return c
+
+    def text(self, e: Any, tag: str, default: str | None = None, required: bool = False) -> str | None:
+        c = self.child(e, tag)
+        if c is None or c.text is None or not c.text.strip():
+            if required:
+                raise self.fail(e, f"missing <{tag}>")
+            return default
+        return c.text.strip()
+
+    def floats(self, e: Any, tag: str, n: int | None = None, default: Any = None, required: bool = False) -> Any:
+        t = self.text(e, tag, None, required)
+        if t is None:
+            return None if default is None else np.array(default, dtype=float)
+        try:
+            v = np.array([float(s) for s in t.split()])
+        except ValueError:
+            raise self.fail(self.child(e, tag), f"<{tag}> is not a list of numbers: {t!r}") from None
+        if n is not None and v.size != n:
+            raise self.fail(self.child(e, tag), f"<{tag}> needs {n} numbers, has {v.size}")
+        if not np.all(np.isfinite(v)):
+            raise self.fail(self.child(e, tag), f"<{tag}> has a non-finite value")
+        return v
+
+    def flt(self, e: Any, tag: str, default: float | None = None, required: bool = False) -> float | None:
+        v = self.floats(e, tag, 1, None if default is None else [default], required)
+        return None if v is None else float(v[0])
+
+    def boolean(self, e: Any, tag: str, default: bool = False) -> bool:
+        t = self.text(e, tag)
+        if t is None:
+            return default
+        if t.lower() in ("true", "1"):
+            return True
+        if t.lower() in ("false", "0"):
+            return False
+        raise self.fail(self.child(e, tag), f"<{tag}> must be true or false, not {t!r}")
+
+    def objects(self, e: Any, set_tag: str) -> list[Any]:
+        s = e.find(set_tag)
+        if s is None:
+            return []
+        o = s.find("objects")
+        return [c for c in (o if o is not None else []) if isinstance(c.tag, str)]
+
+    def function(self, container: Any, what: str, n_inputs: int = 1):
+        fe = find_function(container)
+        if fe is None:
+            return None
+        return parse_function(fe, self.fail, n_inputs)
+
+    # -- document -------------------------------------------------------------
+    def read(self) -> OsimDocument:
+        root = self.root
+        if root.tag != "OpenSimDocument":
+            raise self.fail(root, "not an OpenSim document (the root element must be <OpenSimDocument>)")
+        try:
+            version = int(root.get("Version", "0"))
+        except ValueError:
+            raise self.fail(root, f"bad Version attribute {root.get('Version')!r}") from None
+        if version < 30000:
+            raise UnsupportedFeatureError(self.path, root, f"file version {version}: only OpenSim 3.3 (30000) and 4.x files are supported")
+        model = root.find("Model")
+        if model is None:
+            raise self.fail(root, "no <Model> element")
+        self.version = version
+        self.v4 = version >= 40000
+        self.defaults = {}
+        d = model.find("defaults")
+        if d is not None:
+            for c in d:
+                if isinstance(c.tag, str):
+                    self.defaults[c.tag] = c
+        gravity = self.floats(model, "gravity", 3, default=[0.0, -9.80665, 0.0])
+        doc = OsimDocument(self.path, version, model.get("name", Path(self.path).stem), gravity,
+                           credits=self.text(model, "credits", "") or "",
+                           publications=self.text(model, "publications", "") or "",
+                           defaults=self.defaults)
+        if self.v4:
+            self._read_v4(model, doc)
+        else:
+            self._read_v3(model, doc)
+        self._check_references(doc)
+        doc.couplers = self._read_constraints(model)
+        doc.forces = self._read_forces(model, doc)
+        doc.markers = self._read_markers(model)
+        for tag in IGNORED_SETS:
+            for o in self.objects(model, tag):
+                self.notes.append(f"ignored {o.tag} {o.get('name')!r} (line {o.sourceline}): not used by the dynamics")
+        doc.skipped = self.skipped
+        doc.notes = self.notes
+        return doc
+
+    # -- bodies and joints, 3.3 -------------------------------------------------
+    def _read_v3(self, model: Any, doc: OsimDocument) -> None:
+        bodies = self.objects(model, "BodySet")
+        if not bodies:
+            raise self.fail(model, "no bodies (<BodySet> is empty or missing)")
+        for b in bodies:
+            if b.tag != "Body":
+                self.unsupported(b, "body", f"unsupported body type {b.tag}")
+                continue
+            name = b.get("name")
+            spec = self._body_common(b)
+            if name == "ground":
+                doc.ground = name
+            else:
+                inertia = np.array([self.flt(b, t, 0.0) for t in
+                                    ("inertia_xx", "inertia_yy", "inertia_zz", "inertia_xy", "inertia_xz", "inertia_yz")])
+                spec.inertia = inertia
+            doc.bodies.append(spec)
+            jw = b.find("Joint")
+            joints = [c for c in (jw if jw is not None else []) if isinstance(c.tag, str)]
+            if name == "ground" or not joints:
+                if name != "ground":
+                    raise self.fail(b, "body has no joint (every body but the ground needs one)")
+                continue
+            j = joints[0]
+            parent = self.text(j, "parent_body", required=True)
+            pj = OffsetSpec(parent, self.floats(j, "location_in_parent", 3, [0, 0, 0]),
+                            self.floats(j, "orientation_in_parent", 3, [0, 0, 0]))
+            cj = OffsetSpec(name, self.floats(j, "location", 3, [0, 0, 0]), self.floats(j, "orientation", 3, [0, 0, 0]))
+            coords = [self._coordinate(c, j.get("name")) for c in self.objects(j, "CoordinateSet")]
+            spec_j = self._joint(j, pj, cj, coords)
+            if spec_j is not None:
+                doc.joints.append(spec_j)
+
+    def _body_common(self, b: Any) -> BodySpec:
+        name = b.get("name")
+        if not name:
+            raise self.fail(b, "body without a name")
+        spec = BodySpec(name, line=b.sourceline)
+        spec.mass = self.flt(b, "mass", 0.0)
+        if spec.mass < 0:
+            raise self.fail(b, f"negative mass {spec.mass}")
+        spec.com = self.floats(b, "mass_center", 3, [0, 0, 0])
+        ine = self.floats(b, "inertia", None, None)
+        if ine is not None:
+            if ine.size == 9:
+                m = ine.reshape(3, 3)
+                ine = np.array([m[0, 0], m[1, 1], m[2, 2], m[0, 1], m[0, 2], m[1, 2]])
+            elif ine.size != 6:
+                raise self.fail(b.find("inertia"), "<inertia> needs 6 numbers (xx yy zz xy xz yz)")
+            spec.inertia = ine
+        for w in self.objects(b, "WrapObjectSet"):
+            ws = self._wrap_object(w, name)
+            if ws is not None:
+                spec.wrap_objects.append(ws)
+        return spec
+
+    def _coordinate(self, c: Any, joint: str) -> CoordinateSpec:
+        name = c.get("name")
+        if not name:
+            raise self.fail(c, "coordinate without a name")
+        rng = self.floats(c, "range", 2, [-np.inf, np.inf])
+        spec = CoordinateSpec(name, joint, line=c.sourceline)
+        mt = self.text(c, "motion_type")
+        if mt:
+            spec.motion_type = mt
+        spec.default = self.flt(c, "default_value", 0.0)
+        spec.default_speed = self.flt(c, "default_speed_value", 0.0)
+        if rng[0] > rng[1]:
+            raise self.fail(c, f"range [{rng[0]}, {rng[1]}] is empty")
+        spec.range = (float(rng[0]), float(rng[1]))
+        spec.clamped = self.boolean(c, "clamped", False)
+        spec.locked = self.boolean(c, "locked", False)
+        pf = c.find("prescribed_function")
+        has_pf = pf is not None and find_function(pf) is not None
+        spec.prescribed = self.boolean(c, "prescribed", has_pf) and has_pf
+        if spec.prescribed:
+            self.unsupported(c, "coordinate", "a coordinate prescribed as a function of time")
+            spec.locked = True
+        return spec
+
+    def _joint(self, j: Any, parent: OffsetSpec, child: OffsetSpec, coords: list[CoordinateSpec]) -> JointSpec | None:
+        jt = j.tag
+        name = j.get("name")
+        if not name:
+            raise self.fail(j, "joint without a name")
+        spec = JointSpec(name, jt, parent, child, coords, [], line=j.sourceline)
+        if self.boolean(j, "reverse", False):
+            self.unsupported(j, "joint", "reversed joints (<reverse>true</reverse>)")
+            return None
+        if jt == "CustomJoint":
+            st = j.find("SpatialTransform")
+            if st is None:
+                raise self.fail(j, "CustomJoint without a <SpatialTransform>")
+            known = {c.name for c in coords}
+            for ta in st:
+                if not isinstance(ta.tag, str) or ta.tag != "TransformAxis":
+                    continue
+                an = ta.get("name")
+                cn = (self.text(ta, "coordinates", "") or "").split()
+                for c in cn:
+                    if c not in known:
+                        raise self.fail(ta, f"TransformAxis uses coordinate {c!r}, which joint {name!r} does not define")
+                axis = self.floats(ta, "axis", 3, required=True)
+                if np.linalg.norm(axis) < 1e-12:
+                    raise self.fail(ta, "axis has zero length")
+                f = self.function(ta, "function", max(1, len(cn)))
+                if f is not None and f.n_inputs != max(1, len(cn)) and not f.is_constant:
+                    raise self.fail(ta, f"its function takes {f.n_inputs} inputs but {len(cn)} coordinates are listed")
+                spec.axes.append(TransformAxisSpec(an, cn, axis / np.linalg.norm(axis), f))
+            order = {f"rotation{k}": k for k in (1, 2, 3)} | {f"translation{k}": 3 + k for k in (1, 2, 3)}
+            bad = [a.name for a in spec.axes if a.name not in order]
+            if bad:
+                raise self.fail(st, f"unknown TransformAxis names {bad}")
+            spec.axes.sort(key=lambda a: order[a.name])
+        elif jt in JOINT_AXES:
+            need = max([k for _, _, k in JOINT_AXES[jt]], default=-1) + 1
+            if len(coords) != need:
+                raise self.fail(j, f"{jt} needs {need} coordinates, has {len(coords)}")
+            for an, axis, k in JOINT_AXES[jt]:
+                spec.axes.append(TransformAxisSpec(an, [coords[k].name], axis.copy(), None))
+        else:
+            self.unsupported(j, "joint", f"unsupported joint type {jt}; supported: {', '.join(SUPPORTED_JOINTS)}")
+            return None
+        return spec
+
+    # -- bodies and joints, 4.x -------------------------------------------------
+    def _read_v4(self, model: Any, doc: OsimDocument) -> None:
+        g = model.find("Ground")
+        doc.ground = g.get("name", "ground") if g is not None else "ground"
+        ground = BodySpec(doc.ground, line=getattr(g, "sourceline", None))
+        if g is not None:
+            for w in self.objects(g, "WrapObjectSet"):
+                ws = self._wrap_object(w, doc.ground)
+                if ws is not None:
+                    ground.wrap_objects.append(ws)
+        doc.bodies.append(ground)
+        for b in self.objects(model, "BodySet"):
+            if b.tag != "Body":
+                self.unsupported(b, "body", f"unsupported body type {b.tag}")
+                continue
+            doc.bodies.append(self._body_common(b))
+        # frames: bodies, ground, model-level offset frames
+        self.frames: dict[str, OffsetSpec] = {f"/{doc.ground}": OffsetSpec(doc.ground, name=doc.ground)}
+        for b in doc.bodies[1:]:
+            self.frames[f"/bodyset/{b.name}"] = OffsetSpec(b.name, name=b.name)
+        comps = model.find("components")
+        pending = []
+        if comps is not None:
+            for c in comps:
+                if isinstance(c.tag, str) and c.tag == "PhysicalOffsetFrame":
+                    pending.append((f"/{c.get('name')}", c, None))
+        for j in self.objects(model, "JointSet"):
+            fr = j.find("frames")
+            for c in (fr if fr is not None else []):
+                if isinstance(c.tag, str) and c.tag == "PhysicalOffsetFrame":
+                    pending.append((f"/jointset/{j.get('name')}/{c.get('name')}", c, j))
+        self._resolve_offset_frames(pending)
+        for j in self.objects(model, "JointSet"):
+            coords = [self._coordinate(c, j.get("name")) for c in
+                      [c for c in (j.find("coordinates") if j.find("coordinates") is not None else [])
+                       if isinstance(c.tag, str)]]
+            pf = self.resolve_frame(self.text(j, "socket_parent_frame", required=True), j)
+            cf = self.resolve_frame(self.text(j, "socket_child_frame", required=True), j)
+            spec = self._joint(j, pf, cf, coords)
+            if spec is not None:
+                doc.joints.append(spec)
+
+    def _resolve_offset_frames(self, pending: list) -> None:
+        from ..wrapping.base import euler_xyz_body_fixed
+        progress = True
+        while pending and progress:
+            progress = False
+            rest = []
+            for path, e, owner in pending:
+                sp = self.text(e, "socket_parent", required=True)
+                try:
+                    parent = self.resolve_frame(sp, owner, e)
+                except OsimImportError:
+                    rest.append((path, e, owner))
+                    continue
+                trans = self.floats(e, "translation", 3, [0, 0, 0])
+                orient = self.floats(e, "orientation", 3, [0, 0, 0])
+                if not np.any(parent.translation) and not np.any(parent.orientation):
+                    # directly on a body: keep the file's numbers exactly
+                    spec = OffsetSpec(parent.body, trans, orient, name=e.get("name"))
+                else:  # an offset of an offset: compose, store as translation + X-Y-Z angles
+                    local = np.eye(4)
+                    local[:3, :3] = euler_xyz_body_fixed(orient)
+                    local[:3, 3] = trans
+                    t = parent.transform() @ local
+                    spec = OffsetSpec(parent.body, t[:3, 3], _xyz_angles(t[:3, :3]), name=e.get("name"))
+                self.frames[path] = spec
+                progress = True
+            pending = rest
+        if pending:
+            path, e, _ = pending[0]
+            raise self.fail(e, f"socket_parent {self.text(e, 'socket_parent')!r} names no frame")
+
+    def resolve_frame(self, ref: str, owner: Any = None, element: Any = None) -> OffsetSpec:
+        """A frame path (absolute, or relative to the owning joint) -> its body and offset."""
+        ref = ref.strip()
+        candidates = []
+        if ref.startswith("/"):
+            candidates.append(ref)
+        else:
+            parts = [p for p in ref.split("/") if p and p != "."]
+            if owner is not None and owner.get("name"):
+                base = f"/jointset/{owner.get('name')}"
+                # '..' from a frame inside a joint goes to the joint
+                rel = [p for p in parts if p != ".."]
+                candidates.append(f"{base}/{'/'.join(rel)}")
+            candidates.append("/" + "/".join(p for p in parts if p != ".."))
+            candidates.append("/bodyset/" + parts[-1] if parts else ref)
+        for c in candidates:
+            if c in self.frames:
+                return self.frames[c]
+        raise self.fail(element if element is not None else owner, f"frame {ref!r} does not exist")
+
+    # -- wrap objects -----------------------------------------------------------
+    def _wrap_object(self, w: Any, body: str) -> WrapObjectSpec | None:
+        if w.tag not in WRAP_TAGS:
+            self.unsupported(w, "wrap object", f"unsupported wrap object type {w.tag}; supported: {', '.join(WRAP_TAGS)}")
+            return None
+        spec = WrapObjectSpec(w.tag, w.get("name"), body,
+                              self.floats(w, "xyz_body_rotation", 3, [0, 0, 0]),
+                              self.floats(w, "translation", 3, [0, 0, 0]),
+                              (self.text(w, "quadrant", "all") or "all").strip(),
+                              self.boolean(w, "active", True), line=w.sourceline)
+        if w.tag == "WrapSphere":
+            spec.parameters = {"radius": self.flt(w, "radius", 0.05)}
+        elif w.tag == "WrapCylinder":
+            spec.parameters = {"radius": self.flt(w, "radius", 0.05), "length": self.flt(w, "length", 0.1)}
+        elif w.tag == "WrapEllipsoid":
+            spec.parameters = {"dimensions": tuple(self.floats(w, "dimensions", 3, [0.05, 0.05, 0.05]))}
+        elif w.tag == "WrapTorus":
+            spec.parameters = {"inner_radius": self.flt(w, "inner_radius", 0.01),
+                               "outer_radius": self.flt(w, "outer_radius", 0.05)}
+        for k, v in spec.parameters.items():
+            if np.any(np.asarray(v) <= 0):
+                raise self.fail(w, f"{k} must be positive, got {v}")
+        return spec
+
+    # -- constraints ------------------------------------------------------------
+    def _read_constraints(self, model: Any) -> list[CouplerSpec]:
+        out = []
+        for c in self.objects(model, "ConstraintSet"):
+            if c.tag != "CoordinateCouplerConstraint":
+                if not self._enabled(c):
+                    self.notes.append(f"ignored disabled {c.tag} {c.get('name')!r} (line {c.sourceline})")
+                    continue
+                self.unsupported(c, "constraint", f"unsupported constraint type {c.tag}; supported: CoordinateCouplerConstraint")
+                continue
+            if not self._enabled(c):
+                self.notes.append(f"ignored disabled coupler {c.get('name')!r} (line {c.sourceline})")
+                continue
+            dep = self.text(c, "dependent_coordinate_name", required=True)
+            ind = (self.text(c, "independent_coordinate_names", required=True) or "").split()
+            holder = c.find("coupled_coordinates_function")
+            if holder is None:
+                raise self.fail(c, "missing <coupled_coordinates_function>")
+            f = self.function(holder, "coupled_coordinates_function", len(ind))
+            if f is None:
+                raise self.fail(holder, "no function inside <coupled_coordinates_function>")
+            if f.n_inputs != len(ind) and not f.is_constant:
+                raise self.fail(holder, f"the function takes {f.n_inputs} inputs, {len(ind)} independent coordinates named")
+            out.append(CouplerSpec(c.get("name"), dep, ind, f, self.flt(c, "scale_factor", 1.0), True, c.sourceline))
+        return out
+
+    def _enabled(self, c: Any) -> bool:
+        if c.find("isEnforced") is not None:
+            return self.boolean(c, "isEnforced", True)
+        return not self.boolean(c, "isDisabled", False)
+
+    # -- forces -----------------------------------------------------------------
+    def _read_forces(self, model: Any, doc: OsimDocument) -> list[ForceSpec]:
+        out = []
+        for f in self.objects(model, "ForceSet"):
+            gp = f.find("GeometryPath")
+            if gp is not None:
+                points, wraps = self._path(gp, f, doc)
+                out.append(ForceSpec(f.get("name"), f.tag, f, points, wraps, f.sourceline))
+            elif f.tag in KNOWN_PATHLESS_FORCES:
+                out.append(ForceSpec(f.get("name"), f.tag, f, None, None, f.sourceline))
+            else:
+                self.unsupported(f, "force", f"unsupported force type {f.tag}")
+        return out
+
+    def _body_of(self, e: Any, doc: OsimDocument) -> tuple[str, np.ndarray]:
+        """Body name and the 4x4 frame->body transform of a path point or marker."""
+        if self.v4:
+            ref = self.text(e, "socket_parent_frame", required=True)
+            fr = self.resolve_frame(ref, None, e)
+            return fr.body, fr.transform()
+        body = self.text(e, "body", required=True)
+        return body, np.eye(4)
+
+    def _coordinate_ref(self, e: Any, tag3: str, tag4: str) -> str:
+        if self.v4:
+            ref = self.text(e, tag4, required=True)
+            return ref.strip().split("/")[-1]
+        return self.text(e, tag3, required=True)
+
+    def _path(self, gp: Any, owner: Any, doc: OsimDocument) -> tuple[list[PathPointSpec], list[PathWrapSpec]]:
+        points = []
+        for p in self.objects(gp, "PathPointSet"):
+            if p.tag not in PATH_POINT_TAGS:
+                self.unsupported(p, "path point", f"unsupported path point type {p.tag} in {owner.get('name')!r}")
+                continue
+            body, frame = self._body_of(p, doc)
+            loc = self.floats(p, "location", 3, [0, 0, 0])
+            loc = (frame @ np.append(loc, 1.0))[:3]
+            spec = PathPointSpec(p.get("name", ""), "fixed", body, loc, line=p.sourceline)
+            if p.tag == "MovingPathPoint":
+                fns, crd = [], []
+                for ax in "xyz":
+                    holder = p.find(f"{ax}_location")
+                    if holder is None:
+                        raise self.fail(p, f"MovingPathPoint without <{ax}_location>")
+                    f = self.function(holder, f"{ax}_location")
+                    if f is None:
+                        raise self.fail(holder, "no function inside")
+                    fns.append(f)
+                    crd.append(self._coordinate_ref(p, f"{ax}_coordinate", f"socket_{ax}_coordinate"))
+                spec.kind = "moving"
+                spec.offset = frame
+                spec.functions = tuple(fns)
+                spec.function_coordinates = tuple(crd)
+                spec.location = np.zeros(3)
+            elif p.tag == "ConditionalPathPoint":
+                spec.kind = "conditional"
+                spec.coordinate = self._coordinate_ref(p, "coordinate", "socket_coordinate")
+                r = self.floats(p, "range", 2, required=True)
+                spec.range = (float(r[0]), float(r[1]))
+            points.append(spec)
+        if len(points) < 2:
+            raise self.fail(gp, f"path of {owner.get('name')!r} needs at least two points, has {len(points)}")
+        wraps = []
+        for w in self.objects(gp, "PathWrapSet"):
+            if w.tag != "PathWrap":
+                self.unsupported(w, "path wrap", f"unsupported {w.tag}")
+                continue
+            r = self.floats(w, "range", 2, [-1, -1])
+            wraps.append(PathWrapSpec(self.text(w, "wrap_object", required=True),
+                                      (self.text(w, "method", "hybrid") or "hybrid").strip(),
+                                      (int(r[0]), int(r[1])), w.get("name", "")))
+        return points, wraps
+
+    def _read_markers(self, model: Any) -> list[MarkerSpec]:
+        out = []
+        for m in self.objects(model, "MarkerSet"):
+            try:
+                if self.v4:
+                    fr = self.resolve_frame(self.text(m, "socket_parent_frame", required=True), None, m)
+                    body, t = fr.body, fr.transform()
+                else:
+                    body, t = self.text(m, "body", required=True), np.eye(4)
+            except OsimImportError as err:
+                self.notes.append(f"ignored marker {m.get('name')!r}: {err.reason}")
+                continue
+            loc = (t @ np.append(self.floats(m, "location", 3, [0, 0, 0]), 1.0))[:3]
+            out.append(MarkerSpec(m.get("name"), body, loc, self.boolean(m, "fixed", False)))
+        return out
+
+    # -- consistency ------------------------------------------------------------
+    def _check_references(self, doc: OsimDocument) -> None:
+        names = {b.name for b in doc.bodies}
+        seen_child = {}
+        coord_names: dict[str, CoordinateSpec] = {}
+        for j in doc.joints:
+            for side in (j.parent, j.child):
+                if side.body not in names:
+                    raise OsimImportError(self.path, f"<{j.type} name='{j.name}'>", f"body {side.body!r} does not exist", j.line)
+            if j.child.body in seen_child:
+                raise OsimImportError(self.path, f"<{j.type} name='{j.name}'>",
+                                      f"body {j.child.body!r} is already the child of joint {seen_child[j.child.body]!r}"
+                                      " (closed loops of joints are not supported)", j.line)
+            seen_child[j.child.body] = j.name
+            for c in j.coordinates:
+                if c.name in coord_names:
+                    raise OsimImportError(self.path, f"<Coordinate name='{c.name}'>", "duplicate coordinate name", c.line)
+                coord_names[c.name] = c
+        self.coordinate_names = set(coord_names)
+
+
+def _xyz_angles(r: np.ndarray) -> np.ndarray:
+    """Body-fixed X-Y-Z angles of a rotation matrix (inverse of R = Rx Ry Rz)."""
+    b = np.arcsin(np.clip(r[0, 2], -1.0, 1.0))
+    if abs(r[0, 2]) < 1 - 1e-12:
+        a = np.arctan2(-r[1, 2], r[2, 2])
+        c = np.arctan2(-r[0, 1], r[0, 0])
+    else:  # gimbal lock: put everything in a
+        a = np.arctan2(r[2, 1], r[1, 1])
+        c = 0.0
+    return np.array([a, b, c])
+
+
+def _parse(path: str, source: Any, from_string: bool) -> Any:
+    parser = etree.XMLParser(remove_blank_text=False, remove_comments=True, huge_tree=True)
+    try:
+        if from_string:
+            return etree.fromstring(source.encode() if isinstance(source, str) else source, parser)
+        return etree.parse(str(source), parser).getroot()
+    except etree.XMLSyntaxError as err:
+        line = err.lineno if hasattr(err, "lineno") else None
+        raise OsimImportError(path, "<document>", f"malformed XML: {err.msg}", line) from None
+    except OSError as err:
+        raise OsimImportError(path, "<document>", f"cannot read the file: {err}") from None
+
+
+def read_osim(path: str | Path, strict: bool = True) -> OsimDocument:
+    """Read an .osim file into an :class:`OsimDocument`."""
+    path = str(path)
+    if not Path(path).is_file():
+        raise OsimImportError(path, "<document>", "no such file")
+    return _Reader(path, _parse(path, path, False), strict).read()
+
+
+def read_osim_string(text: str, strict: bool = True, name: str = "<string>") -> OsimDocument:
+    """Read .osim XML held in a string."""
+    return _Reader(name, _parse(name, text, True), strict).read()

@@ -1,0 +1,286 @@
+"""Write an :class:`OsimDocument` as an OpenSim 4 (.osim, version 40000) file.
+
+Bodies, joints (with their offset frames), coordinates, couplers (any number
+of independent coordinates), wrap objects, musculotendon paths and markers
+are written from the document's records; the other properties of each force
+element are copied from the source file, with OpenSim 3.3 spellings brought
+to 4.x (``isDisabled`` -> ``appliesForce``, path points' ``body`` ->
+``socket_parent_frame``, ...) and the values of the 3.3 ``<defaults>`` section
+filled in, so that OpenSim 4.6 loads the result without a conversion.
+Numbers are written with ``repr``: reading the file back gives the same model.
+"""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+from lxml import etree
+
+from .function_xml import function_to_xml
+from .model_json import write_atomically
+from .osim_document import (
+    BodySpec, CoordinateSpec, CouplerSpec, ForceSpec, JointSpec, OffsetSpec, OsimDocument, PathPointSpec,
+    TransformAxisSpec,
+)
+
+__all__ = ["document_to_xml", "document_to_string", "write_osim", "moving_points_as_bodies"]
+
+DISPLAY_TAGS = {"VisibleObject", "display", "display_preference", "DisplayGeometry", "geometry_files",
+                "default_color", "Appearance", "show_axes", "scale_factors", "color", "opacity"}
+
+
+def _num(x: float) -> str:
+    x = float(x)
+    if np.isinf(x):
+        return "Inf" if x > 0 else "-Inf"
+    return repr(x)
+
+
+def _sub(parent: Any, tag: str, value: Any = None, **attrib: str) -> Any:
+    e = etree.SubElement(parent, tag, **attrib)
+    if value is None:
+        return e
+    if isinstance(value, bool):
+        e.text = "true" if value else "false"
+    elif isinstance(value, (list, tuple, np.ndarray)):
+        e.text = " ".join(_num(v) for v in np.ravel(value))
+    elif isinstance(value, (float, np.floating)):
+        e.text = _num(value)
+    else:
+        e.text = str(value)
+    return e
+
+
+def _frame_path(doc: OsimDocument, body: str) -> str:
+    return f"/{doc.ground}" if body == doc.ground else f"/bodyset/{body}"
+
+
+def _wrap_objects(parent: Any, body: BodySpec) -> None:
+    ws = _sub(parent, "WrapObjectSet", name="wrapobjectset")
+    objs = _sub(ws, "objects")
+    for w in body.wrap_objects:
+        e = _sub(objs, w.type, name=w.name)
+        _sub(e, "active", bool(w.active))
+        _sub(e, "xyz_body_rotation", w.xyz_body_rotation)
+        _sub(e, "translation", w.translation)
+        _sub(e, "quadrant", w.quadrant)
+        for k, v in w.parameters.items():
+            _sub(e, k, list(v) if isinstance(v, (tuple, list)) else float(v))
+    _sub(ws, "groups")
+
+
+def _coordinate(parent: Any, c: CoordinateSpec) -> None:
+    e = _sub(parent, "Coordinate", name=c.name)
+    _sub(e, "default_value", float(c.default))
+    _sub(e, "default_speed_value", float(c.default_speed))
+    _sub(e, "range", list(c.range))
+    _sub(e, "clamped", bool(c.clamped))
+    _sub(e, "locked", bool(c.locked))
+    _sub(e, "prescribed_function")
+
+
+def _offset_frame(parent: Any, name: str, doc: OsimDocument, off: OffsetSpec) -> None:
+    e = _sub(parent, "PhysicalOffsetFrame", name=name)
+    _sub(e, "socket_parent", _frame_path(doc, off.body))
+    _sub(e, "translation", off.translation)
+    _sub(e, "orientation", off.orientation)
+
+
+def _joint(parent: Any, doc: OsimDocument, j: JointSpec) -> None:
+    e = _sub(parent, j.type, name=j.name)
+    pname, cname = f"{j.parent.body}_offset", f"{j.child.body}_offset"
+    if pname == cname:
+        cname += "_child"
+    _sub(e, "socket_parent_frame", pname)
+    _sub(e, "socket_child_frame", cname)
+    cs = _sub(e, "coordinates")
+    for c in j.coordinates:
+        _coordinate(cs, c)
+    fr = _sub(e, "frames")
+    _offset_frame(fr, pname, doc, j.parent)
+    _offset_frame(fr, cname, doc, j.child)
+    if j.type == "CustomJoint":
+        st = _sub(e, "SpatialTransform")
+        present = {a.name: a for a in j.axes}
+        defaults = {"rotation1": (1, 0, 0), "rotation2": (0, 1, 0), "rotation3": (0, 0, 1),
+                    "translation1": (1, 0, 0), "translation2": (0, 1, 0), "translation3": (0, 0, 1)}
+        for name, axis in defaults.items():
+            a = present.get(name) or TransformAxisSpec(name, [], np.array(axis, dtype=float), None)
+            ta = _sub(st, "TransformAxis", name=name)
+            _sub(ta, "coordinates", " ".join(a.coordinates))
+            _sub(ta, "axis", a.axis)
+            if a.function is not None:
+                ta.append(function_to_xml(a.function, "function"))
+
+
+def _coupler(parent: Any, c: CouplerSpec) -> None:
+    e = _sub(parent, "CoordinateCouplerConstraint", name=c.name)
+    _sub(e, "isEnforced", bool(c.enabled))
+    holder = _sub(e, "coupled_coordinates_function")
+    holder.append(function_to_xml(c.function, None))
+    _sub(e, "independent_coordinate_names", " ".join(c.independents))
+    _sub(e, "dependent_coordinate_name", c.dependent)
+    _sub(e, "scale_factor", float(c.scale))
+
+
+def _coordinate_path(doc: OsimDocument, name: str) -> str:
+    for j in doc.joints:
+        for c in j.coordinates:
+            if c.name == name:
+                return f"/jointset/{j.name}/{name}"
+    raise KeyError(f"coordinate {name!r} is on no joint")
+
+
+def _path_point(parent: Any, doc: OsimDocument, p: PathPointSpec) -> None:
+    tag = {"fixed": "PathPoint", "moving": "MovingPathPoint", "conditional": "ConditionalPathPoint"}[p.kind]
+    e = _sub(parent, tag, name=p.name)
+    if p.kind == "moving" and p.offset is not None and not np.allclose(p.offset, np.eye(4)):
+        raise ValueError(f"cannot write MovingPathPoint {p.name!r}: it moves in an offset frame")
+    _sub(e, "socket_parent_frame", _frame_path(doc, p.body))
+    if p.kind == "moving":
+        for ax, f, c in zip("xyz", p.functions, p.function_coordinates):
+            _sub(e, f"socket_{ax}_coordinate", _coordinate_path(doc, c))
+        for ax, f in zip("xyz", p.functions):
+            holder = _sub(e, f"{ax}_location")
+            holder.append(function_to_xml(f, None))
+        return
+    _sub(e, "location", p.location)
+    if p.kind == "conditional":
+        _sub(e, "socket_coordinate", _coordinate_path(doc, p.coordinate))
+        _sub(e, "range", list(p.range))
+
+
+def _force(parent: Any, doc: OsimDocument, f: ForceSpec) -> None:
+    src = copy.deepcopy(f.element)
+    default = doc.defaults.get(src.tag) if doc.version < 40000 else None
+    if default is not None:  # 3.3 <defaults>: fill in what the object leaves unset
+        have = {c.tag for c in src if isinstance(c.tag, str)}
+        for c in default:
+            if isinstance(c.tag, str) and c.tag not in have:
+                src.append(copy.deepcopy(c))
+    for c in list(src):
+        if not isinstance(c.tag, str) or c.tag in DISPLAY_TAGS:
+            src.remove(c)
+    dis = src.find("isDisabled")
+    if dis is not None:
+        src.remove(dis)
+        if src.find("appliesForce") is None:
+            _sub(src, "appliesForce", not (dis.text or "").strip().lower() in ("true", "1"))
+    if f.has_path:
+        gp = src.find("GeometryPath")
+        for c in list(gp):
+            if not isinstance(c.tag, str) or c.tag in DISPLAY_TAGS or c.tag == "PathPointSet":
+                gp.remove(c)
+        pps = etree.Element("PathPointSet")
+        objs = _sub(pps, "objects")
+        for p in f.points:
+            _path_point(objs, doc, p)
+        _sub(pps, "groups")
+        gp.insert(0, pps)
+        ws = gp.find("PathWrapSet")
+        if ws is not None:
+            for pw in ws.iter("PathWrap"):
+                for c in list(pw):
+                    if isinstance(c.tag, str) and c.tag in DISPLAY_TAGS:
+                        pw.remove(c)
+    parent.append(src)
+
+
+def document_to_xml(doc: OsimDocument) -> Any:
+    """The OpenSim 4 XML tree of a document."""
+    root = etree.Element("OpenSimDocument", Version="40000")
+    m = _sub(root, "Model", name=doc.name)
+    ground = next((b for b in doc.bodies if b.name == doc.ground), BodySpec(doc.ground))
+    g = _sub(m, "Ground", name=doc.ground)
+    _wrap_objects(g, ground)
+    _sub(m, "gravity", doc.gravity)
+    if doc.credits:
+        _sub(m, "credits", doc.credits)
+    if doc.publications:
+        _sub(m, "publications", doc.publications)
+    _sub(m, "length_units", "meters")
+    _sub(m, "force_units", "N")
+    bs = _sub(_sub(m, "BodySet", name="bodyset"), "objects")
+    for b in doc.bodies:
+        if b.name == doc.ground:
+            continue
+        e = _sub(bs, "Body", name=b.name)
+        _wrap_objects(e, b)
+        _sub(e, "mass", float(b.mass))
+        _sub(e, "mass_center", b.com)
+        _sub(e, "inertia", b.inertia)
+    js = _sub(_sub(m, "JointSet", name="jointset"), "objects")
+    for j in doc.joints:
+        _joint(js, doc, j)
+    cs = _sub(_sub(m, "ConstraintSet", name="constraintset"), "objects")
+    for c in doc.couplers:
+        _coupler(cs, c)
+    fs = _sub(_sub(m, "ForceSet", name="forceset"), "objects")
+    for f in doc.forces:
+        _force(fs, doc, f)
+    ms = _sub(_sub(m, "MarkerSet", name="markerset"), "objects")
+    for mk in doc.markers:
+        e = _sub(ms, "Marker", name=mk.name)
+        _sub(e, "socket_parent_frame", _frame_path(doc, mk.body))
+        _sub(e, "location", mk.location)
+        _sub(e, "fixed", bool(mk.fixed))
+    return root
+
+
+def document_to_string(doc: OsimDocument) -> str:
+    return etree.tostring(document_to_xml(doc), pretty_print=True, xml_declaration=True,
+                          encoding="UTF-8").decode("utf-8")
+
+
+def write_osim(doc_or_model: Any, path: str | Path, *, protect: Sequence[str | Path] = ()) -> None:
+    """Write a document (or a model imported from .osim) as an OpenSim 4 file, atomically.
+
+    ``protect`` lists files that must not be overwritten (the command's inputs);
+    the source file of a model is always protected.
+    """
+    doc = doc_or_model
+    if not isinstance(doc, OsimDocument):
+        doc = doc_or_model.extras.get("document")
+        if doc is None:
+            raise ValueError("this model was not imported from an .osim file and has no OpenSim document to write")
+    text = document_to_string(doc)
+    write_atomically(path, text, protect=list(protect) + [doc.path] if Path(doc.path).exists() else list(protect))
+
+
+def moving_points_as_bodies(doc: OsimDocument, *, suffix: str = "_mvp") -> OsimDocument:
+    """The seed's set-up for comparing moment arms (section 4-4 A): every MovingPathPoint becomes a
+    zero-inertia body on its frame, moved by a CustomJoint with three translations along x, y, z whose
+    coordinates are coupled to the point's driving coordinate by CoordinateCouplerConstraints with the
+    point's functions; a PathPoint at the new body's origin takes the moving point's place."""
+    out = copy.deepcopy(doc)
+    out.name = doc.name + suffix
+    names = {b.name for b in out.bodies}
+    for f in out.forces:
+        if not f.has_path:
+            continue
+        for k, p in enumerate(f.points):
+            if p.kind != "moving":
+                continue
+            base = f"{f.name}_{p.name or 'point'}_{k + 1}"
+            bname = base if base not in names else base + "_b"
+            names.add(bname)
+            out.bodies.append(BodySpec(bname, 0.0, np.zeros(3), np.zeros(6)))
+            coords, axes = [], []
+            for ax, func, drv in zip("xyz", p.functions, p.function_coordinates):
+                cname = f"{bname}_{ax}"
+                coords.append(CoordinateSpec(cname, bname, "translational", 0.0, 0.0, (-np.inf, np.inf)))
+                from ..functions import Linear
+                axes.append(TransformAxisSpec(f"translation{'xyz'.index(ax) + 1}", [cname],
+                                              np.eye(3)["xyz".index(ax)], Linear([1.0], 0.0)))
+                out.couplers.append(CouplerSpec(f"{cname}_coupler", cname, [drv], func, 1.0, True))
+            off = p.offset if p.offset is not None else np.eye(4)
+            if not np.allclose(off, np.eye(4)):
+                raise ValueError(f"MovingPathPoint {p.name!r} of {f.name!r} moves in an offset frame")
+            parent = OffsetSpec(p.body, np.zeros(3), np.zeros(3))
+            child = OffsetSpec(bname, np.zeros(3), np.zeros(3))
+            out.joints.append(JointSpec(f"{bname}_joint", "CustomJoint", parent, child, coords, axes))
+            f.points[k] = PathPointSpec(p.name, "fixed", bname, np.zeros(3), line=p.line)
+    return out

@@ -1,0 +1,260 @@
+"""Musculotendon lengths L(q) and the closed-form moment-arm matrix R(q) (seed section 4, Eqs 149-195).
+
+For the k-th unit, the path at a configuration is a sequence of *effective
+points*, each fixed on a body of the attachment sequence Gamma_k (Definition 2):
+the active path points (a MovingPathPoint is the origin of its zero-inertia
+body) and, where the path wraps, the two tangent points of each wrap object,
+taken as points fixed on the wrap object's body.  Between consecutive
+effective points P_a (body a) and P_b (body b) the unit tension acts along
+e_ab = (P_b - P_a)/|P_b - P_a|: +e_ab on body a at P_a and -e_ab on body b at
+P_b.  Summed per body these are the generalized musculotendon line of action
+E_ki (Definition 3) and its moment E^_ki (Definition 4); the virtual work
+(Eqs 161-192) gives
+
+    R_.k = sum_{i in Gamma_k} gamma_i E_ki + J^T theta sum_{i in Gamma_k} beta_i E^_ki          (Eq 195)
+
+which this module evaluates in the ground frame for a batch of configurations:
+
+    R_.k = sum_segments  [ J_a^T e_ab - J_b^T e_ab ],   J_p[:, k] = omega_k x p + v_k,
+
+with (omega_k, v_k) the spatial Jacobian columns of the body's frame.  Points
+on the same body cancel exactly, as in the seed.  Where the path geometry is
+exact (no wrapping, or wraps whose arc lies on one body), R = -dL/dq.  The
+literal body-frame form of Eq 195 (gamma_i of Eq 176, beta_i of Eq 179) is in
+:func:`moment_arms_eq195` and is used as a reference in the tests.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..kinematics import FrameKinematics, body_transforms, forward_kinematics
+from ..model import Model
+from .path import Musculotendon
+
+__all__ = [
+    "PathState",
+    "path_states",
+    "muscle_lengths",
+    "moment_arms",
+    "lengths_and_moment_arms",
+    "oriented_attachment_sequence",
+    "moment_arms_eq195",
+]
+
+
+@dataclass
+class PathState:
+    """One unit's path over a batch: effective points in order, their frames and ground positions."""
+
+    muscle: Musculotendon
+    sequence: np.ndarray  # (N, S) slot indices in path order, -1 padded
+    slot_frames: np.ndarray  # (n_slots,) frame index of each slot's body
+    slot_bodies: list[str]  # (n_slots,) body names
+    positions: np.ndarray  # (N, n_slots, 3) ground positions (NaN where a slot is unused)
+    length: np.ndarray  # (N,)
+    wrap_length: np.ndarray | None = None  # (N, W)
+    wrapped: np.ndarray | None = None  # (N, W)
+    tangent_points: np.ndarray | None = None  # (N, W, 2, 3) in the wrap frames
+
+
+def _muscle_list(model: Model, muscles: Sequence[str] | None) -> list[Musculotendon]:
+    if muscles is None:
+        return list(model.muscles)
+    by_name = {m.name: m for m in model.muscles}
+    out = []
+    for n in muscles:
+        if n not in by_name:
+            raise KeyError(f"no musculotendon unit named {n!r} in model {model.name!r}")
+        out.append(by_name[n])
+    return out
+
+
+def path_states(model: Model, q: Any, muscles: Sequence[str] | None = None, *, wrapping: bool = True,
+                opensim_compat: bool = False, kin: FrameKinematics | None = None) -> list[PathState]:
+    """Effective path points and lengths of the units at a batch of configurations."""
+    q = model.check_configuration(q, tolerance=np.inf)
+    if kin is None:
+        kin = forward_kinematics(model, q, order=1)
+    bt = body_transforms(model, kin)  # (N, nb, 4, 4)
+    body_index = {b.name: k for k, b in enumerate(model.bodies)}
+    wraps_by_name = {w.name: w for w in model.wrap_objects}
+    n = q.shape[0]
+    out = []
+    cache: dict = {}
+    for mu in _muscle_list(model, muscles):
+        p = len(mu.points)
+        bi = np.array([body_index[pt.body] for pt in mu.points])
+        t = bt[:, bi]  # (N, P, 4, 4)
+        loc = np.stack([pt.location for pt in mu.points])
+        pos = np.einsum("npij,pj->npi", t[..., :3, :3], loc) + t[..., :3, 3]
+        active = np.ones((n, p), dtype=bool)
+        for k, pt in enumerate(mu.points):
+            if pt.kind == "conditional":
+                v = pt.condition.evaluate(q, 0, cache).value
+                lo, hi = pt.active_range
+                active[:, k] = (v >= lo - 1e-5) & (v <= hi + 1e-5)
+        frames = [model.bodies[b].frame for b in bi]
+        bodies = [pt.body for pt in mu.points]
+        wraps = [w for w in mu.wraps if w.wrap_object in wraps_by_name and wraps_by_name[w.wrap_object].active]
+        if wrapping and wraps:
+            from ..wrapping.path import PathWrapSpec, wrap_path
+            objs = [wraps_by_name[w.wrap_object] for w in wraps]
+            wt = np.stack([bt[:, body_index[o.body]] @ o.transform_in_body for o in objs], axis=1)  # (N, W, 4, 4)
+            specs = [PathWrapSpec(o, w.method, tuple(w.range)) for o, w in zip(objs, wraps)]
+            wp = wrap_path(pos, active, wt, specs, opensim_compat=opensim_compat)
+            tp = wp.tangent_points  # (N, W, 2, 3) wrap frame
+            tpg = np.einsum("nwij,nwsj->nwsi", wt[..., :3, :3], tp) + wt[..., None, :3, 3]
+            positions = np.concatenate([pos, tpg.reshape(n, -1, 3)], axis=1)
+            for o in objs:
+                frames += [model.bodies[body_index[o.body]].frame] * 2
+                bodies += [o.body, o.body]
+            out.append(PathState(mu, wp.sequence, np.array(frames), bodies, positions, wp.length,
+                                 wp.wrap_length, wp.wrapped, tp))
+            continue
+        # no wrapping: the active points in order
+        order = np.argsort(~active, axis=1, kind="stable")
+        seq = np.where(np.take_along_axis(active, order, axis=1), order, -1)
+        out.append(PathState(mu, seq, np.array(frames), bodies, pos, _polyline_length(pos, seq)))
+    return out
+
+
+def _gather(positions: np.ndarray, seq: np.ndarray) -> np.ndarray:
+    idx = np.where(seq < 0, 0, seq)
+    return np.take_along_axis(positions, idx[..., None], axis=1)
+
+
+def _polyline_length(positions: np.ndarray, seq: np.ndarray) -> np.ndarray:
+    pts = _gather(positions, seq)
+    valid = (seq[:, :-1] >= 0) & (seq[:, 1:] >= 0)
+    seg = np.linalg.norm(pts[:, 1:] - pts[:, :-1], axis=-1)
+    return np.sum(np.where(valid, seg, 0.0), axis=1)
+
+
+def _moment_arm_of_path(model: Model, kin: FrameKinematics, ps: PathState) -> np.ndarray:
+    """R column (N, n_q) of one unit: sum over segments of J_a^T e - J_b^T e (Eq 195 in ground form)."""
+    seq = ps.sequence
+    pts = _gather(ps.positions, seq)  # (N, S, 3)
+    a, b = seq[:, :-1], seq[:, 1:]
+    valid = (a >= 0) & (b >= 0)
+    fa = ps.slot_frames[np.where(a < 0, 0, a)]
+    fb = ps.slot_frames[np.where(b < 0, 0, b)]
+    valid &= fa != fb  # a segment between two points of one body (a wrap arc, say) exerts no net load
+    d = pts[:, 1:] - pts[:, :-1]
+    ln = np.linalg.norm(d, axis=-1)
+    e = np.where(valid[..., None], d / np.where(ln > 0, ln, 1.0)[..., None], 0.0)
+    pa, pb = pts[:, :-1], pts[:, 1:]
+    n = seq.shape[0]
+    rows = np.arange(n)[:, None]
+    ja = kin.jacobian[rows, fa]  # (N, S-1, nq, 6)
+    jb = kin.jacobian[rows, fb]
+    ma = np.cross(pa, e)  # moment arm of the unit force about the ground origin
+    mb = np.cross(pb, e)
+    r = (np.einsum("nskc,nsc->nk", ja[..., :3], ma) + np.einsum("nskc,nsc->nk", ja[..., 3:], e)
+         - np.einsum("nskc,nsc->nk", jb[..., :3], mb) - np.einsum("nskc,nsc->nk", jb[..., 3:], e))
+    return r
+
+
+def lengths_and_moment_arms(model: Model, q: Any, muscles: Sequence[str] | None = None, *, wrapping: bool = True,
+                            opensim_compat: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """L (N, M) and R (N, n_q, M) of the units (all of the model's by default) at a batch of configurations.
+
+    R[n, k, m] is the moment arm of unit m about generalized coordinate k: the
+    generalized force per newton of tension (Eqs 192-195); R = -dL/dq where the
+    path geometry is exact.
+    """
+    q = model.check_configuration(q, tolerance=np.inf)
+    kin = forward_kinematics(model, q, order=1)
+    states = path_states(model, q, muscles, wrapping=wrapping, opensim_compat=opensim_compat, kin=kin)
+    lengths = np.stack([s.length for s in states], axis=1) if states else np.zeros((q.shape[0], 0))
+    r = (np.stack([_moment_arm_of_path(model, kin, s) for s in states], axis=2) if states
+         else np.zeros((q.shape[0], model.n_q, 0)))
+    return lengths, r
+
+
+def muscle_lengths(model: Model, q: Any, muscles: Sequence[str] | None = None, *, wrapping: bool = True,
+                   opensim_compat: bool = False) -> np.ndarray:
+    """L (N, M): musculotendon lengths along the (wrapped) paths."""
+    q = model.check_configuration(q, tolerance=np.inf)
+    kin = forward_kinematics(model, q, order=0)
+    states = path_states(model, q, muscles, wrapping=wrapping, opensim_compat=opensim_compat, kin=kin)
+    return np.stack([s.length for s in states], axis=1) if states else np.zeros((q.shape[0], 0))
+
+
+def moment_arms(model: Model, q: Any, muscles: Sequence[str] | None = None, **kw) -> np.ndarray:
+    """R (N, n_q, M) (Eq 195)."""
+    return lengths_and_moment_arms(model, q, muscles, **kw)[1]
+
+
+def oriented_attachment_sequence(model: Model, muscle: Musculotendon) -> tuple[str, ...]:
+    """Gamma_k with the seed's convention: the origin (first) body is the one nearer the ground (Definition 2)."""
+    seq = muscle.attachment_sequence
+    frame = {b.name: b.frame for b in model.bodies}
+    return seq if frame[seq[0]] <= frame[seq[-1]] else tuple(reversed(seq))
+
+
+def moment_arms_eq195(model: Model, q: np.ndarray, muscle: str) -> np.ndarray:
+    """R_.k by the literal body-frame form of Eq 195 for one configuration (no wrapping).
+
+    Builds, per body i of the attachment sequence, E_ki (Definition 3, the sum of
+    the unit vectors leaving the body's first and last effective points, in the
+    body's frame i) and E^_ki (Definition 4, their moments about the frame's
+    origin), gamma_i of Eq 176 and beta_i of Eq 179, and sums
+    gamma_i E_ki + J^T theta beta_i E^_ki.  One configuration, for tests.
+    """
+    from ..kinematics_kronecker import SeedKinematics, beta_matrix
+    q = np.asarray(q, dtype=float).reshape(-1)
+    sk = SeedKinematics(model, q)
+    kin = forward_kinematics(model, q, order=1)
+    (ps,) = path_states(model, q[None], [muscle], wrapping=False, kin=kin)
+    seq = ps.sequence[0]
+    seq = seq[seq >= 0]
+    pts = ps.positions[0, seq]
+    frames = ps.slot_frames[seq]
+    nq = model.n_q
+    jac = np.vstack([g.T for g in sk.grad[1:]])  # J: (n_b, n_q)
+    theta = np.diag([1.0 if j.is_revolute else 0.0 for j in model.joints])
+    r = np.zeros(nq)
+    # group consecutive points by frame (the bodies of Gamma_k)
+    groups = []
+    for p, f in zip(pts, frames):
+        if groups and groups[-1][0] == f:
+            groups[-1][1].append(p)
+        else:
+            groups.append((f, [p]))
+    for j, (f, members) in enumerate(groups):
+        if f == 0:
+            continue  # the ground does no virtual work
+        a = sk.global_[f]
+        rot, org = a[:3, :3], a[:3, 3]
+        e_sum = np.zeros(3)
+        m_sum = np.zeros(3)
+        if j + 1 < len(groups):  # line of action towards the next body, from this body's last point
+            last = members[-1]
+            e = groups[j + 1][1][0] - last
+            e = rot.T @ (e / np.linalg.norm(e))
+            e_sum += e
+            m_sum += np.cross(rot.T @ (last - org), e)
+        if j > 0:  # reciprocal line of action towards the previous body, from this body's first point
+            first = members[0]
+            e = groups[j - 1][1][-1] - first
+            e = rot.T @ (e / np.linalg.norm(e))
+            e_sum += e
+            m_sum += np.cross(rot.T @ (first - org), e)
+        # gamma_i (Eq 176): d(origin of i)/dq expressed in frame i, as n_q x 3
+        gamma = np.zeros((nq, 3))
+        for jj in model.chain(f):
+            joint = model.joints[jj - 1]
+            aj = sk.global_[jj]
+            if joint.is_revolute:
+                w = aj[:3, :3] @ joint.axis
+                col = np.cross(w, org - aj[:3, 3])
+            else:
+                col = aj[:3, :3] @ joint.axis
+            gamma += np.outer(sk.grad[jj][:, 0], rot.T @ col)
+        beta = beta_matrix(sk, f)  # (n_b, 3), Eq 179
+        r += gamma @ e_sum + jac.T @ theta @ beta @ m_sum
+    return r

@@ -204,7 +204,11 @@ class _Converter:
             if b.name == doc.ground:
                 continue
             frame, x = placement[b.name]
-            bodies.append(Body(b.name, frame, b.mass, b.com, b.inertia, x))
+            inertia = b.inertia
+            if b.mass == 0 and np.any(inertia):
+                self.log.append(f"body {b.name!r}: massless with nonzero inertia; inertia set to zero as OpenSim does")
+                inertia = np.zeros(6)
+            bodies.append(Body(b.name, frame, b.mass, b.com, inertia, x))
         self.placement = placement
         muscles = self.muscles(joints, bodies)
         coords = [GeneralizedCoordinate(c.name, c.range, c.default, c.motion_type, c.clamped, c.default_speed)

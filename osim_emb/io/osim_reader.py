@@ -179,8 +179,17 @@ class _Reader:
             if name == "ground":
                 doc.ground = name
             else:
-                inertia = np.array([self.flt(b, t, 0.0) for t in
-                                    ("inertia_xx", "inertia_yy", "inertia_zz", "inertia_xy", "inertia_xz", "inertia_yz")])
+                # OpenSim converts inertia_xx.. of files older than 30500 through a C++ stream with the
+                # default 6 significant digits, and takes 1 for a missing moment: do the same.
+                inertia = np.array([self.flt(b, t, d) for t, d in
+                                    (("inertia_xx", 1.0), ("inertia_yy", 1.0), ("inertia_zz", 1.0),
+                                     ("inertia_xy", 0.0), ("inertia_xz", 0.0), ("inertia_yz", 0.0))])
+                if self.version < 30500:
+                    rounded = np.array([float(f"{v:.6g}") for v in inertia])
+                    if np.any(rounded != inertia):
+                        self.notes.append(f"body {name!r}: inertia read with 6 significant digits, as OpenSim "
+                                          f"reads version-{self.version} files ({inertia.tolist()} -> {rounded.tolist()})")
+                    inertia = rounded
                 spec.inertia = inertia
             doc.bodies.append(spec)
             jw = b.find("Joint")

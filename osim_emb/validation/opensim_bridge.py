@@ -149,6 +149,113 @@ class OpenSimReference:
             gp = self.osim.GeometryPath.safeDownCast(f.getPropertyByName("GeometryPath").getValueAsObject())
         return self.osim.GeometryPath.safeDownCast(gp) if not isinstance(gp, self.osim.GeometryPath) else gp
 
+    # -- dynamics (the reduction recipe of the notes) ------------------------------
+    def speed_indices(self) -> dict[str, int]:
+        """Index of each coordinate's speed in the state's U (the order of calcM)."""
+        if getattr(self, "_uidx", None) is None:
+            s = self.state
+            saved = s.getU().to_numpy().copy()
+            idx = {}
+            for c in self.names:
+                co = self.coords.get(c)
+                u = self.osim.Vector(s.getNU(), 0.0)
+                s.setU(u)
+                co.setSpeedValue(s, 1.0)
+                idx[c] = int(np.argmax(np.abs(s.getU().to_numpy())))
+            s.setU(self.osim.Vector(saved.tolist()) if hasattr(self.osim.Vector, "__init__") else saved)
+            self._uidx = idx
+        return self._uidx
+
+    def coupling(self, names: Sequence[str] | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """J = d(all speeds)/d(generalized speeds) (nU, nq) and the second derivatives H (nU, nq, nq),
+        from OpenSim's own coupler functions at the current configuration (locked coordinates: zero rows)."""
+        if names is None:
+            names = self.model.coordinate_names
+        s = self.state
+        nq = len(names)
+        grad = {c: np.zeros(nq) for c in self.names}
+        hess = {c: np.zeros((nq, nq)) for c in self.names}
+        for k, n in enumerate(names):
+            grad[n][k] = 1.0
+        values = {c: self.coords.get(c).getValue(s) for c in self.names}
+        done = set(names)
+        pending = list(self._couplers)
+        while pending:
+            rest = []
+            for dep, ind, f, scale in pending:
+                if not all(i in done or self.coords.get(i).getLocked(s) for i in ind):
+                    rest.append((dep, ind, f, scale))
+                    continue
+                x = self.osim.Vector(len(ind), 0.0)
+                for k, i in enumerate(ind):
+                    x.set(k, values[i])
+                d1 = np.zeros(len(ind))
+                d2 = np.zeros((len(ind), len(ind)))
+                for a in range(len(ind)):
+                    d = self.osim.StdVectorInt()
+                    d.append(a)
+                    d1[a] = f.calcDerivative(d, x)
+                    for b in range(len(ind)):
+                        d = self.osim.StdVectorInt()
+                        d.append(a)
+                        d.append(b)
+                        d2[a, b] = f.calcDerivative(d, x)
+                g = sum(d1[a] * grad[i] for a, i in enumerate(ind))
+                h = sum(d1[a] * hess[i] for a, i in enumerate(ind))
+                h = h + sum(d2[a, b] * np.outer(grad[i], grad[j]) for a, i in enumerate(ind) for b, j in enumerate(ind))
+                grad[dep], hess[dep] = scale * g, scale * h
+                done.add(dep)
+            if len(rest) == len(pending):
+                raise RuntimeError("coupler dependencies form a cycle")
+            pending = rest
+        idx = self.speed_indices()
+        nu = s.getNU()
+        jac = np.zeros((nu, nq))
+        h2 = np.zeros((nu, nq, nq))
+        for c in self.names:
+            if self.coords.get(c).getLocked(s):
+                continue
+            jac[idx[c]] = grad[c]
+            h2[idx[c]] = hess[c]
+        return jac, h2
+
+    def mass_matrix(self) -> np.ndarray:
+        """Simbody's full mass matrix M (nU, nU) at the current state (``calcM``)."""
+        m = self.osim.Matrix()
+        self.model_os.getMatterSubsystem().calcM(self.state, m)
+        return m.to_numpy()
+
+    def inverse_dynamics(self, udot: np.ndarray | None = None) -> np.ndarray:
+        """M udot + c - g - applied forces, constraints ignored (``InverseDynamicsSolver``)."""
+        s = self.state
+        self.model_os.realizeVelocity(s)
+        u = self.osim.Vector(s.getNU(), 0.0)
+        if udot is not None:
+            for k, v in enumerate(udot):
+                u.set(k, float(v))
+        return self.osim.InverseDynamicsSolver(self.model_os).solve(s, u).to_numpy()
+
+    def accelerations(self) -> np.ndarray:
+        """Simbody's constrained accelerations udot (nU,) at the current state."""
+        self.model_os.realizeAcceleration(self.state)
+        return self.state.getUDot().to_numpy()
+
+    def reduced_dynamics(self, q: Sequence[float], qdot: Sequence[float]) -> dict[str, np.ndarray]:
+        """OpenSim's equations reduced to the generalized coordinates (notes: u = J u_ind, udot = J udot_ind + b):
+        mass J^T M J, the velocity-and-gravity forces J^T (c - g + M b), and the constrained accelerations."""
+        self.set_configuration(q)
+        self.set_speeds(qdot)
+        jac, hess = self.coupling()
+        qd = np.asarray(qdot, dtype=float)
+        b = np.einsum("uij,i,j->u", hess, qd, qd)
+        m = self.mass_matrix()
+        c_minus_g = self.inverse_dynamics(None)
+        idx = self.speed_indices()
+        udot = self.accelerations()
+        ind = [idx[c] for c in self.model.coordinate_names]
+        return {"mass": jac.T @ m @ jac, "bias": jac.T @ (c_minus_g + m @ b), "qddot": udot[ind],
+                "jacobian": jac}
+
     def muscle_length(self, muscle: str) -> float:
         return self._path(muscle).getLength(self.state)
 

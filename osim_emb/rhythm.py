@@ -1,0 +1,284 @@
+"""Shoulder rhythms as data: replace one-coordinate (SIMM) couplings by functions of several coordinates.
+
+De Groot & Brand (2001) give the clavicle and scapula orientations as linear
+functions of *both* the humerus plane of elevation Hy and its elevation Hz
+(angles in degrees, thorax frame; C0, S0 rest orientations):
+
+    clavicle protraction   Cy = -4.983 + 0.120 Hy - 0.242 Hz + 0.851 C0y
+    clavicle elevation     Cz =  3.917 - 0.046 Hy + 0.123 Hz + 0.493 C0z
+    scapula protraction    Sy = -1.203 + 0.140 Hy - 0.049 Hz + 0.901 S0y
+    scapula lateral rot.   Sz =  3.095 - 0.079 Hy + 0.396 Hz + 0.414 S0z
+    scapula tilt           Sx =  0.659 - 0.028 Hy + 0.184 Hz + 0.886 S0x
+
+The Holzbaur et al. (2005) model, built in SIMM (one coordinate per joint
+function), keeps only the Hz slopes, as straight-line couplers in
+``shoulder_elv`` through zero at the rest posture (seed section 4-4 A).
+Mapping onto the Holzbaur coordinates (see docs/rhythm.md):
+
+    Hy -> elv_angle, Hz -> shoulder_elv (both rad; deg/deg slopes are rad/rad)
+    Cy -> sternoclavicular_r2   Cz -> sternoclavicular_r3
+    Sx -> acromioclavicular_r1  Sy -> acromioclavicular_r2  Sz -> acromioclavicular_r3
+    mirrors (opposite sign): unrotscap_r2/r3 of the clavicle's, unrothum_r1/r2/r3 of the scapula's
+
+The sign of the Hz slopes of the model's couplers equals the regression's for
+all five angles, so the coordinates carry the regression's sign convention;
+the Hy slopes are taken with the same convention.  The constants (intercept
+and rest orientation) are absorbed in the model's rest posture: every coupler
+is zero at elv_angle = shoulder_elv = 0, as in the original model.
+
+A :class:`Rhythm` is data: a tuple of :class:`RhythmTerm`, each giving one
+dependent coordinate as a function of the rhythm's input coordinates (linear,
+polynomial or a spline surface), either replacing the model's coupler or
+added to it, with the mirrored couplings kept consistent.  Users supply their
+own as a CSV table (linear terms) or JSON (any function).
+"""
+
+from __future__ import annotations
+
+import copy
+import csv
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from . import functions as fn
+from .functions.base import JointFunction, function_from_dict
+from .model import Model
+
+__all__ = ["RhythmTerm", "Rhythm", "apply", "apply_to_document", "builtin_rhythm", "BUILTIN_RHYTHMS",
+           "load_rhythm", "linear_coefficients"]
+
+#: de Groot & Brand (2001) slopes (deg/deg) mapped onto the Holzbaur coordinates: (Hy slope, Hz slope).
+DEGROOT_2001 = {
+    "sternoclavicular_r2": (0.120, -0.242),   # clavicle protraction Cy
+    "sternoclavicular_r3": (-0.046, 0.123),   # clavicle elevation Cz
+    "acromioclavicular_r1": (-0.028, 0.184),  # scapula tilt Sx
+    "acromioclavicular_r2": (0.140, -0.049),  # scapula protraction Sy
+    "acromioclavicular_r3": (-0.079, 0.396),  # scapula lateral rotation Sz
+}
+HOLZBAUR_MIRRORS = {
+    "sternoclavicular_r2": ("unrotscap_r2",),
+    "sternoclavicular_r3": ("unrotscap_r3",),
+    "acromioclavicular_r1": ("unrothum_r1",),
+    "acromioclavicular_r2": ("unrothum_r2",),
+    "acromioclavicular_r3": ("unrothum_r3",),
+}
+REFERENCE = ("de Groot JH, Brand R (2001) A three-dimensional regression model of the shoulder rhythm. "
+             "Clin Biomech 16:735-743")
+
+
+class RhythmError(ValueError):
+    """A rhythm that does not fit the model (unknown coordinate, no coupler to replace, ...)."""
+
+
+@dataclass(frozen=True)
+class RhythmTerm:
+    """One dependent coordinate as a function of the rhythm's inputs.
+
+    ``mode`` "replace": the coupler becomes ``function(inputs)``; "add": the
+    coupler becomes its old function plus ``function(inputs)``.  Each mirror
+    coordinate gets the negative of the dependent's new function.
+    """
+
+    dependent: str
+    function: JointFunction
+    mirrors: tuple[str, ...] = ()
+    mode: str = "replace"
+
+    def __post_init__(self):
+        if self.mode not in ("replace", "add"):
+            raise RhythmError(f"rhythm term for {self.dependent!r}: mode must be 'replace' or 'add'")
+
+
+@dataclass(frozen=True)
+class Rhythm:
+    """A shoulder (or any) rhythm: dependent coordinates as functions of ``inputs``."""
+
+    name: str
+    inputs: tuple[str, ...]
+    terms: tuple[RhythmTerm, ...]
+    description: str = ""
+    reference: str = ""
+
+    def __post_init__(self):
+        object.__setattr__(self, "inputs", tuple(self.inputs))
+        object.__setattr__(self, "terms", tuple(self.terms))
+        for t in self.terms:
+            if t.function.n_inputs != len(self.inputs):
+                raise RhythmError(f"rhythm {self.name!r}: the function of {t.dependent!r} takes "
+                                  f"{t.function.n_inputs} inputs, the rhythm has {len(self.inputs)}")
+
+    def with_zero_slopes(self, coordinate: str) -> "Rhythm":
+        """The same rhythm with every linear coefficient of ``coordinate`` set to zero."""
+        k = self.inputs.index(coordinate)
+        terms = []
+        for t in self.terms:
+            if not isinstance(t.function, fn.Linear):
+                raise RhythmError(f"{t.dependent!r}: only linear terms can have a slope set to zero")
+            a = t.function.coefficients.copy()
+            a[k] = 0.0
+            terms.append(RhythmTerm(t.dependent, fn.Linear(a, t.function.intercept), t.mirrors, t.mode))
+        return Rhythm(f"{self.name} without {coordinate}", self.inputs, tuple(terms), self.description, self.reference)
+
+    # -- files ----------------------------------------------------------------
+    def to_dict(self) -> dict:
+        return {"name": self.name, "inputs": list(self.inputs), "description": self.description,
+                "reference": self.reference,
+                "terms": [{"dependent": t.dependent, "function": t.function.to_dict(), "mirrors": list(t.mirrors),
+                           "mode": t.mode} for t in self.terms]}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Rhythm":
+        return cls(d["name"], tuple(d["inputs"]),
+                   tuple(RhythmTerm(t["dependent"], function_from_dict(t["function"]), tuple(t.get("mirrors", ())),
+                                    t.get("mode", "replace")) for t in d["terms"]),
+                   d.get("description", ""), d.get("reference", ""))
+
+    def to_table(self) -> str:
+        """CSV with one row per term: dependent, mirrors, mode, one slope column per input, intercept."""
+        rows = [["dependent", "mirrors", "mode", *self.inputs, "intercept"]]
+        for t in self.terms:
+            if not isinstance(t.function, fn.Linear):
+                raise RhythmError("only linear rhythms can be written as a table; use JSON")
+            rows.append([t.dependent, " ".join(t.mirrors), t.mode, *(repr(float(c)) for c in t.function.coefficients),
+                         repr(t.function.intercept)])
+        return "\n".join(",".join(r) for r in rows) + "\n"
+
+
+def _read_table(path: Path) -> Rhythm:
+    with open(path, newline="", encoding="utf-8") as fh:
+        rows = [r for r in csv.reader(fh) if r and not r[0].startswith("#")]
+    head = [h.strip() for h in rows[0]]
+    for need in ("dependent", "intercept"):
+        if need not in head:
+            raise RhythmError(f"{path}: the header needs a {need!r} column (got {head})")
+    fixed = {"dependent", "mirrors", "mode", "intercept"}
+    inputs = tuple(h for h in head if h not in fixed)
+    if not inputs:
+        raise RhythmError(f"{path}: no input-coordinate columns")
+    terms = []
+    for n, r in enumerate(rows[1:], start=2):
+        d = dict(zip(head, (c.strip() for c in r)))
+        try:
+            coef = [float(d[c]) for c in inputs]
+            b = float(d["intercept"])
+        except (KeyError, ValueError) as err:
+            raise RhythmError(f"{path}, line {n}: bad number ({err})") from None
+        terms.append(RhythmTerm(d["dependent"], fn.Linear(coef, b), tuple(d.get("mirrors", "").split()),
+                                d.get("mode", "replace") or "replace"))
+    return Rhythm(path.stem, inputs, tuple(terms), f"read from {path.name}")
+
+
+def load_rhythm(source: str | Path) -> Rhythm:
+    """A built-in rhythm by name, or a rhythm file (.csv linear table, .json any function)."""
+    if str(source) in BUILTIN_RHYTHMS:
+        return builtin_rhythm(str(source))
+    p = Path(source)
+    if not p.is_file():
+        raise RhythmError(f"no built-in rhythm or file named {source!r}; built-in: {', '.join(BUILTIN_RHYTHMS)}")
+    if p.suffix.lower() == ".json":
+        return Rhythm.from_dict(json.loads(p.read_text()))
+    return _read_table(p)
+
+
+def builtin_rhythm(name: str) -> Rhythm:
+    """``degroot2001``: the model's elevation couplers plus de Groot & Brand's plane-of-elevation slopes;
+    ``degroot2001-regression``: both slopes from the regression (replaces the elevation slopes too);
+    ``holzbaur2005``: the Holzbaur model's elevation-only rhythm written as two-coordinate couplers."""
+    inputs = ("elv_angle", "shoulder_elv")
+    if name == "degroot2001":
+        terms = [RhythmTerm(d, fn.Linear([hy, 0.0], 0.0), HOLZBAUR_MIRRORS[d], "add")
+                 for d, (hy, hz) in DEGROOT_2001.items()]
+        desc = "Holzbaur's elevation (shoulder_elv) couplers plus the plane-of-elevation (elv_angle) slopes of de Groot & Brand"
+    elif name == "degroot2001-regression":
+        terms = [RhythmTerm(d, fn.Linear([hy, hz], 0.0), HOLZBAUR_MIRRORS[d], "replace")
+                 for d, (hy, hz) in DEGROOT_2001.items()]
+        desc = "both slopes of de Groot & Brand's regression, zero at the rest posture"
+    elif name == "holzbaur2005":
+        slopes = {"sternoclavicular_r2": -0.633555 / 2.61799, "sternoclavicular_r3": 0.322013 / 3.14159,
+                  "acromioclavicular_r1": 0.466003 / 2.61799, "acromioclavicular_r2": -0.128282 / 2.61799,
+                  "acromioclavicular_r3": 1.03673 / 2.61799}
+        terms = [RhythmTerm(d, fn.Linear([0.0, s], 0.0), HOLZBAUR_MIRRORS[d], "replace") for d, s in slopes.items()]
+        desc = "Holzbaur et al. (2005): elevation slopes only (the SIMM rhythm)"
+    else:
+        raise RhythmError(f"unknown rhythm {name!r}; built-in: {', '.join(BUILTIN_RHYTHMS)}")
+    return Rhythm(name, inputs, tuple(terms), desc, REFERENCE)
+
+
+BUILTIN_RHYTHMS = ("degroot2001", "degroot2001-regression", "holzbaur2005")
+
+
+def linear_coefficients(f: JointFunction, lo: float = -1.0, hi: float = 1.0, tol: float = 1e-12):
+    """(slopes, intercept) if ``f`` is affine (checked at sample points), else None."""
+    if isinstance(f, fn.Linear):
+        return f.coefficients.copy(), f.intercept
+    k = f.n_inputs
+    x = np.vstack([np.zeros(k), np.eye(k) * (hi - lo) * 0.5, np.random.default_rng(0).uniform(lo, hi, (8, k))])
+    jet = f.evaluate(x, 2)
+    if np.abs(jet.hessian).max() > tol or np.ptp(jet.gradient, axis=0).max() > tol * max(1.0, np.abs(jet.gradient).max()):
+        return None
+    a = jet.gradient[0]
+    return a, float(jet.value[0] - x[0] @ a)
+
+
+def _negated(f: JointFunction) -> JointFunction:
+    if isinstance(f, fn.Linear):
+        return fn.Linear(-f.coefficients, -f.intercept)
+    return fn.Multiplier(-1.0, f)
+
+
+def apply_to_document(doc, rhythm: Rhythm):
+    """A copy of an OsimDocument whose couplers follow ``rhythm`` (the input document is not changed)."""
+    out = copy.deepcopy(doc)
+    coords = {c.name for c in out.coordinates}
+    for c in rhythm.inputs:
+        if c not in coords:
+            raise RhythmError(f"rhythm {rhythm.name!r} uses coordinate {c!r}, which model {doc.name!r} does not have")
+    by_dep = {c.dependent: c for c in out.couplers}
+    for t in rhythm.terms:
+        if t.dependent not in coords:
+            raise RhythmError(f"rhythm {rhythm.name!r}: model {doc.name!r} has no coordinate {t.dependent!r}")
+        old = by_dep.get(t.dependent)
+        if old is None:
+            raise RhythmError(f"rhythm {rhythm.name!r}: no coupler drives {t.dependent!r} in model {doc.name!r}")
+        new = t.function
+        if t.mode == "add":
+            if isinstance(new, fn.Linear) and not np.any(new.coefficients) and new.intercept == 0.0:
+                continue  # adding zero leaves the model unchanged
+            if any(i not in rhythm.inputs for i in old.independents):
+                raise RhythmError(f"{t.dependent!r}: its coupler uses {old.independents}, not among the rhythm's inputs")
+            base_lin = linear_coefficients(old.function if old.scale == 1.0 else fn.Multiplier(old.scale, old.function))
+            new_lin = linear_coefficients(new)
+            if base_lin is not None and new_lin is not None:
+                a = np.array(new_lin[0], dtype=float)
+                for slope, name in zip(base_lin[0], old.independents):
+                    a[rhythm.inputs.index(name)] += slope
+                new = fn.Linear(a, base_lin[1] + new_lin[1])
+            else:
+                picks = [fn.coordinate(rhythm.inputs.index(i), len(rhythm.inputs)) for i in old.independents]
+                oldf = old.function if old.scale == 1.0 else fn.Multiplier(old.scale, old.function)
+                new = fn.Composite(fn.Linear([1.0, 1.0], 0.0), [fn.Composite(oldf, picks), new])
+        old.function, old.independents, old.scale = new, list(rhythm.inputs), 1.0
+        for mname in t.mirrors:
+            mc = by_dep.get(mname)
+            if mc is None:
+                raise RhythmError(f"rhythm {rhythm.name!r}: no coupler drives the mirror {mname!r}")
+            mc.function, mc.independents, mc.scale = _negated(new), list(rhythm.inputs), 1.0
+    out.notes = list(out.notes) + [f"couplers replaced by rhythm {rhythm.name!r}"]
+    return out
+
+
+def apply(model: Model, rhythm: Rhythm | str) -> Model:
+    """A new model whose couplers follow ``rhythm`` (a Rhythm, a built-in name or a file)."""
+    from .io.convert import document_to_model
+    if not isinstance(rhythm, Rhythm):
+        rhythm = load_rhythm(rhythm)
+    doc = model.extras.get("document")
+    if doc is None:
+        raise RhythmError("apply() needs a model imported from an .osim file (it edits the model's couplers)")
+    new = document_to_model(apply_to_document(doc, rhythm), strict=False)
+    new.extras["rhythm"] = rhythm
+    return new

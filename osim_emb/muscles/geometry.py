@@ -140,21 +140,24 @@ def _moment_arm_of_path(model: Model, kin: FrameKinematics, ps: PathState) -> np
     pts = _gather(ps.positions, seq)  # (N, S, 3)
     a, b = seq[:, :-1], seq[:, 1:]
     valid = (a >= 0) & (b >= 0)
-    fa = ps.slot_frames[np.where(a < 0, 0, a)]
-    fb = ps.slot_frames[np.where(b < 0, 0, b)]
+    frame_of = ps.slot_frames[np.where(seq < 0, 0, seq)]  # (N, S)
+    fa, fb = frame_of[:, :-1], frame_of[:, 1:]
     valid &= fa != fb  # a segment between two points of one body (a wrap arc, say) exerts no net load
     d = pts[:, 1:] - pts[:, :-1]
     ln = np.linalg.norm(d, axis=-1)
     e = np.where(valid[..., None], d / np.where(ln > 0, ln, 1.0)[..., None], 0.0)
-    pa, pb = pts[:, :-1], pts[:, 1:]
-    n = seq.shape[0]
-    rows = np.arange(n)[:, None]
-    ja = kin.jacobian[rows, fa]  # (N, S-1, nq, 6)
-    jb = kin.jacobian[rows, fb]
-    ma = np.cross(pa, e)  # moment arm of the unit force about the ground origin
-    mb = np.cross(pb, e)
-    r = (np.einsum("nskc,nsc->nk", ja[..., :3], ma) + np.einsum("nskc,nsc->nk", ja[..., 3:], e)
-         - np.einsum("nskc,nsc->nk", jb[..., :3], mb) - np.einsum("nskc,nsc->nk", jb[..., 3:], e))
+    # unit force on each effective point: towards the next point, and towards the previous one
+    force = np.zeros_like(pts)
+    force[:, :-1] += e
+    force[:, 1:] -= e
+    # wrench (moment about the ground origin, force) summed per frame, then J^T wrench
+    wrench = np.concatenate([np.cross(pts, force), force], axis=-1)  # (N, S, 6)
+    r = np.zeros((seq.shape[0], kin.jacobian.shape[2]))
+    for f in np.unique(ps.slot_frames):
+        if f == 0:
+            continue  # the ground does no virtual work
+        w = np.einsum("ns,nsc->nc", (frame_of == f) & (seq >= 0), wrench)
+        r += np.einsum("nkc,nc->nk", kin.jacobian[:, f], w)
     return r
 
 

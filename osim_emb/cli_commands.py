@@ -28,8 +28,68 @@ def cmd_rhythm(args: argparse.Namespace) -> int:
     return 0
 
 
+def _fixed(pairs: list[str] | None) -> dict[str, float]:
+    import numpy as np
+    out = {}
+    for item in pairs or []:
+        for part in _csv(item):
+            name, _, val = part.partition("=")
+            if not val:
+                raise ValueError(f"--fixed expects NAME=DEGREES, got {part!r}")
+            out[name.strip()] = float(np.radians(float(val)))
+    return out
+
+
+def cmd_moment_arms(args: argparse.Namespace) -> int:
+    from .validation.moment_arms import REFERENCES, print_report, run_moment_arm_study
+    refs = [] if args.references == "none" else _csv(args.references)
+    for r in refs:
+        if r not in REFERENCES:
+            raise ValueError(f"unknown reference {r!r}; choose from {', '.join(REFERENCES)} or 'none'")
+    out = args.out or str(Path("out") / (Path(args.model).stem + "_moment_arms"))
+    result = run_moment_arm_study(
+        args.model, _csv(args.sweep), step_deg=args.step, muscles=_csv(args.muscles) if args.muscles else None,
+        ma_coordinates=_csv(args.coordinates) if args.coordinates else None, references=refs,
+        fixed=_fixed(args.fixed), opensim_compat=args.opensim_compat, out_dir=out, formats=_csv(args.formats),
+        progress=not args.quiet)
+    print_report(result)
+    print(f"  tables and figures in {out}/")
+    return 0
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from .study import run_main_job
+    run_main_job(args.model, args.out, step_deg=args.step, formats=_csv(args.formats), progress=not args.quiet)
+    return 0
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the analysis commands (moment arms, rhythm, simulation, the default study)."""
+    s = sub.add_parser("run", help="the main job: export a model (default: the built-in 3D shoulder), validate its "
+                                   "moment arms against OpenSim over 1-degree sweeps, write a report")
+    s.add_argument("model", nargs="?", help=".osim file (default: the built-in models/shoulder3d)")
+    s.add_argument("--out", default="out", help="output folder (default: out)")
+    s.add_argument("--step", type=float, default=1.0, help="sweep step in degrees (default 1)")
+    s.add_argument("--formats", default="pdf,png,svg", help="figure formats")
+    s.add_argument("--quiet", action="store_true", help="no progress lines")
+    s.set_defaults(func=cmd_run)
+    s = sub.add_parser("moment-arms", help="sweep coordinates and compare the closed-form moment arms with OpenSim")
+    s.add_argument("model", help=".osim file")
+    s.add_argument("--sweep", required=True, help="coordinates to sweep over their ranges, e.g. elv_angle,shoulder_elv")
+    s.add_argument("--step", type=float, default=1.0, help="sweep step in degrees (default 1)")
+    s.add_argument("--coordinates", help="moment-arm coordinates (default: the swept ones)")
+    s.add_argument("--muscles", help="comma-separated muscle names (default: all)")
+    s.add_argument("--fixed", action="append", help="values of the other coordinates, NAME=DEGREES[,...] "
+                                                    "(default: their default values)")
+    s.add_argument("--references", default="computeMomentArm,computeMomentArm_mvp,minus_dL_dq",
+                   help="OpenSim references to compare with, or 'none'")
+    s.add_argument("--opensim-compat", action="store_true",
+                   help="reproduce OpenSim's stale wrap-point cache (paths with several wrap objects)")
+    s.add_argument("--out", help="output folder (default out/MODEL_moment_arms)")
+    s.add_argument("--formats", default="pdf,png,svg", help="figure formats")
+    s.add_argument("--quiet", action="store_true", help="no progress lines")
+    s.set_defaults(func=cmd_moment_arms)
+
     s = sub.add_parser("rhythm", help="replace a model's shoulder-rhythm couplers and export it as .osim")
     s.add_argument("model", help=".osim file (e.g. the Holzbaur/MoBL model)")
     s.add_argument("--rhythm", default="degroot2001",

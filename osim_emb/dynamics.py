@@ -98,6 +98,7 @@ def dynamics_terms(model: Model, q: Any, qdot: Any | None = None) -> DynamicsTer
         (q,) = _states(model, q)
     else:
         q, qdot = _states(model, q, qdot)
+    model = model.dynamics_model  # massless leaf frames (moving via points) do not enter M, N, G
     q = np.ascontiguousarray(q)
     order = 2 if qdot is not None else 1
     kin = forward_kinematics(model, q, order=1, variables=joint_variables(model, q, order))

@@ -98,11 +98,18 @@ def _as_q(model: Model, q: Any) -> np.ndarray:
     return q
 
 
+def cross3(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """a x b over the last axis (no np.cross overhead; broadcasts)."""
+    a0, a1, a2 = a[..., 0], a[..., 1], a[..., 2]
+    b0, b1, b2 = b[..., 0], b[..., 1], b[..., 2]
+    return np.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis=-1)
+
+
 def motion_cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Spatial cross product of twists (omega, v): the matrix commutator [a^, b^]."""
     wa, va = a[..., :3], a[..., 3:]
     wb, vb = b[..., :3], b[..., 3:]
-    return np.concatenate([np.cross(wa, wb), np.cross(wa, vb) + np.cross(va, wb)], axis=-1)
+    return np.concatenate([cross3(wa, wb), cross3(wa, vb) + cross3(va, wb)], axis=-1)
 
 
 def twist_matrix(xi: np.ndarray) -> np.ndarray:
@@ -158,7 +165,7 @@ def forward_kinematics(model: Model, q: Any, order: int = 1,
         s = twists[i]
         if joint.is_revolute:
             s[:, :3] = axis_ground
-            s[:, 3:] = np.cross(o_c, axis_ground)
+            s[:, 3:] = cross3(o_c, axis_ground)
         else:
             s[:, 3:] = axis_ground
         g = grad[i]  # (N, nq)

@@ -390,6 +390,34 @@ class Model:
         """(n_frames, 4, 4): J_i of Eq 131 of every frame, the sum of the bodies on it."""
         return self._frame_pseudo_inertia
 
+    @property
+    def dynamics_model(self) -> "Model":
+        """The same multibody system without the frames that carry no mass and support none that does
+        (moving-via-point frames, for instance): M, N and G are unchanged, and cheaper to evaluate."""
+        cached = self.__dict__.get("_dynamics_model")
+        if cached is not None:
+            return cached
+        pj = self._frame_pseudo_inertia
+        needed = np.zeros(self.n_frames, dtype=bool)
+        for i in range(self.n_frames - 1, 0, -1):
+            if needed[i] or np.any(pj[i]):
+                needed[i] = True
+                needed[self._parents[i]] = True
+        keep = [i for i in range(1, self.n_frames) if needed[i]]
+        if len(keep) == self.n_joints:
+            sub = self
+        else:
+            new_index = {0: 0, **{old: k + 1 for k, old in enumerate(keep)}}
+            joints = []
+            for old in keep:
+                j = self.joints[old - 1]
+                joints.append(Joint(j.name, new_index[j.parent], j.kind, j.axis, j.variable, j.offset, j.source))
+            bodies = [Body(b.name, new_index[b.frame], b.mass, b.com, b.inertia, b.frame_to_body)
+                      for b in self.bodies if b.frame in new_index and (b.mass > 0 or np.any(b.inertia))]
+            sub = Model(self.name, self.coordinates, joints, bodies, self.gravity, extras={"dynamics_of": self.name})
+        object.__setattr__(self, "_dynamics_model", sub)
+        return sub
+
     # -- lookup ------------------------------------------------------------
     def coordinate_index(self, name: str) -> int:
         for k, c in enumerate(self.coordinates):

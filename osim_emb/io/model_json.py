@@ -149,6 +149,9 @@ def write_atomically(path: str | Path, text: str, *, protect: Sequence[str | Pat
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600 files; give the usual permissions
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):

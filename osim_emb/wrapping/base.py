@@ -19,7 +19,7 @@ from typing import ClassVar
 
 import numpy as np
 
-__all__ = ["WrapStatus", "WrapSegmentResult", "WrapObject", "euler_xyz_body_fixed"]
+__all__ = ["WrapStatus", "WrapSegmentResult", "WrapObject", "euler_xyz_body_fixed", "parse_quadrant"]
 
 
 class WrapStatus:
@@ -39,11 +39,23 @@ class WrapSegmentResult:
     r1: np.ndarray  # (N, 3) first tangent point (NaN where not wrapped)
     r2: np.ndarray  # (N, 3) second tangent point
     length: np.ndarray  # (N,) path length on the surface from r1 to r2 (0 where not wrapped)
+    # Optional: the code OpenSim's wrapLine *returns*, where it differs from ``status``.
+    # ``status`` says whether r1, r2, length describe a wrap; OpenSim sometimes returns
+    # WRAPPED without one (WrapTorus whenever the centre-circle search succeeds, also
+    # when its inner cylinder does not wrap; WrapSphere when P1P2 passes within 1e-5 of
+    # the centre direction, with NaN tangent points).  The path algorithm needs the
+    # returned code (it decides the order of the wrap objects).  None: same as status.
+    raw_status: np.ndarray | None = None
 
     @property
     def wrapped(self) -> np.ndarray:
         """True where the segment wraps (WRAPPED or MANDATORY_WRAP)."""
         return (self.status == WrapStatus.WRAPPED) | (self.status == WrapStatus.MANDATORY_WRAP)
+
+    @property
+    def code(self) -> np.ndarray:
+        """The code OpenSim's wrapLine returns (``raw_status`` if given, else ``status``)."""
+        return self.status if self.raw_status is None else self.raw_status
 
 
 def euler_xyz_body_fixed(angles) -> np.ndarray:
@@ -54,6 +66,29 @@ def euler_xyz_body_fixed(angles) -> np.ndarray:
     ry = np.array([[cb, 0, sb], [0, 1, 0], [-sb, 0, cb]])
     rz = np.array([[cc, -sc, 0], [sc, cc, 0], [0, 0, 1]])
     return rx @ ry @ rz
+
+
+_QUADRANTS = {
+    "-x": (0, -1), "-X": (0, -1),
+    "x": (0, 1), "+x": (0, 1), "X": (0, 1), "+X": (0, 1),
+    "-y": (1, -1), "-Y": (1, -1),
+    "y": (1, 1), "+y": (1, 1), "Y": (1, 1), "+Y": (1, 1),
+    "-z": (2, -1), "-Z": (2, -1),
+    "z": (2, 1), "+z": (2, 1), "Z": (2, 1), "+Z": (2, 1),
+    "all": (0, 0), "ALL": (0, 0), "All": (0, 0), "Unassigned": (0, 0),
+}
+
+
+def parse_quadrant(quadrant: str) -> tuple[int, int]:
+    """(wrap axis 0/1/2, wrap sign -1/+1, or 0 for all quadrants), spelled as OpenSim accepts.
+
+    OpenSim accepts x, +x, X, +X, -x, -X (same for y, z), all, ALL, All, and
+    Unassigned (= all); anything else is an error.
+    """
+    q = str(quadrant).strip()
+    if q not in _QUADRANTS:
+        raise ValueError(f"invalid wrap quadrant {quadrant!r} (x, -x, y, -y, z, -z or all)")
+    return _QUADRANTS[q]
 
 
 @dataclass(frozen=True)
@@ -78,5 +113,21 @@ class WrapObject:
         t[:3, 3] = self.translation
         return t
 
+    @property
+    def wrap_axis_sign(self) -> tuple[int, int]:
+        """(axis, sign) of ``quadrant``; sign 0 for all quadrants."""
+        return parse_quadrant(self.quadrant)
+
     def wrap_segment(self, p1: np.ndarray, p2: np.ndarray, method: str = "hybrid") -> WrapSegmentResult:
         raise NotImplementedError
+
+    def wrap_segment_in_path(self, p1: np.ndarray, p2: np.ndarray, method: str = "hybrid",
+                             single_wrap: bool = True) -> WrapSegmentResult:
+        """Wrap as OpenSim's GeometryPath calls it.
+
+        ``single_wrap`` is True when the path has only this one PathWrap: OpenSim's
+        WrapCylinder (and the cylinder inside WrapTorus) then skips its tangent-point
+        adjustment loop.  Objects whose result does not depend on it just call
+        :meth:`wrap_segment`.
+        """
+        return self.wrap_segment(p1, p2, method)

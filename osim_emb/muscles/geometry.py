@@ -59,6 +59,9 @@ class PathState:
     wrap_length: np.ndarray | None = None  # (N, W)
     wrapped: np.ndarray | None = None  # (N, W)
     tangent_points: np.ndarray | None = None  # (N, W, 2, 3) in the wrap frames
+    #: (N, n_slots, 3) positions that set the directions of the lines of action, where they differ from
+    #: ``positions`` (opensim_compat: OpenSim's stale ground positions of tangent points)
+    direction_positions: np.ndarray | None = None
 
 
 def _muscle_list(model: Model, muscles: Sequence[str] | None) -> list[Musculotendon]:
@@ -112,8 +115,12 @@ def path_states(model: Model, q: Any, muscles: Sequence[str] | None = None, *, w
             for o in objs:
                 frames += [model.bodies[body_index[o.body]].frame] * 2
                 bodies += [o.body, o.body]
+            dirpos = None
+            if wp.queried_ground is not None:
+                dirpos = np.concatenate([pos, np.where(np.isnan(wp.queried_ground), tpg, wp.queried_ground)
+                                         .reshape(n, -1, 3)], axis=1)
             out.append(PathState(mu, wp.sequence, np.array(frames), bodies, positions, wp.length,
-                                 wp.wrap_length, wp.wrapped, tp))
+                                 wp.wrap_length, wp.wrapped, tp, dirpos))
             continue
         # no wrapping: the active points in order
         order = np.argsort(~active, axis=1, kind="stable")
@@ -137,13 +144,14 @@ def _polyline_length(positions: np.ndarray, seq: np.ndarray) -> np.ndarray:
 def _moment_arm_of_path(model: Model, kin: FrameKinematics, ps: PathState) -> np.ndarray:
     """R column (N, n_q) of one unit: sum over segments of J_a^T e - J_b^T e (Eq 195 in ground form)."""
     seq = ps.sequence
-    pts = _gather(ps.positions, seq)  # (N, S, 3)
+    pts = _gather(ps.positions, seq)  # (N, S, 3) where the unit forces act
+    dpts = pts if ps.direction_positions is None else _gather(ps.direction_positions, seq)
     a, b = seq[:, :-1], seq[:, 1:]
     valid = (a >= 0) & (b >= 0)
     frame_of = ps.slot_frames[np.where(seq < 0, 0, seq)]  # (N, S)
     fa, fb = frame_of[:, :-1], frame_of[:, 1:]
     valid &= fa != fb  # a segment between two points of one body (a wrap arc, say) exerts no net load
-    d = pts[:, 1:] - pts[:, :-1]
+    d = dpts[:, 1:] - dpts[:, :-1]
     ln = np.linalg.norm(d, axis=-1)
     e = np.where(valid[..., None], d / np.where(ln > 0, ln, 1.0)[..., None], 0.0)
     # unit force on each effective point: towards the next point, and towards the previous one

@@ -88,6 +88,9 @@ class WrappedPath:
     wrapped: np.ndarray  # (N, W) bool
     length: np.ndarray  # (N,) total path length
     passes: np.ndarray = field(default=None)  # (N,) number of passes made over the PathWraps
+    #: (N, W, 2, 3) ground positions of the tangent points as OpenSim's getLocationInGround returns them
+    #: (compat mode: the stale first-queried values; default mode: None, i.e. the current positions)
+    queried_ground: np.ndarray | None = None
 
     def tangent_points_in_ground(self, wrap_to_ground: np.ndarray) -> np.ndarray:
         """(N, W, 2, 3) tangent points in ground (NaN where not in the path)."""
@@ -511,4 +514,9 @@ def wrap_path(points_ground, point_active, wrap_to_ground, specs, opensim_compat
     length = st.length(np.arange(n))
     tp = np.where(st.in_path[..., None, None], st.r, np.nan)
     wl = np.where(st.in_path, st.wlen, 0.0)
-    return WrappedPath(st.seq.copy(), tp, wl, st.in_path.copy(), length, passes)
+    queried = None
+    if st.compat and W:
+        fresh = np.einsum("nwij,nwkj->nwki", T[..., :3, :3], st.r) + T[:, :, None, :3, 3]
+        queried = np.where(st.cached[..., None], st.cache, fresh)
+        queried = np.where(st.in_path[..., None, None], queried, np.nan)
+    return WrappedPath(st.seq.copy(), tp, wl, st.in_path.copy(), length, passes, queried)

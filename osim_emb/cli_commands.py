@@ -57,6 +57,73 @@ def cmd_moment_arms(args: argparse.Namespace) -> int:
     return 0
 
 
+def _values(model, pairs: list[str] | None, default) -> "object":
+    import numpy as np
+    v = np.array(default, dtype=float)
+    for name, val in _fixed(pairs).items():
+        v[model.coordinate_index(name)] = val if model.coordinates[model.coordinate_index(name)].motion_type \
+            == "rotational" else np.degrees(val)
+    return v
+
+
+def _plot_table(table, columns, ylabel, path, title):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for c in columns:
+        ax.plot(table["time"], table[c], label=c)
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=9)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, ncol=2)
+    fig.tight_layout()
+    fig.savefig(path, dpi=200)
+    plt.close(fig)
+
+
+def cmd_simulate(args: argparse.Namespace) -> int:
+    import numpy as np
+    from .cli import _load_any
+    from .io.motion import write_motion
+    from .simulation import simulate
+    model = _load_any(args.model)
+    q0 = _values(model, args.q0, model.default_q)
+    qd0 = _values(model, args.qdot0, np.zeros(model.n_q))
+    model.check_configuration(q0)
+    tab = simulate(model, args.t_end, q0, qd0, method=args.method, rtol=args.rtol, atol=args.atol,
+                   n_output=args.samples)
+    out = Path(args.output)
+    write_motion(out, tab, name=f"{model.name} passive simulation", protect=[args.model])
+    print(f"wrote {out}: {len(tab)} samples over {args.t_end} s ({tab.attrs['nfev']} right-hand sides, {args.method})")
+    if args.plot:
+        p = out.with_suffix(".png")
+        _plot_table(tab, model.coordinate_names, "generalized coordinates (rad, m)", p,
+                    f"{model.name}: forward simulation under gravity")
+        print(f"wrote {p}")
+    return 0
+
+
+def cmd_inverse_dynamics(args: argparse.Namespace) -> int:
+    from .cli import _load_any
+    from .io.motion import coordinates_from_motion, read_motion, write_motion
+    from .simulation import inverse_dynamics_of_motion
+    model = _load_any(args.model)
+    table, header = read_motion(args.motion)
+    time, q, qd = coordinates_from_motion(model, table, header)
+    tau = inverse_dynamics_of_motion(model, time, q, qd, smoothing=args.smoothing)
+    out = Path(args.output)
+    write_motion(out, tau, name=f"{model.name} inverse dynamics", protect=[args.model, args.motion])
+    print(f"wrote {out}: generalized forces at {len(tau)} frames")
+    if args.plot:
+        p = out.with_suffix(".png")
+        _plot_table(tau, [c for c in tau.columns if c != "time"], "generalized force (N m, N)", p,
+                    f"{model.name}: inverse dynamics of {Path(args.motion).name}")
+        print(f"wrote {p}")
+    return 0
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     from .study import run_main_job
     run_main_job(args.model, args.out, step_deg=args.step, formats=_csv(args.formats), progress=not args.quiet)
@@ -73,6 +140,27 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--formats", default="pdf,png,svg", help="figure formats")
     s.add_argument("--quiet", action="store_true", help="no progress lines")
     s.set_defaults(func=cmd_run)
+
+    s = sub.add_parser("simulate", help="forward simulation of the minimal-coordinate ODE under gravity")
+    s.add_argument("model", help=".osim or .emb.json model")
+    s.add_argument("-o", "--output", required=True, help="output .sto file (q and q-dot)")
+    s.add_argument("--t-end", type=float, default=1.0, help="duration in seconds (default 1)")
+    s.add_argument("--q0", action="append", help="initial coordinates NAME=DEGREES (or metres)[,...]; default: defaults")
+    s.add_argument("--qdot0", action="append", help="initial speeds NAME=DEG_PER_S[,...]; default 0")
+    s.add_argument("--method", default="DOP853", help="solve_ivp method (default DOP853)")
+    s.add_argument("--rtol", type=float, default=1e-10)
+    s.add_argument("--atol", type=float, default=1e-10)
+    s.add_argument("--samples", type=int, default=201, help="output samples")
+    s.add_argument("--plot", action="store_true", help="also write a PNG plot")
+    s.set_defaults(func=cmd_simulate)
+
+    s = sub.add_parser("inverse-dynamics", help="generalized forces of a motion (.mot/.sto) by M q'' + N q' - G")
+    s.add_argument("model", help=".osim or .emb.json model")
+    s.add_argument("motion", help=".mot/.sto with the generalized coordinates (degrees if inDegrees=yes)")
+    s.add_argument("-o", "--output", required=True, help="output .sto file")
+    s.add_argument("--smoothing", type=float, help="smoothing-spline penalty (default: interpolating spline)")
+    s.add_argument("--plot", action="store_true", help="also write a PNG plot")
+    s.set_defaults(func=cmd_inverse_dynamics)
     s = sub.add_parser("moment-arms", help="sweep coordinates and compare the closed-form moment arms with OpenSim")
     s.add_argument("model", help=".osim file")
     s.add_argument("--sweep", required=True, help="coordinates to sweep over their ranges, e.g. elv_angle,shoulder_elv")

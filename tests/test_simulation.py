@@ -1,0 +1,73 @@
+"""Forward simulation, inverse dynamics of motions, computed-torque tracking (Eqs 200-201), motion files."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from osim_emb.cli import main
+from osim_emb.io import load_osim
+from osim_emb.io.motion import coordinates_from_motion, read_motion, write_motion
+from osim_emb.simulation import computed_torque_tracking, inverse_dynamics_of_motion, minimum_jerk, simulate
+from osim_emb.synthetic import serial_chain_model
+
+
+def test_motion_file_roundtrip(tmp_path):
+    t = pd.DataFrame({"time": np.linspace(0, 1, 11), "a": np.sin(np.arange(11.0)), "b": np.arange(11.0) * 1e-3})
+    p = tmp_path / "m.mot"
+    write_motion(p, t, in_degrees=False)
+    back, head = read_motion(p)
+    assert head["inDegrees"] == "no" and int(head["nRows"]) == 11
+    np.testing.assert_allclose(back.to_numpy(), t.to_numpy(), rtol=1e-11, atol=1e-15)
+
+
+def test_inverse_dynamics_of_a_passive_motion_is_zero():
+    """Forward simulation under gravity, then inverse dynamics of the sampled motion: ~0 generalized force."""
+    model = serial_chain_model(3)
+    tab = simulate(model, 0.5, [0.4, -0.3, 0.2], None, n_output=501)
+    q = tab[model.coordinate_names].to_numpy()
+    qd = tab[[c + "_u" for c in model.coordinate_names]].to_numpy()
+    tau = inverse_dynamics_of_motion(model, tab.time.to_numpy(), q, qd).iloc[:, 1:].to_numpy()
+    scale = np.abs(inverse_dynamics_of_motion(model, tab.time.to_numpy(), q, np.zeros_like(q),
+                                              np.zeros_like(q)).iloc[:, 1:].to_numpy()).max()
+    assert np.abs(tau[5:-5]).max() < 1e-6 * scale
+
+
+def test_computed_torque_error_is_critically_damped():
+    """Starting off the desired trajectory, each error obeys e'' + 2K e' + K^2 e = 0: e = e0 (1 + K t) exp(-K t)."""
+    model = serial_chain_model(2)
+    gains = np.array([20.0, 50.0])
+
+    def desired(t):
+        q, dq, ddq = minimum_jerk(np.array([t, t]), 0.0, 1.0, np.array([0.2, -0.1]), np.array([0.9, 0.4]))
+        return q, dq, ddq
+
+    e0 = np.array([0.05, -0.02])
+    res = computed_torque_tracking(model, desired, 1.0, gains, q0=desired(0.0)[0] + e0, qdot0=np.zeros(2),
+                                   n_output=101)
+    t = res.states.time.to_numpy()
+    for k, c in enumerate(model.coordinate_names):
+        e = res.states[c].to_numpy() - res.desired[c].to_numpy()
+        expected = e0[k] * (1 + gains[k] * t) * np.exp(-gains[k] * t)
+        np.testing.assert_allclose(e, expected, atol=1e-8)
+    # the torques are the inverse dynamics of the motion with q'' = Q_d
+    q = res.states[model.coordinate_names].to_numpy()
+    qd = res.states[[c + "_u" for c in model.coordinate_names]].to_numpy()
+    from osim_emb import dynamics as dyn
+    qdd = np.array([desired(ti)[2] for ti in t]) - 2 * gains * (qd - np.array([desired(ti)[1] for ti in t])) \
+        - gains ** 2 * (q - np.array([desired(ti)[0] for ti in t]))
+    np.testing.assert_allclose(res.torques.iloc[:, 1:].to_numpy(), dyn.inverse_dynamics(model, q, qd, qdd),
+                               rtol=1e-10, atol=1e-10)
+
+
+def test_simulate_and_inverse_dynamics_commands(models_dir, tmp_path):
+    path = str(models_dir / "double_pendulum.osim")
+    out = tmp_path / "sim.sto"
+    assert main(["simulate", path, "-o", str(out), "--t-end", "0.5", "--q0", "q1=30", "--samples", "501"]) == 0
+    tab, head = read_motion(out)
+    model = load_osim(path)
+    _, q, qd = coordinates_from_motion(model, tab, head)
+    assert q[0, 0] == pytest.approx(np.radians(30)) and qd is not None
+    tau = tmp_path / "tau.sto"
+    assert main(["inverse-dynamics", path, str(out), "-o", str(tau)]) == 0
+    t, _ = read_motion(tau)
+    assert np.abs(t.iloc[5:-5, 1:].to_numpy()).max() < 1e-5

@@ -148,28 +148,49 @@ def _length_derivative(ref, model: Model, q: np.ndarray, k: int, muscles: Sequen
     return (lengths(x + h) - lengths(x - h)) / (2 * h)
 
 
-def explain_differences(model: Model, muscles: Iterable[str]) -> dict[str, str]:
-    """Why OpenSim's computeMomentArm on the original model may differ from the package, per muscle."""
+def explain_differences(model: Model, muscles: Iterable[str]) -> dict[str, dict[str, str]]:
+    """Why each OpenSim reference may differ from the package, per reference and muscle.
+
+    * ``computeMomentArm``: a moving via point next to a point on its own body (OpenSim leaves that
+      segment's length change out); couplers of several independent coordinates (OpenSim's coupling
+      projection moves the other independent coordinates too).
+    * ``computeMomentArm_mvp``: couplers of several independent coordinates.
+    * ``minus_dL_dq``: cylinder, ellipsoid and torus wraps are not geodesics, so the generalized force
+      per newton (Eq 195, and OpenSim's computeMomentArm) is not -dL/dq; lengths also have kinks where a
+      wrap engages.
+    """
     by = {m.name: m for m in model.muscles}
     wraps = {w.name: type(w).__name__ for w in model.wrap_objects}
-    out = {}
+    doc = model.extras.get("document")
+    multi = [c for c in (doc.couplers if doc is not None else []) if len(c.independents) > 1]
+    coupled_bodies = set()
+    if multi:
+        deps = {c.dependent for c in multi}
+        for j in model.joints:
+            if any(d in j.source for d in deps):
+                coupled_bodies.add(j.name)
+    out: dict[str, dict[str, str]] = {r: {} for r in REFERENCES}
     for name in muscles:
         m = by[name]
-        why = []
         pts = m.points
+        same_body = []
         for i, p in enumerate(pts):
             if p.kind != "moving":
                 continue
             for j in (i - 1, i + 1):
                 if 0 <= j < len(pts) and pts[j].source_body == p.source_body:
-                    why.append(f"moving point {p.name!r} next to point {pts[j].name!r} on its own body "
-                               f"{p.source_body!r}: OpenSim leaves that segment's length change out")
+                    same_body.append(f"moving point {p.name!r} next to point {pts[j].name!r} on its own body "
+                                     f"{p.source_body!r}: OpenSim leaves that segment's length change out")
                     break
+        proj = ([f"{len(multi)} couplers with several independent coordinates: OpenSim's coupling projection "
+                 "moves the other independent coordinates, so computeMomentArm is not the partial derivative"]
+                if multi else [])
         approx = sorted({wraps.get(w.wrap_object, "?") for w in m.wraps} - {"WrapSphere"})
-        if approx:
-            why.append("approximate wrapping (" + ", ".join(approx) + ")")
-        if why:
-            out[name] = "; ".join(dict.fromkeys(why))
+        for ref, why in (("computeMomentArm", same_body + proj), ("computeMomentArm_mvp", proj),
+                         ("minus_dL_dq", [f"approximate wrapping ({', '.join(approx)}): R is the generalized "
+                                          "force per newton, not -dL/dq"] if approx else [])):
+            if why:
+                out[ref][name] = "; ".join(dict.fromkeys(why))
     return out
 
 
@@ -293,7 +314,7 @@ def run_moment_arm_study(model_path: str, sweep: Sequence[str], *, step_deg: flo
         g = d.assign(abs_diff=d.difference.abs()).groupby(["muscle", "swept_coordinate", "moment_arm_coordinate"])
         s = g.abs_diff.max().rename("max_abs_difference").reset_index()
         s["reference"] = ref
-        s["reason"] = s.muscle.map(why).fillna("") if ref == "computeMomentArm" else ""
+        s["reason"] = s.muscle.map(why.get(ref, {})).fillna("")
         summary_rows.append(s)
     summary = pd.concat(summary_rows, ignore_index=True) if summary_rows else pd.DataFrame()
     worst = {}
@@ -327,7 +348,8 @@ def print_report(result: dict, stream=None) -> None:
                      f"  (OpenSim {t[ref]:.1f} s)\n")
     s = result["summary"]
     if len(s):
-        bad = s[(s.reference == "computeMomentArm") & (s.max_abs_difference > 1e-8)]
-        for m, g in bad.groupby("muscle"):
-            stream.write(f"  computeMomentArm differs for {m} (max {g.max_abs_difference.max():.2e} m): "
-                         f"{result['explanations'].get(m, 'unexplained')}\n")
+        for ref in result["worst"]:
+            bad = s[(s.reference == ref) & (s.max_abs_difference > 1e-8)]
+            for m, g in bad.groupby("muscle"):
+                stream.write(f"  {ref} differs for {m} (max {g.max_abs_difference.max():.2e} m): "
+                             f"{result['explanations'].get(ref, {}).get(m, 'unexplained')}\n")

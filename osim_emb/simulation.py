@@ -73,6 +73,24 @@ def inverse_dynamics_of_motion(model: Model, time: np.ndarray, q: np.ndarray, qd
     return pd.DataFrame(data)
 
 
+def _terms_function(model: Model):
+    """(q, q̇) -> (M, N q̇, G) at one state: the compiled model when available, else the numpy reference."""
+    from ._accel import use_jit
+    if use_jit():
+        from .compiled import compiled_model
+        cm = compiled_model(model)
+
+        def compiled_terms(q, qd):
+            m, nqd, g = cm.terms(np.asarray(q, dtype=float)[None], np.asarray(qd, dtype=float)[None])
+            return m[0], nqd[0], g[0]
+        return compiled_terms
+
+    def numpy_terms(q, qd):
+        t = dyn.dynamics_terms(model, q, qd)
+        return t.mass[0], t.velocity_forces[0], t.gravity[0]
+    return numpy_terms
+
+
 def minimum_jerk(t: np.ndarray, t0: float, t1: float, a: float, b: float) -> tuple[np.ndarray, ...]:
     """Minimum-jerk move from a (at t0) to b (at t1): value, first and second time derivative."""
     t = np.asarray(t, dtype=float)
@@ -112,12 +130,14 @@ def computed_torque_tracking(model: Model, desired: Callable[[float], tuple[np.n
     q0 = qd0 if q0 is None else np.asarray(q0, dtype=float)
     qdot0 = qdd0 if qdot0 is None else np.asarray(qdot0, dtype=float)
 
+    terms_at = _terms_function(model)
+
     def solve(t, q, qd):
         q_d, qd_d, qdd_d = desired(t)
         qq = qdd_d - 2 * k @ (qd - qd_d) - k @ k @ (q - q_d)
-        terms = dyn.dynamics_terms(model, q, qd)
-        a = np.block([[terms.mass[0], -np.eye(n)], [np.eye(n), np.zeros((n, n))]])
-        b = np.concatenate([terms.gravity[0] - terms.velocity_forces[0], qq])
+        mass, nqd, grav = terms_at(q, qd)
+        a = np.block([[mass, -np.eye(n)], [np.eye(n), np.zeros((n, n))]])
+        b = np.concatenate([grav - nqd, qq])
         x = np.linalg.solve(a, b)
         return x[:n], x[n:]
 

@@ -109,3 +109,22 @@ def test_every_joint_type_and_two_coordinate_coupler(osim, tmp_path):
     nreal, r, p, _ = _compare(str(path), model, _random_q(model, 100, seed=1, cap=1.5), check_points=False)
     assert nreal == 9
     assert r < 1e-10 and p < 1e-10
+
+
+@pytest.mark.parametrize("name", MODEL_FILES)
+def test_motion_types_equal_opensim(osim, models_dir, name):
+    """Motion types (stored in 3.3 files, derived from the joint in 4.x ones, as OpenSim's CustomJoint does)."""
+    path = str(models_dir / name)
+    model = load_osim(path)
+    m = osim.Model(path)
+    m.initSystem()
+    kinds = {osim.Coordinate.Rotational: "rotational", osim.Coordinate.Translational: "translational",
+             osim.Coordinate.Coupled: "coupled"}
+    ours = {c.name: c.motion_type for c in model.coordinates}
+    if "3" not in str(model.extras["version"])[:1]:  # 4.x files: every coordinate, dependent ones included
+        ours.update({d.name: d.motion_type for d in model.dependent_coordinates})
+    cs = m.getCoordinateSet()
+    for i in range(cs.getSize()):
+        c = cs.get(i)
+        if c.getName() in ours:
+            assert ours[c.getName()] == kinds[c.getMotionType()], c.getName()

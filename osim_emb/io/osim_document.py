@@ -43,7 +43,7 @@ class OffsetSpec:
 class CoordinateSpec:
     name: str
     joint: str
-    motion_type: str = "rotational"
+    motion_type: str | None = "rotational"
     default: float = 0.0
     default_speed: float = 0.0
     range: tuple[float, float] = (-np.inf, np.inf)

@@ -206,6 +206,7 @@ class _Reader:
             coords = [self._coordinate(c, j.get("name")) for c in self.objects(j, "CoordinateSet")]
             spec_j = self._joint(j, pj, cj, coords)
             if spec_j is not None:
+                self._infer_motion_types(spec_j)
                 doc.joints.append(spec_j)
 
     def _body_common(self, b: Any) -> BodySpec:
@@ -237,9 +238,7 @@ class _Reader:
             raise self.fail(c, "coordinate without a name")
         rng = self.floats(c, "range", 2, [-np.inf, np.inf])
         spec = CoordinateSpec(name, joint, line=c.sourceline)
-        mt = self.text(c, "motion_type")
-        if mt:
-            spec.motion_type = mt
+        spec.motion_type = None  # derived from the joint, as OpenSim 4 does (it ignores a 3.3 <motion_type>)
         spec.default = self.flt(c, "default_value", 0.0)
         spec.default_speed = self.flt(c, "default_speed_value", 0.0)
         if rng[0] > rng[1]:
@@ -300,6 +299,27 @@ class _Reader:
             return None
         return spec
 
+    @staticmethod
+    def _infer_motion_types(spec: JointSpec) -> None:
+        """OpenSim 4 derives a coordinate's motion type from its joint (CustomJoint::constructCoordinates): an axis the coordinate
+        drives through a linear function of slope +-1 makes it rotational (rotation axes) or translational
+        (translation axes), the last such axis winning; otherwise coupled."""
+        from ..functions import Linear
+        for c in spec.coordinates:
+            if c.motion_type:
+                continue
+            mt = None
+            for a in spec.axes:
+                if c.name not in a.coordinates:
+                    continue
+                f = a.function
+                pure = f is None or (isinstance(f, Linear) and f.n_inputs == 1 and abs(f.coefficients[0]) == 1.0)
+                if pure:
+                    mt = "rotational" if a.is_rotation else "translational"
+                elif mt is None:
+                    mt = "coupled"
+            c.motion_type = mt or "rotational"
+
     # -- bodies and joints, 4.x -------------------------------------------------
     def _read_v4(self, model: Any, doc: OsimDocument) -> None:
         g = model.find("Ground")
@@ -340,6 +360,7 @@ class _Reader:
             cf = self.resolve_frame(self.text(j, "socket_child_frame", required=True), j)
             spec = self._joint(j, pf, cf, coords)
             if spec is not None:
+                self._infer_motion_types(spec)
                 doc.joints.append(spec)
 
     def _resolve_offset_frames(self, pending: list) -> None:

@@ -52,22 +52,26 @@ class Sweep:
 
 
 def make_sweeps(model: Model, coordinates: Sequence[str], step_deg: float = 1.0,
-                fixed: dict[str, float] | None = None) -> list[Sweep]:
-    """Each named coordinate over its range in ``step_deg`` steps; the others at ``fixed`` values (radians)
-    or their defaults."""
+                fixed: dict[str, float] | None = None, step_translation: float = 0.005) -> list[Sweep]:
+    """Each named coordinate over its range in ``step_deg`` steps (translational coordinates in
+    ``step_translation`` metres; their "angles" are then millimetres); the others at ``fixed`` values
+    (radians, metres) or their defaults."""
     base = model.default_q.copy()
     for name, v in (fixed or {}).items():
         base[model.coordinate_index(name)] = v
     out = []
     for c in coordinates:
         k = model.coordinate_index(c)
-        lo, hi = np.degrees(model.coordinates[k].range)
+        rotational = model.coordinates[k].motion_type != "translational"
+        scale = np.degrees(1.0) if rotational else 1000.0  # degrees, or millimetres
+        step = step_deg if rotational else step_translation * 1000.0
+        lo, hi = np.asarray(model.coordinates[k].range) * scale
         if not (np.isfinite(lo) and np.isfinite(hi)):
             raise ValueError(f"coordinate {c!r} has an unbounded range; give a range to sweep it")
-        start = math.ceil(lo / step_deg - 1e-9) * step_deg
-        ang = np.arange(start, hi + 1e-4, step_deg)  # ranges stored in radians miss whole degrees by ~1e-7
+        start = math.ceil(lo / step - 1e-9) * step
+        ang = np.arange(start, hi + 1e-4, step)  # ranges stored in radians miss whole degrees by ~1e-7
         q = np.repeat(base[None], len(ang), axis=0)
-        q[:, k] = np.clip(np.radians(ang), *model.coordinates[k].range)
+        q[:, k] = np.clip(ang / scale, *model.coordinates[k].range)
         out.append(Sweep(c, ang, q))
     return out
 
@@ -280,6 +284,8 @@ def run_moment_arm_study(model_path: str, sweep: Sequence[str], *, step_deg: flo
     if model is None:
         model = load_osim(model_path)
     muscles = list(muscles) if muscles else [m.name for m in model.muscles]
+    if not muscles:
+        raise ValueError(f"model {model.name!r} has no musculotendon units: there are no moment arms to compare")
     ma_coordinates = list(ma_coordinates) if ma_coordinates else list(sweep)
     sweeps = make_sweeps(model, sweep, step_deg, fixed)
     ours, t_ours = package_moment_arms(model, sweeps, muscles, ma_coordinates, opensim_compat=opensim_compat)
@@ -314,7 +320,8 @@ def run_moment_arm_study(model_path: str, sweep: Sequence[str], *, step_deg: flo
         g = d.assign(abs_diff=d.difference.abs()).groupby(["muscle", "swept_coordinate", "moment_arm_coordinate"])
         s = g.abs_diff.max().rename("max_abs_difference").reset_index()
         s["reference"] = ref
-        s["reason"] = s.muscle.map(why.get(ref, {})).fillna("")
+        reasons = why.get(ref, {})
+        s["reason"] = [reasons.get(m, "") for m in s.muscle]
         summary_rows.append(s)
     summary = pd.concat(summary_rows, ignore_index=True) if summary_rows else pd.DataFrame()
     worst = {}
@@ -342,9 +349,12 @@ def print_report(result: dict, stream=None) -> None:
     t = result["timings"]
     n = result["n_configurations"]
     stream.write(f"{result['model'].name}: {n} configurations, package {t['package']:.3f} s\n")
+    model = result["model"]
     for ref, w in result["worst"].items():
+        unit = "mm" if model.coordinates[model.coordinate_index(w["swept_coordinate"])].motion_type == \
+            "translational" else "deg"
         stream.write(f"  {ref:22s} worst |diff| {abs(w['difference']):.3e} m: {w['muscle']} about "
-                     f"{w['moment_arm_coordinate']} at {w['swept_coordinate']} = {w['angle_deg']:g} deg"
+                     f"{w['moment_arm_coordinate']} at {w['swept_coordinate']} = {w['angle_deg']:g} {unit}"
                      f"  (OpenSim {t[ref]:.1f} s)\n")
     s = result["summary"]
     if len(s):

@@ -105,11 +105,16 @@ def opensim_agreement(nowrap_path, wrap_path, n=25, seed=3):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--step", type=float, default=1.0)
+    ap.add_argument("--wrapped", action="store_true",
+                    help="use the wrapped model for the grid (OpenSim's cylinder adjustment loops can run away and "
+                         "produce metre-long paths in some poses; such poses, |R| > 0.15 m, are left out)")
     ap.add_argument("--models-dir", default=os.environ.get("OSIM_EMB_MODELS", str(HERE.parents[2] / "shared" / "models")))
     args = ap.parse_args()
     OUT.mkdir(parents=True, exist_ok=True)
     path = Path(args.models_dir) / "mobl_arms_holzbaur.osim"
-    one = load_osim(path)
+    grid_path = Path(args.models_dir) / ("mobl_arms_holzbaur.osim" if args.wrapped else
+                                         "mobl_arms_holzbaur_nowrap_variant.osim")
+    one = load_osim(grid_path)
     two = apply(one, "degroot2001")
     muscles = shoulder_muscles(one)
     ea, ez, q = grid(one, args.step)
@@ -120,12 +125,17 @@ def main():
     coords = ["elv_angle", "shoulder_elv", "shoulder_rot"]
     kk = [one.coordinate_index(c) for c in coords]
     d = r2[:, kk, :] - r1[:, kk, :]  # (G, 3, M)
+    bad = (np.abs(r1[:, kk, :]) > 0.15) | (np.abs(r2[:, kk, :]) > 0.15)  # runaway wrap paths (wrapped model)
+    if bad.any():
+        print(f"left out {int(bad.sum())} of {bad.size} moment arms with |R| > 0.15 m (runaway wrapping)")
+    d = np.where(bad, 0.0, d)
     rows = []
     for j, mu in enumerate(muscles):
         for ci, c in enumerate(coords):
             g = np.abs(d[:, ci, j])
             i = int(np.argmax(g))
             rows.append({"muscle": mu, "moment_arm_coordinate": c, "max_abs_change_m": g[i],
+                         "p95_abs_change_m": float(np.percentile(g, 95)),
                          "rms_change_m": float(np.sqrt(np.mean(d[:, ci, j] ** 2))),
                          "at_elv_angle_deg": float(np.degrees(q[i, one.coordinate_index("elv_angle")])),
                          "at_shoulder_elv_deg": float(np.degrees(q[i, one.coordinate_index("shoulder_elv")])),
@@ -134,7 +144,8 @@ def main():
     table.to_csv(OUT / "changes_by_muscle.csv", index=False, float_format="%.6e")
     table.head(20).to_csv(OUT / "largest_changes.csv", index=False, float_format="%.6e")
     print(table.head(10).to_string(index=False))
-    print(f"{len(q)} configurations x {len(muscles)} muscles x 2 rhythms in {elapsed:.1f} s")
+    print(f"{grid_path.name}: {len(q)} configurations x {len(muscles)} muscles x 2 rhythms in {elapsed:.1f} s")
+    (OUT / "grid_model.txt").write_text(f"{grid_path.name}, {len(q)} configurations, {elapsed:.1f} s\n")
     # heat maps of the change for the leaders
     leaders = [m for m in TABLE5_LEADERS if m in muscles]
     for ci, c in enumerate(coords[:2]):

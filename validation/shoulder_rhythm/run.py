@@ -77,7 +77,8 @@ def opensim_agreement(nowrap_path, wrap_path, n=25, seed=3):
     rows = []
     for label, path, compat in (("nowrap", nowrap_path, False), ("wrap", wrap_path, True)):
         m2 = apply(load_osim(path), "degroot2001")
-        exported = OUT / f"{Path(path).stem}_degroot2001.osim"
+        exported = HERE.parents[1] / "out" / "shoulder_rhythm" / f"{Path(path).stem}_degroot2001.osim"
+        exported.parent.mkdir(parents=True, exist_ok=True)  # derived from the reference models: not committed
         write_osim(m2, exported)
         ref = OpenSimReference(str(exported), m2)
         rng = np.random.default_rng(seed)

@@ -154,7 +154,7 @@ def main():
         lim = np.abs(d[:, ci, [muscles.index(m) for m in leaders]]).max() * 100
         for ax, mu in zip(axes.ravel(), leaders):
             z = 100 * d[:, ci, muscles.index(mu)].reshape(len(ea), len(ez))
-            im = ax.pcolormesh(ez, ea, z, cmap="RdBu_r", vmin=-lim, vmax=lim, shading="auto")
+            im = ax.pcolormesh(ez, ea, z, cmap="RdBu_r", vmin=-lim, vmax=lim, shading="auto", rasterized=True)
             ax.set_title(mu, fontsize=9)
         for ax in axes[-1]:
             ax.set_xlabel("shoulder_elv (deg)")

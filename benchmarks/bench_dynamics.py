@@ -8,11 +8,8 @@
     ``solve_ivp``.  Each run's final state is compared with a tight reference (the package's ODE, DOP853,
     rtol = atol = 1e-13); for each OpenSim accuracy the package uses the cheapest DOP853 tolerance whose
     final-state errors in q and q̇ are both no larger than OpenSim's, and the time ratio is printed.
-(c) Hook for the DAE comparison (the same model in full coordinates with constraint stabilization,
-    written separately): if ``benchmarks/dae_full_coordinates.py`` exists and defines
-    ``simulate(osim_path, q0, qdot0, t_end, tol) -> (q_final, qdot_final, seconds, n_rhs)`` (q and q̇ of
-    the generalized coordinates, in the package's order), it is run at the same tolerances and compared
-    the same way.
+(c) The DAE of the same model in full coordinates with Baumgarte stabilization (``osim_emb.dae``), run
+    at the same tolerances and compared the same way.
 
     python benchmarks/bench_dynamics.py            # about 15 s
     python benchmarks/bench_dynamics.py --no-opensim
@@ -166,15 +163,12 @@ def opensim_swing(path: Path, model, q0, qd0, t_end, accuracy, repeat=1):
 
 
 def dae_simulator():
-    """The DAE in full coordinates, if benchmarks/dae_full_coordinates.py provides ``simulate`` (see the docstring)."""
-    sys.path.insert(0, str(HERE))
+    """The DAE in full coordinates with constraint stabilization (``osim_emb.dae``)."""
     try:
-        from dae_full_coordinates import simulate  # noqa: F401 - written for the comparison, separately
+        from osim_emb.dae import simulate_final_state
     except ImportError:
         return None
-    finally:
-        sys.path.pop(0)
-    return simulate
+    return simulate_final_state
 
 
 def errors(q, u, ref, nq):
@@ -276,8 +270,7 @@ def main(argv=None):
                 line += f"  ->  DAE / package = {dsec / best[3]:.1f}x"
             print(line)
     if dae is None:
-        print("  DAE in full coordinates: not available yet (hook: benchmarks/dae_full_coordinates.py, see the "
-              "module docstring)")
+        print("  DAE in full coordinates: osim_emb.dae could not be imported")
 
 
 if __name__ == "__main__":

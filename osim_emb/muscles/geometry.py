@@ -31,7 +31,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..kinematics import FrameKinematics, body_transforms, forward_kinematics
+from .._accel import use_jit
+from ..kinematics import FrameKinematics, body_transforms, forward_kinematics, joint_variables
 from ..model import Model
 from .path import Musculotendon
 
@@ -176,8 +177,17 @@ def lengths_and_moment_arms(model: Model, q: Any, muscles: Sequence[str] | None 
     R[n, k, m] is the moment arm of unit m about generalized coordinate k: the
     generalized force per newton of tension (Eqs 192-195); R = -dL/dq where the
     path geometry is exact.
+
+    With numba (``pip install 'osim-emb[speed]'``) the whole computation -- kinematics,
+    wrapping, moment arms -- runs in one compiled kernel, on numba's number of threads
+    (``osim_emb.wrapping._kernels_muscles``); ``OSIM_EMB_NO_JIT=1`` runs the numpy code
+    below.  The two agree to round-off (docs/wrapping.md, "Speed").
     """
     q = model.check_configuration(q, tolerance=np.inf)
+    if use_jit():
+        out = _lengths_and_moment_arms_jit(model, q, muscles, wrapping, opensim_compat, True)
+        if out is not None:
+            return out
     kin = forward_kinematics(model, q, order=1)
     states = path_states(model, q, muscles, wrapping=wrapping, opensim_compat=opensim_compat, kin=kin)
     lengths = np.stack([s.length for s in states], axis=1) if states else np.zeros((q.shape[0], 0))
@@ -190,6 +200,10 @@ def muscle_lengths(model: Model, q: Any, muscles: Sequence[str] | None = None, *
                    opensim_compat: bool = False) -> np.ndarray:
     """L (N, M): musculotendon lengths along the (wrapped) paths."""
     q = model.check_configuration(q, tolerance=np.inf)
+    if use_jit():
+        out = _lengths_and_moment_arms_jit(model, q, muscles, wrapping, opensim_compat, False)
+        if out is not None:
+            return out[0]
     kin = forward_kinematics(model, q, order=0)
     states = path_states(model, q, muscles, wrapping=wrapping, opensim_compat=opensim_compat, kin=kin)
     return np.stack([s.length for s in states], axis=1) if states else np.zeros((q.shape[0], 0))
@@ -269,3 +283,139 @@ def moment_arms_eq195(model: Model, q: np.ndarray, muscle: str) -> np.ndarray:
         beta = beta_matrix(sk, f)  # (n_b, 3), Eq 179
         r += gamma @ e_sum + jac.T @ theta @ beta @ m_sum
     return r
+
+
+# ---------------------------------------------------------------------------
+# Compiled path (numba): kinematics, wrapping and moment arms of all units in one kernel
+# ---------------------------------------------------------------------------
+@dataclass
+class _JitPlan:
+    """The model and the units packed into the arrays of ``wrapping._kernels_muscles``."""
+
+    muscles: list
+    kin: tuple
+    bodies: tuple
+    points: tuple
+    wraps: tuple
+    frames: tuple
+    path: tuple
+    conditional: list  # (global point index, condition function, (lo, hi))
+
+
+def _jit_plan(model: Model, muscles: Sequence[str] | None, wrapping: bool) -> _JitPlan:
+    """Built once per (model, units, wrapping) and cached on the (immutable) model."""
+    key = (None if muscles is None else tuple(muscles), bool(wrapping))
+    plans = model.__dict__.get("_jit_muscle_plans")
+    if plans is None:
+        plans = {}
+        object.__setattr__(model, "_jit_muscle_plans", plans)
+    if key in plans:
+        return plans[key]
+    from ..calculus import skew
+    from ..wrapping.path import PathWrapSpec, _pack_for_kernel
+
+    units = _muscle_list(model, muscles)
+    nf = model.n_frames
+    parent = np.zeros(nf, dtype=np.int64)
+    revolute = np.zeros(nf, dtype=np.bool_)
+    offs = np.zeros((nf, 4, 4))
+    axes = np.zeros((nf, 3))
+    vt = np.zeros((nf, 3, 3))
+    vt2 = np.zeros((nf, 3, 3))
+    for i, j in enumerate(model.joints, start=1):
+        parent[i] = j.parent
+        revolute[i] = j.is_revolute
+        offs[i] = j.offset
+        axes[i] = j.axis
+        vt[i] = skew(j.axis)
+        vt2[i] = vt[i] @ vt[i]
+    body_index = {b.name: k for k, b in enumerate(model.bodies)}
+    body_frame = np.array([b.frame for b in model.bodies], dtype=np.int64)
+    body_off = (np.stack([np.asarray(b.frame_to_body, dtype=float) for b in model.bodies]) if model.bodies
+                else np.zeros((0, 4, 4)))
+    wraps_by_name = {w.name: w for w in model.wrap_objects}
+    pt_body, pt_loc, wr_body, wr_off, wr_first, slot_frame, uframe = [], [], [], [], [], [], []
+    first_of: dict = {}
+    mp, mw, ms, mc, muf = [0], [0], [0], [0], [0]
+    packs = []
+    conditional = []
+    for mu in units:
+        p0 = len(pt_body)
+        for k, pt in enumerate(mu.points):
+            pt_body.append(body_index[pt.body])
+            pt_loc.append(np.asarray(pt.location, dtype=float))
+            if pt.kind == "conditional":
+                conditional.append((p0 + k, pt.condition, tuple(pt.active_range)))
+        frames = [model.bodies[body_index[pt.body]].frame for pt in mu.points]
+        wraps = [w for w in mu.wraps if w.wrap_object in wraps_by_name and wraps_by_name[w.wrap_object].active]
+        if not (wrapping and wraps):
+            wraps = []
+        objs = [wraps_by_name[w.wrap_object] for w in wraps]
+        specs = [PathWrapSpec(o, w.method, tuple(w.range)) for o, w in zip(objs, wraps)]
+        packed = _pack_for_kernel(specs, len(mu.points)) if specs else _pack_for_kernel([], len(mu.points))
+        if packed is None:
+            raise _NotCompilable(mu.name)
+        packs.append(packed)
+        for o in objs:
+            wr_first.append(first_of.setdefault(o.name, len(wr_body)))
+            wr_body.append(body_index[o.body])
+            wr_off.append(o.transform_in_body)
+            frames += [model.bodies[body_index[o.body]].frame] * 2
+        slot_frame += frames
+        uframe += [f for f in np.unique(frames) if f != 0]
+        mp.append(len(pt_body))
+        mw.append(len(wr_body))
+        ms.append(len(slot_frame))
+        mc.append(mc[-1] + packed[-1].shape[0])
+        muf.append(len(uframe))
+    cat = [np.concatenate([pk[i] for pk in packs]) if packs else np.zeros(0) for i in range(9)]
+    i64 = lambda x: np.asarray(x, dtype=np.int64)  # noqa: E731
+    plan = _JitPlan(
+        units,
+        (parent, revolute, offs, axes, vt, vt2),
+        (body_frame, body_off, np.isin(np.arange(len(model.bodies)), pt_body + wr_body)),
+        (i64(pt_body), np.array(pt_loc, dtype=float).reshape(-1, 3)),
+        (i64(wr_body), np.array(wr_off, dtype=float).reshape(-1, 4, 4), i64(wr_first)),
+        (i64(slot_frame), i64(uframe), i64(muf)),
+        (i64(mp), i64(mw), i64(ms), i64(mc), cat[0].astype(np.int64), cat[1].reshape(-1, 3),
+         cat[2].astype(np.int64), cat[3].astype(np.int64), cat[4].astype(np.int64), cat[5].astype(np.bool_),
+         cat[6].astype(np.int64), cat[7].astype(np.int64), cat[8].astype(np.int64)),
+        conditional,
+    )
+    plans[key] = plan
+    return plan
+
+
+class _NotCompilable(Exception):
+    """A unit the compiled kernel cannot take (a wrap object of another class, a bad range)."""
+
+
+def _lengths_and_moment_arms_jit(model: Model, q: np.ndarray, muscles, wrapping: bool, opensim_compat: bool,
+                                 want_r: bool):
+    """lengths_and_moment_arms through ``wrapping._kernels_muscles`` (same results to round-off);
+    None where the kernel cannot take a unit (the caller then runs the numpy code)."""
+    try:
+        plan = _jit_plan(model, muscles, wrapping)
+    except _NotCompilable:
+        return None
+    from ..wrapping._kernels_muscles import lengths_moment_arms_kernel
+    from ..wrapping._kernels_path import run_threads
+    n = q.shape[0]
+    jv = joint_variables(model, q, order=1)
+    val = np.ascontiguousarray(jv.value)
+    grad = np.ascontiguousarray(jv.gradient)
+    pt_body, pt_loc = plan.points
+    pa = np.ones((n, pt_body.shape[0]), dtype=np.bool_)
+    cache: dict = {}
+    for k, cond, (lo, hi) in plan.conditional:
+        v = cond.evaluate(q, 0, cache).value
+        pa[:, k] = (v >= lo - 1e-5) & (v <= hi + 1e-5)
+    mp, mw = plan.path[0], plan.path[1]
+    out = (np.empty((n, mp[-1], 3)), np.empty((n, mw[-1], 4, 4)), np.zeros((n, mp.shape[0] - 1)),
+           np.zeros((n, model.n_q, mp.shape[0] - 1)))
+    args = (val, grad, *plan.kin, *plan.bodies, pt_body, pt_loc, pa, *plan.wraps, *plan.frames, *plan.path,
+            bool(opensim_compat), bool(want_r))
+    run_threads(lengths_moment_arms_kernel, args, out, n)
+    length, r = out[2], out[3]
+    return length, (r if want_r else None)
+

@@ -47,6 +47,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._accel import use_jit
 from . import _vec as V
 from .base import WrapObject, WrapSegmentResult, WrapStatus
 
@@ -492,6 +493,13 @@ class _CylinderStage:
 
 def cylinder_wrap(p1, p2, radius, length, wrap_axis=0, wrap_sign=0, single_wrap=True):
     """Vectorized WrapCylinder wrap of segments p1-p2 (N, 3) in the cylinder frame."""
+    if use_jit():  # compiled per-segment kernel (osim_emb.wrapping._kernels)
+        from ._kernels import cylinder_batch
+        p1 = np.require(np.asarray(p1, dtype=float).reshape(-1, 3), requirements=["C", "W"])
+        p2 = np.require(np.asarray(p2, dtype=float).reshape(-1, 3), requirements=["C", "W"])
+        st, a, b, ln = cylinder_batch(p1, p2, float(radius), float(length), int(wrap_axis), int(wrap_sign),
+                                      bool(single_wrap))
+        return WrapSegmentResult(st, a, b, ln)
     return _CylinderStage(p1, p2, radius, length, wrap_axis, wrap_sign, single_wrap).result()
 
 

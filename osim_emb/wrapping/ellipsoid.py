@@ -31,6 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._accel import use_jit
 from .base import WrapObject, WrapSegmentResult, WrapStatus, parse_quadrant
 
 __all__ = ["WrapEllipsoid", "EllipsoidWrapDetails"]
@@ -595,6 +596,8 @@ class WrapEllipsoid(WrapObject):
         else:
             prev = np.broadcast_to(np.asarray(previous_c1, dtype=float), (n, 3))
         meth = _method_name(method)
+        if use_jit():  # compiled per-segment kernel (osim_emb.wrapping._kernels_ellipsoid), bitwise the same
+            return self._wrap_jit(p1, p2, meth, prev, keep_points)
         starts = range(0, n, chunk) if n else [0]
         parts = [self._wrap(p1[s : s + chunk], p2[s : s + chunk], meth, prev[s : s + chunk], keep_points)
                  for s in starts]
@@ -623,6 +626,26 @@ class WrapEllipsoid(WrapObject):
         return EllipsoidWrapDetails(res, cat("c1"), cat("sv"), cat("plane"), cat("far_side"),
                                     points, cat("n_points"), cat("closest_point_failed"),
                                     cat("tangent_converged"))
+
+    def _wrap_jit(self, p1, p2, meth, prev, keep_points) -> EllipsoidWrapDetails:
+        from ._kernels_ellipsoid import ellipsoid_batch
+        ax, sg = parse_quadrant(self.quadrant)
+        dims = tuple(float(x) for x in self.dimensions)
+        code = {"hybrid": 0, "midpoint": 1, "axial": 2}[meth]
+        cw = ["C", "W"]
+        status, raw, r1, r2, length, det, pts = ellipsoid_batch(
+            np.require(p1, dtype=float, requirements=cw), np.require(p2, dtype=float, requirements=cw), dims, ax, sg,
+            code, np.require(prev, dtype=float, requirements=cw), bool(keep_points))
+        npts = det[:, 11].astype(int)
+        points = None
+        if keep_points:
+            width = max(2, int(npts.max()) if npts.size else 2)
+            factor = 3.0 / (dims[0] + dims[1] + dims[2])
+            points = pts[:, :width] * (1.0 / factor)
+        res = WrapSegmentResult(status=status, r1=r1, r2=r2, length=length,
+                                raw_status=None if np.array_equal(raw, status) else raw)
+        return EllipsoidWrapDetails(res, det[:, 0:3].copy(), det[:, 3:6].copy(), det[:, 6:10].copy(),
+                                    det[:, 10] != 0.0, points, npts, det[:, 12] != 0.0, det[:, 13:15] != 0.0)
 
     # -- the algorithm ------------------------------------------------------
     def _wrap(self, P1, P2, meth, prev_c1, keep_points) -> EllipsoidWrapDetails:

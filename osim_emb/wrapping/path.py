@@ -61,6 +61,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .._accel import use_jit
 from .base import WrapObject, WrapStatus
 
 __all__ = ["PathWrapSpec", "WrappedPath", "wrap_path", "MAX_PASSES", "CONVERGENCE_TOL"]
@@ -477,6 +478,10 @@ def wrap_path(points_ground, point_active, wrap_to_ground, specs, opensim_compat
     specs = list(specs)
     W = len(specs)
     T = np.asarray(wrap_to_ground, dtype=float).reshape(n, W, 4, 4) if W else np.zeros((n, 0, 4, 4))
+    if use_jit():
+        packed = _pack_for_kernel(specs, p)
+        if packed is not None:
+            return _wrap_path_jit(pg, pa, T, packed, bool(opensim_compat))
     st = _State(pg, pa, T, specs, bool(opensim_compat))
     passes = np.zeros(n, dtype=int)
     if W:
@@ -520,3 +525,92 @@ def wrap_path(points_ground, point_active, wrap_to_ground, specs, opensim_compat
         queried = np.where(st.cached[..., None], st.cache, fresh)
         queried = np.where(st.in_path[..., None, None], queried, np.nan)
     return WrappedPath(st.seq.copy(), tp, wl, st.in_path.copy(), length, passes, queried)
+
+
+# ---------------------------------------------------------------------------
+# Compiled path construction (numba; see _kernels_path.py)
+# ---------------------------------------------------------------------------
+def _pack_for_kernel(specs, P):
+    """The PathWraps as the arrays the compiled kernel takes, or None when it cannot take them.
+
+    None for a wrap object of another class, an unknown ellipsoid method or an active PathWrap
+    whose range is outside the path: the numpy code handles, or reports, those when it meets them.
+    """
+    from .cylinder import WrapCylinder
+    from .ellipsoid import WrapEllipsoid, _method_name
+    from .sphere import WrapSphere
+    from .torus import WrapTorus
+    W = len(specs)
+    otype = np.zeros(W, dtype=np.int64)
+    oprm = np.zeros((W, 3))
+    oax = np.zeros(W, dtype=np.int64)
+    osg = np.zeros(W, dtype=np.int64)
+    ometh = np.zeros(W, dtype=np.int64)
+    oact = np.zeros(W, dtype=np.bool_)
+    ows = np.zeros(W, dtype=np.int64)
+    owe = np.zeros(W, dtype=np.int64)
+    for k, spec in enumerate(specs):
+        o = spec.wrap_object
+        t = type(o)
+        if t is WrapSphere:
+            otype[k], oprm[k, 0] = 0, o.radius
+        elif t is WrapCylinder:
+            otype[k], oprm[k, :2] = 1, (o.radius, o.length)
+        elif t is WrapTorus:
+            otype[k], oprm[k, :2] = 2, (o.inner_radius, o.outer_radius)
+        elif t is WrapEllipsoid:
+            otype[k], oprm[k] = 3, o.dimensions
+            try:
+                ometh[k] = {"hybrid": 0, "midpoint": 1, "axial": 2}[_method_name(spec.method)]
+            except ValueError:
+                return None
+        else:
+            return None
+        oax[k], osg[k] = o.wrap_axis_sign
+        oact[k] = bool(o.active)
+        lo, hi = spec.range
+        ws = lo - 1 if lo >= 1 else 0
+        we = hi - 1 if hi >= 1 else P - 1
+        if oact[k] and (ws > P - 1 or we > P - 1):
+            return None
+        ows[k], owe[k] = ws, we
+    # object identity (two PathWraps on one wrap object), as _State computes it
+    ids = []
+    for s in specs:
+        for k, prev in enumerate(specs[: len(ids)]):
+            if prev.wrap_object == s.wrap_object:
+                ids.append(ids[k])
+                break
+        else:
+            ids.append(len(ids))
+    code_obj = np.full(P + 2 * W + 1, -1, dtype=np.int64)
+    for k in range(W):
+        code_obj[1 + P + 2 * k: 1 + P + 2 * k + 2] = ids[k]
+    return otype, oprm, oax, osg, ometh, oact, ows, owe, code_obj
+
+
+def _wrap_path_jit(pg, pa, T, packed, compat) -> WrappedPath:
+    from ._kernels_path import path_outputs, run_threads, wrap_paths_kernel
+    # C-contiguous and writable, so that the kernel is compiled (and cached) for one signature
+    pg = np.require(pg, dtype=float, requirements=["C", "W"])
+    pa = np.require(pa, dtype=np.bool_, requirements=["C", "W"])
+    T = np.require(T, dtype=float, requirements=["C", "W"])
+    otype, oprm, oax, osg, ometh, oact, ows, owe, code_obj = packed
+    n, P, W = pg.shape[0], pg.shape[1], otype.shape[0]
+    offsets = [np.array([0, k], dtype=np.int64) for k in (P, W, P + 2 * W, code_obj.shape[0])]
+    out = path_outputs(n, 1, P + 2 * W, W)
+    run_threads(wrap_paths_kernel, (pg, pa, T, *offsets, *packed, compat), out, n)
+    seq, r, wlen, in_path, length, passes, cache, cached = out
+    return _wrapped_path(T, seq, r, wlen, in_path, length[:, 0], passes[:, 0], cache, cached, compat)
+
+
+def _wrapped_path(T, seq, r, wlen, in_path, length, passes, cache, cached, compat) -> WrappedPath:
+    """The WrappedPath of the kernel's outputs (masks as in :func:`wrap_path`)."""
+    tp = np.where(in_path[..., None, None], r, np.nan)
+    wl = np.where(in_path, wlen, 0.0)
+    queried = None
+    if compat and T.shape[1]:
+        fresh = np.einsum("nwij,nwkj->nwki", T[..., :3, :3], r) + T[:, :, None, :3, 3]
+        queried = np.where(cached[..., None], cache, fresh)
+        queried = np.where(in_path[..., None, None], queried, np.nan)
+    return WrappedPath(seq, tp, wl, in_path, length, passes, queried)

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._accel import use_jit
 from . import _vec as V
 from .base import WrapObject, WrapSegmentResult, WrapStatus
 
@@ -59,6 +60,12 @@ def sphere_wrap(p1, p2, radius, wrap_axis=0, wrap_sign=0):
     p2 = np.asarray(p2, dtype=float).reshape(-1, 3)
     n = p1.shape[0]
     R = float(radius)
+    if use_jit():  # compiled per-segment kernel (osim_emb.wrapping._kernels); this code is the reference
+        from ._kernels import sphere_batch
+        cw = ["C", "W"]
+        st, rw, a, b, ln = sphere_batch(np.require(p1, requirements=cw), np.require(p2, requirements=cw), R,
+                                        int(wrap_axis), int(wrap_sign))
+        return WrapSegmentResult(st, a, b, ln, rw)
     status = np.full(n, WrapStatus.NO_WRAP, dtype=int)
     raw = status.copy()
     r1 = np.full((n, 3), np.nan)

@@ -38,6 +38,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._accel import use_jit
 from . import _vec as V
 from .base import WrapObject, WrapSegmentResult, WrapStatus
 from .cylinder import _CylinderStage
@@ -334,6 +335,13 @@ class _TorusStage:
 
 def torus_wrap(p1, p2, inner_radius, outer_radius, wrap_axis=0, wrap_sign=0, single_wrap=True):
     """Vectorized WrapTorus wrap of segments p1-p2 (N, 3) in the torus frame."""
+    if use_jit():  # compiled per-segment kernel (osim_emb.wrapping._kernels)
+        from ._kernels import torus_batch
+        p1 = np.require(np.asarray(p1, dtype=float).reshape(-1, 3), requirements=["C", "W"])
+        p2 = np.require(np.asarray(p2, dtype=float).reshape(-1, 3), requirements=["C", "W"])
+        st, code, a, b, ln = torus_batch(p1, p2, float(inner_radius), float(outer_radius), int(wrap_axis),
+                                         int(wrap_sign), bool(single_wrap))
+        return WrapSegmentResult(st, a, b, ln, code)
     return _TorusStage(p1, p2, inner_radius, outer_radius, wrap_axis, wrap_sign, single_wrap).result()
 
 

@@ -45,3 +45,16 @@ def test_run_command_without_arguments_uses_the_builtin(monkeypatch, tmp_path):
     monkeypatch.setattr("osim_emb.study.run_main_job", fake)
     assert main(["run", "--out", str(tmp_path), "--step", "5", "--quiet"]) == 0
     assert called["model"] is None and called["step_deg"] == 5.0
+
+
+def test_builtin_muscles_do_not_depend_on_opensims_global_defaults(osim, models_dir):
+    """OpenSim registers a file's <defaults> for the whole process (MoBL has a default Thelen2003Muscle);
+    the built-in model writes every Thelen property, so OpenSim reads it the same after loading MoBL."""
+    osim.Model(str(models_dir / "mobl_arms_holzbaur.osim"))
+    m = osim.Model(str(builtin_model_path()))
+    ours = {mu.name: mu.parameters for mu in load_builtin().muscles}
+    for i in range(m.getMuscles().getSize()):
+        t = osim.Thelen2003Muscle.safeDownCast(m.getMuscles().get(i))
+        p = ours[t.getName()]
+        assert (t.get_FmaxTendonStrain(), t.get_KshapePassive(), t.get_Af(), t.get_Flen()) == \
+            (p.FmaxTendonStrain, p.KshapePassive, p.Af, p.Flen)

@@ -74,6 +74,17 @@ def thelen_element(name: str, schutte) -> etree._Element:
     for tag in ("max_isometric_force", "optimal_fiber_length", "tendon_slack_length", "pennation_angle_at_optimal"):
         sub(tag, schutte.find(tag).text.strip())
     sub("max_contraction_velocity", "10")
+    # every Thelen property written out, at OpenSim's built-in defaults: OpenSim registers a file's
+    # <defaults> for the whole process, so a property left unset would depend on what was loaded before
+    from osim_emb.muscles.hill import Thelen2003Muscle
+    d = Thelen2003Muscle.__dataclass_fields__
+    for tag in ("FmaxTendonStrain", "FmaxMuscleStrain", "KshapeActive", "KshapePassive", "Af", "Flen",
+                "fv_linear_extrap_threshold", "maximum_pennation_angle", "activation_time_constant",
+                "deactivation_time_constant", "minimum_activation", "default_activation"):
+        sub(tag, repr(float(d[tag].default)))
+    sub("default_fiber_length", schutte.find("optimal_fiber_length").text.strip())
+    sub("ignore_tendon_compliance", "false")
+    sub("ignore_activation_dynamics", "false")
     return e
 
 

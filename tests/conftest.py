@@ -13,7 +13,7 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 def reference_models_dir() -> Path:
     """The folder of reference models: $OSIM_EMB_MODELS, else ../shared/models beside the repository."""
     env = os.environ.get("OSIM_EMB_MODELS")
-    return Path(env) if env else (REPO_ROOT.parent / "shared" / "models")
+    return Path(env).resolve() if env else (REPO_ROOT.parent / "shared" / "models")
 
 
 @pytest.fixture(scope="session")

@@ -15,6 +15,8 @@ import numpy as np
 
 from .._accel import njit
 from ._kernels import MANDATORY_WRAP, NO_WRAP, INSIDE_RADIUS, add, cross, nan3, scale, sub
+from ._kernels import dot as _dot
+from ._kernels import norm as _norm
 
 _KW = dict(cache=True, error_model="numpy")
 _KW0 = dict(_KW, _nrt=False)  # functions that take arrays but allocate nothing (see _kernels_path)
@@ -38,16 +40,6 @@ _NEWTON_TOL = 1e-9
 TWO_PI = 2 * math.pi
 
 METHOD_HYBRID, METHOD_MIDPOINT, METHOD_AXIAL = 0, 1, 2
-
-
-@njit(**_KW)
-def _dot(a, b):
-    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
-
-
-@njit(**_KW)
-def _norm(a):
-    return math.sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2])
 
 
 @njit(**_KW)

@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from osim_emb.simulation import minimum_jerk as _minimum_jerk
 from osim_emb.planar import (
     PlanarChain,
     joint_positions,
@@ -19,15 +20,10 @@ OUT = HERE / "results"
 
 
 def minimum_jerk(t, t0, t1, a, b):
-    """Minimum-jerk transition from a to b over [t0, t1]; value, first and second derivative."""
-    T = t1 - t0
-    s = np.clip((t - t0) / T, 0.0, 1.0)
-    inside = ((t >= t0) & (t <= t1)).astype(float)
-    p = 10 * s**3 - 15 * s**4 + 6 * s**5
-    dp = (30 * s**2 - 60 * s**3 + 30 * s**4) / T * inside
-    ddp = (60 * s - 180 * s**2 + 120 * s**3) / T**2 * inside
-    d = np.asarray(b, dtype=float) - np.asarray(a, dtype=float)
-    return (np.asarray(a) + np.multiply.outer(p, d), np.multiply.outer(dp, d), np.multiply.outer(ddp, d))
+    """Minimum-jerk transition from a to b over [t0, t1] (osim_emb.simulation.minimum_jerk) for vectors of
+    end points: value, first and second derivative of shape t.shape + a.shape."""
+    a, b, t = np.asarray(a, dtype=float), np.asarray(b, dtype=float), np.asarray(t, dtype=float)
+    return _minimum_jerk(t.reshape(t.shape + (1,) * a.ndim), t0, t1, a, b)
 
 
 def local_point(theta_ref, J_ref, link: int, P_global) -> tuple[float, float]:

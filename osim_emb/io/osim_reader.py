@@ -7,6 +7,7 @@ entry in ``document.skipped``.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -178,6 +179,7 @@ class _Reader:
             self._read_v4(model, doc)
         else:
             self._read_v3(model, doc)
+        self._check_unique_bodies(doc)
         self._check_references(doc)
         doc.couplers = self._read_constraints(model)
         for c in doc.coordinates:
@@ -389,6 +391,7 @@ class _Reader:
                 self.unsupported(b, "body", f"unsupported body type {b.tag}")
                 continue
             doc.bodies.append(self._body_common(b))
+        self._check_unique_bodies(doc)
         # frames: bodies, ground, model-level offset frames
         self.frames: dict[str, OffsetSpec] = {f"/{doc.ground}": OffsetSpec(doc.ground, name=doc.ground)}
         for b in doc.bodies[1:]:
@@ -622,6 +625,14 @@ class _Reader:
         return out
 
     # -- consistency ------------------------------------------------------------
+    def _check_unique_bodies(self, doc: OsimDocument) -> None:
+        seen: dict[str, int | None] = {}
+        for b in doc.bodies:
+            if b.name in seen:
+                raise OsimImportError(self.path, f"<Body name='{b.name}'>",
+                                      f"duplicate Body name {b.name!r} (also line {seen[b.name]})", b.line)
+            seen[b.name] = b.line
+
     def _check_unique_names(self, doc: OsimDocument) -> None:
         """Names OpenSim looks up by name must be unique: bodies, joints, forces, constraints, wrap objects.
 
@@ -693,9 +704,28 @@ def _xml_parser() -> Any:
                            load_dtd=False, dtd_validation=False, huge_tree=False)
 
 
+_DOCTYPE_FIRST = re.compile(rb"\s*(?:<\?.*?\?>\s*|<!--.*?-->\s*)*<!DOCTYPE", re.S)
+
+
+def _refuse_doctype(path: str) -> OsimImportError:
+    return OsimImportError(path, "<!DOCTYPE>", "a DOCTYPE declaration is not allowed in an OpenSim file "
+                           "(entity declarations and external DTDs are refused for safety)", 1)
+
+
 def safe_parse_xml(path: str, source: Any, from_string: bool = False) -> Any:
-    """The root element of an XML file (or string); a DOCTYPE (entities, external DTDs) is refused."""
+    """The root element of an XML file (or string); a DOCTYPE (entities, external DTDs) is refused before parsing
+    (and again after, for encodings the byte check does not see)."""
     parser = _xml_parser()
+    try:
+        if from_string:
+            head = (source.encode() if isinstance(source, str) else bytes(source))[:65536]
+        else:
+            with open(str(source), "rb") as fh:
+                head = fh.read(65536)
+    except OSError as err:
+        raise OsimImportError(path, "<document>", f"cannot read the file: {err.strerror or err}") from None
+    if _DOCTYPE_FIRST.match(head.lstrip(b"\xef\xbb\xbf")):
+        raise _refuse_doctype(path)
     try:
         if from_string:
             tree = etree.fromstring(source.encode() if isinstance(source, str) else source, parser).getroottree()
@@ -708,8 +738,7 @@ def safe_parse_xml(path: str, source: Any, from_string: bool = False) -> Any:
         raise OsimImportError(path, "<document>", f"cannot read the file: {err.strerror or err}") from None
     info = tree.docinfo
     if info.doctype or info.internalDTD is not None or info.externalDTD is not None or info.system_url:
-        raise OsimImportError(path, "<!DOCTYPE>", "a DOCTYPE declaration is not allowed in an OpenSim file "
-                              "(entity declarations and external DTDs are refused for safety)", 1)
+        raise _refuse_doctype(path)
     root = tree.getroot()
     for e in root.iter(etree.Entity):
         raise OsimImportError(path, "<document>", f"entity reference &{e.name}; is not allowed", e.sourceline)

@@ -103,7 +103,8 @@ def cmd_moment_arms(args: argparse.Namespace) -> int:
 
 
 def rotational_coordinates(model) -> list[bool]:
-    """Whether each generalized coordinate is an angle: rotational, or coupled and driving only rotations."""
+    """Whether each generalized coordinate is an angle: rotational, or coupled and turning a joint's rotation axis
+    (moving via points, which are translations of massless bodies, do not count)."""
     import numpy as np
     from .model import REVOLUTE
     q = np.asarray(model.default_q, dtype=float)[None]
@@ -114,10 +115,12 @@ def rotational_coordinates(model) -> list[bool]:
             continue
         kinds = set()
         for j in model.joints:
+            if str(j.source).startswith("MovingPathPoint"):
+                continue
             g = j.variable.evaluate(q, 1).gradient
             if g is not None and abs(g[0, k]) > 0:
                 kinds.add(j.kind)
-        out.append(kinds == {REVOLUTE} or not kinds)
+        out.append(REVOLUTE in kinds or not kinds)
     return out
 
 

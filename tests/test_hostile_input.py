@@ -295,3 +295,14 @@ def test_simulate_api_refuses_bad_options():
         simulate(m, 1.0, qdot0=[1e12, 0.0], max_steps=50)
     t = simulate(m, 0.01, n_output=3)
     assert isinstance(t, pd.DataFrame) and len(t) == 3
+
+
+def test_transform_axis_without_function_stays_at_zero_as_opensim():
+    """OpenSim's TransformAxis function defaults to Constant(0) (checked against OpenSim 4.6 for 3.3 and 4.0 files
+    in tests/test_fuzz_osim.py): the coordinate does not turn the axis."""
+    from osim_emb import kinematics as kin
+    m = _load(small_osim(elbow_function=""))
+    assert any("no function for coordinate(s) ['elbow']" in n for n in m.extras["notes"])
+    bt = kin.body_transforms(m, kin.forward_kinematics(m, np.array([[0.0, 1.0]]), order=0))[0]
+    lower = [k for k, b in enumerate(m.bodies) if b.name == "lower"][0]
+    assert np.abs(bt[lower, :3, :3] - np.eye(3)).max() < 1e-15

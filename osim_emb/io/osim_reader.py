@@ -335,6 +335,13 @@ class _Reader:
                     other = [c.tag for c in ta if isinstance(c.tag, str) and c.tag not in ("coordinates", "axis")]
                     raise self.fail(ta, f"unknown element(s) {other} in a TransformAxis (expected <coordinates>, "
                                         "<axis> and a function)")
+                if f is None and cn:
+                    # OpenSim's TransformAxis function property defaults to Constant(0); the LinearFunction(1, 0)
+                    # fallback in SpatialTransform::connectToJoint never applies to a file (found by the fuzz tests)
+                    from ..functions import Constant
+                    f = Constant(0.0, len(cn))
+                    self.notes.append(f"joint {name!r} {an}: no function for coordinate(s) {cn}; the axis stays at 0, "
+                                      "as OpenSim's default Constant(0) does")
                 if f is not None and f.n_inputs != max(1, len(cn)) and not f.is_constant:
                     raise self.fail(ta, f"its function takes {f.n_inputs} inputs but {len(cn)} coordinates are listed")
                 spec.axes.append(TransformAxisSpec(an, cn, axis / np.linalg.norm(axis), f))

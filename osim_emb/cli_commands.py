@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import math
 from pathlib import Path
@@ -34,6 +35,19 @@ def _figure_formats(text: str) -> list[str]:
     return formats
 
 
+def _load_rhythm_file(source: str, load_rhythm):
+    """load_rhythm with a message naming the file for an empty or malformed table."""
+    p = Path(source)
+    if p.is_file() and not p.read_text(encoding="utf-8", errors="replace").strip():
+        raise ValueError(f"{source}: the rhythm file is empty")
+    try:
+        return load_rhythm(source)
+    except json.JSONDecodeError as err:
+        raise ValueError(f"{source}:{err.lineno}: not valid JSON ({err.msg}, column {err.colno})") from None
+    except (IndexError, KeyError, TypeError, AttributeError) as err:
+        raise ValueError(f"{source}: not a valid rhythm file ({type(err).__name__}: {err})") from None
+
+
 def cmd_rhythm(args: argparse.Namespace) -> int:
     from .io import load_osim
     from .io.osim_writer import moving_points_as_bodies, write_osim
@@ -44,7 +58,7 @@ def cmd_rhythm(args: argparse.Namespace) -> int:
     outs = [out] if args.no_variant else [out, mvp]
     inputs = [args.model] + ([args.rhythm] if Path(args.rhythm).exists() else [])
     with atomic_files(outs, overwrite=args.overwrite, inputs=inputs) as tmps:
-        rhythm = load_rhythm(args.rhythm)
+        rhythm = _load_rhythm_file(args.rhythm, load_rhythm)
         model = load_osim(args.model, strict=not args.lenient)
         new = apply(model, rhythm)
         write_osim(new, tmps[0], protect=[args.model])

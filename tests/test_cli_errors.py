@@ -192,10 +192,29 @@ def test_traversal_model_name_refused(tmp_path, capsys):
 def test_rhythm_bad_input_writes_nothing(model, tmp_path, capsys):
     empty = tmp_path / "empty.csv"
     empty.write_text("")
-    out = tmp_path / "new.osim"
+    out = tmp_path / "new" / "deeper" / "new.osim"
     code, _, err = _run(capsys, "rhythm", model, "--rhythm", empty, "-o", out)
-    assert code != 0 and len(_error_line(err)) < 400
-    assert not out.exists() and not (tmp_path / "new_mvp.osim").exists()
+    assert code == 2 and f"{empty}: the rhythm file is empty" in _error_line(err)
+    assert not (tmp_path / "new").exists()  # folders created for the output are removed again
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"a": [1')
+    code, _, err = _run(capsys, "rhythm", model, "--rhythm", bad, "-o", out)
+    assert code == 2 and f"{bad}:1: not valid JSON" in _error_line(err)
+    assert not (tmp_path / "new").exists()
+
+
+@pytest.mark.parametrize("number,fragment", [(errno.EACCES, "permission denied"), (errno.EROFS, "read-only file system"),
+                                             (errno.EISDIR, "Is a directory")])
+def test_os_errors_are_one_line(model, tmp_path, capsys, monkeypatch, number, fragment):
+    import osim_emb.io.motion as motion
+
+    def fail(path, *a, **k):
+        raise OSError(number, os.strerror(number), str(path))
+    monkeypatch.setattr(motion, "write_motion", fail)
+    code, _, err = _run(capsys, "simulate", model, "-o", tmp_path / "x.sto", "--t-end", "0.01")
+    line = _error_line(err)
+    assert code == 2 and f"{tmp_path / 'x.sto'}: {fragment}" in line
+    assert not (tmp_path / "x.sto").exists()
 
 
 def test_json_model_wrong_types(tmp_path, capsys):

@@ -102,6 +102,22 @@ def check_output_folder(path: str | Path, *, overwrite: bool = False, inputs: Se
     return path
 
 
+def _missing_parents(path: Path) -> list[Path]:
+    """The parent folders of ``path`` that do not exist yet, deepest first (removed again on failure)."""
+    out = []
+    for parent in [path.parent, *path.parent.parents]:
+        if parent.exists():
+            break
+        out.append(parent)
+    return out
+
+
+def _remove_empty(folders: list[Path]) -> None:
+    for f in folders:
+        with contextlib.suppress(OSError):
+            f.rmdir()
+
+
 def _temporary_sibling(path: Path, folder: bool) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     if folder:
@@ -109,6 +125,19 @@ def _temporary_sibling(path: Path, folder: bool) -> Path:
     fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=f".partial{path.suffix}", dir=path.parent)
     os.close(fd)
     return Path(tmp)
+
+
+def _renamed(err: OSError, names: dict[str, str]) -> OSError:
+    def fix(name):
+        if name is None:
+            return None
+        for old, new in names.items():
+            if str(name).startswith(old):
+                return new + str(name)[len(old):]
+        return name
+    if err.filename is None or fix(err.filename) == err.filename:
+        return err
+    return type(err)(err.errno, err.strerror, fix(err.filename), None, fix(err.filename2))
 
 
 def _remove(p: Path) -> None:
@@ -133,10 +162,15 @@ def atomic_files(paths: Sequence[str | Path], *, overwrite: bool = False,
             raise OutputError(f"{p}: the same file is given for two outputs")
         seen[key] = p
     temps: list[Path] = []
+    created = sorted({d for p in finals for d in _missing_parents(p)}, key=lambda d: -len(d.parts))
+    ok = False
     try:
         for p in finals:
             temps.append(_temporary_sibling(p, folder=False))
-        yield temps
+        try:
+            yield temps
+        except OSError as err:  # name the output the user asked for, not its temporary sibling
+            raise _renamed(err, {str(t): str(f) for t, f in zip(temps, finals)}) from None
         for tmp, final in zip(temps, finals):
             if not tmp.exists() or tmp.stat().st_size == 0:
                 continue  # an optional output that was not written
@@ -146,9 +180,12 @@ def atomic_files(paths: Sequence[str | Path], *, overwrite: bool = False,
             os.umask(umask)
             os.chmod(tmp, 0o666 & ~umask)
             os.replace(tmp, final)
+        ok = True
     finally:
         for tmp in temps:
             _remove(tmp)
+        if not ok:
+            _remove_empty(created)
 
 
 def _fix_paths_in_text_files(folder: Path, old: str, new: str) -> None:
@@ -172,9 +209,14 @@ def atomic_folder(path: str | Path, *, overwrite: bool = False, inputs: Sequence
     the command wrote replaces the entry of the same name and other entries are kept (a shared folder such as
     ``out``).  On failure nothing in ``path`` changes."""
     final = check_output_folder(path, overwrite=overwrite, inputs=inputs)
+    created = _missing_parents(final)
     tmp = _temporary_sibling(final, folder=True)
+    ok = False
     try:
-        yield tmp
+        try:
+            yield tmp
+        except OSError as err:
+            raise _renamed(err, {str(tmp): str(final)}) from None
         _fix_paths_in_text_files(tmp, str(tmp), str(final))
         if replace_whole or not final.exists():
             old = None
@@ -196,5 +238,8 @@ def atomic_folder(path: str | Path, *, overwrite: bool = False, inputs: Sequence
                     _remove(old)
                 else:
                     os.replace(entry, target)
+        ok = True
     finally:
         _remove(tmp)
+        if not ok:
+            _remove_empty(created)

@@ -600,6 +600,8 @@ class _Reader:
                 spec.kind = "conditional"
                 spec.coordinate = self._coordinate_ref(p, "coordinate", "socket_coordinate")
                 r = self.floats(p, "range", 2, required=True)
+                if r[0] > r[1]:
+                    raise self.fail(p, f"range [{r[0]}, {r[1]}] is empty: the point would never be active")
                 spec.range = (float(r[0]), float(r[1]))
             points.append(spec)
         if len(points) < 2:

@@ -313,3 +313,11 @@ def test_conditional_point_empty_range_refused():
     text = small_osim().replace('<PathPoint name="p2"><socket_parent_frame>/bodyset/lower', point +
                                 '<PathPoint name="p2"><socket_parent_frame>/bodyset/lower', 1)
     _fails(text, "<ConditionalPathPoint name='c'>", "range [1.0, 0.0] is empty")
+
+
+def test_doctype_in_utf16_refused_after_parsing_without_leak(tmp_path):
+    p = tmp_path / "x16.osim"
+    p.write_bytes(XXE.replace('<?xml version="1.0"?>', '<?xml version="1.0" encoding="UTF-16"?>').encode("utf-16"))
+    with pytest.raises(OsimImportError, match="DOCTYPE declaration is not allowed") as info:
+        load_osim(p)
+    assert "root:" not in str(info.value)

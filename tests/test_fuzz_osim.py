@@ -20,7 +20,7 @@ NUMBERS = ["nan", "inf", "-inf", "1e308", "-1", "-1e6", "0", "abc", "", "1 2 3 4
 NAMES = ["x", "../evil", "a b", "ground", "upper", "m2", "cyl2", "elbow", "a*b"]
 OPERATIONS = ["delete", "duplicate", "number", "rename"]
 HAVE_OPENSIM = importlib.util.find_spec("opensim") is not None
-FUZZ = settings(max_examples=100, deadline=None, derandomize=True,
+FUZZ = settings(max_examples=100, deadline=None, derandomize=True, database=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 
 
@@ -84,11 +84,13 @@ def test_fuzz_small_model(index, operation, value):
         _check_model(model, what)
 
 
-@pytest.mark.parametrize("name", ["arm26.osim", "double_pendulum.osim"])
-def test_fuzz_reference_models(models_dir, name):
+@pytest.mark.parametrize("name,examples", [("arm26.osim", 40), ("double_pendulum.osim", 40),
+                                           ("leg6dof9musc.osim", 25), ("mobl_arms_holzbaur_nowrap_variant.osim", 15)])
+def test_fuzz_reference_models(models_dir, name, examples):
     source = (models_dir / name).read_text()
 
-    @settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+    @settings(max_examples=examples, deadline=None, derandomize=True, database=None,
+              suppress_health_check=[HealthCheck.too_slow])
     @given(index=st.integers(0, 100_000), operation=st.sampled_from(OPERATIONS),
            value=st.sampled_from(NUMBERS + NAMES))
     def run(index, operation, value):

@@ -321,3 +321,29 @@ def test_doctype_in_utf16_refused_after_parsing_without_leak(tmp_path):
     with pytest.raises(OsimImportError, match="DOCTYPE declaration is not allowed") as info:
         load_osim(p)
     assert "root:" not in str(info.value)
+
+
+def test_function_property_matched_by_name_as_opensim():
+    """OpenSim 4 takes <LinearFunction> or <LinearFunction name="function"> as the TransformAxis function and ignores
+    one with another name (checked with OpenSim 4.6: Constant 0)."""
+    from osim_emb import kinematics as kin
+
+    def elbow_angle(tag_name):
+        m = _load(small_osim(elbow_function=f'<LinearFunction {tag_name}><coefficients>2 0</coefficients>'
+                                            '</LinearFunction>'))
+        bt = kin.body_transforms(m, kin.forward_kinematics(m, np.array([[0.0, 0.5]]), order=0))[0]
+        r = bt[[b.name for b in m.bodies].index("lower"), :3, :3]
+        return np.arctan2(r[1, 0], r[0, 0]), m.extras["notes"]
+    assert elbow_angle('name="function"')[0] == pytest.approx(1.0, abs=1e-15)
+    assert elbow_angle("")[0] == pytest.approx(1.0, abs=1e-15)
+    angle, notes = elbow_angle('name="xyz"')
+    assert angle == 0.0 and any("is not the 'function' property and is ignored" in n for n in notes)
+
+
+def test_missing_mass_and_missing_axes_refused_as_opensim():
+    _fails(small_osim().replace("<mass>2</mass>", ""), "<Body name='upper'>", "missing <mass>")
+    import re
+    text = re.sub(r'<TransformAxis name="rotation2">.*?</TransformAxis>', "", small_osim())
+    _fails(text, "<SpatialTransform>", "needs all six TransformAxis elements; missing ['rotation2']")
+    text = small_osim().replace('<TransformAxis name="rotation2">', '<TransformAxis name="rotation1">')
+    _fails(text, "TransformAxis ['rotation1'] given more than once")

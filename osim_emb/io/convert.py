@@ -355,4 +355,8 @@ class _Converter:
 
 def document_to_model(doc: OsimDocument, strict: bool = True) -> Model:
     """Build the empirically-based model of an OpenSim document."""
-    return _Converter(doc, strict).build()
+    from ..model import ModelError
+    try:
+        return _Converter(doc, strict).build()
+    except ModelError as err:  # a consistency check of the model: say which file
+        raise OsimImportError(doc.path, "<Model>", str(err)) from None

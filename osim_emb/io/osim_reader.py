@@ -245,6 +245,8 @@ class _Reader:
     def _body_common(self, b: Any) -> BodySpec:
         name = self.name_of(b, "body")
         spec = BodySpec(name, line=b.sourceline)
+        if name != "ground" and self.text(b, "mass") is None:
+            raise self.fail(b, "missing <mass> (OpenSim refuses a body with an unspecified mass)")
         spec.mass = self.flt(b, "mass", 0.0)
         if spec.mass < 0:
             raise self.fail(b, f"negative mass {spec.mass}")
@@ -329,10 +331,18 @@ class _Reader:
                 axis = self.floats(ta, "axis", 3, required=True)
                 if np.linalg.norm(axis) < 1e-12:
                     raise self.fail(ta, "axis has zero length")
-                f = self.function(ta, "function", max(1, len(cn)))
-                if f is None and any(isinstance(c.tag, str) and c.tag not in ("coordinates", "axis")
-                                     for c in ta):
-                    other = [c.tag for c in ta if isinstance(c.tag, str) and c.tag not in ("coordinates", "axis")]
+                fe = find_function(ta)
+                if (self.v4 and fe is not None and fe.getparent() is ta
+                        and fe.get("name") not in (None, "", "function")):
+                    # OpenSim 4 takes a property from the element whose name attribute is the property's name
+                    self.notes.append(f"joint {name!r} {an}: <{fe.tag} name={fe.get('name')!r}> is not the "
+                                      "'function' property and is ignored, as OpenSim ignores it")
+                    f = None
+                else:
+                    f = self.function(ta, "function", max(1, len(cn)))
+                other = [c.tag for c in ta if isinstance(c.tag, str)
+                         and c.tag not in ("coordinates", "axis", "function") and c is not fe]
+                if other:
                     raise self.fail(ta, f"unknown element(s) {other} in a TransformAxis (expected <coordinates>, "
                                         "<axis> and a function)")
                 if f is None and cn:
@@ -349,6 +359,14 @@ class _Reader:
             bad = [a.name for a in spec.axes if a.name not in order]
             if bad:
                 raise self.fail(st, f"unknown TransformAxis names {bad}")
+            names = [a.name for a in spec.axes]
+            dup = sorted({n for n in names if names.count(n) > 1})
+            if dup:
+                raise self.fail(st, f"TransformAxis {dup} given more than once")
+            missing = [n for n in order if n not in names]
+            if missing:
+                raise self.fail(st, f"a CustomJoint's SpatialTransform needs all six TransformAxis elements; missing "
+                                    f"{missing} (OpenSim would fill them with default axes)")
             spec.axes.sort(key=lambda a: order[a.name])
         elif jt in JOINT_AXES:
             need = max([k for _, _, k in JOINT_AXES[jt]], default=-1) + 1

@@ -347,3 +347,9 @@ def test_missing_mass_and_missing_axes_refused_as_opensim():
     _fails(text, "<SpatialTransform>", "needs all six TransformAxis elements; missing ['rotation2']")
     text = small_osim().replace('<TransformAxis name="rotation2">', '<TransformAxis name="rotation1">')
     _fails(text, "TransformAxis ['rotation1'] given more than once")
+
+
+@pytest.mark.parametrize("old,new,kind", [('<PathPoint name="p1">', '<PathPoint name="../p1">', "path point"),
+                                          ('<PathWrap name="pw">', '<PathWrap name="a b">', "path wrap")])
+def test_path_point_and_wrap_names_checked(old, new, kind):
+    _fails(small_osim().replace(old, new, 1), f"{kind} name")

@@ -63,6 +63,15 @@ class _Reader:
             raise UnsupportedFeatureError(self.path, element, reason + " (load with strict=False to import the rest)")
         self.skipped.append(Skipped(kind, name, getattr(element, "sourceline", None), reason))
 
+    def optional_name(self, e: Any, kind: str) -> str:
+        """A name OpenSim fills in when it is empty (path points, markers, path wraps): refused only if illegal."""
+        name = e.get("name") or ""
+        if name:
+            reason = check_component_name(name)
+            if reason is not None:
+                raise self.fail(e, f"{kind} {reason}")
+        return name
+
     def name_of(self, e: Any, kind: str) -> str:
         """The element's name, refused (with the element named) when OpenSim would refuse it."""
         name = e.get("name")
@@ -597,7 +606,7 @@ class _Reader:
             body, frame = self._body_of(p, doc)
             loc = self.floats(p, "location", 3, [0, 0, 0])
             loc = (frame @ np.append(loc, 1.0))[:3]
-            spec = PathPointSpec(p.get("name", ""), "fixed", body, loc, line=p.sourceline)
+            spec = PathPointSpec(self.optional_name(p, "path point"), "fixed", body, loc, line=p.sourceline)
             if p.tag == "MovingPathPoint":
                 fns, crd = [], []
                 for ax in "xyz":
@@ -632,12 +641,13 @@ class _Reader:
             r = self.floats(w, "range", 2, [-1, -1])
             wraps.append(PathWrapSpec(self.text(w, "wrap_object", required=True),
                                       (self.text(w, "method", "hybrid") or "hybrid").strip(),
-                                      (int(r[0]), int(r[1])), w.get("name", "")))
+                                      (int(r[0]), int(r[1])), self.optional_name(w, "path wrap")))
         return points, wraps
 
     def _read_markers(self, model: Any) -> list[MarkerSpec]:
         out = []
         for m in self.objects(model, "MarkerSet"):
+            self.optional_name(m, "marker")
             try:
                 if self.v4:
                     fr = self.resolve_frame(self.text(m, "socket_parent_frame", required=True), None, m)

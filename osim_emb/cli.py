@@ -25,7 +25,10 @@ def _load_any(path: str, strict: bool = True):
         from .io.model_json import load_model
         return load_model(path)
     from .io import load_osim
-    return load_osim(path, strict=strict)
+    model = load_osim(path, strict=strict)
+    for s in model.extras.get("skipped", []):
+        logging.getLogger(__name__).warning("%s:%s: left out %s %r: %s", path, s.line or "", s.kind, s.name, s.reason)
+    return model
 
 
 def cmd_inspect(args: argparse.Namespace) -> int:

@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import numpy as np
@@ -315,6 +316,8 @@ class _Converter:
                 params = muscle_parameters(f.element, self.doc)
             except Exception as err:  # parameters are optional for geometry; say why they are missing
                 self.log.append(f"muscle {f.name!r}: force model not imported ({err})")
+                logging.getLogger(__name__).warning("%s: muscle %r: force model not imported, path only (%s)",
+                                                    self.doc.path, f.name, " ".join(str(err).split()))
             out.append(Musculotendon(f.name, f.type, points, pw, params))
         return out
 

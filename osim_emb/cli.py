@@ -102,16 +102,15 @@ def configure_logging(verbose: int = 0, quiet: bool = False) -> None:
     """Warnings by default, INFO with -v, DEBUG with -vv, errors only with -q; messages go to stderr."""
     level = logging.ERROR if quiet else (logging.DEBUG if verbose >= 2 else logging.INFO if verbose == 1
                                          else logging.WARNING)
-    root = logging.getLogger()
-    for h in list(root.handlers):
-        if getattr(h, "_osim_emb", False):
-            root.removeHandler(h)
+    package = logging.getLogger("osim_emb")
+    for h in list(package.handlers):
+        if getattr(h, "_osim_emb_cli", False):
+            package.removeHandler(h)
     h = logging.StreamHandler(sys.stderr)
     h.setFormatter(logging.Formatter("osim-emb: %(levelname)s: %(message)s"))
-    h._osim_emb = True
-    root.addHandler(h)
-    root.setLevel(level)
-    logging.getLogger("osim_emb").setLevel(level)
+    h._osim_emb_cli = True
+    package.addHandler(h)
+    package.setLevel(level)
 
 
 def _one_line(text: str) -> str:
@@ -144,10 +143,20 @@ def error_message(err: BaseException, args: argparse.Namespace) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    configure_logging(getattr(args, "verbose", 0) or 0, getattr(args, "quiet", False))
     if not getattr(args, "command", None):
         parser.print_help()
         return 0
+    package = logging.getLogger("osim_emb")
+    saved = package.level, list(package.handlers)
+    configure_logging(getattr(args, "verbose", 0) or 0, getattr(args, "quiet", False))
+    try:
+        return _run_command(args)
+    finally:  # leave the logging set-up as it was (main may be called from a program or a test)
+        package.setLevel(saved[0])
+        package.handlers[:] = saved[1]
+
+
+def _run_command(args: argparse.Namespace) -> int:
     prefix = f"osim-emb {args.command}: error:"
     try:
         return int(args.func(args) or 0)

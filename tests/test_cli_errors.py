@@ -231,11 +231,16 @@ def test_json_model_wrong_types(tmp_path, capsys):
     assert code == 2 and "is a folder" in _error_line(err)
 
 
-def test_verbose_and_quiet_configure_logging(model, tmp_path, capsys):
+def test_verbose_and_quiet_configure_logging(model, tmp_path, capsys, monkeypatch):
     import logging
+
+    import osim_emb.cli as cli
+    levels = []
+    monkeypatch.setattr(cli, "_run_command", lambda args: levels.append(logging.getLogger("osim_emb").level) or 0)
+    before = logging.getLogger("osim_emb").level
     assert main(["-v", "inspect", str(model)]) == 0
-    assert logging.getLogger().level == logging.INFO
     assert main(["inspect", str(model), "-q"]) == 0
-    assert logging.getLogger().level == logging.ERROR
-    main(["inspect", str(model)])
-    assert logging.getLogger().level == logging.WARNING
+    assert main(["inspect", str(model)]) == 0
+    assert main(["-vv", "inspect", str(model)]) == 0
+    assert levels == [logging.INFO, logging.ERROR, logging.WARNING, logging.DEBUG]
+    assert logging.getLogger("osim_emb").level == before

@@ -307,8 +307,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--rtol", type=float, default=1e-10)
     s.add_argument("--atol", type=float, default=1e-10)
     s.add_argument("--samples", type=int, default=201, help="output samples (>= 2)")
-    s.add_argument("--max-steps", type=int, default=2_000_000,
-                   help="stop after this many right-hand-side evaluations (default 2,000,000)")
+    s.add_argument("--max-steps", type=int, default=1_000_000,
+                   help="stop after this many right-hand-side evaluations (default 1,000,000)")
     s.add_argument("--max-seconds", type=float, default=600.0, help="stop after this wall time (default 600 s)")
     s.add_argument("--plot", action="store_true", help="also write a PNG plot")
     s.set_defaults(func=cmd_simulate)

@@ -54,7 +54,7 @@ def _budgeted(fun: Callable, max_steps: int | None, max_seconds: float | None) -
 def simulate(model: Model, t_end: float, q0: Any = None, qdot0: Any = None, *,
              generalized_forces: Callable[[float, np.ndarray, np.ndarray], Any] | None = None,
              method: str = "DOP853", rtol: float = 1e-10, atol: float = 1e-10, n_output: int = 201,
-             t_eval: Sequence[float] | None = None, max_steps: int | None = 2_000_000,
+             t_eval: Sequence[float] | None = None, max_steps: int | None = 1_000_000,
              max_seconds: float | None = None) -> pd.DataFrame:
     """Integrate M q̈ + N q̇ = G + τ from (q0, q̇0) over [0, t_end]; a table of q and q̇ (columns NAME, NAME_u).
 

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import json
+import logging
+import math
 from pathlib import Path
 
 
@@ -10,60 +13,179 @@ def _csv(s: str) -> list[str]:
     return [x.strip() for x in s.split(",") if x.strip()]
 
 
+log = logging.getLogger(__name__)
+
+#: Relative round-off accepted on a range bound (a default of -2e-08 rad for a range starting at 0 is accepted).
+RANGE_ROUNDOFF = 1e-6
+
+
+def _positive(name: str, value: float, allow_zero: bool = False) -> float:
+    if value is None or not math.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
+        raise ValueError(f"{name} must be a positive number, got {value}")
+    return value
+
+
+def _figure_formats(text: str) -> list[str]:
+    from matplotlib.backend_bases import FigureCanvasBase
+    known = FigureCanvasBase.get_supported_filetypes()
+    formats = _csv(text)
+    bad = [f for f in formats if f not in known]
+    if bad or not formats:
+        raise ValueError(f"--formats: unknown figure format(s) {bad or text!r}; known: {', '.join(sorted(known))}")
+    return formats
+
+
+def _load_rhythm_file(source: str, load_rhythm):
+    """load_rhythm with a message naming the file for an empty or malformed table."""
+    p = Path(source)
+    if p.is_file() and not p.read_text(encoding="utf-8", errors="replace").strip():
+        raise ValueError(f"{source}: the rhythm file is empty")
+    try:
+        return load_rhythm(source)
+    except json.JSONDecodeError as err:
+        raise ValueError(f"{source}:{err.lineno}: not valid JSON ({err.msg}, column {err.colno})") from None
+    except (IndexError, KeyError, TypeError, AttributeError) as err:
+        raise ValueError(f"{source}: not a valid rhythm file ({type(err).__name__}: {err})") from None
+
+
 def cmd_rhythm(args: argparse.Namespace) -> int:
     from .io import load_osim
     from .io.osim_writer import moving_points_as_bodies, write_osim
+    from .io.outputs import atomic_files
     from .rhythm import apply, load_rhythm
-    rhythm = load_rhythm(args.rhythm)
-    model = load_osim(args.model, strict=not args.lenient)
-    new = apply(model, rhythm)
     out = Path(args.output)
-    write_osim(new, out, protect=[args.model])
+    mvp = out.with_name(out.stem + "_mvp" + out.suffix)
+    outs = [out] if args.no_variant else [out, mvp]
+    inputs = [args.model] + ([args.rhythm] if Path(args.rhythm).exists() else [])
+    with atomic_files(outs, overwrite=args.overwrite, inputs=inputs) as tmps:
+        rhythm = _load_rhythm_file(args.rhythm, load_rhythm)
+        model = load_osim(args.model, strict=not args.lenient)
+        new = apply(model, rhythm)
+        write_osim(new, tmps[0], protect=[args.model])
+        if not args.no_variant:
+            write_osim(moving_points_as_bodies(new.extras["document"]), tmps[1], protect=[args.model])
     print(f"wrote {out}: couplers of {', '.join(t.dependent for t in rhythm.terms)} follow rhythm "
           f"{rhythm.name!r} in {', '.join(rhythm.inputs)}")
     if not args.no_variant:
-        mvp = out.with_name(out.stem + "_mvp" + out.suffix)
-        write_osim(moving_points_as_bodies(new.extras["document"]), mvp, protect=[args.model])
         print(f"wrote {mvp}: the same model with its moving via points as zero-inertia bodies")
     return 0
 
 
-def _fixed(pairs: list[str] | None) -> dict[str, float]:
-    import numpy as np
+def _fixed(pairs: list[str] | None, option: str = "--fixed") -> dict[str, float]:
+    """NAME=VALUE pairs (degrees for rotations, metres for translations), values as given (not converted)."""
     out = {}
     for item in pairs or []:
         for part in _csv(item):
             name, _, val = part.partition("=")
-            if not val:
-                raise ValueError(f"--fixed expects NAME=DEGREES, got {part!r}")
-            out[name.strip()] = float(np.radians(float(val)))
+            try:
+                v = float(val)
+            except ValueError:
+                v = None
+            if not name.strip() or v is None or not math.isfinite(v):
+                raise ValueError(f"{option} expects NAME=VALUE with a finite number, got {part!r}")
+            out[name.strip()] = v
     return out
 
 
+def _fixed_radians(pairs: list[str] | None) -> dict[str, float]:
+    import numpy as np
+    return {k: float(np.radians(v)) for k, v in _fixed(pairs).items()}
+
+
 def cmd_moment_arms(args: argparse.Namespace) -> int:
+    from .io.outputs import atomic_folder
     from .validation.moment_arms import REFERENCES, print_report, run_moment_arm_study
+    _positive("--step", args.step)
+    formats = _figure_formats(args.formats)
     refs = [] if args.references == "none" else _csv(args.references)
     for r in refs:
         if r not in REFERENCES:
             raise ValueError(f"unknown reference {r!r}; choose from {', '.join(REFERENCES)} or 'none'")
+    if not _csv(args.sweep):
+        raise ValueError("--sweep needs at least one coordinate")
+    fixed = _fixed_radians(args.fixed)
     out = args.out or str(Path("out") / (Path(args.model).stem + "_moment_arms"))
-    result = run_moment_arm_study(
-        args.model, _csv(args.sweep), step_deg=args.step, muscles=_csv(args.muscles) if args.muscles else None,
-        ma_coordinates=_csv(args.coordinates) if args.coordinates else None, references=refs,
-        fixed=_fixed(args.fixed), opensim_compat=args.opensim_compat, out_dir=out, formats=_csv(args.formats),
-        progress=not args.quiet)
+    with atomic_folder(out, overwrite=args.overwrite, inputs=[args.model]) as tmp:
+        result = run_moment_arm_study(
+            args.model, _csv(args.sweep), step_deg=args.step, muscles=_csv(args.muscles) if args.muscles else None,
+            ma_coordinates=_csv(args.coordinates) if args.coordinates else None, references=refs,
+            fixed=fixed, opensim_compat=args.opensim_compat, out_dir=tmp, formats=formats,
+            progress=not args.quiet)
     print_report(result)
     print(f"  tables and figures in {out}/")
     return 0
 
 
-def _values(model, pairs: list[str] | None, default) -> "object":
+def rotational_coordinates(model) -> list[bool]:
+    """Whether each generalized coordinate is an angle: rotational, or coupled and turning a joint's rotation axis
+    (moving via points, which are translations of massless bodies, do not count)."""
+    import numpy as np
+    from .model import REVOLUTE
+    q = np.asarray(model.default_q, dtype=float)[None]
+    out = []
+    for k, c in enumerate(model.coordinates):
+        if c.motion_type != "coupled":
+            out.append(c.motion_type == "rotational")
+            continue
+        kinds = set()
+        for j in model.joints:
+            if str(j.source).startswith("MovingPathPoint"):
+                continue
+            g = j.variable.evaluate(q, 1).gradient
+            if g is not None and abs(g[0, k]) > 0:
+                kinds.add(j.kind)
+        out.append(REVOLUTE in kinds or not kinds)
+    return out
+
+
+def _values(model, pairs: list[str] | None, default, option: str) -> "object":
+    """The model's default vector with NAME=VALUE pairs applied, degrees converted for angles."""
     import numpy as np
     v = np.array(default, dtype=float)
-    for name, val in _fixed(pairs).items():
-        v[model.coordinate_index(name)] = val if model.coordinates[model.coordinate_index(name)].motion_type \
-            == "rotational" else np.degrees(val)
+    angles = rotational_coordinates(model)
+    for name, val in _fixed(pairs, option).items():
+        if name not in model.coordinate_names:
+            raise ValueError(f"{option}: {name!r} is not a generalized coordinate of {model.name!r} "
+                             f"(they are {', '.join(model.coordinate_names)})")
+        k = model.coordinate_index(name)
+        v[k] = np.radians(val) if angles[k] else val
     return v
+
+
+def _into_range(model, q, what: str):
+    """q with values within round-off of their range clamped into it; farther values refused."""
+    import numpy as np
+    q = np.array(q, dtype=float)
+    for k, c in enumerate(model.coordinates):
+        lo, hi = c.range
+        tol = RANGE_ROUNDOFF * max(1.0, abs(lo) if math.isfinite(lo) else 1.0, abs(hi) if math.isfinite(hi) else 1.0)
+        if q[k] < lo - tol or q[k] > hi + tol:
+            raise ValueError(f"{what}: coordinate {c.name!r} = {q[k]:.6g} is outside its range [{lo:.6g}, {hi:.6g}]")
+        q[k] = min(max(q[k], lo), hi)
+    return q
+
+
+def warn_unapplied_forces(model, command: str) -> None:
+    """One warning per kind of force the minimal-coordinate equations of ``command`` leave out."""
+    by_type: dict[str, list[str]] = {}
+    for m in model.muscles:
+        by_type.setdefault(m.type_name, []).append(m.name)
+    for name, kind in model.extras.get("forces", []):
+        by_type.setdefault(kind, []).append(name)
+    for kind, names in by_type.items():
+        log.warning("%s does not apply the model's %d %s force(s): %s", command, len(names), kind,
+                    ", ".join(names[:12]) + (f", ... ({len(names) - 12} more)" if len(names) > 12 else ""))
+
+
+def _warn_range_exits(model, table) -> None:
+    for c in model.coordinates:
+        lo, hi = c.range
+        v = table[c.name].to_numpy()
+        out = (v < lo) | (v > hi)
+        if out.any():
+            k = int(out.argmax())
+            log.warning("coordinate %r leaves its range [%.6g, %.6g] at t = %.6g s (%.6g); the package does not "
+                        "apply OpenSim's coordinate limits or clamping", c.name, lo, hi, table["time"].iloc[k], v[k])
 
 
 def _plot_table(table, columns, ylabel, path, title):
@@ -79,54 +201,87 @@ def _plot_table(table, columns, ylabel, path, title):
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7, ncol=2)
     fig.tight_layout()
-    fig.savefig(path, dpi=200)
+    fig.savefig(path, dpi=200, format="png")
     plt.close(fig)
+
+
+def _plot_path(out: Path) -> Path:
+    p = out.with_suffix(".png")
+    if p == out:
+        raise ValueError(f"-o {out}: the motion and its --plot would both be {p}; give the motion a .sto or .mot name")
+    return p
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
     import numpy as np
+    from scipy.integrate._ivp.ivp import METHODS
     from .cli import _load_any
     from .io.motion import write_motion
+    from .io.outputs import atomic_files
     from .simulation import simulate
-    model = _load_any(args.model)
-    q0 = _values(model, args.q0, model.default_q)
-    qd0 = _values(model, args.qdot0, np.zeros(model.n_q))
-    model.check_configuration(q0)
-    tab = simulate(model, args.t_end, q0, qd0, method=args.method, rtol=args.rtol, atol=args.atol,
-                   n_output=args.samples)
+    _positive("--t-end", args.t_end)
+    _positive("--rtol", args.rtol)
+    _positive("--atol", args.atol)
+    if args.samples < 2:
+        raise ValueError(f"--samples must be at least 2, got {args.samples}")
+    if args.max_steps < 1:
+        raise ValueError(f"--max-steps must be at least 1, got {args.max_steps}")
+    _positive("--max-seconds", args.max_seconds)
+    if args.method not in METHODS:
+        raise ValueError(f"--method {args.method!r} is not a solve_ivp method; choose from {', '.join(METHODS)}")
     out = Path(args.output)
-    write_motion(out, tab, name=f"{model.name} passive simulation", protect=[args.model])
+    outs = [out] + ([_plot_path(out)] if args.plot else [])
+    with atomic_files(outs, overwrite=args.overwrite, inputs=[args.model]) as tmps:
+        model = _load_any(args.model)
+        q0 = _into_range(model, _values(model, args.q0, model.default_q, "--q0"), "initial configuration")
+        qd0 = _values(model, args.qdot0, np.zeros(model.n_q), "--qdot0")
+        warn_unapplied_forces(model, "simulate")
+        tab = simulate(model, args.t_end, q0, qd0, method=args.method, rtol=args.rtol, atol=args.atol,
+                       n_output=args.samples, max_steps=args.max_steps, max_seconds=args.max_seconds)
+        _warn_range_exits(model, tab)
+        write_motion(tmps[0], tab, name=f"{model.name} passive simulation", protect=[args.model])
+        if args.plot:
+            _plot_table(tab, model.coordinate_names, "generalized coordinates (rad, m)", tmps[1],
+                        f"{model.name}: forward simulation under gravity")
     print(f"wrote {out}: {len(tab)} samples over {args.t_end} s ({tab.attrs['nfev']} right-hand sides, {args.method})")
     if args.plot:
-        p = out.with_suffix(".png")
-        _plot_table(tab, model.coordinate_names, "generalized coordinates (rad, m)", p,
-                    f"{model.name}: forward simulation under gravity")
-        print(f"wrote {p}")
+        print(f"wrote {outs[1]}")
     return 0
 
 
 def cmd_inverse_dynamics(args: argparse.Namespace) -> int:
     from .cli import _load_any
     from .io.motion import coordinates_from_motion, read_motion, write_motion
+    from .io.outputs import atomic_files
     from .simulation import inverse_dynamics_of_motion
-    model = _load_any(args.model)
-    table, header = read_motion(args.motion)
-    time, q, qd = coordinates_from_motion(model, table, header)
-    tau = inverse_dynamics_of_motion(model, time, q, qd, smoothing=args.smoothing)
+    if args.smoothing is not None:
+        _positive("--smoothing", args.smoothing, allow_zero=True)
     out = Path(args.output)
-    write_motion(out, tau, name=f"{model.name} inverse dynamics", protect=[args.model, args.motion])
+    outs = [out] + ([_plot_path(out)] if args.plot else [])
+    with atomic_files(outs, overwrite=args.overwrite, inputs=[args.model, args.motion]) as tmps:
+        model = _load_any(args.model)
+        table, header = read_motion(args.motion)
+        time, q, qd = coordinates_from_motion(model, table, header)
+        warn_unapplied_forces(model, "inverse-dynamics")
+        tau = inverse_dynamics_of_motion(model, time, q, qd, smoothing=args.smoothing)
+        write_motion(tmps[0], tau, name=f"{model.name} inverse dynamics", protect=[args.model, args.motion])
+        if args.plot:
+            _plot_table(tau, [c for c in tau.columns if c != "time"], "generalized force (N m, N)", tmps[1],
+                        f"{model.name}: inverse dynamics of {Path(args.motion).name}")
     print(f"wrote {out}: generalized forces at {len(tau)} frames")
     if args.plot:
-        p = out.with_suffix(".png")
-        _plot_table(tau, [c for c in tau.columns if c != "time"], "generalized force (N m, N)", p,
-                    f"{model.name}: inverse dynamics of {Path(args.motion).name}")
-        print(f"wrote {p}")
+        print(f"wrote {outs[1]}")
     return 0
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from .io.outputs import atomic_folder
     from .study import run_main_job
-    run_main_job(args.model, args.out, step_deg=args.step, formats=_csv(args.formats), progress=not args.quiet)
+    _positive("--step", args.step)
+    formats = _figure_formats(args.formats)
+    with atomic_folder(args.out, overwrite=args.overwrite, inputs=[args.model], replace_whole=False) as tmp:
+        run_main_job(args.model, tmp, step_deg=args.step, formats=formats, progress=not args.quiet)
+    print(f"outputs in {args.out}/")
     return 0
 
 
@@ -138,19 +293,23 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--out", default="out", help="output folder (default: out)")
     s.add_argument("--step", type=float, default=1.0, help="sweep step in degrees (default 1)")
     s.add_argument("--formats", default="pdf,png,svg", help="figure formats")
-    s.add_argument("--quiet", action="store_true", help="no progress lines")
     s.set_defaults(func=cmd_run)
 
     s = sub.add_parser("simulate", help="forward simulation of the minimal-coordinate ODE under gravity")
     s.add_argument("model", help=".osim or .emb.json model")
     s.add_argument("-o", "--output", required=True, help="output .sto file (q and q-dot)")
     s.add_argument("--t-end", type=float, default=1.0, help="duration in seconds (default 1)")
-    s.add_argument("--q0", action="append", help="initial coordinates NAME=DEGREES (or metres)[,...]; default: defaults")
-    s.add_argument("--qdot0", action="append", help="initial speeds NAME=DEG_PER_S[,...]; default 0")
+    s.add_argument("--q0", action="append", help="initial coordinates NAME=DEGREES (metres for translations)[,...]; "
+                                                 "default: the model's defaults")
+    s.add_argument("--qdot0", action="append", help="initial speeds NAME=DEG_PER_S (m/s for translations)[,...]; "
+                                                    "default 0")
     s.add_argument("--method", default="DOP853", help="solve_ivp method (default DOP853)")
     s.add_argument("--rtol", type=float, default=1e-10)
     s.add_argument("--atol", type=float, default=1e-10)
-    s.add_argument("--samples", type=int, default=201, help="output samples")
+    s.add_argument("--samples", type=int, default=201, help="output samples (>= 2)")
+    s.add_argument("--max-steps", type=int, default=1_000_000,
+                   help="stop after this many right-hand-side evaluations (default 1,000,000)")
+    s.add_argument("--max-seconds", type=float, default=600.0, help="stop after this wall time (default 600 s)")
     s.add_argument("--plot", action="store_true", help="also write a PNG plot")
     s.set_defaults(func=cmd_simulate)
 
@@ -175,7 +334,6 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="reproduce OpenSim's stale wrap-point cache (paths with several wrap objects)")
     s.add_argument("--out", help="output folder (default out/MODEL_moment_arms)")
     s.add_argument("--formats", default="pdf,png,svg", help="figure formats")
-    s.add_argument("--quiet", action="store_true", help="no progress lines")
     s.set_defaults(func=cmd_moment_arms)
 
     s = sub.add_parser("rhythm", help="replace a model's shoulder-rhythm couplers and export it as .osim")

@@ -19,21 +19,61 @@ from scipy.interpolate import CubicSpline, make_smoothing_spline
 from . import dynamics as dyn
 from .model import Model
 
-__all__ = ["simulate", "motion_derivatives", "inverse_dynamics_of_motion", "TrackingResult",
+__all__ = ["simulate", "IntegrationBudgetExceeded", "motion_derivatives", "inverse_dynamics_of_motion", "TrackingResult",
            "computed_torque_tracking", "minimum_jerk", "muscle_force_sharing"]
+
+
+class IntegrationBudgetExceeded(RuntimeError):
+    """An integration stopped by its step or wall-time budget, or by a non-finite state."""
+
+
+def _budgeted(fun: Callable, max_steps: int | None, max_seconds: float | None) -> Callable:
+    """``fun(t, y)`` that raises :class:`IntegrationBudgetExceeded` past ``max_steps`` right-hand sides or
+    ``max_seconds`` of wall time, or when the state or its derivative is not finite."""
+    import time as _time
+    start = _time.perf_counter()
+    calls = [0]
+
+    def wrapped(t, y):
+        calls[0] += 1
+        if max_steps is not None and calls[0] > max_steps:
+            raise IntegrationBudgetExceeded(f"integration stopped at t = {t:.6g} s after {max_steps} right-hand-side "
+                                            "evaluations (raise --max-steps, or check the initial state)")
+        if max_seconds is not None and calls[0] % 50 == 0 and _time.perf_counter() - start > max_seconds:
+            raise IntegrationBudgetExceeded(f"integration stopped at t = {t:.6g} s after {max_seconds:g} s of wall "
+                                            "time (raise --max-seconds, or check the initial state)")
+        if not np.all(np.isfinite(y)):
+            raise IntegrationBudgetExceeded(f"integration stopped at t = {t:.6g} s: the state is not finite")
+        dy = fun(t, y)
+        if not np.all(np.isfinite(dy)):
+            raise IntegrationBudgetExceeded(f"integration stopped at t = {t:.6g} s: the accelerations are not finite")
+        return dy
+    return wrapped
 
 
 def simulate(model: Model, t_end: float, q0: Any = None, qdot0: Any = None, *,
              generalized_forces: Callable[[float, np.ndarray, np.ndarray], Any] | None = None,
              method: str = "DOP853", rtol: float = 1e-10, atol: float = 1e-10, n_output: int = 201,
-             t_eval: Sequence[float] | None = None) -> pd.DataFrame:
-    """Integrate M q̈ + N q̇ = G + τ from (q0, q̇0) over [0, t_end]; a table of q and q̇ (columns NAME, NAME_u)."""
+             t_eval: Sequence[float] | None = None, max_steps: int | None = 1_000_000,
+             max_seconds: float | None = None) -> pd.DataFrame:
+    """Integrate M q̈ + N q̇ = G + τ from (q0, q̇0) over [0, t_end]; a table of q and q̇ (columns NAME, NAME_u).
+
+    The integration stops with :class:`IntegrationBudgetExceeded` after ``max_steps`` right-hand sides or
+    ``max_seconds`` of wall time, or when the state stops being finite."""
     q0 = model.default_q if q0 is None else np.asarray(q0, dtype=float)
     qdot0 = np.zeros(model.n_q) if qdot0 is None else np.asarray(qdot0, dtype=float)
+    if not (np.isfinite(t_end) and t_end > 0):
+        raise ValueError(f"t_end must be a positive number of seconds, got {t_end}")
+    if not (np.isfinite(rtol) and rtol > 0 and np.isfinite(atol) and atol > 0):
+        raise ValueError(f"rtol and atol must be positive, got rtol={rtol}, atol={atol}")
+    if t_eval is None and (int(n_output) != n_output or n_output < 2):
+        raise ValueError(f"n_output must be an integer >= 2, got {n_output}")
     y0 = np.concatenate([q0, qdot0])
+    if y0.shape != (2 * model.n_q,) or not np.all(np.isfinite(y0)):
+        raise ValueError(f"q0 and qdot0 must be {model.n_q} finite numbers each")
     te = np.linspace(0.0, t_end, n_output) if t_eval is None else np.asarray(t_eval, dtype=float)
-    sol = solve_ivp(dyn.ode_rhs(model, generalized_forces), (0.0, t_end), y0, method=method, rtol=rtol,
-                    atol=atol, t_eval=te)
+    sol = solve_ivp(_budgeted(dyn.ode_rhs(model, generalized_forces), max_steps, max_seconds), (0.0, t_end), y0,
+                    method=method, rtol=rtol, atol=atol, t_eval=te)
     if not sol.success:
         raise RuntimeError(f"integration failed: {sol.message}")
     names = model.coordinate_names
@@ -62,6 +102,14 @@ def inverse_dynamics_of_motion(model: Model, time: np.ndarray, q: np.ndarray, qd
                                qddot: np.ndarray | None = None, *, smoothing: float | None = None) -> pd.DataFrame:
     """Generalized forces τ = M q̈ + N q̇ - G along a motion (columns NAME_moment or NAME_force, as OpenSim)."""
     time, q = np.asarray(time, dtype=float), np.asarray(q, dtype=float)
+    if time.ndim != 1 or time.size < 3 or q.shape != (time.size, model.n_q):
+        raise ValueError(f"a motion needs at least 3 frames and {model.n_q} coordinates; got time {time.shape}, "
+                         f"q {q.shape}")
+    if not (np.all(np.isfinite(time)) and np.all(np.isfinite(q))):
+        raise ValueError("the motion has non-finite times or coordinates")
+    if np.any(np.diff(time) <= 0):
+        k = int(np.flatnonzero(np.diff(time) <= 0)[0]) + 1
+        raise ValueError(f"time must increase strictly: frame {k} (t = {time[k]:.9g}) follows t = {time[k - 1]:.9g}")
     if qdot is None:
         q, qdot, qddot = motion_derivatives(time, q, smoothing)
     elif qddot is None:  # speeds given: differentiate them once

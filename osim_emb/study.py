@@ -22,6 +22,7 @@ import pandas as pd
 
 from .io import load_osim
 from .io.osim_writer import moving_points_as_bodies, write_osim
+from .io.outputs import inside_folder, safe_output_name
 from .muscles.geometry import lengths_and_moment_arms
 from .validation.moment_arms import make_sweeps, print_report, run_moment_arm_study
 
@@ -69,8 +70,8 @@ def run_main_job(model_path: str | None = None, out_dir: str | Path = "out", *, 
     model = load_osim(path)
     print(f"model {model.name!r} from {path}: {model.n_q} generalized coordinates "
           f"({', '.join(model.coordinate_names)}), {len(model.muscles)} musculotendon units")
-    exported = out / f"{model.name}.osim"
-    mvp = out / f"{model.name}_mvp.osim"
+    exported = inside_folder(out, f"{safe_output_name(model.name)}.osim")
+    mvp = inside_folder(out, f"{safe_output_name(model.name)}_mvp.osim")
     write_osim(model, exported, protect=[path])
     write_osim(moving_points_as_bodies(model.extras["document"]), mvp, protect=[path])
     again = load_osim(exported)
@@ -100,7 +101,7 @@ def run_main_job(model_path: str | None = None, out_dir: str | Path = "out", *, 
         if has_rhythm and all(c in model.coordinate_names for c in ("elv_angle", "shoulder_elv")):
             print("\nB. the same model with the elevation-only rhythm: closed-form R against computeMomentArm")
             one = apply(model, builtin_rhythm("holzbaur2005"))
-            one_path = out / f"{model.name}_elevation_only_rhythm.osim"
+            one_path = inside_folder(out, f"{safe_output_name(model.name)}_elevation_only_rhythm.osim")
             write_osim(one, one_path, protect=[path])
             results["B"] = run_moment_arm_study(str(one_path), sweep, step_deg=step_deg,
                                                 references=["computeMomentArm_mvp"], fixed=fixed,

@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import numpy as np
@@ -91,6 +92,54 @@ class _Converter:
         self.skipped.append(Skipped(kind, name, line, reason))
 
     # -- coordinates -----------------------------------------------------------
+    def prune_unreachable(self) -> None:
+        """Lenient import: drop what hangs on a skipped joint (bodies beyond it, their wrap objects and markers,
+        paths touching them, couplers and points using their coordinates), each listed in ``skipped``."""
+        import dataclasses
+        doc = self.doc
+        by_parent: dict[str, list[JointSpec]] = {}
+        for j in doc.joints:
+            by_parent.setdefault(j.parent.body, []).append(j)
+        reached, stack = {doc.ground}, [doc.ground]
+        while stack:
+            for j in by_parent.get(stack.pop(), []):
+                if j.child.body not in reached:
+                    reached.add(j.child.body)
+                    stack.append(j.child.body)
+        dropped = [b for b in doc.bodies if b.name not in reached]
+        if not dropped:
+            return
+        for b in dropped:
+            self.skipped.append(Skipped("body", b.name, b.line, "not connected to the ground once the joints above "
+                                                                "were skipped"))
+        joints = [j for j in doc.joints if j.parent.body in reached and j.child.body in reached]
+        coords = {c.name for j in joints for c in j.coordinates}
+        couplers = []
+        for c in doc.couplers:
+            if c.dependent in coords and all(i in coords for i in c.independents):
+                couplers.append(c)
+            else:
+                self.skipped.append(Skipped("constraint", c.name, c.line, "uses a coordinate of a skipped joint"))
+        wraps = {w.name for b in doc.bodies if b.name in reached for w in b.wrap_objects}
+        forces = []
+        for f in doc.forces:
+            bad = None
+            for p in (f.points or []):
+                uses = [p.coordinate] if p.kind == "conditional" else list(p.function_coordinates or [])
+                if p.body not in reached or any(u not in coords for u in uses):
+                    bad = f"path point {p.name!r} is on a skipped body or uses a skipped coordinate"
+                    break
+            for w in (f.wraps or []):
+                if bad is None and w.wrap_object not in wraps:
+                    bad = f"wraps over {w.wrap_object!r}, which is on a skipped body"
+            if bad is None:
+                forces.append(f)
+            else:
+                self.skipped.append(Skipped("force", f.name, f.line, bad))
+        self.doc = dataclasses.replace(doc, bodies=[b for b in doc.bodies if b.name in reached], joints=joints,
+                                       couplers=couplers, forces=forces,
+                                       markers=[m for m in doc.markers if m.body in reached])
+
     def coordinates(self) -> None:
         doc = self.doc
         self.coord_spec = {c.name: c for c in doc.coordinates}
@@ -173,6 +222,8 @@ class _Converter:
         return compose(f, inner)
 
     def build(self) -> Model:
+        if not self.strict:
+            self.prune_unreachable()
         doc = self.doc
         self.coordinates()
         joints: list[Joint] = []
@@ -265,6 +316,8 @@ class _Converter:
                 params = muscle_parameters(f.element, self.doc)
             except Exception as err:  # parameters are optional for geometry; say why they are missing
                 self.log.append(f"muscle {f.name!r}: force model not imported ({err})")
+                logging.getLogger(__name__).warning("%s: muscle %r: force model not imported, path only (%s)",
+                                                    self.doc.path, f.name, " ".join(str(err).split()))
             out.append(Musculotendon(f.name, f.type, points, pw, params))
         return out
 
@@ -305,4 +358,8 @@ class _Converter:
 
 def document_to_model(doc: OsimDocument, strict: bool = True) -> Model:
     """Build the empirically-based model of an OpenSim document."""
-    return _Converter(doc, strict).build()
+    from ..model import ModelError
+    try:
+        return _Converter(doc, strict).build()
+    except ModelError as err:  # a consistency check of the model: say which file
+        raise OsimImportError(doc.path, "<Model>", str(err)) from None

@@ -14,6 +14,7 @@ from lxml import etree
 
 from .. import functions as fn
 from ..functions.base import FunctionError, JointFunction
+from .errors import OsimImportError, UnsupportedFeatureError
 
 __all__ = ["FUNCTION_TAGS", "is_function_element", "parse_function", "find_function", "function_to_xml"]
 
@@ -34,13 +35,32 @@ def _floats(e: Any, tag: str, fail: Callable[[Any, str], Exception]) -> np.ndarr
     if c is None or c.text is None or not c.text.strip():
         raise fail(e, f"missing <{tag}>")
     try:
-        return np.array([float(t) for t in c.text.split()])
+        v = np.array([float(t) for t in c.text.split()])
     except ValueError as err:
         raise fail(c, f"not a list of numbers: {err}") from None
+    if not np.all(np.isfinite(v)):
+        raise fail(c, f"<{tag}> has a non-finite value ({', '.join(str(x) for x in v[~np.isfinite(v)][:3])})")
+    return v
+
+
+def _number(e: Any, tag: str, default: float, fail: Callable[[Any, str], Exception], integer: bool = False) -> Any:
+    c = e.find(tag)
+    if c is None or c.text is None or not c.text.strip():
+        return default
+    try:
+        v = int(c.text.strip()) if integer else float(c.text.strip())
+    except ValueError:
+        raise fail(c, f"<{tag}> is not {'an integer' if integer else 'a number'}: {c.text.strip()!r}") from None
+    if not np.isfinite(v):
+        raise fail(c, f"<{tag}> is not finite: {c.text.strip()!r}")
+    return v
 
 
 def find_function(container: Any) -> Any:
-    """The function element inside a property: ``<prop><Fn>`` or ``<prop><function><Fn>`` or ``<Fn name='function'>``."""
+    """The function element inside a property: ``<prop><Fn>`` or ``<prop><function><Fn>`` or ``<Fn name='function'>``.
+
+    An element of an unknown type in a function's place (inside ``<function>``, or named ``function``) is returned
+    too, so that :func:`parse_function` refuses it by name instead of the property taking its default."""
     for c in container:
         if not isinstance(c.tag, str):
             continue
@@ -48,8 +68,10 @@ def find_function(container: Any) -> Any:
             return c
         if c.tag == "function":
             for cc in c:
-                if isinstance(cc.tag, str) and is_function_element(cc):
+                if isinstance(cc.tag, str):
                     return cc
+        elif c.get("name") == "function":
+            return c
     return None
 
 
@@ -58,8 +80,7 @@ def parse_function(e: Any, fail: Callable[[Any, str], Exception], n_inputs: int 
     tag = e.tag
     try:
         if tag == "Constant":
-            v = e.find("value")
-            return fn.Constant(float(v.text) if v is not None else 0.0, n_inputs)
+            return fn.Constant(_number(e, "value", 0.0, fail), n_inputs)
         if tag == "LinearFunction":
             c = _floats(e, "coefficients", fail)
             if c.size < 2:
@@ -70,30 +91,32 @@ def parse_function(e: Any, fail: Callable[[Any, str], Exception], n_inputs: int 
         if tag in ("SimmSpline", "NaturalCubicSpline"):
             return fn.SimmSpline(_floats(e, "x", fail), _floats(e, "y", fail))
         if tag == "GCVSpline":
-            m = e.find("half_order")
-            ev = e.find("error_variance")
             return fn.GCVSpline(_floats(e, "x", fail), _floats(e, "y", fail),
-                                half_order=int(m.text) if m is not None else 3,
-                                error_variance=float(ev.text) if ev is not None else 0.0)
+                                half_order=_number(e, "half_order", 3, fail, integer=True),
+                                error_variance=_number(e, "error_variance", 0.0, fail))
         if tag == "PiecewiseLinearFunction":
             return fn.PiecewiseLinear(_floats(e, "x", fail), _floats(e, "y", fail))
         if tag == "PiecewiseConstantFunction":
             return fn.PiecewiseConstant(_floats(e, "x", fail), _floats(e, "y", fail))
         if tag == "MultiplierFunction":
-            s = e.find("scale")
             inner = find_function(e)
             if inner is None:
                 raise fail(e, "MultiplierFunction without an inner function")
-            return fn.Multiplier(float(s.text) if s is not None else 1.0, parse_function(inner, fail, n_inputs))
+            return fn.Multiplier(_number(e, "scale", 1.0, fail), parse_function(inner, fail, n_inputs))
         if tag == "MultivariatePolynomialFunction":
             d = e.find("dimension")
             o = e.find("order")
             if d is None or o is None:
                 raise fail(e, "MultivariatePolynomialFunction needs <dimension> and <order>")
-            return fn.MultivariatePolynomial(int(d.text), int(o.text), _floats(e, "coefficients", fail))
+            return fn.MultivariatePolynomial(_number(e, "dimension", 0, fail, integer=True),
+                                             _number(e, "order", 0, fail, integer=True),
+                                             _floats(e, "coefficients", fail))
     except FunctionError as err:
         raise fail(e, str(err)) from None
-    raise fail(e, f"unsupported function type {tag}; supported: {', '.join(SUPPORTED_TAGS)}")
+    err = fail(e, f"unsupported function type {tag}; supported: {', '.join(SUPPORTED_TAGS)}")
+    if type(err) is OsimImportError:  # the documented error type for something the package cannot represent
+        err = UnsupportedFeatureError(err.path, e, err.reason, err.line)
+    raise err
 
 
 def _text(parent: Any, tag: str, value: Any) -> Any:

@@ -105,34 +105,165 @@ def model_to_dict(model: Model) -> dict:
     }
 
 
-def model_from_dict(d: dict) -> Model:
-    """Rebuild a model from :func:`model_to_dict`; raises ValueError on a wrong format or version."""
+class _Check:
+    """Typed access to the JSON document; errors name the file and the key path."""
+
+    def __init__(self, source: str):
+        self.source = source
+
+    def fail(self, where: str, reason: str) -> ValueError:
+        return ValueError(f"{self.source}: {where}: {reason}")
+
+    def get(self, d: Any, key: str, where: str, kind: str = "any", optional: bool = False, default: Any = None):
+        if not isinstance(d, dict):
+            raise self.fail(where or "top level", "expected an object")
+        path = f"{where}.{key}" if where else key
+        if key not in d:
+            if optional:
+                return default
+            raise self.fail(where or "top level", f"{key!r}: missing")
+        return self.value(d[key], path, kind)
+
+    def value(self, v: Any, path: str, kind: str):
+        if kind == "list" and not isinstance(v, list):
+            raise self.fail(path, f"expected a list, got {type(v).__name__}")
+        if kind == "dict" and not isinstance(v, dict):
+            raise self.fail(path, f"expected an object, got {type(v).__name__}")
+        if kind == "str" and not isinstance(v, str):
+            raise self.fail(path, f"expected a string, got {type(v).__name__}")
+        if kind == "bool" and not isinstance(v, bool):
+            raise self.fail(path, f"expected true or false, got {v!r}")
+        if kind == "int" and (isinstance(v, bool) or not isinstance(v, int)):
+            raise self.fail(path, f"expected an integer, got {v!r}")
+        if kind in ("num", "nonneg"):
+            if isinstance(v, bool) or not isinstance(v, (int, float)):
+                raise self.fail(path, f"expected a number, got {v!r}")
+            if not np.isfinite(v):
+                raise self.fail(path, f"must be finite, got {v!r}")
+            if kind == "nonneg" and v < 0:
+                raise self.fail(path, f"must be >= 0, got {v!r}")
+        return v
+
+    def array(self, d: dict, key: str, where: str, shape: tuple) -> np.ndarray:
+        v = self.get(d, key, where)
+        path = f"{where}.{key}"
+        try:
+            a = np.array(v, dtype=float)
+        except (TypeError, ValueError):
+            a = None
+        n = int(np.prod(shape))
+        if a is None or a.shape != shape:
+            what = f"{n} numbers" if len(shape) == 1 else f"a {'x'.join(map(str, shape))} array of numbers"
+            raise self.fail(path, f"expected {what}, got {str(v)[:60]}")
+        if not np.all(np.isfinite(a)):
+            raise self.fail(path, "must be finite")
+        return a
+
+    def range(self, d: dict, where: str) -> tuple[float, float]:
+        v = self.get(d, "range", where, "list")
+        path = f"{where}.range"
+        if len(v) != 2 or any(x is not None and (isinstance(x, bool) or not isinstance(x, (int, float))
+                                                 or not np.isfinite(x)) for x in v):
+            raise self.fail(path, f"expected [lower, upper] with numbers or null, got {v!r}")
+        r = _unrange(v)
+        if not r[0] <= r[1]:
+            raise self.fail(path, f"lower bound {r[0]} exceeds upper bound {r[1]}")
+        return r
+
+    def function(self, d: dict, key: str, where: str):
+        v = self.get(d, key, where, "dict")
+        try:
+            return function_from_dict(v)
+        except (KeyError, TypeError, ValueError) as err:
+            raise self.fail(f"{where}.{key}", f"not a valid function record ({type(err).__name__}: {err})") from None
+
+    def items(self, d: dict, key: str, where: str = "") -> list:
+        v = self.get(d, key, where, "list")
+        path = f"{where}.{key}" if where else key
+        for k, x in enumerate(v):
+            if not isinstance(x, dict):
+                raise self.fail(f"{path}[{k}]", "expected an object")
+        return [(f"{path}[{k}]", x) for k, x in enumerate(v)]
+
+
+def model_from_dict(d: dict, source: str = "<dict>") -> Model:
+    """Rebuild a model from :func:`model_to_dict`; a ValueError naming ``source`` and the key on any bad value."""
+    ck = _Check(source)
+    if not isinstance(d, dict):
+        raise ck.fail("top level", "expected a JSON object")
     if d.get("format") != FORMAT:
-        raise ValueError(f"not an {FORMAT} file (format field is {d.get('format')!r})")
+        raise ck.fail("format", f"not an {FORMAT} file (format field is {d.get('format')!r})")
     if d.get("version") != FORMAT_VERSION:
-        raise ValueError(f"{FORMAT} version {d.get('version')} is not supported (this package reads {FORMAT_VERSION})")
-    coords = [GeneralizedCoordinate(c["name"], _unrange(c["range"]), c["default"], c["motion_type"], c["clamped"],
-                                    c["default_speed"]) for c in d["coordinates"]]
-    joints = [Joint(j["name"], j["parent"], j["kind"], np.array(j["axis"]), function_from_dict(j["variable"]),
-                    np.array(j["offset"]), j["source"]) for j in d["joints"]]
-    bodies = [Body(b["name"], b["frame"], b["mass"], np.array(b["com"]), np.array(b["inertia"]),
-                   np.array(b["frame_to_body"])) for b in d["bodies"]]
-    deps = [DependentCoordinate(x["name"], function_from_dict(x["function"]), x["kind"], x["source"],
-                                _unrange(x["range"]), x["default"], x["motion_type"]) for x in d["dependent_coordinates"]]
-    wraps = [_wrap_from_dict(w) for w in d["wrap_objects"]]
+        raise ck.fail("version", f"{FORMAT} version {d.get('version')} is not supported (this package reads "
+                                 f"{FORMAT_VERSION})")
+    coords = [GeneralizedCoordinate(ck.get(c, "name", w, "str"), ck.range(c, w), ck.get(c, "default", w, "num"),
+                                    ck.get(c, "motion_type", w, "str"), ck.get(c, "clamped", w, "bool"),
+                                    ck.get(c, "default_speed", w, "num")) for w, c in ck.items(d, "coordinates")]
+    joints = []
+    for w, j in ck.items(d, "joints"):
+        parent = ck.get(j, "parent", w, "int")
+        if not 0 <= parent <= len(joints):
+            raise ck.fail(f"{w}.parent", f"must name frame 0..{len(joints)} (ground or an earlier joint), "
+                                         f"got {parent}")
+        kind = ck.get(j, "kind", w, "str")
+        joints.append(Joint(ck.get(j, "name", w, "str"), parent, kind, ck.array(j, "axis", w, (3,)),
+                            ck.function(j, "variable", w), ck.array(j, "offset", w, (4, 4)),
+                            ck.get(j, "source", w, "str", optional=True, default="")))
+    bodies = []
+    for w, b in ck.items(d, "bodies"):
+        frame = ck.get(b, "frame", w, "int")
+        if not 0 <= frame <= len(joints):
+            raise ck.fail(f"{w}.frame", f"must be 0..{len(joints)}, got {frame}")
+        inertia = ck.get(b, "inertia", w)
+        shape = (3, 3) if isinstance(inertia, list) and inertia and isinstance(inertia[0], list) else (6,)
+        i = ck.array(b, "inertia", w, shape)
+        if np.linalg.eigvalsh(i if shape == (3, 3) else np.array(
+                [[i[0], i[3], i[4]], [i[3], i[1], i[5]], [i[4], i[5], i[2]]])).min() < -1e-12:
+            raise ck.fail(f"{w}.inertia", "not positive semi-definite")
+        bodies.append(Body(ck.get(b, "name", w, "str"), frame, ck.get(b, "mass", w, "nonneg"),
+                           ck.array(b, "com", w, (3,)), i, ck.array(b, "frame_to_body", w, (4, 4))))
+    deps = [DependentCoordinate(ck.get(x, "name", w, "str"), ck.function(x, "function", w), ck.get(x, "kind", w, "str"),
+                                ck.get(x, "source", w, "str", optional=True, default=""), ck.range(x, w),
+                                ck.get(x, "default", w, "num"), ck.get(x, "motion_type", w, "str"))
+            for w, x in ck.items(d, "dependent_coordinates")]
+    wraps = []
+    for w, x in ck.items(d, "wrap_objects"):
+        try:
+            wraps.append(_wrap_from_dict(x))
+        except (KeyError, TypeError, ValueError) as err:
+            raise ck.fail(w, f"not a valid wrap object ({type(err).__name__}: {err})") from None
     muscles = []
-    for m in d["muscles"]:
-        pts = [PathPoint(p["name"], p["body"], np.array(p["location"]), p["kind"],
-                         None if p["condition"] is None else function_from_dict(p["condition"]),
-                         None if p["active_range"] is None else tuple(p["active_range"]), p["coordinate"],
-                         p["source_body"]) for p in m["points"]]
-        pw = [PathWrap(w["wrap_object"], w["method"], tuple(w["range"])) for w in m["wraps"]]
-        muscles.append(Musculotendon(m["name"], m["type"], pts, pw, _params_from_dict(m["parameters"])))
-    ex = d.get("extras", {})
+    for w, m in ck.items(d, "muscles"):
+        pts = []
+        for wp, p in ck.items(m, "points", w):
+            cond = ck.get(p, "condition", wp, optional=True)
+            ar = ck.get(p, "active_range", wp, optional=True)
+            pts.append(PathPoint(ck.get(p, "name", wp, "str"), ck.get(p, "body", wp, "str"),
+                                 ck.array(p, "location", wp, (3,)), ck.get(p, "kind", wp, "str"),
+                                 None if cond is None else ck.function(p, "condition", wp),
+                                 None if ar is None else tuple(ck.array(p, "active_range", wp, (2,))),
+                                 ck.get(p, "coordinate", wp, optional=True), ck.get(p, "source_body", wp, optional=True)))
+        pw = [PathWrap(ck.get(x, "wrap_object", wx, "str"), ck.get(x, "method", wx, "str"),
+                       tuple(int(v) for v in ck.array(x, "range", wx, (2,))))
+              for wx, x in ck.items(m, "wraps", w)]
+        try:
+            params = _params_from_dict(ck.get(m, "parameters", w, optional=True))
+        except (KeyError, TypeError, ValueError) as err:
+            raise ck.fail(f"{w}.parameters", f"not a valid force model ({type(err).__name__}: {err})") from None
+        muscles.append(Musculotendon(ck.get(m, "name", w, "str"), ck.get(m, "type", w, "str"), pts, pw, params))
+    names = [m.name for m in muscles]
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        raise ck.fail("muscles", f"duplicate names {dup}")
+    ex = ck.get(d, "extras", "", "dict", optional=True, default={})
     extras = {"source": ex.get("source", ""), "markers": [(n, b, np.array(l)) for n, b, l in ex.get("markers", [])],
               "forces": [tuple(f) for f in ex.get("forces", [])], "conversion": ex.get("conversion", []),
               "skipped": ex.get("skipped", [])}
-    return Model(d["name"], coords, joints, bodies, np.array(d["gravity"]), deps, muscles, wraps, extras)
+    try:
+        return Model(ck.get(d, "name", "", "str"), coords, joints, bodies, ck.array(d, "gravity", "", (3,)), deps,
+                     muscles, wraps, extras)
+    except (KeyError, TypeError, ValueError, IndexError) as err:
+        raise ck.fail("model", f"inconsistent model ({type(err).__name__}: {err})") from None
 
 
 def write_atomically(path: str | Path, text: str, *, protect: Sequence[str | Path] = ()) -> None:
@@ -170,5 +301,7 @@ def load_model(path: str | Path) -> Model:
         with open(path, encoding="utf-8") as fh:
             d = json.load(fh)
     except json.JSONDecodeError as err:
-        raise ValueError(f"{path}: not valid JSON ({err})") from None
-    return model_from_dict(d)
+        raise ValueError(f"{path}:{err.lineno}: not valid JSON ({err.msg}, column {err.colno})") from None
+    except UnicodeDecodeError as err:
+        raise ValueError(f"{path}: not a UTF-8 text file ({err.reason})") from None
+    return model_from_dict(d, str(path))

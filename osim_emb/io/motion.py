@@ -8,7 +8,6 @@ Columns may be coordinate names or OpenSim 4 state paths
 
 from __future__ import annotations
 
-import io
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -17,12 +16,27 @@ import pandas as pd
 
 from .model_json import write_atomically
 
-__all__ = ["read_motion", "write_motion", "coordinates_from_motion"]
+__all__ = ["MotionFileError", "read_motion", "write_motion", "coordinates_from_motion"]
+
+
+class MotionFileError(ValueError):
+    """A motion file that cannot be used; the message names the file, and the row (line) and column if known."""
+
+    def __init__(self, path: Any, reason: str, line: int | None = None, column: str | None = None):
+        where = f"{path}:{line}" if line else str(path)
+        col = f" column {column!r}:" if column else ""
+        super().__init__(f"{where}:{col} {reason}")
 
 
 def read_motion(path: str | Path) -> tuple[pd.DataFrame, dict[str, str]]:
-    """(table, header) of a .mot/.sto file; the table has a ``time`` column."""
-    text = Path(path).read_text()
+    """(table, header) of a .mot/.sto file; the table has a ``time`` column.
+
+    Every cell must be a finite number and time strictly increasing; errors name file, line and column.
+    ``table.attrs['lines']`` holds the file line of each row."""
+    try:
+        text = Path(path).read_text(encoding="utf-8", errors="replace")
+    except OSError as err:
+        raise MotionFileError(path, f"cannot read the file: {err.strerror or err}") from None
     lines = text.splitlines()
     header: dict[str, str] = {}
     end = None
@@ -37,12 +51,42 @@ def read_motion(path: str | Path) -> tuple[pd.DataFrame, dict[str, str]]:
         elif s and i == 0:
             header["name"] = s
     if end is None:
-        raise ValueError(f"{path}: no 'endheader' line: not an OpenSim motion/storage file")
-    body = "\n".join(lines[end + 1:])
-    table = pd.read_csv(io.StringIO(body), sep=r"\s+", engine="python")
-    table.columns = [str(c).strip() for c in table.columns]
-    if "time" not in table.columns:
-        raise ValueError(f"{path}: the table has no 'time' column (columns: {list(table.columns)[:6]}...)")
+        raise MotionFileError(path, "no 'endheader' line: not an OpenSim motion/storage file")
+    numbered = [(k + 1, ln) for k, ln in enumerate(lines) if k > end and ln.strip()]
+    if not numbered:
+        raise MotionFileError(path, "no column labels after 'endheader'", end + 1)
+    label_line, labels = numbered[0]
+    columns = [c.strip() for c in (labels.split("\t") if "\t" in labels else labels.split())]
+    rows = numbered[1:]
+    if not rows:
+        raise MotionFileError(path, "the table has no rows", label_line)
+    if "time" not in columns:
+        raise MotionFileError(path, f"the table has no 'time' column (columns: {columns[:6]}...)", label_line)
+    dup = sorted({c for c in columns if columns.count(c) > 1})
+    if dup:
+        raise MotionFileError(path, f"duplicate column labels {dup}", label_line)
+    data = np.empty((len(rows), len(columns)))
+    for r, (line_no, ln) in enumerate(rows):
+        cells = ln.split()
+        if len(cells) != len(columns):
+            raise MotionFileError(path, f"row has {len(cells)} values, the labels {len(columns)}", line_no)
+        for c, cell in enumerate(cells):
+            try:
+                v = float(cell)
+            except ValueError:
+                raise MotionFileError(path, f"not a number: {cell!r}", line_no, columns[c]) from None
+            if not np.isfinite(v):
+                raise MotionFileError(path, f"non-finite value {cell!r}", line_no, columns[c])
+            data[r, c] = v
+    table = pd.DataFrame(data, columns=columns)
+    t = table["time"].to_numpy()
+    bad = np.flatnonzero(np.diff(t) <= 0)
+    if bad.size:
+        r = int(bad[0]) + 1
+        raise MotionFileError(path, f"time must increase strictly: {t[r]:.9g} follows {t[r - 1]:.9g}",
+                              rows[r][0], "time")
+    table.attrs["lines"] = [n for n, _ in rows]
+    table.attrs["path"] = str(path)
     return table, header
 
 
@@ -73,11 +117,20 @@ def _column_for(columns: Sequence[str], coordinate: str, kind: str = "value") ->
     return None
 
 
-def coordinates_from_motion(model: Any, table: pd.DataFrame, header: dict[str, str] | None = None,
-                            ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
-    """(time (T,), q (T, n_q), qdot (T, n_q) or None) of the model's generalized coordinates in radians/metres."""
+def coordinates_from_motion(model: Any, table: pd.DataFrame, header: dict[str, str] | None = None, *,
+                            range_tolerance: float = 1e-6) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """(time (T,), q (T, n_q), qdot (T, n_q) or None) of the model's generalized coordinates in radians/metres.
+
+    ``inDegrees=yes`` converts the coordinates whose motion type is rotational, as OpenSim does (coupled
+    coordinates are stored unconverted by OpenSim).  Values outside a coordinate's range by more than
+    ``range_tolerance`` are refused with the file, line and column, with a hint when they look like degrees."""
     header = header or {}
-    in_deg = header.get("inDegrees", "no").lower() == "yes"
+    path = table.attrs.get("path", "<motion>")
+    lines = table.attrs.get("lines") or list(range(1, len(table) + 1))
+    deg_flag = header.get("inDegrees", "no").strip().lower()
+    if deg_flag not in ("yes", "no"):
+        raise MotionFileError(path, f"inDegrees must be yes or no, not {header.get('inDegrees')!r}")
+    in_deg = deg_flag == "yes"
     time = table["time"].to_numpy(dtype=float)
     q = np.empty((len(table), model.n_q))
     qd = np.empty((len(table), model.n_q))
@@ -85,15 +138,26 @@ def coordinates_from_motion(model: Any, table: pd.DataFrame, header: dict[str, s
     for k, c in enumerate(model.coordinates):
         col = _column_for(table.columns, c.name)
         if col is None:
-            raise ValueError(f"the motion has no column for coordinate {c.name!r}")
+            raise MotionFileError(path, f"no column for coordinate {c.name!r} of model {model.name!r}")
         v = table[col].to_numpy(dtype=float)
-        if in_deg and c.motion_type == "rotational":
+        rotational = c.motion_type == "rotational"
+        if in_deg and rotational:
             v = np.radians(v)
-        q[:, k] = v
+        lo, hi = c.range
+        out = np.flatnonzero((v < lo - range_tolerance) | (v > hi + range_tolerance))
+        if out.size:
+            r = int(out[0])
+            hint = ""
+            if rotational and not in_deg and np.all((np.radians(v) >= lo - range_tolerance)
+                                                    & (np.radians(v) <= hi + range_tolerance)):
+                hint = "; the values look like degrees but the header says inDegrees=no"
+            raise MotionFileError(path, f"coordinate {c.name!r} = {v[r]:.6g} is outside its range "
+                                        f"[{lo:.6g}, {hi:.6g}]{hint}", lines[r], col)
+        q[:, k] = np.clip(v, lo, hi)
         scol = _column_for(table.columns, c.name, "speed")
         if scol is None:
             have_speed = False
         else:
             s = table[scol].to_numpy(dtype=float)
-            qd[:, k] = np.radians(s) if in_deg and c.motion_type == "rotational" else s
+            qd[:, k] = np.radians(s) if in_deg and rotational else s
     return time, q, (qd if have_speed else None)

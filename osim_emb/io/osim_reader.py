@@ -7,6 +7,7 @@ entry in ``document.skipped``.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +62,23 @@ class _Reader:
         if self.strict:
             raise UnsupportedFeatureError(self.path, element, reason + " (load with strict=False to import the rest)")
         self.skipped.append(Skipped(kind, name, getattr(element, "sourceline", None), reason))
+
+    def optional_name(self, e: Any, kind: str) -> str:
+        """A name OpenSim fills in when it is empty (path points, markers, path wraps): refused only if illegal."""
+        name = e.get("name") or ""
+        if name:
+            reason = check_component_name(name)
+            if reason is not None:
+                raise self.fail(e, f"{kind} {reason}")
+        return name
+
+    def name_of(self, e: Any, kind: str) -> str:
+        """The element's name, refused (with the element named) when OpenSim would refuse it."""
+        name = e.get("name")
+        reason = check_component_name(name)
+        if reason is not None:
+            raise self.fail(e, f"{kind} {reason}")
+        return name
 
     # -- values -------------------------------------------------------------
     def default_of(self, e: Any) -> Any:
@@ -123,6 +141,18 @@ class _Reader:
             return None
         return parse_function(fe, self.fail, n_inputs)
 
+    def lenient(self, element: Any, kind: str, read: Any) -> Any:
+        """``read()``, or None with ``element`` listed as skipped when it raises UnsupportedFeatureError and the
+        reader is not strict (e.g. a joint whose TransformAxis has an unsupported function)."""
+        try:
+            return read()
+        except UnsupportedFeatureError as err:
+            if self.strict:
+                raise
+            self.skipped.append(Skipped(kind, element.get("name", ""), element.sourceline,
+                                        f"{err.element}: {err.reason}"))
+            return None
+
     # -- document -------------------------------------------------------------
     def read(self) -> OsimDocument:
         root = self.root
@@ -146,7 +176,11 @@ class _Reader:
                 if isinstance(c.tag, str):
                     self.defaults[c.tag] = c
         gravity = self.floats(model, "gravity", 3, default=[0.0, -9.80665, 0.0])
-        doc = OsimDocument(self.path, version, model.get("name", Path(self.path).stem), gravity,
+        model_name = model.get("name") or Path(self.path).stem
+        reason = check_component_name(model_name)
+        if reason is not None:
+            raise self.fail(model, f"model {reason}")
+        doc = OsimDocument(self.path, version, model_name, gravity,
                            credits=self.text(model, "credits", "") or "",
                            publications=self.text(model, "publications", "") or "",
                            defaults=self.defaults)
@@ -154,9 +188,16 @@ class _Reader:
             self._read_v4(model, doc)
         else:
             self._read_v3(model, doc)
+        self._check_unique_bodies(doc)
         self._check_references(doc)
         doc.couplers = self._read_constraints(model)
+        for c in doc.coordinates:
+            if c.name in self.locked_by_skipped_coupler and not c.locked:
+                c.locked = True
+                self.skipped.append(Skipped("coordinate", c.name, c.line, f"held at its default {c.default:g}: its "
+                                            f"coupler {self.locked_by_skipped_coupler[c.name]!r} was skipped"))
         doc.forces = self._read_forces(model, doc)
+        self._check_unique_names(doc)
         doc.markers = self._read_markers(model)
         for tag in IGNORED_SETS:
             for o in self.objects(model, tag):
@@ -174,8 +215,8 @@ class _Reader:
             if b.tag != "Body":
                 self.unsupported(b, "body", f"unsupported body type {b.tag}")
                 continue
-            name = b.get("name")
             spec = self._body_common(b)
+            name = spec.name
             if name == "ground":
                 doc.ground = name
             else:
@@ -191,6 +232,7 @@ class _Reader:
                                           f"reads version-{self.version} files ({inertia.tolist()} -> {rounded.tolist()})")
                     inertia = rounded
                 spec.inertia = inertia
+                self._check_inertia(b, spec)
             doc.bodies.append(spec)
             jw = b.find("Joint")
             joints = [c for c in (jw if jw is not None else []) if isinstance(c.tag, str)]
@@ -204,16 +246,16 @@ class _Reader:
                             self.floats(j, "orientation_in_parent", 3, [0, 0, 0]))
             cj = OffsetSpec(name, self.floats(j, "location", 3, [0, 0, 0]), self.floats(j, "orientation", 3, [0, 0, 0]))
             coords = [self._coordinate(c, j.get("name")) for c in self.objects(j, "CoordinateSet")]
-            spec_j = self._joint(j, pj, cj, coords)
+            spec_j = self.lenient(j, "joint", lambda: self._joint(j, pj, cj, coords))
             if spec_j is not None:
                 self._infer_motion_types(spec_j)
                 doc.joints.append(spec_j)
 
     def _body_common(self, b: Any) -> BodySpec:
-        name = b.get("name")
-        if not name:
-            raise self.fail(b, "body without a name")
+        name = self.name_of(b, "body")
         spec = BodySpec(name, line=b.sourceline)
+        if name != "ground" and self.text(b, "mass") is None:
+            raise self.fail(b, "missing <mass> (OpenSim refuses a body with an unspecified mass)")
         spec.mass = self.flt(b, "mass", 0.0)
         if spec.mass < 0:
             raise self.fail(b, f"negative mass {spec.mass}")
@@ -226,16 +268,37 @@ class _Reader:
             elif ine.size != 6:
                 raise self.fail(b.find("inertia"), "<inertia> needs 6 numbers (xx yy zz xy xz yz)")
             spec.inertia = ine
+        self._check_inertia(b, spec)
         for w in self.objects(b, "WrapObjectSet"):
             ws = self._wrap_object(w, name)
             if ws is not None:
                 spec.wrap_objects.append(ws)
         return spec
 
+    def _check_inertia(self, b: Any, spec: BodySpec) -> None:
+        """Moments >= 0 and positive semi-definite, or refused; the triangle inequality and |2 product| <= moment
+        (Simbody's isValidInertiaMatrix) are only noted: OpenSim release builds use such inertias unchanged (e.g. the
+        rod-like [0, 0, Izz] of leg6dof9musc), and so does the package."""
+        i = np.asarray(spec.inertia, dtype=float)
+        d, p = i[:3], i[3:]  # xx yy zz, xy xz yz
+        where = b.find("inertia") if b.find("inertia") is not None else b
+        if np.any(d < 0):
+            raise self.fail(where, f"inertia of body {spec.name!r} has a negative moment {d.tolist()} "
+                                   "(moments must be >= 0)")
+        slop = max(d.sum(), 1.0) * 1e-14
+        m = np.array([[d[0], p[0], p[1]], [p[0], d[1], p[2]], [p[1], p[2], d[2]]])
+        if np.linalg.eigvalsh(m).min() < -slop:
+            raise self.fail(where, f"inertia of body {spec.name!r} {i.tolist()} is not positive semi-definite "
+                                   "(the mass matrix would be indefinite)")
+        if d[0] + d[1] + slop < d[2] or d[0] + d[2] + slop < d[1] or d[1] + d[2] + slop < d[0]:
+            self.notes.append(f"body {spec.name!r}: inertia moments {d.tolist()} violate the triangle inequality; "
+                              "used unchanged, as OpenSim does")
+        elif d[0] + slop < abs(2 * p[2]) or d[1] + slop < abs(2 * p[1]) or d[2] + slop < abs(2 * p[0]):
+            self.notes.append(f"body {spec.name!r}: inertia products {p.tolist()} exceed half the moments; "
+                              "used unchanged, as OpenSim does")
+
     def _coordinate(self, c: Any, joint: str) -> CoordinateSpec:
-        name = c.get("name")
-        if not name:
-            raise self.fail(c, "coordinate without a name")
+        name = self.name_of(c, "coordinate")
         rng = self.floats(c, "range", 2, [-np.inf, np.inf])
         spec = CoordinateSpec(name, joint, line=c.sourceline)
         spec.motion_type = None  # derived from the joint, as OpenSim 4 does (it ignores a 3.3 <motion_type>)
@@ -256,9 +319,7 @@ class _Reader:
 
     def _joint(self, j: Any, parent: OffsetSpec, child: OffsetSpec, coords: list[CoordinateSpec]) -> JointSpec | None:
         jt = j.tag
-        name = j.get("name")
-        if not name:
-            raise self.fail(j, "joint without a name")
+        name = self.name_of(j, "joint")
         spec = JointSpec(name, jt, parent, child, coords, [], line=j.sourceline)
         if self.boolean(j, "reverse", False):
             self.unsupported(j, "joint", "reversed joints (<reverse>true</reverse>)")
@@ -279,7 +340,27 @@ class _Reader:
                 axis = self.floats(ta, "axis", 3, required=True)
                 if np.linalg.norm(axis) < 1e-12:
                     raise self.fail(ta, "axis has zero length")
-                f = self.function(ta, "function", max(1, len(cn)))
+                fe = find_function(ta)
+                if (self.v4 and fe is not None and fe.getparent() is ta
+                        and fe.get("name") not in (None, "", "function")):
+                    # OpenSim 4 takes a property from the element whose name attribute is the property's name
+                    self.notes.append(f"joint {name!r} {an}: <{fe.tag} name={fe.get('name')!r}> is not the "
+                                      "'function' property and is ignored, as OpenSim ignores it")
+                    f = None
+                else:
+                    f = self.function(ta, "function", max(1, len(cn)))
+                other = [c.tag for c in ta if isinstance(c.tag, str)
+                         and c.tag not in ("coordinates", "axis", "function") and c is not fe]
+                if other:
+                    raise self.fail(ta, f"unknown element(s) {other} in a TransformAxis (expected <coordinates>, "
+                                        "<axis> and a function)")
+                if f is None and cn:
+                    # OpenSim's TransformAxis function property defaults to Constant(0); the LinearFunction(1, 0)
+                    # fallback in SpatialTransform::connectToJoint never applies to a file (found by the fuzz tests)
+                    from ..functions import Constant
+                    f = Constant(0.0, len(cn))
+                    self.notes.append(f"joint {name!r} {an}: no function for coordinate(s) {cn}; the axis stays at 0, "
+                                      "as OpenSim's default Constant(0) does")
                 if f is not None and f.n_inputs != max(1, len(cn)) and not f.is_constant:
                     raise self.fail(ta, f"its function takes {f.n_inputs} inputs but {len(cn)} coordinates are listed")
                 spec.axes.append(TransformAxisSpec(an, cn, axis / np.linalg.norm(axis), f))
@@ -287,6 +368,14 @@ class _Reader:
             bad = [a.name for a in spec.axes if a.name not in order]
             if bad:
                 raise self.fail(st, f"unknown TransformAxis names {bad}")
+            names = [a.name for a in spec.axes]
+            dup = sorted({n for n in names if names.count(n) > 1})
+            if dup:
+                raise self.fail(st, f"TransformAxis {dup} given more than once")
+            missing = [n for n in order if n not in names]
+            if missing:
+                raise self.fail(st, f"a CustomJoint's SpatialTransform needs all six TransformAxis elements; missing "
+                                    f"{missing} (OpenSim would fill them with default axes)")
             spec.axes.sort(key=lambda a: order[a.name])
         elif jt in JOINT_AXES:
             need = max([k for _, _, k in JOINT_AXES[jt]], default=-1) + 1
@@ -336,6 +425,7 @@ class _Reader:
                 self.unsupported(b, "body", f"unsupported body type {b.tag}")
                 continue
             doc.bodies.append(self._body_common(b))
+        self._check_unique_bodies(doc)
         # frames: bodies, ground, model-level offset frames
         self.frames: dict[str, OffsetSpec] = {f"/{doc.ground}": OffsetSpec(doc.ground, name=doc.ground)}
         for b in doc.bodies[1:]:
@@ -358,7 +448,7 @@ class _Reader:
                        if isinstance(c.tag, str)]]
             pf = self.resolve_frame(self.text(j, "socket_parent_frame", required=True), j)
             cf = self.resolve_frame(self.text(j, "socket_child_frame", required=True), j)
-            spec = self._joint(j, pf, cf, coords)
+            spec = self.lenient(j, "joint", lambda: self._joint(j, pf, cf, coords))
             if spec is not None:
                 self._infer_motion_types(spec)
                 doc.joints.append(spec)
@@ -419,7 +509,7 @@ class _Reader:
         if w.tag not in WRAP_TAGS:
             self.unsupported(w, "wrap object", f"unsupported wrap object type {w.tag}; supported: {', '.join(WRAP_TAGS)}")
             return None
-        spec = WrapObjectSpec(w.tag, w.get("name"), body,
+        spec = WrapObjectSpec(w.tag, self.name_of(w, "wrap object"), body,
                               self.floats(w, "xyz_body_rotation", 3, [0, 0, 0]),
                               self.floats(w, "translation", 3, [0, 0, 0]),
                               (self.text(w, "quadrant", "all") or "all").strip(),
@@ -441,6 +531,7 @@ class _Reader:
     # -- constraints ------------------------------------------------------------
     def _read_constraints(self, model: Any) -> list[CouplerSpec]:
         out = []
+        self.locked_by_skipped_coupler: dict[str, str] = {}
         for c in self.objects(model, "ConstraintSet"):
             if c.tag != "CoordinateCouplerConstraint":
                 if not self._enabled(c):
@@ -456,12 +547,16 @@ class _Reader:
             holder = c.find("coupled_coordinates_function")
             if holder is None:
                 raise self.fail(c, "missing <coupled_coordinates_function>")
-            f = self.function(holder, "coupled_coordinates_function", len(ind))
+            f = self.lenient(c, "constraint", lambda: self.function(holder, "coupled_coordinates_function", len(ind)))
+            if f is None and not self.strict and find_function(holder) is not None:
+                self.locked_by_skipped_coupler[dep] = c.get("name")
+                continue
             if f is None:
                 raise self.fail(holder, "no function inside <coupled_coordinates_function>")
             if f.n_inputs != len(ind) and not f.is_constant:
                 raise self.fail(holder, f"the function takes {f.n_inputs} inputs, {len(ind)} independent coordinates named")
-            out.append(CouplerSpec(c.get("name"), dep, ind, f, self.flt(c, "scale_factor", 1.0), True, c.sourceline))
+            scale = self.flt(c, "scale_factor", 1.0)
+            out.append(CouplerSpec(self.name_of(c, "constraint"), dep, ind, f, scale, True, c.sourceline))
         return out
 
     def _enabled(self, c: Any) -> bool:
@@ -473,9 +568,13 @@ class _Reader:
     def _read_forces(self, model: Any, doc: OsimDocument) -> list[ForceSpec]:
         out = []
         for f in self.objects(model, "ForceSet"):
+            self.name_of(f, "force")
             gp = f.find("GeometryPath")
             if gp is not None:
-                points, wraps = self._path(gp, f, doc)
+                path = self.lenient(f, "force", lambda: self._path(gp, f, doc))
+                if path is None:
+                    continue
+                points, wraps = path
                 out.append(ForceSpec(f.get("name"), f.tag, f, points, wraps, f.sourceline))
             elif f.tag in KNOWN_PATHLESS_FORCES:
                 out.append(ForceSpec(f.get("name"), f.tag, f, None, None, f.sourceline))
@@ -507,7 +606,7 @@ class _Reader:
             body, frame = self._body_of(p, doc)
             loc = self.floats(p, "location", 3, [0, 0, 0])
             loc = (frame @ np.append(loc, 1.0))[:3]
-            spec = PathPointSpec(p.get("name", ""), "fixed", body, loc, line=p.sourceline)
+            spec = PathPointSpec(self.optional_name(p, "path point"), "fixed", body, loc, line=p.sourceline)
             if p.tag == "MovingPathPoint":
                 fns, crd = [], []
                 for ax in "xyz":
@@ -528,6 +627,8 @@ class _Reader:
                 spec.kind = "conditional"
                 spec.coordinate = self._coordinate_ref(p, "coordinate", "socket_coordinate")
                 r = self.floats(p, "range", 2, required=True)
+                if r[0] > r[1]:
+                    raise self.fail(p, f"range [{r[0]}, {r[1]}] is empty: the point would never be active")
                 spec.range = (float(r[0]), float(r[1]))
             points.append(spec)
         if len(points) < 2:
@@ -540,12 +641,13 @@ class _Reader:
             r = self.floats(w, "range", 2, [-1, -1])
             wraps.append(PathWrapSpec(self.text(w, "wrap_object", required=True),
                                       (self.text(w, "method", "hybrid") or "hybrid").strip(),
-                                      (int(r[0]), int(r[1])), w.get("name", "")))
+                                      (int(r[0]), int(r[1])), self.optional_name(w, "path wrap")))
         return points, wraps
 
     def _read_markers(self, model: Any) -> list[MarkerSpec]:
         out = []
         for m in self.objects(model, "MarkerSet"):
+            self.optional_name(m, "marker")
             try:
                 if self.v4:
                     fr = self.resolve_frame(self.text(m, "socket_parent_frame", required=True), None, m)
@@ -560,6 +662,32 @@ class _Reader:
         return out
 
     # -- consistency ------------------------------------------------------------
+    def _check_unique_bodies(self, doc: OsimDocument) -> None:
+        seen: dict[str, int | None] = {}
+        for b in doc.bodies:
+            if b.name in seen:
+                raise OsimImportError(self.path, f"<Body name='{b.name}'>",
+                                      f"duplicate Body name {b.name!r} (also line {seen[b.name]})", b.line)
+            seen[b.name] = b.line
+
+    def _check_unique_names(self, doc: OsimDocument) -> None:
+        """Names OpenSim looks up by name must be unique: bodies, joints, forces, constraints, wrap objects.
+
+        OpenSim resolves a PathWrap's wrap object by the first frame that has one of that name, so two wrap objects
+        of the same name on different bodies make the path depend on the order of the frames: refused here."""
+        def unique(kind: str, items) -> None:
+            seen: dict[str, Any] = {}
+            for name, where, line in items:
+                if name in seen:
+                    raise OsimImportError(self.path, f"<{kind} name='{name}'>",
+                                          f"duplicate {kind} name {name!r} (also {seen[name]})", line)
+                seen[name] = where
+        unique("Body", [(b.name, f"line {b.line}", b.line) for b in doc.bodies])
+        unique("Joint", [(j.name, f"line {j.line}", j.line) for j in doc.joints])
+        unique("Force", [(f.name, f"line {f.line}", f.line) for f in doc.forces])
+        unique("Constraint", [(c.name, f"line {c.line}", c.line) for c in doc.couplers])
+        unique("WrapObject", [(w.name, f"on body {w.body!r}, line {w.line}", w.line) for w in doc.wrap_objects])
+
     def _check_references(self, doc: OsimDocument) -> None:
         names = {b.name for b in doc.bodies}
         seen_child = {}
@@ -592,17 +720,70 @@ def _xyz_angles(r: np.ndarray) -> np.ndarray:
     return np.array([a, b, c])
 
 
-def _parse(path: str, source: Any, from_string: bool) -> Any:
-    parser = etree.XMLParser(remove_blank_text=False, remove_comments=True, huge_tree=True)
+#: Characters OpenSim refuses in a component name (ComponentPath::isLegalPathElement, OpenSim 4.x).
+INVALID_NAME_CHARACTERS = "\\*+ \t\n/"
+
+
+def check_component_name(name: str | None) -> str | None:
+    """The reason OpenSim would refuse ``name`` as a component name, or None if it is legal."""
+    if name is None or name == "":
+        return "has no name"
+    bad = sorted({c for c in name if c in INVALID_NAME_CHARACTERS or ord(c) < 32})
+    if bad:
+        return (f"name {name!r} contains {', '.join(repr(c) for c in bad)}: OpenSim refuses names containing any of "
+                "'\\', '*', '+', '/', spaces, tabs, newlines or other control characters")
+    return None
+
+
+def _xml_parser() -> Any:
+    """An lxml parser that never resolves entities, loads a DTD or touches the network, with libxml2's size limits."""
+    return etree.XMLParser(remove_blank_text=False, remove_comments=True, resolve_entities=False, no_network=True,
+                           load_dtd=False, dtd_validation=False, huge_tree=False)
+
+
+_DOCTYPE_FIRST = re.compile(rb"\s*(?:<\?.*?\?>\s*|<!--.*?-->\s*)*<!DOCTYPE", re.S)
+
+
+def _refuse_doctype(path: str) -> OsimImportError:
+    return OsimImportError(path, "<!DOCTYPE>", "a DOCTYPE declaration is not allowed in an OpenSim file "
+                           "(entity declarations and external DTDs are refused for safety)", 1)
+
+
+def safe_parse_xml(path: str, source: Any, from_string: bool = False) -> Any:
+    """The root element of an XML file (or string); a DOCTYPE (entities, external DTDs) is refused before parsing
+    (and again after, for encodings the byte check does not see)."""
+    parser = _xml_parser()
     try:
         if from_string:
-            return etree.fromstring(source.encode() if isinstance(source, str) else source, parser)
-        return etree.parse(str(source), parser).getroot()
+            head = (source.encode() if isinstance(source, str) else bytes(source))[:65536]
+        else:
+            with open(str(source), "rb") as fh:
+                head = fh.read(65536)
+    except OSError as err:
+        raise OsimImportError(path, "<document>", f"cannot read the file: {err.strerror or err}") from None
+    if _DOCTYPE_FIRST.match(head.lstrip(b"\xef\xbb\xbf")):
+        raise _refuse_doctype(path)
+    try:
+        if from_string:
+            tree = etree.fromstring(source.encode() if isinstance(source, str) else source, parser).getroottree()
+        else:
+            tree = etree.parse(str(source), parser)
     except etree.XMLSyntaxError as err:
         line = err.lineno if hasattr(err, "lineno") else None
         raise OsimImportError(path, "<document>", f"malformed XML: {err.msg}", line) from None
     except OSError as err:
-        raise OsimImportError(path, "<document>", f"cannot read the file: {err}") from None
+        raise OsimImportError(path, "<document>", f"cannot read the file: {err.strerror or err}") from None
+    info = tree.docinfo
+    if info.doctype or info.internalDTD is not None or info.externalDTD is not None or info.system_url:
+        raise _refuse_doctype(path)
+    root = tree.getroot()
+    for e in root.iter(etree.Entity):
+        raise OsimImportError(path, "<document>", f"entity reference &{e.name}; is not allowed", e.sourceline)
+    return root
+
+
+def _parse(path: str, source: Any, from_string: bool) -> Any:
+    return safe_parse_xml(path, source, from_string)
 
 
 def read_osim(path: str | Path, strict: bool = True) -> OsimDocument:

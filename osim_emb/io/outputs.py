@@ -1,0 +1,245 @@
+"""Safe outputs for the commands: names that stay inside their folder, checks before anything is written, and
+all-or-nothing writes (a temporary sibling renamed into place at the end).
+
+* :func:`safe_output_name` turns a model name (which comes from the input file) into a plain file-name stem.
+* :func:`check_output_file` / :func:`check_output_folder` refuse, before any work, an output that exists (unless
+  ``overwrite``), is a folder where a file is expected (or the reverse), has a file as parent, or is an input.
+* :func:`atomic_files` and :func:`atomic_folder` hand out temporary siblings and rename them into place only when
+  the block ends without an exception; otherwise the temporaries are removed and the old outputs are untouched.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import re
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Iterator, Sequence
+
+__all__ = ["OutputError", "safe_output_name", "inside_folder", "check_output_file", "check_output_folder",
+           "atomic_files", "atomic_folder"]
+
+log = logging.getLogger(__name__)
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+class OutputError(ValueError):
+    """An output path that cannot or must not be written."""
+
+
+def safe_output_name(name: str | None, fallback: str = "model") -> str:
+    """A file-name stem from ``name``: only letters, digits, '.', '_' and '-', no leading dot, at most 100 characters.
+
+    >>> safe_output_name("../../etc/x")
+    'etc_x'
+    """
+    stem = _UNSAFE.sub("_", str(name or "")).strip("._-")
+    stem = re.sub(r"_+", "_", stem)[:100].strip("._-")
+    return stem or fallback
+
+
+def inside_folder(folder: str | Path, name: str) -> Path:
+    """``folder / name``, refused unless it stays inside ``folder`` (no absolute names, no '..')."""
+    folder = Path(folder)
+    target = folder / name
+    root = folder.resolve()
+    resolved = target.resolve()
+    if Path(name).is_absolute() or (resolved != root and root not in resolved.parents):
+        raise OutputError(f"{name!r}: output name would leave the output folder {folder}")
+    return target
+
+
+def _same_file(a: str | Path, b: Path) -> bool:
+    try:
+        return Path(a).exists() and b.exists() and os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def _check_parent(path: Path) -> None:
+    for parent in [path.parent, *path.parent.parents]:
+        if parent.exists():
+            if not parent.is_dir():
+                raise OutputError(f"{path}: cannot write here: {parent} is a file, not a folder")
+            if not os.access(parent, os.W_OK | os.X_OK):
+                raise OutputError(f"{path}: cannot write here: folder {parent} is not writable")
+            return
+
+
+def check_output_file(path: str | Path, *, overwrite: bool = False, inputs: Sequence[str | Path] = ()) -> Path:
+    """Refuse an output file that is an input, a folder, under a file, or exists (unless ``overwrite``)."""
+    path = Path(path)
+    if str(path) == "" or path.name in ("", ".", ".."):
+        raise OutputError(f"{str(path)!r}: not a file name")
+    for p in inputs:
+        if p is not None and (_same_file(p, path) or Path(p).absolute() == path.absolute()):
+            raise OutputError(f"{path}: refusing to overwrite the input file {p}")
+    if path.is_dir():
+        raise OutputError(f"{path}: is a folder; give a file name")
+    _check_parent(path)
+    if path.exists() and not overwrite:
+        raise OutputError(f"{path}: already exists (use --overwrite to replace it)")
+    return path
+
+
+def check_output_folder(path: str | Path, *, overwrite: bool = False, inputs: Sequence[str | Path] = ()) -> Path:
+    """Refuse an output folder that is a file, under a file, holds an input, or is not empty (unless ``overwrite``)."""
+    path = Path(path)
+    if path.exists() and not path.is_dir():
+        raise OutputError(f"{path}: is a file; give a folder name")
+    _check_parent(path / "x")
+    for p in inputs:
+        if p is not None and Path(p).exists():
+            resolved = Path(p).resolve()
+            if path.resolve() == resolved or path.resolve() in resolved.parents:
+                raise OutputError(f"{path}: the output folder contains the input file {p}; choose another folder")
+    if path.is_dir() and any(path.iterdir()) and not overwrite:
+        raise OutputError(f"{path}: folder exists and is not empty (use --overwrite to replace what it holds)")
+    return path
+
+
+def _missing_parents(path: Path) -> list[Path]:
+    """The parent folders of ``path`` that do not exist yet, deepest first (removed again on failure)."""
+    out = []
+    for parent in [path.parent, *path.parent.parents]:
+        if parent.exists():
+            break
+        out.append(parent)
+    return out
+
+
+def _remove_empty(folders: list[Path]) -> None:
+    for f in folders:
+        with contextlib.suppress(OSError):
+            f.rmdir()
+
+
+def _temporary_sibling(path: Path, folder: bool) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if folder:
+        return Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".partial", dir=path.parent))
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=f".partial{path.suffix}", dir=path.parent)
+    os.close(fd)
+    return Path(tmp)
+
+
+def _renamed(err: OSError, names: dict[str, str]) -> OSError:
+    def fix(name):
+        if name is None:
+            return None
+        for old, new in names.items():
+            if str(name).startswith(old):
+                return new + str(name)[len(old):]
+        return name
+    if err.filename is None or fix(err.filename) == err.filename:
+        return err
+    return type(err)(err.errno, err.strerror, fix(err.filename), None, fix(err.filename2))
+
+
+def _remove(p: Path) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        if p.is_dir() and not p.is_symlink():
+            shutil.rmtree(p)
+        else:
+            p.unlink()
+
+
+@contextlib.contextmanager
+def atomic_files(paths: Sequence[str | Path], *, overwrite: bool = False,
+                 inputs: Sequence[str | Path] = ()) -> Iterator[list[Path]]:
+    """Temporary siblings of ``paths`` (same suffix); renamed onto ``paths`` when the block succeeds.
+
+    All paths are checked first (:func:`check_output_file`, and no two the same)."""
+    finals = [check_output_file(p, overwrite=overwrite, inputs=inputs) for p in paths]
+    seen: dict[Path, Path] = {}
+    for p in finals:
+        key = p.absolute()
+        if key in seen:
+            raise OutputError(f"{p}: the same file is given for two outputs")
+        seen[key] = p
+    temps: list[Path] = []
+    created = sorted({d for p in finals for d in _missing_parents(p)}, key=lambda d: -len(d.parts))
+    ok = False
+    try:
+        for p in finals:
+            temps.append(_temporary_sibling(p, folder=False))
+        try:
+            yield temps
+        except OSError as err:  # name the output the user asked for, not its temporary sibling
+            raise _renamed(err, {str(t): str(f) for t, f in zip(temps, finals)}) from None
+        for tmp, final in zip(temps, finals):
+            if not tmp.exists() or tmp.stat().st_size == 0:
+                continue  # an optional output that was not written
+            if final.exists() and not overwrite:  # appeared meanwhile
+                raise OutputError(f"{final}: already exists (use --overwrite to replace it)")
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(tmp, 0o666 & ~umask)
+            os.replace(tmp, final)
+        ok = True
+    finally:
+        for tmp in temps:
+            _remove(tmp)
+        if not ok:
+            _remove_empty(created)
+
+
+def _fix_paths_in_text_files(folder: Path, old: str, new: str) -> None:
+    """Reports written in the temporary folder name it; point them at the final folder."""
+    for p in folder.rglob("*"):
+        if p.suffix.lower() in (".md", ".txt", ".json", ".html") and p.is_file():
+            try:
+                text = p.read_text(encoding="utf-8")
+            except (UnicodeDecodeError, OSError):
+                continue
+            if old in text:
+                p.write_text(text.replace(old, new), encoding="utf-8")
+
+
+@contextlib.contextmanager
+def atomic_folder(path: str | Path, *, overwrite: bool = False, inputs: Sequence[str | Path] = (),
+                  replace_whole: bool = True) -> Iterator[Path]:
+    """A temporary sibling folder; when the block succeeds its content goes to ``path``.
+
+    ``replace_whole``: ``path`` is replaced as a whole (a folder only this command writes); otherwise each entry
+    the command wrote replaces the entry of the same name and other entries are kept (a shared folder such as
+    ``out``).  On failure nothing in ``path`` changes."""
+    final = check_output_folder(path, overwrite=overwrite, inputs=inputs)
+    created = _missing_parents(final)
+    tmp = _temporary_sibling(final, folder=True)
+    ok = False
+    try:
+        try:
+            yield tmp
+        except OSError as err:
+            raise _renamed(err, {str(tmp): str(final)}) from None
+        _fix_paths_in_text_files(tmp, str(tmp), str(final))
+        if replace_whole or not final.exists():
+            old = None
+            if final.exists():
+                old = final.with_name(f".{final.name}.{os.getpid()}.old")
+                _remove(old)
+                os.replace(final, old)
+            os.replace(tmp, final)
+            if old is not None:
+                _remove(old)
+        else:
+            for entry in sorted(tmp.iterdir()):
+                target = final / entry.name
+                if target.exists() or target.is_symlink():
+                    old = final / f".{entry.name}.{os.getpid()}.old"
+                    _remove(old)
+                    os.replace(target, old)
+                    os.replace(entry, target)
+                    _remove(old)
+                else:
+                    os.replace(entry, target)
+        ok = True
+    finally:
+        _remove(tmp)
+        if not ok:
+            _remove_empty(created)

@@ -1,0 +1,246 @@
+"""One error path in the CLI (issue 17): every expected failure is one line naming the file and the reason, a
+non-zero exit, no traceback (unless --debug), and no output written or replaced."""
+
+import errno
+import json
+import os
+import sys
+
+import numpy as np
+import pytest
+from hostile_models import small_osim
+
+from osim_emb.cli import main
+
+
+@pytest.fixture
+def model(tmp_path):
+    p = tmp_path / "small.osim"
+    p.write_text(small_osim())
+    return p
+
+
+def _run(capsys, *argv):
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    assert "Traceback" not in err
+    return code, out, err
+
+
+def _error_line(err):
+    lines = [ln for ln in err.splitlines() if "error:" in ln]
+    assert len(lines) == 1, err
+    return lines[0]
+
+
+def _files(folder):
+    return sorted(p.name for p in folder.iterdir())
+
+
+@pytest.mark.parametrize("options,fragment", [
+    (["--t-end", "-1"], "--t-end must be a positive number"),
+    (["--t-end", "nan"], "--t-end must be a positive number"),
+    (["--rtol", "0"], "--rtol must be a positive number"),
+    (["--samples", "0"], "--samples must be at least 2"),
+    (["--max-steps", "0"], "--max-steps must be at least 1"),
+    (["--method", "Euler"], "--method 'Euler' is not a solve_ivp method"),
+    (["--q0", "nonexistent=3"], "--q0: 'nonexistent' is not a generalized coordinate"),
+    (["--q0", "shoulder_q=abc"], "--q0 expects NAME=VALUE"),
+    (["--q0", "shoulder_q=170"], "coordinate 'shoulder_q' = 2.96706 is outside its range"),
+    (["--qdot0", "shoulder_q=1e12", "--max-steps", "200"], "integration stopped"),
+])
+def test_simulate_bad_options(model, tmp_path, capsys, options, fragment):
+    before = _files(tmp_path)
+    code, _, err = _run(capsys, "simulate", model, "-o", tmp_path / "out.sto", *options)
+    assert code == 2
+    assert fragment in _error_line(err)
+    assert _files(tmp_path) == before
+
+
+def test_simulate_plot_does_not_clobber_and_outputs_are_protected(model, tmp_path, capsys):
+    code, _, err = _run(capsys, "simulate", model, "-o", tmp_path / "out.png", "--plot", "--t-end", "0.01")
+    assert code == 2 and "would both be" in _error_line(err)
+    out = tmp_path / "out.sto"
+    code, _, err = _run(capsys, "simulate", model, "-o", out, "--plot", "--t-end", "0.01", "--samples", "3")
+    assert code == 0 and out.exists() and out.with_suffix(".png").exists()
+    assert "does not apply the model's 2 PathActuator force(s): m1, m2" in err
+    assert "CoordinateLimitForce force(s): limit" in err
+    first = out.read_bytes()
+    code, _, err = _run(capsys, "simulate", model, "-o", out, "--t-end", "0.02")
+    assert code == 2 and f"{out}: already exists (use --overwrite" in _error_line(err)
+    assert out.read_bytes() == first
+    code, _, err = _run(capsys, "simulate", model, "-o", out, "--t-end", "0.02", "--overwrite", "-q")
+    assert code == 0 and out.read_bytes() != first and err == ""
+    code, _, err = _run(capsys, "simulate", model, "-o", model, "--overwrite")
+    assert code == 2 and "refusing to overwrite the input file" in _error_line(err)
+    assert not [p for p in tmp_path.iterdir() if ".partial" in p.name]
+
+
+def test_simulate_output_folder_and_parent_file(model, tmp_path, capsys):
+    (tmp_path / "d").mkdir()
+    code, _, err = _run(capsys, "simulate", model, "-o", tmp_path / "d")
+    assert code == 2 and "is a folder" in _error_line(err)
+    code, _, err = _run(capsys, "simulate", model, "-o", tmp_path / "small.osim" / "x.sto")
+    assert code == 2 and "is a file, not a folder" in _error_line(err)
+
+
+@pytest.mark.skipif(sys.platform == "win32" or os.geteuid() == 0, reason="root ignores folder permissions")
+def test_read_only_folder(model, tmp_path, capsys):
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    ro.chmod(0o555)
+    try:
+        code, _, err = _run(capsys, "simulate", model, "-o", ro / "x.sto")
+        assert code == 2 and "not writable" in _error_line(err)
+    finally:
+        ro.chmod(0o755)
+
+
+def test_disk_full_and_interrupt_leave_nothing(model, tmp_path, capsys, monkeypatch):
+    import osim_emb.io.motion as motion
+
+    def full(*a, **k):
+        raise OSError(errno.ENOSPC, "No space left on device", str(a[0]))
+    monkeypatch.setattr(motion, "write_motion", full)
+    before = _files(tmp_path)
+    code, _, err = _run(capsys, "simulate", model, "-o", tmp_path / "x.sto", "--t-end", "0.01")
+    assert code == 2 and "no space left on the device" in _error_line(err)
+    assert _files(tmp_path) == before
+
+    def interrupt(*a, **k):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(motion, "write_motion", interrupt)
+    code, _, err = _run(capsys, "simulate", model, "-o", tmp_path / "x.sto", "--t-end", "0.01")
+    assert code == 130 and "interrupted; no output was written" in err
+    assert _files(tmp_path) == before
+
+
+def test_debug_shows_traceback(model, tmp_path, capsys):
+    code = main(["simulate", str(model), "-o", str(tmp_path / "x.sto"), "--t-end", "-1", "--debug"])
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" in err and "--t-end must be a positive number" in err
+
+
+def test_default_within_roundoff_and_q0_degrees_for_coupled(tmp_path, capsys):
+    p = tmp_path / "m.osim"
+    p.write_text(small_osim(default="-2e-08", range="0 1.5"))
+    out = tmp_path / "x.sto"
+    code, _, err = _run(capsys, "simulate", p, "-o", out, "--t-end", "0.001", "--samples", "2")
+    assert code == 0, err
+    # a coupled coordinate (slope 2 on a rotation) is read in degrees too
+    p2 = tmp_path / "c.osim"
+    p2.write_text(small_osim(elbow_function='<LinearFunction name="function"><coefficients>2 0</coefficients>'
+                                            '</LinearFunction>'))
+    from osim_emb.io import load_osim
+    from osim_emb.io.motion import read_motion
+    assert load_osim(p2).coordinates[1].motion_type == "coupled"
+    code, _, err = _run(capsys, "simulate", p2, "-o", tmp_path / "c.sto", "--t-end", "0.001", "--samples", "2",
+                        "--q0", "elbow=20")
+    assert code == 0, err
+    table, _ = read_motion(tmp_path / "c.sto")
+    assert table["elbow"].iloc[0] == pytest.approx(np.radians(20), rel=1e-12)
+
+
+def test_inverse_dynamics_degrees_in_radians_file(model, tmp_path, capsys):
+    mot = tmp_path / "m.mot"
+    mot.write_text("m\ninDegrees=no\nendheader\ntime\tshoulder_q\telbow\n0\t10\t30\n0.1\t20\t60\n0.2\t30\t90\n")
+    code, _, err = _run(capsys, "inverse-dynamics", model, mot, "-o", tmp_path / "tau.sto")
+    line = _error_line(err)
+    assert code == 2 and f"{mot}:5: column 'shoulder_q'" in line and "look like degrees" in line
+    assert not (tmp_path / "tau.sto").exists()
+    mot.write_text("m\ninDegrees=no\nendheader\ntime\tshoulder_q\telbow\n0\t0.1\t0.3\n0.1\tinf\t0.6\n0.2\t0.3\t0.9\n")
+    code, _, err = _run(capsys, "inverse-dynamics", model, mot, "-o", tmp_path / "tau.sto")
+    assert code == 2 and f"{mot}:6: column 'shoulder_q': non-finite value 'inf'" in _error_line(err)
+    mot.write_text("m\ninDegrees=no\nendheader\ntime\tshoulder_q\telbow\n0\t0.1\t0.3\n0\t0.2\t0.6\n0.2\t0.3\t0.9\n")
+    code, _, err = _run(capsys, "inverse-dynamics", model, mot, "-o", tmp_path / "tau.sto")
+    assert code == 2 and "column 'time': time must increase strictly" in _error_line(err)
+
+
+def test_moment_arms_options_checked_before_writing(model, tmp_path, capsys):
+    out = tmp_path / "ma"
+    for opts, fragment in [(["--step", "-5"], "--step must be a positive number"),
+                           (["--step", "0"], "--step must be a positive number"),
+                           (["--formats", "png,doc"], "unknown figure format(s) ['doc']"),
+                           (["--references", "bogus"], "unknown reference 'bogus'")]:
+        code, _, err = _run(capsys, "moment-arms", model, "--sweep", "elbow", "--out", out, *opts)
+        assert code == 2 and fragment in _error_line(err)
+        assert not out.exists()
+
+
+def test_run_and_convert_outputs(model, tmp_path, capsys):
+    code, _, err = _run(capsys, "run", model, "--out", model)
+    assert code == 2 and "is a file; give a folder name" in _error_line(err)
+    code, _, err = _run(capsys, "run", model, "--out", tmp_path, "--step", "5")
+    assert code == 2 and "contains the input file" in _error_line(err)
+    out = tmp_path / "m.emb.json"
+    out.write_text("keep")
+    code, _, err = _run(capsys, "convert", model, "-o", out)
+    assert code == 2 and "already exists" in _error_line(err) and out.read_text() == "keep"
+    assert _run(capsys, "convert", model, "-o", out, "--overwrite")[0] == 0
+    assert json.loads(out.read_text())["name"] == "small"
+
+
+def test_traversal_model_name_refused(tmp_path, capsys):
+    p = tmp_path / "evil.osim"
+    p.write_text(small_osim(model_name="../../x"))
+    code, _, err = _run(capsys, "run", p, "--out", tmp_path / "out")
+    line = _error_line(err)
+    assert code == 2 and str(p) in line and "model name '../../x'" in line
+    assert not (tmp_path / "out").exists() and not (tmp_path.parent / "x.osim").exists()
+
+
+def test_rhythm_bad_input_writes_nothing(model, tmp_path, capsys):
+    empty = tmp_path / "empty.csv"
+    empty.write_text("")
+    out = tmp_path / "new" / "deeper" / "new.osim"
+    code, _, err = _run(capsys, "rhythm", model, "--rhythm", empty, "-o", out)
+    assert code == 2 and f"{empty}: the rhythm file is empty" in _error_line(err)
+    assert not (tmp_path / "new").exists()  # folders created for the output are removed again
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"a": [1')
+    code, _, err = _run(capsys, "rhythm", model, "--rhythm", bad, "-o", out)
+    assert code == 2 and f"{bad}:1: not valid JSON" in _error_line(err)
+    assert not (tmp_path / "new").exists()
+
+
+@pytest.mark.parametrize("number,fragment", [(errno.EACCES, "permission denied"), (errno.EROFS, "read-only file system"),
+                                             (errno.EISDIR, "Is a directory")])
+def test_os_errors_are_one_line(model, tmp_path, capsys, monkeypatch, number, fragment):
+    import osim_emb.io.motion as motion
+
+    def fail(path, *a, **k):
+        raise OSError(number, os.strerror(number), str(path))
+    monkeypatch.setattr(motion, "write_motion", fail)
+    code, _, err = _run(capsys, "simulate", model, "-o", tmp_path / "x.sto", "--t-end", "0.01")
+    line = _error_line(err)
+    assert code == 2 and f"{tmp_path / 'x.sto'}: {fragment}" in line
+    assert not (tmp_path / "x.sto").exists()
+
+
+def test_json_model_wrong_types(tmp_path, capsys):
+    p = tmp_path / "m.emb.json"
+    p.write_text(json.dumps({"format": "osim-emb-model", "version": 1, "name": "x", "coordinates": []}))
+    code, _, err = _run(capsys, "inspect", p)
+    assert code == 2 and f"{p}: top level: 'joints': missing" in _error_line(err)
+    p.write_text("{not json")
+    code, _, err = _run(capsys, "inspect", p)
+    assert code == 2 and f"{p}:1: not valid JSON" in _error_line(err)
+    code, _, err = _run(capsys, "inspect", tmp_path / "missing.osim")
+    assert code == 2 and "missing.osim: no such file" in _error_line(err)
+    code, _, err = _run(capsys, "inspect", tmp_path)
+    assert code == 2 and "is a folder" in _error_line(err)
+
+
+def test_verbose_and_quiet_configure_logging(model, tmp_path, capsys, monkeypatch):
+    import logging
+
+    import osim_emb.cli as cli
+    levels = []
+    monkeypatch.setattr(cli, "_run_command", lambda args: levels.append(logging.getLogger("osim_emb").level) or 0)
+    before = logging.getLogger("osim_emb").level
+    assert main(["-v", "inspect", str(model)]) == 0
+    assert main(["inspect", str(model), "-q"]) == 0
+    assert main(["inspect", str(model)]) == 0
+    assert main(["-vv", "inspect", str(model)]) == 0
+    assert levels == [logging.INFO, logging.ERROR, logging.WARNING, logging.DEBUG]
+    assert logging.getLogger("osim_emb").level == before

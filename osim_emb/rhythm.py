@@ -38,6 +38,8 @@ from __future__ import annotations
 import copy
 import csv
 import json
+import logging
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
@@ -49,7 +51,9 @@ from .functions.base import JointFunction, function_from_dict
 from .model import Model
 
 __all__ = ["RhythmTerm", "Rhythm", "apply", "apply_to_document", "builtin_rhythm", "BUILTIN_RHYTHMS",
-           "load_rhythm", "linear_coefficients"]
+           "load_rhythm", "linear_coefficients", "fit", "pole_motion", "RhythmDomainWarning"]
+
+log = logging.getLogger(__name__)
 
 #: de Groot & Brand (2001) slopes (deg/deg) mapped onto the Holzbaur coordinates: (Hy slope, Hz slope).
 DEGROOT_2001 = {
@@ -72,6 +76,10 @@ REFERENCE = ("de Groot JH, Brand R (2001) A three-dimensional regression model o
 
 class RhythmError(ValueError):
     """A rhythm that does not fit the model (unknown coordinate, no coupler to replace, ...)."""
+
+
+class RhythmDomainWarning(UserWarning):
+    """A rhythm evaluated outside the domain of the data it was fitted to."""
 
 
 @dataclass(frozen=True)
@@ -102,14 +110,52 @@ class Rhythm:
     terms: tuple[RhythmTerm, ...]
     description: str = ""
     reference: str = ""
+    #: input -> (low, high) in the input's unit (rad): the range of the data (empty: no limits known).
+    domain: dict = field(default_factory=dict)
 
     def __post_init__(self):
         object.__setattr__(self, "inputs", tuple(self.inputs))
         object.__setattr__(self, "terms", tuple(self.terms))
+        object.__setattr__(self, "domain", {k: (float(v[0]), float(v[1])) for k, v in dict(self.domain).items()})
+        for k in self.domain:
+            if k not in self.inputs:
+                raise RhythmError(f"rhythm {self.name!r}: domain names {k!r}, which is not an input {self.inputs}")
         for t in self.terms:
             if t.function.n_inputs != len(self.inputs):
                 raise RhythmError(f"rhythm {self.name!r}: the function of {t.dependent!r} takes "
                                   f"{t.function.n_inputs} inputs, the rhythm has {len(self.inputs)}")
+
+    def outside_domain(self, values) -> np.ndarray:
+        """Boolean mask of the rows of ``values`` (N, n_inputs), in the inputs' order, outside the domain."""
+        x = np.atleast_2d(np.asarray(values, dtype=float))
+        out = np.zeros(len(x), dtype=bool)
+        for k, name in enumerate(self.inputs):
+            if name in self.domain:
+                lo, hi = self.domain[name]
+                out |= (x[:, k] < lo - 1e-12) | (x[:, k] > hi + 1e-12)
+        return out
+
+    def check_domain(self, values, outside: str = "warn", what: str = "") -> None:
+        """Warn (``outside="warn"``), raise (``"error"``) or pass (``"ignore"``) when values leave the domain."""
+        if outside not in ("warn", "error", "ignore"):
+            raise ValueError(f"outside must be 'warn', 'error' or 'ignore', got {outside!r}")
+        if outside == "ignore" or not self.domain:
+            return
+        bad = self.outside_domain(values)
+        if bad.any():
+            x = np.atleast_2d(np.asarray(values, dtype=float))[bad][0]
+            dom = ", ".join(f"{k} [{np.degrees(a):.1f}, {np.degrees(b):.1f}] deg" for k, (a, b) in self.domain.items())
+            msg = (f"rhythm {self.name!r}{' ' + what if what else ''}: {int(bad.sum())} point(s) outside the domain of "
+                   f"its data ({dom}), e.g. {', '.join(f'{n} = {np.degrees(v):.1f} deg' for n, v in zip(self.inputs, x))}")
+            if outside == "error":
+                raise RhythmError(msg)
+            warnings.warn(msg, RhythmDomainWarning, stacklevel=3)
+
+    def evaluate(self, values, outside: str = "warn") -> dict[str, np.ndarray]:
+        """Each term's function (rad) at ``values`` (N, n_inputs) of the inputs (rad), domain checked."""
+        x = np.atleast_2d(np.asarray(values, dtype=float))
+        self.check_domain(x, outside)
+        return {t.dependent: t.function.evaluate(x).value for t in self.terms}
 
     def with_zero_slopes(self, coordinate: str) -> "Rhythm":
         """The same rhythm with every linear coefficient of ``coordinate`` set to zero."""
@@ -126,7 +172,7 @@ class Rhythm:
     # -- files ----------------------------------------------------------------
     def to_dict(self) -> dict:
         return {"name": self.name, "inputs": list(self.inputs), "description": self.description,
-                "reference": self.reference,
+                "reference": self.reference, "domain": {k: list(v) for k, v in self.domain.items()},
                 "terms": [{"dependent": t.dependent, "function": t.function.to_dict(), "mirrors": list(t.mirrors),
                            "mode": t.mode} for t in self.terms]}
 
@@ -135,7 +181,7 @@ class Rhythm:
         return cls(d["name"], tuple(d["inputs"]),
                    tuple(RhythmTerm(t["dependent"], function_from_dict(t["function"]), tuple(t.get("mirrors", ())),
                                     t.get("mode", "replace")) for t in d["terms"]),
-                   d.get("description", ""), d.get("reference", ""))
+                   d.get("description", ""), d.get("reference", ""), d.get("domain", {}))
 
     def to_table(self) -> str:
         """CSV with one row per term: dependent, mirrors, mode, one slope column per input, intercept."""
@@ -162,12 +208,17 @@ def _read_table(path: Path) -> Rhythm:
     terms = []
     for n, r in enumerate(rows[1:], start=2):
         d = dict(zip(head, (c.strip() for c in r)))
+        if "mirrors" not in head or not d.get("mirrors"):
+            raise RhythmError(f"{path}, line {n}: the term for {d.get('dependent')!r} names no mirror coordinate; "
+                              "give the coordinates that undo it (e.g. unrotscap_r2 for sternoclavicular_r2) "
+                              "or write 'none' in the mirrors column")
         try:
             coef = [float(d[c]) for c in inputs]
             b = float(d["intercept"])
         except (KeyError, ValueError) as err:
             raise RhythmError(f"{path}, line {n}: bad number ({err})") from None
-        terms.append(RhythmTerm(d["dependent"], fn.Linear(coef, b), tuple(d.get("mirrors", "").split()),
+        mirrors = () if d["mirrors"].lower() == "none" else tuple(d["mirrors"].split())
+        terms.append(RhythmTerm(d["dependent"], fn.Linear(coef, b), mirrors,
                                 d.get("mode", "replace") or "replace"))
     return Rhythm(path.stem, inputs, tuple(terms), f"read from {path.name}")
 
@@ -227,6 +278,8 @@ def linear_coefficients(f: JointFunction, lo: float = -1.0, hi: float = 1.0, tol
 def _negated(f: JointFunction) -> JointFunction:
     if isinstance(f, fn.Linear):
         return fn.Linear(-f.coefficients, -f.intercept)
+    if isinstance(f, fn.MultivariatePolynomial):
+        return fn.MultivariatePolynomial(f.dimension, f.order, -f.coefficients)
     return fn.Multiplier(-1.0, f)
 
 
@@ -238,6 +291,7 @@ def apply_to_document(doc, rhythm: Rhythm):
         if c not in coords:
             raise RhythmError(f"rhythm {rhythm.name!r} uses coordinate {c!r}, which model {doc.name!r} does not have")
     by_dep = {c.dependent: c for c in out.couplers}
+    _check_mirrors(rhythm, by_dep, doc.name)
     for t in rhythm.terms:
         if t.dependent not in coords:
             raise RhythmError(f"rhythm {rhythm.name!r}: model {doc.name!r} has no coordinate {t.dependent!r}")
@@ -271,14 +325,73 @@ def apply_to_document(doc, rhythm: Rhythm):
     return out
 
 
-def apply(model: Model, rhythm: Rhythm | str) -> Model:
-    """A new model whose couplers follow ``rhythm`` (a Rhythm, a built-in name or a file)."""
+def _coupler_values(c, names, x):
+    f = c.function if c.scale == 1.0 else fn.Multiplier(c.scale, c.function)
+    return f.evaluate(x[:, [names.index(i) for i in c.independents]]).value
+
+
+def _check_mirrors(rhythm: Rhythm, by_dep: dict, model_name: str) -> None:
+    """A coupler of the model that undoes a term's dependent (the negative of its old function) must be
+    among the term's mirrors: otherwise the next body would not follow the new rhythm."""
+    names = sorted({i for c in by_dep.values() for i in c.independents})
+    x = np.random.default_rng(7).uniform(-1.0, 1.0, (6, len(names)))
+    for t in rhythm.terms:
+        old = by_dep.get(t.dependent)
+        if old is None:
+            continue
+        v = _coupler_values(old, names, x)
+        if not np.any(v):
+            continue
+        for dep, c in by_dep.items():
+            if dep == t.dependent or dep in t.mirrors or sorted(c.independents) != sorted(old.independents):
+                continue
+            if np.allclose(_coupler_values(c, names, x), -v, rtol=1e-9, atol=1e-12):
+                raise RhythmError(f"rhythm {rhythm.name!r}: the term for {t.dependent!r} does not name its mirror "
+                                  f"{dep!r} (model {model_name!r} undoes {t.dependent!r} with it); add it to the "
+                                  "term's mirrors")
+
+
+def pole_motion(rhythm: Rhythm, plane: str = "elv_angle", elevation: str = "shoulder_elv",
+                lo: float = -np.pi / 2, hi: float = 3 * np.pi / 4) -> dict[str, float]:
+    """Per term, the range (rad) its value sweeps when ``plane`` goes from lo to hi at ``elevation`` = 0
+    (the pole, arm at the side): zero for a rhythm defined at the pole."""
+    if plane not in rhythm.inputs or elevation not in rhythm.inputs:
+        return {}
+    x = np.zeros((91, len(rhythm.inputs)))
+    x[:, rhythm.inputs.index(plane)] = np.linspace(lo, hi, 91)
+    return {t.dependent: float(np.ptp(t.function.evaluate(x).value)) for t in rhythm.terms}
+
+
+def apply(model: Model, rhythm: Rhythm | str, outside: str = "warn") -> Model:
+    """A new model whose couplers follow ``rhythm`` (a Rhythm, a built-in name or a file).
+
+    ``outside`` ("warn", "error", "ignore"): what to do when the model's ranges of the rhythm's inputs
+    reach beyond the domain of the rhythm's data.  A rhythm that moves the girdle when the plane of
+    elevation changes at zero elevation (e.g. the linear de Groot & Brand rhythm) is logged."""
     from .io.convert import document_to_model
     if not isinstance(rhythm, Rhythm):
         rhythm = load_rhythm(rhythm)
+    if rhythm.domain:
+        corners = []
+        ranges = [model.coordinates[model.coordinate_index(c)].range if c in model.coordinate_names else (0.0, 0.0)
+                  for c in rhythm.inputs]
+        for k in range(2 ** len(ranges)):
+            corners.append([r[(k >> i) & 1] for i, r in enumerate(ranges)])
+        rhythm.check_domain(np.array(corners), outside, what=f"on the ranges of model {model.name!r}")
+    moves = {k: v for k, v in pole_motion(rhythm).items() if v > 1e-9}
+    if moves:
+        worst = max(moves, key=moves.get)
+        log.warning("rhythm %r moves %s by %.1f deg when elv_angle sweeps at shoulder_elv = 0 (arm at the side); "
+                    "a fitted rhythm (osim-emb fit-rhythm) does not", rhythm.name, worst, np.degrees(moves[worst]))
     doc = model.extras.get("document")
     if doc is None:
         raise RhythmError("apply() needs a model imported from an .osim file (it edits the model's couplers)")
     new = document_to_model(apply_to_document(doc, rhythm), strict=False)
     new.extras["rhythm"] = rhythm
     return new
+
+
+def fit(data, *args, **kwargs):
+    """Fit a pole-safe two-coordinate rhythm to data (see :func:`osim_emb.rhythm_fit.fit`); returns a RhythmFit."""
+    from .rhythm_fit import fit as _fit
+    return _fit(data, *args, **kwargs)

@@ -238,7 +238,9 @@ def load_rhythm(source: str | Path) -> Rhythm:
 def builtin_rhythm(name: str) -> Rhythm:
     """``degroot2001``: the model's elevation couplers plus de Groot & Brand's plane-of-elevation slopes;
     ``degroot2001-regression``: both slopes from the regression (replaces the elevation slopes too);
-    ``holzbaur2005``: the Holzbaur model's elevation-only rhythm written as two-coordinate couplers."""
+    ``holzbaur2005``: the Holzbaur model's elevation-only rhythm written as two-coordinate couplers;
+    ``spartacus2024``: polynomial surfaces fitted to the Spartacus dataset (zero at shoulder_elv = 0 for every
+    elv_angle; validation/shoulder_rhythm/fitted_rhythm.py)."""
     inputs = ("elv_angle", "shoulder_elv")
     if name == "degroot2001":
         terms = [RhythmTerm(d, fn.Linear([hy, 0.0], 0.0), HOLZBAUR_MIRRORS[d], "add")
@@ -248,6 +250,11 @@ def builtin_rhythm(name: str) -> Rhythm:
         terms = [RhythmTerm(d, fn.Linear([hy, hz], 0.0), HOLZBAUR_MIRRORS[d], "replace")
                  for d, (hy, hz) in DEGROOT_2001.items()]
         desc = "both slopes of de Groot & Brand's regression, zero at the rest posture"
+    elif name == "spartacus2024":
+        data = Path(__file__).parent / "data" / "rhythm" / "spartacus2024.json"
+        if not data.is_file():
+            raise RhythmError(f"built-in rhythm {name!r}: {data} is missing (run validation/shoulder_rhythm/fitted_rhythm.py)")
+        return Rhythm.from_dict(json.loads(data.read_text()))
     elif name == "holzbaur2005":
         slopes = {"sternoclavicular_r2": -0.633555 / 2.61799, "sternoclavicular_r3": 0.322013 / 3.14159,
                   "acromioclavicular_r1": 0.466003 / 2.61799, "acromioclavicular_r2": -0.128282 / 2.61799,
@@ -259,7 +266,7 @@ def builtin_rhythm(name: str) -> Rhythm:
     return Rhythm(name, inputs, tuple(terms), desc, REFERENCE)
 
 
-BUILTIN_RHYTHMS = ("degroot2001", "degroot2001-regression", "holzbaur2005")
+BUILTIN_RHYTHMS = ("degroot2001", "degroot2001-regression", "holzbaur2005", "spartacus2024")
 
 
 def linear_coefficients(f: JointFunction, lo: float = -1.0, hi: float = 1.0, tol: float = 1e-12):

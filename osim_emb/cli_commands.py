@@ -16,7 +16,7 @@ def cmd_rhythm(args: argparse.Namespace) -> int:
     from .rhythm import apply, load_rhythm
     rhythm = load_rhythm(args.rhythm)
     model = load_osim(args.model, strict=not args.lenient)
-    new = apply(model, rhythm)
+    new = apply(model, rhythm, outside=args.outside)
     out = Path(args.output)
     write_osim(new, out, protect=[args.model])
     print(f"wrote {out}: couplers of {', '.join(t.dependent for t in rhythm.terms)} follow rhythm "
@@ -182,9 +182,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     s = sub.add_parser("rhythm", help="replace a model's shoulder-rhythm couplers and export it as .osim")
     s.add_argument("model", help=".osim file (e.g. the Holzbaur/MoBL model)")
     s.add_argument("--rhythm", default="degroot2001",
-                   help="built-in rhythm (degroot2001, degroot2001-regression, holzbaur2005) or a .csv/.json file")
+                   help="built-in rhythm (degroot2001, degroot2001-regression, holzbaur2005, spartacus2024) "
+                        "or a .csv/.json file")
     s.add_argument("-o", "--output", required=True, help="the new .osim file (OpenSim 4 format)")
     s.add_argument("--no-variant", action="store_true",
                    help="do not also write NEW_mvp.osim (moving via points as zero-inertia bodies)")
     s.add_argument("--lenient", action="store_true", help="import what can be represented and list the rest")
+    s.add_argument("--outside", choices=("warn", "error", "ignore"), default="warn",
+                   help="when the model's coordinate ranges leave the domain of the rhythm's data (default warn)")
     s.set_defaults(func=cmd_rhythm)

@@ -218,3 +218,13 @@ def test_spartacus_reader_recovers_isb_angles(tmp_path):
         np.testing.assert_allclose(s[names].to_numpy(), isb, atol=1e-9)
         np.testing.assert_allclose(s.acromioclavicular_r3, -isb[:, 1], atol=1e-9)  # upward rotation positive
         np.testing.assert_allclose(s.acromioclavicular_r1, isb[:, 2], atol=1e-9)
+
+
+def test_builtin_fitted_rhythm_and_rhythm_command_refusal(models_dir, tmp_path, capsys):
+    r = rh.builtin_rhythm("spartacus2024")
+    assert max(rh.pole_motion(r).values()) == 0.0 and set(r.domain) == {"elv_angle", "shoulder_elv"}
+    assert all(isinstance(t.function, rh.fn.MultivariatePolynomial) for t in r.terms)
+    src = models_dir / "mobl_arms_holzbaur_nowrap_variant.osim"
+    code = main(["rhythm", str(src), "--rhythm", "spartacus2024", "--outside", "error", "-o", str(tmp_path / "x.osim")])
+    assert code != 0 and "outside the domain" in capsys.readouterr().err
+    assert not (tmp_path / "x.osim").exists()

@@ -30,7 +30,13 @@ A :class:`Rhythm` is data: a tuple of :class:`RhythmTerm`, each giving one
 dependent coordinate as a function of the rhythm's input coordinates (linear,
 polynomial or a spline surface), either replacing the model's coupler or
 added to it, with the mirrored couplings kept consistent.  Users supply their
-own as a CSV table (linear terms) or JSON (any function).
+own as a CSV table (linear terms; intercepts in radians, mirrors required) or JSON (any function).
+
+:func:`fit` (:mod:`osim_emb.rhythm_fit`) fits a rhythm to measured kinematics as polynomial surfaces
+whose every term carries the elevation, so that the girdle does not move with elv_angle at
+shoulder_elv = 0; a fitted rhythm carries the ``domain`` of its data, and evaluating or applying it
+outside warns or refuses (``outside=``).  Built-in ``spartacus2024`` is such a fit to the Spartacus
+dataset (validation/shoulder_rhythm/fitted_rhythm.py).
 """
 
 from __future__ import annotations

@@ -57,7 +57,7 @@ from .functions.base import JointFunction, function_from_dict
 from .model import Model
 
 __all__ = ["RhythmTerm", "Rhythm", "apply", "apply_to_document", "builtin_rhythm", "BUILTIN_RHYTHMS",
-           "load_rhythm", "linear_coefficients", "fit", "pole_motion", "RhythmDomainWarning"]
+           "load_rhythm", "linear_coefficients", "fit", "pole_motion", "as_polynomial", "RhythmDomainWarning"]
 
 log = logging.getLogger(__name__)
 
@@ -324,6 +324,19 @@ def apply_to_document(doc, rhythm: Rhythm):
                 for slope, name in zip(base_lin[0], old.independents):
                     a[rhythm.inputs.index(name)] += slope
                 new = fn.Linear(a, base_lin[1] + new_lin[1])
+            elif base_lin is not None and isinstance(new, fn.MultivariatePolynomial):
+                # a linear coupler plus a polynomial is a polynomial: stays exportable to OpenSim
+                order = max(new.order, 1)
+                exps = [tuple(e) for e in fn.polynomial_exponents(new.dimension, order).tolist()]
+                c = np.zeros(len(exps))
+                for e, v in zip(new.exponents.tolist(), new.coefficients):
+                    c[exps.index(tuple(e))] += v
+                c[exps.index((0,) * new.dimension)] += base_lin[1]
+                for slope, name in zip(base_lin[0], old.independents):
+                    unit = [0] * new.dimension
+                    unit[rhythm.inputs.index(name)] = 1
+                    c[exps.index(tuple(unit))] += slope
+                new = fn.MultivariatePolynomial(new.dimension, order, c)
             else:
                 picks = [fn.coordinate(rhythm.inputs.index(i), len(rhythm.inputs)) for i in old.independents]
                 oldf = old.function if old.scale == 1.0 else fn.Multiplier(old.scale, old.function)
@@ -362,6 +375,29 @@ def _check_mirrors(rhythm: Rhythm, by_dep: dict, model_name: str) -> None:
                 raise RhythmError(f"rhythm {rhythm.name!r}: the term for {t.dependent!r} does not name its mirror "
                                   f"{dep!r} (model {model_name!r} undoes {t.dependent!r} with it); add it to the "
                                   "term's mirrors")
+
+
+def as_polynomial(rhythm: Rhythm, order: int = 4, n: int = 41) -> tuple[Rhythm, dict[str, float]]:
+    """The rhythm with every term that is not linear or polynomial (e.g. a SplineSurface) replaced by its
+    least-squares ``MultivariatePolynomial`` of ``order`` on an n^d grid over the rhythm's domain, so that
+    OpenSim can load it.  Returns the new rhythm and, per replaced term, the largest error on the grid (rad)."""
+    if any(k not in rhythm.domain for k in rhythm.inputs):
+        raise RhythmError(f"rhythm {rhythm.name!r}: as_polynomial needs a domain for every input")
+    axes = [np.linspace(*rhythm.domain[k], n) for k in rhythm.inputs]
+    x = np.stack(np.meshgrid(*axes, indexing="ij"), -1).reshape(-1, len(axes))
+    terms, errors = [], {}
+    for t in rhythm.terms:
+        if isinstance(t.function, (fn.Linear, fn.MultivariatePolynomial)):
+            terms.append(t)
+            continue
+        probe = fn.MultivariatePolynomial(len(axes), order, np.zeros(len(fn.polynomial_exponents(len(axes), order))))
+        mono = probe._monomials(x)
+        y = t.function.evaluate(x).value
+        c = np.linalg.lstsq(mono, y, rcond=None)[0]
+        poly = fn.MultivariatePolynomial(len(axes), order, c)
+        errors[t.dependent] = float(np.abs(poly.evaluate(x).value - y).max())
+        terms.append(RhythmTerm(t.dependent, poly, t.mirrors, t.mode))
+    return Rhythm(rhythm.name, rhythm.inputs, tuple(terms), rhythm.description, rhythm.reference, rhythm.domain), errors
 
 
 def pole_motion(rhythm: Rhythm, plane: str = "elv_angle", elevation: str = "shoulder_elv",

@@ -228,3 +228,30 @@ def test_builtin_fitted_rhythm_and_rhythm_command_refusal(models_dir, tmp_path, 
     code = main(["rhythm", str(src), "--rhythm", "spartacus2024", "--outside", "error", "-o", str(tmp_path / "x.osim")])
     assert code != 0 and "outside the domain" in capsys.readouterr().err
     assert not (tmp_path / "x.osim").exists()
+
+
+def test_add_mode_polynomial_and_spline_rhythms_export(models_dir):
+    """'add' of a polynomial to a linear coupler stays a polynomial (exact); a spline-surface rhythm is turned
+    into polynomials over its domain with the error reported."""
+    m = load_osim(models_dir / "mobl_arms_holzbaur_nowrap_variant.osim")
+    poly = rh.fn.MultivariatePolynomial(2, 2, [0.0, 0.0, 0.0, 0.0, 0.05, 0.0])  # 0.05 p e
+    r = rh.Rhythm("add", ("elv_angle", "shoulder_elv"),
+                  (rh.RhythmTerm("acromioclavicular_r3", poly, ("unrothum_r3",), "add"),))
+    m2 = rh.apply(m, r)
+    f = m2.extras["document"].couplers
+    c = next(c for c in f if c.dependent == "acromioclavicular_r3")
+    assert isinstance(c.function, rh.fn.MultivariatePolynomial)
+    x = np.random.default_rng(0).uniform(-1, 2, (20, 2))
+    q = np.repeat(m.default_q[None], 20, 0)
+    q[:, [m.coordinate_index("elv_angle"), m.coordinate_index("shoulder_elv")]] = x
+    old = m.dependent_coordinate("acromioclavicular_r3").function.evaluate(q).value
+    np.testing.assert_allclose(c.function.evaluate(x).value, old + poly.evaluate(x).value, atol=1e-15)
+    grid_p, grid_e = np.linspace(0, 1.5, 7), np.linspace(0, 2.5, 9)
+    z = 0.3 * grid_e[None, :] + 0.02 * np.outer(grid_p, grid_e) ** 2
+    spline = rh.Rhythm("spline", ("elv_angle", "shoulder_elv"),
+                       (rh.RhythmTerm("acromioclavicular_r3", rh.fn.SplineSurface(grid_p, grid_e, z),
+                                      ("unrothum_r3",)),),
+                       domain={"elv_angle": (0, 1.5), "shoulder_elv": (0, 2.5)})
+    as_poly, err = rh.as_polynomial(spline, order=4)
+    assert isinstance(as_poly.terms[0].function, rh.fn.MultivariatePolynomial)
+    assert err["acromioclavicular_r3"] < 1e-10  # the spline interpolates a degree-4 polynomial

@@ -123,6 +123,13 @@ def fit(data: pd.DataFrame | str | Path, dependents: dict[str, tuple[str, ...]] 
     """
     from .rhythm import Rhythm, RhythmTerm
     df = read_rhythm_data(data) if not isinstance(data, pd.DataFrame) else data
+    for col in ("study", "shoulder", PLANE, ELEVATION):
+        if col not in df:
+            raise ValueError(f"rhythm data need a column {col!r}")
+    bad = ~np.isfinite(df[[PLANE, ELEVATION]].to_numpy(float)).all(axis=1)
+    if bad.any():
+        raise ValueError(f"rhythm data: {int(bad.sum())} row(s) without a finite plane of elevation and elevation "
+                         f"(first: row {int(np.flatnonzero(bad)[0])})")
     dependents = dict(MOBL_DEPENDENTS if dependents is None else dependents)
     if degree < 1 or plane_degree < 0:
         raise ValueError("degree must be >= 1 and plane_degree >= 0")

@@ -50,6 +50,12 @@ HORIZONTAL_FLEXION_ELEVATION_DEG = 90.0
 HORIZONTAL_PLANE_SIGN = {"#14": -1.0}
 EXCLUDED = {("horizontal flexion", "ST_medial_rotation")}
 
+#: Curves left out by default (study, joint): their converted trends contradict all other studies.  Kijima et al.
+#: and Kim et al. (one mean curve each): ST protraction grows 0.33-0.40 deg per deg of elevation against -0.17..0.13
+#: in the other 11 ST studies, and upward rotation only 0.11-0.20 against 0.25-0.44 (validation/shoulder_rhythm/
+#: data/spartacus_trends.csv); a frame or sequence definition the dataset does not capture is suspected.
+SUSPECT = {("#8", "ST"): "trends contradict the other studies", ("#9", "ST"): "trends contradict the other studies"}
+
 #: MoBL coordinate = sign * ISB angle (see docs/rhythm.md for the axes).
 ISB_TO_MOBL = {
     "sternoclavicular_r2": ("SC", 0, 1.0),    # clavicle protraction (+) about thorax Y
@@ -100,9 +106,13 @@ def _sequence(text: str, where: str) -> str:
 
 
 def _read_curve(path: Path) -> tuple[np.ndarray, np.ndarray]:
-    a = np.loadtxt(path, delimiter=",", encoding="utf-8-sig", ndmin=2)
-    if a.shape[1] != 2:
-        raise SpartacusError(f"{path}: expected two columns (humerothoracic angle, joint angle), got {a.shape[1]}")
+    try:
+        a = pd.read_csv(path, header=None, encoding="utf-8-sig").apply(pd.to_numeric, errors="coerce")
+    except (ValueError, pd.errors.ParserError) as err:
+        raise SpartacusError(f"{path}: {err}") from None
+    a = a.dropna(how="any").to_numpy(float)  # blank cells and lines
+    if a.ndim != 2 or a.shape[1] != 2 or len(a) < 2:
+        raise SpartacusError(f"{path}: expected two columns (humerothoracic angle, joint angle) and two rows or more")
     order = np.argsort(a[:, 0], kind="stable")
     return a[order, 0], a[order, 1]
 
@@ -143,15 +153,18 @@ def isb_matrix(angles_deg: np.ndarray, sequence: str, parent_axes: np.ndarray, c
     return r
 
 
-def read_spartacus(root: str | Path, step_deg: float | None = 5.0) -> pd.DataFrame:
+def read_spartacus(root: str | Path, step_deg: float | None = 5.0,
+                   exclude: dict[tuple[str, str], str] | None = None) -> pd.DataFrame:
     """SC and ST angles of the elevation and horizontal-flexion tasks, in ISB and MoBL conventions (degrees).
 
     ``root``: the repository's top folder (with spartacus/dataset and spartacus/data).  Columns: study,
     authors, year, doi, shoulder, side, task, plane_of_elevation_deg, elevation_deg, the six ISB angles
     (NaN for a joint the row does not have) and the five MoBL coordinates.  ``step_deg``: each curve is
     resampled (linear interpolation) at the multiples of this step of its abscissa inside its range
-    (None: the published samples).
+    (None: the published samples).  ``exclude``: (study, "SC"|"ST") -> reason, curves left out (default
+    :data:`SUSPECT`; ``{}`` keeps everything).
     """
+    exclude = SUSPECT if exclude is None else exclude
     root = Path(root)
     base = root / "spartacus" if (root / "spartacus").is_dir() else root
     ds = pd.read_csv(base / "dataset" / "dataset_of_datasets.csv", dtype=str).set_index("dataset_id")
@@ -166,11 +179,15 @@ def read_spartacus(root: str | Path, step_deg: float | None = 5.0) -> pd.DataFra
         where = f"dataset_clean_of_joint_data.csv line {n + 2} ({row.dataset_id} {row.joint}, {row.humeral_motion})"
         horizontal = row.humeral_motion == "horizontal flexion"
         abscissa = row.thoracohumeral_angle.strip()
-        if (horizontal and abscissa != "y") or (not horizontal and abscissa not in ("x'", "y'")):
+        # angle(yh,yt), between the long axes, is the elevation of the Y-X-Y sequence: cos(elevation) = yh . yt
+        if (horizontal and abscissa != "y") or (not horizontal and abscissa not in ("x'", "y'", "angle(yh,yt)")):
             skipped.append(f"{where}: abscissa {abscissa!r} is not the elevation (or the plane, horizontal flexion)")
             continue
         short, parent, child = _JOINTS[row.joint]
         sid = row.dataset_id
+        if (sid, short) in exclude:
+            skipped.append(f"{where}: excluded, {exclude[(sid, short)]}")
+            continue
         info, sense = ds.loc[sid], senses.loc[sid]
         try:
             seq = _sequence(row.euler_sequence, where)
@@ -220,7 +237,9 @@ def read_spartacus(root: str | Path, step_deg: float | None = 5.0) -> pd.DataFra
             df[name] = np.nan if (row.humeral_motion, name) in EXCLUDED else isb[:, k]
         curves.append(df)
     for s in skipped:
-        log.warning("Spartacus: skipped %s", s)
+        log.debug("Spartacus: skipped %s", s)
+    if skipped:
+        log.warning("Spartacus: skipped %d curve(s) (details at DEBUG level), e.g. %s", len(skipped), skipped[0])
     if not curves:
         raise SpartacusError(f"{root}: no sternoclavicular or scapulothoracic elevation data found")
     out = pd.concat(curves, ignore_index=True)

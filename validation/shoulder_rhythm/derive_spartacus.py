@@ -16,7 +16,10 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1]))
 
-from osim_emb.spartacus import ISB_NAMES, ISB_TO_MOBL, read_spartacus  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from osim_emb.spartacus import ISB_NAMES, ISB_TO_MOBL, SUSPECT, read_spartacus  # noqa: E402
 
 
 def main():
@@ -34,7 +37,18 @@ def main():
                                      euler_sequences=("euler_sequence", lambda s: " ".join(sorted(set(s)))),
                                      shoulders=("shoulder", "nunique"), samples=("shoulder", "size"))
     studies.to_csv(out / "spartacus_studies.csv")
-    print(f"wrote {out / 'spartacus_derived.csv'} ({len(d)} samples) and {out / 'spartacus_studies.csv'}")
+    # trends of every curve, the excluded ones included: the evidence for osim_emb.spartacus.SUSPECT
+    everything = read_spartacus(args.root, step_deg=args.step, exclude={})
+    rows = []
+    for (study, task), g in everything[everything.task != "horizontal flexion"].groupby(["study", "task"]):
+        row = {"study": study, "task": task, "excluded": any(study == s for s, _ in SUSPECT)}
+        for c in ISB_TO_MOBL:
+            ok = g[c].notna()
+            row[f"{c}_deg_per_deg"] = np.polyfit(g.elevation_deg[ok], g[c][ok], 1)[0] if ok.sum() > 3 else np.nan
+        rows.append(row)
+    pd.DataFrame(rows).to_csv(out / "spartacus_trends.csv", index=False, float_format="%.3f")
+    print(f"wrote {out / 'spartacus_derived.csv'} ({len(d)} samples), {out / 'spartacus_studies.csv'} and "
+          f"{out / 'spartacus_trends.csv'} (slope of each coordinate against elevation, per study and task)")
 
 
 if __name__ == "__main__":

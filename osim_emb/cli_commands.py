@@ -60,7 +60,7 @@ def cmd_rhythm(args: argparse.Namespace) -> int:
     with atomic_files(outs, overwrite=args.overwrite, inputs=inputs) as tmps:
         rhythm = _load_rhythm_file(args.rhythm, load_rhythm)
         model = load_osim(args.model, strict=not args.lenient)
-        new = apply(model, rhythm)
+        new = apply(model, rhythm, outside=args.outside)
         write_osim(new, tmps[0], protect=[args.model])
         if not args.no_variant:
             write_osim(moving_points_as_bodies(new.extras["document"]), tmps[1], protect=[args.model])
@@ -287,6 +287,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the analysis commands (moment arms, rhythm, simulation, the default study)."""
+    __import__("osim_emb.cli_fit_rhythm", fromlist=["register"]).register(sub)
     s = sub.add_parser("run", help="the main job: export a model (default: the built-in 3D shoulder), validate its "
                                    "moment arms against OpenSim over 1-degree sweeps, write a report")
     s.add_argument("model", nargs="?", help=".osim file (default: the built-in models/shoulder3d)")
@@ -339,9 +340,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     s = sub.add_parser("rhythm", help="replace a model's shoulder-rhythm couplers and export it as .osim")
     s.add_argument("model", help=".osim file (e.g. the Holzbaur/MoBL model)")
     s.add_argument("--rhythm", default="degroot2001",
-                   help="built-in rhythm (degroot2001, degroot2001-regression, holzbaur2005) or a .csv/.json file")
+                   help="built-in rhythm (degroot2001, degroot2001-regression, holzbaur2005, spartacus2024) "
+                        "or a .csv/.json file")
     s.add_argument("-o", "--output", required=True, help="the new .osim file (OpenSim 4 format)")
     s.add_argument("--no-variant", action="store_true",
                    help="do not also write NEW_mvp.osim (moving via points as zero-inertia bodies)")
     s.add_argument("--lenient", action="store_true", help="import what can be represented and list the rest")
+    s.add_argument("--outside", choices=("warn", "error", "ignore"), default="warn",
+                   help="when the model's coordinate ranges leave the domain of the rhythm's data (default warn)")
     s.set_defaults(func=cmd_rhythm)

@@ -112,7 +112,7 @@ def test_user_table_rhythm(tmp_path, mobl_nowrap):
     assert all(a.function == b.function and a.mirrors == b.mirrors for a, b in zip(back.terms, r.terms))
     assert rh.apply(mobl_nowrap, back) == rh.apply(mobl_nowrap, r)
     bad = tmp_path / "bad.csv"
-    bad.write_text("dependent,mirrors,mode,elv_angle,no_such_coordinate,intercept\nsternoclavicular_r2,,replace,1,1,0\n")
+    bad.write_text("dependent,mirrors,mode,elv_angle,no_such_coordinate,intercept\nsternoclavicular_r2,unrotscap_r2,replace,1,1,0\n")
     with pytest.raises(rh.RhythmError, match="no_such_coordinate"):
         rh.apply(mobl_nowrap, rh.load_rhythm(bad))
 

@@ -1,0 +1,53 @@
+"""``osim-emb fit-rhythm``: fit a pole-safe two-coordinate shoulder rhythm to measured kinematics."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+
+def cmd_fit_rhythm(args: argparse.Namespace) -> int:
+    from .rhythm_fit import fit, plot_fit, read_rhythm_data
+    src = Path(args.data)
+    if src.is_dir():
+        from .spartacus import CITATION, read_spartacus
+        data = read_spartacus(src)
+        reference = CITATION
+    else:
+        data = read_rhythm_data(src)
+        reference = args.reference or f"fitted to {src.name}"
+    out = Path(args.output)
+    if out.resolve() == src.resolve():
+        raise ValueError(f"{out}: the output would overwrite the data")
+    result = fit(data, degree=args.degree, plane_degree=args.plane_degree, weights=args.weights,
+                 ridge=args.ridge, name=args.name or out.stem, reference=reference)
+    text = json.dumps(result.rhythm.to_dict(), indent=1)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(text + "\n")
+    table = result.summary()
+    table.to_csv(out.with_name(out.stem + "_fit.csv"), float_format="%.4f")
+    print(f"wrote {out}: rhythm {result.rhythm.name!r} over {', '.join(result.rhythm.inputs)} "
+          f"({data['study'].nunique()} studies)")
+    print(table.round(2).to_string())
+    if args.figures:
+        for p in plot_fit(result, data, Path(args.figures) / f"{out.stem}_surfaces"):
+            print(f"wrote {p}")
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    s = sub.add_parser("fit-rhythm", help="fit a two-coordinate shoulder rhythm (pole-safe polynomial surfaces) "
+                                          "to measured kinematics and write it as JSON")
+    s.add_argument("data", help="a derived table (.csv: study, shoulder, plane_of_elevation_deg, elevation_deg, "
+                                "one column per dependent coordinate in degrees) or a Spartacus repository folder")
+    s.add_argument("-o", "--output", required=True, help="the rhythm .json (also writes NAME_fit.csv)")
+    s.add_argument("--degree", type=int, default=3, help="total polynomial order (default 3)")
+    s.add_argument("--plane-degree", type=int, default=2, help="highest power of the plane of elevation (default 2)")
+    s.add_argument("--weights", choices=("study", "sample"), default="study",
+                   help="each study weighs the same (default) or each sample")
+    s.add_argument("--ridge", type=float, default=1e-6, help="ridge penalty on the surface coefficients")
+    s.add_argument("--name", help="rhythm name (default: the output's stem)")
+    s.add_argument("--reference", help="citation stored with the rhythm")
+    s.add_argument("--figures", help="folder for the figures of each surface with the data")
+    s.set_defaults(func=cmd_fit_rhythm)

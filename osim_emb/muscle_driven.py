@@ -485,6 +485,8 @@ class MuscleDrivenSystem:
 
     def path_lengths(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """L (M,) and R (n_q, M) at one configuration."""
+        if not self.n_m:
+            return np.zeros(0), np.zeros((self.n_q, 0))
         from .muscles.geometry import lengths_and_moment_arms
         length, r = lengths_and_moment_arms(self.model, q[None], list(self.muscle_names), wrapping=self.wrapping,
                                             opensim_compat=self.opensim_compat)
@@ -544,14 +546,16 @@ class MuscleDrivenSystem:
 
 
 def simulate_muscles(model: Model, t_end: float, excitations: Mapping[str, Excitation] | None = None, *,
-                     q0: Any = None, qdot0: Any = None, activations: Any = None, method: str = "LSODA",
+                     q0: Any = None, qdot0: Any = None, activations: Any = None, method: str = "RK45",
                      rtol: float = 1e-8, atol: float = 1e-10, n_output: int = 101,
                      t_eval: Sequence[float] | None = None, **system_options) -> pd.DataFrame:
     """Integrate a muscle-driven model from OpenSim's equilibrium state over [0, t_end].
 
     A table with ``time`` and one column per state (NAME, NAME_u, MUSCLE_activation, MUSCLE_fiber_length;
     radians, rad/s, metres) and MUSCLE_tendon_force [N]; ``attrs['nfev']`` holds the number of right-hand-side
-    evaluations.  The default integrator is LSODA (the fibre states are stiff); pass ``method`` for another."""
+    evaluations.  The default integrator is SciPy's RK45: an explicit method follows the fast fibre transients
+    that OpenSim's (explicit) Runge-Kutta-Merson follows; implicit methods (BDF, LSODA) can step over a short
+    transient of a wrapped path and end on another trajectory (docs/simulation.md)."""
     system = MuscleDrivenSystem(model, excitations, **system_options)
     y0 = system.initial_state(q0, qdot0, activations)
     te = np.linspace(0.0, t_end, n_output) if t_eval is None else np.asarray(t_eval, dtype=float)
@@ -561,7 +565,7 @@ def simulate_muscles(model: Model, t_end: float, excitations: Mapping[str, Excit
     data = {"time": sol.t}
     for k, n in enumerate(system.state_names()):
         data[n] = sol.y[k]
-    forces = np.array([system.tendon_forces(sol.y[:, i]) for i in range(sol.y.shape[1])]).reshape(-1, system.n_m)
+    forces = np.array([system.tendon_forces(sol.y[:, i]) for i in range(sol.y.shape[1])]).reshape(len(sol.t), -1)
     for k, n in enumerate(system.muscle_names):
         data[f"{n}_tendon_force"] = forces[:, k]
     out = pd.DataFrame(data)

@@ -134,6 +134,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     """Add the analysis commands (moment arms, rhythm, simulation, the default study)."""
     from . import cli_muscle_sim
     cli_muscle_sim.register(sub)
+    from . import cli_batch
+    cli_batch.register(sub)
     s = sub.add_parser("run", help="the main job: export a model (default: the built-in 3D shoulder), validate its "
                                    "moment arms against OpenSim over 1-degree sweeps, write a report")
     s.add_argument("model", nargs="?", help=".osim file (default: the built-in models/shoulder3d)")

@@ -34,6 +34,7 @@ import pandas as pd
 from scipy.integrate import solve_ivp
 
 from . import dynamics as dyn
+from ._accel import njit, use_jit
 from .model import Model
 from .muscles.hill import SIGNIFICANT_REAL, Thelen2003Muscle
 
@@ -173,6 +174,9 @@ class _ThelenArrays:
         self.klin = 0.67 / (self.e0 - self.etoe)
         self.ftoe_scale = 0.33 / (math.exp(3.0) - 1.0)
         self.fpe_den = np.exp(self.kpe) - 1.0
+        self.packed = np.ascontiguousarray(np.stack([np.broadcast_to(np.asarray(getattr(self, f), dtype=float),
+                                                                     self.fiso.shape) for f in _P_FIELDS], axis=1)
+                                           if len(muscles) else np.zeros((0, len(_P_FIELDS))))
 
     # curves (OpenSim's calcfse, calcfal, calcfpe) ----------------------------------------
     def fse(self, tlN):
@@ -235,6 +239,60 @@ class _ThelenArrays:
         clamped = (lf_state <= self.lmin) & (dlN <= 0.0)
         dl = np.where(clamped, 0.0, dlN * self.vmax * self.lopt)
         return self.fiso * fse, dl
+
+
+# --- the same, compiled (numba): one call for all muscles ------------------------------------
+_P_FIELDS = ("fiso", "lopt", "lts", "h", "sin_max", "phi_max", "lmin", "vmax", "etoe", "klin", "e0m", "kact", "kpe",
+             "fpe_den", "af", "flen", "thr", "tau_act", "tau_deact", "amin", "pennated")
+
+
+@njit(nogil=True, error_model="numpy")  # divisions by zero give inf/nan as in the numpy version
+def _thelen_kernel(p, lmt, a, lf_state, u, force, dlf, adot):  # pragma: no cover - compiled
+    ftoe_scale = 0.33 / (math.exp(3.0) - 1.0)
+    for m in range(lmt.shape[0]):
+        (fiso, lopt, lts, h, sin_max, phi_max, lmin, vmax, etoe, klin, e0m, kact, kpe, fpe_den, af, flen, thr,
+         tau_act, tau_deact, amin, pennated) = p[m]
+        ac = min(max(a[m], amin), 1.0)
+        tau = tau_act * (0.5 + 1.5 * ac) if u[m] > ac else tau_deact / (0.5 + 1.5 * ac)
+        adot[m] = (u[m] - ac) / tau
+        lf = max(lf_state[m], lmin)
+        phi = 0.0
+        if pennated > 0.5:
+            if lf > lmin:
+                s = h / lf
+                phi = math.asin(s) if s < sin_max else phi_max
+            else:
+                phi = phi_max
+        cphi = math.cos(phi)
+        lN = lf / lopt
+        x = (lmt[m] - lf * cphi) / lts - 1.0
+        if x > etoe:
+            fse = klin * (x - etoe) + 0.33
+        elif x > 0.0:
+            fse = ftoe_scale * (math.exp(3.0 * x / etoe) - 1.0)
+        else:
+            fse = 0.0
+        fal = math.exp(-((lN - 1.0) ** 2) / kact)
+        fpe = (math.exp(kpe * (lN - 1.0) / e0m) - 1.0) / fpe_den if lN > 1.0 else 0.0
+        fm = fse / cphi - fpe
+        afl = ac * fal
+        k = 0.25 + 0.75 * ac
+        c = (2.0 + 2.0 / af) / (flen - 1.0)
+        if fm > 0.0 and fm < afl * flen * thr:
+            b = afl + fm / af if fm <= afl else c * (afl * flen - fm)
+            dlN = k * (fm - afl) / b
+        else:
+            if fm <= 0.0:
+                fm0 = 0.0
+                b0 = afl + fm0 / af
+                db0 = 1.0 / af
+            else:
+                fm0 = afl * flen * thr
+                b0 = c * (afl * flen - fm0)
+                db0 = -c
+            dlN = k * (fm0 - afl) / b0 + (k / b0 - k * (fm0 - afl) / (b0 * b0) * db0) * (fm - fm0)
+        force[m] = fiso * fse
+        dlf[m] = 0.0 if (lf_state[m] <= lmin and dlN <= 0.0) else dlN * vmax * lopt
 
 
 # --- scalar port of Thelen2003Muscle::initMuscleState --------------------------------------
@@ -425,19 +483,80 @@ def thelen_initial_fiber_length(m: Thelen2003Muscle, activation: float, mt_lengt
 Excitation = Callable[[float], float] | float
 
 
+class _CompiledPaths:
+    """L and R of the muscles at one configuration through the package's compiled path kernel
+    (``wrapping._kernels_muscles``), without the per-call checks of ``lengths_and_moment_arms``: the joint
+    variables of the compiled dynamics model where it has them, the others evaluated in Python."""
+
+    def __init__(self, model: Model, muscles: Sequence[str], wrapping: bool, opensim_compat: bool):
+        from .compiled import compiled_model
+        from .muscles.geometry import _jit_plan
+        from .wrapping._kernels_muscles import lengths_moment_arms_kernel
+        self.plan = _jit_plan(model, list(muscles), wrapping)  # raises _NotCompilable
+        self.kernel = lengths_moment_arms_kernel
+        self.model, self.cm = model, compiled_model(model)
+        names = {n: k for k, n in enumerate(self.cm.frame_names)}
+        self.compiled = [(i, names[j.name]) for i, j in enumerate(model.joints, start=1) if j.name in names]
+        self.python = [(i, j.variable) for i, j in enumerate(model.joints, start=1) if j.name not in names]
+        nq, nf = model.n_q, model.n_frames
+        self.n_q, self.n_f = nq, nf
+        self.ci = np.array([c[0] for c in self.compiled], dtype=np.intp)
+        self.ck = np.array([c[1] for c in self.compiled], dtype=np.intp)
+        mp, mw = self.plan.path[0], self.plan.path[1]
+        self.n_m = mp.shape[0] - 1
+        self.opensim_compat = bool(opensim_compat)
+        self._zero_qd = np.zeros((1, nq))
+        self.nodes = self.cm._frame_nodes[self.ck - 1] if self.ck.size else self.ck
+        plan = self.plan
+        pt_body, pt_loc = plan.points
+        self._val, self._grad = np.zeros((1, nf)), np.zeros((1, nf, nq))
+        self._pa = np.ones((1, pt_body.shape[0]), dtype=np.bool_)
+        self._args1 = (*plan.kin, *plan.bodies, pt_body, pt_loc)
+        self._args2 = (*plan.wraps, *plan.frames, *plan.path, self.opensim_compat, True)
+        self._out = (np.empty((1, mp[-1], 3)), np.empty((1, mw[-1], 4, 4)), np.zeros((1, self.n_m)),
+                     np.zeros((1, nq, self.n_m)))
+
+    def __call__(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        from . import compiled_kernels as K
+        q2 = np.array(q, dtype=float).reshape(1, self.n_q)
+        val, grad = self._val, self._grad
+        cm = self.cm
+        if self.ci.size:
+            ext = cm.external_jets(q2) if cm.externals else cm._no_ext
+            v, g, _ = K.program(cm.ints, cm.flts, ext, q2, self._zero_qd)
+            val[0, self.ci] = v[0, self.nodes]
+            grad[0, self.ci] = g[0, self.nodes]
+        cache: dict = {}
+        for i, f in self.python:
+            jet = f.evaluate(q2, 1, cache)
+            val[:, i] = jet.value
+            grad[:, i] = jet.gradient
+        pa = self._pa
+        for k, cond, (lo, hi) in self.plan.conditional:
+            v = cond.evaluate(q2, 0, cache).value
+            pa[:, k] = (v >= lo - 1e-5) & (v <= hi + 1e-5)
+        out = self._out
+        out[2].fill(0.0)
+        out[3].fill(0.0)
+        self.kernel(val, grad, *self._args1, pa, *self._args2, 0, 1, *out)
+        return out[2][0].copy(), out[3][0].copy()
+
+
 class MuscleDrivenSystem:
     """The ODE y = [q, q̇, a, l_f] of a model driven by muscle excitations (see the module docstring).
 
     ``excitations`` maps muscle names to a constant or a function of time (others get ``default_excitation``,
     OpenSim's default control for a muscle without a controller is 0, i.e. activation decays to its minimum);
     ``controls`` maps CoordinateActuator names likewise (default 0).  ``coordinate_forces`` is (limit forces,
-    actuators), read from the model's document by default.
+    actuators), read from the model's document by default.  With numba (``compiled``) the paths go through the
+    package's compiled path kernel and the muscle equations through one compiled loop; otherwise numpy (the
+    two agree to round-off, tests/test_muscle_driven.py).
     """
 
     def __init__(self, model: Model, excitations: Mapping[str, Excitation] | None = None, *,
                  controls: Mapping[str, Excitation] | None = None, default_excitation: float = 0.0,
                  coordinate_forces: tuple[Sequence[CoordinateLimitForce], Sequence[CoordinateActuator]] | None = None,
-                 opensim_compat: bool = True, wrapping: bool = True):
+                 opensim_compat: bool = True, wrapping: bool = True, compiled: bool = True):
         self.model = model
         self.opensim_compat, self.wrapping = opensim_compat, wrapping
         muscles, skipped = [], []
@@ -474,6 +593,14 @@ class MuscleDrivenSystem:
         self.n_q, self.n_m = model.n_q, len(self.muscles)
         self._tau = np.zeros(self.n_q)
         self._mech = dyn.ode_rhs(model, lambda t, q, qd: self._tau)
+        self._paths = None
+        self.compiled = bool(compiled and use_jit() and self.n_m)
+        if self.compiled:
+            from .muscles.geometry import _NotCompilable
+            try:
+                self._paths = _CompiledPaths(model, self.muscle_names, wrapping, opensim_compat)
+            except _NotCompilable:
+                self.compiled = False
 
     # -- inputs -----------------------------------------------------------------------------------
     @staticmethod
@@ -487,6 +614,8 @@ class MuscleDrivenSystem:
         """L (M,) and R (n_q, M) at one configuration."""
         if not self.n_m:
             return np.zeros(0), np.zeros((self.n_q, 0))
+        if self._paths is not None:
+            return self._paths(q)
         from .muscles.geometry import lengths_and_moment_arms
         length, r = lengths_and_moment_arms(self.model, q[None], list(self.muscle_names), wrapping=self.wrapping,
                                             opensim_compat=self.opensim_compat)
@@ -510,10 +639,16 @@ class MuscleDrivenSystem:
         """SciPy's ``fun(t, y)``: ẏ = [q̇, q̈, ȧ, l̇_f]."""
         q, qd, a, lf = self.split(y)
         length, r = self.path_lengths(q)
-        force, dlf = self.params.state_derivatives(length, a, lf)
+        u = self.excitations(t)
+        if self.compiled:
+            force, dlf, adot = np.empty(self.n_m), np.empty(self.n_m), np.empty(self.n_m)
+            _thelen_kernel(self.params.packed, length, np.ascontiguousarray(a), np.ascontiguousarray(lf), u,
+                           force, dlf, adot)
+        else:
+            force, dlf = self.params.state_derivatives(length, a, lf)
+            adot = self.params.activation_rate(a, u)
         self._tau = self.generalized_forces(t, q, qd, force, r)
         mech = self._mech(t, y[:2 * self.n_q])
-        adot = self.params.activation_rate(a, self.excitations(t))
         return np.concatenate([mech, adot, dlf])
 
     __call__ = rhs

@@ -85,3 +85,20 @@ def test_coordinate_limit_force_and_actuator_equal_opensim(osim, models_dir, tmp
     dq, _ = _compare(model, path, times, {}, controls)
     print(f"[agreement] double pendulum with a CoordinateLimitForce, 0.6 s: max|q - q_OpenSim| = {dq:.2e} rad")
     assert dq < 1e-6
+
+
+def test_compiled_and_numpy_right_hand_sides_agree(models_dir):
+    pytest.importorskip("numba")
+    from osim_emb import load_osim
+    from osim_emb.muscle_driven import MuscleDrivenSystem
+    model = load_osim(str(models_dir / "arm26.osim"))
+    exc = {"BIClong": ExcitationSpec.parse("0.6"), "TRIlong": ExcitationSpec.parse("sine:0.2:20:0:0.3")}
+    fast, ref = MuscleDrivenSystem(model, exc), MuscleDrivenSystem(model, exc, compiled=False)
+    assert fast.compiled and not ref.compiled
+    y0 = ref.initial_state()
+    rng = np.random.default_rng(1)
+    scale = np.r_[0.5, 0.5, 1.0, 1.0, 0.1 * np.ones(6), 0.005 * np.ones(6)]
+    for _ in range(5):
+        y = y0 + rng.normal(size=y0.size) * scale
+        a, b = fast.rhs(0.2, y), ref.rhs(0.2, y)
+        assert np.allclose(a, b, rtol=1e-12, atol=1e-12 * np.abs(b).max())

@@ -680,6 +680,13 @@ class MuscleDrivenSystem:
                  *[f"{m}_fiber_length" for m in self.muscle_names]])
 
 
+@dataclass
+class _Solution:
+    t: np.ndarray
+    y: np.ndarray
+    nfev: int
+
+
 def simulate_muscles(model: Model, t_end: float, excitations: Mapping[str, Excitation] | None = None, *,
                      q0: Any = None, qdot0: Any = None, activations: Any = None, method: str = "RK45",
                      rtol: float = 1e-8, atol: float = 1e-10, n_output: int = 101,
@@ -690,13 +697,21 @@ def simulate_muscles(model: Model, t_end: float, excitations: Mapping[str, Excit
     radians, rad/s, metres) and MUSCLE_tendon_force [N]; ``attrs['nfev']`` holds the number of right-hand-side
     evaluations.  The default integrator is SciPy's RK45: an explicit method follows the fast fibre transients
     that OpenSim's (explicit) Runge-Kutta-Merson follows; implicit methods (BDF, LSODA) can step over a short
-    transient of a wrapped path and end on another trajectory (docs/simulation.md)."""
+    transient of a wrapped path and end on another trajectory (docs/simulation.md).  ``method="RK45-jit"``
+    runs the same Dormand-Prince pair with SciPy's step control entirely in compiled code
+    (:mod:`osim_emb.muscle_driven_jit`; numba, ExcitationSpec excitations, models without Python-evaluated
+    functions), landing on the output times instead of interpolating to them."""
     system = MuscleDrivenSystem(model, excitations, **system_options)
     y0 = system.initial_state(q0, qdot0, activations)
     te = np.linspace(0.0, t_end, n_output) if t_eval is None else np.asarray(t_eval, dtype=float)
-    sol = solve_ivp(system.rhs, (0.0, t_end), y0, method=method, rtol=rtol, atol=atol, t_eval=te)
-    if not sol.success:
-        raise RuntimeError(f"integration failed: {sol.message}")
+    if method == "RK45-jit":
+        from .muscle_driven_jit import integrate_compiled
+        states, nfev = integrate_compiled(system, y0, te, rtol, atol)
+        sol = _Solution(te, states.T, nfev)
+    else:
+        sol = solve_ivp(system.rhs, (0.0, t_end), y0, method=method, rtol=rtol, atol=atol, t_eval=te)
+        if not sol.success:
+            raise RuntimeError(f"integration failed: {sol.message}")
     data = {"time": sol.t}
     for k, n in enumerate(system.state_names()):
         data[n] = sol.y[k]

@@ -102,3 +102,20 @@ def test_compiled_and_numpy_right_hand_sides_agree(models_dir):
         y = y0 + rng.normal(size=y0.size) * scale
         a, b = fast.rhs(0.2, y), ref.rhs(0.2, y)
         assert np.allclose(a, b, rtol=1e-12, atol=1e-12 * np.abs(b).max())
+
+
+@pytest.mark.slow
+def test_compiled_integrator_matches_scipy(models_dir):
+    pytest.importorskip("numba")
+    from osim_emb import load_osim
+    from osim_emb.muscle_driven import simulate_muscles
+    model = load_osim(str(models_dir / "arm26.osim"))
+    exc = {"BIClong": ExcitationSpec.parse("step:0.0:0.1:0.05:0.5"), "TRIlong": ExcitationSpec.parse("0.2"),
+           "BRA": ExcitationSpec.parse("sine:0.1:10:0:0.2")}
+    times = np.linspace(0.0, 0.15, 4)
+    ref = simulate_muscles(model, 0.15, exc, t_eval=times, method="DOP853", rtol=1e-11, atol=1e-13)
+    jit = simulate_muscles(model, 0.15, exc, t_eval=times, method="RK45-jit", rtol=1e-9, atol=1e-11)
+    cols = [c for c in ref.columns if c != "time"]
+    err = np.abs(jit[cols].to_numpy() - ref[cols].to_numpy())
+    assert err[:, :2].max() < 1e-7  # radians
+    assert err[:, -12:-6].max() < 1e-9  # fibre lengths, metres

@@ -26,7 +26,7 @@ def cmd_simulate_muscles(args: argparse.Namespace) -> int:
     from .muscle_driven import simulate_muscles
     model = _load_any(args.model)
     q0 = _values(model, args.q0, model.default_q)
-    model.check_configuration(q0)
+    model.check_configuration(q0, tolerance=1e-6)  # defaults may sit 1e-8 outside a range after import
     exc = _named_specs(args.excitation, "excitation")
     ctrl = _named_specs(args.control, "control")
     tab = simulate_muscles(model, args.t_end, exc, controls=ctrl, q0=q0, qdot0=np.zeros(model.n_q),
@@ -53,7 +53,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="control of a CoordinateActuator (same SPEC forms; default 0)")
     s.add_argument("--t-end", type=float, default=1.0, help="duration in seconds (default 1)")
     s.add_argument("--q0", action="append", help="initial coordinates NAME=DEGREES (or metres)[,...]")
-    s.add_argument("--method", default="RK45", help="solve_ivp method (default RK45)")
+    s.add_argument("--method", default="RK45", help="solve_ivp method (default RK45), or RK45-jit: the same "
+                   "integrator compiled with the right-hand side (numba)")
     s.add_argument("--rtol", type=float, default=1e-8)
     s.add_argument("--atol", type=float, default=1e-10)
     s.add_argument("--samples", type=int, default=101, help="output samples")

@@ -56,3 +56,19 @@ def test_batch_cli_on_a_local_cluster(models_dir, tmp_path):
     # never overwritten
     assert main(["batch", str(model_path), "--variants", "1", "--sweep", "r_elbow_flex", "-o", str(out),
                  "--quiet"]) == 2
+
+
+def test_batch_of_a_folder_with_opensim_references(osim, models_dir, tmp_path):
+    import shutil
+    from osim_emb.cli import main
+    folder = tmp_path / "cohort"
+    folder.mkdir()
+    shutil.copy(models_dir / "arm26.osim", folder / "subject01.osim")
+    out = tmp_path / "cohort.parquet"
+    assert main(["batch", str(folder), "--sweep", "r_elbow_flex", "--step", "40", "--references", "computeMomentArm",
+                 "-o", str(out), "--workers", "1", "--quiet"]) == 0
+    table = pd.read_parquet(out)
+    assert set(table.model) == {"subject01"} and (table.variant == -1).all()
+    diff = (table.moment_arm_m - table.opensim_computeMomentArm_m).abs().max()
+    print(f"[agreement] batch with OpenSim's computeMomentArm on arm26: {diff:.1e} m")
+    assert diff < 1e-10

@@ -132,10 +132,6 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the analysis commands (moment arms, rhythm, simulation, the default study)."""
-    from . import cli_muscle_sim
-    cli_muscle_sim.register(sub)
-    from . import cli_batch
-    cli_batch.register(sub)
     s = sub.add_parser("run", help="the main job: export a model (default: the built-in 3D shoulder), validate its "
                                    "moment arms against OpenSim over 1-degree sweeps, write a report")
     s.add_argument("model", nargs="?", help=".osim file (default: the built-in models/shoulder3d)")
@@ -191,3 +187,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="do not also write NEW_mvp.osim (moving via points as zero-inertia bodies)")
     s.add_argument("--lenient", action="store_true", help="import what can be represented and list the rest")
     s.set_defaults(func=cmd_rhythm)
+
+    from . import cli_batch, cli_muscle_sim
+    for more in (cli_muscle_sim, cli_batch):
+        more.register(sub)

@@ -584,6 +584,12 @@ class MuscleDrivenSystem:
                                         f"muscles: {', '.join(self.muscle_names)}")
         self._excitation = [excitations.get(n, default_excitation) for n in self.muscle_names]
         limits, actuators = coordinate_forces_from_model(model) if coordinate_forces is None else coordinate_forces
+        doc = model.extras.get("document")
+        other = [f"{f.name} ({f.type})" for f in (doc.forces if doc is not None else ())
+                 if not f.has_path and f.type not in ("CoordinateLimitForce", "CoordinateActuator")]
+        if other:
+            log.warning("muscle-driven simulation of %s leaves out %s (actuators without a controller here: "
+                        "control 0, no force)", model.name, ", ".join(other))
         self.limit_forces, self.actuators = tuple(limits), tuple(actuators)
         controls = dict(controls or {})
         unknown = sorted(set(controls) - {a.name for a in self.actuators})

@@ -36,7 +36,7 @@ from scipy.integrate import solve_ivp
 from . import dynamics as dyn
 from ._accel import njit, use_jit
 from .model import Model
-from .muscles.hill import SIGNIFICANT_REAL, Thelen2003Muscle
+from .muscles.hill import SIGNIFICANT_REAL, Millard2012EquilibriumMuscle, Thelen2003Muscle
 
 __all__ = ["CoordinateLimitForce", "CoordinateActuator", "MuscleDrivenSystem", "coordinate_forces_from_model",
            "ExcitationSpec", "thelen_initial_fiber_length",
@@ -478,6 +478,108 @@ def thelen_initial_fiber_length(m: Thelen2003Muscle, activation: float, mt_lengt
 
 
 # =============================================================================
+# Millard 2012 (damped, compliant tendon), vectorized over muscles (numpy)
+# =============================================================================
+class _MillardGroup:
+    """``Millard2012EquilibriumMuscle``s with an elastic tendon and fibre damping (OpenSim's defaults):
+    ``calcFiberVelocityInfo``'s damped branch -- the normalized fibre velocity solves
+    F_max (a f_L f_V(ṽ) + f_PE + β ṽ) cos φ = F_max f_SE by Newton's method -- and the tendon force F_max f_SE."""
+
+    def __init__(self, muscles):
+        from .muscles.curves import ForceVelocityInverseCurve
+        self.muscles = list(muscles)
+        g = lambda attr: np.array([getattr(m, attr) for m in muscles], dtype=float)  # noqa: E731
+        self.fiso, self.lopt, self.lts = g("max_isometric_force"), g("optimal_fiber_length"), g("tendon_slack_length")
+        self.vmax, self.beta = g("max_contraction_velocity"), g("fiber_damping")
+        self.tau_act, self.tau_deact = g("activation_time_constant"), g("deactivation_time_constant")
+        self.amin = np.clip(g("minimum_activation"), 0.0, 1.0)
+        self.lmin = g("minimum_fiber_length")
+        self.curves = [m.curves_in_use(rigid_tendon=False) for m in muscles]  # (f_L, f_V) as OpenSim adjusts them
+        self.fv_inverse = []
+        for fal, fv in self.curves:
+            d = {k: getattr(fv, k) for k in fv.__dataclass_fields__}
+            d["concentric_slope_at_vmax"] = max(d["concentric_slope_at_vmax"], 1e-3)
+            d["eccentric_slope_at_vmax"] = max(d["eccentric_slope_at_vmax"], 1e-3)
+            self.fv_inverse.append(ForceVelocityInverseCurve(**d))
+
+    def activation_rate(self, a, u):
+        ac = np.clip(a, self.amin, 1.0)
+        tau = np.where(u > ac, self.tau_act * (0.5 + 1.5 * ac), self.tau_deact / (0.5 + 1.5 * ac))
+        return (u - ac) / tau
+
+    def _groups(self, which):
+        """[(indices, curve)] with the muscles that share a curve evaluated together."""
+        cache = self.__dict__.setdefault("_group_cache", {})
+        if which not in cache:
+            groups: list = []
+            for k, m in enumerate(self.muscles):
+                c = {"fal": self.curves[k][0], "fv": self.curves[k][1], "fvinv": self.fv_inverse[k],
+                     "fpe": m.fiber_force_length_curve, "fse": m.tendon_force_length_curve}[which]
+                for idx, cc in groups:
+                    if cc == c:
+                        idx.append(k)
+                        break
+                else:
+                    groups.append(([k], c))
+            cache[which] = [(np.array(i), c) for i, c in groups]
+        return cache[which]
+
+    def _eval(self, which, x, order=0):
+        out = [np.empty_like(x) for _ in range(order + 1)]
+        for idx, c in self._groups(which):
+            vals = c.evaluate(x[idx], order)
+            for o in range(order + 1):
+                out[o][idx] = vals[o]
+        return out if order else out[0]
+
+    def _length_terms(self, lmt, lf_state):
+        lf = np.maximum(lf_state, self.lmin)
+        phi = np.array([float(m._pennation(np.array(l))) for m, l in zip(self.muscles, lf)])
+        cphi = np.cos(phi)
+        lN = lf / self.lopt
+        return lf, cphi, self._eval("fal", lN), self._eval("fpe", lN), self._eval("fse", (lmt - lf * cphi) / self.lts)
+
+    def state_derivatives(self, lmt, a, lf_state):
+        ac = np.clip(a, self.amin, 1.0)
+        lf, cphi, fal, fpe, fse = self._length_terms(lmt, lf_state)
+        fiso, beta = self.fiso, self.beta
+        fv0 = (fse / np.maximum(cphi, 0.01) - fpe) / (np.maximum(ac, 0.01) * np.maximum(fal, 0.01))
+        d = np.clip(self._eval("fvinv", fv0), -1.0, 1.0)
+        for _ in range(50):  # Newton's method on the damped equilibrium (a unique root: f_V' >= 0, beta > 0)
+            fv, dfv = self._eval("fv", d, 1)
+            err = (ac * fal * fv + fpe + beta * d) * cphi - fse
+            step = -err / ((ac * fal * dfv + beta) * cphi)
+            d = d + step
+            if np.all(np.abs(step) < 1e-14):
+                break
+        dl = d * self.vmax * self.lopt
+        dl = np.where((lf <= self.lmin) & (dl <= 0.0), 0.0, dl)
+        return fse * fiso, dl
+
+    def initial_fiber_length(self, k, activation, lmt):
+        """The fibre length of the static equilibrium F_max (a f_L + f_PE) cos φ = F_max f_SE (OpenSim's
+        computeFiberEquilibrium at zero speed, solved here to round-off with Brent's method)."""
+        from scipy.optimize import brentq
+        m = self.muscles[k]
+        a = min(max(activation, self.amin[k]), 1.0)
+
+        def balance(lf):
+            lmts = np.full(len(self.muscles), lmt)
+            lfs = np.full(len(self.muscles), lf)
+            _, cphi, fal, fpe, fse = self._length_terms(lmts, lfs)
+            return (a * fal[k] + fpe[k]) * cphi[k] - fse[k]
+
+        lo = self.lmin[k]
+        hi = math.hypot(lmt - self.lts[k], m.parallelogram_height) + 1e-9  # tendon at slack: no tendon force
+        if balance(lo) >= 0.0:
+            log.warning("Millard2012EquilibriumMuscle %s: initial fibre length at its minimum %g m", m.name, lo)
+            return lo
+        if balance(hi) <= 0.0:
+            raise MuscleSimulationError(f"muscle {m.name!r}: no fibre equilibrium at path length {lmt:g} m")
+        return brentq(balance, lo, hi, xtol=1e-15, rtol=4 * np.finfo(float).eps, maxiter=200)
+
+
+# =============================================================================
 # The system
 # =============================================================================
 Excitation = Callable[[float], float] | float
@@ -564,19 +666,25 @@ class MuscleDrivenSystem:
             p = mt.parameters
             if p is None or not p.applies_force:
                 continue
-            if not isinstance(p, Thelen2003Muscle):
+            if not isinstance(p, (Thelen2003Muscle, Millard2012EquilibriumMuscle)):
                 skipped.append(f"{mt.name} ({mt.type_name})")
                 continue
             if p.ignore_tendon_compliance or p.ignore_activation_dynamics:
                 raise MuscleSimulationError(f"muscle {mt.name!r}: ignore_tendon_compliance / "
-                                            "ignore_activation_dynamics are not supported for Thelen2003Muscle")
+                                            "ignore_activation_dynamics are not supported")
+            if isinstance(p, Millard2012EquilibriumMuscle) and not p.uses_damping:
+                raise MuscleSimulationError(f"muscle {mt.name!r}: Millard2012EquilibriumMuscle without fibre damping "
+                                            "(fiber_damping < 0.001) is not supported")
             muscles.append(mt)
         if skipped:
-            raise MuscleSimulationError("muscle-driven simulation supports Thelen2003Muscle only; the model has "
-                                        + ", ".join(skipped))
+            raise MuscleSimulationError("muscle-driven simulation supports Thelen2003Muscle and "
+                                        "Millard2012EquilibriumMuscle; the model has " + ", ".join(skipped))
         self.muscles = tuple(muscles)
         self.muscle_names = tuple(m.name for m in muscles)
-        self.params = _ThelenArrays([m.parameters for m in muscles])
+        self._thelen = np.array([isinstance(m.parameters, Thelen2003Muscle) for m in muscles], dtype=bool)
+        self.params = _ThelenArrays([m.parameters for m in muscles if isinstance(m.parameters, Thelen2003Muscle)])
+        self.millard = _MillardGroup([m.parameters for m in muscles
+                                      if isinstance(m.parameters, Millard2012EquilibriumMuscle)])
         excitations = dict(excitations or {})
         unknown = sorted(set(excitations) - set(self.muscle_names))
         if unknown:
@@ -600,7 +708,7 @@ class MuscleDrivenSystem:
         self._tau = np.zeros(self.n_q)
         self._mech = dyn.ode_rhs(model, lambda t, q, qd: self._tau)
         self._paths = None
-        self.compiled = bool(compiled and use_jit() and self.n_m)
+        self.compiled = bool(compiled and use_jit() and self.n_m and self._thelen.all())
         if self.compiled:
             from .muscles.geometry import _NotCompilable
             try:
@@ -651,17 +759,27 @@ class MuscleDrivenSystem:
             _thelen_kernel(self.params.packed, length, np.ascontiguousarray(a), np.ascontiguousarray(lf), u,
                            force, dlf, adot)
         else:
-            force, dlf = self.params.state_derivatives(length, a, lf)
-            adot = self.params.activation_rate(a, u)
+            force, dlf, adot = self._muscle_derivatives(length, a, lf, u)
         self._tau = self.generalized_forces(t, q, qd, force, r)
         mech = self._mech(t, y[:2 * self.n_q])
         return np.concatenate([mech, adot, dlf])
 
     __call__ = rhs
 
+    def _muscle_derivatives(self, length, a, lf, u):
+        th, mi = self._thelen, ~self._thelen
+        force, dlf, adot = np.empty(self.n_m), np.empty(self.n_m), np.empty(self.n_m)
+        if th.any():
+            force[th], dlf[th] = self.params.state_derivatives(length[th], a[th], lf[th])
+            adot[th] = self.params.activation_rate(a[th], u[th])
+        if mi.any():
+            force[mi], dlf[mi] = self.millard.state_derivatives(length[mi], a[mi], lf[mi])
+            adot[mi] = self.millard.activation_rate(a[mi], u[mi])
+        return force, dlf, adot
+
     def tendon_forces(self, y: np.ndarray) -> np.ndarray:
         q, _, a, lf = self.split(y)
-        return self.params.state_derivatives(self.path_lengths(q)[0], a, lf)[0]
+        return self._muscle_derivatives(self.path_lengths(q)[0], a, lf, np.zeros(self.n_m))[0]
 
     def initial_state(self, q0: Any = None, qdot0: Any = None, activations: Any = None) -> np.ndarray:
         """[q0, q̇0, a0, l_f0] with OpenSim's equilibrium fibre lengths (activations default to each muscle's
@@ -676,8 +794,14 @@ class MuscleDrivenSystem:
             a0 = np.broadcast_to(np.asarray(activations, dtype=float), (self.n_m,)).copy()
         length, r = self.path_lengths(q0)
         speed = -(r.T @ qdot0)
-        lf0 = np.array([thelen_initial_fiber_length(m.parameters, float(a), float(lm), float(v))
-                        for m, a, lm, v in zip(self.muscles, a0, length, speed)])
+        lf0, k_millard = [], 0
+        for m, a, lm, v in zip(self.muscles, a0, length, speed):
+            if isinstance(m.parameters, Thelen2003Muscle):
+                lf0.append(thelen_initial_fiber_length(m.parameters, float(a), float(lm), float(v)))
+            else:
+                lf0.append(self.millard.initial_fiber_length(k_millard, float(a), float(lm)))
+                k_millard += 1
+        lf0 = np.array(lf0)
         return np.concatenate([q0, qdot0, a0, lf0])
 
     def state_names(self) -> list[str]:

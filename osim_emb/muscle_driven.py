@@ -18,6 +18,8 @@ the right-hand side follows OpenSim 4.6's ``Thelen2003Muscle`` (an ``ActivationF
 
 Initial fibre lengths come from OpenSim's ``Thelen2003Muscle::initMuscleState`` (the Newton iteration of
 ``computeInitialFiberEquilibrium``), ported step by step so the starting state is OpenSim's.
+``Millard2012EquilibriumMuscle`` (elastic tendon, fibre damping: OpenSim's defaults) is supported too, in
+numpy: its fibre velocity solves the damped force balance by Newton's method (:class:`_MillardGroup`).
 
 Excitations are functions of time (or constants), by muscle name.  Lengths in metres, angles in radians.
 """

@@ -349,3 +349,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--outside", choices=("warn", "error", "ignore"), default="warn",
                    help="when the model's coordinate ranges leave the domain of the rhythm's data (default warn)")
     s.set_defaults(func=cmd_rhythm)
+
+    from . import cli_batch, cli_muscle_sim
+    for more in (cli_muscle_sim, cli_batch):
+        more.register(sub)

@@ -1,0 +1,195 @@
+"""Muscle-driven forward simulation (osim_emb.muscle_driven) against OpenSim 4.6's Manager."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from osim_emb.muscle_driven import (CoordinateLimitForce, ExcitationSpec, MuscleSimulationError,
+                                    thelen_initial_fiber_length)
+from osim_emb.muscles import curves as C
+from osim_emb.muscles.hill import Thelen2003Muscle
+
+
+def test_initial_fiber_length_balances_fiber_and_tendon_forces():
+    m = Thelen2003Muscle("m", max_isometric_force=800.0, optimal_fiber_length=0.12, tendon_slack_length=0.15,
+                         pennation_angle_at_optimal=0.2, FmaxTendonStrain=0.033, KshapeActive=0.5, Af=0.3, Flen=1.8)
+    for a, lmt in [(0.05, 0.27), (0.5, 0.28), (1.0, 0.30)]:
+        lf = thelen_initial_fiber_length(m, a, lmt)
+        phi = math.asin(m.optimal_fiber_length * math.sin(0.2) / lf)
+        ln = lf / m.optimal_fiber_length
+        fiber = 800.0 * (a * C.thelen_active_force_length(ln, 0.5) + C.thelen_passive_force_length(ln, 0.6, 5.0))
+        tendon = 800.0 * C.thelen_tendon_force_length((lmt - lf * math.cos(phi)) / 0.15, 0.033)
+        assert abs(fiber * math.cos(phi) - tendon) < 1e-8 * 800.0
+
+
+def test_excitation_specs():
+    assert ExcitationSpec.parse("0.3")(1.0) == 0.3
+    step = ExcitationSpec.parse("step:0.1:0.3:0.1:0.9")
+    assert step(0.0) == 0.1 and step(1.0) == 0.9 and step(0.2) == pytest.approx(0.5)
+    assert ExcitationSpec.parse("sine:0.2:10:0:0.5")(0.1) == pytest.approx(0.2 * math.sin(1.0) + 0.5)
+    for bad in ("ramp:1:2", "step:0.3:0.1:0:1", "sine:1:2", "x"):
+        with pytest.raises(MuscleSimulationError):
+            ExcitationSpec.parse(bad)
+
+
+def test_coordinate_limit_force_is_zero_inside_and_a_spring_beyond():
+    f = CoordinateLimitForce("lim", 0, upper_stiffness=2.0, upper_limit=30.0, lower_stiffness=3.0, lower_limit=-30.0,
+                             damping=0.1, transition=5.0)
+    assert f.generalized_force(0.0, 1.0) == 0.0
+    q = math.radians(40.0)  # beyond the transition: full stiffness 2 N m/deg
+    assert f.generalized_force(q, 0.0) == pytest.approx(-2.0 * 10.0)
+    assert f.generalized_force(-q, 0.0) == pytest.approx(3.0 * 10.0)
+    assert f.generalized_force(q, 1.0) == pytest.approx(-20.0 - 0.1 * 180 / math.pi)
+
+
+def _compare(model, path, times, exc, controls=None, rtol=1e-10):
+    from osim_emb.muscle_driven import simulate_muscles
+    from osim_emb.validation.muscle_sim_opensim import opensim_muscle_simulation
+    ours = simulate_muscles(model, times[-1], exc, controls=controls, t_eval=times, method="DOP853", rtol=rtol,
+                            atol=rtol * 1e-2)
+    ref = opensim_muscle_simulation(path, times, exc, controls=controls, accuracy=1e-9)
+    dq = np.abs(ours[model.coordinate_names].to_numpy() - ref["q"]).max()
+    dl = (np.abs(ours[[f"{m}_fiber_length" for m in ref["muscles"]]].to_numpy() - ref["fiber_length"]).max()
+          if ref["muscles"] else 0.0)
+    return dq, dl
+
+
+@pytest.mark.slow
+def test_arm26_muscle_driven_equals_opensim_manager(osim, models_dir):
+    from osim_emb import load_osim
+    path = models_dir / "arm26.osim"
+    times = np.linspace(0.0, 0.25, 26)
+    exc = {"BIClong": ExcitationSpec.parse("step:0.05:0.15:0.02:0.8"), "BRA": ExcitationSpec.parse("0.4"),
+           "TRIlong": ExcitationSpec.parse("sine:0.2:20:0:0.3")}
+    dq, dl = _compare(load_osim(str(path)), path, times, exc)
+    print(f"[agreement] arm26 0.25 s: max|q - q_OpenSim| = {dq:.2e} rad, max|l_f - l_f,OpenSim| = {dl:.2e} m")
+    assert dq < 1e-5
+    assert dl < 1e-7
+
+
+def test_coordinate_limit_force_and_actuator_equal_opensim(osim, models_dir, tmp_path):
+    from osim_emb import load_osim
+    m = osim.Model(str(models_dir / "double_pendulum.osim"))
+    clf = osim.CoordinateLimitForce("q1", 0.0, 0.5, -50.0, 0.8, 0.02, 5.0)  # the swing reaches both limits
+    clf.setName("q1_limit")
+    m.addForce(clf)
+    m.finalizeConnections()
+    path = tmp_path / "pendulum_limits.osim"
+    m.printToXML(str(path))
+    times = np.linspace(0.0, 0.6, 31)
+    controls = {"Torq2": ExcitationSpec.parse("sine:2:8:0:0"), "Torq1": ExcitationSpec.parse("-1.5")}
+    model = load_osim(str(path))
+    dq, _ = _compare(model, path, times, {}, controls)
+    print(f"[agreement] double pendulum with a CoordinateLimitForce, 0.6 s: max|q - q_OpenSim| = {dq:.2e} rad")
+    assert dq < 1e-6
+
+
+def test_compiled_and_numpy_right_hand_sides_agree(models_dir):
+    pytest.importorskip("numba")
+    from osim_emb import load_osim
+    from osim_emb.muscle_driven import MuscleDrivenSystem
+    model = load_osim(str(models_dir / "arm26.osim"))
+    exc = {"BIClong": ExcitationSpec.parse("0.6"), "TRIlong": ExcitationSpec.parse("sine:0.2:20:0:0.3")}
+    fast, ref = MuscleDrivenSystem(model, exc), MuscleDrivenSystem(model, exc, compiled=False)
+    assert fast.compiled and not ref.compiled
+    y0 = ref.initial_state()
+    rng = np.random.default_rng(1)
+    scale = np.r_[0.5, 0.5, 1.0, 1.0, 0.1 * np.ones(6), 0.005 * np.ones(6)]
+    for _ in range(5):
+        y = y0 + rng.normal(size=y0.size) * scale
+        a, b = fast.rhs(0.2, y), ref.rhs(0.2, y)
+        assert np.allclose(a, b, rtol=1e-12, atol=1e-12 * np.abs(b).max())
+
+
+@pytest.mark.slow
+def test_compiled_integrator_matches_scipy(models_dir):
+    pytest.importorskip("numba")
+    from osim_emb import load_osim
+    from osim_emb.muscle_driven import simulate_muscles
+    model = load_osim(str(models_dir / "arm26.osim"))
+    exc = {"BIClong": ExcitationSpec.parse("step:0.0:0.1:0.05:0.5"), "TRIlong": ExcitationSpec.parse("0.2"),
+           "BRA": ExcitationSpec.parse("sine:0.1:10:0:0.2")}
+    times = np.linspace(0.0, 0.15, 4)
+    ref = simulate_muscles(model, 0.15, exc, t_eval=times, method="DOP853", rtol=1e-11, atol=1e-13)
+    jit = simulate_muscles(model, 0.15, exc, t_eval=times, method="RK45-jit", rtol=1e-9, atol=1e-11)
+    cols = [c for c in ref.columns if c != "time"]
+    err = np.abs(jit[cols].to_numpy() - ref[cols].to_numpy())
+    assert err[:, :2].max() < 1e-7  # radians
+    assert err[:, -12:-6].max() < 1e-9  # fibre lengths, metres
+
+
+def test_muscles_with_a_limit_force_equal_opensim_in_the_compiled_integrator(osim, models_dir, tmp_path):
+    pytest.importorskip("numba")
+    from osim_emb import load_osim
+    from osim_emb.muscle_driven import simulate_muscles
+    from osim_emb.validation.muscle_sim_opensim import opensim_muscle_simulation
+    m = osim.Model(str(models_dir / "arm26.osim"))
+    clf = osim.CoordinateLimitForce("r_elbow_flex", 20.0, 2.0, 5.0, 2.0, 0.05, 3.0)  # flexes past 20 deg
+    clf.setName("elbow_limit")
+    m.addForce(clf)
+    m.finalizeConnections()
+    path = tmp_path / "arm26_limit.osim"
+    m.printToXML(str(path))
+    model = load_osim(str(path))
+    exc = {"BIClong": ExcitationSpec.parse("step:0.0:0.05:0.05:0.6"), "TRIlong": ExcitationSpec.parse("0.1")}
+    times = np.linspace(0.0, 0.2, 5)
+    ours = simulate_muscles(model, 0.2, exc, t_eval=times, method="RK45-jit", rtol=1e-10, atol=1e-12)
+    ref = opensim_muscle_simulation(path, times, exc, accuracy=1e-9)
+    dq = np.abs(ours[model.coordinate_names].to_numpy() - ref["q"]).max()
+    print(f"[agreement] arm26 with an elbow CoordinateLimitForce, 0.2 s (compiled integrator): {dq:.2e} rad, "
+          f"elbow up to {np.degrees(ref['q'][:, 1].max()):.1f} deg")
+    assert np.degrees(ref["q"][:, 1].max()) > 20.0
+    assert dq < 1e-6
+
+
+def _millard_copy(src, dst):
+    """arm26 with its Thelen2003Muscles turned into Millard2012EquilibriumMuscles (same path and the common
+    parameters; Millard's default curves, damping and compliant tendon)."""
+    from lxml import etree
+    tree = etree.parse(str(src))
+    for el in tree.iter("Thelen2003Muscle"):
+        el.tag = "Millard2012EquilibriumMuscle"
+        for c in list(el):
+            if c.tag in ("FmaxTendonStrain", "FmaxMuscleStrain", "KshapeActive", "KshapePassive", "Af", "Flen",
+                         "fv_linear_extrap_threshold"):
+                el.remove(c)
+    tree.write(str(dst))
+
+
+@pytest.mark.slow
+def test_millard_muscles_equal_opensim_manager(osim, models_dir, tmp_path):
+    from osim_emb import load_osim
+    path = tmp_path / "arm26_millard.osim"
+    _millard_copy(models_dir / "arm26.osim", path)
+    model = load_osim(str(path))
+    assert all(type(m.parameters).__name__ == "Millard2012EquilibriumMuscle" for m in model.muscles)
+    times = np.linspace(0.0, 0.08, 5)
+    exc = {"BIClong": ExcitationSpec.parse("step:0.0:0.05:0.02:0.8"), "TRIlong": ExcitationSpec.parse("0.3")}
+    dq, dl = _compare(model, path, times, exc, rtol=1e-9)
+    print(f"[agreement] arm26 with Millard2012 muscles, 0.08 s: max|q - q_OpenSim| = {dq:.2e} rad, "
+          f"max|l_f - l_f,OpenSim| = {dl:.2e} m")
+    assert dq < 1e-6
+    assert dl < 1e-7
+
+
+@pytest.mark.slow
+def test_leg_with_a_patella_coupler_equals_opensim_manager(osim, models_dir):
+    """leg6dof9musc: floating pelvis under gravity, nine Thelen muscles, the patella coordinate a coupler."""
+    from osim_emb import load_osim
+    from osim_emb.muscle_driven import simulate_muscles
+    from osim_emb.validation.muscle_sim_opensim import opensim_muscle_simulation
+    path = models_dir / "leg6dof9musc.osim"
+    model = load_osim(str(path))
+    exc = {"vas_int_r": ExcitationSpec.parse("step:0:0.05:0.05:0.6"), "med_gas_r": ExcitationSpec.parse("0.3")}
+    times = np.linspace(0.0, 0.06, 4)
+    ours = simulate_muscles(model, times[-1], exc, t_eval=times, method="DOP853", rtol=1e-10, atol=1e-12)
+    ref = opensim_muscle_simulation(path, times, exc, accuracy=1e-9)
+    cols = [ref["names"].index(n) for n in model.coordinate_names]
+    dq = np.abs(ours[model.coordinate_names].to_numpy() - ref["q"][:, cols]).max()
+    dl = np.abs(ours[[f"{m}_fiber_length" for m in ref["muscles"]]].to_numpy() - ref["fiber_length"]).max()
+    print(f"[agreement] leg6dof9musc 0.06 s: max|q - q_OpenSim| = {dq:.2e}, max|l_f - l_f,OpenSim| = {dl:.2e} m")
+    assert dq < 1e-6
+    assert dl < 1e-7

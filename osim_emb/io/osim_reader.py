@@ -474,7 +474,12 @@ class _Reader:
         out = []
         for f in self.objects(model, "ForceSet"):
             gp = f.find("GeometryPath")
-            if gp is not None:
+            fbp = f.find("FunctionBasedPath")
+            if fbp is not None:
+                from .function_based_path_xml import read_function_based_path
+                out.append(ForceSpec(f.get("name"), f.tag, f, None, None, f.sourceline,
+                                     function_path=read_function_based_path(fbp, self.fail)))
+            elif gp is not None:
                 points, wraps = self._path(gp, f, doc)
                 out.append(ForceSpec(f.get("name"), f.tag, f, points, wraps, f.sourceline))
             elif f.tag in KNOWN_PATHLESS_FORCES:

@@ -187,3 +187,5 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="do not also write NEW_mvp.osim (moving via points as zero-inertia bodies)")
     s.add_argument("--lenient", action="store_true", help="import what can be represented and list the rest")
     s.set_defaults(func=cmd_rhythm)
+    from .cli_fit_paths import register as register_fit_paths  # osim-emb fit-paths
+    register_fit_paths(sub)

@@ -18,6 +18,9 @@ from lxml import etree
 from ..functions.base import JointFunction
 from .function_xml import find_function, function_to_xml, is_function_element, parse_function
 
+#: The path elements of a path actuator (OpenSim 4.6).
+PATH_TAGS = ("GeometryPath", "FunctionBasedPath", "Scholz2015GeometryPath")
+
 __all__ = ["FunctionBasedPathSpec", "read_function_based_path", "function_based_path_element",
            "with_function_based_path"]
 
@@ -88,8 +91,7 @@ def with_function_based_path(force: Any, path_element: Any) -> Any:
     """A copy of a force element whose path (``GeometryPath`` or other) is replaced by ``path_element``."""
     import copy
     out = copy.deepcopy(force)
-    old = [c for c in out if isinstance(c.tag, str) and c.tag.endswith("Path") and c.get("name", "path") == "path"
-           and c.tag != "coordinate_paths"]
+    old = [c for c in out if isinstance(c.tag, str) and c.tag in PATH_TAGS]
     if len(old) != 1:
         raise ValueError(f"<{force.tag} name='{force.get('name')}'> has {len(old)} path elements, expected 1")
     out.replace(old[0], path_element)
@@ -114,3 +116,28 @@ def function_based_unit(force: Any, converter: Any):
                              spec.speed_function)
     converter.log.append(f"muscle {force.name!r}: FunctionBasedPath over {', '.join(spec.coordinates)}")
     return FunctionBasedMusculotendon(force.name, force.type, (), (), params, function_path=path)
+
+
+def document_with_function_based_paths(doc: Any, paths: dict[str, tuple[Sequence[str], JointFunction]]) -> Any:
+    """A copy of an :class:`OsimDocument` in which each force named in ``paths`` has a FunctionBasedPath.
+
+    ``paths[name] = (coordinate names, length function)``; the other forces are unchanged.
+    """
+    import copy
+    from .osim_writer import _coordinate_path
+    out = copy.copy(doc)
+    out.forces = []
+    known = {f.name for f in doc.forces}
+    missing = sorted(set(paths) - known)
+    if missing:
+        raise KeyError(f"no force named {missing[0]!r} in {doc.path}")
+    for f in doc.forces:
+        if f.name not in paths:
+            out.forces.append(f)
+            continue
+        names, length = paths[f.name]
+        cps = [_coordinate_path(doc, c) for c in names]
+        element = with_function_based_path(f.element, function_based_path_element(cps, length))
+        spec = FunctionBasedPathSpec(cps, length, [], None)
+        out.forces.append(type(f)(f.name, f.type, element, None, None, f.line, function_path=spec))
+    return out

@@ -1,0 +1,172 @@
+"""Path fitting: osim-emb fit-paths beside OpenSim 4.6's PolynomialPathFitter on the same model and sample.
+
+    PYTHONPATH=. python benchmarks/bench_fit_paths.py [MODEL.osim] [--frames 50] [--samples-per-frame 25]
+
+1. A reference trajectory: ``--frames`` frames of a smooth motion through the middle of every
+   coordinate's range (each coordinate a sine over 60 % of its range, own frequency).
+2. OpenSim's ``PolynomialPathFitter`` runs on it (its Latin-hypercube sample of ``--samples-per-frame``
+   points per frame within ``--bounds`` degrees, orders 2..6, tolerances 1e-4 m); timed end to end.
+3. ``osim_emb.muscles.path_fitting.fit_paths`` fits the units on OpenSim's own sample (the file the
+   fitter writes), same orders and tolerances; timed end to end (L and R of every sample, the fits).
+4. Both fits are evaluated on a fresh test sample drawn by the same scheme (another seed) against the
+   original paths (the package's L and R, equal to OpenSim's getLength / computeMomentArm): RMS and
+   max errors of length and moment arm over all units and coordinates.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from osim_emb.io import load_osim  # noqa: E402
+from osim_emb.muscles.geometry import lengths_and_moment_arms  # noqa: E402
+from osim_emb.muscles.path_fitting import FitSettings, fit_paths, sample_coordinates  # noqa: E402
+
+
+#: Reference motions (degrees): each listed coordinate sweeps LOW..HIGH (a sine, own frequency); the
+#: others stay at their defaults.  arm26: elbow flexion with some shoulder elevation, away from the
+#: shoulder angles where its wrapped paths jump (TRIlong near 144 deg, BIClong near 31 deg).
+MOTIONS = {
+    "arm26": {"r_shoulder_elev": (-20.0, 20.0), "r_elbow_flex": (10.0, 120.0)},
+}
+
+
+def reference_trajectory(model, n_frames: int, stem: str) -> np.ndarray:
+    """Frames (n_frames, n_q): the listed coordinates of MOTIONS[stem] move, or (unknown model) every
+    coordinate sweeps its default +- 20 % of its range (clipped to the range)."""
+    lo, hi = model.coordinate_ranges.T
+    default = np.array([c.default for c in model.coordinates])
+    t = np.linspace(0.0, 1.0, n_frames)[:, None]
+    wave = 0.5 - 0.5 * np.cos(2 * np.pi * (1.0 + 0.37 * np.arange(model.n_q))[None, :] * t)  # 0..1
+    if stem in MOTIONS:
+        a, b = default.copy(), default.copy()
+        for name, (x, y) in MOTIONS[stem].items():
+            k = model.coordinate_index(name)
+            a[k], b[k] = np.radians(x), np.radians(y)
+    else:
+        span = np.where(np.isfinite(hi - lo), 0.2 * (hi - lo), np.radians(20.0))
+        a, b = np.maximum(default - span, lo), np.minimum(default + span, hi)
+    return a + (b - a) * wave
+
+
+def coordinate_path(doc, name: str) -> str:
+    from osim_emb.io.osim_writer import _coordinate_path
+    return _coordinate_path(doc, name)
+
+
+def write_trajectory(model, frames: np.ndarray, path: Path) -> None:
+    """All of OpenSim's coordinates (dependent ones from their functions), radians, full paths."""
+    doc = model.extras["document"]
+    cols = {"time": np.linspace(0.0, 1.0, len(frames))}
+    for k, c in enumerate(model.coordinates):
+        cols[coordinate_path(doc, c.name) + "/value"] = frames[:, k]
+    for d in model.dependent_coordinates:
+        cols[coordinate_path(doc, d.name) + "/value"] = d.function.evaluate(frames, order=0).value
+    import pandas as pd
+    from osim_emb.io.motion import write_motion
+    write_motion(path, pd.DataFrame(cols), name="reference")
+
+
+def run_opensim(model_path: str, traj: Path, out_dir: Path, args) -> float:
+    import opensim as osim
+    osim.Logger.setLevelString("warn")
+    fitter = osim.PolynomialPathFitter()
+    fitter.setModel(osim.ModelProcessor(model_path))
+    fitter.setCoordinateValues(osim.TableProcessor(str(traj)))
+    fitter.setOutputDirectory(str(out_dir))
+    fitter.setNumSamplesPerFrame(args.samples_per_frame)
+    fitter.setGlobalCoordinateSamplingBounds(osim.Vec2(-args.bounds, args.bounds))
+    fitter.setMinimumPolynomialOrder(2)
+    fitter.setMaximumPolynomialOrder(args.max_order)
+    fitter.setPathLengthTolerance(1e-4)
+    fitter.setMomentArmTolerance(1e-4)
+    t0 = time.perf_counter()
+    fitter.run()
+    return time.perf_counter() - t0
+
+
+def opensim_fits(model, set_file: Path) -> dict:
+    """name -> (generalized coordinate indices, polynomial) of OpenSim's FunctionBasedPathSet."""
+    from lxml import etree
+    from osim_emb.io.function_based_path_xml import read_function_based_path
+    root = etree.parse(str(set_file)).getroot()
+    out = {}
+    for e in root.iter("FunctionBasedPath"):
+        spec = read_function_based_path(e, lambda el, why: ValueError(why))
+        name = e.get("name").rstrip("/").split("/")[-1]
+        out[name] = ([model.coordinate_index(c) for c in spec.coordinates], spec.length_function)
+    return out
+
+
+def errors(model, fits: dict, q: np.ndarray, names: list[str]) -> dict:
+    """RMS and max |error| of L and of R (over units and spanned coordinates) against the original paths."""
+    ref_l, ref_r = lengths_and_moment_arms(model, q, names)
+    el, er = [], []
+    for m, name in enumerate(names):
+        idx, poly = fits[name]
+        jet = poly.evaluate(q[:, idx], order=1)
+        el.append(jet.value - ref_l[:, m])
+        er.append((-jet.gradient - ref_r[:, idx, m]).ravel())
+        others = np.setdiff1d(np.arange(model.n_q), idx)
+        er.append(ref_r[:, others, m].ravel())  # the fit has no moment arm there
+    el, er = np.concatenate(el), np.concatenate(er)
+    return {"L_rms": np.sqrt(np.mean(el ** 2)), "L_max": np.abs(el).max(),
+            "R_rms": np.sqrt(np.mean(er ** 2)), "R_max": np.abs(er).max()}
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    default = Path(os.environ.get("OSIM_EMB_MODELS", Path(__file__).resolve().parents[2] / "shared" / "models"))
+    p.add_argument("model", nargs="?", default=str(default / "arm26.osim"))
+    p.add_argument("--frames", type=int, default=50)
+    p.add_argument("--samples-per-frame", type=int, default=25)
+    p.add_argument("--bounds", type=float, default=10.0, help="+- degrees around each frame (default 10)")
+    p.add_argument("--max-order", type=int, default=6)
+    args = p.parse_args(argv)
+
+    model = load_osim(args.model)
+    lengths_and_moment_arms(model, model.default_configuration()[None] if hasattr(model, "default_configuration")
+                            else np.zeros((1, model.n_q)))  # compile/warm the kernels outside the timings
+    frames = reference_trajectory(model, args.frames, Path(args.model).stem)
+    with tempfile.TemporaryDirectory(prefix="bench_fit_paths_") as tmp:
+        tmp = Path(tmp)
+        traj = tmp / "reference.sto"
+        write_trajectory(model, frames, traj)
+        t_os = run_opensim(args.model, traj, tmp, args)
+        stem = model.extras["document"].name
+        os_fit = opensim_fits(model, tmp / f"{stem}_FunctionBasedPathSet.xml")
+        from osim_emb.io.motion import coordinates_from_motion, read_motion
+        table, header = read_motion(tmp / f"{stem}_coordinate_values_sampled.sto")
+        sample = coordinates_from_motion(model, table, header)[1]
+
+    settings = FitSettings(2, args.max_order, 1e-4, 1e-4)
+    t0 = time.perf_counter()
+    ours = fit_paths(model, sample)
+    t_ours = time.perf_counter() - t0
+    our_fit = {f.muscle: ([model.coordinate_index(c) for c in f.coordinates], f.polynomial) for f in ours}
+    names = [n for n in our_fit if n in os_fit]
+
+    test = sample_coordinates(model, frames, args.samples_per_frame, (-args.bounds, args.bounds), seed=12345)
+    e_os, e_ours = errors(model, os_fit, test, names), errors(model, our_fit, test, names)
+    print(f"model {Path(args.model).name}: {len(names)} units, {args.frames} frames x (1 + {args.samples_per_frame})"
+          f" samples (+-{args.bounds:g} deg), orders 2..{args.max_order}, tolerances 1e-4 m; test sample "
+          f"{len(test)} configurations (another seed)")
+    print(f"{'':28}{'RMS L (mm)':>11}{'max L (mm)':>11}{'RMS R (mm)':>11}{'max R (mm)':>11}{'time (s)':>10}")
+    for label, e, t in (("OpenSim PolynomialPathFitter", e_os, t_os), ("osim-emb fit_paths", e_ours, t_ours)):
+        print(f"{label:28}{1e3 * e['L_rms']:11.4f}{1e3 * e['L_max']:11.4f}{1e3 * e['R_rms']:11.4f}"
+              f"{1e3 * e['R_max']:11.4f}{t:10.3f}")
+    print(f"speed-up {t_os / t_ours:.1f}x; orders (OpenSim / osim-emb): "
+          + ", ".join(f"{n} {os_fit[n][1].order}/{our_fit[n][1].order}" for n in names))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -130,7 +130,14 @@ def main(argv=None) -> int:
     p.add_argument("--samples-per-frame", type=int, default=25)
     p.add_argument("--bounds", type=float, default=10.0, help="+- degrees around each frame (default 10)")
     p.add_argument("--max-order", type=int, default=6)
+    p.add_argument("--motion", action="append", default=[],
+                   help="NAME=LOW:HIGH (degrees): sweep a coordinate over this range instead of the preset")
     args = p.parse_args(argv)
+    stem = Path(args.model).stem
+    for item in args.motion:
+        name, _, rng = item.partition("=")
+        low, high = (float(v) for v in rng.split(":"))
+        MOTIONS.setdefault(stem, {})[name.strip()] = (low, high)
 
     model = load_osim(args.model)
     lengths_and_moment_arms(model, model.default_configuration()[None] if hasattr(model, "default_configuration")

@@ -189,3 +189,11 @@ def test_function_based_path_from_xml_string():
 def test_bad_function_based_paths_are_rejected(kw, message):
     with pytest.raises(OsimImportError, match=message):
         _load_string(**kw)
+
+
+def test_json_export_refuses_function_based_paths(tmp_path):
+    from osim_emb.io.model_json import save_model
+    model = _load_string(paths="/jointset/j1/q1", coef="0.3 -0.02", dim=1)
+    with pytest.raises(ValueError, match="unit 'act' has a FunctionBasedPath"):
+        save_model(model, tmp_path / "m.emb.json")
+    assert not (tmp_path / "m.emb.json").exists()

@@ -131,9 +131,10 @@ def smooth_path_lengths_and_moment_arms(model, q: Any, muscles: Sequence[str] | 
         n_points = len(unit.points)
         positions = [base.positions]
         frames = list(base.slot_frames)
-        seq = [list(row[row >= 0]) for row in base.sequence]
+        seq = base.sequence.copy()  # (N, S) slot indices in path order, -1 padded
         arc = np.zeros(n)  # wrapped arc/helix lengths, summed
-        tangent_pairs: list[set] = [set() for _ in range(n)]  # first slot of each wrapped pair
+        first_tangents = []
+        rows = np.arange(n)
         for pw in unit.wraps:
             obj = objects.get(pw.wrap_object)
             if obj is None or not obj.active:
@@ -148,31 +149,39 @@ def smooth_path_lengths_and_moment_arms(model, q: Any, muscles: Sequence[str] | 
             last = n_points - 1 if hi < 1 else hi - 1
             slot = sum(p.shape[1] for p in positions)
             tang = np.full((n, 2, 3), np.nan)
-            for k in range(n):
-                path = seq[k]
-                for a in range(len(path) - 1):
-                    i, j = path[a], path[a + 1]
-                    if not (i < n_points and j < n_points and first <= i <= last and first <= j <= last):
-                        continue
-                    local = (base.positions[k, [i, j]] - org[k]) @ rot[k]
-                    length, t1, t2, wrapped = _SHORTEST[obj.type_name](local[:1], local[1:], obj.radius)
-                    if wrapped[0]:
-                        tang[k, 0] = rot[k] @ t1[0] + org[k]
-                        tang[k, 1] = rot[k] @ t2[0] + org[k]
-                        arc[k] += length[0] - np.linalg.norm(t1[0] - local[0]) - np.linalg.norm(local[1] - t2[0])
-                        seq[k] = path[:a + 1] + [slot, slot + 1] + path[a + 1:]
-                        tangent_pairs[k].add(slot)
-                        break
+            insert_after = np.full(n, -1)
+            for a in range(seq.shape[1] - 1):  # the first segment of the range that meets the obstacle
+                i, j = seq[:, a], seq[:, a + 1]
+                todo = ((insert_after < 0) & (i >= first) & (i <= last) & (j >= first) & (j <= last)
+                        & (i < n_points) & (j < n_points))
+                if not todo.any():
+                    continue
+                k = rows[todo]
+                p1 = np.einsum("nji,nj->ni", rot[k], base.positions[k, i[k]] - org[k])
+                p2 = np.einsum("nji,nj->ni", rot[k], base.positions[k, j[k]] - org[k])
+                length, t1, t2, wrapped = _SHORTEST[obj.type_name](p1, p2, obj.radius)
+                k, t1, t2 = k[wrapped], t1[wrapped], t2[wrapped]
+                tang[k, 0] = np.einsum("nij,nj->ni", rot[k], t1) + org[k]
+                tang[k, 1] = np.einsum("nij,nj->ni", rot[k], t2) + org[k]
+                arc[k] += (length[wrapped] - np.linalg.norm(t1 - p1[wrapped], axis=-1)
+                           - np.linalg.norm(p2[wrapped] - t2, axis=-1))
+                insert_after[k] = a
+            # insert the tangent slots after the wrapped segment's first point
+            col = np.arange(seq.shape[1] + 2)[None, :]
+            at = insert_after[:, None]
+            shifted = np.concatenate([seq, np.full((n, 2), -1)], axis=1)
+            back = np.concatenate([np.full((n, 2), -1), seq], axis=1)
+            new = np.where((at < 0) | (col <= at), shifted, np.where(col == at + 1, slot,
+                                                                      np.where(col == at + 2, slot + 1, back)))
+            seq = new
+            first_tangents.append(slot)
             positions.append(tang)
             frames += [model.bodies[body_index[obj.body]].frame] * 2
         allpos = np.concatenate(positions, axis=1)
-        for k in range(n):
-            path = seq[k]
-            straight = sum(np.linalg.norm(allpos[k, path[a + 1]] - allpos[k, path[a]])
-                           for a in range(len(path) - 1) if path[a] not in tangent_pairs[k])
-            lengths[k, m] = straight + arc[k]
-        width = max(len(s) for s in seq)
-        sequence = np.array([s + [-1] * (width - len(s)) for s in seq])
-        state = PathState(unit, sequence, np.array(frames), [], allpos, lengths[:, m])
+        pts = np.take_along_axis(allpos, np.where(seq < 0, 0, seq)[..., None], axis=1)
+        seg = np.linalg.norm(pts[:, 1:] - pts[:, :-1], axis=-1)
+        straight = (seq[:, :-1] >= 0) & (seq[:, 1:] >= 0) & ~np.isin(seq[:, :-1], first_tangents)
+        lengths[:, m] = np.sum(np.where(straight, seg, 0.0), axis=1) + arc
+        state = PathState(unit, seq, np.array(frames), [], allpos, lengths[:, m])
         arms[:, :, m] = _moment_arm_of_path(model, kin, state)
     return lengths, arms

@@ -28,6 +28,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from osim_emb.io import load_osim  # noqa: E402
 from osim_emb.muscles.geometry import lengths_and_moment_arms  # noqa: E402
+from osim_emb.muscles.function_based_path import (FunctionBasedMusculotendon, FunctionBasedPath,  # noqa: E402
+                                                  function_path_lengths_and_moment_arms)
 from osim_emb.muscles.path_fitting import FitSettings, fit_paths, sample_coordinates  # noqa: E402
 
 
@@ -93,30 +95,29 @@ def run_opensim(model_path: str, traj: Path, out_dir: Path, args) -> float:
     return time.perf_counter() - t0
 
 
-def opensim_fits(model, set_file: Path) -> dict:
-    """name -> (generalized coordinate indices, polynomial) of OpenSim's FunctionBasedPathSet."""
+def opensim_fits(set_file: Path) -> dict:
+    """name -> FunctionBasedPath of OpenSim's FunctionBasedPathSet (its coordinates may be dependent ones)."""
     from lxml import etree
     from osim_emb.io.function_based_path_xml import read_function_based_path
     root = etree.parse(str(set_file)).getroot()
     out = {}
     for e in root.iter("FunctionBasedPath"):
         spec = read_function_based_path(e, lambda el, why: ValueError(why))
-        name = e.get("name").rstrip("/").split("/")[-1]
-        out[name] = ([model.coordinate_index(c) for c in spec.coordinates], spec.length_function)
+        out[e.get("name").rstrip("/").split("/")[-1]] = FunctionBasedPath(tuple(spec.coordinates),
+                                                                          spec.length_function)
     return out
 
 
 def errors(model, fits: dict, q: np.ndarray, names: list[str]) -> dict:
-    """RMS and max |error| of L and of R (over units and spanned coordinates) against the original paths."""
+    """RMS and max |error| of L and of R (over units and all generalized coordinates) against the original
+    paths; a fit's R is its generalized force per newton (chain rule through dependent coordinates)."""
     ref_l, ref_r = lengths_and_moment_arms(model, q, names)
     el, er = [], []
     for m, name in enumerate(names):
-        idx, poly = fits[name]
-        jet = poly.evaluate(q[:, idx], order=1)
-        el.append(jet.value - ref_l[:, m])
-        er.append((-jet.gradient - ref_r[:, idx, m]).ravel())
-        others = np.setdiff1d(np.arange(model.n_q), idx)
-        er.append(ref_r[:, others, m].ravel())  # the fit has no moment arm there
+        unit = FunctionBasedMusculotendon(name, "PathActuator", (), (), None, function_path=fits[name])
+        length, arms = function_path_lengths_and_moment_arms(model, unit, q)
+        el.append(length - ref_l[:, m])
+        er.append((arms - ref_r[:, :, m]).ravel())
     el, er = np.concatenate(el), np.concatenate(er)
     return {"L_rms": np.sqrt(np.mean(el ** 2)), "L_max": np.abs(el).max(),
             "R_rms": np.sqrt(np.mean(er ** 2)), "R_max": np.abs(er).max()}
@@ -149,16 +150,16 @@ def main(argv=None) -> int:
         write_trajectory(model, frames, traj)
         t_os = run_opensim(args.model, traj, tmp, args)
         stem = model.extras["document"].name
-        os_fit = opensim_fits(model, tmp / f"{stem}_FunctionBasedPathSet.xml")
+        os_fit = opensim_fits(tmp / f"{stem}_FunctionBasedPathSet.xml")
         from osim_emb.io.motion import coordinates_from_motion, read_motion
         table, header = read_motion(tmp / f"{stem}_coordinate_values_sampled.sto")
         sample = coordinates_from_motion(model, table, header)[1]
 
     settings = FitSettings(2, args.max_order, 1e-4, 1e-4)
     t0 = time.perf_counter()
-    ours = fit_paths(model, sample)
+    ours = fit_paths(model, sample, settings=settings)
     t_ours = time.perf_counter() - t0
-    our_fit = {f.muscle: ([model.coordinate_index(c) for c in f.coordinates], f.polynomial) for f in ours}
+    our_fit = {f.muscle: FunctionBasedPath(tuple(f.coordinates), f.polynomial) for f in ours}
     names = [n for n in our_fit if n in os_fit]
 
     test = sample_coordinates(model, frames, args.samples_per_frame, (-args.bounds, args.bounds), seed=12345)
@@ -171,7 +172,7 @@ def main(argv=None) -> int:
         print(f"{label:28}{1e3 * e['L_rms']:11.4f}{1e3 * e['L_max']:11.4f}{1e3 * e['R_rms']:11.4f}"
               f"{1e3 * e['R_max']:11.4f}{t:10.3f}")
     print(f"speed-up {t_os / t_ours:.1f}x; orders (OpenSim / osim-emb): "
-          + ", ".join(f"{n} {os_fit[n][1].order}/{our_fit[n][1].order}" for n in names))
+          + ", ".join(f"{n} {os_fit[n].length_function.order}/{our_fit[n].length_function.order}" for n in names))
     return 0
 
 

@@ -69,8 +69,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                                         "(default: --frames Latin-hypercube frames over the coordinate ranges)")
     s.add_argument("--frames", type=int, default=100, help="reference frames without --trajectory (default 100)")
     s.add_argument("--samples-per-frame", type=int, default=25, help="samples around each frame (default 25)")
-    s.add_argument("--bounds", default="-10,10", help="sampling bounds around each frame, degrees (metres for "
-                                                      "translations) (default -10,10)")
+    s.add_argument("--bounds", default="-10,10", help="sampling bounds around each frame, degrees (converted to "
+                                                      "radians for every coordinate, as OpenSim does) (default -10,10)")
     s.add_argument("--min-order", type=int, default=2, help="lowest polynomial order tried (default 2)")
     s.add_argument("--max-order", type=int, default=6, help="highest polynomial order (default 6)")
     s.add_argument("--length-tolerance", type=float, default=1e-4, help="RMS length error to reach, m (1e-4)")

@@ -18,7 +18,7 @@ per sample and coordinate.
 
 Sampling follows ``PolynomialPathFitter``: around each frame of a reference
 trajectory, ``samples_per_frame`` Latin-hypercube samples in
-[q + bounds[0], q + bounds[1]] (rotations in degrees), clamped coordinates
+[q + bounds[0], q + bounds[1]] (degrees, converted to radians for every coordinate), clamped coordinates
 clipped to their range; the frames themselves are kept.
 """
 
@@ -76,18 +76,16 @@ def sample_coordinates(model, frames: np.ndarray, samples_per_frame: int = 25,
                        bounds_deg: tuple[float, float] = (-10.0, 10.0), seed: int | None = 0) -> np.ndarray:
     """OpenSim ``PolynomialPathFitter``'s sample: each frame, then ``samples_per_frame`` Latin-hypercube points.
 
-    Rotational coordinates are displaced by ``bounds_deg`` degrees, translational ones by
-    the same numbers in metres (as OpenSim does); clamped coordinates are clipped to their
-    range.  Returns (n_frames * (samples_per_frame + 1), n_q).
+    Every coordinate is displaced by ``bounds_deg`` converted from degrees to radians -- translational
+    ones too (then in metres), as OpenSim 4.6's code does (its documentation says metres for
+    translations); clamped coordinates are clipped to their range.
+    Returns (n_frames * (samples_per_frame + 1), n_q).
     """
     from scipy.stats import qmc
     frames = np.atleast_2d(np.asarray(frames, dtype=float))
     if frames.shape[1] != model.n_q:
         raise ValueError(f"frames must have {model.n_q} columns (the generalized coordinates), got {frames.shape[1]}")
-    lo, hi = np.radians(bounds_deg[0]), np.radians(bounds_deg[1])
-    rot = np.array([c.motion_type == "rotational" for c in model.coordinates])
-    lo_v = np.where(rot, lo, bounds_deg[0])
-    hi_v = np.where(rot, hi, bounds_deg[1])
+    lo_v, hi_v = np.radians(bounds_deg[0]), np.radians(bounds_deg[1])
     clamp = np.array([c.clamped for c in model.coordinates])
     rng_lo, rng_hi = model.coordinate_ranges.T
     lhs = qmc.LatinHypercube(d=model.n_q, seed=seed)

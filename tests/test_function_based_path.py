@@ -178,6 +178,9 @@ def test_function_based_path_from_xml_string():
     lengths, arms = lengths_and_moment_arms(model, q)
     assert np.allclose(lengths[:, 0], 0.3 - 0.02 * q[:, 0], atol=1e-15)
     assert np.allclose(arms[:, 0, 0], 0.02, atol=1e-15)
+    from osim_emb.muscles.geometry import path_states
+    with pytest.raises(ValueError, match="unit 'act' has no path points"):
+        path_states(model, q)
 
 
 @pytest.mark.parametrize("kw, message", [

@@ -43,7 +43,8 @@ def cmd_fit_paths(args: argparse.Namespace) -> int:
     samples = sample_coordinates(model, frames, args.samples_per_frame, bounds, seed=args.seed)
     settings = FitSettings(args.min_order, args.max_order, args.length_tolerance, args.moment_arm_tolerance)
     muscles = [m.strip() for m in args.muscles.split(",")] if args.muscles else None
-    fits = fit_paths(model, samples, muscles, settings, opensim_compat=args.opensim_compat)
+    fits = fit_paths(model, samples, muscles, settings, opensim_compat=args.opensim_compat,
+                     samples_per_frame=args.samples_per_frame)
     if not fits:
         raise ValueError(f"{args.model}: no musculotendon unit spans a coordinate over the sample; nothing written")
     doc = document_with_function_based_paths(

@@ -137,3 +137,14 @@ def test_sampling_follows_polynomial_path_fitter(tmp_path):
     assert np.all(np.abs(s[1:51, 0]) <= np.radians(10))
     assert np.all((s[52:, 0] >= 1.95 - np.radians(10)) & (s[52:, 0] <= 2.0))
     assert np.any(s[52:, 0] == 2.0)  # clipped to the range
+
+
+def test_outlier_filter_flags_jumps_from_the_frame():
+    from osim_emb.muscles.path_fitting import outlier_samples
+    rng = np.random.default_rng(0)
+    values = 0.3 + rng.normal(0, 1e-3, (3 * 11, 2))  # three frames, ten samples each, two columns
+    values[14, 1] += 0.05  # a jump (a wrap failing, say) in the second frame's block
+    flagged = outlier_samples(values, 10)
+    assert flagged.tolist() == [k == 14 for k in range(33)]
+    with pytest.raises(ValueError, match="not whole blocks"):
+        outlier_samples(values[:-1], 10)

@@ -19,7 +19,8 @@ per sample and coordinate.
 Sampling follows ``PolynomialPathFitter``: around each frame of a reference
 trajectory, ``samples_per_frame`` Latin-hypercube samples in
 [q + bounds[0], q + bounds[1]] (degrees, converted to radians for every coordinate), clamped coordinates
-clipped to their range; the frames themselves are kept.
+clipped to their range; the frames themselves are kept; samples whose length or moment arms
+jump away from their frame's (legacy wrapping) are left out as OpenSim's filter does.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ import numpy as np
 from ..functions.multivariate import MultivariatePolynomial, polynomial_exponents
 from .geometry import _muscle_list, lengths_and_moment_arms
 
-__all__ = ["PathFit", "FitSettings", "sample_coordinates", "monomials_and_derivatives", "fit_polynomial",
+__all__ = ["PathFit", "FitSettings", "sample_coordinates", "outlier_samples", "monomials_and_derivatives", "fit_polynomial",
            "fit_paths", "spanned_coordinates"]
 
 log = logging.getLogger(__name__)
@@ -115,23 +116,27 @@ def monomials_and_derivatives(exponents: np.ndarray, x: np.ndarray) -> tuple[np.
 
 
 def _least_squares(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """argmin |a c - b| by the normal equations of the column-scaled matrix, one step of refinement.
+    """argmin |a c - b| for a tall, thin a, on the column-scaled matrix.
 
-    The matrices are tall and thin (S (d + 1) x C(d + k, k)); the normal equations with a refinement
-    step (semi-normal equations) reach the accuracy of a QR solve here at a fraction of the cost;
-    a rank-deficient system falls back to an SVD solve.
+    Well-conditioned systems (cond(a) below ~1e6, estimated from the Cholesky factor of the
+    normal equations) use the normal equations with one refinement step (semi-normal equations),
+    which then reach the accuracy of a QR solve at a fraction of the cost; the others use a
+    complete orthogonal factorization (LAPACK gelsy, as OpenSim's FactorQTZ).
     """
-    from scipy.linalg import LinAlgError, cho_factor, cho_solve
+    from scipy.linalg import LinAlgError, cho_factor, cho_solve, lstsq
     scale = np.linalg.norm(a, axis=0)
     scale[scale == 0] = 1.0
     an = a / scale
     try:
         factor = cho_factor(an.T @ an)
-        c = cho_solve(factor, an.T @ b)
-        c += cho_solve(factor, an.T @ (b - an @ c))
+        diag = np.abs(np.diag(factor[0]))
+        if diag.min() > 1e-6 * diag.max():
+            c = cho_solve(factor, an.T @ b)
+            c += cho_solve(factor, an.T @ (b - an @ c))
+            return c / scale
     except LinAlgError:
-        c = np.linalg.lstsq(an, b, rcond=None)[0]
-    return c / scale
+        pass
+    return lstsq(an, b, lapack_driver="gelsy")[0] / scale
 
 
 def fit_polynomial(x: np.ndarray, length: np.ndarray, moment_arms: np.ndarray, order: int,
@@ -162,12 +167,31 @@ def spanned_coordinates(moment_arms: np.ndarray, tolerance: float) -> np.ndarray
     return np.flatnonzero(np.abs(moment_arms).max(axis=0) > tolerance)
 
 
+def outlier_samples(values: np.ndarray, samples_per_frame: int, threshold: float = 5.0) -> np.ndarray:
+    """OpenSim ``PolynomialPathFitter``'s filter: rows (S,) deviating from their frame's value.
+
+    ``values`` (S, C) in blocks of 1 + samples_per_frame rows (the frame, then its samples). For
+    each column, the standard deviation within each block is averaged over the blocks; a row is an
+    outlier where some column differs from its frame's value by more than ``threshold`` times it.
+    """
+    block = samples_per_frame + 1
+    if values.shape[0] % block:
+        raise ValueError(f"{values.shape[0]} samples are not whole blocks of 1 + {samples_per_frame}")
+    v = values.reshape(-1, block, values.shape[1])
+    avg_std = v.std(axis=1).mean(axis=0)  # (C,)
+    dev = np.abs(v - v[:, :1])
+    return np.any(dev > threshold * avg_std, axis=2).reshape(-1)
+
+
 def fit_paths(model, samples: np.ndarray, muscles: Sequence[str] | None = None,
               settings: FitSettings = FitSettings(), *, wrapping: bool = True,
-              opensim_compat: bool = False) -> list[PathFit]:
+              opensim_compat: bool = False, samples_per_frame: int | None = None) -> list[PathFit]:
     """Fit every unit (all of the model's by default) on the sample (S, n_q) of generalized coordinates.
 
-    Units that span no coordinate are left out with a warning, as OpenSim's fitter does.
+    Units that span no coordinate are left out with a warning, as OpenSim's fitter does.  With
+    ``samples_per_frame`` (the sample of :func:`sample_coordinates`), each unit's samples whose
+    length or moment arms jump away from their frame's (:func:`outlier_samples`, OpenSim's filter,
+    here per unit) are left out, with a warning giving their number.
     """
     samples = model.check_configuration(samples, tolerance=np.inf)
     t0 = time.perf_counter()
@@ -181,6 +205,14 @@ def fit_paths(model, samples: np.ndarray, muscles: Sequence[str] | None = None,
         if not keep.all():
             log.warning("unit %r: %d of %d samples have a non-finite length or moment arm and are left out",
                         unit.name, int((~keep).sum()), len(keep))
+        if samples_per_frame is not None:
+            values = np.column_stack([np.where(keep, lengths[:, m], 0.0), np.where(keep[:, None], arms[:, :, m], 0.0)])
+            jumps = outlier_samples(values, samples_per_frame) & keep
+            if jumps.any():
+                log.warning("unit %r: %d of %d samples jump away from their frame's length or moment arms "
+                            "(more than 5 mean standard deviations) and are left out", unit.name,
+                            int(jumps.sum()), len(keep))
+                keep &= ~jumps
         r = arms[keep, :, m]
         span = spanned_coordinates(r, settings.span_tolerance)
         if span.size == 0:

@@ -82,7 +82,7 @@ def write_trajectory(model, frames: np.ndarray, path: Path) -> None:
     write_motion(path, pd.DataFrame(cols), name="reference")
 
 
-def run_opensim(model_path: str, traj: Path, out_dir: Path, args) -> float:
+def run_opensim(model_path: str, traj: Path, out_dir: Path, args, locked: list[str]) -> float:
     import opensim as osim
     osim.Logger.setLevelString("warn")
     fitter = osim.PolynomialPathFitter()
@@ -91,6 +91,8 @@ def run_opensim(model_path: str, traj: Path, out_dir: Path, args) -> float:
     fitter.setOutputDirectory(str(out_dir))
     fitter.setNumSamplesPerFrame(args.samples_per_frame)
     fitter.setGlobalCoordinateSamplingBounds(osim.Vec2(-args.bounds, args.bounds))
+    for path in locked:  # OpenSim unlocks a coordinate given in the table: keep it (almost) still
+        fitter.appendCoordinateSamplingBounds(path, osim.Vec2(-1e-9, 1e-9))
     fitter.setMinimumPolynomialOrder(2)
     fitter.setMaximumPolynomialOrder(args.max_order)
     fitter.setPathLengthTolerance(1e-4)
@@ -157,7 +159,9 @@ def main(argv=None) -> int:
         tmp = Path(tmp)
         traj = tmp / "reference.sto"
         write_trajectory(model, frames, traj)
-        t_os = run_opensim(args.model, traj, tmp, args)
+        locked = [coordinate_path(model.extras["document"], d.name) for d in model.dependent_coordinates
+                  if d.kind == "locked"]
+        t_os = run_opensim(args.model, traj, tmp, args, locked)
         stem = model.extras["document"].name
         os_fit = opensim_fits(tmp / f"{stem}_FunctionBasedPathSet.xml")
         from osim_emb.io.motion import coordinates_from_motion, read_motion

@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import logging
 import time
 from pathlib import Path
 
 import numpy as np
-
-log = logging.getLogger(__name__)
 
 
 def reference_frames(model, trajectory: str | None, n_frames: int, seed: int) -> np.ndarray:

@@ -350,6 +350,6 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="when the model's coordinate ranges leave the domain of the rhythm's data (default warn)")
     s.set_defaults(func=cmd_rhythm)
 
-    from . import cli_batch, cli_muscle_sim
-    for more in (cli_muscle_sim, cli_batch):
+    from . import cli_batch, cli_fit_paths, cli_muscle_sim
+    for more in (cli_muscle_sim, cli_batch, cli_fit_paths):
         more.register(sub)

@@ -276,7 +276,7 @@ class _Converter:
             "source": doc.path, "version": doc.version, "document": doc, "conversion": self.log,
             "skipped": self.skipped, "notes": doc.notes,
             "markers": [(m.name, m.body, m.location) for m in doc.markers],
-            "forces": [(f.name, f.type) for f in doc.forces if not f.has_path],
+            "forces": [(f.name, f.type) for f in doc.forces if not f.has_path and f.function_path is None],
         }
         return Model(doc.name, coords, joints, bodies, doc.gravity, deps, muscles, wraps, extras)
 
@@ -289,6 +289,10 @@ class _Converter:
         out = []
         known_bodies = {b.name for b in self.doc.bodies}
         for f in self.doc.forces:
+            if f.function_path is not None:
+                from .function_based_path_xml import function_based_unit
+                out.append(function_based_unit(f, self))
+                continue
             if not f.has_path:
                 continue
             points = []

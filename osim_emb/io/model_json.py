@@ -69,6 +69,10 @@ def _params_from_dict(d: Any) -> Any:
 
 def model_to_dict(model: Model) -> dict:
     """A JSON-compatible dict of the model (the versioned file format)."""
+    fbp = [m.name for m in model.muscles if getattr(m, "function_path", None) is not None]
+    if fbp:
+        raise ValueError(f"model {model.name!r}: unit {fbp[0]!r} has a FunctionBasedPath, which the JSON format "
+                         "cannot hold yet (write .osim instead)")
     ex = model.extras
     return {
         "format": FORMAT,

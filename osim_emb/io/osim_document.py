@@ -145,6 +145,7 @@ class ForceSpec:
     points: list[PathPointSpec] | None = None
     wraps: list[PathWrapSpec] | None = None
     line: int | None = None
+    function_path: Any = None  # a FunctionBasedPathSpec (io.function_based_path_xml) for a <FunctionBasedPath>
 
     @property
     def has_path(self) -> bool:

@@ -570,7 +570,15 @@ class _Reader:
         for f in self.objects(model, "ForceSet"):
             self.name_of(f, "force")
             gp = f.find("GeometryPath")
-            if gp is not None:
+            fbp = f.find("FunctionBasedPath")
+            if fbp is not None:
+                from .function_based_path_xml import read_function_based_path
+                function_path = self.lenient(f, "force", lambda: read_function_based_path(fbp, self.fail))
+                if function_path is None:
+                    continue
+                out.append(ForceSpec(f.get("name"), f.tag, f, None, None, f.sourceline,
+                                     function_path=function_path))
+            elif gp is not None:
                 path = self.lenient(f, "force", lambda: self._path(gp, f, doc))
                 if path is None:
                     continue

@@ -90,6 +90,8 @@ def path_states(model: Model, q: Any, muscles: Sequence[str] | None = None, *, w
     out = []
     cache: dict = {}
     for mu in _muscle_list(model, muscles):
+        if not mu.points:
+            raise ValueError(f"unit {mu.name!r} has no path points (a FunctionBasedPath): use lengths_and_moment_arms")
         p = len(mu.points)
         bi = np.array([body_index[pt.body] for pt in mu.points])
         t = bt[:, bi]  # (N, P, 4, 4)
@@ -184,6 +186,11 @@ def lengths_and_moment_arms(model: Model, q: Any, muscles: Sequence[str] | None 
     below.  The two agree to round-off (docs/wrapping.md, "Speed").
     """
     q = model.check_configuration(q, tolerance=np.inf)
+    from .function_based_path import with_function_based_paths  # FunctionBasedPath units: L = l(c(q))
+    out = with_function_based_paths(model, q, _muscle_list(model, muscles), True, lambda names: lengths_and_moment_arms(
+        model, q, names, wrapping=wrapping, opensim_compat=opensim_compat))
+    if out is not None:
+        return out
     if use_jit():
         out = _lengths_and_moment_arms_jit(model, q, muscles, wrapping, opensim_compat, True)
         if out is not None:
@@ -200,6 +207,11 @@ def muscle_lengths(model: Model, q: Any, muscles: Sequence[str] | None = None, *
                    opensim_compat: bool = False) -> np.ndarray:
     """L (N, M): musculotendon lengths along the (wrapped) paths."""
     q = model.check_configuration(q, tolerance=np.inf)
+    from .function_based_path import with_function_based_paths  # FunctionBasedPath units: L = l(c(q))
+    out = with_function_based_paths(model, q, _muscle_list(model, muscles), False, lambda names: muscle_lengths(
+        model, q, names, wrapping=wrapping, opensim_compat=opensim_compat))
+    if out is not None:
+        return out
     if use_jit():
         out = _lengths_and_moment_arms_jit(model, q, muscles, wrapping, opensim_compat, False)
         if out is not None:

@@ -1,0 +1,160 @@
+"""Smooth wrapping over spheres and cylinders (issue 13, item 2): the closed-form paths are the shortest
+(numerical minimization over the tangent points agrees) and R = -dL/dq to 1e-9 m (central differences)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.optimize import minimize
+
+from osim_emb.wrapping.smooth import (cylinder_shortest_path, smooth_path_lengths_and_moment_arms,
+                                      sphere_shortest_path)
+
+
+def _sphere_point(u):
+    return np.array([np.cos(u[0]) * np.cos(u[1]), np.cos(u[0]) * np.sin(u[1]), np.sin(u[0])])
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_sphere_path_is_the_shortest(seed):
+    rng = np.random.default_rng(seed)
+    r = 0.05
+    p1 = np.array([-0.12, 0.03, 0.01]) + rng.normal(0, 0.01, 3)
+    p2 = np.array([0.11, -0.02, 0.02]) + rng.normal(0, 0.01, 3)
+    length, t1, t2, wrapped = sphere_shortest_path(p1, p2, r)
+    assert wrapped[0]
+    assert np.allclose(np.linalg.norm(t1), r) and np.allclose(np.linalg.norm(t2), r)
+
+    def path_length(u):  # contact points anywhere on the sphere, great-circle arc between them
+        a, b = r * _sphere_point(u[:2]), r * _sphere_point(u[2:])
+        return np.linalg.norm(a - p1) + r * np.arccos(np.clip(a @ b / r ** 2, -1, 1)) + np.linalg.norm(p2 - b)
+
+    def outside(u):  # the straight parts stay outside the ball: (p - a) . a >= 0
+        a, b = r * _sphere_point(u[:2]), r * _sphere_point(u[2:])
+        return np.array([(p1 - a) @ a, (p2 - b) @ b]) / r ** 2
+
+    def angles(t):
+        t = t / r
+        return [np.arcsin(t[2]), np.arctan2(t[1], t[0])]
+
+    start = np.array(angles(t1[0]) + angles(t2[0])) + rng.normal(0, 0.05, 4)
+    best = minimize(path_length, start, method="SLSQP", constraints={"type": "ineq", "fun": outside},
+                    options={"ftol": 1e-15, "maxiter": 500})
+    assert abs(best.fun - length[0]) < 1e-9
+    assert length[0] <= best.fun + 1e-12
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_cylinder_path_is_the_shortest_helix(seed):
+    rng = np.random.default_rng(10 + seed)
+    r = 0.04
+    p1 = np.array([-0.1, 0.02, -0.05]) + rng.normal(0, 0.01, 3)
+    p2 = np.array([0.09, -0.01, 0.06]) + rng.normal(0, 0.01, 3)
+    length, t1, t2, wrapped = cylinder_shortest_path(p1, p2, r)
+    assert wrapped[0]
+    assert np.allclose(np.hypot(t1[0, 0], t1[0, 1]), r) and np.allclose(np.hypot(t2[0, 0], t2[0, 1]), r)
+
+    def path_length(u):  # (phi1, z1, phi2, z2): helix between the contact points, the shorter way round
+        a = np.array([r * np.cos(u[0]), r * np.sin(u[0]), u[1]])
+        b = np.array([r * np.cos(u[2]), r * np.sin(u[2]), u[3]])
+        dphi = abs((u[2] - u[0] + np.pi) % (2 * np.pi) - np.pi)
+        return np.linalg.norm(a - p1) + np.hypot(r * dphi, u[3] - u[1]) + np.linalg.norm(p2 - b)
+
+    def outside(u):  # the straight parts stay outside the cylinder (in projection)
+        a = np.array([np.cos(u[0]), np.sin(u[0])])
+        b = np.array([np.cos(u[2]), np.sin(u[2])])
+        return np.array([(p1[:2] / r - a) @ a, (p2[:2] / r - b) @ b])
+
+    start = np.array([np.arctan2(t1[0, 1], t1[0, 0]), t1[0, 2], np.arctan2(t2[0, 1], t2[0, 0]), t2[0, 2]])
+    best = minimize(path_length, start + rng.normal(0, 0.05, 4), method="SLSQP",
+                    constraints={"type": "ineq", "fun": outside}, options={"ftol": 1e-15, "maxiter": 500})
+    assert abs(best.fun - length[0]) < 1e-9
+    assert length[0] <= best.fun + 1e-12
+
+
+def test_no_contact_is_a_straight_line_and_lift_off_is_smooth():
+    r = 0.05
+    p1 = np.array([[-0.1, 0.2, 0.0]])
+    p2 = np.array([[0.1, 0.2, 0.0]])
+    length, t1, _, wrapped = sphere_shortest_path(p1, p2, r)
+    assert not wrapped[0] and np.isnan(t1).all() and np.isclose(length[0], 0.2)
+    # across lift-off (segment tangent to the sphere at y = r), L and dL/dy are continuous (dL/dy = 0)
+    ys = r + np.array([-2e-6, -1e-6, 1e-6, 2e-6])
+    p1s = np.column_stack([np.full(4, -0.1), ys, np.zeros(4)])
+    p2s = p1s * [-1, 1, 1]
+    lengths, _, _, w = sphere_shortest_path(p1s, p2s, r)
+    assert list(w) == [True, True, False, False]
+    slopes = np.diff(lengths) / np.diff(ys)  # dL/dy -> 0 on both sides (like sqrt(r - y) when wrapped)
+    assert np.abs(slopes).max() < 1e-4
+
+
+def _wrap_model(osim, path):
+    """Ground - humerus (pin q1) - forearm (pin q2 about a tilted axis); a sphere on the humerus at the elbow
+    and a cylinder (rotated) on the forearm; three muscles crossing them."""
+    m = osim.Model()
+    m.setName("smooth_wrap")
+    torso = osim.Body("torso", 5.0, osim.Vec3(0), osim.Inertia(0.1))
+    hum = osim.Body("humerus", 1.0, osim.Vec3(0), osim.Inertia(0.1))
+    fore = osim.Body("forearm", 1.0, osim.Vec3(0), osim.Inertia(0.1))
+    for b in (torso, hum, fore):
+        m.addBody(b)
+    m.addJoint(osim.WeldJoint("weld", m.getGround(), osim.Vec3(0), osim.Vec3(0), torso, osim.Vec3(0), osim.Vec3(0)))
+    j1 = osim.PinJoint("shoulder", torso, osim.Vec3(0), osim.Vec3(0), hum, osim.Vec3(0, 0.3, 0), osim.Vec3(0))
+    j2 = osim.PinJoint("elbow", hum, osim.Vec3(0, -0.3, 0), osim.Vec3(0.2, 0.1, 0), fore, osim.Vec3(0, 0.25, 0),
+                       osim.Vec3(0))
+    for j, name in ((j1, "q1"), (j2, "q2")):
+        m.addJoint(j)
+        j.updCoordinate().setName(name)
+        j.updCoordinate().setRangeMin(-2.5)
+        j.updCoordinate().setRangeMax(2.5)
+    sphere = osim.WrapSphere()
+    sphere.setName("elbow_ball")
+    sphere.set_radius(0.03)
+    sphere.set_translation(osim.Vec3(0, -0.3, 0))
+    hum.addWrapObject(sphere)
+    cyl = osim.WrapCylinder()
+    cyl.setName("forearm_cyl")
+    cyl.set_radius(0.02)
+    cyl.set_length(1.0)
+    cyl.set_translation(osim.Vec3(0, 0.1, 0))
+    cyl.set_xyz_body_rotation(osim.Vec3(0.3, 1.2, 0.2))
+    fore.addWrapObject(cyl)
+    for name, pts, wraps in (
+            ("over_ball", [(hum, (0.035, -0.05, 0.01)), (fore, (0.03, 0.15, 0.0))], ["elbow_ball"]),
+            ("round_cyl", [(hum, (-0.02, -0.2, 0.05)), (fore, (0.0, 0.15, 0.04)), (fore, (-0.03, 0.0, -0.04))],
+             ["forearm_cyl"]),
+            ("both", [(torso, (0.05, 0.05, 0.02)), (hum, (0.04, -0.1, 0.0)), (fore, (0.02, 0.2, 0.02)),
+                      (fore, (-0.04, -0.05, 0.0))], ["elbow_ball", "forearm_cyl"])):
+        mus = osim.Thelen2003Muscle(name, 100, 0.1, 0.1, 0.0)
+        for k, (body, p) in enumerate(pts):
+            mus.addNewPathPoint(f"{name}_{k}", body, osim.Vec3(*p))
+        for w in wraps:
+            mus.updGeometryPath().addPathWrap(sphere if w == "elbow_ball" else cyl)
+        m.addForce(mus)
+    m.finalizeConnections()
+    m.printToXML(str(path))
+
+
+@pytest.mark.opensim
+def test_smooth_moment_arms_equal_minus_dl_dq(osim, tmp_path):
+    from osim_emb.io import load_osim
+    path = tmp_path / "smooth_wrap.osim"
+    _wrap_model(osim, path)
+    model = load_osim(path)
+    q = np.random.default_rng(8).uniform(-1.5, 1.5, (40, 2))
+    lengths, arms = smooth_path_lengths_and_moment_arms(model, q)
+    h = 1e-6
+    n_wrapped = 0
+    for k in range(2):
+        dq = np.zeros(2)
+        dq[k] = h
+        lp = smooth_path_lengths_and_moment_arms(model, q + dq)[0]
+        lm = smooth_path_lengths_and_moment_arms(model, q - dq)[0]
+        fd = -(lp - lm) / (2 * h)
+        assert np.abs(fd - arms[:, k, :]).max() < 1e-9
+    # the obstacles are hit in a good share of the configurations
+    from osim_emb.muscles.geometry import muscle_lengths
+    straight = muscle_lengths(model, q, wrapping=False)
+    n_wrapped = int(np.sum(lengths > straight + 1e-9))
+    assert n_wrapped > 20
+    assert np.all(lengths >= straight - 1e-12)

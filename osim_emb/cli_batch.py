@@ -43,5 +43,4 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--scheduler", help="address of an existing Dask scheduler (default: an embedded LocalCluster)")
     s.add_argument("--workers", type=int, default=2, help="worker processes of the embedded cluster (default 2)")
     s.add_argument("--threads-per-worker", type=int, default=1)
-    s.add_argument("--quiet", action="store_true", help="no progress line")
     s.set_defaults(func=cmd_batch)

@@ -31,7 +31,11 @@ def cmd_fit_paths(args: argparse.Namespace) -> int:
     from .io.osim_writer import write_osim
     from .muscles.path_fitting import FitSettings, fit_paths, sample_coordinates
 
+    from .io.outputs import check_output_file, atomic_files
+
     t0 = time.perf_counter()
+    check_output_file(args.output, overwrite=args.overwrite,
+                      inputs=[args.model] + ([args.trajectory] if args.trajectory else []))
     model = load_osim(args.model, strict=not args.lenient)
     bounds = tuple(float(x) for x in args.bounds.split(","))
     if len(bounds) != 2 or bounds[0] > bounds[1]:
@@ -46,7 +50,9 @@ def cmd_fit_paths(args: argparse.Namespace) -> int:
         raise ValueError(f"{args.model}: no musculotendon unit spans a coordinate over the sample; nothing written")
     doc = document_with_function_based_paths(
         model.extras["document"], {f.muscle: (f.coordinates, f.polynomial) for f in fits})
-    write_osim(doc, args.output, protect=[args.model] + ([args.trajectory] if args.trajectory else []))
+    inputs = [args.model] + ([args.trajectory] if args.trajectory else [])
+    with atomic_files([args.output], overwrite=args.overwrite, inputs=inputs) as (tmp,):
+        write_osim(doc, tmp, protect=inputs)
     elapsed = time.perf_counter() - t0
     print(f"{'unit':<16} {'coordinates':<40} order  RMS L (mm)  RMS R (mm)  max R (mm)")
     for f in fits:

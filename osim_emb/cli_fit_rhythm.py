@@ -8,6 +8,7 @@ from pathlib import Path
 
 
 def cmd_fit_rhythm(args: argparse.Namespace) -> int:
+    from .io.outputs import atomic_files, check_output_file
     from .rhythm_fit import fit, plot_fit, read_rhythm_data
     src = Path(args.data)
     if src.is_dir():
@@ -18,15 +19,16 @@ def cmd_fit_rhythm(args: argparse.Namespace) -> int:
         data = read_rhythm_data(src)
         reference = args.reference or f"fitted to {src.name}"
     out = Path(args.output)
-    if out.resolve() == src.resolve():
-        raise ValueError(f"{out}: the output would overwrite the data")
+    table_path = out.with_name(out.stem + "_fit.csv")
+    check_output_file(out, overwrite=args.overwrite, inputs=[src])
+    check_output_file(table_path, overwrite=args.overwrite, inputs=[src])
     result = fit(data, degree=args.degree, plane_degree=args.plane_degree, weights=args.weights,
                  ridge=args.ridge, name=args.name or out.stem, reference=reference)
     text = json.dumps(result.rhythm.to_dict(), indent=1)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(text + "\n")
     table = result.summary()
-    table.to_csv(out.with_name(out.stem + "_fit.csv"), float_format="%.4f")
+    with atomic_files([out, table_path], overwrite=args.overwrite, inputs=[src]) as (tmp_json, tmp_table):
+        tmp_json.write_text(text + "\n")
+        table.to_csv(tmp_table, float_format="%.4f")
     print(f"wrote {out}: rhythm {result.rhythm.name!r} over {', '.join(result.rhythm.inputs)} "
           f"({data['study'].nunique()} studies)")
     print(table.round(2).to_string())

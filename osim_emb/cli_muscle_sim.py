@@ -23,7 +23,15 @@ def cmd_simulate_muscles(args: argparse.Namespace) -> int:
     from .cli import _load_any
     from .cli_commands import _values
     from .io.motion import write_motion
+    from .io.outputs import atomic_files, check_output_file
     from .muscle_driven import simulate_muscles
+    if not (np.isfinite(args.t_end) and args.t_end > 0):
+        raise ValueError(f"--t-end must be a positive number of seconds, got {args.t_end}")
+    if args.samples < 2:
+        raise ValueError(f"--samples must be at least 2, got {args.samples}")
+    if not (args.rtol > 0 and args.atol > 0):
+        raise ValueError(f"--rtol and --atol must be positive, got {args.rtol} and {args.atol}")
+    check_output_file(args.output, overwrite=args.overwrite, inputs=[args.model])
     model = _load_any(args.model)
     q0 = _values(model, args.q0, model.default_q)
     model.check_configuration(q0, tolerance=1e-6)  # defaults may sit 1e-8 outside a range after import
@@ -33,7 +41,8 @@ def cmd_simulate_muscles(args: argparse.Namespace) -> int:
                            default_excitation=args.default_excitation, method=args.method, rtol=args.rtol,
                            atol=args.atol, n_output=args.samples)
     out = Path(args.output)
-    write_motion(out, tab, name=f"{model.name} muscle-driven simulation", protect=[args.model])
+    with atomic_files([out], overwrite=args.overwrite, inputs=[args.model]) as (tmp,):
+        write_motion(tmp, tab, name=f"{model.name} muscle-driven simulation", protect=[args.model])
     print(f"wrote {out}: {len(tab)} samples over {args.t_end} s of q, q-dot, activations, fibre lengths and tendon "
           f"forces ({tab.attrs['nfev']} right-hand sides, {args.method})")
     return 0

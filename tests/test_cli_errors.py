@@ -244,3 +244,22 @@ def test_verbose_and_quiet_configure_logging(model, tmp_path, capsys, monkeypatc
     assert main(["-vv", "inspect", str(model)]) == 0
     assert levels == [logging.INFO, logging.ERROR, logging.WARNING, logging.DEBUG]
     assert logging.getLogger("osim_emb").level == before
+
+
+def test_new_commands_refuse_to_overwrite_and_check_options_first(tmp_path, capsys):
+    """fit-rhythm, fit-paths and simulate-muscles share the CLI's output rules: an existing output is kept
+    unless --overwrite, and bad options fail before any work or file."""
+    data = tmp_path / "rhythm.csv"
+    data.write_text("study,shoulder,plane_of_elevation_deg,elevation_deg,sternoclavicular_r2\n")
+    out = tmp_path / "r.json"
+    out.write_text("keep")
+    assert main(["fit-rhythm", str(data), "-o", str(out)]) == 2
+    assert "already exists" in capsys.readouterr().err and out.read_text() == "keep"
+    sto = tmp_path / "s.sto"
+    assert main(["simulate-muscles", str(tmp_path / "none.osim"), "-o", str(sto), "--t-end", "-1"]) == 2
+    assert "--t-end" in capsys.readouterr().err and not sto.exists()
+    osim = tmp_path / "m.osim"
+    osim.write_text("x")
+    sto.write_text("keep")
+    assert main(["fit-paths", str(osim), "-o", str(sto)]) == 2
+    assert "already exists" in capsys.readouterr().err and sto.read_text() == "keep"

@@ -46,13 +46,27 @@ def cmd_moment_arms(args: argparse.Namespace) -> int:
     for r in refs:
         if r not in REFERENCES:
             raise ValueError(f"unknown reference {r!r}; choose from {', '.join(REFERENCES)} or 'none'")
+    if not args.sweep and not args.motion:
+        raise ValueError("give --sweep COORDINATES or --motion FILE")
+    if args.step <= 0:
+        raise ValueError(f"--step must be positive (got {args.step})")
     out = args.out or str(Path("out") / (Path(args.model).stem + "_moment_arms"))
-    result = run_moment_arm_study(
-        args.model, _csv(args.sweep), step_deg=args.step, muscles=_csv(args.muscles) if args.muscles else None,
-        ma_coordinates=_csv(args.coordinates) if args.coordinates else None, references=refs,
-        fixed=_fixed(args.fixed), opensim_compat=args.opensim_compat, out_dir=out, formats=_csv(args.formats),
-        progress=not args.quiet)
-    print_report(result)
+    compat = not args.fresh_geometry
+    muscles = _csv(args.muscles) if args.muscles else None
+    coords = _csv(args.coordinates) if args.coordinates else None
+    if args.motion:
+        from .validation.motion_moment_arms import print_motion_report, run_motion_study
+        result = run_motion_study(args.model, args.motion, muscles=muscles, ma_coordinates=coords,
+                                  reference=args.references != "none", opensim_compat=compat, out_dir=out,
+                                  formats=_csv(args.formats), plot=not args.no_plot)
+        print_motion_report(result)
+    else:
+        result = run_moment_arm_study(
+            args.model, _csv(args.sweep), step_deg=args.step, muscles=muscles, ma_coordinates=coords,
+            references=refs, fixed=_fixed(args.fixed), opensim_compat=compat, out_dir=out,
+            formats=_csv(args.formats), progress=not args.quiet, workers=args.workers,
+            cache_dir=False if args.no_cache else args.cache_dir, plot=not args.no_plot)
+        print_report(result)
     print(f"  tables and figures in {out}/")
     return 0
 
@@ -126,18 +140,62 @@ def cmd_inverse_dynamics(args: argparse.Namespace) -> int:
 
 def cmd_run(args: argparse.Namespace) -> int:
     from .study import run_main_job
-    run_main_job(args.model, args.out, step_deg=args.step, formats=_csv(args.formats), progress=not args.quiet)
+    kw = {"sweep": _csv(args.sweep)} if getattr(args, "sweep", None) else {}
+    run_main_job(args.model, args.out, step_deg=args.step, formats=_csv(args.formats), progress=not args.quiet,
+                 workers=getattr(args, "workers", None),
+                 cache_dir=False if getattr(args, "no_cache", False) else getattr(args, "cache_dir", None),
+                 command=getattr(args, "command_line", None), **kw)
     return 0
+
+
+class _Help(argparse.ArgumentDefaultsHelpFormatter):
+    """Shows each option's default in --help (unless the help already says it, or there is none)."""
+
+    def _get_help_string(self, action):
+        h = action.help or ""
+        if "default" in h or action.default in (None, False, argparse.SUPPRESS):
+            return h
+        return super()._get_help_string(action)
+
+
+def add_comparison_options(s: argparse.ArgumentParser) -> None:
+    """Options shared by ``moment-arms`` and ``plot``."""
+    s.add_argument("--step", type=float, default=1.0, help="sweep step in degrees")
+    s.add_argument("--coordinates", help="moment-arm coordinates (default: the swept ones, or those the motion moves)")
+    s.add_argument("--muscles", help="comma-separated muscle names (default: all)")
+    s.add_argument("--fixed", action="append", help="values of the other coordinates, NAME=DEGREES[,...] "
+                                                    "(default: their default values, clamped into range)")
+    s.add_argument("--references", default="computeMomentArm,computeMomentArm_mvp,minus_dL_dq",
+                   help="OpenSim references to compare with, or 'none'")
+    s.add_argument("--fresh-geometry", action="store_true",
+                   help="compare the package's fresh-geometry mode with OpenSim (default: opensim_compat, which "
+                        "reproduces OpenSim's stale wrap-point cache; the other mode is always reported beside)")
+    s.add_argument("--opensim-compat", action="store_true", help=argparse.SUPPRESS)  # now the default
+    s.add_argument("--workers", type=int, help="processes for OpenSim's side (default: CPUs, at most 4)")
+    s.add_argument("--cache-dir", help="cache of OpenSim's values (default: $OSIM_EMB_CACHE or "
+                                       "~/.cache/osim-emb/opensim_references)")
+    s.add_argument("--no-cache", action="store_true", help="neither read nor write the OpenSim cache")
+    s.add_argument("--out", help="output folder (default out/MODEL_moment_arms)")
+    s.add_argument("--formats", default="pdf,png,svg", help="figure formats")
+    s.add_argument("--no-plot", action="store_true", help="tables only")
+    s.add_argument("--quiet", action="store_true", help="no progress lines")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the analysis commands (moment arms, rhythm, simulation, the default study)."""
     s = sub.add_parser("run", help="the main job: export a model (default: the built-in 3D shoulder), validate its "
-                                   "moment arms against OpenSim over 1-degree sweeps, write a report")
+                                   "moment arms against OpenSim over 1-degree sweeps, write a report",
+                       formatter_class=_Help)
     s.add_argument("model", nargs="?", help=".osim file (default: the built-in models/shoulder3d)")
-    s.add_argument("--out", default="out", help="output folder (default: out)")
-    s.add_argument("--step", type=float, default=1.0, help="sweep step in degrees (default 1)")
+    s.add_argument("--out", default="out", help="output folder")
+    s.add_argument("--step", type=float, default=1.0, help="sweep step in degrees")
+    s.add_argument("--sweep", help="coordinates to sweep (default: the unlocked rotational coordinates the "
+                                   "muscles span)")
     s.add_argument("--formats", default="pdf,png,svg", help="figure formats")
+    s.add_argument("--workers", type=int, help="processes for OpenSim's side (default: CPUs, at most 4)")
+    s.add_argument("--cache-dir", help="cache of OpenSim's values (default: $OSIM_EMB_CACHE or "
+                                       "~/.cache/osim-emb/opensim_references)")
+    s.add_argument("--no-cache", action="store_true", help="neither read nor write the OpenSim cache")
     s.add_argument("--quiet", action="store_true", help="no progress lines")
     s.set_defaults(func=cmd_run)
 
@@ -161,21 +219,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--smoothing", type=float, help="smoothing-spline penalty (default: interpolating spline)")
     s.add_argument("--plot", action="store_true", help="also write a PNG plot")
     s.set_defaults(func=cmd_inverse_dynamics)
-    s = sub.add_parser("moment-arms", help="sweep coordinates and compare the closed-form moment arms with OpenSim")
+    s = sub.add_parser("moment-arms", help="sweep coordinates (or follow a motion) and compare the closed-form "
+                                           "moment arms with OpenSim", formatter_class=_Help)
     s.add_argument("model", help=".osim file")
-    s.add_argument("--sweep", required=True, help="coordinates to sweep over their ranges, e.g. elv_angle,shoulder_elv")
-    s.add_argument("--step", type=float, default=1.0, help="sweep step in degrees (default 1)")
-    s.add_argument("--coordinates", help="moment-arm coordinates (default: the swept ones)")
-    s.add_argument("--muscles", help="comma-separated muscle names (default: all)")
-    s.add_argument("--fixed", action="append", help="values of the other coordinates, NAME=DEGREES[,...] "
-                                                    "(default: their default values)")
-    s.add_argument("--references", default="computeMomentArm,computeMomentArm_mvp,minus_dL_dq",
-                   help="OpenSim references to compare with, or 'none'")
-    s.add_argument("--opensim-compat", action="store_true",
-                   help="reproduce OpenSim's stale wrap-point cache (paths with several wrap objects)")
-    s.add_argument("--out", help="output folder (default out/MODEL_moment_arms)")
-    s.add_argument("--formats", default="pdf,png,svg", help="figure formats")
-    s.add_argument("--quiet", action="store_true", help="no progress lines")
+    s.add_argument("--sweep", help="coordinates to sweep over their whole ranges, e.g. elv_angle,shoulder_elv")
+    s.add_argument("--motion", help="a motion (.mot/.sto, e.g. an inverse-kinematics result): L and R at its "
+                                    "frames beside OpenSim's MuscleAnalysis on the same file")
+    add_comparison_options(s)
     s.set_defaults(func=cmd_moment_arms)
 
     s = sub.add_parser("rhythm", help="replace a model's shoulder-rhythm couplers and export it as .osim")
@@ -187,3 +237,6 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="do not also write NEW_mvp.osim (moving via points as zero-inertia bodies)")
     s.add_argument("--lenient", action="store_true", help="import what can be represented and list the rest")
     s.set_defaults(func=cmd_rhythm)
+
+    from . import cli_plot
+    cli_plot.register(sub)

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 log = logging.getLogger(__name__)
+logging.getLogger("fontTools").setLevel(logging.WARNING)  # font subsetting chatter when saving PDFs
 
 __all__ = ["PALETTE", "LINE_STYLES", "MARKERS", "SINGLE_COLUMN", "DOUBLE_COLUMN", "MIN_FONT_PT", "RC",
            "color", "line_style", "marker", "cue", "reference_style", "style", "figure", "legend_below",

@@ -144,7 +144,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     run_main_job(args.model, args.out, step_deg=args.step, formats=_csv(args.formats), progress=not args.quiet,
                  workers=getattr(args, "workers", None),
                  cache_dir=False if getattr(args, "no_cache", False) else getattr(args, "cache_dir", None),
-                 command=getattr(args, "command_line", None), **kw)
+                 command="osim-emb run " + " ".join(
+                     [args.model or "(built-in shoulder3d)", "--out", str(args.out), "--step", f"{args.step:g}"]
+                     + (["--sweep", args.sweep] if getattr(args, "sweep", None) else [])), **kw)
     return 0
 
 

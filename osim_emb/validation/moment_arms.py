@@ -292,6 +292,8 @@ def _summaries(model, sweeps, muscles, mac, refs, pkg, osv, compat, structural) 
             sl = slice(start, start + n)
             for mi, mu in enumerate(muscles):
                 for kk, c in enumerate(mac):
+                    if np.isnan(vals[sl, mi, kk]).all():
+                        continue  # not evaluated (cross=False)
                     d = np.abs(diff[sl, mi, kk])
                     o = np.abs(vals[sl, mi, kk])
                     dm = disc[sl, mi, kk]
@@ -399,11 +401,12 @@ def run_moment_arm_study(model_path: str, sweep: Sequence[str], *, step_deg: flo
                          opensim_compat: bool = True, out_dir: str | Path | None = None,
                          formats: Sequence[str] = ("pdf", "png", "svg"), model: Model | None = None,
                          progress: bool = True, workers: int | None = None, cache_dir=None,
-                         plot: bool = True, title: str | None = None, **_ignored) -> dict:
+                         plot: bool = True, title: str | None = None, cross: bool = True, **_ignored) -> dict:
     """Run the whole comparison; write tables and figures to ``out_dir``; return the tables and a summary.
 
     ``opensim_compat`` chooses the package mode compared with OpenSim (default: the one that reproduces
-    OpenSim's wrap-point cache); the other mode's differences are reported beside it."""
+    OpenSim's wrap-point cache); the other mode's differences are reported beside it.  ``cross=False``
+    asks OpenSim only for the moment arm about the swept coordinate in each sweep (the others are NaN)."""
     from ..io import load_osim
     if _ignored:
         log.debug("ignored options: %s", sorted(_ignored))
@@ -435,8 +438,12 @@ def run_moment_arm_study(model_path: str, sweep: Sequence[str], *, step_deg: flo
             write_osim(moving_points_as_bodies(model.extras["document"]), mvp_path, protect=[model_path])
         jobs = [(r, mvp_path if r == "computeMomentArm_mvp" else str(model_path)) for r in refs]
     ranges = np.array([c.range for c in model.coordinates], dtype=float)
+    mask = None
+    if not cross:
+        mask = np.concatenate([np.repeat(np.array([[c == s.coordinate for c in ma_coordinates]]), len(s.angles_deg), 0)
+                               for s in sweeps])
     osv = evaluate_references(jobs, q, model.coordinate_names, ranges, muscles, ma_coordinates, fd_step=FD_STEP,
-                              workers=workers, cache_dir=cache_dir, progress=progress) if jobs else {}
+                              workers=workers, cache_dir=cache_dir, progress=progress, mask=mask) if jobs else {}
     for r in refs:
         timings[r] = osv[r]["seconds"]
     structural = explain_differences(model, muscles)
@@ -511,7 +518,8 @@ def _long_table(model, sweeps, muscles, mac, refs, pkg, osv, compat) -> pd.DataF
         d["reference"] = ref
         d["opensim_m"] = osv[ref]["values"].ravel() if ref in osv else np.nan
         d["difference_m"] = d["package_m"] - d["opensim_m"]
-        parts.append(pd.DataFrame(d))
+        d = pd.DataFrame(d)
+        parts.append(d[d.opensim_m.notna()] if ref in osv else d)
     t = pd.concat(parts, ignore_index=True)
     t.insert(0, "model", model.name)
     cols = ["model", "reference", "muscle", "swept_coordinate", "sweep_value", "moment_arm_coordinate",

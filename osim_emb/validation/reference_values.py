@@ -71,11 +71,14 @@ def _reference(path: str):
 
 
 def _evaluate_chunk(reference: str, path: str, q: np.ndarray, names: Sequence[str], ranges: np.ndarray,
-                    muscles: Sequence[str], ma_coordinates: Sequence[str], fd_step: float):
-    """(values (n, M, K), lengths (n, M)) at the configurations ``q`` (n, n_q); runs in a worker."""
+                    muscles: Sequence[str], ma_coordinates: Sequence[str], fd_step: float, mask=None):
+    """(values (n, M, K), lengths (n, M)) at the configurations ``q`` (n, n_q); runs in a worker.
+    ``mask`` (n, K): the moment arms to evaluate (the others are NaN)."""
     ref = _reference(path)
     names = list(names)
-    vals = np.empty((len(q), len(muscles), len(ma_coordinates)))
+    if mask is None:
+        mask = np.ones((len(q), len(ma_coordinates)), dtype=bool)
+    vals = np.full((len(q), len(muscles), len(ma_coordinates)), np.nan)
     lengths = np.empty((len(q), len(muscles)))
 
     def lengths_at(qq):
@@ -86,22 +89,26 @@ def _evaluate_chunk(reference: str, path: str, q: np.ndarray, names: Sequence[st
         lengths[n] = lengths_at(qn)
         if reference == "minus_dL_dq":
             for kk, c in enumerate(ma_coordinates):
+                if not mask[n, kk]:
+                    continue
                 k = names.index(c)
                 vals[n, :, kk] = -length_derivative(lengths_at, qn, k, ranges[k, 0], ranges[k, 1], fd_step)
         else:
             for mi, m in enumerate(muscles):
                 for kk, c in enumerate(ma_coordinates):
-                    vals[n, mi, kk] = ref.moment_arm(m, c)
+                    if mask[n, kk]:
+                        vals[n, mi, kk] = ref.moment_arm(m, c)
     return vals, lengths
 
 
-def _cache_key(reference, path, q, names, muscles, mac, fd_step) -> str:
+def _cache_key(reference, path, q, names, muscles, mac, fd_step, mask) -> str:
     import opensim
     h = hashlib.sha256()
     h.update(json.dumps({"format": _CACHE_FORMAT, "reference": reference, "model_sha256": file_sha256(path),
                          "names": list(names), "muscles": list(muscles), "ma_coordinates": list(mac),
                          "fd_step": fd_step, "opensim": opensim.__version__}).encode())
     h.update(np.ascontiguousarray(q, dtype=float).tobytes())
+    h.update(np.ascontiguousarray(mask, dtype=bool).tobytes())
     return h.hexdigest()
 
 
@@ -114,22 +121,23 @@ def _chunks(n: int, workers: int) -> list[slice]:
 def evaluate_references(jobs: Sequence[tuple[str, str]], q: np.ndarray, names: Sequence[str], ranges: np.ndarray,
                         muscles: Sequence[str], ma_coordinates: Sequence[str], *, fd_step: float = 1e-6,
                         workers: int | None = None, cache_dir: str | Path | None | bool = None,
-                        progress: bool = True) -> dict[str, dict]:
+                        progress: bool = True, mask: np.ndarray | None = None) -> dict[str, dict]:
     """OpenSim's values for every ``(reference, model path)`` job at the configurations ``q`` (N, n_q).
 
     Returns ``{reference: {"values": (N, M, K), "lengths": (N, M), "seconds": float, "cached": bool}}``.
     ``workers`` processes (default: the number of CPUs, at most 4) share all jobs; ``cache_dir=False``
-    disables the disk cache."""
+    disables the disk cache; ``mask`` (N, K) selects the moment arms to evaluate (default: all)."""
     from ..progress import Progress
     q = np.ascontiguousarray(q, dtype=float)
     ranges = np.asarray(ranges, dtype=float)
+    mask = np.ones((len(q), len(ma_coordinates)), dtype=bool) if mask is None else np.asarray(mask, dtype=bool)
     out: dict[str, dict] = {}
     cache = None if cache_dir is False else Path(cache_dir) if cache_dir else default_cache_dir()
     todo = []
     for reference, path in jobs:
         if reference not in REFERENCES:
             raise ValueError(f"unknown reference {reference!r}; choose from {', '.join(REFERENCES)}")
-        key = _cache_key(reference, path, q, names, muscles, ma_coordinates, fd_step)
+        key = _cache_key(reference, path, q, names, muscles, ma_coordinates, fd_step, mask)
         hit = cache / f"{key}.npz" if cache is not None else None
         if hit is not None and hit.exists():
             try:
@@ -155,7 +163,8 @@ def evaluate_references(jobs: Sequence[tuple[str, str]], q: np.ndarray, names: S
             for reference, path, _ in todo:
                 t1 = time.perf_counter()
                 for s in parts[reference]:
-                    v, ln = _evaluate_chunk(reference, path, q[s], names, ranges, muscles, ma_coordinates, fd_step)
+                    v, ln = _evaluate_chunk(reference, path, q[s], names, ranges, muscles, ma_coordinates, fd_step,
+                                            mask[s])
                     vals[reference][s], lens[reference][s] = v, ln
                     bar.advance(s.stop - s.start)
                 seconds[reference] = time.perf_counter() - t1
@@ -168,7 +177,7 @@ def evaluate_references(jobs: Sequence[tuple[str, str]], q: np.ndarray, names: S
                 for reference, path, _ in todo:
                     for s in parts[reference]:
                         f = pool.submit(_evaluate_chunk, reference, path, q[s], list(names), ranges, list(muscles),
-                                        list(ma_coordinates), fd_step)
+                                        list(ma_coordinates), fd_step, mask[s])
                         futures[f] = (reference, s)
                 for f in as_completed(futures):
                     reference, s = futures[f]

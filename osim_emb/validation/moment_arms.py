@@ -561,7 +561,7 @@ def print_report(result: dict, stream=None) -> None:
     s = result["summary"]
     for ref, w in result["worst"].items():
         unit, _ = coordinate_unit(model, w["swept_coordinate"])
-        src = "cache" if result["cached"].get(ref) else f"{t[ref]:.1f} s"
+        src = "cache" if result["cached"].get(ref) else f"{t[ref]:.1f} s summed over workers"
         d = s[s.reference == ref]
         tol = TOLERANCE[ref]
         ok = d.groupby("muscle").max_abs_difference_m.max() <= tol

@@ -72,8 +72,9 @@ def _reference(path: str):
 
 def _evaluate_chunk(reference: str, path: str, q: np.ndarray, names: Sequence[str], ranges: np.ndarray,
                     muscles: Sequence[str], ma_coordinates: Sequence[str], fd_step: float, mask=None):
-    """(values (n, M, K), lengths (n, M)) at the configurations ``q`` (n, n_q); runs in a worker.
+    """(values (n, M, K), lengths (n, M), seconds) at the configurations ``q`` (n, n_q); runs in a worker.
     ``mask`` (n, K): the moment arms to evaluate (the others are NaN)."""
+    t0 = time.perf_counter()
     ref = _reference(path)
     names = list(names)
     if mask is None:
@@ -98,7 +99,7 @@ def _evaluate_chunk(reference: str, path: str, q: np.ndarray, names: Sequence[st
                 for kk, c in enumerate(ma_coordinates):
                     if mask[n, kk]:
                         vals[n, mi, kk] = ref.moment_arm(m, c)
-    return vals, lengths
+    return vals, lengths, time.perf_counter() - t0
 
 
 def _cache_key(reference, path, q, names, muscles, mac, fd_step, mask) -> str:
@@ -157,17 +158,16 @@ def evaluate_references(jobs: Sequence[tuple[str, str]], q: np.ndarray, names: S
     total = len(q) * len(todo)
     label = "OpenSim " + ", ".join(r for r, _, _ in todo)
     t0 = time.perf_counter()
-    seconds = {}
+    seconds = {r: 0.0 for r, _, _ in todo}  # OpenSim's time, summed over the workers
     with Progress(label, total, enabled=progress) as bar:
         if workers <= 1:
             for reference, path, _ in todo:
-                t1 = time.perf_counter()
                 for s in parts[reference]:
-                    v, ln = _evaluate_chunk(reference, path, q[s], names, ranges, muscles, ma_coordinates, fd_step,
-                                            mask[s])
+                    v, ln, sec = _evaluate_chunk(reference, path, q[s], names, ranges, muscles, ma_coordinates,
+                                                 fd_step, mask[s])
                     vals[reference][s], lens[reference][s] = v, ln
+                    seconds[reference] += sec
                     bar.advance(s.stop - s.start)
-                seconds[reference] = time.perf_counter() - t1
         else:
             import multiprocessing as mp
             from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -181,8 +181,8 @@ def evaluate_references(jobs: Sequence[tuple[str, str]], q: np.ndarray, names: S
                         futures[f] = (reference, s)
                 for f in as_completed(futures):
                     reference, s = futures[f]
-                    vals[reference][s], lens[reference][s] = f.result()
-                    seconds[reference] = time.perf_counter() - t0
+                    vals[reference][s], lens[reference][s], sec = f.result()
+                    seconds[reference] += sec
                     bar.advance(s.stop - s.start)
     log.info("OpenSim references: %.1f s wall time for %d configurations x %d reference(s)",
              time.perf_counter() - t0, len(q), len(todo))

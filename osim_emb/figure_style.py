@@ -232,6 +232,8 @@ def save(fig, stem: str | Path, formats: Iterable[str] = ("pdf", "svg", "png"), 
 
 
 def pages(items: Sequence, per_page: int) -> list[Sequence]:
-    """Split a long list (muscles of a heat map) into pages of at most ``per_page``."""
+    """Split a long list (muscles of a heat map) into pages of at most ``per_page``, as even as possible."""
     per_page = max(1, int(per_page))
+    n_pages = max(1, -(-len(items) // per_page))
+    per_page = max(1, -(-len(items) // n_pages))
     return [items[i:i + per_page] for i in range(0, len(items), per_page)] or [items]

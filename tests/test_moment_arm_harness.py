@@ -116,3 +116,22 @@ def test_motion_matches_muscle_analysis(osim, models_dir, tmp_path):
 def test_no_muscles_is_a_clear_error(models_dir):
     with pytest.raises(ValueError, match="no musculotendon units"):
         run_moment_arm_study(str(models_dir / "double_pendulum.osim"), ["q1"], references=[])
+
+
+def test_plot_command_without_references_writes_styled_curves_only(models_dir, tmp_path):
+    from test_figure_style import check_written_figure
+    from osim_emb.cli import main
+    out = tmp_path / "plots"
+    assert main(["plot", str(models_dir / "arm26.osim"), "--sweep", "r_elbow_flex", "--step", "10",
+                 "--references", "none", "--out", str(out), "--formats", "pdf,svg"]) == 0
+    files = sorted(out.glob("*.svg"))
+    assert [f.name for f in files] == ["moment_arm_r_elbow_flex_vs_r_elbow_flex.svg"]  # no empty heat maps
+    check_written_figure(files[0].with_suffix(""), 7.2)
+
+
+def test_moment_arms_command_on_arm26_explains_every_difference(osim, models_dir, tmp_path, capsys):
+    from osim_emb.cli import main
+    assert main(["moment-arms", str(models_dir / "arm26.osim"), "--sweep", "r_shoulder_elev,r_elbow_flex",
+                 "--step", "10", "--workers", "1", "--no-cache", "--no-plot", "--quiet", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "opensim_compat mode" in out and "unexplained" not in out

@@ -22,7 +22,8 @@ log = logging.getLogger(__name__)
 
 __all__ = ["moment_arm_figures", "moment_arm_curves", "error_heatmaps", "GROUP", "HEATMAP_ROWS"]
 
-GROUP = 8  # muscles per moment-arm figure (one palette colour each)
+GROUP = 7  # muscles per moment-arm figure (one palette colour each; Okabe-Ito's yellow left out on white)
+SPAN = 1e-6  # m: a muscle whose moment arm stays below this about a coordinate does not span it
 HEATMAP_ROWS = 45  # muscles per heat-map page
 
 
@@ -49,7 +50,15 @@ def moment_arm_curves(result: dict, out: Path, formats: Sequence[str], *, muscle
     written = []
     for s, c in pairs:
         d0 = t[(t.swept_coordinate == s) & (t.moment_arm_coordinate == c)]
-        groups = fs.pages(muscles, GROUP)
+        big = d0.groupby("muscle").package_m.apply(lambda x: x.abs().max())
+        spanning = [m for m in muscles if big.get(m, 0.0) > SPAN]
+        if not spanning:
+            log.info("no muscle spans %s in the %s sweep: no figure", c, s)
+            continue
+        if len(spanning) < len(muscles):
+            log.info("moment arms about %s: %d of %d muscles span it (the others are left out of the figure)",
+                     c, len(spanning), len(muscles))
+        groups = fs.pages(spanning, GROUP)
         for gi, group in enumerate(groups):
             nrows = 2 if refs else 1
             fig, axes = fs.figure("double", height=4.6 if refs else 3.2, nrows=nrows, sharex=True,
@@ -72,10 +81,10 @@ def moment_arm_curves(result: dict, out: Path, formats: Sequence[str], *, muscle
             from matplotlib.lines import Line2D
             handles = [Line2D([], [], color=fs.color(i), lw=1.6) for i in range(len(group))]
             labels = list(group)
-            handles.append(Line2D([], [], color="#000000", linestyle="-"))
+            handles.append(Line2D([], [], color="#808080", linestyle="-"))
             labels.append("package" + (" (opensim_compat)" if result.get("opensim_compat") and refs else ""))
             for r in refs:
-                handles.append(Line2D([], [], color="#000000", lw=0.9, **fs.reference_style(r)))
+                handles.append(Line2D([], [], color="#808080", lw=0.9, **fs.reference_style(r)))
                 labels.append(f"OpenSim {r}")
             fs.legend_below(fig, handles, labels)
             part = f" ({gi + 1}/{len(groups)})" if len(groups) > 1 else ""

@@ -124,18 +124,37 @@ def _minus_fd(model: Model, q: np.ndarray, k: int, muscles, compat: bool, h: flo
     return -d
 
 
+def _notice(msg: str) -> None:
+    """An INFO message, shown on stderr even when the application has not configured logging."""
+    if logging.getLogger().handlers:
+        log.info(msg)
+    else:
+        import sys
+        sys.stderr.write(msg + "\n")
+        sys.stderr.flush()
+
+
 def _warm_up(model: Model, q: np.ndarray, muscles) -> float:
-    """Compile the numba kernels outside the timings (a message, since the first time takes about a minute)."""
+    """Compile the numba kernels outside the timings; if that takes more than 2 s (compiling, not loading
+    numba's cache) say so while it runs."""
+    import threading
     from .._accel import use_jit
     if not use_jit():
         return 0.0
     t0 = time.perf_counter()
-    log.info("preparing the compiled kernels (numba compiles them on first use: about a minute the first time)")
-    for compat in (True, False):
-        lengths_and_moment_arms(model, q[:1], muscles, opensim_compat=compat)
-        muscle_lengths(model, q[:1], muscles, opensim_compat=compat)
+    timer = threading.Timer(2.0, _notice, ("  compiling the numba kernels (first use: about a minute; cached "
+                                           "afterwards) ...",))
+    timer.daemon = True
+    timer.start()
+    try:
+        for compat in (True, False):
+            lengths_and_moment_arms(model, q[:1], muscles, opensim_compat=compat)
+            muscle_lengths(model, q[:1], muscles, opensim_compat=compat)
+    finally:
+        timer.cancel()
     t = time.perf_counter() - t0
-    log.info("compiled kernels ready (%.1f s, not counted in the timings)", t)
+    if t > 2.0:
+        _notice(f"  numba kernels ready in {t:.1f} s (not counted in the timings)")
     return t
 
 

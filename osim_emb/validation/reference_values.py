@@ -33,6 +33,19 @@ __all__ = ["REFERENCES", "evaluate_references", "default_cache_dir", "file_sha25
 REFERENCES = ("computeMomentArm", "computeMomentArm_mvp", "minus_dL_dq")
 _CACHE_FORMAT = 1
 _WORKER_REFS: dict = {}
+_POOLS: dict = {}
+
+
+def _pool(workers: int):
+    """A process pool kept for the whole run (workers import OpenSim once; each keeps its models loaded)."""
+    pool = _POOLS.get(workers)
+    if pool is None:
+        import atexit
+        import multiprocessing as mp
+        from concurrent.futures import ProcessPoolExecutor
+        pool = _POOLS[workers] = ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn"))
+        atexit.register(pool.shutdown, wait=True, cancel_futures=True)
+    return pool
 
 
 def default_cache_dir() -> Path:
@@ -64,9 +77,11 @@ def length_derivative(lengths, q: np.ndarray, k: int, lo: float, hi: float, h: f
 
 def _reference(path: str):
     from .opensim_bridge import OpenSimReference
-    ref = _WORKER_REFS.get(path)
+    st = os.stat(path)
+    key = (str(Path(path).resolve()), st.st_mtime_ns, st.st_size)  # a file rewritten in place is reloaded
+    ref = _WORKER_REFS.get(key)
     if ref is None:
-        ref = _WORKER_REFS[path] = OpenSimReference(path, None)
+        ref = _WORKER_REFS[key] = OpenSimReference(path, None)
     return ref
 
 
@@ -169,21 +184,20 @@ def evaluate_references(jobs: Sequence[tuple[str, str]], q: np.ndarray, names: S
                     seconds[reference] += sec
                     bar.advance(s.stop - s.start)
         else:
-            import multiprocessing as mp
-            from concurrent.futures import ProcessPoolExecutor, as_completed
+            from concurrent.futures import as_completed
             log.info("OpenSim references on %d worker processes (one OpenSim model each)", workers)
-            with ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn")) as pool:
-                futures = {}
-                for reference, path, _ in todo:
-                    for s in parts[reference]:
-                        f = pool.submit(_evaluate_chunk, reference, path, q[s], list(names), ranges, list(muscles),
-                                        list(ma_coordinates), fd_step, mask[s])
-                        futures[f] = (reference, s)
-                for f in as_completed(futures):
-                    reference, s = futures[f]
-                    vals[reference][s], lens[reference][s], sec = f.result()
-                    seconds[reference] += sec
-                    bar.advance(s.stop - s.start)
+            pool = _pool(workers)
+            futures = {}
+            for reference, path, _ in todo:
+                for s in parts[reference]:
+                    f = pool.submit(_evaluate_chunk, reference, path, q[s], list(names), ranges, list(muscles),
+                                    list(ma_coordinates), fd_step, mask[s])
+                    futures[f] = (reference, s)
+            for f in as_completed(futures):
+                reference, s = futures[f]
+                vals[reference][s], lens[reference][s], sec = f.result()
+                seconds[reference] += sec
+                bar.advance(s.stop - s.start)
     log.info("OpenSim references: %.1f s wall time for %d configurations x %d reference(s)",
              time.perf_counter() - t0, len(q), len(todo))
     for reference, path, hit in todo:

@@ -296,11 +296,10 @@ def _summaries(model, sweeps, muscles, mac, refs, pkg, osv, compat, structural) 
             ks = model.coordinate_index(s.coordinate)
             for mi in range(len(muscles)):
                 lens = [pkg["length"][sl, mi]] + ([os_len[sl, mi]] if os_len is not None else [])
-                for kk in range(len(mac)):
-                    m = np.zeros(n, dtype=bool)
-                    for ln in lens:
-                        m |= discontinuities(ln, pkg["r"][sl, ks, mi])
-                    disc[sl, mi, kk] = m
+                m = np.zeros(n, dtype=bool)
+                for ln in lens:
+                    m |= discontinuities(ln, pkg["r"][sl, ks, mi])
+                disc[sl, mi, :] = m[:, None]
             start += n
         cause = _classify(ref, diff, other, pkg, r_cmp, vals, disc, structural, muscles, mac, TOLERANCE[ref],
                           compat)
@@ -482,7 +481,9 @@ def run_moment_arm_study(model_path: str, sweep: Sequence[str], *, step_deg: flo
             "fresh": "max_abs_length_difference_fresh_geometry_m"}).reset_index()
     worst = {}
     for ref in refs:
-        s = summary[summary.reference == ref]
+        s = summary[summary.reference == ref] if len(summary) else summary
+        if not len(s):
+            continue
         w = s.loc[s.max_abs_difference_smooth_m.idxmax()]
         worst[ref] = {"muscle": w.muscle, "swept_coordinate": w.swept_coordinate,
                       "moment_arm_coordinate": w.moment_arm_coordinate, "difference": w.max_abs_difference_smooth_m,
@@ -579,7 +580,6 @@ def print_report(result: dict, stream=None) -> None:
                      f"{ls.max_abs_length_difference_fresh_geometry_m.max():.2e} m (fresh geometry)\n")
     s = result["summary"]
     for ref, w in result["worst"].items():
-        unit, _ = coordinate_unit(model, w["swept_coordinate"])
         src = "cache" if result["cached"].get(ref) else f"{t[ref]:.1f} s summed over workers"
         d = s[s.reference == ref]
         tol = TOLERANCE[ref]
@@ -592,6 +592,7 @@ def print_report(result: dict, stream=None) -> None:
             i = g.max_abs_difference_m.idxmax()
             disc = int(g.discontinuity_points.sum())
             causes = "; ".join(dict.fromkeys(x for cc in g.cause for x in cc.split("; ") if x))
+            unit, _ = coordinate_unit(model, g.swept_coordinate[i])
             stream.write(f"    {m} about {c}: max {g.max_abs_difference_m.max():.2e} m at {g.swept_coordinate[i]} = "
                          f"{g.angle_of_max[i]:g} {unit}, {g.max_abs_difference_smooth_m.max():.2e} m away from "
                          f"{disc} discontinuity point(s) -- {causes}\n")

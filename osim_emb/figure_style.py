@@ -111,30 +111,23 @@ def style():
         yield
 
 
-def _use_agg() -> None:
-    import matplotlib
-    if matplotlib.get_backend().lower() not in ("agg", "pdf", "svg", "cairo", "module://matplotlib_inline.backend_inline"):
-        try:
-            matplotlib.use("Agg")
-        except Exception:  # pragma: no cover - a backend already running
-            pass
-
-
 def figure(width: str | float = "double", height: float | None = None, nrows: int = 1, ncols: int = 1,
            **kwargs):
     """``(fig, axes)`` at print size: ``width`` 'single' (3.5 in), 'double' (7.2 in) or inches.
 
-    ``axes`` is always a 2-D array; the layout is constrained (legends placed outside fit)."""
-    _use_agg()
+    ``axes`` is always a 2-D array; the layout is constrained (legends placed outside fit).  The figure is a
+    plain ``matplotlib.figure.Figure`` (no pyplot state, no GUI backend needed).  The project's rcParams are
+    applied (globally: legends, colour bars and texts added later follow them too)."""
     import matplotlib
-    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure
     matplotlib.rcParams.update(RC)
     w = WIDTHS.get(width, width) if isinstance(width, str) else float(width)
     if isinstance(w, str):
         raise ValueError(f"figure width {width!r}: use 'single', 'double' or inches")
     h = height if height is not None else min(w * 0.62 * nrows / max(ncols, 1) + 0.6, 9.5)
-    kwargs.setdefault("layout", "constrained")
-    fig, axes = plt.subplots(nrows, ncols, figsize=(w, h), squeeze=False, **kwargs)
+    layout = kwargs.pop("layout", "constrained")
+    fig = Figure(figsize=(w, h), layout=layout)
+    axes = fig.subplots(nrows, ncols, squeeze=False, **kwargs)
     return fig, axes
 
 
@@ -204,14 +197,13 @@ def save(fig, stem: str | Path, formats: Iterable[str] = ("pdf", "svg", "png"), 
          close: bool = True) -> list[Path]:
     """Write ``stem.<fmt>`` for every format atomically (temporary file, then rename); return the paths."""
     import matplotlib
-    import matplotlib.pyplot as plt
     stem = Path(stem)
     stem.parent.mkdir(parents=True, exist_ok=True)
     written = []
     try:
         if check:
             check_figure(fig)
-        with matplotlib.rc_context({k: RC[k] for k in ("pdf.fonttype", "ps.fonttype", "svg.fonttype")}):
+        with matplotlib.rc_context(RC):
             for fmt in formats:
                 fmt = fmt.strip().lower().lstrip(".")
                 target = stem.with_name(stem.name + "." + fmt)
@@ -227,7 +219,8 @@ def save(fig, stem: str | Path, formats: Iterable[str] = ("pdf", "svg", "png"), 
                 log.debug("wrote %s", target)
     finally:
         if close:
-            plt.close(fig)
+            import matplotlib.pyplot as plt
+            plt.close(fig)  # a no-op for a figure pyplot does not manage
     return written
 
 

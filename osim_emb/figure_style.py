@@ -66,6 +66,7 @@ RC = {
     "savefig.dpi": 300,
     "figure.dpi": 100,
     "image.cmap": "viridis",
+    "axes.prop_cycle": __import__("cycler").cycler(color=list(PALETTE[:7])),  # "C0".."C6" are Okabe-Ito
 }
 
 

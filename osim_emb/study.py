@@ -130,7 +130,7 @@ def run_main_job(model_path: str | None = None, out_dir: str | Path = "out", *, 
     cross = len(sweep) <= 3  # all moment arms at every point; else only about the swept coordinate
     have_osim = importlib.util.find_spec("opensim") is not None
     results = {"model": model, "exported": exported, "mvp": mvp, "sweep": sweep, "cross": cross,
-               "source": path}
+               "source": path, "builtin_path": builtin_model_path("shoulder3d")}
     common = dict(step_deg=step_deg, fixed=fixed, opensim_compat=True, formats=formats, progress=progress,
                   workers=workers, cache_dir=cache_dir, cross=cross)
     if not have_osim:
@@ -145,8 +145,11 @@ def run_main_job(model_path: str | None = None, out_dir: str | Path = "out", *, 
             refs = ["computeMomentArm", "minus_dL_dq"] + (["computeMomentArm_mvp"] if _has_moving_points(model)
                                                           else [])
         print(f"\nA. the model as it is: lengths (getLength), {', '.join(refs)}")
+        a_common = dict(common)
+        if builtin:  # every moment arm against -dL/dq, computeMomentArm about the swept coordinate only:
+            a_common["cross"] = ["minus_dL_dq"]  # computeMomentArm's cross terms are part B's subject
         results["A"] = run_moment_arm_study(str(exported), sweep, references=refs, out_dir=out / "moment_arms",
-                                            model=again, **common)
+                                            model=again, **a_common)
         results["length_difference"] = results["A"]["length_difference"]
         print_report(results["A"])
         has_rhythm = any(len(c.independents) > 1 for c in model.extras["document"].couplers)
@@ -243,7 +246,9 @@ def _blocks(results: dict, elapsed: float, compile_s: float) -> list[tuple]:
                    f"{len(model.dependent_coordinates)} dependent coordinates; {len(model.muscles)} musculotendon units",
                    f"swept: {', '.join(results['sweep'])} in 1-degree steps over their whole ranges (both ends), "
                    f"{a['n_configurations']} configurations; the other coordinates at their defaults clamped into "
-                   "range" + ("" if results["cross"] else "; moment arms about the swept coordinate"),
+                   "range" + ("" if results["cross"] else "; moment arms about the swept coordinate")
+                   + ("; in A, computeMomentArm_mvp about the swept coordinate (all moment arms in -dL/dq and in B)"
+                      if results["source"] == results.get("builtin_path") else ""),
                    "the package is compared in `opensim_compat` mode, which reproduces OpenSim's stale wrap-point "
                    "cache; its fresh-geometry mode (the path OpenSim draws) is reported beside"])]
     if "length_difference" in results and results["length_difference"] is not None:

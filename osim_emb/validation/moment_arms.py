@@ -419,12 +419,14 @@ def run_moment_arm_study(model_path: str, sweep: Sequence[str], *, step_deg: flo
                          opensim_compat: bool = True, out_dir: str | Path | None = None,
                          formats: Sequence[str] = ("pdf", "png", "svg"), model: Model | None = None,
                          progress: bool = True, workers: int | None = None, cache_dir=None,
-                         plot: bool = True, title: str | None = None, cross: bool = True, **_ignored) -> dict:
+                         plot: bool = True, title: str | None = None, cross: bool | Sequence[str] = True,
+                         **_ignored) -> dict:
     """Run the whole comparison; write tables and figures to ``out_dir``; return the tables and a summary.
 
     ``opensim_compat`` chooses the package mode compared with OpenSim (default: the one that reproduces
     OpenSim's wrap-point cache); the other mode's differences are reported beside it.  ``cross=False``
-    asks OpenSim only for the moment arm about the swept coordinate in each sweep (the others are NaN)."""
+    asks OpenSim only for the moment arm about the swept coordinate in each sweep (the others are NaN);
+    a list of references asks those for every moment-arm coordinate and the others for the swept one."""
     from ..io import load_osim
     if _ignored:
         log.debug("ignored options: %s", sorted(_ignored))
@@ -457,9 +459,10 @@ def run_moment_arm_study(model_path: str, sweep: Sequence[str], *, step_deg: flo
         jobs = [(r, mvp_path if r == "computeMomentArm_mvp" else str(model_path)) for r in refs]
     ranges = np.array([c.range for c in model.coordinates], dtype=float)
     mask = None
-    if not cross:
-        mask = np.concatenate([np.repeat(np.array([[c == s.coordinate for c in ma_coordinates]]), len(s.angles_deg), 0)
-                               for s in sweeps])
+    if cross is not True:
+        diagonal = np.concatenate([np.repeat(np.array([[c == s.coordinate for c in ma_coordinates]]),
+                                             len(s.angles_deg), 0) for s in sweeps])
+        mask = {r: diagonal for r in refs if not (cross and r in cross)}
     osv = evaluate_references(jobs, q, model.coordinate_names, ranges, muscles, ma_coordinates, fd_step=FD_STEP,
                               workers=workers, cache_dir=cache_dir, progress=progress, mask=mask) if jobs else {}
     for r in refs:

@@ -137,23 +137,26 @@ def _chunks(n: int, workers: int) -> list[slice]:
 def evaluate_references(jobs: Sequence[tuple[str, str]], q: np.ndarray, names: Sequence[str], ranges: np.ndarray,
                         muscles: Sequence[str], ma_coordinates: Sequence[str], *, fd_step: float = 1e-6,
                         workers: int | None = None, cache_dir: str | Path | None | bool = None,
-                        progress: bool = True, mask: np.ndarray | None = None) -> dict[str, dict]:
+                        progress: bool = True, mask=None) -> dict[str, dict]:
     """OpenSim's values for every ``(reference, model path)`` job at the configurations ``q`` (N, n_q).
 
     Returns ``{reference: {"values": (N, M, K), "lengths": (N, M), "seconds": float, "cached": bool}}``.
     ``workers`` processes (default: the number of CPUs, at most 4) share all jobs; ``cache_dir=False``
-    disables the disk cache; ``mask`` (N, K) selects the moment arms to evaluate (default: all)."""
+    disables the disk cache; ``mask`` (N, K), or a dict of them by reference, selects the moment arms to
+    evaluate (default: all)."""
     from ..progress import Progress
     q = np.ascontiguousarray(q, dtype=float)
     ranges = np.asarray(ranges, dtype=float)
-    mask = np.ones((len(q), len(ma_coordinates)), dtype=bool) if mask is None else np.asarray(mask, dtype=bool)
+    full = np.ones((len(q), len(ma_coordinates)), dtype=bool)
+    masks = {r: np.asarray((mask.get(r, full) if isinstance(mask, dict) else full if mask is None else mask),
+                           dtype=bool) for r, _ in jobs}
     out: dict[str, dict] = {}
     cache = None if cache_dir is False else Path(cache_dir) if cache_dir else default_cache_dir()
     todo = []
     for reference, path in jobs:
         if reference not in REFERENCES:
             raise ValueError(f"unknown reference {reference!r}; choose from {', '.join(REFERENCES)}")
-        key = _cache_key(reference, path, q, names, muscles, ma_coordinates, fd_step, mask)
+        key = _cache_key(reference, path, q, names, muscles, ma_coordinates, fd_step, masks[reference])
         hit = cache / f"{key}.npz" if cache is not None else None
         if hit is not None and hit.exists():
             try:
@@ -179,7 +182,7 @@ def evaluate_references(jobs: Sequence[tuple[str, str]], q: np.ndarray, names: S
             for reference, path, _ in todo:
                 for s in parts[reference]:
                     v, ln, sec = _evaluate_chunk(reference, path, q[s], names, ranges, muscles, ma_coordinates,
-                                                 fd_step, mask[s])
+                                                 fd_step, masks[reference][s])
                     vals[reference][s], lens[reference][s] = v, ln
                     seconds[reference] += sec
                     bar.advance(s.stop - s.start)
@@ -191,7 +194,7 @@ def evaluate_references(jobs: Sequence[tuple[str, str]], q: np.ndarray, names: S
             for reference, path, _ in todo:
                 for s in parts[reference]:
                     f = pool.submit(_evaluate_chunk, reference, path, q[s], list(names), ranges, list(muscles),
-                                    list(ma_coordinates), fd_step, mask[s])
+                                    list(ma_coordinates), fd_step, masks[reference][s])
                     futures[f] = (reference, s)
             for f in as_completed(futures):
                 reference, s = futures[f]

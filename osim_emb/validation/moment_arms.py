@@ -175,6 +175,8 @@ def package_evaluation(model: Model, q: np.ndarray, muscles: Sequence[str], ma_c
         kidx = [model.coordinate_index(c) for c in ma_coordinates]
         out["fd"] = np.stack([_minus_fd(model, q, k, muscles, True) for k in kidx], axis=2)
         out["fd_fresh"] = np.stack([_minus_fd(model, q, k, muscles, False) for k in kidx], axis=2)
+        # the same quotient over a 4x wider stencil: differs where L is not smooth inside the stencil
+        out["fd_wide"] = np.stack([_minus_fd(model, q, k, muscles, True, 4 * FD_STEP) for k in kidx], axis=2)
     out["compile_seconds"] = compile_s
     return out
 
@@ -246,6 +248,9 @@ def _classify(reference: str, diff: np.ndarray, other_mode_diff: np.ndarray, pkg
         reproduced = np.abs(fd - os_vals) <= tol  # the package's getLength derivative = OpenSim's
         stale = np.abs(fdf - fd) > tol / 2
         approx = np.abs(pkg_r - fdf) > tol / 2
+        rough = np.abs(pkg["fd_wide"] - fd) > 1e-6  # a jump or kink of L within the difference stencil
+        cause[todo & reproduced & rough] = "discontinuity"
+        todo = todo & ~rough
         both = todo & reproduced & stale & approx
         cause[todo & reproduced & stale & ~approx] = "stale_cache_getLength"
         cause[todo & reproduced & ~stale] = "approximate_wrapping"
@@ -314,10 +319,10 @@ def _summaries(model, sweeps, muscles, mac, refs, pkg, osv, compat, structural) 
                         continue  # not evaluated (cross=False)
                     d = np.abs(diff[sl, mi, kk])
                     o = np.abs(vals[sl, mi, kk])
-                    dm = disc[sl, mi, kk]
+                    cs = cause[sl, mi, kk]
+                    dm = disc[sl, mi, kk] | (cs == "discontinuity")
                     i = int(np.argmax(d))
                     smooth = d[~dm]
-                    cs = cause[sl, mi, kk]
                     keys = [k for k in dict.fromkeys(cs[np.argsort(-d)]) if k]
                     rows.append({
                         "reference": ref, "muscle": mu, "swept_coordinate": s.coordinate,

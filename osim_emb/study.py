@@ -43,7 +43,7 @@ __all__ = ["run_main_job", "default_sweep", "provenance"]
 def default_sweep(model: Model, threshold: float = 1e-6) -> list[str]:
     """The unlocked rotational generalized coordinates that some muscle spans (|R| > ``threshold`` m at the
     default or the mid-range configuration)."""
-    rot = [k for k, c in enumerate(model.coordinates) if c.motion_type == "rotational"]
+    rot = [k for k, c in enumerate(model.coordinates) if c.motion_type != "translational"]  # "coupled": angles
     if not model.muscles or not rot:
         return []
     lo = np.array([c.range[0] for c in model.coordinates])

@@ -391,7 +391,8 @@ def write_sto_tables(out: Path, model: Model, time_or_index: np.ndarray, length:
                      muscles: Sequence[str], ma_coordinates: Sequence[str], prefix: str, q: np.ndarray | None = None,
                      protect: Sequence = ()) -> list[Path]:
     """MuscleAnalysis-like storage files: ``PREFIX_Length.sto`` and ``PREFIX_MomentArm_<coordinate>.sto``
-    (columns: time, then one per muscle) and, with ``q``, ``PREFIX_coordinates.mot`` (degrees)."""
+    (columns: time, then one per muscle) and, with ``q``, ``PREFIX_coordinates.mot`` (rotational coordinates in
+    degrees, the others -- translations, OpenSim's "coupled" -- in metres and radians, as OpenSim reads them)."""
     from ..io.motion import write_motion
     out.mkdir(parents=True, exist_ok=True)
     written = []
@@ -408,9 +409,8 @@ def write_sto_tables(out: Path, model: Model, time_or_index: np.ndarray, length:
         written.append(p)
     if q is not None:
         cols = {}
-        for k, c in enumerate(model.coordinates):
-            unit, scale = coordinate_unit(model, c.name)
-            cols[c.name] = q[:, k] * (scale if unit == "deg" else 1.0)
+        for k, c in enumerate(model.coordinates):  # OpenSim reads only Rotational coordinates as degrees
+            cols[c.name] = np.degrees(q[:, k]) if c.motion_type == "rotational" else q[:, k]
         p = out / f"{prefix}_coordinates.mot"
         write_motion(p, pd.concat([t, pd.DataFrame(cols)], axis=1), name="Coordinates", in_degrees=True,
                      protect=protect)

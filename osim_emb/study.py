@@ -50,7 +50,16 @@ def default_sweep(model: Model, threshold: float = 1e-6) -> list[str]:
     hi = np.array([c.range[1] for c in model.coordinates])
     d = np.clip(model.default_q, lo, hi)
     mid = np.where(np.isfinite(lo) & np.isfinite(hi), 0.5 * (lo + hi), d)
-    _, r = lengths_and_moment_arms(model, np.vstack([d, mid]), opensim_compat=True)
+    import os
+    saved = os.environ.get("OSIM_EMB_NO_JIT")
+    os.environ["OSIM_EMB_NO_JIT"] = "1"  # two configurations: numpy, so that numba compiles later, beside OpenSim
+    try:
+        _, r = lengths_and_moment_arms(model, np.vstack([d, mid]), opensim_compat=True)
+    finally:
+        if saved is None:
+            os.environ.pop("OSIM_EMB_NO_JIT", None)
+        else:
+            os.environ["OSIM_EMB_NO_JIT"] = saved
     spanned = np.abs(r).max(axis=(0, 2)) > threshold
     return [model.coordinates[k].name for k in rot
             if spanned[k] and np.isfinite(lo[k]) and np.isfinite(hi[k]) and hi[k] > lo[k]]
@@ -115,8 +124,7 @@ def run_main_job(model_path: str | None = None, out_dir: str | Path = "out", *, 
     write_osim(moving_points_as_bodies(model.extras["document"]), mvp, protect=[path])
     again = load_osim(exported)
     print(f"exported {exported} (OpenSim 4 format; re-imported model identical: {again == model}) and {mvp}")
-    from .validation.moment_arms import _warm_up
-    compile_s = _warm_up(again, again.default_q[None], None)  # numba compiles here the first time (a message)
+    compile_s = 0.0
     if sweep:
         unknown = [c for c in sweep if c not in model.coordinate_names]
         if unknown:

@@ -449,8 +449,11 @@ def run_moment_arm_study(model_path: str, sweep: Sequence[str], *, step_deg: flo
     sweeps = make_sweeps(model, sweep, step_deg, fixed)
     q = np.vstack([s.q for s in sweeps])
     refs = list(references)
-    pkg = package_evaluation(model, q, muscles, ma_coordinates, derivatives="minus_dL_dq" in refs)
-    timings = {"package": pkg["seconds"], "package_compile": pkg["compile_seconds"]}
+    # the package's side runs in a thread while OpenSim's workers run (numba's first compilation overlaps them)
+    from concurrent.futures import ThreadPoolExecutor
+    side = ThreadPoolExecutor(1)
+    pkg_future = side.submit(package_evaluation, model, q, muscles, ma_coordinates,
+                             derivatives="minus_dL_dq" in refs)
     jobs = []
     if refs:
         mvp_path = None
@@ -468,8 +471,14 @@ def run_moment_arm_study(model_path: str, sweep: Sequence[str], *, step_deg: flo
         diagonal = np.concatenate([np.repeat(np.array([[c == s.coordinate for c in ma_coordinates]]),
                                              len(s.angles_deg), 0) for s in sweeps])
         mask = {r: diagonal for r in refs if not (cross and r in cross)}
-    osv = evaluate_references(jobs, q, model.coordinate_names, ranges, muscles, ma_coordinates, fd_step=FD_STEP,
-                              workers=workers, cache_dir=cache_dir, progress=progress, mask=mask) if jobs else {}
+    try:
+        osv = evaluate_references(jobs, q, model.coordinate_names, ranges, muscles, ma_coordinates,
+                                  fd_step=FD_STEP, workers=workers, cache_dir=cache_dir, progress=progress,
+                                  mask=mask) if jobs else {}
+        pkg = pkg_future.result()
+    finally:
+        side.shutdown(wait=True, cancel_futures=True)
+    timings = {"package": pkg["seconds"], "package_compile": pkg["compile_seconds"]}
     for r in refs:
         timings[r] = osv[r]["seconds"]
     structural = explain_differences(model, muscles)

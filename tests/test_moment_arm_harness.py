@@ -135,3 +135,14 @@ def test_moment_arms_command_on_arm26_explains_every_difference(osim, models_dir
                  "--step", "10", "--workers", "1", "--no-cache", "--no-plot", "--quiet", "--out", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "opensim_compat mode" in out and "unexplained" not in out
+
+
+def test_opensim_values_are_cached_by_model_sweep_and_version(osim, models_dir, tmp_path):
+    kw = dict(step_deg=30.0, references=["computeMomentArm", "minus_dL_dq"], progress=False, workers=1,
+              cache_dir=tmp_path / "cache", plot=False)
+    first = run_moment_arm_study(str(models_dir / "arm26.osim"), ["r_elbow_flex"], **kw)
+    again = run_moment_arm_study(str(models_dir / "arm26.osim"), ["r_elbow_flex"], **kw)
+    assert not any(first["cached"].values()) and all(again["cached"].values())
+    pd.testing.assert_frame_equal(first["tables"]["computeMomentArm"], again["tables"]["computeMomentArm"])
+    other = run_moment_arm_study(str(models_dir / "arm26.osim"), ["r_elbow_flex"], **{**kw, "step_deg": 20.0})
+    assert not any(other["cached"].values())  # another sweep is another key

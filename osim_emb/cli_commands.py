@@ -28,6 +28,18 @@ def cmd_rhythm(args: argparse.Namespace) -> int:
     return 0
 
 
+def _formats(text: str) -> list[str]:
+    """Figure formats, checked before any work is done."""
+    from matplotlib.backend_bases import FigureCanvasBase
+    known = FigureCanvasBase.get_supported_filetypes()
+    out = [f.lower().lstrip(".") for f in _csv(text)]
+    bad = [f for f in out if f not in known]
+    if bad or not out:
+        raise ValueError(f"--formats: unknown figure format(s) {', '.join(bad) or repr(text)}; "
+                         f"choose from {', '.join(sorted(known))}")
+    return out
+
+
 def _fixed(pairs: list[str] | None) -> dict[str, float]:
     import numpy as np
     out = {}
@@ -58,13 +70,13 @@ def cmd_moment_arms(args: argparse.Namespace) -> int:
         from .validation.motion_moment_arms import print_motion_report, run_motion_study
         result = run_motion_study(args.model, args.motion, muscles=muscles, ma_coordinates=coords,
                                   reference=args.references != "none", opensim_compat=compat, out_dir=out,
-                                  formats=_csv(args.formats), plot=not args.no_plot)
+                                  formats=_formats(args.formats), plot=not args.no_plot)
         print_motion_report(result)
     else:
         result = run_moment_arm_study(
             args.model, _csv(args.sweep), step_deg=args.step, muscles=muscles, ma_coordinates=coords,
             references=refs, fixed=_fixed(args.fixed), opensim_compat=compat, out_dir=out,
-            formats=_csv(args.formats), progress=not args.quiet, workers=args.workers,
+            formats=_formats(args.formats), progress=not args.quiet, workers=args.workers,
             cache_dir=False if args.no_cache else args.cache_dir, plot=not args.no_plot)
         print_report(result)
     print(f"  tables and figures in {out}/")
@@ -141,7 +153,9 @@ def cmd_inverse_dynamics(args: argparse.Namespace) -> int:
 def cmd_run(args: argparse.Namespace) -> int:
     from .study import run_main_job
     kw = {"sweep": _csv(args.sweep)} if getattr(args, "sweep", None) else {}
-    run_main_job(args.model, args.out, step_deg=args.step, formats=_csv(args.formats), progress=not args.quiet,
+    if args.step <= 0:
+        raise ValueError(f"--step must be positive (got {args.step})")
+    run_main_job(args.model, args.out, step_deg=args.step, formats=_formats(args.formats), progress=not args.quiet,
                  workers=getattr(args, "workers", None),
                  cache_dir=False if getattr(args, "no_cache", False) else getattr(args, "cache_dir", None),
                  command="osim-emb run " + " ".join(

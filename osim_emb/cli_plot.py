@@ -8,7 +8,7 @@ from pathlib import Path
 
 
 def cmd_plot(args: argparse.Namespace) -> int:
-    from .cli_commands import _csv, _fixed
+    from .cli_commands import _csv, _fixed, _formats
     from .validation.figures import moment_arm_figures
     from .validation.moment_arms import REFERENCES, run_moment_arm_study
     refs = [] if args.references == "none" else _csv(args.references)
@@ -23,7 +23,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
         res = run_motion_study(args.model, args.motion, muscles=muscles, ma_coordinates=coords,
                                reference=bool(refs), opensim_compat=not args.fresh_geometry, out_dir=None, plot=False)
         from .validation.figures import moment_arm_curves
-        written = moment_arm_curves(res, out, _csv(args.formats), pairs=[("time", c) for c in res["ma_coordinates"]])
+        written = moment_arm_curves(res, out, _formats(args.formats), pairs=[("time", c) for c in res["ma_coordinates"]])
     else:
         if not args.sweep:
             raise ValueError("give --sweep COORDINATES or --motion FILE")
@@ -31,7 +31,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
                                    ma_coordinates=coords, references=refs, fixed=_fixed(args.fixed),
                                    opensim_compat=not args.fresh_geometry, out_dir=None, progress=not args.quiet,
                                    workers=args.workers, cache_dir=False if args.no_cache else args.cache_dir)
-        written = moment_arm_figures(res, out, _csv(args.formats))
+        written = moment_arm_figures(res, out, _formats(args.formats))
     print(f"wrote {len(written)} figure files in {out}/")
     return 0
 

@@ -192,6 +192,28 @@ def check_figure(fig, min_font_pt: float = MIN_FONT_PT) -> None:
             small.append((t.get_text()[:30], t.get_fontsize()))
     if small:
         raise ValueError(f"text below {min_font_pt} pt at print size: {small[:5]}")
+    # nothing cut off at the figure's edge
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    canvas = fig.canvas if isinstance(fig.canvas, FigureCanvasAgg) else FigureCanvasAgg(fig)
+    canvas.draw()
+    renderer = canvas.get_renderer()
+    w, h = fig.bbox.width, fig.bbox.height
+    cut = []
+    texts = list(fig.texts) + ([fig._suptitle] if fig._suptitle is not None else [])
+    for lg in fig.legends:
+        texts += list(lg.get_texts())
+    for ax in fig.axes:  # titles, axis labels, annotations, legends (tick labels are the layout's business)
+        texts += [ax.title, ax._left_title, ax._right_title, ax.xaxis.label, ax.yaxis.label] + list(ax.texts)
+        if ax.get_legend() is not None:
+            texts += list(ax.get_legend().get_texts())
+    for t in texts:
+        if not (t.get_visible() and t.get_text()):
+            continue
+        bb = t.get_window_extent(renderer)
+        if bb.x0 < -1 or bb.y0 < -1 or bb.x1 > w + 1 or bb.y1 > h + 1:
+            cut.append(t.get_text()[:40])
+    if cut:
+        raise ValueError(f"text cut off at the figure's edge: {cut[:5]}")
 
 
 def save(fig, stem: str | Path, formats: Iterable[str] = ("pdf", "svg", "png"), *, check: bool = True,

@@ -67,3 +67,11 @@ def test_flat_curve_gets_a_readable_axis(tmp_path):
     fs.save(fig, tmp_path / "flat", ("png",), close=False)
     lo, hi = axes[0, 0].get_ylim()
     assert hi - lo > 0.5
+
+
+def test_text_cut_off_at_the_edge_is_refused(tmp_path):
+    fig, axes = fs.figure("single")
+    axes[0, 0].plot([0, 1], [0, 1])
+    axes[0, 0].text(1.5, 0.5, "far outside the figure", transform=axes[0, 0].transAxes)
+    with pytest.raises(ValueError, match="cut off"):
+        fs.save(fig, tmp_path / "cut", ("png",))

@@ -124,9 +124,9 @@ def error_heatmaps(result: dict, out: Path, formats: Sequence[str], title: str |
             ax.set_xticks(range(ncols), [f"{a} / {b}" for a, b in p.columns], rotation=60, ha="right")
             ax.set_xlabel("swept coordinate / moment-arm coordinate")
             cb = fig.colorbar(im, ax=ax, shrink=min(1.0, 3.0 / h) if h > 3 else 1.0)
-            cb.set_label("log10 max |package − OpenSim| (m)")
+            cb.set_label("log10 of max\n|package − OpenSim| (m)")
             part = f" ({pi + 1}/{len(pages)})" if len(pages) > 1 else ""
-            ax.set_title(f"{title or model.name}: worst difference, reference {ref}{part}")
+            ax.set_title(f"{title or model.name}{part}\nworst difference, reference {ref}")
             stem = f"error_heatmap_{ref}" + (f"_{pi + 1}" if len(pages) > 1 else "")
             written += fs.save(fig, out / stem, formats)
     return written

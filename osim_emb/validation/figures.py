@@ -113,7 +113,8 @@ def error_heatmaps(result: dict, out: Path, formats: Sequence[str], title: str |
         width = "single" if ncols <= 4 else "double"
         for pi, page in enumerate(pages):
             p = piv.loc[page]
-            h = 1.6 + 0.13 * len(page)
+            longest = max(len(str(x)) for col in p.columns for x in col)
+            h = 1.0 + 0.16 * len(page) + 0.065 * longest  # rows at >= 7 pt, vertical column labels, titles
             fig, axes = fs.figure(width, height=h)
             ax = axes[0, 0]
             ax.grid(False)
@@ -121,12 +122,12 @@ def error_heatmaps(result: dict, out: Path, formats: Sequence[str], title: str |
                 im = ax.imshow(np.log10(np.maximum(p.values, 1e-16)), aspect="auto", cmap="viridis", vmin=-16,
                                vmax=-1, interpolation="nearest")
             ax.set_yticks(range(len(page)), page)
-            ax.set_xticks(range(ncols), [f"{a} / {b}" for a, b in p.columns], rotation=60, ha="right")
-            ax.set_xlabel("swept coordinate / moment-arm coordinate")
+            ax.set_xticks(range(ncols), [f"{a}\n{b}" for a, b in p.columns], rotation=90)
+            ax.set_xlabel("swept / moment-arm coordinate")
             cb = fig.colorbar(im, ax=ax, shrink=min(1.0, 3.0 / h) if h > 3 else 1.0)
-            cb.set_label("log10 of max\n|package − OpenSim| (m)")
+            cb.set_label("log10 max\n|package − OpenSim| (m)")
             part = f" ({pi + 1}/{len(pages)})" if len(pages) > 1 else ""
-            ax.set_title(f"{title or model.name}{part}\nworst difference, reference {ref}")
+            fig.suptitle(f"{title or model.name}{part}\nworst difference, {ref}")
             stem = f"error_heatmap_{ref}" + (f"_{pi + 1}" if len(pages) > 1 else "")
             written += fs.save(fig, out / stem, formats)
     return written

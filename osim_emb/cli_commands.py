@@ -71,6 +71,11 @@ def cmd_rhythm(args: argparse.Namespace) -> int:
     return 0
 
 
+def _formats(text: str) -> list[str]:
+    """Figure formats, checked before any work is done."""
+    return [f.lower().lstrip(".") for f in _figure_formats(text)]
+
+
 def _fixed(pairs: list[str] | None, option: str = "--fixed") -> dict[str, float]:
     """NAME=VALUE pairs (degrees for rotations, metres for translations), values as given (not converted)."""
     out = {}
@@ -101,17 +106,32 @@ def cmd_moment_arms(args: argparse.Namespace) -> int:
     for r in refs:
         if r not in REFERENCES:
             raise ValueError(f"unknown reference {r!r}; choose from {', '.join(REFERENCES)} or 'none'")
-    if not _csv(args.sweep):
+    if not args.sweep and not args.motion:
+        raise ValueError("give --sweep COORDINATES or --motion FILE")
+    if args.sweep and not _csv(args.sweep):
         raise ValueError("--sweep needs at least one coordinate")
     fixed = _fixed_radians(args.fixed)
     out = args.out or str(Path("out") / (Path(args.model).stem + "_moment_arms"))
-    with atomic_folder(out, overwrite=args.overwrite, inputs=[args.model]) as tmp:
-        result = run_moment_arm_study(
-            args.model, _csv(args.sweep), step_deg=args.step, muscles=_csv(args.muscles) if args.muscles else None,
-            ma_coordinates=_csv(args.coordinates) if args.coordinates else None, references=refs,
-            fixed=fixed, opensim_compat=args.opensim_compat, out_dir=tmp, formats=formats,
-            progress=not args.quiet)
-    print_report(result)
+    compat = not args.fresh_geometry
+    muscles = _csv(args.muscles) if args.muscles else None
+    coords = _csv(args.coordinates) if args.coordinates else None
+    inputs = [args.model] + ([args.motion] if args.motion else [])
+    with atomic_folder(out, overwrite=args.overwrite, inputs=inputs) as tmp:
+        if args.motion:
+            from .validation.motion_moment_arms import print_motion_report, run_motion_study
+            result = run_motion_study(args.model, args.motion, muscles=muscles, ma_coordinates=coords,
+                                      reference=args.references != "none", opensim_compat=compat, out_dir=tmp,
+                                      formats=formats, plot=not args.no_plot)
+        else:
+            result = run_moment_arm_study(
+                args.model, _csv(args.sweep), step_deg=args.step, muscles=muscles, ma_coordinates=coords,
+                references=refs, fixed=fixed, opensim_compat=compat, out_dir=tmp,
+                formats=formats, progress=not args.quiet, workers=args.workers,
+                cache_dir=False if args.no_cache else args.cache_dir, plot=not args.no_plot)
+    if args.motion:
+        print_motion_report(result)
+    else:
+        print_report(result)
     print(f"  tables and figures in {out}/")
     return 0
 
@@ -279,21 +299,67 @@ def cmd_run(args: argparse.Namespace) -> int:
     from .study import run_main_job
     _positive("--step", args.step)
     formats = _figure_formats(args.formats)
+    kw = {"sweep": _csv(args.sweep)} if getattr(args, "sweep", None) else {}
+    command = "osim-emb run " + " ".join(
+        [args.model or "(built-in shoulder3d)", "--out", str(args.out), "--step", f"{args.step:g}"]
+        + (["--sweep", args.sweep] if getattr(args, "sweep", None) else []))
     with atomic_folder(args.out, overwrite=args.overwrite, inputs=[args.model], replace_whole=False) as tmp:
-        run_main_job(args.model, tmp, step_deg=args.step, formats=formats, progress=not args.quiet)
+        run_main_job(args.model, tmp, step_deg=args.step, formats=formats, progress=not args.quiet,
+                     workers=getattr(args, "workers", None),
+                     cache_dir=False if getattr(args, "no_cache", False) else getattr(args, "cache_dir", None),
+                     command=command, **kw)
     print(f"outputs in {args.out}/")
     return 0
+
+
+class _Help(argparse.ArgumentDefaultsHelpFormatter):
+    """Shows each option's default in --help (unless the help already says it, or there is none)."""
+
+    def _get_help_string(self, action):
+        h = action.help or ""
+        if "default" in h or action.default in (None, False, argparse.SUPPRESS):
+            return h
+        return super()._get_help_string(action)
+
+
+def add_comparison_options(s: argparse.ArgumentParser) -> None:
+    """Options shared by ``moment-arms`` and ``plot``."""
+    s.add_argument("--step", type=float, default=1.0, help="sweep step in degrees")
+    s.add_argument("--coordinates", help="moment-arm coordinates (default: the swept ones, or those the motion moves)")
+    s.add_argument("--muscles", help="comma-separated muscle names (default: all)")
+    s.add_argument("--fixed", action="append", help="values of the other coordinates, NAME=DEGREES[,...] "
+                                                    "(default: their default values, clamped into range)")
+    s.add_argument("--references", default="computeMomentArm,computeMomentArm_mvp,minus_dL_dq",
+                   help="OpenSim references to compare with, or 'none'")
+    s.add_argument("--fresh-geometry", action="store_true",
+                   help="compare the package's fresh-geometry mode with OpenSim (default: opensim_compat, which "
+                        "reproduces OpenSim's stale wrap-point cache; the other mode is always reported beside)")
+    s.add_argument("--opensim-compat", action="store_true", help=argparse.SUPPRESS)  # now the default
+    s.add_argument("--workers", type=int, help="processes for OpenSim's side (default: CPUs, at most 4)")
+    s.add_argument("--cache-dir", help="cache of OpenSim's values (default: $OSIM_EMB_CACHE or "
+                                       "~/.cache/osim-emb/opensim_references)")
+    s.add_argument("--no-cache", action="store_true", help="neither read nor write the OpenSim cache")
+    s.add_argument("--out", help="output folder (default out/MODEL_moment_arms)")
+    s.add_argument("--formats", default="pdf,png,svg", help="figure formats")
+    s.add_argument("--no-plot", action="store_true", help="tables only")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the analysis commands (moment arms, rhythm, simulation, the default study)."""
     __import__("osim_emb.cli_fit_rhythm", fromlist=["register"]).register(sub)
     s = sub.add_parser("run", help="the main job: export a model (default: the built-in 3D shoulder), validate its "
-                                   "moment arms against OpenSim over 1-degree sweeps, write a report")
+                                   "moment arms against OpenSim over 1-degree sweeps, write a report",
+                       formatter_class=_Help)
     s.add_argument("model", nargs="?", help=".osim file (default: the built-in models/shoulder3d)")
-    s.add_argument("--out", default="out", help="output folder (default: out)")
-    s.add_argument("--step", type=float, default=1.0, help="sweep step in degrees (default 1)")
+    s.add_argument("--out", default="out", help="output folder")
+    s.add_argument("--step", type=float, default=1.0, help="sweep step in degrees")
+    s.add_argument("--sweep", help="coordinates to sweep (default: the unlocked rotational coordinates the "
+                                   "muscles span)")
     s.add_argument("--formats", default="pdf,png,svg", help="figure formats")
+    s.add_argument("--workers", type=int, help="processes for OpenSim's side (default: CPUs, at most 4)")
+    s.add_argument("--cache-dir", help="cache of OpenSim's values (default: $OSIM_EMB_CACHE or "
+                                       "~/.cache/osim-emb/opensim_references)")
+    s.add_argument("--no-cache", action="store_true", help="neither read nor write the OpenSim cache")
     s.set_defaults(func=cmd_run)
 
     s = sub.add_parser("simulate", help="forward simulation of the minimal-coordinate ODE under gravity")
@@ -321,20 +387,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--smoothing", type=float, help="smoothing-spline penalty (default: interpolating spline)")
     s.add_argument("--plot", action="store_true", help="also write a PNG plot")
     s.set_defaults(func=cmd_inverse_dynamics)
-    s = sub.add_parser("moment-arms", help="sweep coordinates and compare the closed-form moment arms with OpenSim")
+    s = sub.add_parser("moment-arms", help="sweep coordinates (or follow a motion) and compare the closed-form "
+                                           "moment arms with OpenSim", formatter_class=_Help)
     s.add_argument("model", help=".osim file")
-    s.add_argument("--sweep", required=True, help="coordinates to sweep over their ranges, e.g. elv_angle,shoulder_elv")
-    s.add_argument("--step", type=float, default=1.0, help="sweep step in degrees (default 1)")
-    s.add_argument("--coordinates", help="moment-arm coordinates (default: the swept ones)")
-    s.add_argument("--muscles", help="comma-separated muscle names (default: all)")
-    s.add_argument("--fixed", action="append", help="values of the other coordinates, NAME=DEGREES[,...] "
-                                                    "(default: their default values)")
-    s.add_argument("--references", default="computeMomentArm,computeMomentArm_mvp,minus_dL_dq",
-                   help="OpenSim references to compare with, or 'none'")
-    s.add_argument("--opensim-compat", action="store_true",
-                   help="reproduce OpenSim's stale wrap-point cache (paths with several wrap objects)")
-    s.add_argument("--out", help="output folder (default out/MODEL_moment_arms)")
-    s.add_argument("--formats", default="pdf,png,svg", help="figure formats")
+    s.add_argument("--sweep", help="coordinates to sweep over their whole ranges, e.g. elv_angle,shoulder_elv")
+    s.add_argument("--motion", help="a motion (.mot/.sto, e.g. an inverse-kinematics result): L and R at its "
+                                    "frames beside OpenSim's MuscleAnalysis on the same file")
+    add_comparison_options(s)
     s.set_defaults(func=cmd_moment_arms)
 
     s = sub.add_parser("rhythm", help="replace a model's shoulder-rhythm couplers and export it as .osim")
@@ -350,6 +409,6 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="when the model's coordinate ranges leave the domain of the rhythm's data (default warn)")
     s.set_defaults(func=cmd_rhythm)
 
-    from . import cli_batch, cli_fit_paths, cli_muscle_sim
-    for more in (cli_muscle_sim, cli_batch, cli_fit_paths):
+    from . import cli_batch, cli_fit_paths, cli_muscle_sim, cli_plot
+    for more in (cli_muscle_sim, cli_batch, cli_fit_paths, cli_plot):
         more.register(sub)

@@ -1,6 +1,7 @@
 """The main job (osim-emb run) on the built-in shoulder model, at a coarse step."""
 
 import numpy as np
+import pytest
 
 from osim_emb.builtin_models import builtin_model_path, load_builtin
 from osim_emb.cli import main
@@ -21,18 +22,47 @@ def test_builtin_model_is_the_seeds_shoulder():
 
 def test_main_job_validates_against_opensim(osim, tmp_path):
     from osim_emb.study import run_main_job
-    res = run_main_job(None, tmp_path, step_deg=30.0, formats=("png",), progress=False)
+    res = run_main_job(None, tmp_path, step_deg=30.0, formats=("png", "svg"), progress=False, workers=1,
+                       cache_dir=False)
     assert res["length_difference"] < 1e-12
     b = res["B"]["summary"]
-    assert b.max_abs_difference.max() < 1e-8  # closed-form R = computeMomentArm (elevation-only rhythm)
+    assert b.max_abs_difference_m.max() < 1e-8  # closed-form R = computeMomentArm (elevation-only rhythm)
     a = res["A"]["summary"]
     mvp = a[a.reference == "computeMomentArm_mvp"]
-    assert (mvp.max_abs_difference > 1e-5).any()  # two-coordinate couplers: OpenSim's projection departs
-    assert all(r for r in mvp[mvp.max_abs_difference > 1e-8].reason)  # and every departure is explained
+    assert (mvp.max_abs_difference_m > 1e-5).any()  # two-coordinate couplers: OpenSim's projection departs
+    assert all(r for r in mvp[mvp.max_abs_difference_m > 1e-8].cause)  # and every departure is explained
+    assert a.unexplained_points.sum() == 0 and b.unexplained_points.sum() == 0
     report = (tmp_path / "report.md").read_text()
-    assert "computeMomentArm_mvp" in report and "stale wrap-point cache" in report
+    assert "computeMomentArm_mvp" in report and "stale wrap-point cache" in report and "unexplained" not in \
+        report.replace("unexplained points", "")
+    assert "| --- |" in report and "![" in report and "sha256" in report
+    page = (tmp_path / "report.html").read_text()
+    assert page.count("<svg") >= 3 and "<table>" in page and "src='http" not in page  # self-contained
     assert load_osim(tmp_path / "shoulder3d.osim") == load_builtin()
-    assert (tmp_path / "moment_arms" / "leaders_moment_arms.png").exists()
+    assert list((tmp_path / "moment_arms").glob("moment_arm_shoulder_elv_vs_shoulder_elv*.png"))
+
+
+@pytest.mark.parametrize("name", ["arm26.osim", "leg6dof9musc.osim"])
+def test_run_on_any_model_without_flags(osim, models_dir, tmp_path, monkeypatch, name):
+    from test_figure_style import check_written_figure
+    monkeypatch.setenv("OSIM_EMB_CACHE", str(tmp_path / "cache"))
+    assert main(["run", str(models_dir / name), "--out", str(tmp_path / "out"), "--step", "20", "--workers", "1",
+                 "--formats", "pdf,svg,png", "--quiet"]) == 0
+    out = tmp_path / "out"
+    report = (out / "report.md").read_text()
+    assert "unexplained points" in report and "model sha256" in report
+    figs = sorted((out / "moment_arms").glob("moment_arm_*.svg"))
+    assert figs
+    for f in figs + sorted((out / "moment_arms").glob("error_heatmap_*.svg")):
+        check_written_figure(f.with_suffix(""))
+    assert list((out / "moment_arms" / "sto").glob("*_Length.sto"))
+
+
+def test_default_sweep_is_the_spanned_rotational_coordinates(models_dir):
+    from osim_emb.study import default_sweep
+    assert default_sweep(load_osim(models_dir / "arm26.osim")) == ["r_shoulder_elev", "r_elbow_flex"]
+    leg = default_sweep(load_osim(models_dir / "leg6dof9musc.osim"))
+    assert "knee_angle_r" in leg and not any(c.startswith("pelvis") for c in leg)
 
 
 def test_run_command_without_arguments_uses_the_builtin(monkeypatch, tmp_path):

@@ -35,6 +35,8 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+
+from osim_emb import figure_style as fs  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from scipy.integrate import solve_ivp  # noqa: E402
@@ -48,15 +50,11 @@ T_REF = 0.03
 N_PTS = 1000
 TIGHT = 1e-13  # tolerance of the reference DAE solution
 
-plt.rcParams.update({"font.size": 9, "axes.titlesize": 9, "axes.labelsize": 9, "legend.fontsize": 8,
-                     "figure.dpi": 150, "savefig.bbox": "tight"})
+plt.rcParams.update({**fs.RC, "savefig.bbox": "tight"})  # the project style (docs/figures.md)
 
 
 def save(fig, name):
-    OUT.mkdir(parents=True, exist_ok=True)
-    for ext in ("pdf", "png"):
-        fig.savefig(OUT / f"{name}.{ext}")
-    plt.close(fig)
+    fs.save(fig, OUT / name, ("pdf", "png"), check=False)  # TrueType fonts, atomic files
 
 
 def digits(diff, ref):

@@ -42,8 +42,11 @@ def main() -> None:
         print_report(result)
         res = HERE / "results" / name
         res.mkdir(parents=True, exist_ok=True)
-        for f in ("summary.csv", "timings.csv"):
-            shutil.copy(full / f, res / f)
+        for f in list(res.glob("*.pdf")) + list(res.glob("*.png")):
+            f.unlink()  # figures of an earlier layout
+        for f in ("summary.csv", "timings.csv", "lengths_summary.csv"):
+            if (full / f).exists():
+                shutil.copy(full / f, res / f)
         for f in full.glob("*.p*"):
             if f.suffix in (".pdf", ".png"):
                 shutil.copy(f, res / f.name)

@@ -28,6 +28,8 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+
+from osim_emb import figure_style as fs  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
@@ -37,15 +39,11 @@ from osim_emb.mechanisms import linkages as lk  # noqa: E402
 OUT = Path(__file__).resolve().parent / "results"
 N_T = 1001
 
-plt.rcParams.update({"font.size": 9, "axes.titlesize": 9, "axes.labelsize": 9, "legend.fontsize": 8,
-                     "figure.dpi": 150, "savefig.bbox": "tight"})
+plt.rcParams.update({**fs.RC, "savefig.bbox": "tight"})  # the project style (docs/figures.md)
 
 
 def save(fig, name):
-    OUT.mkdir(parents=True, exist_ok=True)
-    for ext in ("pdf", "png"):
-        fig.savefig(OUT / f"{name}.{ext}")
-    plt.close(fig)
+    fs.save(fig, OUT / name, ("pdf", "png"), check=False)  # TrueType fonts, atomic files
 
 
 def agreement(a, b):

@@ -48,6 +48,8 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+
+from osim_emb import figure_style as fs  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from scipy.integrate import solve_ivp  # noqa: E402
@@ -66,8 +68,7 @@ ODE_TOL = 1e-11
 REF_TOL = 1e-13
 OPENSIM_ACCURACIES = (1e-8, 1e-10, 1e-12)
 
-plt.rcParams.update({"font.size": 9, "axes.titlesize": 9, "axes.labelsize": 9, "legend.fontsize": 8,
-                     "figure.dpi": 150, "savefig.bbox": "tight"})
+plt.rcParams.update({**fs.RC, "savefig.bbox": "tight"})  # the project style (docs/figures.md)
 
 
 def default_mobl() -> Path:
@@ -221,10 +222,7 @@ def drift_study(models: Path, summary: list) -> None:
 
 
 def save(fig, name):
-    OUT.mkdir(parents=True, exist_ok=True)
-    for ext in ("pdf", "png"):
-        fig.savefig(OUT / f"{name}.{ext}")
-    plt.close(fig)
+    fs.save(fig, OUT / name, ("pdf", "png"), check=False)  # TrueType fonts, atomic files
 
 
 def floor(a, lo=1e-18):

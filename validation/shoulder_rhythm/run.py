@@ -22,11 +22,7 @@ import pandas as pd
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1]))
 
-import matplotlib  # noqa: E402
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-
+from osim_emb import figure_style as fs  # noqa: E402
 from osim_emb.io import load_osim  # noqa: E402
 from osim_emb.io.osim_writer import write_osim  # noqa: E402
 from osim_emb.muscles.geometry import lengths_and_moment_arms, muscle_lengths  # noqa: E402
@@ -150,43 +146,42 @@ def main():
     # heat maps of the change for the leaders
     leaders = [m for m in TABLE5_LEADERS if m in muscles]
     for ci, c in enumerate(coords[:2]):
-        fig, axes = plt.subplots(2, 3, figsize=(12, 6.5), sharex=True, sharey=True)
+        fig, axes = fs.figure("double", height=5.0, nrows=2, ncols=3, sharex=True, sharey=True)
         lim = np.abs(d[:, ci, [muscles.index(m) for m in leaders]]).max() * 100
         for ax, mu in zip(axes.ravel(), leaders):
             z = 100 * d[:, ci, muscles.index(mu)].reshape(len(ea), len(ez))
             im = ax.pcolormesh(ez, ea, z, cmap="RdBu_r", vmin=-lim, vmax=lim, shading="auto", rasterized=True)
-            ax.set_title(mu, fontsize=9)
+            ax.set_title(mu)
+            ax.grid(False)
         for ax in axes[-1]:
-            ax.set_xlabel("shoulder_elv (deg)")
+            ax.set_xlabel("shoulder elv (deg)")
         for ax in axes[:, 0]:
-            ax.set_ylabel("elv_angle (deg)")
-        fig.colorbar(im, ax=axes, label=f"change of the moment arm about {c} (cm)")
+            ax.set_ylabel("elv angle (deg)")
+        fig.colorbar(im, ax=axes, label=f"change of the moment arm\nabout {c} (cm)")
         fig.suptitle(f"Two-coordinate minus one-coordinate rhythm: moment arms about {c}")
-        for fmt in ("pdf", "png"):
-            fig.savefig(OUT / f"heatmap_change_{c}.{fmt}", dpi=200, bbox_inches="tight")
-        plt.close(fig)
+        fs.save(fig, OUT / f"heatmap_change_{c}", ("pdf", "png"))
     # line plots: leaders' moment arms about shoulder_elv vs shoulder_elv at a few planes of elevation
-    fig, axes = plt.subplots(2, 3, figsize=(12, 6.5), sharex=True)
+    fig, axes = fs.figure("double", height=5.2, nrows=2, ncols=3, sharex=True)
     for ax, mu in zip(axes.ravel(), leaders):
         j = muscles.index(mu)
-        for e, col in zip((-60, 0, 60, 120), ("C0", "C1", "C2", "C3")):
+        for ci, e in enumerate((-60, 0, 60, 120)):
             if e < ea[0] or e > ea[-1]:
                 continue
             i = int(np.argmin(np.abs(ea - e)))
             sl = slice(i * len(ez), (i + 1) * len(ez))
-            ax.plot(ez, 100 * r1[sl, kk[1], j], "--", color=col, lw=1)
-            ax.plot(ez, 100 * r2[sl, kk[1], j], "-", color=col, lw=1.4, label=f"elv_angle {e:g}°")
-        ax.set_title(mu, fontsize=9)
-        ax.grid(alpha=0.3)
-    axes[0, 0].legend(fontsize=7, title="solid: two-coordinate\ndashed: one-coordinate", title_fontsize=7)
+            ax.plot(ez, 100 * r1[sl, kk[1], j], "--", color=fs.color(ci), lw=0.9)
+            ax.plot(ez, 100 * r2[sl, kk[1], j], "-", color=fs.color(ci), lw=1.3, label=f"elv_angle {e:g}°")
+        ax.set_title(mu)
+    from matplotlib.lines import Line2D
+    h, lab = axes[0, 0].get_legend_handles_labels()
+    h += [Line2D([], [], color="#808080", ls="-"), Line2D([], [], color="#808080", ls="--")]
+    lab += ["two-coordinate rhythm", "one-coordinate rhythm"]
+    fs.legend_below(fig, h, lab)
     for ax in axes[-1]:
-        ax.set_xlabel("shoulder_elv (deg)")
+        ax.set_xlabel("shoulder elv (deg)")
     for ax in axes[:, 0]:
-        ax.set_ylabel("moment arm about shoulder_elv (cm)")
-    fig.tight_layout()
-    for fmt in ("pdf", "png"):
-        fig.savefig(OUT / f"leaders_lines.{fmt}", dpi=200)
-    plt.close(fig)
+        ax.set_ylabel("moment arm about\nshoulder elv (cm)")
+    fs.save(fig, OUT / "leaders_lines", ("pdf", "png"))
     # agreement with OpenSim on the exported two-coordinate models
     try:
         import opensim  # noqa: F401
@@ -203,18 +198,18 @@ def main():
         max_diff_vs_computeMomentArm=("computeMomentArm_difference", lambda x: x.abs().max()))
     summ.to_csv(OUT / "opensim_agreement_summary.csv", float_format="%.3e")
     print(summ.to_string())
-    fig, ax = plt.subplots(figsize=(7, 4))
+    fig, axes = fs.figure("single", height=3.2)
+    ax = axes[0, 0]
     sub = ag[(ag.model == "nowrap") & (ag.coordinate == "shoulder_elv")]
-    ax.semilogy(np.abs(sub.minus_dL_dq_difference) + 1e-17, "o", ms=3, label="package - OpenSim (-dL/dq)")
-    ax.semilogy(np.abs(sub.computeMomentArm_difference) + 1e-17, "x", ms=3, label="package - OpenSim computeMomentArm")
-    ax.set_xlabel("muscle x configuration")
-    ax.set_ylabel("|difference| of the moment arm about shoulder_elv (m)")
-    ax.set_title("two-coordinate couplers: computeMomentArm is not the partial derivative", fontsize=9)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    for fmt in ("pdf", "png"):
-        fig.savefig(OUT / f"computeMomentArm_departure.{fmt}", dpi=200)
-    plt.close(fig)
+    ax.semilogy(np.abs(sub.minus_dL_dq_difference) + 1e-17, "o", color=fs.color(0), ms=2.5, ls="none",
+                label="package − OpenSim (−dL/dq)")
+    ax.semilogy(np.abs(sub.computeMomentArm_difference) + 1e-17, "x", color=fs.color(1), ms=3, ls="none",
+                label="package − OpenSim computeMomentArm")
+    ax.set_xlabel("muscle × configuration")
+    ax.set_ylabel("|difference| of the moment arm\nabout shoulder elv (m)")
+    ax.set_title("two-coordinate couplers: computeMomentArm\nis not the partial derivative")
+    fs.legend_below(fig)
+    fs.save(fig, OUT / "computeMomentArm_departure", ("pdf", "png"))
 
 
 if __name__ == "__main__":

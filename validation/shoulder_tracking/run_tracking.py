@@ -37,6 +37,8 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+
+from osim_emb import figure_style as fs  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
@@ -59,15 +61,11 @@ LABELS = {"DELT1": "DEL1", "DELT2": "DEL2", "DELT3": "DEL3", "SUPSP": "SUPRA", "
           "TMAJ": "TMAJ", "TMIN": "TMIN", "PECM1": "PEC1", "PECM2": "PEC2", "PECM3": "PEC3", "LAT1": "LAT1",
           "LAT2": "LAT2", "LAT3": "LAT3"}  # the seed's Fig 21 abbreviations
 
-plt.rcParams.update({"font.size": 9, "axes.titlesize": 9, "axes.labelsize": 9, "legend.fontsize": 8,
-                     "figure.dpi": 150, "savefig.bbox": "tight"})
+plt.rcParams.update({**fs.RC, "savefig.bbox": "tight"})  # the project style (docs/figures.md)
 
 
 def save(fig, name):
-    OUT.mkdir(parents=True, exist_ok=True)
-    for ext in ("pdf", "png"):
-        fig.savefig(OUT / f"{name}.{ext}")
-    plt.close(fig)
+    fs.save(fig, OUT / name, ("pdf", "png"), check=False)  # TrueType fonts, atomic files
 
 
 def track(model, method, rtol, atol, **kw):

@@ -23,11 +23,6 @@ import pandas as pd
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1]))
 
-import matplotlib  # noqa: E402
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-
 from osim_emb.io import load_osim  # noqa: E402
 from osim_emb.muscles.geometry import lengths_and_moment_arms  # noqa: E402
 
@@ -79,34 +74,35 @@ def main():
         pass
     pd.DataFrame({"shoulder_elv_deg": np.arange(181.0), "length_default_m": a0, "length_compat_m": a1,
                   "length_opensim_m": osl}).to_csv(out / "sweep.csv", index=False, float_format="%.10e")
-    fig, ax = plt.subplots(1, 2, figsize=(11, 4))
+    from osim_emb import figure_style as fs
+    fig, axes = fs.figure("double", height=3.6, ncols=2)
+    ax = axes[0]
     pm = per[per.muscle.isin(multi)].head(15)
-    ax[0].bar(range(len(pm)), 1000 * pm.max_length_difference_m, color="C0", label="max")
-    ax[0].bar(range(len(pm)), 1000 * pm.median_length_difference_m, color="C1", label="median (affected poses)")
-    ax[0].set_xticks(range(len(pm)), [f"{n}\n({k}/{args.poses})" for n, k in zip(pm.muscle, pm.poses_affected)],
-                     fontsize=6, rotation=90)
+    ax[0].bar(range(len(pm)), 1000 * pm.max_length_difference_m, color=fs.color(0), label="max")
+    ax[0].bar(range(len(pm)), 1000 * pm.median_length_difference_m, color=fs.color(1), hatch="//",
+              label="median (affected poses)")
+    ax[0].set_xticks(range(len(pm)), [f"{n} ({k}/{args.poses})" for n, k in zip(pm.muscle, pm.poses_affected)],
+                     rotation=90)
     ax[0].set_yscale("log")
-    ax[0].set_ylabel("|default - OpenSim-compatible| length (mm)")
-    ax[0].set_title(f"MoBL, {args.poses} random poses: units with 2+ wrap objects", fontsize=9)
-    ax[0].legend(fontsize=7)
-    ax[1].plot(np.arange(181), 1000 * a0, "-", label="package, current tangent points (default)")
-    ax[1].plot(np.arange(181), 1000 * a1, "--", label="package, opensim_compat")
+    ax[0].set_ylabel("|default − OpenSim-compatible|\nlength (mm)")
+    ax[0].set_title(f"{args.poses} random poses, units with 2+ wraps")
+    ax[1].plot(np.arange(181), 1000 * a0, label="package, current tangent points (default)", **fs.cue(0))
+    ax[1].plot(np.arange(181), 1000 * a1, color=fs.color(1), linestyle="--", label="package, opensim_compat")
     if np.isfinite(osl).any():
-        ax[1].plot(np.arange(181), 1000 * osl, ":", color="k", label="OpenSim getLength")
+        ax[1].plot(np.arange(181), 1000 * osl, color="#000000", linestyle=":", label="OpenSim getLength")
     typical = 1000 * np.concatenate([a0, a1])
     lo_, hi_ = np.percentile(typical, 2), np.percentile(typical, 90)
     ax[1].set_ylim(lo_ - 0.3 * (hi_ - lo_), hi_ + 0.6 * (hi_ - lo_))
     spikes = np.flatnonzero(1000 * np.maximum(a0, a1) > hi_ + 0.6 * (hi_ - lo_))
     if spikes.size:
-        ax[1].annotate(f"off scale: up to {1000 * max(a0.max(), a1.max()):.0f} mm\n(OpenSim's cylinder adjustment\nloop runs away)",
-                       xy=(spikes[0] - 3, hi_ + 0.25 * (hi_ - lo_)), fontsize=7, ha="right")
-    ax[1].set_xlabel("shoulder_elv (deg)")
+        ax[1].annotate(f"off scale: up to {1000 * max(a0.max(), a1.max()):.0f} mm\n(OpenSim's cylinder\n"
+                       "adjustment loop runs away)", xy=(spikes[0] - 3, hi_ + 0.25 * (hi_ - lo_)), fontsize=7,
+                       ha="right")
+    ax[1].set_xlabel("shoulder elv (deg)")
     ax[1].set_ylabel(f"{worst} length (mm)")
-    ax[1].legend(fontsize=7)
-    ax[1].set_title("the stale cache along a shoulder_elv sweep through an affected pose", fontsize=9)
-    fig.tight_layout()
-    for fmt in ("pdf", "png"):
-        fig.savefig(out / f"stale_cache.{fmt}", dpi=200)
+    ax[1].set_title("shoulder_elv sweep through an affected pose")
+    fs.legend_below(fig)
+    fs.save(fig, out / "stale_cache", ("pdf", "png", "svg"))
     print(f"sweep of {worst}: max |compat - OpenSim| = {np.nanmax(np.abs(a1 - osl)):.2e} m, "
           f"max |default - compat| = {np.abs(a0 - a1).max():.2e} m")
 

@@ -1,0 +1,77 @@
+"""The project figure style, checked on the written files: TrueType in PDF, text in SVG, sizes, palette."""
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from osim_emb import figure_style as fs
+
+ALLOWED = {c.lower() for c in fs.PALETTE + fs.NEUTRALS}
+
+
+def check_written_figure(stem: Path, width_in: float | None = None) -> None:
+    """Assertions shared by every figure test (also used by the CLI/harness tests)."""
+    pdf = stem.with_suffix(".pdf").read_bytes() if stem.with_suffix(".pdf").exists() else \
+        Path(str(stem) + ".pdf").read_bytes()
+    assert b"/Type3" not in pdf, "Type 3 fonts in the PDF"
+    assert b"/FontFile2" in pdf, "no embedded TrueType font"
+    svg = Path(str(stem) + ".svg").read_text()
+    assert "<text" in svg, "SVG text drawn as outlines"
+    sizes = [float(s) for s in re.findall(r"font-size: ?([0-9.]+)px", svg)]
+    assert sizes and min(sizes) >= fs.MIN_FONT_PT - 1e-9, sizes
+    m = re.search(r'<svg[^>]*width="([0-9.]+)pt"', svg)
+    if width_in is not None:
+        assert abs(float(m.group(1)) / 72 - width_in) < 0.05
+    colours = {c.lower() for c in re.findall(r"stroke: ?(#[0-9a-fA-F]{6})", svg)}
+    assert colours <= ALLOWED, colours - ALLOWED
+
+
+@pytest.mark.parametrize("width,inches", [("single", 3.5), ("double", 7.2)])
+def test_written_files_follow_the_style(tmp_path, width, inches):
+    fig, axes = fs.figure(width, nrows=2)
+    x = np.linspace(0, 90, 50)
+    for i in range(10):
+        axes[0, 0].plot(x, np.sin(np.radians(x)) * i, label=f"muscle {i}", **fs.cue(i))
+    axes[1, 0].plot(x, 0 * x, color=fs.color(0), **fs.reference_style("computeMomentArm"))
+    axes[1, 0].set_xlabel("elbow flexion (deg)")
+    fs.legend_below(fig)
+    paths = fs.save(fig, tmp_path / "fig", ("pdf", "svg", "png"))
+    assert [p.suffix for p in paths] == [".pdf", ".svg", ".png"]
+    check_written_figure(tmp_path / "fig", inches)
+    assert not list(tmp_path.glob(".fig*"))  # no temporary files left
+
+
+def test_colour_and_line_style_pairs_are_unique():
+    pairs = {(fs.color(i), str(fs.line_style(i))) for i in range(40)}
+    assert len(pairs) == 40
+
+
+def test_empty_panel_and_small_text_are_refused(tmp_path):
+    fig, axes = fs.figure("single", nrows=2)
+    axes[0, 0].plot([0, 1], [0, 1])
+    with pytest.raises(fs.EmptyPanelError):
+        fs.save(fig, tmp_path / "empty", ("png",))
+    assert not (tmp_path / "empty.png").exists()
+    fig, axes = fs.figure("single")
+    axes[0, 0].plot([0, 1], [0, 1])
+    axes[0, 0].set_title("tiny", fontsize=5)
+    with pytest.raises(ValueError, match="below 7"):
+        fs.save(fig, tmp_path / "tiny", ("png",))
+
+
+def test_flat_curve_gets_a_readable_axis(tmp_path):
+    fig, axes = fs.figure("single")
+    axes[0, 0].plot([0, 1], [0, 0])
+    fs.save(fig, tmp_path / "flat", ("png",), close=False)
+    lo, hi = axes[0, 0].get_ylim()
+    assert hi - lo > 0.5
+
+
+def test_text_cut_off_at_the_edge_is_refused(tmp_path):
+    fig, axes = fs.figure("single")
+    axes[0, 0].plot([0, 1], [0, 1])
+    axes[0, 0].text(1.5, 0.5, "far outside the figure", transform=axes[0, 0].transAxes)
+    with pytest.raises(ValueError, match="cut off"):
+        fs.save(fig, tmp_path / "cut", ("png",))

@@ -32,7 +32,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from .._accel import use_jit
-from ..kinematics import FrameKinematics, body_transforms, forward_kinematics, joint_variables
+from ..kinematics import FrameKinematics, forward_kinematics, joint_variables
 from ..model import Model
 from .path import Musculotendon
 
@@ -77,14 +77,38 @@ def _muscle_list(model: Model, muscles: Sequence[str] | None) -> list[Musculoten
     return out
 
 
+def _body_table(model: Model) -> tuple[dict, np.ndarray, np.ndarray]:
+    """Body name -> row, and each row's frame and frame-to-body transform: the model's bodies, then
+    the ground (frame 0, identity), on which path points, offset frames and wrap objects may sit."""
+    index = {b.name: k for k, b in enumerate(model.bodies)}
+    frames = [b.frame for b in model.bodies]
+    offsets = [np.asarray(b.frame_to_body, dtype=float) for b in model.bodies]
+    for g in ground_names(model):
+        if g not in index:
+            index[g] = len(frames)
+            frames.append(0)
+            offsets.append(np.eye(4))
+    return index, np.array(frames, dtype=np.int64), np.stack(offsets) if offsets else np.zeros((0, 4, 4))
+
+
+def ground_names(model: Model) -> tuple[str, ...]:
+    """Names under which a path may refer to the ground: 'ground' and the source document's ground body."""
+    names = ["ground"]
+    doc = model.extras.get("document") if isinstance(model.extras, dict) else None
+    for g in (model.extras.get("ground") if isinstance(model.extras, dict) else None, getattr(doc, "ground", None)):
+        if g and g not in names:
+            names.append(g)
+    return tuple(names)
+
+
 def path_states(model: Model, q: Any, muscles: Sequence[str] | None = None, *, wrapping: bool = True,
                 opensim_compat: bool = False, kin: FrameKinematics | None = None) -> list[PathState]:
     """Effective path points and lengths of the units at a batch of configurations."""
     q = model.check_configuration(q, tolerance=np.inf)
     if kin is None:
         kin = forward_kinematics(model, q, order=1)
-    bt = body_transforms(model, kin)  # (N, nb, 4, 4)
-    body_index = {b.name: k for k, b in enumerate(model.bodies)}
+    body_index, body_frames, body_offsets = _body_table(model)
+    bt = kin.transforms[:, body_frames] @ body_offsets  # (N, nb + ground, 4, 4), as body_transforms
     wraps_by_name = {w.name: w for w in model.wrap_objects}
     n = q.shape[0]
     out = []
@@ -101,7 +125,7 @@ def path_states(model: Model, q: Any, muscles: Sequence[str] | None = None, *, w
                 v = pt.condition.evaluate(q, 0, cache).value
                 lo, hi = pt.active_range
                 active[:, k] = (v >= lo - 1e-5) & (v <= hi + 1e-5)
-        frames = [model.bodies[b].frame for b in bi]
+        frames = [int(body_frames[b]) for b in bi]
         bodies = [pt.body for pt in mu.points]
         wraps = [w for w in mu.wraps if w.wrap_object in wraps_by_name and wraps_by_name[w.wrap_object].active]
         if wrapping and wraps:
@@ -114,7 +138,7 @@ def path_states(model: Model, q: Any, muscles: Sequence[str] | None = None, *, w
             tpg = np.einsum("nwij,nwsj->nwsi", wt[..., :3, :3], tp) + wt[..., None, :3, 3]
             positions = np.concatenate([pos, tpg.reshape(n, -1, 3)], axis=1)
             for o in objs:
-                frames += [model.bodies[body_index[o.body]].frame] * 2
+                frames += [int(body_frames[body_index[o.body]])] * 2
                 bodies += [o.body, o.body]
             dirpos = None
             if wp.queried_ground is not None:
@@ -217,7 +241,8 @@ def moment_arms(model: Model, q: Any, muscles: Sequence[str] | None = None, **kw
 def oriented_attachment_sequence(model: Model, muscle: Musculotendon) -> tuple[str, ...]:
     """Gamma_k with the seed's convention: the origin (first) body is the one nearer the ground (Definition 2)."""
     seq = muscle.attachment_sequence
-    frame = {b.name: b.frame for b in model.bodies}
+    index, frames, _ = _body_table(model)
+    frame = {name: int(frames[k]) for name, k in index.items()}
     return seq if frame[seq[0]] <= frame[seq[-1]] else tuple(reversed(seq))
 
 
@@ -329,10 +354,7 @@ def _jit_plan(model: Model, muscles: Sequence[str] | None, wrapping: bool) -> _J
         axes[i] = j.axis
         vt[i] = skew(j.axis)
         vt2[i] = vt[i] @ vt[i]
-    body_index = {b.name: k for k, b in enumerate(model.bodies)}
-    body_frame = np.array([b.frame for b in model.bodies], dtype=np.int64)
-    body_off = (np.stack([np.asarray(b.frame_to_body, dtype=float) for b in model.bodies]) if model.bodies
-                else np.zeros((0, 4, 4)))
+    body_index, body_frame, body_off = _body_table(model)
     wraps_by_name = {w.name: w for w in model.wrap_objects}
     pt_body, pt_loc, wr_body, wr_off, wr_first, slot_frame, uframe = [], [], [], [], [], [], []
     first_of: dict = {}
@@ -346,7 +368,7 @@ def _jit_plan(model: Model, muscles: Sequence[str] | None, wrapping: bool) -> _J
             pt_loc.append(np.asarray(pt.location, dtype=float))
             if pt.kind == "conditional":
                 conditional.append((p0 + k, pt.condition, tuple(pt.active_range)))
-        frames = [model.bodies[body_index[pt.body]].frame for pt in mu.points]
+        frames = [int(body_frame[body_index[pt.body]]) for pt in mu.points]
         wraps = [w for w in mu.wraps if w.wrap_object in wraps_by_name and wraps_by_name[w.wrap_object].active]
         if not (wrapping and wraps):
             wraps = []
@@ -360,7 +382,7 @@ def _jit_plan(model: Model, muscles: Sequence[str] | None, wrapping: bool) -> _J
             wr_first.append(first_of.setdefault(o.name, len(wr_body)))
             wr_body.append(body_index[o.body])
             wr_off.append(o.transform_in_body)
-            frames += [model.bodies[body_index[o.body]].frame] * 2
+            frames += [int(body_frame[body_index[o.body]])] * 2
         slot_frame += frames
         uframe += [f for f in np.unique(frames) if f != 0]
         mp.append(len(pt_body))
@@ -373,7 +395,7 @@ def _jit_plan(model: Model, muscles: Sequence[str] | None, wrapping: bool) -> _J
     plan = _JitPlan(
         units,
         (parent, revolute, offs, axes, vt, vt2),
-        (body_frame, body_off, np.isin(np.arange(len(model.bodies)), pt_body + wr_body)),
+        (body_frame, body_off, np.isin(np.arange(len(body_frame)), pt_body + wr_body)),
         (i64(pt_body), np.array(pt_loc, dtype=float).reshape(-1, 3)),
         (i64(wr_body), np.array(wr_off, dtype=float).reshape(-1, 4, 4), i64(wr_first)),
         (i64(slot_frame), i64(uframe), i64(muf)),

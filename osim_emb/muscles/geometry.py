@@ -33,6 +33,7 @@ import numpy as np
 
 from .._accel import use_jit
 from ..kinematics import FrameKinematics, forward_kinematics, joint_variables
+from ..configuration import as_configuration
 from ..model import Model
 from .path import Musculotendon
 
@@ -42,6 +43,7 @@ __all__ = [
     "muscle_lengths",
     "moment_arms",
     "lengths_and_moment_arms",
+    "moment_arm_table",
     "oriented_attachment_sequence",
     "moment_arms_eq195",
 ]
@@ -102,9 +104,13 @@ def ground_names(model: Model) -> tuple[str, ...]:
 
 
 def path_states(model: Model, q: Any, muscles: Sequence[str] | None = None, *, wrapping: bool = True,
-                opensim_compat: bool = False, kin: FrameKinematics | None = None) -> list[PathState]:
-    """Effective path points and lengths of the units at a batch of configurations."""
-    q = model.check_configuration(q, tolerance=np.inf)
+                opensim_compat: bool = False, kin: FrameKinematics | None = None,
+                allow_out_of_range: bool = False) -> list[PathState]:
+    """Effective path points and lengths of the units at a batch of configurations.
+
+    ``q``: see :func:`osim_emb.configuration.as_configuration` (array, DataFrame, Series or dict;
+    checked against the coordinate ranges unless ``allow_out_of_range``)."""
+    q = as_configuration(model, q, allow_out_of_range=allow_out_of_range)
     if kin is None:
         kin = forward_kinematics(model, q, order=1)
     body_index, body_frames, body_offsets = _body_table(model)
@@ -195,7 +201,8 @@ def _moment_arm_of_path(model: Model, kin: FrameKinematics, ps: PathState) -> np
 
 
 def lengths_and_moment_arms(model: Model, q: Any, muscles: Sequence[str] | None = None, *, wrapping: bool = True,
-                            opensim_compat: bool = False) -> tuple[np.ndarray, np.ndarray]:
+                            opensim_compat: bool = False,
+                            allow_out_of_range: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """L (N, M) and R (N, n_q, M) of the units (all of the model's by default) at a batch of configurations.
 
     R[n, k, m] is the moment arm of unit m about generalized coordinate k: the
@@ -206,14 +213,20 @@ def lengths_and_moment_arms(model: Model, q: Any, muscles: Sequence[str] | None 
     wrapping, moment arms -- runs in one compiled kernel, on numba's number of threads
     (``osim_emb.wrapping._kernels_muscles``); ``OSIM_EMB_NO_JIT=1`` runs the numpy code
     below.  The two agree to round-off (docs/wrapping.md, "Speed").
+
+    ``q`` is an (N, n_q) or (n_q,) array in the model's coordinate order, or a pandas DataFrame,
+    Series or dict matched by coordinate name; radians and metres, within the coordinate ranges
+    (round-off allowed) unless ``allow_out_of_range=True``: :func:`osim_emb.configuration.as_configuration`.
+    :func:`moment_arm_table` gives the same numbers as a labelled table.
     """
-    q = model.check_configuration(q, tolerance=np.inf)
+    q = as_configuration(model, q, allow_out_of_range=allow_out_of_range)
     if use_jit():
         out = _lengths_and_moment_arms_jit(model, q, muscles, wrapping, opensim_compat, True)
         if out is not None:
             return out
     kin = forward_kinematics(model, q, order=1)
-    states = path_states(model, q, muscles, wrapping=wrapping, opensim_compat=opensim_compat, kin=kin)
+    states = path_states(model, q, muscles, wrapping=wrapping, opensim_compat=opensim_compat, kin=kin,
+                         allow_out_of_range=True)
     lengths = np.stack([s.length for s in states], axis=1) if states else np.zeros((q.shape[0], 0))
     r = (np.stack([_moment_arm_of_path(model, kin, s) for s in states], axis=2) if states
          else np.zeros((q.shape[0], model.n_q, 0)))
@@ -221,21 +234,50 @@ def lengths_and_moment_arms(model: Model, q: Any, muscles: Sequence[str] | None 
 
 
 def muscle_lengths(model: Model, q: Any, muscles: Sequence[str] | None = None, *, wrapping: bool = True,
-                   opensim_compat: bool = False) -> np.ndarray:
-    """L (N, M): musculotendon lengths along the (wrapped) paths."""
-    q = model.check_configuration(q, tolerance=np.inf)
+                   opensim_compat: bool = False, allow_out_of_range: bool = False) -> np.ndarray:
+    """L (N, M): musculotendon lengths along the (wrapped) paths (``q`` as in :func:`lengths_and_moment_arms`)."""
+    q = as_configuration(model, q, allow_out_of_range=allow_out_of_range)
     if use_jit():
         out = _lengths_and_moment_arms_jit(model, q, muscles, wrapping, opensim_compat, False)
         if out is not None:
             return out[0]
     kin = forward_kinematics(model, q, order=0)
-    states = path_states(model, q, muscles, wrapping=wrapping, opensim_compat=opensim_compat, kin=kin)
+    states = path_states(model, q, muscles, wrapping=wrapping, opensim_compat=opensim_compat, kin=kin,
+                         allow_out_of_range=True)
     return np.stack([s.length for s in states], axis=1) if states else np.zeros((q.shape[0], 0))
 
 
 def moment_arms(model: Model, q: Any, muscles: Sequence[str] | None = None, **kw) -> np.ndarray:
     """R (N, n_q, M) (Eq 195)."""
     return lengths_and_moment_arms(model, q, muscles, **kw)[1]
+
+
+def moment_arm_table(model: Model, q: Any, muscles: Sequence[str] | None = None, *, wrapping: bool = True,
+                     opensim_compat: bool = False, allow_out_of_range: bool = False):
+    """L and R as a tidy pandas DataFrame: one row per (pose, muscle, coordinate).
+
+    Columns: ``pose`` (the DataFrame's index when q is a DataFrame, else 0..N-1), ``muscle``,
+    ``coordinate``, ``motion_type``, ``q`` (the coordinate's value: rad or m), ``length_m`` (the
+    musculotendon length) and ``moment_arm_m`` (R: metres about a rotational coordinate; newtons per
+    newton, dimensionless, about a translational one).
+    """
+    import pandas as pd
+    labels = q.index if isinstance(q, pd.DataFrame) else None
+    qa = as_configuration(model, q, allow_out_of_range=allow_out_of_range)
+    length, r = lengths_and_moment_arms(model, qa, muscles, wrapping=wrapping, opensim_compat=opensim_compat,
+                                        allow_out_of_range=True)
+    names = [m.name for m in _muscle_list(model, muscles)]
+    n, nq, nm = r.shape
+    pose = np.arange(n) if labels is None else np.asarray(labels)
+    return pd.DataFrame({
+        "pose": np.repeat(pose, nm * nq),
+        "muscle": np.tile(np.repeat(names, nq), n),
+        "coordinate": np.tile(model.coordinate_names, n * nm),
+        "motion_type": np.tile([c.motion_type for c in model.coordinates], n * nm),
+        "q": np.repeat(qa, nm, axis=0).reshape(-1),
+        "length_m": np.repeat(length.reshape(-1), nq),
+        "moment_arm_m": np.transpose(r, (0, 2, 1)).reshape(-1),
+    })
 
 
 def oriented_attachment_sequence(model: Model, muscle: Musculotendon) -> tuple[str, ...]:

@@ -77,10 +77,9 @@ def study_one(path: str, poses: int, seed: int, ma_budget: int) -> dict:
     except Exception as err:  # noqa: BLE001 - OpenSim's own refusal is data here
         row.update(status="opensim_fails", reason=str(err).strip().splitlines()[-1][:300] if str(err).strip() else "")
         return row
-    fs = m.getForceSet()
+    forces = [f for f in (osim.Force.safeDownCast(c) for c in m.getComponentsList()) if f is not None]
     row.update(bodies=m.getBodySet().getSize(), coordinates=m.getCoordinateSet().getSize(),
-               muscles=sum(1 for i in range(fs.getSize()) if fs.get(i).hasProperty("path")
-                           or fs.get(i).hasProperty("GeometryPath")))
+               muscles=sum(1 for f in forces if f.hasProperty("path") or f.hasProperty("GeometryPath")))
     from osim_emb.io import UnsupportedFeatureError, load_osim
     try:
         model = load_osim(path)

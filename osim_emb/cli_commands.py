@@ -15,7 +15,11 @@ def cmd_rhythm(args: argparse.Namespace) -> int:
     from .io.osim_writer import moving_points_as_bodies, write_osim
     from .rhythm import apply, load_rhythm
     rhythm = load_rhythm(args.rhythm)
-    model = load_osim(args.model, strict=not args.lenient)
+    if str(args.model).lower().endswith(".json"):  # a saved model keeps its OpenSim document
+        from .io.model_json import load_model
+        model = load_model(args.model)
+    else:
+        model = load_osim(args.model, strict=not args.lenient)
     new = apply(model, rhythm)
     out = Path(args.output)
     write_osim(new, out, protect=[args.model])

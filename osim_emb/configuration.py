@@ -26,9 +26,11 @@ from .model import Model
 
 __all__ = ["RANGE_TOLERANCE", "ConfigurationError", "as_configuration", "degrees_to_q"]
 
-#: Round-off allowed outside a coordinate's range (radians or metres): defaults written with 6-8
-#: significant digits and ranges converted from degrees differ by about this much.
-RANGE_TOLERANCE = 1e-7
+#: Round-off allowed outside a coordinate's range (radians or metres): ranges are often written with
+#: 6 significant digits (pi/2 as 1.5708, 3.7e-6 above it; 180 deg as 3.14159, 2.7e-6 below it), and
+#: defaults a little outside them (MoBL's elbow_flexion: -2e-8).  OpenSim's ConditionalPathPoint
+#: uses the same tolerance.
+RANGE_TOLERANCE = 1e-5
 
 
 class ConfigurationError(ValueError):

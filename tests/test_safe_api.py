@@ -88,6 +88,7 @@ def test_nan_refused_and_ranges_checked_with_round_off(arm):
     with pytest.raises(ConfigurationError, match="finite"):
         geometry.lengths_and_moment_arms(arm, [0.1, np.nan])
     geometry.lengths_and_moment_arms(arm, [0.1, -2e-8])  # round-off below a bound is accepted
+    geometry.lengths_and_moment_arms(arm, [2.5 + 4e-6, 0.1])  # a bound written with 6 digits
     with pytest.raises(ConfigurationError, match="outside its range"):
         geometry.lengths_and_moment_arms(arm, [0.1, -0.01])
     length, _ = geometry.lengths_and_moment_arms(arm, [0.1, -0.01], allow_out_of_range=True)

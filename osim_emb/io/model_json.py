@@ -102,7 +102,16 @@ def model_to_dict(model: Model) -> dict:
             "conversion": list(ex.get("conversion", [])),
             "skipped": [dataclasses.asdict(s) if dataclasses.is_dataclass(s) else s for s in ex.get("skipped", [])],
         },
+        # the OpenSim document (as .osim text, lossless): what export, rhythms and OpenSim references need
+        "osim_document": _document_text(ex.get("document")),
     }
+
+
+def _document_text(doc: Any) -> str | None:
+    if doc is None:
+        return None
+    from .osim_writer import document_to_string
+    return document_to_string(doc)
 
 
 def model_from_dict(d: dict) -> Model:
@@ -132,6 +141,10 @@ def model_from_dict(d: dict) -> Model:
     extras = {"source": ex.get("source", ""), "markers": [(n, b, np.array(l)) for n, b, l in ex.get("markers", [])],
               "forces": [tuple(f) for f in ex.get("forces", [])], "conversion": ex.get("conversion", []),
               "skipped": ex.get("skipped", [])}
+    if d.get("osim_document"):
+        from .osim_reader import read_osim_string
+        extras["document"] = read_osim_string(d["osim_document"], strict=False,
+                                              name=str(ex.get("source", "")) or d["name"])
     return Model(d["name"], coords, joints, bodies, np.array(d["gravity"]), deps, muscles, wraps, extras)
 
 

@@ -333,9 +333,18 @@ def _edit_source(doc: OsimDocument) -> tuple[Any, bool]:
         (_coupler if v4 else _coupler_v3)(holder, c)
         fresh = holder[0]
         prev = _by_name(cons, "CoordinateCouplerConstraint", c.name) if c.name in old_c else None
-        if prev is not None:
-            fresh.tail = prev.tail
-            cons.replace(prev, fresh)
+        if prev is not None:  # edit it child by child: its comments and other properties stay
+            for child in fresh:
+                old_child = prev.find(child.tag)
+                if old_child is None:
+                    prev.append(child)
+                elif child.tag == "coupled_coordinates_function":
+                    for f in [x for x in old_child if isinstance(x.tag, str)]:
+                        old_child.remove(f)
+                    for f in list(child):
+                        old_child.append(f)
+                elif (old_child.text or "").split() != (child.text or "").split():
+                    old_child.text = child.text
         else:
             cons.append(fresh)
     # bodies and joints: only additions (the package adds zero-inertia bodies for moving via points)
@@ -348,7 +357,14 @@ def _edit_source(doc: OsimDocument) -> tuple[Any, bool]:
         raise _NotEditable("bodies removed")
     for j in doc.joints:
         if j.name in old_j and not _same(j, old_j[j.name]):
-            raise _NotEditable(f"joint {j.name!r} changed")
+            oj = old_j[j.name]
+            if not _same(dataclasses.replace(j, coordinates=[]), dataclasses.replace(oj, coordinates=[])) \
+                    or [c.name for c in j.coordinates] != [c.name for c in oj.coordinates]:
+                raise _NotEditable(f"joint {j.name!r} changed")
+            for c, oc in zip(j.coordinates, oj.coordinates):  # a coordinate's properties: edit them in place
+                if not _same(c, oc):
+                    _edit_coordinate(model, c, oc)
+                    changed = True
     added_b = [b for b in doc.bodies if b.name not in old_b]
     added_j = {j.child.body: j for j in doc.joints if j.name not in old_j}
     if set(added_j) != {b.name for b in added_b}:
@@ -397,6 +413,21 @@ def _edit_source(doc: OsimDocument) -> tuple[Any, bool]:
     if not _same(doc.markers, old.markers):
         raise _NotEditable("markers changed")
     return root, changed
+
+
+def _edit_coordinate(model: Any, c: CoordinateSpec, old: CoordinateSpec) -> None:
+    e = next((x for x in model.iter("Coordinate") if x.get("name") == c.name), None)
+    if e is None or c.motion_type != old.motion_type or c.prescribed != old.prescribed:
+        raise _NotEditable(f"coordinate {c.name!r} changed")
+    for tag, value in (("default_value", float(c.default)), ("default_speed_value", float(c.default_speed)),
+                       ("range", list(c.range)), ("clamped", bool(c.clamped)), ("locked", bool(c.locked))):
+        holder = etree.Element("holder")
+        fresh = _sub(holder, tag, value)
+        prev = e.find(tag)
+        if prev is None:
+            e.append(fresh)
+        elif (prev.text or "").split() != (fresh.text or "").split():
+            prev.text = fresh.text
 
 
 def _find_force(model: Any, name: str, tag: str) -> Any:

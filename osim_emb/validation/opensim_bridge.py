@@ -157,8 +157,9 @@ class OpenSimReference:
         f = self._force(muscle)
         pa = self.osim.PathActuator.safeDownCast(f)
         gp = pa.getGeometryPath() if pa is not None else None
-        if gp is None:
-            gp = self.osim.GeometryPath.safeDownCast(f.getPropertyByName("GeometryPath").getValueAsObject())
+        if gp is None:  # Ligament, PathSpring: the property is 'path' in OpenSim 4.5+, 'GeometryPath' before
+            prop = "path" if f.hasProperty("path") else "GeometryPath"
+            gp = self.osim.GeometryPath.safeDownCast(f.getPropertyByName(prop).getValueAsObject())
         return self.osim.GeometryPath.safeDownCast(gp) if not isinstance(gp, self.osim.GeometryPath) else gp
 
     # -- dynamics (the reduction recipe of the notes) ------------------------------

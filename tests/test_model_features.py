@@ -207,3 +207,70 @@ def test_each_wrap_type_on_ground_and_on_a_body(osim, tmp_path, wrap_type, on_gr
     _, err = compare_with_opensim(path, model, _poses(model, 10, seed=1))
     assert err["length"] < 1e-8
     assert err["moment_arm"] < 1e-8
+
+
+# -- refusals and lenient reading: XML written in the test, no OpenSim needed ------------------------------
+def _arm_with(extra_model_xml="", version="40000", forces=""):
+    from test_safe_api import ARM
+    text = ARM.replace('Version="40000"', f'Version="{version}"')
+    if forces:
+        text = text.replace("</objects></ForceSet>", forces + "</objects></ForceSet>")
+    return text.replace("</Model>", extra_model_xml + "</Model>")
+
+
+@pytest.mark.parametrize("extra, forces, version, element, reason", [
+    ("<ConstraintSet><objects><WeldConstraint name='weld'/></objects></ConstraintSet>", "", "40000",
+     "<WeldConstraint name='weld'>", "unsupported constraint type WeldConstraint"),
+    ("<components><SmoothSphereHalfSpaceForce name='contact'/></components>", "", "40000",
+     "<SmoothSphereHalfSpaceForce name='contact'>", "unsupported force type"),
+    ("<components><StationDefinedFrame name='sdf'/></components>", "", "40000",
+     "<StationDefinedFrame name='sdf'>", "<components>"),
+    ("", "<HuntCrossleyForce name='foot'/>", "40000", "<HuntCrossleyForce name='foot'>", "unsupported force type"),
+    ("", "", "20303", "<OpenSimDocument>", "file version 20303"),
+    ("", "", "30501", "<OpenSimDocument>", "development format"),
+])
+def test_unsupported_features_are_refused_by_name(extra, forces, version, element, reason):
+    from osim_emb.io import UnsupportedFeatureError, read_osim_string
+    with pytest.raises(UnsupportedFeatureError) as err:
+        read_osim_string(_arm_with(extra, version, forces), name="m.osim")
+    assert err.value.element == element
+    assert reason in err.value.reason
+
+
+def test_muscles_among_components_are_read():
+    from osim_emb.io import read_osim_string
+    from osim_emb.io.convert import document_to_model
+    muscle = ("<components><PathActuator name='extra'><GeometryPath name='path'><PathPointSet><objects>"
+              "<PathPoint name='a'><socket_parent_frame>/ground</socket_parent_frame><location>0 0.1 0</location></PathPoint>"
+              "<PathPoint name='b'><socket_parent_frame>/bodyset/upper</socket_parent_frame><location>0 -0.1 0</location>"
+              "</PathPoint></objects></PathPointSet></GeometryPath></PathActuator></components>")
+    model = document_to_model(read_osim_string(_arm_with(muscle), name="m.osim"))
+    assert [m.name for m in model.muscles] == ["biceps", "triceps", "extra"]
+    length = geometry.muscle_lengths(model, [0.0, 0.0], ["extra"])
+    assert abs(length[0, 0] - 0.2) < 1e-15
+
+
+def test_latin1_bytes_and_double_colon_names_are_read_as_opensim_reads_them(tmp_path):
+    from osim_emb.io import read_osim
+    text = _arm_with(forces="<HuntCrossleyForce::ContactParametersSet name='x'/>").replace(
+        '<Model name="two_link">', '<Model name="two_link"><credits>M\xfcller</credits>')
+    path = tmp_path / "latin1.osim"
+    path.write_bytes(text.encode("latin-1"))
+    doc = read_osim(path, strict=False)
+    assert doc.credits == "M\xfcller"
+    assert any(s.name == "x" for s in doc.skipped)
+
+
+def test_unnamed_33_joint_is_named_after_its_type():
+    from osim_emb.io import read_osim_string
+    text = """<OpenSimDocument Version="30000"><Model name="m"><BodySet><objects>
+      <Body name="ground"><mass>0</mass></Body>
+      <Body name="block"><mass>1</mass><Joint><SliderJoint><parent_body>ground</parent_body>
+        <location_in_parent>0 0 0</location_in_parent><orientation_in_parent>0 -1.5707963267949 0</orientation_in_parent>
+        <location>0 0 0</location><orientation>0 0 0</orientation>
+        <CoordinateSet><objects><Coordinate name="x"><range>-1 1</range></Coordinate></objects></CoordinateSet>
+      </SliderJoint></Joint></Body></objects></BodySet></Model></OpenSimDocument>"""
+    doc = read_osim_string(text, name="m.osim")
+    assert doc.joints[0].name == "sliderjoint"
+    # OpenSim reads 3.3 joint frames with 6 significant digits (XMLDocument::addPhysicalOffsetFrame30505_30517)
+    assert doc.joints[0].parent.orientation[1] == -1.5708

@@ -669,15 +669,15 @@ def _parse_as_opensim_does(path: str, source: Any, from_string: bool, err: Any) 
             data = Path(source).read_bytes()
         except OSError:
             return None
-    if "encoding" in msg.lower() or "bytes" in msg.lower():
-        text = data.decode("latin-1")
-        text = re.sub(r"^<\?xml[^>]*\?>", "", text.lstrip("\ufeff"))
-        logging.warning("%s: not valid UTF-8; read as Latin-1, as OpenSim does", path)
-    elif "QName" in msg:
-        text = re.sub(r"<(/?)([A-Za-z_][\w.-]*)::", r"<\1\2__", data.decode("utf-8", "replace"))
-        text = re.sub(r"^<\?xml[^>]*\?>", "", text.lstrip("\ufeff"))
-    else:
+    if not ("encoding" in msg.lower() or "bytes" in msg.lower() or "QName" in msg):
         return None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        text = data.decode("latin-1")
+        logging.warning("%s: not valid UTF-8; read as Latin-1, as OpenSim does", path)
+    text = re.sub(r"<(/?)([A-Za-z_][\w.-]*)::", r"<\1\2__", text)
+    text = re.sub(r"^<\?xml[^>]*\?>", "", text.lstrip("\ufeff"))
     try:
         return etree.fromstring(text, etree.XMLParser(remove_blank_text=False, remove_comments=True, huge_tree=True))
     except etree.XMLSyntaxError:

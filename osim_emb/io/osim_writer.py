@@ -303,7 +303,10 @@ def _edit_source(doc: OsimDocument) -> tuple[Any, bool]:
     the package adds, path points, the name and gravity -- and whether anything changed.  Raises
     _NotEditable for any other change."""
     from .osim_reader import read_osim_string
-    root = _parse_source(doc.source_text)
+    try:
+        root = _parse_source(doc.source_text)
+    except etree.XMLSyntaxError as err:  # a source OpenSim reads but XML does not ('::' in names)
+        raise _NotEditable(f"its source is not well-formed XML ({err})") from None
     old = read_osim_string(doc.source_text, strict=False, name=doc.path)
     v4 = old.version >= 40000
     model = root.find("Model")

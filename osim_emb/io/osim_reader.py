@@ -344,6 +344,7 @@ class _Reader:
 
     # -- bodies and joints, 4.x -------------------------------------------------
     def _read_v4(self, model: Any, doc: OsimDocument) -> None:
+        self._refuse_structural_components(model)
         g = model.find("Ground")
         doc.ground = g.get("name", "ground") if g is not None else "ground"
         ground = BodySpec(doc.ground, line=getattr(g, "sourceline", None))
@@ -492,6 +493,15 @@ class _Reader:
         return not self.boolean(c, "isDisabled", False)
 
     # -- forces -----------------------------------------------------------------
+    def _refuse_structural_components(self, model: Any) -> None:
+        """Bodies, joints, constraints and station-defined frames among the model's <components>."""
+        comps = model.find("components")
+        for c in (comps if comps is not None else []):
+            if isinstance(c.tag, str) and _structural(c.tag):
+                where = ("BodySet" if c.tag == "Body" else "JointSet" if c.tag.endswith("Joint")
+                         else "ConstraintSet" if c.tag.endswith("Constraint") else "frames")
+                self.unsupported(c, "component", f"a {c.tag} in the model's <components> (not in its {where})")
+
     def _model_components(self, model: Any) -> list[Any]:
         """The forces among the model's own <components> (4.x files may list muscles and contact forces
         there); bodies, joints and frames other than offset frames there are refused, the rest noted."""
@@ -503,9 +513,8 @@ class _Reader:
             if (c.find("GeometryPath") is not None or c.tag in KNOWN_PATHLESS_FORCES
                     or c.tag.endswith(("Force", "Muscle", "Actuator", "Ligament", "Spring", "Damper"))):
                 out.append(c)
-            elif c.tag in ("Body", "Station", "StationDefinedFrame") or c.tag.endswith(("Joint", "Constraint")):
-                self.unsupported(c, "component", f"a {c.tag} in the model's <components> (not in its "
-                                 f"{'BodySet' if c.tag == 'Body' else 'JointSet' if c.tag.endswith('Joint') else 'ConstraintSet' if c.tag.endswith('Constraint') else 'frames'})")
+            elif _structural(c.tag):
+                continue  # refused by _refuse_structural_components
             else:
                 self.notes.append(f"ignored {c.tag} {c.get('name')!r} (line {c.sourceline}) in <components>:"
                                   " not used by the dynamics")
@@ -622,6 +631,10 @@ class _Reader:
                     raise OsimImportError(self.path, f"<Coordinate name='{c.name}'>", "duplicate coordinate name", c.line)
                 coord_names[c.name] = c
         self.coordinate_names = set(coord_names)
+
+
+def _structural(tag: str) -> bool:
+    return tag in ("Body", "Station", "StationDefinedFrame") or tag.endswith(("Joint", "Constraint"))
 
 
 def _xyz_angles(r: np.ndarray) -> np.ndarray:

@@ -226,7 +226,7 @@ def _arm_with(extra_model_xml="", version="40000", forces=""):
     ("<components><StationDefinedFrame name='sdf'/></components>", "", "40000",
      "<StationDefinedFrame name='sdf'>", "<components>"),
     ("", "<HuntCrossleyForce name='foot'/>", "40000", "<HuntCrossleyForce name='foot'>", "unsupported force type"),
-    ("", "", "20303", "<OpenSimDocument>", "file version 20303"),
+    ("", "", "10905", "<OpenSimDocument>", "OpenSim 1.x files are not supported"),
     ("", "", "30501", "<OpenSimDocument>", "development format"),
 ])
 def test_unsupported_features_are_refused_by_name(extra, forces, version, element, reason):
@@ -261,9 +261,11 @@ def test_latin1_bytes_and_double_colon_names_are_read_as_opensim_reads_them(tmp_
     assert any(s.name == "x" for s in doc.skipped)
 
 
-def test_unnamed_33_joint_is_named_after_its_type():
+@pytest.mark.parametrize("version", ["30000", "20302"])
+def test_unnamed_33_joint_is_named_after_its_type(version):
+    """(OpenSim 2.x files have the 3.3 layout and are read as 3.3.)"""
     from osim_emb.io import read_osim_string
-    text = """<OpenSimDocument Version="30000"><Model name="m"><BodySet><objects>
+    text = f"""<OpenSimDocument Version="{version}"><Model name="m"><BodySet><objects>
       <Body name="ground"><mass>0</mass></Body>
       <Body name="block"><mass>1</mass><Joint><SliderJoint><parent_body>ground</parent_body>
         <location_in_parent>0 0 0</location_in_parent><orientation_in_parent>0 -1.5707963267949 0</orientation_in_parent>

@@ -1,4 +1,4 @@
-"""Read OpenSim 3.3 (version 30000) and 4.x (40000+) .osim files with lxml into an :class:`OsimDocument`.
+"""Read OpenSim .osim files -- 2.x and 3.3 (versions 20000-30499, the 3.3 layout) and 4.x -- into an OsimDocument.
 
 What cannot be represented is reported by element and line: a
 :class:`UnsupportedFeatureError` by default, or, with ``strict=False``, an
@@ -132,9 +132,10 @@ class _Reader:
             version = int(root.get("Version", "0"))
         except ValueError:
             raise self.fail(root, f"bad Version attribute {root.get('Version')!r}") from None
-        if version < 30000:
-            raise UnsupportedFeatureError(self.path, root, f"file version {version}: only OpenSim 3.3 (30000) and 4.x "
-                                          "files are supported (OpenSim 4 converts older files: open and save it there)")
+        if version < 20000:
+            raise UnsupportedFeatureError(self.path, root, f"file version {version}: OpenSim 1.x files are not supported;"
+                                          " 2.x, 3.3 (30000) and 4.x are (OpenSim 4 converts older files: open and save "
+                                          "it there)")
         if 30500 <= version < 40000:
             raise UnsupportedFeatureError(self.path, root, f"file version {version}: a development format of OpenSim "
                                           "4.0; only 3.3 (30000) and 4.x (40000+) files are supported (open and save it "
@@ -144,6 +145,8 @@ class _Reader:
             raise self.fail(root, "no <Model> element")
         self.version = version
         self.v4 = version >= 40000
+        if version < 30000:  # OpenSim 2.x: the 3.3 layout (what differs is refused by element below)
+            self.notes.append(f"file version {version} (OpenSim 2.x) read as OpenSim 3.3")
         self.defaults = {}
         d = model.find("defaults")
         if d is not None:

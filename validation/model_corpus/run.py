@@ -34,6 +34,8 @@ from pathlib import Path
 import numpy as np
 
 HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+sys.path.insert(0, str(REPO))  # this checkout's osim_emb, in this process and (PYTHONPATH) in the children
 MIRRORS = {"opensim-models": "/work/.mirror/opensim-org+opensim-models/repo",
            "opensim-core": "/work/.mirror/opensim-org+opensim-core/repo"}
 DEFAULT_CORPUS = Path(tempfile.gettempdir()) / "osim_emb_model_corpus"
@@ -200,7 +202,9 @@ def run_child(path: Path, args) -> dict:
     t0 = time.perf_counter()
     try:
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout,
-                           env={**os.environ, "NUMBA_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"})
+                           env={**os.environ, "NUMBA_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
+                                "PYTHONPATH": os.pathsep.join([str(REPO)] + [p for p in
+                                                              os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])})
     except subprocess.TimeoutExpired:
         return {"status": "timeout", "reason": f"no result within {args.timeout} s", "time_s": args.timeout}
     lines = [ln for ln in p.stdout.splitlines() if ln.startswith("{")]

@@ -32,8 +32,8 @@ from typing import Any, Sequence
 import numpy as np
 
 from .._accel import use_jit
-from ..kinematics import FrameKinematics, forward_kinematics, joint_variables
 from ..configuration import as_configuration
+from ..kinematics import FrameKinematics, forward_kinematics, joint_variables
 from ..model import Model
 from .path import Musculotendon
 
@@ -85,7 +85,7 @@ def _body_table(model: Model) -> tuple[dict, np.ndarray, np.ndarray]:
     index = {b.name: k for k, b in enumerate(model.bodies)}
     frames = [b.frame for b in model.bodies]
     offsets = [np.asarray(b.frame_to_body, dtype=float) for b in model.bodies]
-    for g in ground_names(model):
+    for g in _ground_names(model):
         if g not in index:
             index[g] = len(frames)
             frames.append(0)
@@ -93,7 +93,7 @@ def _body_table(model: Model) -> tuple[dict, np.ndarray, np.ndarray]:
     return index, np.array(frames, dtype=np.int64), np.stack(offsets) if offsets else np.zeros((0, 4, 4))
 
 
-def ground_names(model: Model) -> tuple[str, ...]:
+def _ground_names(model: Model) -> tuple[str, ...]:
     """Names under which a path may refer to the ground: 'ground' and the source document's ground body."""
     names = ["ground"]
     doc = model.extras.get("document") if isinstance(model.extras, dict) else None

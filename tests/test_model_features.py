@@ -276,3 +276,81 @@ def test_unnamed_33_joint_is_named_after_its_type(version):
     assert doc.joints[0].name == "sliderjoint"
     # OpenSim reads 3.3 joint frames with 6 significant digits (XMLDocument::addPhysicalOffsetFrame30505_30517)
     assert doc.joints[0].parent.orientation[1] == -1.5708
+
+
+def test_a_muscle_across_every_joint_type_and_a_coupler(osim, tmp_path):
+    """Pin, Slider, Universal, Gimbal, Planar, Weld and a CustomJoint with a spline and a two-coordinate
+    coupler in one chain, a muscle from the ground across all of them: L, R (every coordinate) and the
+    forward accelerations (forces removed) equal OpenSim's.  (Ball and Free joints: OpenSim's speeds are
+    angular velocities, so R about them is compared in tests/test_import_opensim.py by transforms only.)"""
+    from osim_emb import dynamics as dyn
+    from osim_emb.validation.opensim_bridge import OpenSimReference
+    rng = np.random.default_rng(3)
+    v = lambda s=0.2: osim.Vec3(*rng.uniform(-s, s, 3))  # noqa: E731
+    m = osim.Model()
+    m.setName("every_joint")
+    prev = m.getGround()
+    for k, t in enumerate(["PinJoint", "SliderJoint", "UniversalJoint", "GimbalJoint", "PlanarJoint", "WeldJoint"]):
+        b = osim.Body(f"b{k}", 1.0 + k, v(0.05), osim.Inertia(0.01, 0.02, 0.03, 0.001, 0.002, 0.003))
+        m.addBody(b)
+        m.addJoint(getattr(osim, t)(f"j{k}", prev, v(), v(), b, v(), v()))
+        prev = b
+    b = osim.Body("b_custom", 2.0, v(0.05), osim.Inertia(0.01, 0.02, 0.03, 0, 0, 0))
+    m.addBody(b)
+    st = osim.SpatialTransform()
+    for ax, cname, axis in ((0, "c_a", (1, 1, 0)), (1, "c_b", (0, 1, 1)), (3, "c_c", (1, 0, 0))):
+        st.updTransformAxis(ax).setCoordinateNames(osim.ArrayStr(cname, 1))
+        st.updTransformAxis(ax).setAxis(osim.Vec3(*axis))
+        st.updTransformAxis(ax).set_function(osim.LinearFunction(1, 0))
+    sp = osim.SimmSpline()
+    for x, y in [(-1, 0.0), (0, 0.01), (0.5, 0.03), (1, 0.02)]:
+        sp.addPoint(x, y)
+    st.updTransformAxis(3).set_function(sp)
+    m.addJoint(osim.CustomJoint("custom", prev, v(), v(), b, v(), v(), st))
+    cc = osim.CoordinateCouplerConstraint()
+    cc.setName("coupler2")
+    names = osim.ArrayStr()
+    names.append("c_a")
+    names.append("c_c")
+    cc.setIndependentCoordinateNames(names)
+    cc.setDependentCoordinateName("c_b")
+    coef = osim.ArrayDouble()
+    for c in (0.7, -0.4, 0.1):
+        coef.append(c)
+    cc.setFunction(osim.LinearFunction(coef))
+    m.addConstraint(cc)
+    mu = osim.PathActuator()
+    mu.setName("across")
+    m.addForce(mu)
+    mu.addNewPathPoint("o", m.getGround(), osim.Vec3(0.05, 0.1, 0.02))
+    for k in range(6):
+        mu.addNewPathPoint(f"v{k}", m.getBodySet().get(f"b{k}"), v(0.05))
+    mu.addNewPathPoint("i", b, osim.Vec3(0.02, -0.05, 0.01))
+    for k in range(m.getCoordinateSet().getSize()):
+        c = m.getCoordinateSet().get(k)
+        c.setRangeMin(-1.0)
+        c.setRangeMax(1.0)
+    m.finalizeConnections()
+    m.initSystem()
+    path = tmp_path / "every_joint.osim"
+    m.printToXML(str(path))
+    model = load_osim(path)
+    assert [d.name for d in model.dependent_coordinates] == ["c_b"]
+    q = np.random.default_rng(5).uniform(-0.9, 0.9, (8, model.n_q))
+    qd = np.random.default_rng(6).normal(size=q.shape)
+    length, r = geometry.lengths_and_moment_arms(model, q, opensim_compat=True)
+    qdd = dyn.forward_dynamics(model, q, qd)
+    ref = OpenSimReference(str(path), model)
+    ref_d = OpenSimReference(str(path), model, disable_forces=True)
+    for n in range(len(q)):
+        ref.set_configuration(q[n])
+        assert abs(length[n, 0] - ref.muscle_length("across")) < 1e-12
+        # about the coupler's independent coordinates computeMomentArm is not the partial derivative
+        # (docs/moment_arms.md): there R is checked against -dL/dq of OpenSim's getLength
+        coupled = [model.coordinate_index(c) for c in ("c_a", "c_c")]
+        arms = np.array([ref.moment_arm("across", c) for c in model.coordinate_names])
+        fd = opensim_length_derivative(ref, model, q[n], "across")
+        assert np.abs(np.delete(r[n, :, 0] - arms, coupled)).max() < 1e-10
+        assert np.abs(r[n, coupled, 0] - fd[coupled]).max() < 1e-8
+        expected = ref_d.reduced_dynamics(q[n], qd[n])["qddot"]
+        assert np.abs(qdd[n] - expected).max() < 1e-9 * max(1.0, np.abs(expected).max())

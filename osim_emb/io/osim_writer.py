@@ -1,6 +1,12 @@
-"""Write an :class:`OsimDocument` as an OpenSim 4 (.osim, version 40000) file.
+"""Write an :class:`OsimDocument` as an .osim file, losslessly where it can.
 
-Bodies, joints (with their offset frames), coordinates, couplers (any number
+A document read from a file is written by *editing its source text* (:func:`document_to_xml`):
+couplers, coordinates' properties, bodies and joints the package adds, and changed path points
+are edited in place, in the file's own format; geometry, markers, actuators, controllers, probes
+and comments stay as they were, and an unchanged document is written as its source text.
+
+Otherwise (a document built in code, or a change an edit cannot express) an OpenSim 4 (version
+40000) file is generated.  Bodies, joints (with their offset frames), coordinates, couplers (any number
 of independent coordinates), wrap objects, musculotendon paths and markers
 are written from the document's records; the other properties of each force
 element are copied from the source file, with OpenSim 3.3 spellings brought
@@ -513,7 +519,8 @@ def document_to_string(doc: OsimDocument) -> str:
 
 
 def write_osim(doc_or_model: Any, path: str | Path, *, protect: Sequence[str | Path] = ()) -> None:
-    """Write a document (or a model imported from .osim) as an OpenSim 4 file, atomically.
+    """Write a document (or a model imported from .osim, or loaded from JSON), atomically: the source
+    file edited where the package changed it (:func:`document_to_xml`).
 
     ``protect`` lists files that must not be overwritten (the command's inputs);
     the source file of a model is always protected.

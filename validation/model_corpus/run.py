@@ -156,6 +156,8 @@ def compare(path: str, model, poses: int, seed: int, ma_budget: int) -> dict:
                     k = model.coordinate_index(c)
                     er = max(er, abs(arms[n, k, m] - ref_ma.moment_arm(mu.name, c)))
         out["max_length_m"], out["max_R_m"] = el, er
+    if model.n_q and not any(b.mass > 0 for b in model.bodies):
+        out["note"] = "no body has mass: qdd not compared"
     if model.n_q and any(b.mass > 0 for b in model.bodies) and not spherical:
         ref_d = OpenSimReference(path, model, disable_forces=True)
         qd = np.random.default_rng(seed + 1).normal(size=q.shape)

@@ -59,7 +59,11 @@ def cmd_rhythm(args: argparse.Namespace) -> int:
     inputs = [args.model] + ([args.rhythm] if Path(args.rhythm).exists() else [])
     with atomic_files(outs, overwrite=args.overwrite, inputs=inputs) as tmps:
         rhythm = _load_rhythm_file(args.rhythm, load_rhythm)
-        model = load_osim(args.model, strict=not args.lenient)
+        if str(args.model).lower().endswith(".json"):  # a saved model keeps its OpenSim document
+            from .io.model_json import load_model
+            model = load_model(args.model)
+        else:
+            model = load_osim(args.model, strict=not args.lenient)
         new = apply(model, rhythm, outside=args.outside)
         write_osim(new, tmps[0], protect=[args.model])
         if not args.no_variant:

@@ -472,6 +472,12 @@ class Model:
         fields.update(changes)
         return Model(**fields)
 
+    def __repr__(self) -> str:
+        wraps = f", {len(self.wrap_objects)} wrap objects" if self.wrap_objects else ""
+        deps = f" (+{len(self.dependent_coordinates)} dependent)" if self.dependent_coordinates else ""
+        return (f"<Model {self.name!r}: {self.n_q} coordinates{deps}, {len(self.bodies)} bodies, "
+                f"{self.n_joints} one-DOF joints, {len(self.muscles)} muscles{wraps}>")
+
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Model):
             return NotImplemented

@@ -223,7 +223,7 @@ def muscle_force_sharing(model: Model, time: np.ndarray, q: np.ndarray, qdot: np
     missing = [m.name for m in muscles if m.parameters is None]
     if missing:
         raise ValueError(f"no force model for {', '.join(missing)}: cannot share forces")
-    length, r = lengths_and_moment_arms(model, q, opensim_compat=opensim_compat)
+    length, r = lengths_and_moment_arms(model, q, opensim_compat=opensim_compat, allow_out_of_range=True)
     speed = -np.einsum("nkm,nk->nm", r, qdot)  # lengthening speed dL/dt = -R^T q̇
     a_coef, p_coef = muscle_force_coefficients([m.parameters for m in muscles], length, speed)
     lo = np.array([getattr(m.parameters, "min_control", 0.0) for m in muscles])

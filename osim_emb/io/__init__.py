@@ -9,8 +9,28 @@ __all__ = ["OsimImportError", "UnsupportedFeatureError", "read_osim", "read_osim
 def load_osim(path, strict: bool = True):
     """Read an .osim file (OpenSim 3.3 or 4.x) into an immutable empirically-based :class:`~osim_emb.model.Model`.
 
-    ``strict=False`` imports what can be represented and lists the rest in
+    ``path`` may also be an ``opensim.Model`` object (it is printed to XML and read back; the object is
+    not changed).  ``strict=False`` imports what can be represented and lists the rest in
     ``model.extras['skipped']`` instead of raising :class:`UnsupportedFeatureError`.
     """
     from .convert import document_to_model
+    if hasattr(path, "printToXML") and hasattr(path, "getCoordinateSet"):
+        return _load_opensim_object(path, strict)
     return document_to_model(read_osim(path, strict=strict), strict=strict)
+
+
+def _load_opensim_object(osim_model, strict: bool):
+    import os
+    import tempfile
+    from .convert import document_to_model
+    name = osim_model.getName() or "model"
+    fd, tmp = tempfile.mkstemp(prefix=f"{name}.", suffix=".osim")
+    os.close(fd)
+    try:
+        if not osim_model.printToXML(tmp):
+            raise OsimImportError(f"<opensim.Model {name!r}>", None, "OpenSim could not print the model to XML")
+        with open(tmp, encoding="utf-8") as fh:
+            doc = read_osim_string(fh.read(), strict=strict, name=f"<opensim.Model {name!r}>")
+    finally:
+        os.unlink(tmp)
+    return document_to_model(doc, strict=strict)

@@ -106,7 +106,16 @@ def model_to_dict(model: Model) -> dict:
             "conversion": list(ex.get("conversion", [])),
             "skipped": [dataclasses.asdict(s) if dataclasses.is_dataclass(s) else s for s in ex.get("skipped", [])],
         },
+        # the OpenSim document (as .osim text, lossless): what export, rhythms and OpenSim references need
+        "osim_document": _document_text(ex.get("document")),
     }
+
+
+def _document_text(doc: Any) -> str | None:
+    if doc is None:
+        return None
+    from .osim_writer import document_to_string
+    return document_to_string(doc)
 
 
 class _Check:
@@ -263,6 +272,11 @@ def model_from_dict(d: dict, source: str = "<dict>") -> Model:
     extras = {"source": ex.get("source", ""), "markers": [(n, b, np.array(l)) for n, b, l in ex.get("markers", [])],
               "forces": [tuple(f) for f in ex.get("forces", [])], "conversion": ex.get("conversion", []),
               "skipped": ex.get("skipped", [])}
+    if d.get("osim_document"):
+        from .osim_reader import read_osim_string
+        doc_text = ck.get(d, "osim_document", "", "str")
+        extras["document"] = read_osim_string(doc_text, strict=False,
+                                              name=str(ex.get("source", "")) or str(d.get("name", "")))
     try:
         return Model(ck.get(d, "name", "", "str"), coords, joints, bodies, ck.array(d, "gravity", "", (3,)), deps,
                      muscles, wraps, extras)

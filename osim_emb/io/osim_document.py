@@ -187,6 +187,9 @@ class OsimDocument:
     defaults: dict[str, Any] = field(default_factory=dict)
     skipped: list[Skipped] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    #: the XML text the document was read from: the writer edits it (everything the package does not
+    #: change -- geometry, markers, actuators, controllers, probes, comments -- is kept)
+    source_text: str = field(default="", repr=False)
 
     @property
     def coordinates(self) -> list[CoordinateSpec]:

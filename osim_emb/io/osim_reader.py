@@ -1,4 +1,4 @@
-"""Read OpenSim 3.3 (version 30000) and 4.x (40000+) .osim files with lxml into an :class:`OsimDocument`.
+"""Read OpenSim .osim files -- 2.x and 3.3 (versions 20000-30499, the 3.3 layout) and 4.x -- into an OsimDocument.
 
 What cannot be represented is reported by element and line: a
 :class:`UnsupportedFeatureError` by default, or, with ``strict=False``, an
@@ -162,13 +162,21 @@ class _Reader:
             version = int(root.get("Version", "0"))
         except ValueError:
             raise self.fail(root, f"bad Version attribute {root.get('Version')!r}") from None
-        if version < 30000:
-            raise UnsupportedFeatureError(self.path, root, f"file version {version}: only OpenSim 3.3 (30000) and 4.x files are supported")
+        if version < 20000:
+            raise UnsupportedFeatureError(self.path, root, f"file version {version}: OpenSim 1.x files are not supported;"
+                                          " 2.x, 3.3 (30000) and 4.x are (OpenSim 4 converts older files: open and save "
+                                          "it there)")
+        if 30500 <= version < 40000:
+            raise UnsupportedFeatureError(self.path, root, f"file version {version}: a development format of OpenSim "
+                                          "4.0; only 3.3 (30000) and 4.x (40000+) files are supported (open and save it "
+                                          "in OpenSim 4)")
         model = root.find("Model")
         if model is None:
             raise self.fail(root, "no <Model> element")
         self.version = version
         self.v4 = version >= 40000
+        if version < 30000:  # OpenSim 2.x: the 3.3 layout (what differs is refused by element below)
+            self.notes.append(f"file version {version} (OpenSim 2.x) read as OpenSim 3.3")
         self.defaults = {}
         d = model.find("defaults")
         if d is not None:
@@ -242,14 +250,28 @@ class _Reader:
                 continue
             j = joints[0]
             parent = self.text(j, "parent_body", required=True)
-            pj = OffsetSpec(parent, self.floats(j, "location_in_parent", 3, [0, 0, 0]),
-                            self.floats(j, "orientation_in_parent", 3, [0, 0, 0]))
-            cj = OffsetSpec(name, self.floats(j, "location", 3, [0, 0, 0]), self.floats(j, "orientation", 3, [0, 0, 0]))
+            frame_values = [self._joint_frame_value(j, t) for t in
+                            ("location_in_parent", "orientation_in_parent", "location", "orientation")]
+            pj = OffsetSpec(parent, frame_values[0], frame_values[1])
+            cj = OffsetSpec(name, frame_values[2], frame_values[3])
             coords = [self._coordinate(c, j.get("name")) for c in self.objects(j, "CoordinateSet")]
             spec_j = self.lenient(j, "joint", lambda: self._joint(j, pj, cj, coords))
             if spec_j is not None:
                 self._infer_motion_types(spec_j)
                 doc.joints.append(spec_j)
+
+    def _joint_frame_value(self, j: Any, tag: str) -> np.ndarray:
+        """A 3.3 joint's location/orientation (in parent and in child).  OpenSim turns files older than
+        30505 into offset frames through a C++ stream with the default 6 significant digits
+        (XMLDocument::addPhysicalOffsetFrame30505_30517): do the same, and say so."""
+        v = self.floats(j, tag, 3, [0, 0, 0])
+        if self.version < 30505:
+            rounded = np.array([float(f"{x:.6g}") for x in v])
+            if np.any(rounded != v):
+                self.notes.append(f"joint {j.get('name')!r}: <{tag}> read with 6 significant digits, as OpenSim "
+                                  f"reads version-{self.version} files ({v.tolist()} -> {rounded.tolist()})")
+            v = rounded
+        return v
 
     def _body_common(self, b: Any) -> BodySpec:
         name = self.name_of(b, "body")
@@ -319,7 +341,11 @@ class _Reader:
 
     def _joint(self, j: Any, parent: OffsetSpec, child: OffsetSpec, coords: list[CoordinateSpec]) -> JointSpec | None:
         jt = j.tag
-        name = self.name_of(j, "joint")
+        if not j.get("name") and not self.v4:  # OpenSim 4 names an unnamed 3.3 joint after its type
+            name = jt.lower()
+            self.notes.append(f"unnamed {jt} (line {j.sourceline}) named {name!r}, as OpenSim names it")
+        else:
+            name = self.name_of(j, "joint")
         spec = JointSpec(name, jt, parent, child, coords, [], line=j.sourceline)
         if self.boolean(j, "reverse", False):
             self.unsupported(j, "joint", "reversed joints (<reverse>true</reverse>)")
@@ -411,6 +437,7 @@ class _Reader:
 
     # -- bodies and joints, 4.x -------------------------------------------------
     def _read_v4(self, model: Any, doc: OsimDocument) -> None:
+        self._refuse_structural_components(model)
         g = model.find("Ground")
         doc.ground = g.get("name", "ground") if g is not None else "ground"
         ground = BodySpec(doc.ground, line=getattr(g, "sourceline", None))
@@ -565,9 +592,36 @@ class _Reader:
         return not self.boolean(c, "isDisabled", False)
 
     # -- forces -----------------------------------------------------------------
+    def _refuse_structural_components(self, model: Any) -> None:
+        """Bodies, joints, constraints and station-defined frames among the model's <components>."""
+        comps = model.find("components")
+        for c in (comps if comps is not None else []):
+            if isinstance(c.tag, str) and _structural(c.tag):
+                where = ("BodySet" if c.tag == "Body" else "JointSet" if c.tag.endswith("Joint")
+                         else "ConstraintSet" if c.tag.endswith("Constraint") else "frames")
+                self.unsupported(c, "component", f"a {c.tag} in the model's <components> (not in its {where})")
+
+    def _model_components(self, model: Any) -> list[Any]:
+        """The forces among the model's own <components> (4.x files may list muscles and contact forces
+        there); bodies, joints and frames other than offset frames there are refused, the rest noted."""
+        comps = model.find("components")
+        out = []
+        for c in (comps if comps is not None else []):
+            if not isinstance(c.tag, str) or c.tag == "PhysicalOffsetFrame":
+                continue
+            if (c.find("GeometryPath") is not None or c.tag in KNOWN_PATHLESS_FORCES
+                    or c.tag.endswith(("Force", "Muscle", "Actuator", "Ligament", "Spring", "Damper"))):
+                out.append(c)
+            elif _structural(c.tag):
+                continue  # refused by _refuse_structural_components
+            else:
+                self.notes.append(f"ignored {c.tag} {c.get('name')!r} (line {c.sourceline}) in <components>:"
+                                  " not used by the dynamics")
+        return out
+
     def _read_forces(self, model: Any, doc: OsimDocument) -> list[ForceSpec]:
         out = []
-        for f in self.objects(model, "ForceSet"):
+        for f in self.objects(model, "ForceSet") + (self._model_components(model) if self.v4 else []):
             self.name_of(f, "force")
             gp = f.find("GeometryPath")
             fbp = f.find("FunctionBasedPath")
@@ -596,6 +650,9 @@ class _Reader:
             ref = self.text(e, "socket_parent_frame", required=True)
             fr = self.resolve_frame(ref, None, e)
             return fr.body, fr.transform()
+        if self.text(e, "body") is None and self.text(e, "socket_parent_frame") is not None:
+            raise UnsupportedFeatureError(self.path, e, f"a 4.x <socket_parent_frame> in a version-{self.version} "
+                                          "file (it mixes formats; OpenSim 4 reads it as 4.x)")
         body = self.text(e, "body", required=True)
         return body, np.eye(4)
 
@@ -716,6 +773,10 @@ class _Reader:
         self.coordinate_names = set(coord_names)
 
 
+def _structural(tag: str) -> bool:
+    return tag in ("Body", "Station", "StationDefinedFrame") or tag.endswith(("Joint", "Constraint"))
+
+
 def _xyz_angles(r: np.ndarray) -> np.ndarray:
     """Body-fixed X-Y-Z angles of a rotation matrix (inverse of R = Rx Ry Rz)."""
     b = np.arcsin(np.clip(r[0, 2], -1.0, 1.0))
@@ -777,9 +838,15 @@ def safe_parse_xml(path: str, source: Any, from_string: bool = False) -> Any:
         else:
             tree = etree.parse(str(source), parser)
     except etree.XMLSyntaxError as err:
+        lenient = _parse_as_opensim_does(path, source, from_string, err)
+        if lenient is not None:
+            return lenient
         line = err.lineno if hasattr(err, "lineno") else None
         raise OsimImportError(path, "<document>", f"malformed XML: {err.msg}", line) from None
     except OSError as err:
+        lenient = _parse_as_opensim_does(path, source, from_string, err) if "encoding" in str(err) else None
+        if lenient is not None:
+            return lenient
         raise OsimImportError(path, "<document>", f"cannot read the file: {err.strerror or err}") from None
     info = tree.docinfo
     if info.doctype or info.internalDTD is not None or info.externalDTD is not None or info.system_url:
@@ -794,14 +861,58 @@ def _parse(path: str, source: Any, from_string: bool) -> Any:
     return safe_parse_xml(path, source, from_string)
 
 
+def _parse_as_opensim_does(path: str, source: Any, from_string: bool, err: Any) -> Any:
+    """Two departures from XML that OpenSim's parser accepts: a file declared UTF-8 holding Latin-1
+    bytes (read as Latin-1), and element names with '::' (HuntCrossleyForce::ContactParametersSet,
+    read as '__').  None where neither applies."""
+    import logging
+    import re
+    msg = str(getattr(err, "msg", err))
+    if from_string:
+        data = source.encode() if isinstance(source, str) else source
+    else:
+        try:
+            data = Path(source).read_bytes()
+        except OSError:
+            return None
+    if not ("encoding" in msg.lower() or "bytes" in msg.lower() or "QName" in msg):
+        return None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        text = data.decode("latin-1")
+        logging.warning("%s: not valid UTF-8; read as Latin-1, as OpenSim does", path)
+    text = re.sub(r"<(/?)([A-Za-z_][\w.-]*)::", r"<\1\2__", text)
+    text = re.sub(r"^<\?xml[^>]*\?>", "", text.lstrip("\ufeff"))
+    try:
+        return etree.fromstring(text, _xml_parser())
+    except etree.XMLSyntaxError:
+        return None
+
+
 def read_osim(path: str | Path, strict: bool = True) -> OsimDocument:
     """Read an .osim file into an :class:`OsimDocument`."""
     path = str(path)
     if not Path(path).is_file():
         raise OsimImportError(path, "<document>", "no such file")
-    return _Reader(path, _parse(path, path, False), strict).read()
+    doc = _Reader(path, _parse(path, path, False), strict).read()
+    doc.source_text = _source_text(path)
+    return doc
+
+
+def _source_text(path: str) -> str:
+    """The file's text, for the lossless writer ('' where it is not text in a known encoding)."""
+    data = Path(path).read_bytes()
+    for enc in ("utf-8", "latin-1"):
+        try:
+            return data.decode(enc)
+        except UnicodeDecodeError:
+            continue
+    return ""
 
 
 def read_osim_string(text: str, strict: bool = True, name: str = "<string>") -> OsimDocument:
     """Read .osim XML held in a string."""
-    return _Reader(name, _parse(name, text, True), strict).read()
+    doc = _Reader(name, _parse(name, text, True), strict).read()
+    doc.source_text = text if isinstance(text, str) else text.decode("utf-8", "replace")
+    return doc

@@ -1,6 +1,12 @@
-"""Write an :class:`OsimDocument` as an OpenSim 4 (.osim, version 40000) file.
+"""Write an :class:`OsimDocument` as an .osim file, losslessly where it can.
 
-Bodies, joints (with their offset frames), coordinates, couplers (any number
+A document read from a file is written by *editing its source text* (:func:`document_to_xml`):
+couplers, coordinates' properties, bodies and joints the package adds, and changed path points
+are edited in place, in the file's own format; geometry, markers, actuators, controllers, probes
+and comments stay as they were, and an unchanged document is written as its source text.
+
+Otherwise (a document built in code, or a change an edit cannot express) an OpenSim 4 (version
+40000) file is generated.  Bodies, joints (with their offset frames), coordinates, couplers (any number
 of independent coordinates), wrap objects, musculotendon paths and markers
 are written from the document's records; the other properties of each force
 element are copied from the source file, with OpenSim 3.3 spellings brought
@@ -13,6 +19,7 @@ Numbers are written with ``repr``: reading the file back gives the same model.
 from __future__ import annotations
 
 import copy
+import dataclasses
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -189,8 +196,274 @@ def _force(parent: Any, doc: OsimDocument, f: ForceSpec) -> None:
     parent.append(src)
 
 
+# -- lossless writing: edit the source document --------------------------------------------------------------
+class _NotEditable(Exception):
+    """A change the in-place editor does not make (the writer then regenerates the file)."""
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Records equal field by field (numbers exactly; source lines and lxml elements ignored)."""
+    if dataclasses.is_dataclass(a) and dataclasses.is_dataclass(b):
+        if type(a) is not type(b):
+            return False
+        return all(_same(getattr(a, f.name), getattr(b, f.name)) for f in dataclasses.fields(a)
+                   if f.name not in ("line", "element"))
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return np.shape(a) == np.shape(b) and bool(np.array_equal(np.asarray(a), np.asarray(b), equal_nan=True))
+    try:
+        return bool(a == b)
+    except Exception:  # noqa: BLE001 - incomparable objects are different
+        return False
+
+
+def _parse_source(text: str) -> Any:
+    import re
+    body = re.sub(r"^\s*<\?xml[^>]*\?>", "", text.lstrip("\ufeff"))
+    parser = etree.XMLParser(remove_blank_text=False, remove_comments=False, huge_tree=True)
+    return etree.fromstring(body, parser)
+
+
+def _objects(model: Any, set_tag: str, create: bool = False) -> Any:
+    s = model.find(set_tag)
+    if s is None:
+        if not create:
+            return None
+        s = etree.SubElement(model, set_tag, name=set_tag.lower())
+    o = s.find("objects")
+    if o is None:
+        o = etree.SubElement(s, "objects")
+    return o
+
+
+def _by_name(container: Any, tag: str | None, name: str) -> Any:
+    for e in (container if container is not None else []):
+        if isinstance(e.tag, str) and e.get("name") == name and (tag is None or e.tag == tag):
+            return e
+    return None
+
+
+def _coupler_v3(parent: Any, c: CouplerSpec) -> Any:
+    e = _sub(parent, "CoordinateCouplerConstraint", name=c.name)
+    _sub(e, "isDisabled", not c.enabled)
+    holder = _sub(e, "coupled_coordinates_function")
+    holder.append(function_to_xml(c.function, None))
+    _sub(e, "independent_coordinate_names", " ".join(c.independents))
+    _sub(e, "dependent_coordinate_name", c.dependent)
+    _sub(e, "scale_factor", float(c.scale))
+    return e
+
+
+def _body_v3(parent: Any, b: BodySpec, j: JointSpec) -> None:
+    """A 3.3 <Body> with its <Joint> (a CustomJoint; the bodies the package adds are of this kind)."""
+    e = _sub(parent, "Body", name=b.name)
+    _sub(e, "mass", float(b.mass))
+    _sub(e, "mass_center", b.com)
+    for k, v in zip(("inertia_xx", "inertia_yy", "inertia_zz", "inertia_xy", "inertia_xz", "inertia_yz"), b.inertia):
+        _sub(e, k, float(v))
+    je = _sub(_sub(e, "Joint"), j.type, name=j.name)
+    _sub(je, "parent_body", j.parent.body)
+    _sub(je, "location_in_parent", j.parent.translation)
+    _sub(je, "orientation_in_parent", j.parent.orientation)
+    _sub(je, "location", j.child.translation)
+    _sub(je, "orientation", j.child.orientation)
+    cs = _sub(_sub(je, "CoordinateSet"), "objects")
+    for c in j.coordinates:
+        ce = _sub(cs, "Coordinate", name=c.name)
+        _sub(ce, "motion_type", c.motion_type or "rotational")
+        _sub(ce, "default_value", float(c.default))
+        _sub(ce, "default_speed_value", float(c.default_speed))
+        _sub(ce, "range", list(c.range))
+        _sub(ce, "clamped", bool(c.clamped))
+        _sub(ce, "locked", bool(c.locked))
+    if j.type != "CustomJoint":
+        raise _NotEditable(f"a new {j.type} in a 3.3 file")
+    st = _sub(je, "SpatialTransform")
+    present = {a.name: a for a in j.axes}
+    for name, axis in (("rotation1", (1, 0, 0)), ("rotation2", (0, 1, 0)), ("rotation3", (0, 0, 1)),
+                       ("translation1", (1, 0, 0)), ("translation2", (0, 1, 0)), ("translation3", (0, 0, 1))):
+        a = present.get(name) or TransformAxisSpec(name, [], np.array(axis, dtype=float), None)
+        ta = _sub(st, "TransformAxis", name=name)
+        if a.function is not None:
+            ta.append(function_to_xml(a.function, "function"))
+        _sub(ta, "coordinates", " ".join(a.coordinates))
+        _sub(ta, "axis", a.axis)
+
+
+def _path_point_v3(parent: Any, p: PathPointSpec) -> None:
+    if p.kind == "moving":
+        raise _NotEditable("a changed moving path point in a 3.3 file")
+    e = _sub(parent, "PathPoint" if p.kind == "fixed" else "ConditionalPathPoint", name=p.name)
+    _sub(e, "location", p.location)
+    _sub(e, "body", p.body)
+    if p.kind == "conditional":
+        _sub(e, "coordinate", p.coordinate)
+        _sub(e, "range", list(p.range))
+
+
+def _edit_source(doc: OsimDocument) -> tuple[Any, bool]:
+    """The source document's XML with the document's changes made in place -- couplers, bodies and joints
+    the package adds, path points, the name and gravity -- and whether anything changed.  Raises
+    _NotEditable for any other change."""
+    from .osim_reader import read_osim_string
+    try:
+        root = _parse_source(doc.source_text)
+    except etree.XMLSyntaxError as err:  # a source OpenSim reads but XML does not ('::' in names)
+        raise _NotEditable(f"its source is not well-formed XML ({err})") from None
+    old = read_osim_string(doc.source_text, strict=False, name=doc.path)
+    v4 = old.version >= 40000
+    model = root.find("Model")
+    changed = False
+    if doc.name != old.name:
+        model.set("name", doc.name)
+        changed = True
+    if not _same(doc.gravity, old.gravity):
+        changed = True
+        g = model.find("gravity")
+        if g is None:
+            g = _sub(model, "gravity")
+        g.text = " ".join(_num(v) for v in doc.gravity)
+    # couplers: replace the changed ones in place, add the new ones, remove the dropped ones
+    old_c = {c.name: c for c in old.couplers}
+    cons = _objects(model, "ConstraintSet", create=bool(doc.couplers))
+    new_names = {c.name for c in doc.couplers}
+    for name in old_c:
+        if name not in new_names:
+            changed = True
+            cons.remove(_by_name(cons, "CoordinateCouplerConstraint", name))
+    for c in doc.couplers:
+        if c.name in old_c and _same(c, old_c[c.name]):
+            continue
+        changed = True
+        holder = etree.Element("holder")
+        (_coupler if v4 else _coupler_v3)(holder, c)
+        fresh = holder[0]
+        prev = _by_name(cons, "CoordinateCouplerConstraint", c.name) if c.name in old_c else None
+        if prev is not None:  # edit it child by child: its comments and other properties stay
+            for child in fresh:
+                old_child = prev.find(child.tag)
+                if old_child is None:
+                    prev.append(child)
+                elif child.tag == "coupled_coordinates_function":
+                    for f in [x for x in old_child if isinstance(x.tag, str)]:
+                        old_child.remove(f)
+                    for f in list(child):
+                        old_child.append(f)
+                elif (old_child.text or "").split() != (child.text or "").split():
+                    old_child.text = child.text
+        else:
+            cons.append(fresh)
+    # bodies and joints: only additions (the package adds zero-inertia bodies for moving via points)
+    old_b = {b.name: b for b in old.bodies}
+    old_j = {j.name: j for j in old.joints}
+    for b in doc.bodies:
+        if b.name in old_b and not _same(b, old_b[b.name]):
+            raise _NotEditable(f"body {b.name!r} changed")
+    if len(old_b) != len([b for b in doc.bodies if b.name in old_b]):
+        raise _NotEditable("bodies removed")
+    for j in doc.joints:
+        if j.name in old_j and not _same(j, old_j[j.name]):
+            oj = old_j[j.name]
+            if not _same(dataclasses.replace(j, coordinates=[]), dataclasses.replace(oj, coordinates=[])) \
+                    or [c.name for c in j.coordinates] != [c.name for c in oj.coordinates]:
+                raise _NotEditable(f"joint {j.name!r} changed")
+            for c, oc in zip(j.coordinates, oj.coordinates):  # a coordinate's properties: edit them in place
+                if not _same(c, oc):
+                    _edit_coordinate(model, c, oc)
+                    changed = True
+    added_b = [b for b in doc.bodies if b.name not in old_b]
+    added_j = {j.child.body: j for j in doc.joints if j.name not in old_j}
+    if set(added_j) != {b.name for b in added_b}:
+        raise _NotEditable("joints added or removed without their bodies")
+    for b in added_b:
+        changed = True
+        if v4:
+            holder = etree.Element("holder")
+            e = _sub(holder, "Body", name=b.name)
+            _wrap_objects(e, b)
+            _sub(e, "mass", float(b.mass))
+            _sub(e, "mass_center", b.com)
+            _sub(e, "inertia", b.inertia)
+            _objects(model, "BodySet", create=True).append(e)
+            _joint(_objects(model, "JointSet", create=True), doc, added_j[b.name])
+        else:
+            _body_v3(_objects(model, "BodySet", create=True), b, added_j[b.name])
+    # forces: only their path points may change
+    old_f = {f.name: f for f in old.forces}
+    if [f.name for f in doc.forces] != [f.name for f in old.forces]:
+        raise _NotEditable("forces added, removed or reordered")
+    for f in doc.forces:
+        of = old_f[f.name]
+        if _same(f.points, of.points):
+            continue
+        src = _find_force(model, f.name, f.type)
+        gp = src.find("GeometryPath") if src is not None else None
+        pps = gp.find("PathPointSet") if gp is not None else None
+        objs = pps.find("objects") if pps is not None else None
+        if objs is None:
+            raise _NotEditable(f"the path of {f.name!r}")
+        elements = [c for c in objs if isinstance(c.tag, str)]
+        if len(elements) != len(of.points) or len(f.points) != len(of.points):
+            raise _NotEditable(f"points added to or removed from the path of {f.name!r}")
+        for e, p, op in zip(elements, f.points, of.points):
+            if _same(p, op):
+                continue  # the source element stays as it is
+            holder = etree.Element("holder")
+            try:
+                _path_point(holder, doc, p) if v4 else _path_point_v3(holder, p)
+            except ValueError as err:
+                raise _NotEditable(str(err)) from None
+            holder[0].tail = e.tail
+            objs.replace(e, holder[0])
+        changed = True
+    if not _same(doc.markers, old.markers):
+        raise _NotEditable("markers changed")
+    return root, changed
+
+
+def _edit_coordinate(model: Any, c: CoordinateSpec, old: CoordinateSpec) -> None:
+    e = next((x for x in model.iter("Coordinate") if x.get("name") == c.name), None)
+    if e is None or c.motion_type != old.motion_type or c.prescribed != old.prescribed:
+        raise _NotEditable(f"coordinate {c.name!r} changed")
+    for tag, value in (("default_value", float(c.default)), ("default_speed_value", float(c.default_speed)),
+                       ("range", list(c.range)), ("clamped", bool(c.clamped)), ("locked", bool(c.locked))):
+        holder = etree.Element("holder")
+        fresh = _sub(holder, tag, value)
+        prev = e.find(tag)
+        if prev is None:
+            e.append(fresh)
+        elif (prev.text or "").split() != (fresh.text or "").split():
+            prev.text = fresh.text
+
+
+def _find_force(model: Any, name: str, tag: str) -> Any:
+    e = _by_name(_objects(model, "ForceSet"), tag, name)
+    if e is None:
+        comps = model.find("components")
+        e = _by_name(comps, tag, name)
+    return e
+
+
 def document_to_xml(doc: OsimDocument) -> Any:
-    """The OpenSim 4 XML tree of a document."""
+    """The XML tree of a document: its source file edited where the package changed it (lossless:
+    geometry, markers, actuators, controllers, probes and comments stay), else an OpenSim 4 file
+    generated from the records (what an edit cannot express is then said with logging.warning)."""
+    if doc.source_text:
+        try:
+            return _edit_source(doc)[0]
+        except _NotEditable as why:
+            import logging
+            logging.warning("%s: %s; writing the model regenerated as an OpenSim 4 file (visual geometry, "
+                            "controllers, probes and other components of the source are not carried over)",
+                            doc.path, why)
+    return _generated_xml(doc)
+
+
+def _generated_xml(doc: OsimDocument) -> Any:
+    """The OpenSim 4 XML tree generated from the document's records."""
     root = etree.Element("OpenSimDocument", Version="40000")
     m = _sub(root, "Model", name=doc.name)
     ground = next((b for b in doc.bodies if b.name == doc.ground), BodySpec(doc.ground))
@@ -231,12 +504,23 @@ def document_to_xml(doc: OsimDocument) -> Any:
 
 
 def document_to_string(doc: OsimDocument) -> str:
-    return etree.tostring(document_to_xml(doc), pretty_print=True, xml_declaration=True,
-                          encoding="UTF-8").decode("utf-8")
+    """The .osim text of a document: the source text itself where nothing changed, else the edited source
+    (or the regenerated file, see :func:`document_to_xml`)."""
+    if doc.source_text:
+        try:
+            root, changed = _edit_source(doc)
+        except _NotEditable:
+            root, changed = document_to_xml(doc), True
+        if not changed:
+            return doc.source_text
+    else:
+        root = document_to_xml(doc)
+    return etree.tostring(root, pretty_print=True, xml_declaration=True, encoding="UTF-8").decode("utf-8")
 
 
 def write_osim(doc_or_model: Any, path: str | Path, *, protect: Sequence[str | Path] = ()) -> None:
-    """Write a document (or a model imported from .osim) as an OpenSim 4 file, atomically.
+    """Write a document (or a model imported from .osim, or loaded from JSON), atomically: the source
+    file edited where the package changed it (:func:`document_to_xml`).
 
     ``protect`` lists files that must not be overwritten (the command's inputs);
     the source file of a model is always protected.

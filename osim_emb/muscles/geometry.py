@@ -32,7 +32,8 @@ from typing import Any, Sequence
 import numpy as np
 
 from .._accel import use_jit
-from ..kinematics import FrameKinematics, body_transforms, forward_kinematics, joint_variables
+from ..configuration import as_configuration
+from ..kinematics import FrameKinematics, forward_kinematics, joint_variables
 from ..model import Model
 from .path import Musculotendon
 
@@ -42,6 +43,7 @@ __all__ = [
     "muscle_lengths",
     "moment_arms",
     "lengths_and_moment_arms",
+    "moment_arm_table",
     "oriented_attachment_sequence",
     "moment_arms_eq195",
 ]
@@ -77,14 +79,42 @@ def _muscle_list(model: Model, muscles: Sequence[str] | None) -> list[Musculoten
     return out
 
 
+def _body_table(model: Model) -> tuple[dict, np.ndarray, np.ndarray]:
+    """Body name -> row, and each row's frame and frame-to-body transform: the model's bodies, then
+    the ground (frame 0, identity), on which path points, offset frames and wrap objects may sit."""
+    index = {b.name: k for k, b in enumerate(model.bodies)}
+    frames = [b.frame for b in model.bodies]
+    offsets = [np.asarray(b.frame_to_body, dtype=float) for b in model.bodies]
+    for g in _ground_names(model):
+        if g not in index:
+            index[g] = len(frames)
+            frames.append(0)
+            offsets.append(np.eye(4))
+    return index, np.array(frames, dtype=np.int64), np.stack(offsets) if offsets else np.zeros((0, 4, 4))
+
+
+def _ground_names(model: Model) -> tuple[str, ...]:
+    """Names under which a path may refer to the ground: 'ground' and the source document's ground body."""
+    names = ["ground"]
+    doc = model.extras.get("document") if isinstance(model.extras, dict) else None
+    for g in (model.extras.get("ground") if isinstance(model.extras, dict) else None, getattr(doc, "ground", None)):
+        if g and g not in names:
+            names.append(g)
+    return tuple(names)
+
+
 def path_states(model: Model, q: Any, muscles: Sequence[str] | None = None, *, wrapping: bool = True,
-                opensim_compat: bool = False, kin: FrameKinematics | None = None) -> list[PathState]:
-    """Effective path points and lengths of the units at a batch of configurations."""
-    q = model.check_configuration(q, tolerance=np.inf)
+                opensim_compat: bool = False, kin: FrameKinematics | None = None,
+                allow_out_of_range: bool = False) -> list[PathState]:
+    """Effective path points and lengths of the units at a batch of configurations.
+
+    ``q``: see :func:`osim_emb.configuration.as_configuration` (array, DataFrame, Series or dict;
+    checked against the coordinate ranges unless ``allow_out_of_range``)."""
+    q = as_configuration(model, q, allow_out_of_range=allow_out_of_range)
     if kin is None:
         kin = forward_kinematics(model, q, order=1)
-    bt = body_transforms(model, kin)  # (N, nb, 4, 4)
-    body_index = {b.name: k for k, b in enumerate(model.bodies)}
+    body_index, body_frames, body_offsets = _body_table(model)
+    bt = kin.transforms[:, body_frames] @ body_offsets  # (N, nb + ground, 4, 4), as body_transforms
     wraps_by_name = {w.name: w for w in model.wrap_objects}
     n = q.shape[0]
     out = []
@@ -103,7 +133,7 @@ def path_states(model: Model, q: Any, muscles: Sequence[str] | None = None, *, w
                 v = pt.condition.evaluate(q, 0, cache).value
                 lo, hi = pt.active_range
                 active[:, k] = (v >= lo - 1e-5) & (v <= hi + 1e-5)
-        frames = [model.bodies[b].frame for b in bi]
+        frames = [int(body_frames[b]) for b in bi]
         bodies = [pt.body for pt in mu.points]
         wraps = [w for w in mu.wraps if w.wrap_object in wraps_by_name and wraps_by_name[w.wrap_object].active]
         if wrapping and wraps:
@@ -116,7 +146,7 @@ def path_states(model: Model, q: Any, muscles: Sequence[str] | None = None, *, w
             tpg = np.einsum("nwij,nwsj->nwsi", wt[..., :3, :3], tp) + wt[..., None, :3, 3]
             positions = np.concatenate([pos, tpg.reshape(n, -1, 3)], axis=1)
             for o in objs:
-                frames += [model.bodies[body_index[o.body]].frame] * 2
+                frames += [int(body_frames[body_index[o.body]])] * 2
                 bodies += [o.body, o.body]
             dirpos = None
             if wp.queried_ground is not None:
@@ -173,7 +203,8 @@ def _moment_arm_of_path(model: Model, kin: FrameKinematics, ps: PathState) -> np
 
 
 def lengths_and_moment_arms(model: Model, q: Any, muscles: Sequence[str] | None = None, *, wrapping: bool = True,
-                            opensim_compat: bool = False) -> tuple[np.ndarray, np.ndarray]:
+                            opensim_compat: bool = False,
+                            allow_out_of_range: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """L (N, M) and R (N, n_q, M) of the units (all of the model's by default) at a batch of configurations.
 
     R[n, k, m] is the moment arm of unit m about generalized coordinate k: the
@@ -184,11 +215,16 @@ def lengths_and_moment_arms(model: Model, q: Any, muscles: Sequence[str] | None 
     wrapping, moment arms -- runs in one compiled kernel, on numba's number of threads
     (``osim_emb.wrapping._kernels_muscles``); ``OSIM_EMB_NO_JIT=1`` runs the numpy code
     below.  The two agree to round-off (docs/wrapping.md, "Speed").
+
+    ``q`` is an (N, n_q) or (n_q,) array in the model's coordinate order, or a pandas DataFrame,
+    Series or dict matched by coordinate name; radians and metres, within the coordinate ranges
+    (round-off allowed) unless ``allow_out_of_range=True``: :func:`osim_emb.configuration.as_configuration`.
+    :func:`moment_arm_table` gives the same numbers as a labelled table.
     """
-    q = model.check_configuration(q, tolerance=np.inf)
+    q = as_configuration(model, q, allow_out_of_range=allow_out_of_range)
     from .function_based_path import with_function_based_paths  # FunctionBasedPath units: L = l(c(q))
     out = with_function_based_paths(model, q, _muscle_list(model, muscles), True, lambda names: lengths_and_moment_arms(
-        model, q, names, wrapping=wrapping, opensim_compat=opensim_compat))
+        model, q, names, wrapping=wrapping, opensim_compat=opensim_compat, allow_out_of_range=True))
     if out is not None:
         return out
     if use_jit():
@@ -196,7 +232,8 @@ def lengths_and_moment_arms(model: Model, q: Any, muscles: Sequence[str] | None 
         if out is not None:
             return out
     kin = forward_kinematics(model, q, order=1)
-    states = path_states(model, q, muscles, wrapping=wrapping, opensim_compat=opensim_compat, kin=kin)
+    states = path_states(model, q, muscles, wrapping=wrapping, opensim_compat=opensim_compat, kin=kin,
+                         allow_out_of_range=True)
     lengths = np.stack([s.length for s in states], axis=1) if states else np.zeros((q.shape[0], 0))
     r = (np.stack([_moment_arm_of_path(model, kin, s) for s in states], axis=2) if states
          else np.zeros((q.shape[0], model.n_q, 0)))
@@ -204,12 +241,12 @@ def lengths_and_moment_arms(model: Model, q: Any, muscles: Sequence[str] | None 
 
 
 def muscle_lengths(model: Model, q: Any, muscles: Sequence[str] | None = None, *, wrapping: bool = True,
-                   opensim_compat: bool = False) -> np.ndarray:
-    """L (N, M): musculotendon lengths along the (wrapped) paths."""
-    q = model.check_configuration(q, tolerance=np.inf)
+                   opensim_compat: bool = False, allow_out_of_range: bool = False) -> np.ndarray:
+    """L (N, M): musculotendon lengths along the (wrapped) paths (``q`` as in :func:`lengths_and_moment_arms`)."""
+    q = as_configuration(model, q, allow_out_of_range=allow_out_of_range)
     from .function_based_path import with_function_based_paths  # FunctionBasedPath units: L = l(c(q))
     out = with_function_based_paths(model, q, _muscle_list(model, muscles), False, lambda names: muscle_lengths(
-        model, q, names, wrapping=wrapping, opensim_compat=opensim_compat))
+        model, q, names, wrapping=wrapping, opensim_compat=opensim_compat, allow_out_of_range=True))
     if out is not None:
         return out
     if use_jit():
@@ -217,7 +254,8 @@ def muscle_lengths(model: Model, q: Any, muscles: Sequence[str] | None = None, *
         if out is not None:
             return out[0]
     kin = forward_kinematics(model, q, order=0)
-    states = path_states(model, q, muscles, wrapping=wrapping, opensim_compat=opensim_compat, kin=kin)
+    states = path_states(model, q, muscles, wrapping=wrapping, opensim_compat=opensim_compat, kin=kin,
+                         allow_out_of_range=True)
     return np.stack([s.length for s in states], axis=1) if states else np.zeros((q.shape[0], 0))
 
 
@@ -226,10 +264,39 @@ def moment_arms(model: Model, q: Any, muscles: Sequence[str] | None = None, **kw
     return lengths_and_moment_arms(model, q, muscles, **kw)[1]
 
 
+def moment_arm_table(model: Model, q: Any, muscles: Sequence[str] | None = None, *, wrapping: bool = True,
+                     opensim_compat: bool = False, allow_out_of_range: bool = False):
+    """L and R as a tidy pandas DataFrame: one row per (pose, muscle, coordinate).
+
+    Columns: ``pose`` (the DataFrame's index when q is a DataFrame, else 0..N-1), ``muscle``,
+    ``coordinate``, ``motion_type``, ``q`` (the coordinate's value: rad or m), ``length_m`` (the
+    musculotendon length) and ``moment_arm_m`` (R: metres about a rotational coordinate; newtons per
+    newton, dimensionless, about a translational one).
+    """
+    import pandas as pd
+    labels = q.index if isinstance(q, pd.DataFrame) else None
+    qa = as_configuration(model, q, allow_out_of_range=allow_out_of_range)
+    length, r = lengths_and_moment_arms(model, qa, muscles, wrapping=wrapping, opensim_compat=opensim_compat,
+                                        allow_out_of_range=True)
+    names = [m.name for m in _muscle_list(model, muscles)]
+    n, nq, nm = r.shape
+    pose = np.arange(n) if labels is None else np.asarray(labels)
+    return pd.DataFrame({
+        "pose": np.repeat(pose, nm * nq),
+        "muscle": np.tile(np.repeat(names, nq), n),
+        "coordinate": np.tile(model.coordinate_names, n * nm),
+        "motion_type": np.tile([c.motion_type for c in model.coordinates], n * nm),
+        "q": np.repeat(qa, nm, axis=0).reshape(-1),
+        "length_m": np.repeat(length.reshape(-1), nq),
+        "moment_arm_m": np.transpose(r, (0, 2, 1)).reshape(-1),
+    })
+
+
 def oriented_attachment_sequence(model: Model, muscle: Musculotendon) -> tuple[str, ...]:
     """Gamma_k with the seed's convention: the origin (first) body is the one nearer the ground (Definition 2)."""
     seq = muscle.attachment_sequence
-    frame = {b.name: b.frame for b in model.bodies}
+    index, frames, _ = _body_table(model)
+    frame = {name: int(frames[k]) for name, k in index.items()}
     return seq if frame[seq[0]] <= frame[seq[-1]] else tuple(reversed(seq))
 
 
@@ -341,10 +408,7 @@ def _jit_plan(model: Model, muscles: Sequence[str] | None, wrapping: bool) -> _J
         axes[i] = j.axis
         vt[i] = skew(j.axis)
         vt2[i] = vt[i] @ vt[i]
-    body_index = {b.name: k for k, b in enumerate(model.bodies)}
-    body_frame = np.array([b.frame for b in model.bodies], dtype=np.int64)
-    body_off = (np.stack([np.asarray(b.frame_to_body, dtype=float) for b in model.bodies]) if model.bodies
-                else np.zeros((0, 4, 4)))
+    body_index, body_frame, body_off = _body_table(model)
     wraps_by_name = {w.name: w for w in model.wrap_objects}
     pt_body, pt_loc, wr_body, wr_off, wr_first, slot_frame, uframe = [], [], [], [], [], [], []
     first_of: dict = {}
@@ -358,7 +422,7 @@ def _jit_plan(model: Model, muscles: Sequence[str] | None, wrapping: bool) -> _J
             pt_loc.append(np.asarray(pt.location, dtype=float))
             if pt.kind == "conditional":
                 conditional.append((p0 + k, pt.condition, tuple(pt.active_range)))
-        frames = [model.bodies[body_index[pt.body]].frame for pt in mu.points]
+        frames = [int(body_frame[body_index[pt.body]]) for pt in mu.points]
         wraps = [w for w in mu.wraps if w.wrap_object in wraps_by_name and wraps_by_name[w.wrap_object].active]
         if not (wrapping and wraps):
             wraps = []
@@ -372,7 +436,7 @@ def _jit_plan(model: Model, muscles: Sequence[str] | None, wrapping: bool) -> _J
             wr_first.append(first_of.setdefault(o.name, len(wr_body)))
             wr_body.append(body_index[o.body])
             wr_off.append(o.transform_in_body)
-            frames += [model.bodies[body_index[o.body]].frame] * 2
+            frames += [int(body_frame[body_index[o.body]])] * 2
         slot_frame += frames
         uframe += [f for f in np.unique(frames) if f != 0]
         mp.append(len(pt_body))
@@ -385,7 +449,7 @@ def _jit_plan(model: Model, muscles: Sequence[str] | None, wrapping: bool) -> _J
     plan = _JitPlan(
         units,
         (parent, revolute, offs, axes, vt, vt2),
-        (body_frame, body_off, np.isin(np.arange(len(model.bodies)), pt_body + wr_body)),
+        (body_frame, body_off, np.isin(np.arange(len(body_frame)), pt_body + wr_body)),
         (i64(pt_body), np.array(pt_loc, dtype=float).reshape(-1, 3)),
         (i64(wr_body), np.array(wr_off, dtype=float).reshape(-1, 4, 4), i64(wr_first)),
         (i64(slot_frame), i64(uframe), i64(muf)),

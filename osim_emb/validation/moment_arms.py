@@ -435,8 +435,23 @@ def run_moment_arm_study(model_path: str, sweep: Sequence[str], *, step_deg: flo
     from ..io import load_osim
     if _ignored:
         log.debug("ignored options: %s", sorted(_ignored))
+    is_json = str(model_path).lower().endswith(".json")
     if model is None:
-        model = load_osim(model_path)
+        if is_json:
+            from ..io.model_json import load_model
+            model = load_model(model_path)
+        else:
+            model = load_osim(model_path)
+    if is_json and references:  # OpenSim's references need the .osim the JSON model keeps
+        import tempfile
+        from ..io.osim_writer import write_osim
+        doc = model.extras.get("document")
+        if doc is None:
+            raise ValueError(f"{model_path}: this JSON model keeps no OpenSim document, which the OpenSim references "
+                             "need (save it again from an .osim import, or pass --references none)")
+        osim_copy = Path(tempfile.mkdtemp()) / (Path(model_path).name.split(".")[0] + ".osim")
+        write_osim(doc, osim_copy)
+        model_path = str(osim_copy)
     muscles = list(muscles) if muscles else [m.name for m in model.muscles]
     if not muscles:
         raise ValueError(f"model {model.name!r} has no musculotendon units: there are no moment arms to compare")

@@ -48,10 +48,12 @@ class OpenSimReference:
         self.osim = osim
         self.path = str(path)
         self.model_os = osim.Model(self.path)
-        if disable_forces:
-            fs = self.model_os.getForceSet()
-            for i in range(fs.getSize()):
-                fs.get(i).set_appliesForce(False)
+        if disable_forces:  # every Force, in the ForceSet or among the model's <components>
+            self.model_os.finalizeFromProperties()
+            for c in self.model_os.getComponentsList():
+                f = osim.Force.safeDownCast(c)
+                if f is not None:
+                    f.set_appliesForce(False)
         self.state = self.model_os.initSystem()
         self.coords = self.model_os.getCoordinateSet()
         self.names = [self.coords.get(i).getName() for i in range(self.coords.getSize())]
@@ -141,12 +143,23 @@ class OpenSimReference:
         pps = path.getPathPointSet()
         return np.array([pps.get(i).getLocationInGround(self.state).to_numpy() for i in range(pps.getSize())])
 
+    def _force(self, name: str):
+        fs = self.model_os.getForceSet()
+        if fs.contains(name):
+            return fs.get(name)
+        for c in self.model_os.getComponentsList():  # a force among the model's <components>
+            f = self.osim.Force.safeDownCast(c)
+            if f is not None and f.getName() == name:
+                return f
+        raise KeyError(f"OpenSim model {self.path!r} has no force named {name!r}")
+
     def _path(self, muscle: str):
-        f = self.model_os.getForceSet().get(muscle)
+        f = self._force(muscle)
         pa = self.osim.PathActuator.safeDownCast(f)
         gp = pa.getGeometryPath() if pa is not None else None
-        if gp is None:
-            gp = self.osim.GeometryPath.safeDownCast(f.getPropertyByName("GeometryPath").getValueAsObject())
+        if gp is None:  # Ligament, PathSpring: the property is 'path' in OpenSim 4.5+, 'GeometryPath' before
+            prop = "path" if f.hasProperty("path") else "GeometryPath"
+            gp = self.osim.GeometryPath.safeDownCast(f.getPropertyByName(prop).getValueAsObject())
         return self.osim.GeometryPath.safeDownCast(gp) if not isinstance(gp, self.osim.GeometryPath) else gp
 
     # -- dynamics (the reduction recipe of the notes) ------------------------------

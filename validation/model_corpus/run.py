@@ -1,0 +1,279 @@
+"""Model corpus study: every .osim file OpenSim 4.6 loads is imported (or refused by name) and compared with OpenSim.
+
+    python validation/model_corpus/run.py                  # builds the scratch corpus from the git mirrors
+    python validation/model_corpus/run.py DIR [DIR ...]    # any folders of .osim files
+
+For each model, in its own subprocess (a timeout and a crash stop only that model):
+
+1. OpenSim 4.6 loads it (``Model(path).initSystem()``); if not, the model is listed as ``opensim_fails``;
+2. ``load_osim(path)`` imports it, or refuses it with an :class:`UnsupportedFeatureError` naming the
+   element (status ``refused``); any other exception is a defect (status ``error``);
+3. at ``--poses`` random configurations (uniform within the coordinate ranges, infinite ranges capped at
+   +-pi rad / +-1 m, seed ``--seed``): body transforms (max |entry difference|), active path-point
+   positions (m), musculotendon lengths (m) and moment arms R (``opensim_compat=True``, against
+   ``computeMomentArm`` of the model with its moving via points as zero-inertia bodies, the
+   seed's set-up, docs/moment_arms.md), and forward accelerations with every force removed
+   (max |difference| / max |OpenSim's|, ``OpenSimReference.reduced_dynamics``).
+
+Moment arms of large models are compared at fewer poses (``--ma-budget`` computeMomentArm calls per
+model; the number used is in column ``poses_R``).  Writes ``results/corpus.csv``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+sys.path.insert(0, str(REPO))  # this checkout's osim_emb, in this process and (PYTHONPATH) in the children
+MIRRORS = {"opensim-models": "/work/.mirror/opensim-org+opensim-models/repo",
+           "opensim-core": "/work/.mirror/opensim-org+opensim-core/repo"}
+DEFAULT_CORPUS = Path(tempfile.gettempdir()) / "osim_emb_model_corpus"
+COLUMNS = ["model", "bodies", "coordinates", "muscles", "status", "max_transform", "max_points_m",
+           "max_length_m", "max_R_m", "max_qdd_rel", "max_M_rel", "coriolis_vs_christoffel_rel", "poses", "poses_R",
+           "refused_element", "reason", "note", "time_s"]
+TOL_M, TOL_REL = 1e-8, 1e-9
+
+
+def extract_corpus(dest: Path) -> Path:
+    """Copy every .osim file of the two git mirrors into ``dest`` (scratch; never committed)."""
+    for name, repo in MIRRORS.items():
+        files = subprocess.run(["git", "-C", repo, "ls-tree", "-r", "--name-only", "HEAD"], check=True,
+                               capture_output=True, text=True).stdout.split("\n")
+        for f in files:
+            if not f.endswith(".osim"):
+                continue
+            out = dest / name / f
+            out.parent.mkdir(parents=True, exist_ok=True)
+            blob = subprocess.run(["git", "-C", repo, "show", f"HEAD:{f}"], capture_output=True)
+            if blob.returncode == 0:
+                out.write_bytes(blob.stdout)
+    return dest
+
+
+# -- one model (runs in the child process) -----------------------------------------------------------------
+def _poses(model, n: int, seed: int) -> np.ndarray:
+    lo, hi = model.coordinate_ranges.T.copy()
+    cap = np.array([np.pi if c.motion_type != "translational" else 1.0 for c in model.coordinates])
+    lo, hi = np.maximum(lo, -cap), np.minimum(hi, cap)
+    return np.random.default_rng(seed).uniform(lo, hi, (n, model.n_q))
+
+
+def study_one(path: str, poses: int, seed: int, ma_budget: int) -> dict:
+    from osim_emb.validation.opensim_bridge import OpenSimReference, require_opensim
+    osim = require_opensim()
+    row: dict = {"model": path, "poses": 0, "poses_R": 0}
+    t0 = time.perf_counter()
+    try:
+        m = osim.Model(path)
+        m.initSystem()
+    except Exception as err:  # noqa: BLE001 - OpenSim's own refusal is data here
+        row.update(status="opensim_fails", reason=str(err).strip().splitlines()[-1][:300] if str(err).strip() else "")
+        return row
+    forces = [f for f in (osim.Force.safeDownCast(c) for c in m.getComponentsList()) if f is not None]
+    row.update(bodies=m.getBodySet().getSize(), coordinates=m.getCoordinateSet().getSize(),
+               muscles=sum(1 for f in forces if f.hasProperty("path") or f.hasProperty("GeometryPath")))
+    from osim_emb.io import UnsupportedFeatureError, load_osim
+    try:
+        model = load_osim(path)
+    except UnsupportedFeatureError as err:
+        row.update(status="refused", refused_element=err.element, reason=err.reason.split(" (load with")[0])
+        row["time_s"] = time.perf_counter() - t0
+        return row
+    except Exception as err:  # noqa: BLE001 - a defect: report it
+        row.update(status="error", reason=f"import: {type(err).__name__}: {err}"[:400])
+        row["time_s"] = time.perf_counter() - t0
+        return row
+    try:
+        row.update(compare(path, model, poses, seed, ma_budget))
+        ok = all(row.get(k, 0.0) <= TOL_M for k in ("max_transform", "max_points_m", "max_length_m", "max_R_m"))
+        row["status"] = "agrees" if ok and row.get("max_qdd_rel", 0.0) <= TOL_REL else "differs"
+        if (ok and row["status"] == "differs" and row.get("max_M_rel", 1.0) <= TOL_REL
+                and row.get("coriolis_vs_christoffel_rel", 1.0) <= 1e-6):
+            row["status"] = "opensim_coriolis"
+            row["note"] = ("M equals OpenSim's; our velocity terms equal the Christoffel symbols of M (finite "
+                           "differences); OpenSim's do not (its CustomJoints with nonlinear rotation functions)")
+    except Exception as err:  # noqa: BLE001
+        row.update(status="error", reason=f"compare: {type(err).__name__}: {err}"[:400])
+        traceback.print_exc()
+    row["time_s"] = time.perf_counter() - t0
+    return row
+
+
+def compare(path: str, model, poses: int, seed: int, ma_budget: int) -> dict:
+    from osim_emb import dynamics as dyn
+    from osim_emb import kinematics as kin
+    from osim_emb.io.osim_writer import moving_points_as_bodies, write_osim
+    from osim_emb.muscles import geometry
+    from osim_emb.validation.opensim_bridge import OpenSimReference
+    q = _poses(model, poses, seed)
+    out = {"poses": poses}
+    ref = OpenSimReference(path, model)
+    bt = kin.body_transforms(model, kin.forward_kinematics(model, q, order=0))
+    real = [k for k, b in enumerate(model.bodies) if ref.model_os.getBodySet().contains(b.name)]
+    states = geometry.path_states(model, q, wrapping=False) if model.muscles else []
+    worst_t = worst_p = 0.0
+    for n in range(poses):
+        ref.set_configuration(q[n])
+        for k in real:
+            worst_t = max(worst_t, np.abs(ref.body_transform(model.bodies[k].name) - bt[n, k]).max())
+        for ps in states:
+            seq = ps.sequence[n][ps.sequence[n] >= 0]
+            pts = ref.path_point_positions(ps.muscle.name)
+            worst_p = max(worst_p, np.abs(ps.positions[n, seq] - pts[seq]).max())
+    out["max_transform"], out["max_points_m"] = worst_t, worst_p
+    doc = model.extras["document"]
+    spherical = {c.name for j in doc.joints if j.type in ("BallJoint", "FreeJoint") for c in j.coordinates}
+    # Ball/FreeJoint rotations: OpenSim's speeds are w_FM in F = E(q) qdot, E's columns x, Rx(a) y, Rx(a) Ry(b) z
+    # (body-fixed X-Y-Z angles), so its moment arms about them are E^-T R
+    rotations = [[c.name for c in j.coordinates[:3]] for j in doc.joints if j.type in ("BallJoint", "FreeJoint")]
+    rotations = [r for r in rotations if all(c in model.coordinate_names for c in r)]
+    in_rotations = {c for r in rotations for c in r}
+    arm_coords = [c for c in model.coordinate_names if c not in spherical or c not in in_rotations]
+    if spherical:
+        out["note"] = ("Ball/FreeJoint: OpenSim's speeds of their rotations are angular velocities (R about them "
+                       "compared as E^-T R); qdd not compared")
+    if model.muscles:
+        n_r = int(min(poses, max(1, ma_budget // max(1, len(model.muscles) * model.n_q))))
+        out["poses_R"] = n_r
+        lengths, arms = geometry.lengths_and_moment_arms(model, q[:n_r], opensim_compat=True)
+        ref_ma = ref
+        if any(p.kind == "moving" for f in doc.forces if f.has_path for p in f.points):
+            mvp = Path(tempfile.mkdtemp()) / "model_mvp.osim"
+            write_osim(moving_points_as_bodies(doc), mvp)
+            ref_ma = OpenSimReference(str(mvp), model)
+        el = er = 0.0
+        for n in range(n_r):
+            ref_ma.set_configuration(q[n])
+            for m, mu in enumerate(model.muscles):
+                el = max(el, abs(lengths[n, m] - ref_ma.muscle_length(mu.name)))
+                for c in arm_coords:
+                    k = model.coordinate_index(c)
+                    er = max(er, abs(arms[n, k, m] - ref_ma.moment_arm(mu.name, c)))
+                for names in rotations:
+                    idx = [model.coordinate_index(c) for c in names]
+                    a, b = q[n, idx[0]], q[n, idx[1]]
+                    e = np.column_stack([[1.0, 0.0, 0.0], _rx(a) @ [0.0, 1.0, 0.0], _rx(a) @ _ry(b) @ [0.0, 0.0, 1.0]])
+                    theirs = np.array([ref_ma.moment_arm(mu.name, c) for c in names])
+                    er = max(er, np.abs(np.linalg.solve(e.T, arms[n, idx, m]) - theirs).max())
+        out["max_length_m"], out["max_R_m"] = el, er
+    if model.n_q and not any(b.mass > 0 for b in model.bodies):
+        out["note"] = "no body has mass: qdd not compared"
+    if model.n_q and any(b.mass > 0 for b in model.bodies) and not spherical:
+        ref_d = OpenSimReference(path, model, disable_forces=True)
+        qd = np.random.default_rng(seed + 1).normal(size=q.shape)
+        terms = dyn.dynamics_terms(model, q, qd)
+        try:
+            qdd = dyn.forward_dynamics(model, q, qd)
+        except np.linalg.LinAlgError:
+            out["note"] = "the mass matrix is singular (a coordinate moves no mass): qdd not compared"
+            return out
+        worst = worst_m = 0.0
+        for n in range(poses):
+            r = ref_d.reduced_dynamics(q[n], qd[n])
+            # relative to OpenSim's largest |qdd|, absolute below 1 (a weightless pendulum's qdd is round-off)
+            worst = max(worst, np.abs(qdd[n] - r["qddot"]).max() / max(np.abs(r["qddot"]).max(), 1.0))
+            worst_m = max(worst_m, np.abs(terms.mass[n] - r["mass"]).max() / max(np.abs(r["mass"]).max(), 1e-300))
+        out["max_qdd_rel"], out["max_M_rel"] = worst, worst_m
+        if worst > TOL_REL:  # independent check of our velocity terms: Christoffel symbols of M(q)
+            out["coriolis_vs_christoffel_rel"] = christoffel_check(model, q[0], qd[0])
+    return out
+
+
+def _rx(a: float) -> np.ndarray:
+    c, s = np.cos(a), np.sin(a)
+    return np.array([[1.0, 0.0, 0.0], [0.0, c, -s], [0.0, s, c]])
+
+
+def _ry(b: float) -> np.ndarray:
+    c, s = np.cos(b), np.sin(b)
+    return np.array([[c, 0.0, s], [0.0, 1.0, 0.0], [-s, 0.0, c]])
+
+
+def christoffel_check(model, q: np.ndarray, qd: np.ndarray, h: float = 1e-5) -> float:
+    """max |N qd - c| / max |c|, c_i = sum_jk (dM_ij/dq_k - dM_jk/dq_i / 2) qd_j qd_k from central
+    differences of M (which equals OpenSim's): an independent check of the velocity terms."""
+    from osim_emb import dynamics as dyn
+    nq = model.n_q
+    dm = np.empty((nq, nq, nq))
+    for k in range(nq):
+        e = np.zeros(nq)
+        e[k] = h
+        m = dyn.dynamics_terms(model, np.stack([q + e, q - e]), np.zeros((2, nq))).mass
+        dm[k] = (m[0] - m[1]) / (2 * h)
+    c = np.einsum("kij,j,k->i", dm, qd, qd) - 0.5 * np.einsum("ijk,j,k->i", dm, qd, qd)
+    ours = dyn.dynamics_terms(model, q[None], qd[None])
+    zero = dyn.dynamics_terms(model, q[None], np.zeros((1, nq)))
+    velocity = ours.velocity_forces[0] - zero.velocity_forces[0]
+    return float(np.abs(velocity - c).max() / max(np.abs(c).max(), 1e-300))
+
+
+# -- the study (parent process) ------------------------------------------------------------------------------
+def run_child(path: Path, args) -> dict:
+    cmd = ["nice", "-n", "10", sys.executable, __file__, "--one", str(path), "--poses", str(args.poses),
+           "--seed", str(args.seed), "--ma-budget", str(args.ma_budget)]
+    t0 = time.perf_counter()
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout,
+                           env={**os.environ, "NUMBA_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
+                                "PYTHONPATH": os.pathsep.join([str(REPO)] + [p for p in
+                                                              os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])})
+    except subprocess.TimeoutExpired:
+        return {"status": "timeout", "reason": f"no result within {args.timeout} s", "time_s": args.timeout}
+    lines = [ln for ln in p.stdout.splitlines() if ln.startswith("{")]
+    if p.returncode != 0 or not lines:
+        tail = (p.stderr.strip().splitlines() or ["(no output)"])[-1]
+        return {"status": "crash", "reason": f"exit {p.returncode}: {tail}"[:400], "time_s": time.perf_counter() - t0}
+    return json.loads(lines[-1])
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("folders", nargs="*", type=Path, help=f"folders of .osim files (default: {DEFAULT_CORPUS})")
+    ap.add_argument("--poses", type=int, default=20)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--ma-budget", type=int, default=30000, help="computeMomentArm calls per model (default 30000)")
+    ap.add_argument("--timeout", type=float, default=900.0, help="seconds per model")
+    ap.add_argument("--out", type=Path, default=HERE / "results" / "corpus.csv")
+    ap.add_argument("--only", default="", help="substring: study only the models whose path contains it")
+    ap.add_argument("--one", help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.one:
+        row = study_one(args.one, args.poses, args.seed, args.ma_budget)
+        print(json.dumps(row, default=float))
+        return 0
+    import pandas as pd
+    from tqdm import tqdm
+    folders = args.folders
+    if not folders:
+        if not DEFAULT_CORPUS.is_dir():
+            extract_corpus(DEFAULT_CORPUS)
+        folders = [DEFAULT_CORPUS]
+    files = sorted(f for d in folders for f in Path(d).rglob("*.osim") if args.only in str(f))
+    rows = []
+    for f in tqdm(files, desc="models", unit="model"):
+        row = run_child(f, args)
+        base = next((Path(d) for d in folders if str(f).startswith(str(d))), f.parent)
+        row["model"] = str(f.relative_to(base))
+        rows.append(row)
+        tqdm.write(f"{row['model']}: {row['status']} {row.get('reason', '') or ''}"[:200])
+    table = pd.DataFrame(rows).reindex(columns=COLUMNS)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    table.to_csv(args.out, index=False, float_format="%.3g")
+    counts = table["status"].value_counts().to_dict()
+    print(f"wrote {args.out}: {len(table)} models, {counts}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

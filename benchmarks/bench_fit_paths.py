@@ -120,7 +120,7 @@ def errors(model, fits: dict, q: np.ndarray, names: list[str], samples_per_frame
     paths; a fit's R is its generalized force per newton (chain rule through dependent coordinates).
     Test samples where a unit's original path jumps away from its frame's (OpenSim's outlier filter,
     ``outlier_samples``) are left out of that unit's errors and counted."""
-    ref_l, ref_r = lengths_and_moment_arms(model, q, names)
+    ref_l, ref_r = lengths_and_moment_arms(model, q, names, allow_out_of_range=True)
     el, er, left_out = [], [], 0
     for m, name in enumerate(names):
         unit = FunctionBasedMusculotendon(name, "PathActuator", (), (), None, function_path=fits[name])

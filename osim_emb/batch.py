@@ -111,7 +111,8 @@ def sweep_task(task: ModelTask, sweep: Sequence[str], step_deg: float, *, muscle
                ma_coordinates: Sequence[str] | None = None, opensim_compat: bool = False,
                references: Sequence[str] = ()) -> pd.DataFrame:
     """One model's sweep table (:data:`COLUMNS`, plus ``opensim_<reference>_m`` per reference)."""
-    from .validation.moment_arms import make_sweeps, opensim_moment_arms, package_moment_arms
+    from .muscles.geometry import lengths_and_moment_arms
+    from .validation.moment_arms import make_sweeps
     model = _load(task.path)
     if task.variant >= 0:
         model = perturb_attachments(model, np.random.default_rng(task.seed), task.tolerance_m,
@@ -122,19 +123,41 @@ def sweep_task(task: ModelTask, sweep: Sequence[str], step_deg: float, *, muscle
         if c not in model.coordinate_names:
             raise BatchError(f"{task.path}: no coordinate {c!r} (coordinates: {', '.join(model.coordinate_names)})")
     sweeps = make_sweeps(model, sweep, step_deg)
-    table, _ = package_moment_arms(model, sweeps, names, coords, opensim_compat=opensim_compat)
-    table = table.rename(columns={"angle_deg": "swept_value_deg_or_mm", "ours": "moment_arm_m", "length": "length_m"})
-    table.insert(0, "variant", task.variant)
-    table.insert(0, "model", task.name)
-    table = table[COLUMNS]
-    keys = ["muscle", "swept_coordinate", "swept_value_deg_or_mm", "moment_arm_coordinate"]
-    for ref in references:
-        if task.variant >= 0:
-            raise BatchError("OpenSim references are computed for model files only, not for perturbed variants")
-        t, _ = opensim_moment_arms(ref, task.path, model, sweeps, names, coords, progress=False)
-        t = t.rename(columns={"angle_deg": "swept_value_deg_or_mm", "opensim": f"opensim_{ref}_m"})
-        table = table.merge(t[keys + [f"opensim_{ref}_m"]], on=keys, how="left")
+    q = np.vstack([s.q for s in sweeps])
+    length, r = lengths_and_moment_arms(model, q, names, opensim_compat=opensim_compat)
+    kidx = [model.coordinate_index(c) for c in coords]
+    table = _tidy(task, sweeps, names, coords, {"moment_arm_m": r[:, kidx, :].transpose(0, 2, 1),
+                                                 "length_m": np.repeat(length[:, :, None], len(coords), axis=2)})
+    if references and task.variant >= 0:
+        raise BatchError("OpenSim references are computed for model files only, not for perturbed variants")
+    if references:
+        from .validation.reference_values import evaluate_references
+        ranges = np.array([c.range for c in model.coordinates])
+        refs = evaluate_references([(ref, task.path) for ref in references], q, model.coordinate_names, ranges,
+                                   names, coords, workers=1, cache_dir=False, progress=False)
+        for ref in references:
+            table[f"opensim_{ref}_m"] = _tidy(task, sweeps, names, coords, {"v": refs[ref]["values"]})["v"].to_numpy()
     return table
+
+
+def _tidy(task: ModelTask, sweeps, names: Sequence[str], coords: Sequence[str], values: dict) -> pd.DataFrame:
+    """One row per sweep point, muscle and moment-arm coordinate; ``values``: name -> (N, M, K) arrays."""
+    frames, start = [], 0
+    for s in sweeps:
+        n = len(s.angles_deg)
+        idx = np.arange(start, start + n)
+        grid_n, grid_m, grid_k = np.meshgrid(idx, np.arange(len(names)), np.arange(len(coords)), indexing="ij")
+        f = pd.DataFrame({"model": task.name, "variant": task.variant,
+                          "muscle": np.asarray(names, dtype=object)[grid_m.ravel()],
+                          "swept_coordinate": s.coordinate,
+                          "swept_value_deg_or_mm": s.angles_deg[grid_n.ravel() - start],
+                          "moment_arm_coordinate": np.asarray(coords, dtype=object)[grid_k.ravel()]})
+        for key, v in values.items():
+            f[key] = v[grid_n.ravel(), grid_m.ravel(), grid_k.ravel()]
+        frames.append(f)
+        start += n
+    out = pd.concat(frames, ignore_index=True)
+    return out[[c for c in COLUMNS if c in out.columns] + [c for c in out.columns if c not in COLUMNS]]
 
 
 def _client(scheduler: str | None, n_workers: int, threads_per_worker: int):

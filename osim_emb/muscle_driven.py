@@ -734,7 +734,7 @@ class MuscleDrivenSystem:
             return self._paths(q)
         from .muscles.geometry import lengths_and_moment_arms
         length, r = lengths_and_moment_arms(self.model, q[None], list(self.muscle_names), wrapping=self.wrapping,
-                                            opensim_compat=self.opensim_compat)
+                                            opensim_compat=self.opensim_compat, allow_out_of_range=True)
         return length[0], r[0]
 
     def generalized_forces(self, t: float, q: np.ndarray, qd: np.ndarray, tendon_force: np.ndarray,

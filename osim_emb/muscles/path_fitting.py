@@ -195,7 +195,8 @@ def fit_paths(model, samples: np.ndarray, muscles: Sequence[str] | None = None,
     """
     samples = model.check_configuration(samples, tolerance=np.inf)
     t0 = time.perf_counter()
-    lengths, arms = lengths_and_moment_arms(model, samples, muscles, wrapping=wrapping, opensim_compat=opensim_compat)
+    lengths, arms = lengths_and_moment_arms(model, samples, muscles, wrapping=wrapping, opensim_compat=opensim_compat,
+                                            allow_out_of_range=True)  # OpenSim's sampling leaves the ranges
     t_paths = time.perf_counter() - t0
     bad = ~np.isfinite(lengths) | ~np.all(np.isfinite(arms), axis=1)
     units = _muscle_list(model, muscles)

@@ -113,7 +113,7 @@ def _minus_fd(model: Model, q: np.ndarray, k: int, muscles, compat: bool, h: flo
     def at(dx):
         qq = q.copy()
         qq[:, k] = x + dx
-        return muscle_lengths(model, qq, muscles, opensim_compat=compat)
+        return muscle_lengths(model, qq, muscles, opensim_compat=compat, allow_out_of_range=True)  # steps past a range end
 
     lp, lm, lp2, lm2, l0 = at(h), at(-h), at(2 * h), at(-2 * h), at(0.0)
     d = (lp - lm) / (2 * h)

@@ -85,9 +85,10 @@ def run_motion_study(model_path: str, motion_path: str, *, muscles: Sequence[str
     kidx = [model.coordinate_index(c) for c in mac]
     compile_s = _warm_up(model, q, muscles)
     t_start = time.perf_counter()
-    length, r = lengths_and_moment_arms(model, q, muscles, opensim_compat=opensim_compat)
+    length, r = lengths_and_moment_arms(model, q, muscles, opensim_compat=opensim_compat, allow_out_of_range=True)
     seconds = time.perf_counter() - t_start
-    length_o, r_o = lengths_and_moment_arms(model, q, muscles, opensim_compat=not opensim_compat)
+    length_o, r_o = lengths_and_moment_arms(model, q, muscles, opensim_compat=not opensim_compat,
+                                            allow_out_of_range=True)
     n, m = len(times), len(muscles)
     cols = {"time_s": np.repeat(times, m)}
     cols.update({k: np.repeat(v, m) for k, v in _coordinate_columns(model, q).items()})

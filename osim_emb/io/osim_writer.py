@@ -397,6 +397,19 @@ def _edit_source(doc: OsimDocument) -> tuple[Any, bool]:
         raise _NotEditable("forces added, removed or reordered")
     for f in doc.forces:
         of = old_f[f.name]
+        if (f.points is None) != (of.points is None) or getattr(f, "function_path", None) is not None:
+            # the path itself was replaced (e.g. a fitted FunctionBasedPath): the force element as given
+            if etree.tostring(f.element) == etree.tostring(of.element):
+                continue
+            src = _find_force(model, f.name, f.type)
+            if src is None:
+                raise _NotEditable(f"the force {f.name!r}")
+            import copy
+            fresh = copy.deepcopy(f.element)
+            fresh.tail = src.tail
+            src.getparent().replace(src, fresh)
+            changed = True
+            continue
         if _same(f.points, of.points):
             continue
         src = _find_force(model, f.name, f.type)

@@ -164,3 +164,14 @@ def test_scanner_sees_imports_inside_functions():
     imported, functions = imports_of("osim_emb.rhythm_fit")
     assert "matplotlib.pyplot" in imported and "plot_fit" in functions
     assert "osim_emb.functions.multivariate" in imports_of("osim_emb.rhythm_fit")[0]
+
+
+def test_import_osim_emb_imports_neither_opensim_nor_matplotlib():
+    """The package's public face stays light: the heavy parts are imported on first use."""
+    import subprocess
+    import sys
+    code = ("import sys, osim_emb; heavy = [m for m in ('opensim', 'matplotlib') if m in sys.modules]; "
+            "assert not heavy, heavy; osim_emb.run_moment_arm_study; osim_emb.simulate; print('ok')")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                         cwd=PACKAGE_DIR.parent)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr

@@ -417,7 +417,7 @@ class CompiledModel:
                 try:
                     return kernel(ints, flts, no_ext, y, zero)
                 except ValueError as exc:
-                    explain(y, exc)
+                    explain(y[None, :nq], exc)
             return fun
 
         def fun(t: float, y: np.ndarray) -> np.ndarray:
@@ -430,16 +430,17 @@ class CompiledModel:
             try:
                 return kernel(ints, flts, ext, y, tau)
             except ValueError as exc:
-                explain(y, exc)
+                explain(y[None, :nq], exc)
 
         return fun
 
-    def _explain(self, y: np.ndarray, exc: ValueError):
-        """A closed chain failed in the kernel: raise the numpy reference's detailed error (configuration,
-        residual, condition number) from evaluating the joint variables there; if it passes, raise ``exc``."""
+    def _explain(self, q: np.ndarray, exc: ValueError):
+        """A closed chain failed in the kernel at the states q (N, n_q): raise the numpy reference's detailed
+        error (configuration, residual, condition number) from evaluating the joint variables there; if that
+        passes, raise ``exc``."""
         if "closed chain" in str(exc):
             from .kinematics import joint_variables
-            joint_variables(self._model, y[None, :self.n_q], 2)
+            joint_variables(self._model, q, 2)
         raise exc
 
     def _batch(self, q: np.ndarray, qd: np.ndarray | None, arg: np.ndarray | None, mode: int):
@@ -448,7 +449,10 @@ class CompiledModel:
         qd = np.zeros((n, self.n_q)) if qd is None else _writable(qd)
         arg = np.zeros((n, self.n_q)) if arg is None else _writable(arg)
         ext = self.external_jets(q) if self.externals else self._no_ext
-        return K.batch(self.ints, self.flts, ext, q, qd, arg, mode)
+        try:
+            return K.batch(self.ints, self.flts, ext, q, qd, arg, mode)
+        except ValueError as exc:
+            self._explain(q, exc)
 
     def joint_variables(self, q: Any, qdot: Any):
         """f_i, ∇f_i (N, n, nq) and H_i q̇ (N, n, nq) of the n = n_frames - 1 compiled frames' joint variables
@@ -456,7 +460,10 @@ class CompiledModel:
         q = _writable(np.atleast_2d(q))
         qd = _writable(np.broadcast_to(np.asarray(qdot, dtype=float), q.shape))
         ext = self.external_jets(q) if self.externals else self._no_ext
-        val, grad, hq = K.program(self.ints, self.flts, ext, q, qd)
+        try:
+            val, grad, hq = K.program(self.ints, self.flts, ext, q, qd)
+        except ValueError as exc:
+            self._explain(q, exc)
         k = self._frame_nodes
         return val[:, k], grad[:, k], hq[:, k]
 

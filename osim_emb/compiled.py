@@ -6,7 +6,9 @@
 * a **joint-variable program**: the graph of coordinate expressions and functions behind every
   f_i(q) (Linear forms, Constant, Multiplier, Composite, SimmSpline, PiecewiseLinear,
   PiecewiseConstant, Polynomial, Fourier, GCVSpline / NaturalCubicSpline, Clamped,
-  MultivariatePolynomial), as a topologically ordered list of nodes with their parameters
+  MultivariatePolynomial, and closed chains with trigonometric constraints: one OP_CHAIN node that
+  solves the chain and writes its m variables, Newton + projection, Eqs 100-120), as a topologically
+  ordered list of nodes with their parameters
   (linear forms, spline coefficient tables, ...).  Identical sub-expressions are evaluated once,
   and constant ones are folded at compile time.  A function the program cannot flatten
   (SplineSurface, a user-defined type, a subclass that may evaluate differently) becomes an
@@ -438,7 +440,7 @@ class CompiledModel:
         """A closed chain failed in the kernel at the states q (N, n_q): raise the numpy reference's detailed
         error (configuration, residual, condition number) from evaluating the joint variables there; if that
         passes, raise ``exc``."""
-        if "closed chain" in str(exc):
+        if "closed chain" in str(exc) or isinstance(exc, np.linalg.LinAlgError):
             from .kinematics import joint_variables
             joint_variables(self._model, q, 2)
         raise exc

@@ -430,17 +430,30 @@ def _closed_chain(ints, flts, ib, ip, fp, q, qd, second, n, val, grad, hq):
     if not done or not res <= res_tol:
         raise ValueError("closed chain: Newton did not converge")
     gf = np.ascontiguousarray(gz[:, :m])
+    gam = np.empty((m + 2, m, m))
+    nrm = np.empty(m + 1)
+    _projection_matrices(gf, gam, nrm)
     if math.isfinite(max_cond):
+        # condition ||[g_f g_q]||_F / sigma_min(g_f) (closed_chains.constraint_condition); since
+        # 1 / sigma_min <= ||g_f^-1||_F, the SVD is needed only when that bound exceeds the limit
         full = 0.0
         for i in range(m):
             for j in range(nz):
                 full += gz[i, j] * gz[i, j]
-        smin = np.linalg.svd(gf)[1][m - 1]
-        if not math.sqrt(full) <= max_cond * smin:
-            raise ValueError("closed chain: the constraint Jacobian dg/df is ill-conditioned")
-    gam = np.empty((m + 2, m, m))
-    nrm = np.empty(m + 1)
-    _projection_matrices(gf, gam, nrm)
+        full = math.sqrt(full)
+        eye = np.zeros((m, m))
+        for i in range(m):
+            eye[i, i] = 1.0
+        inv = np.empty((m, m))
+        _projection_solve(gf, gam, nrm, eye, inv)
+        nrm_inv = 0.0
+        for i in range(m):
+            for j in range(m):
+                nrm_inv += inv[i, j] * inv[i, j]
+        if not full * math.sqrt(nrm_inv) <= max_cond:
+            smin = np.linalg.svd(gf)[1][m - 1]
+            if not full <= max_cond * smin:
+                raise ValueError("closed chain: the constraint Jacobian dg/df is ill-conditioned")
     rhs = np.empty((m, nq))
     for i in range(m):
         for k in range(nq):

@@ -11,7 +11,8 @@ import pytest
 
 from osim_emb import dynamics as dyn
 from osim_emb._accel import HAVE_NUMBA
-from osim_emb.closed_chains import AssemblyError, ClosedChain, solve_constraints
+from osim_emb.closed_chains import (AssemblyError, ClosedChain, SingularConstraintError, constraint_condition,
+                                   solve_constraints)
 from osim_emb.compiled import compiled_model
 from osim_emb.mechanisms import andrews as A
 from osim_emb.mechanisms import linkages as L
@@ -87,3 +88,19 @@ def test_kernel_failure_raises_the_detailed_error():
         dyn.forward_dynamics(model, [[np.pi, 0.0]], [[0.0, 0.0]])
     with pytest.raises(AssemblyError, match="cannot assemble"):
         dyn.ode_rhs(model)(0.0, np.array([np.pi, 0.0, 0.0, 0.0]))
+
+
+def test_condition_limit_as_in_numpy():
+    """The kernel's condition check (a Frobenius bound, then the SVD) flags exactly what constraint_condition flags."""
+    par = L.FiveBarParameters()
+    cons = L.five_bar_constraints(par)
+    f0 = solve_constraints(cons, [[0.0, 0.0]], L.five_bar_reference_assembly(par))[0]
+    q = np.array([[0.15, -0.1]])
+    cj = cons.evaluate(ClosedChain(cons, f0).solve(q), q, order=1)
+    cond = float(constraint_condition(cj.f, cj.q)[0])
+    ok = L.five_bar_model(par, ClosedChain(cons, f0, max_condition=cond * (1 + 1e-9)).variables)
+    assert np.all(np.isfinite(dyn.forward_dynamics(ok, q, [[0.0, 0.0]])))
+    bad = L.five_bar_model(par, ClosedChain(cons, f0, max_condition=cond * (1 - 1e-9)).variables)
+    assert not compiled_model(bad).externals
+    with pytest.raises(SingularConstraintError, match="condition number"):
+        dyn.forward_dynamics(bad, q, [[0.0, 0.0]])

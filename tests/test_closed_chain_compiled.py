@@ -104,3 +104,21 @@ def test_condition_limit_as_in_numpy():
     assert not compiled_model(bad).externals
     with pytest.raises(SingularConstraintError, match="condition number"):
         dyn.forward_dynamics(bad, q, [[0.0, 0.0]])
+
+
+def test_point_to_point_spring_in_the_kernel(five_bar):
+    """A spring from a point of link 3 to a ground point, two coordinates: kernel = numpy (Eq 46) + forward dynamics."""
+    from osim_emb.kinematics import forward_kinematics, point_positions
+    _, model = five_bar
+    cm = compiled_model(model)
+    r, anchor, k, l0 = np.array([0.7, 0.1, 0.0]), np.array([1.0, 2.0, 0.0]), 50.0, 1.2
+    fun = cm.ode_rhs(np.array([0.3, -0.2]), cm.springs(model, [(3, r, 0, anchor, k, l0)]))
+    rng = np.random.default_rng(7)
+    for _ in range(4):
+        q, qd = rng.uniform(-0.2, 0.2, (1, 2)), rng.normal(size=(1, 2))
+        kin = forward_kinematics(model, q, order=1)
+        rel = point_positions(kin, 3, r) - anchor
+        length = np.linalg.norm(rel, axis=1)
+        tau = dyn.point_force_generalized(kin, 3, r, (-k * (length - l0) / length)[:, None] * rel) + [0.3, -0.2]
+        ref = dyn._forward_reference(model, q, qd, tau)[0]
+        np.testing.assert_allclose(fun(0.0, np.concatenate([q[0], qd[0]]))[2:], ref, rtol=1e-10, atol=1e-10)

@@ -168,6 +168,7 @@ class HolonomicConstraints:
     length_scale: float = 1.0
     fd_step: float | None = None
     combined: Callable[[np.ndarray, np.ndarray, int], tuple] | None = None
+    trigonometric: Any = None  # the data of planar.trigonometric_constraints, for the compiled path
 
     def __post_init__(self):
         if self.n_f < 1 or self.n_q < 1:
@@ -506,6 +507,7 @@ def function_guess(functions: Sequence[JointFunction]) -> Callable[[np.ndarray],
     def guess(q: np.ndarray) -> np.ndarray:
         return np.stack([fn.evaluate(q, order=0).value for fn in functions], axis=1)
 
+    guess.functions = functions  # lets osim_emb.compiled evaluate the guess in the compiled program
     return guess
 
 

@@ -6,7 +6,9 @@
 * a **joint-variable program**: the graph of coordinate expressions and functions behind every
   f_i(q) (Linear forms, Constant, Multiplier, Composite, SimmSpline, PiecewiseLinear,
   PiecewiseConstant, Polynomial, Fourier, GCVSpline / NaturalCubicSpline, Clamped,
-  MultivariatePolynomial), as a topologically ordered list of nodes with their parameters
+  MultivariatePolynomial, and closed chains with trigonometric constraints: one OP_CHAIN node that
+  solves the chain and writes its m variables, Newton + projection, Eqs 100-120), as a topologically
+  ordered list of nodes with their parameters
   (linear forms, spline coefficient tables, ...).  Identical sub-expressions are evaluated once,
   and constant ones are folded at compile time.  A function the program cannot flatten
   (SplineSurface, a user-defined type, a subclass that may evaluate differently) becomes an
@@ -43,6 +45,7 @@ import numpy as np
 
 from . import compiled_kernels as K
 from .calculus import skew
+from .closed_chains import ChainVariable
 from .functions import (Clamped, Composite, Constant, Fourier, GCVSpline, JointFunction, Linear,
                         MultivariatePolynomial, Multiplier, NaturalCubicSpline, PiecewiseConstant,
                         PiecewiseLinear, Polynomial, SimmSpline)
@@ -68,6 +71,7 @@ class _Builder:
         self.memo: dict[tuple[int, Any], int] = {}
         self.externals: list[JointFunction] = []
         self.kinds: dict[str, int] = {}
+        self.chains: dict[int, int] = {}  # id(ClosedChain) -> its OP_CHAIN node
 
     def node(self, op: int, inputs=(), ints=(), floats=()) -> int:
         key = (op, tuple(int(i) for i in inputs), tuple(int(i) for i in ints),
@@ -114,8 +118,51 @@ class _Builder:
     def _count(self, name: str) -> None:
         self.kinds[name] = self.kinds.get(name, 0) + 1
 
+    def _chain(self, chain) -> int:
+        """The OP_CHAIN node of a closed chain and its m - 1 OP_CHAINPART nodes (consecutive)."""
+        hit = self.chains.get(id(chain))
+        if hit is not None:
+            return hit
+        cons = chain.constraints
+        if chain.method != "projection" or cons.trigonometric is None or cons.n_q != self.nq:
+            raise _Unflattenable("ClosedChain")
+        rows, coef, is_sin, w, lin, const = cons.trigonometric
+        m, nq = cons.n_f, cons.n_q
+        guess = chain.guess
+        if hasattr(guess, "functions"):
+            ins = tuple(self.compile(g, _Q) for g in guess.functions)
+        elif callable(guess):
+            raise _Unflattenable("ClosedChain guess")
+        else:
+            ins = tuple(self.constant(v) for v in np.broadcast_to(np.asarray(guess, dtype=float).ravel(), (m,)))
+        if any(self.nodes[i][0] == K.OP_EXT for i in ins):
+            raise _Unflattenable("ClosedChain guess")
+        rng = cons.coordinate_range
+        check = bool(chain.check_range and np.any(np.isfinite(rng)))
+        n_nodes = len(self.nodes)
+        base = self.node(K.OP_CHAIN, inputs=ins,
+                         ints=(m, nq, len(coef), chain.max_iter, int(check), *rows.tolist(),
+                               *is_sin.astype(int).tolist()),
+                         floats=(chain.tol, cons.length_scale, 1e-9 * cons.length_scale,
+                                 np.inf if chain.max_condition is None else chain.max_condition,
+                                 *coef.tolist(), *w.ravel().tolist(), *lin.ravel().tolist(), *const.tolist(),
+                                 *rng[:, 0].tolist(), *rng[:, 1].tolist()))
+        if base != n_nodes:  # an identical chain compiled before under another identity: reuse it
+            self.chains[id(chain)] = base
+            return base
+        for i in range(1, m):
+            part = self.node(K.OP_CHAINPART, ints=(base, i))
+            assert part == base + i
+        self._count("ClosedChain")
+        self.chains[id(chain)] = base
+        return base
+
     def _compile(self, f: JointFunction, inputs) -> int:
         t = type(f)
+        if t is ChainVariable:
+            if inputs != _Q:
+                raise _Unflattenable("ClosedChain")
+            return self._chain(f.chain) + f.index
         if inputs != _Q and all(i in self.const for i in inputs):
             # every input is constant: so is f (its gradient is zero through the chain rule)
             x = np.array([[self.const[i] for i in inputs]])
@@ -286,6 +333,8 @@ class CompiledModel:
         self.folded = tuple(folded)
         self.function_counts = dict(b.kinds)
         self.name = model.name
+        self._model = dm
+        self._frame_of = {j.name: where[i] for i, j in enumerate(dm.joints, start=1)}
         self._ext_width = 1 + nq + nq * nq
         self._no_ext = np.zeros((1, 0, self._ext_width))
         self._zero_tau = np.zeros(nq)
@@ -319,20 +368,58 @@ class CompiledModel:
         tau = self._zero_tau if tau is None else _forces(tau, self.n_q)
         return K.rhs(self.ints, self.flts, ext, y, tau)
 
-    def ode_rhs(self, generalized_forces: Callable[[float, np.ndarray, np.ndarray], Any] | None = None):
-        """``fun(t, y)`` for ``solve_ivp`` (see :func:`osim_emb.dynamics.ode_rhs`)."""
-        ints, flts, kernel, nq = self.ints, self.flts, K.rhs, self.n_q
+    def springs(self, model: Model, springs) -> np.ndarray:
+        """Point-to-point springs as kernel rows (SPRING_FLOATS): ``springs`` holds tuples (frame a, point a,
+        frame b, point b, stiffness, rest length) with frames of ``model`` (0 the ground) and points in them."""
+        rows = []
+        for fa, ra, fb, rb, k, l0 in springs:
+            row = []
+            for fr, r in ((fa, ra), (fb, rb)):
+                if fr == 0:
+                    cf, t = 0, np.eye(4)
+                else:
+                    name = model.joints[fr - 1].name
+                    if name not in self._frame_of:
+                        raise ValueError(f"{model.name}: a spring is attached to frame {fr} ({name!r}), which carries "
+                                         f"no mass and is not part of the compiled dynamics model")
+                    cf, t = self._frame_of[name]
+                p = t @ np.append(np.asarray(r, dtype=float).reshape(3), 1.0)
+                row += [float(cf), *p[:3].tolist()]
+            rows.append(row + [float(k), float(l0)])
+        return np.array(rows, dtype=float).reshape(len(rows), K.SPRING_FLOATS)
+
+    def ode_rhs(self, generalized_forces: Callable[[float, np.ndarray, np.ndarray], Any] | Any | None = None,
+                springs: np.ndarray | None = None):
+        """``fun(t, y)`` for ``solve_ivp`` (see :func:`osim_emb.dynamics.ode_rhs`).
+
+        ``generalized_forces`` is a callable (t, q, q̇) -> τ or constant generalized forces (n_q,);
+        ``springs`` rows from :meth:`springs` add point-to-point spring forces in the kernel.
+        """
+        ints, flts, nq = self.ints, self.flts, self.n_q
         zero, no_ext, has_ext = self._zero_tau, self._no_ext, bool(self.externals)
         external_jets = self.external_jets
+        if springs is None or len(springs) == 0:
+            kernel = K.rhs
+        else:
+            sp = np.ascontiguousarray(springs, dtype=float)
+            kernel = lambda i, f, e, y, tau: K.rhs_springs(i, f, e, y, tau, sp)  # noqa: E731
+        if generalized_forces is not None and not callable(generalized_forces):
+            zero = _forces(generalized_forces, nq)
+            generalized_forces = None
 
         f8 = np.dtype(float)
         shape = (2 * nq,)
+
+        explain = self._explain
 
         if generalized_forces is None and not has_ext:
             def fun(t: float, y: np.ndarray) -> np.ndarray:
                 if y.shape != shape or y.dtype != f8 or not (y.flags.c_contiguous and y.flags.writeable):
                     y = _state_vector(y, nq)
-                return kernel(ints, flts, no_ext, y, zero)
+                try:
+                    return kernel(ints, flts, no_ext, y, zero)
+                except ValueError as exc:
+                    explain(y[None, :nq], exc)
             return fun
 
         def fun(t: float, y: np.ndarray) -> np.ndarray:
@@ -342,9 +429,21 @@ class CompiledModel:
                 tau = zero
             else:
                 tau = _forces(generalized_forces(t, y[:nq], y[nq:]), nq)
-            return kernel(ints, flts, ext, y, tau)
+            try:
+                return kernel(ints, flts, ext, y, tau)
+            except ValueError as exc:
+                explain(y[None, :nq], exc)
 
         return fun
+
+    def _explain(self, q: np.ndarray, exc: ValueError):
+        """A closed chain failed in the kernel at the states q (N, n_q): raise the numpy reference's detailed
+        error (configuration, residual, condition number) from evaluating the joint variables there; if that
+        passes, raise ``exc``."""
+        if "closed chain" in str(exc) or isinstance(exc, np.linalg.LinAlgError):
+            from .kinematics import joint_variables
+            joint_variables(self._model, q, 2)
+        raise exc
 
     def _batch(self, q: np.ndarray, qd: np.ndarray | None, arg: np.ndarray | None, mode: int):
         q = _writable(q)
@@ -352,7 +451,10 @@ class CompiledModel:
         qd = np.zeros((n, self.n_q)) if qd is None else _writable(qd)
         arg = np.zeros((n, self.n_q)) if arg is None else _writable(arg)
         ext = self.external_jets(q) if self.externals else self._no_ext
-        return K.batch(self.ints, self.flts, ext, q, qd, arg, mode)
+        try:
+            return K.batch(self.ints, self.flts, ext, q, qd, arg, mode)
+        except ValueError as exc:
+            self._explain(q, exc)
 
     def joint_variables(self, q: Any, qdot: Any):
         """f_i, ∇f_i (N, n, nq) and H_i q̇ (N, n, nq) of the n = n_frames - 1 compiled frames' joint variables
@@ -360,7 +462,10 @@ class CompiledModel:
         q = _writable(np.atleast_2d(q))
         qd = _writable(np.broadcast_to(np.asarray(qdot, dtype=float), q.shape))
         ext = self.external_jets(q) if self.externals else self._no_ext
-        val, grad, hq = K.program(self.ints, self.flts, ext, q, qd)
+        try:
+            val, grad, hq = K.program(self.ints, self.flts, ext, q, qd)
+        except ValueError as exc:
+            self._explain(q, exc)
         k = self._frame_nodes
         return val[:, k], grad[:, k], hq[:, k]
 

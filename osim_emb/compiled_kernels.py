@@ -37,6 +37,8 @@ OP_SCALE = 4      # f = s u                         (Multiplier)
 OP_UNI = 5        # f = F(u) for a function of one input (splines, polynomial, Fourier, clamp)
 OP_MPOLY = 6      # f = P(u_1, ..., u_d)            (MultivariatePolynomial)
 OP_EXT = 7        # f, grad f, Hessian evaluated in Python (functions that are not flattened)
+OP_CHAIN = 8      # the m joint variables of a closed chain (Newton + projection, Eqs 100-120) into nodes n..n+m-1
+OP_CHAINPART = 9  # a node written by the OP_CHAIN node before it (nothing to do)
 
 UNI_SIMM = 0
 UNI_PWLINEAR = 1
@@ -64,6 +66,11 @@ FRAME_STRIDE = 4    # parent, kind (0 revolute, 1 prismatic), node of f_i, float
 MASS_STRIDE = 2     # frame, float parameters
 FRAME_FLOATS = 33   # axis in the offset's parent frame (3), R_off (9), p_off (3), R_off ~a (9), R_off ~a^2 (9)
 MASS_FLOATS = 13    # m, h = m c (3), inertia about the frame origin (9), all in frame coordinates
+CHAIN_INTS = 5      # m, n_q, number of trigonometric terms T, max Newton iterations, check the range; then rows (T),
+                    # is_sin (T)
+CHAIN_FLOATS = 4    # Newton tolerance, length scale, residual tolerance, max condition; then coef (T),
+                    # weights (T, m + n_q), linear part (m, m + n_q), constant (m), range lower (n_q), upper (n_q)
+SPRING_FLOATS = 10  # frame a, point a (3), frame b, point b (3), stiffness, rest length (compiled frames)
 
 _KW = dict(cache=True, error_model="numpy")
 
@@ -256,6 +263,234 @@ def _univariate(ints, flts, ip, fp, t):
 
 
 @njit(**_KW)
+def _trig_constraints(ints, flts, ip, fp, z, order, g, gz, gzz):
+    """g(z), dg/dz (order >= 1) and d2g/dz2 (order 2) of trigonometric constraints (planar.trigonometric_constraints):
+    g_i = sum_{t: row_t = i} coef_t trig_t(w_t . z) + lin_i . z + c_i."""
+    m = ints[ip]
+    nz = m + ints[ip + 1]
+    nt = ints[ip + 2]
+    rows = ip + CHAIN_INTS
+    sins = rows + nt
+    co = fp + CHAIN_FLOATS
+    wo = co + nt
+    lo = wo + nt * nz
+    cc = lo + m * nz
+    for i in range(m):
+        s = flts[cc + i]
+        for a in range(nz):
+            s += flts[lo + i * nz + a] * z[a]
+        g[i] = s
+        if order >= 1:
+            for a in range(nz):
+                gz[i, a] = flts[lo + i * nz + a]
+        if order >= 2:
+            for a in range(nz):
+                for b in range(nz):
+                    gzz[i, a, b] = 0.0
+    for t in range(nt):
+        i = ints[rows + t]
+        arg = 0.0
+        for a in range(nz):
+            arg += flts[wo + t * nz + a] * z[a]
+        c = math.cos(arg)
+        sn = math.sin(arg)
+        coef = flts[co + t]
+        if ints[sins + t] == 1:
+            v0 = coef * sn
+            v1 = coef * c
+        else:
+            v0 = coef * c
+            v1 = -coef * sn
+        g[i] += v0
+        if order >= 1:
+            for a in range(nz):
+                gz[i, a] += v1 * flts[wo + t * nz + a]
+        if order >= 2:
+            for a in range(nz):
+                wa = -v0 * flts[wo + t * nz + a]
+                for b in range(nz):
+                    gzz[i, a, b] += wa * flts[wo + t * nz + b]
+
+
+@njit(**_KW)
+def _projection_matrices(gf, gam, nrm):
+    """gamma_i (gam[i], i = 2..m+1) and ||gamma_{i+1} g-bar_i||^2 (nrm[i]) of Eqs 110, 114-117
+    (closed_chains.projection_matrices)."""
+    m = gf.shape[0]
+    for a in range(m):
+        for b in range(m):
+            gam[m + 1, a, b] = 1.0 if a == b else 0.0
+    wv = np.empty(m)
+    for i in range(m, 0, -1):
+        n2 = 0.0
+        ref = 0.0
+        for a in range(m):
+            s = 0.0
+            for b in range(m):
+                s += gam[i + 1, a, b] * gf[b, i - 1]
+            n2 += s * s
+            ref += gf[a, i - 1] * gf[a, i - 1]
+        if not n2 > 1e-13 * max(ref, 2.2250738585072014e-308):
+            raise ValueError("closed chain: the constraint Jacobian dg/df is singular (projection method)")
+        nrm[i] = n2
+        if i >= 2:
+            for b in range(m):
+                s = 0.0
+                for a in range(m):
+                    s += gf[a, i - 1] * gam[i + 1, a, b]
+                wv[b] = s
+            # gamma_i = gamma_{i+1} (I - g_i w^T / n2)
+            for a in range(m):
+                s = 0.0
+                for c in range(m):
+                    s += gam[i + 1, a, c] * gf[c, i - 1]
+                for b in range(m):
+                    gam[i, a, b] = gam[i + 1, a, b] - s * wv[b] / n2
+
+
+@njit(**_KW)
+def _projection_solve(gf, gam, nrm, rhs, x):
+    """sum_j g-bar_j (x) x_j = rhs by Eqs 118-119 (closed_chains.projection_solve); rhs, x (m, p)."""
+    m, p = rhs.shape
+    eta = np.zeros((m, p))
+    wv = np.empty(m)
+    for i in range(1, m + 1):
+        for b in range(m):
+            s = 0.0
+            for a in range(m):
+                s += gf[a, i - 1] * gam[i + 1, a, b]
+            wv[b] = s
+        for c in range(p):
+            s = 0.0
+            for a in range(m):
+                s += wv[a] * (rhs[a, c] - eta[a, c])
+            x[i - 1, c] = s / nrm[i]
+        for a in range(m):
+            for c in range(p):
+                eta[a, c] += gf[a, i - 1] * x[i - 1, c]
+
+
+@njit(**_KW)
+def _closed_chain(ints, flts, ib, ip, fp, q, qd, second, n, val, grad, hq):
+    """The OP_CHAIN node: solve g(f, q) = 0 by Newton from the guess nodes (closed_chains.solve_constraints),
+    then grad f_i (Eq 102) and H_i (Eq 120) by the projection method; writes nodes n..n+m-1."""
+    m = ints[ip]
+    nq = ints[ip + 1]
+    max_iter = ints[ip + 3]
+    nz = m + nq
+    tol = flts[fp]
+    scale = flts[fp + 1]
+    res_tol = flts[fp + 2]
+    max_cond = flts[fp + 3]
+    if ints[ip + 4] == 1:
+        nt = ints[ip + 2]
+        rg = fp + CHAIN_FLOATS + nt + nt * nz + m * nz + m
+        for k in range(nq):
+            if not (q[k] >= flts[rg + k] - 1e-12 and q[k] <= flts[rg + nq + k] + 1e-12):
+                raise ValueError("closed chain: a coordinate is outside its range")
+    z = np.empty(nz)
+    for j in range(m):
+        z[j] = val[ints[ib + j]]
+    for k in range(nq):
+        z[m + k] = q[k]
+    g = np.empty(m)
+    gz = np.empty((m, nz))
+    gzz = np.empty((m, nz, nz))
+    a = np.empty((m, m))
+    b = np.empty(m)
+    step = np.empty(m)
+    eps4 = 4.0 * 2.220446049250313e-16 * scale
+    done = False
+    for _ in range(max_iter):
+        _trig_constraints(ints, flts, ip, fp, z, 1, g, gz, gzz)
+        gmax = 0.0
+        for i in range(m):
+            b[i] = g[i]
+            gmax = max(gmax, abs(g[i]))
+            for j in range(m):
+                a[i, j] = gz[i, j]
+        _solve(a, b, step)
+        smax = 0.0
+        fmax = 0.0
+        finite = True
+        for j in range(m):
+            z[j] -= step[j]
+            smax = max(smax, abs(step[j]))
+            fmax = max(fmax, abs(z[j]))
+            finite = finite and math.isfinite(z[j])
+        if not finite:
+            raise ValueError("closed chain: Newton diverged (non-finite iterate)")
+        if smax <= tol * (1.0 + fmax) or gmax <= eps4:
+            done = True
+            break
+    _trig_constraints(ints, flts, ip, fp, z, 2, g, gz, gzz)
+    res = 0.0
+    for i in range(m):
+        res = max(res, abs(g[i]))
+    if not done or not res <= res_tol:
+        raise ValueError("closed chain: Newton did not converge")
+    gf = np.ascontiguousarray(gz[:, :m])
+    gam = np.empty((m + 2, m, m))
+    nrm = np.empty(m + 1)
+    _projection_matrices(gf, gam, nrm)
+    if math.isfinite(max_cond):
+        # condition ||[g_f g_q]||_F / sigma_min(g_f) (closed_chains.constraint_condition); since
+        # 1 / sigma_min <= ||g_f^-1||_F, the SVD is needed only when that bound exceeds the limit
+        full = 0.0
+        for i in range(m):
+            for j in range(nz):
+                full += gz[i, j] * gz[i, j]
+        full = math.sqrt(full)
+        eye = np.zeros((m, m))
+        for i in range(m):
+            eye[i, i] = 1.0
+        inv = np.empty((m, m))
+        _projection_solve(gf, gam, nrm, eye, inv)
+        nrm_inv = 0.0
+        for i in range(m):
+            for j in range(m):
+                nrm_inv += inv[i, j] * inv[i, j]
+        if not full * math.sqrt(nrm_inv) <= max_cond:
+            smin = np.linalg.svd(gf)[1][m - 1]
+            if not full <= max_cond * smin:
+                raise ValueError("closed chain: the constraint Jacobian dg/df is ill-conditioned")
+    rhs = np.empty((m, nq))
+    for i in range(m):
+        for k in range(nq):
+            rhs[i, k] = -gz[i, m + k]
+    gr = np.empty((m, nq))
+    _projection_solve(gf, gam, nrm, rhs, gr)
+    for i in range(m):
+        val[n + i] = z[i]
+        for k in range(nq):
+            grad[n + i, k] = gr[i, k]
+            hq[n + i, k] = 0.0
+    if not second:
+        return
+    # Gamma_i = -(sum_jk g_i,fjfk grad f_j grad f_k^T + sum_j (grad f_j g_i,fjq^T + g_i,qfj grad f_j^T) + g_i,qq)
+    gm = np.empty((m, nq * nq))
+    for i in range(m):
+        for p in range(nq):
+            for r in range(nq):
+                s = gzz[i, m + p, m + r]
+                for j in range(m):
+                    s += gr[j, p] * gzz[i, j, m + r] + gzz[i, m + p, j] * gr[j, r]
+                    t = 0.0
+                    for k in range(m):
+                        t += gzz[i, j, k] * gr[k, r]
+                    s += gr[j, p] * t
+                gm[i, p * nq + r] = -s
+    hs = np.empty((m, nq * nq))
+    _projection_solve(gf, gam, nrm, gm, hs)
+    for i in range(m):
+        for k in range(nq):
+            s = 0.0
+            for l in range(nq):
+                s += 0.5 * (hs[i, k * nq + l] + hs[i, l * nq + k]) * qd[l]
+            hq[n + i, k] = s
+
+
+@njit(**_KW)
 def eval_program(ints, flts, ext, q, qd, second, val, grad, hq):
     """Run the joint-variable program: val[n] = f_n, grad[n] = ∇f_n, hq[n] = H_n q̇ (if ``second``)."""
     nq = ints[H_NQ]
@@ -365,6 +600,10 @@ def eval_program(ints, flts, ext, q, qd, second, val, grad, hq):
                     ga = out[1 + a]
                     for k in range(nq):
                         hq[n, k] += ga * hq[ua, k]
+        elif op == OP_CHAIN:
+            _closed_chain(ints, flts, ib, ip, fp, q, qd, second, n, val, grad, hq)
+        elif op == OP_CHAINPART:
+            pass
         else:  # OP_EXT
             s = ints[ip]
             val[n] = ext[s, 0]
@@ -662,6 +901,52 @@ def _state(ints, flts, ext, q, qd, second, want_mass, val, grad, hq, rot, pos, x
 @njit(**_KW)
 def rhs(ints, flts, ext, y, tau):
     """(q̇, q̈) with q̈ = M⁻¹(G + τ − N q̇) at y = (q, q̇): the right-hand side of the first-order ODE."""
+    return rhs_springs(ints, flts, ext, y, tau, np.zeros((0, SPRING_FLOATS)))
+
+
+@njit(**_KW)
+def _spring_point(rot, pos, fr, sp, o, p):
+    for r in range(3):
+        p[r] = pos[fr, r] + rot[fr, r, 0] * sp[o] + rot[fr, r, 1] * sp[o + 1] + rot[fr, r, 2] * sp[o + 2]
+
+
+@njit(**_KW)
+def _spring_forces(nq, rot, pos, xi, springs, out):
+    """out += generalized forces of linear point-to-point springs (Eq 46: F . dr/dq for either end point):
+    F = -k (L - L0) / L (p_a - p_b) on p_a and -F on p_b (OpenSim's PointToPointSpring)."""
+    pa = np.empty(3)
+    pb = np.empty(3)
+    for s in range(springs.shape[0]):
+        sp = springs[s]
+        fa = int(sp[0])
+        fb = int(sp[4])
+        _spring_point(rot, pos, fa, sp, 1, pa)
+        _spring_point(rot, pos, fb, sp, 5, pb)
+        d0 = pa[0] - pb[0]
+        d1 = pa[1] - pb[1]
+        d2 = pa[2] - pb[2]
+        length = math.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
+        c = -sp[8] * (length - sp[9]) / length
+        f0 = c * d0
+        f1 = c * d1
+        f2 = c * d2
+        for k in range(nq):
+            t = 0.0
+            for e in range(2):
+                fr = fa if e == 0 else fb
+                p = pa if e == 0 else pb
+                sgn = 1.0 if e == 0 else -1.0
+                w = xi[fr, k]
+                u0 = w[1] * p[2] - w[2] * p[1] + w[3]
+                u1 = w[2] * p[0] - w[0] * p[2] + w[4]
+                u2 = w[0] * p[1] - w[1] * p[0] + w[5]
+                t += sgn * (f0 * u0 + f1 * u1 + f2 * u2)
+            out[k] += t
+
+
+@njit(**_KW)
+def rhs_springs(ints, flts, ext, y, tau, springs):
+    """:func:`rhs` with the generalized forces of point-to-point springs (rows of SPRING_FLOATS) added to τ."""
     nq = ints[H_NQ]
     nn = ints[H_NNODES]
     nf = ints[H_NFRAMES]
@@ -690,6 +975,7 @@ def rhs(ints, flts, ext, y, tau):
     for k in range(nq):
         out[k] = qd[k]
         b[k] = grav[k] - nqd[k] + tau[k]
+    _spring_forces(nq, rot, pos, xi, springs, b)
     _solve(mass, b, x)
     for k in range(nq):
         out[nq + k] = x[k]

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
+
+# OpenSim reference values are cached on disk by the harness; tests never read or fill the user's cache.
+os.environ["OSIM_EMB_CACHE"] = tempfile.mkdtemp(prefix="osim_emb_test_cache_")
 
 
 def reference_models_dir() -> Path:

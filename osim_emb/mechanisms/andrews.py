@@ -62,7 +62,7 @@ import numpy as np
 from ..closed_chains import ClosedChain, HolonomicConstraints, function_guess, premodel
 from ..dynamics import dynamics_terms, point_force_generalized
 from ..functions import Fourier, JointFunction, coordinate
-from ..kinematics import point_positions
+from ..kinematics import joint_variables, point_positions
 from ..model import Body, GeneralizedCoordinate, Joint, Model, homogeneous
 from .planar import TrigTerm, trigonometric_constraints
 
@@ -82,6 +82,7 @@ __all__ = [
     "spring_point",
     "generalized_forces",
     "reduced_rhs",
+    "reduced_rhs_reference",
     "ReducedEquation",
     "reduced_equation_premodel",
     "full_state",
@@ -294,8 +295,29 @@ def reduced_rhs(model: Model,
     """The reduced ODE y = (beta, beta') -> (beta', beta'') with SciPy's ``fun(t, y)`` contract.
 
     beta'' = (tau - N beta') / M with M = J^T M_7 J and N beta' = J^T (M_7 b - f_v)
-    (b = J' beta'^2, f_v the velocity-dependent part of the reference's f) from
-    :func:`~osim_emb.dynamics.dynamics_terms`, tau from :func:`generalized_forces`.
+    (b = J' beta'^2, f_v the velocity-dependent part of the reference's f), tau the drive
+    torque and the spring (:func:`generalized_forces`).  With numba this is the compiled model
+    (:meth:`osim_emb.compiled.CompiledModel.ode_rhs`): the closed chain (Newton and the projection
+    method, Eqs 100-120), the dynamics and the spring in one kernel call; without numba (or with
+    joint variables the compiled program cannot flatten) it is :func:`reduced_rhs_reference`.
+    """
+    from .._accel import use_jit
+    if use_jit():
+        from ..compiled import compiled_model
+        cm = compiled_model(model)
+        if not cm.externals:
+            spring = (3, spring_point(par), 0, (par.xc, par.yc, 0.0), par.c0, par.l0)
+            drive = par.mom * joint_variables(model, np.zeros((1, 1)), order=1).gradient[0, 1]
+            return cm.ode_rhs(drive, cm.springs(model, [spring]))
+    return reduced_rhs_reference(model, par)
+
+
+def reduced_rhs_reference(model: Model,
+                          par: AndrewsParameters = AndrewsParameters()) -> Callable[[float, np.ndarray], np.ndarray]:
+    """Test reference (and the path without numba) of :func:`reduced_rhs`: batched numpy.
+
+    M, N beta' from :func:`~osim_emb.dynamics.dynamics_terms` (the closed chain by
+    :class:`~osim_emb.closed_chains.ClosedChain` in numpy), tau from :func:`generalized_forces`.
     """
     def fun(t: float, y: np.ndarray) -> np.ndarray:
         y = np.asarray(y, dtype=float)

@@ -104,7 +104,9 @@ def trigonometric_constraints(name: str, n_f: int, n_q: int, terms: Sequence[Tri
         return (g, gz[:, :, :n_f], gz[:, :, n_f:], gzz[:, :, :n_f, :n_f], gzz[:, :, :n_f, n_f:],
                 gzz[:, :, n_f:, n_f:])
 
-    return HolonomicConstraints(name, n_f, n_q, residual, first, second, combined=combined, **kwargs)
+    trig = (rows, coef, is_sin, w, lin, c)  # g_i = sum_{t: rows_t = i} coef_t trig_t(w_t . z) + lin_i . z + c_i
+    return HolonomicConstraints(name, n_f, n_q, residual, first, second, combined=combined, trigonometric=trig,
+                                **kwargs)
 
 
 def planar_revolute(name: str, parent: int, parent_length: float, variable: JointFunction) -> Joint:

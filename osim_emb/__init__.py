@@ -1,12 +1,64 @@
-"""osim-emb: empirically-based multibody dynamics for OpenSim musculoskeletal models."""
+"""osim-emb: empirically-based multibody dynamics for OpenSim musculoskeletal models.
+
+The functions people call, by task (each has a numpydoc docstring with units and an example):
+
+- load: :func:`load_osim` (.osim, OpenSim 3.3/4.x), :func:`load_model` (the package's JSON),
+  :func:`load_builtin` (the project's own shoulder model, no files needed)
+- convert and export: :func:`save_model` (JSON), :func:`write_osim` (.osim)
+- configurations: :func:`as_configuration`, :func:`degrees_to_q` (q in radians and metres)
+- lengths and moment arms: :func:`lengths_and_moment_arms` (arrays L, R), :func:`muscle_lengths`,
+  :func:`moment_arm_table` (a labelled table)
+- dynamics: :func:`mass_matrix`, :func:`velocity_terms`, :func:`gravity_forces`, :func:`inverse_dynamics`,
+  :func:`forward_dynamics`
+- simulate: :func:`simulate`, :func:`inverse_dynamics_of_motion`, :func:`simulate_muscles`
+- shoulder rhythm: :func:`builtin_rhythm`, :func:`load_rhythm`, :func:`apply_rhythm`, :func:`fit_rhythm`
+- compare with OpenSim: :func:`run_moment_arm_study`
+
+The last groups are imported on first use, so ``import osim_emb`` never imports opensim or matplotlib.
+The layers behind these functions: docs/architecture.md.
+"""
+
+from importlib import import_module
 
 from ._version import __version__
+from .builtin_models import load_builtin
 from .configuration import ConfigurationError, as_configuration, degrees_to_q
+from .dynamics import forward_dynamics, gravity_forces, inverse_dynamics, mass_matrix, velocity_terms
 from .io import load_osim
 from .io.model_json import load_model, save_model
+from .io.osim_writer import write_osim
 from .model import Body, DependentCoordinate, GeneralizedCoordinate, Joint, Model
-from .muscles.geometry import lengths_and_moment_arms, moment_arm_table
+from .muscles.geometry import lengths_and_moment_arms, moment_arm_table, muscle_lengths
 
-__all__ = ["__version__", "load_osim", "load_model", "save_model", "Model", "Joint", "Body",
-           "GeneralizedCoordinate", "DependentCoordinate", "ConfigurationError", "as_configuration", "degrees_to_q",
-           "lengths_and_moment_arms", "moment_arm_table"]
+# name -> (module, attribute): imported on first access (module-level __getattr__, PEP 562)
+_LAZY = {
+    "simulate": ("osim_emb.simulation", "simulate"),
+    "inverse_dynamics_of_motion": ("osim_emb.simulation", "inverse_dynamics_of_motion"),
+    "simulate_muscles": ("osim_emb.muscle_driven", "simulate_muscles"),
+    "apply_rhythm": ("osim_emb.rhythm", "apply"),
+    "builtin_rhythm": ("osim_emb.rhythm", "builtin_rhythm"),
+    "load_rhythm": ("osim_emb.rhythm", "load_rhythm"),
+    "fit_rhythm": ("osim_emb.rhythm_fit", "fit"),
+    "run_moment_arm_study": ("osim_emb.validation.moment_arms", "run_moment_arm_study"),
+}
+
+__all__ = ["__version__",
+           "load_osim", "load_model", "load_builtin", "save_model", "write_osim",
+           "as_configuration", "degrees_to_q", "ConfigurationError",
+           "lengths_and_moment_arms", "muscle_lengths", "moment_arm_table",
+           "mass_matrix", "velocity_terms", "gravity_forces", "inverse_dynamics", "forward_dynamics",
+           *_LAZY,
+           "Model", "Joint", "Body", "GeneralizedCoordinate", "DependentCoordinate"]
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        module, attribute = _LAZY[name]
+        value = getattr(import_module(module), attribute)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'osim_emb' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))

@@ -29,6 +29,24 @@ def builtin_model_path(name: str = "shoulder3d") -> Path:
 
 
 def load_builtin(name: str = "shoulder3d"):
-    """The built-in model, imported into the empirically-based form."""
+    """A built-in model (no files from outside needed), imported into the empirically-based form.
+
+    Parameters
+    ----------
+    name : str, default "shoulder3d"
+        ``shoulder3d``: the seed's 3D shoulder (section 4-4 C): 3 generalized coordinates (elv_angle,
+        shoulder_elv, shoulder_rot; radians), 12 dependent girdle coordinates, 14 muscles with wrapping.
+
+    Returns
+    -------
+    Model
+
+    Examples
+    --------
+    >>> import osim_emb as oe
+    >>> model = oe.load_builtin("shoulder3d")
+    >>> model.n_q, len(model.muscles)
+    (3, 14)
+    """
     from .io import load_osim
     return load_osim(builtin_model_path(name))

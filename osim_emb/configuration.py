@@ -91,7 +91,41 @@ def _to_array(model: Model, q: Any) -> np.ndarray:
 
 def as_configuration(model: Model, q: Any, *, allow_out_of_range: bool = False,
                      tolerance: float = RANGE_TOLERANCE) -> np.ndarray:
-    """q as an (N, n_q) float array in the model's coordinate order (radians, metres), checked."""
+    """q as an (N, n_q) float array in the model's coordinate order, checked.
+
+    Parameters
+    ----------
+    model : Model
+    q : array_like, pandas.DataFrame, pandas.Series or dict
+        Coordinate values in radians (rotational) and metres (translational): an (N, n_q) or (n_q,)
+        array in the model's order, or a table / mapping matched by coordinate name.
+    allow_out_of_range : bool, default False
+        Accept values outside the coordinate ranges (otherwise an error, which says when the values
+        look like degrees).
+    tolerance : float
+        Round-off allowed at the range ends (radians or metres).
+
+    Returns
+    -------
+    numpy.ndarray
+        (N, n_q) float array.
+
+    Raises
+    ------
+    ConfigurationError
+        A value is not finite, a name is unknown or missing, or a value is outside its range.
+
+    Examples
+    --------
+    >>> import osim_emb as oe
+    >>> model = oe.load_builtin()
+    >>> oe.as_configuration(model, {"elv_angle": 0.1, "shoulder_elv": 0.5, "shoulder_rot": 0.0})
+    array([[0.1, 0.5, 0. ]])
+    >>> oe.as_configuration(model, [0, 30, 0])  # degrees by mistake
+    Traceback (most recent call last):
+    ...
+    osim_emb.configuration.ConfigurationError: coordinate 'shoulder_elv' = 30 is outside its range [0, 3.14159] ...
+    """
     arr = _to_array(model, q)
     bad = ~np.isfinite(arr)
     if np.any(bad):
@@ -125,8 +159,27 @@ def as_configuration(model: Model, q: Any, *, allow_out_of_range: bool = False,
 def degrees_to_q(model: Model, q_degrees: Any) -> np.ndarray:
     """A configuration with rotational coordinates in degrees (translational in metres) -> q in radians.
 
-    Takes what :func:`as_configuration` takes (array in the model's order, DataFrame, Series, dict) and
-    returns the (N, n_q) array, unchecked against ranges (pass it to the functions, which check it).
+    Parameters
+    ----------
+    model : Model
+    q_degrees : array_like, pandas.DataFrame, pandas.Series or dict
+        What :func:`as_configuration` takes, with rotational coordinates in degrees and translational
+        ones in metres.
+
+    Returns
+    -------
+    numpy.ndarray
+        (N, n_q) q in radians and metres, not checked against the ranges (the functions that take it
+        check it).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import osim_emb as oe
+    >>> model = oe.load_builtin()
+    >>> q = oe.degrees_to_q(model, [0.0, 30.0, 0.0])
+    >>> np.allclose(q, [[0.0, np.pi / 6, 0.0]])
+    True
     """
     arr = as_configuration(model, q_degrees, allow_out_of_range=True)
     rot = _is_rotational(model)

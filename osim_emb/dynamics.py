@@ -142,7 +142,30 @@ def _compiled(model: Model):
 
 
 def mass_matrix(model: Model, q: Any) -> np.ndarray:
-    """M(q) (Eqs 145, 189), (N, nq, nq)."""
+    """The mass matrix M(q) (Eqs 145, 189).
+
+    Parameters
+    ----------
+    model : Model
+    q : array_like
+        (N, n_q) or (n_q,) configurations: radians (rotational), metres (translational).
+
+    Returns
+    -------
+    numpy.ndarray
+        (N, n_q, n_q), symmetric positive definite: kg m^2 between rotational coordinates, kg between
+        translational ones, kg m between the two.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import osim_emb as oe
+    >>> model = oe.load_builtin()
+    >>> q = oe.degrees_to_q(model, [[0, 30, 0], [40, 60, -20]])
+    >>> M = oe.mass_matrix(model, q)
+    >>> M.shape, bool(np.allclose(M, M.transpose(0, 2, 1))), bool((np.linalg.eigvalsh(M) > 0).all())
+    ((2, 3, 3), True, True)
+    """
     fast = _compiled(model)
     if fast is not None:
         (q,) = _states(model, q)
@@ -151,7 +174,33 @@ def mass_matrix(model: Model, q: Any) -> np.ndarray:
 
 
 def gravity_forces(model: Model, q: Any) -> np.ndarray:
-    """G(q) (Eqs 187, 197), (N, nq)."""
+    """Generalized gravity forces G(q) (Eqs 187, 197), the sign of an applied force (M q̈ + N q̇ = G + τ).
+
+    Parameters
+    ----------
+    model : Model
+    q : array_like
+        (N, n_q) or (n_q,) configurations: radians, metres.
+
+    Returns
+    -------
+    numpy.ndarray
+        (N, n_q): N m about rotational coordinates, N along translational ones.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import osim_emb as oe
+    >>> model = oe.load_builtin()
+    >>> q = oe.degrees_to_q(model, [[0, 30, 0], [40, 60, -20]])
+
+    At rest, the forward dynamics accelerate the model by M^-1 G:
+
+    >>> G = oe.gravity_forces(model, q)
+    >>> qddot = np.linalg.solve(oe.mass_matrix(model, q), G[..., None])[..., 0]
+    >>> bool(np.allclose(oe.forward_dynamics(model, q, np.zeros_like(q)), qddot))
+    True
+    """
     fast = _compiled(model)
     if fast is not None:
         (q,) = _states(model, q)
@@ -165,7 +214,34 @@ def velocity_matrix(model: Model, q: Any, qdot: Any) -> np.ndarray:
 
 
 def velocity_terms(model: Model, q: Any, qdot: Any) -> np.ndarray:
-    """N(q, qdot) qdot, (N, nq): Coriolis and centrifugal generalized forces (Eq 126, second part)."""
+    """N(q, q̇) q̇: Coriolis and centrifugal generalized forces (Eq 126, second part).
+
+    Parameters
+    ----------
+    model : Model
+    q : array_like
+        (N, n_q) configurations: radians, metres.
+    qdot : array_like
+        (N, n_q) generalized speeds: rad/s, m/s.
+
+    Returns
+    -------
+    numpy.ndarray
+        (N, n_q): N m about rotational coordinates, N along translational ones.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import osim_emb as oe
+    >>> model = oe.load_builtin()
+    >>> q = oe.degrees_to_q(model, [[0, 30, 0], [40, 60, -20]])
+
+    The forces are quadratic in the speeds:
+
+    >>> qdot = np.array([[0.3, -0.2, 0.5], [1.0, 0.5, -0.7]])
+    >>> bool(np.allclose(oe.velocity_terms(model, q, 2 * qdot), 4 * oe.velocity_terms(model, q, qdot)))
+    True
+    """
     fast = _compiled(model)
     if fast is not None:
         q, qdot = _states(model, q, qdot)
@@ -174,7 +250,30 @@ def velocity_terms(model: Model, q: Any, qdot: Any) -> np.ndarray:
 
 
 def inverse_dynamics(model: Model, q: Any, qdot: Any, qddot: Any) -> np.ndarray:
-    """tau = M qddot + N qdot - G: the generalized forces that produce qddot (Eq 198 with R F = tau)."""
+    """τ = M q̈ + N q̇ - G: the generalized forces that produce q̈ (Eq 198 with R F = τ).
+
+    Parameters
+    ----------
+    model : Model
+    q, qdot, qddot : array_like
+        (N, n_q) configurations (rad, m), speeds (rad/s, m/s) and accelerations (rad/s^2, m/s^2).
+
+    Returns
+    -------
+    numpy.ndarray
+        (N, n_q) generalized forces: N m about rotational coordinates, N along translational ones.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import osim_emb as oe
+    >>> model = oe.load_builtin()
+    >>> q = oe.degrees_to_q(model, [[0, 30, 0], [40, 60, -20]])
+    >>> qdot, qddot = np.full((2, 3), 0.5), np.full((2, 3), -1.0)
+    >>> tau = oe.inverse_dynamics(model, q, qdot, qddot)
+    >>> bool(np.allclose(oe.forward_dynamics(model, q, qdot, tau), qddot))
+    True
+    """
     q, qdot, qddot = _states(model, q, qdot, qddot)
     fast = _compiled(model)
     if fast is not None:
@@ -184,7 +283,37 @@ def inverse_dynamics(model: Model, q: Any, qdot: Any, qddot: Any) -> np.ndarray:
 
 
 def forward_dynamics(model: Model, q: Any, qdot: Any, tau: Any = 0.0) -> np.ndarray:
-    """qddot = M^-1 (G + tau - N qdot) (Eq 198 with R F = tau), (N, nq)."""
+    """q̈ = M^-1 (G + τ - N q̇) (Eq 198 with R F = τ).
+
+    Parameters
+    ----------
+    model : Model
+    q, qdot : array_like
+        (N, n_q) configurations (rad, m) and speeds (rad/s, m/s).
+    tau : array_like or float, default 0
+        Applied generalized forces (N m, N), broadcast to (N, n_q).
+
+    Returns
+    -------
+    numpy.ndarray
+        (N, n_q) accelerations: rad/s^2, m/s^2.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import osim_emb as oe
+    >>> model = oe.load_builtin()
+    >>> q = oe.degrees_to_q(model, [[0, 30, 0], [40, 60, -20]])
+
+    The accelerations solve M q̈ = G + τ - N q̇:
+
+    >>> qdot, tau = np.full((2, 3), 0.5), np.full((2, 3), 2.0)
+    >>> qddot = oe.forward_dynamics(model, q, qdot, tau)
+    >>> M, G = oe.mass_matrix(model, q), oe.gravity_forces(model, q)
+    >>> rhs = G + tau - oe.velocity_terms(model, q, qdot)
+    >>> bool(np.allclose(np.einsum("nkl,nl->nk", M, qddot), rhs))
+    True
+    """
     q, qdot = _states(model, q, qdot)
     fast = _compiled(model)
     if fast is not None:

@@ -832,7 +832,44 @@ def simulate_muscles(model: Model, t_end: float, excitations: Mapping[str, Excit
     transient of a wrapped path and end on another trajectory (docs/simulation.md).  ``method="RK45-jit"``
     runs the same Dormand-Prince pair with SciPy's step control entirely in compiled code
     (:mod:`osim_emb.muscle_driven_jit`; numba, ExcitationSpec excitations, models without Python-evaluated
-    functions), landing on the output times instead of interpolating to them."""
+    functions), landing on the output times instead of interpolating to them.
+
+    Parameters
+    ----------
+    model : Model
+        A model with Thelen2003 or Millard2012 equilibrium muscles.
+    t_end : float
+        End time, seconds.
+    excitations : mapping, optional
+        Muscle name -> excitation (a constant in [0, 1], an :class:`ExcitationSpec`, or a function of
+        time); others get ``default_excitation`` (0).
+    q0, qdot0 : array_like, optional
+        Initial coordinates (rad, m) and speeds (rad/s, m/s); default: the model's defaults, at rest.
+    activations : array_like, optional
+        Initial activations (default: OpenSim's defaults).
+    method, rtol, atol, n_output, t_eval
+        Integrator, tolerances and output times (seconds), as in :func:`osim_emb.simulate`.
+    **system_options
+        Passed to :class:`MuscleDrivenSystem` (``wrapping``, ``opensim_compat``, ``controls``, ...).
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``time`` (s); NAME (rad, m), NAME_u (rad/s, m/s); MUSCLE_activation, MUSCLE_fiber_length (m),
+        MUSCLE_tendon_force (N); ``attrs['nfev']``.
+
+    Examples
+    --------
+    >>> import osim_emb as oe
+    >>> model = oe.load_builtin()
+    >>> out = oe.simulate_muscles(model, 0.002, {"DELT1": 0.5}, n_output=2, wrapping=False)
+    >>> out.shape
+    (2, 49)
+    >>> out.filter(like="DELT1").columns.tolist()
+    ['DELT1_activation', 'DELT1_fiber_length', 'DELT1_tendon_force']
+    >>> bool((out.filter(like="_tendon_force") >= 0).all().all())
+    True
+    """
     system = MuscleDrivenSystem(model, excitations, **system_options)
     y0 = system.initial_state(q0, qdot0, activations)
     te = np.linspace(0.0, t_end, n_output) if t_eval is None else np.asarray(t_eval, dtype=float)

@@ -230,7 +230,35 @@ def _read_table(path: Path) -> Rhythm:
 
 
 def load_rhythm(source: str | Path) -> Rhythm:
-    """A built-in rhythm by name, or a rhythm file (.csv linear table, .json any function)."""
+    """A built-in rhythm by name, or a rhythm file (.csv linear table, .json any function).
+
+    Parameters
+    ----------
+    source : str or pathlib.Path
+        A name from :data:`BUILTIN_RHYTHMS`, or a file: ``.json`` (``Rhythm.to_dict()``) or a CSV table of
+        linear terms (slopes per radian of the inputs).
+
+    Returns
+    -------
+    Rhythm
+
+    Raises
+    ------
+    RhythmError
+        Neither a built-in name nor a readable file (the message names file and line).
+
+    Examples
+    --------
+    >>> import json, os, tempfile
+    >>> import osim_emb as oe
+    >>> oe.load_rhythm("holzbaur2005").inputs
+    ('elv_angle', 'shoulder_elv')
+    >>> path = os.path.join(tempfile.mkdtemp(), "mine.json")
+    >>> with open(path, "w") as fh:
+    ...     _ = fh.write(json.dumps(oe.builtin_rhythm("degroot2001").to_dict()))
+    >>> [t.dependent for t in oe.load_rhythm(path).terms][:2]
+    ['sternoclavicular_r2', 'sternoclavicular_r3']
+    """
     if str(source) in BUILTIN_RHYTHMS:
         return builtin_rhythm(str(source))
     p = Path(source)
@@ -246,7 +274,34 @@ def builtin_rhythm(name: str) -> Rhythm:
     ``degroot2001-regression``: both slopes from the regression (replaces the elevation slopes too);
     ``holzbaur2005``: the Holzbaur model's elevation-only rhythm written as two-coordinate couplers;
     ``spartacus2024``: polynomial surfaces fitted to the Spartacus dataset (zero at shoulder_elv = 0 for every
-    elv_angle; validation/shoulder_rhythm/fitted_rhythm.py)."""
+    elv_angle; validation/shoulder_rhythm/fitted_rhythm.py).
+
+    Parameters
+    ----------
+    name : str
+        One of :data:`BUILTIN_RHYTHMS`.
+
+    Returns
+    -------
+    Rhythm
+        Dependent girdle coordinates (radians) as functions of ``inputs`` (elv_angle, shoulder_elv;
+        radians).
+
+    Examples
+    --------
+    >>> import osim_emb as oe
+    >>> rhythm = oe.builtin_rhythm("degroot2001")
+    >>> rhythm.inputs
+    ('elv_angle', 'shoulder_elv')
+    >>> [t.dependent for t in rhythm.terms]  # doctest: +NORMALIZE_WHITESPACE
+    ['sternoclavicular_r2', 'sternoclavicular_r3', 'acromioclavicular_r1', 'acromioclavicular_r2',
+     'acromioclavicular_r3']
+
+    The slopes are de Groot & Brand's regression coefficients (degrees per degree):
+
+    >>> rhythm.terms[0].function
+    Linear(0.12*x1 + 0*x2 + 0)
+    """
     inputs = ("elv_angle", "shoulder_elv")
     if name == "degroot2001":
         terms = [RhythmTerm(d, fn.Linear([hy, 0.0], 0.0), HOLZBAUR_MIRRORS[d], "add")
@@ -416,7 +471,39 @@ def apply(model: Model, rhythm: Rhythm | str, outside: str = "warn") -> Model:
 
     ``outside`` ("warn", "error", "ignore"): what to do when the model's ranges of the rhythm's inputs
     reach beyond the domain of the rhythm's data.  A rhythm that moves the girdle when the plane of
-    elevation changes at zero elevation (e.g. the linear de Groot & Brand rhythm) is logged."""
+    elevation changes at zero elevation (e.g. the linear de Groot & Brand rhythm) is logged.
+
+    Parameters
+    ----------
+    model : Model
+        A model imported from .osim with the rhythm's input and dependent coordinates (the model is not
+        changed).
+    rhythm : Rhythm or str
+        A rhythm, a built-in name or a file (:func:`load_rhythm`).
+    outside : {"warn", "error", "ignore"}
+        What to do when the model's input ranges reach beyond the rhythm's data.
+
+    Returns
+    -------
+    Model
+        A new model whose couplers follow the rhythm (``extras['rhythm']`` holds it).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import osim_emb as oe
+    >>> model = oe.load_builtin()
+    >>> simm = oe.apply_rhythm(model, "holzbaur2005")
+    >>> simm.coordinate_names == model.coordinate_names
+    True
+
+    The girdle moves differently, so the paths change (lengths in metres):
+
+    >>> q = oe.degrees_to_q(model, [20, 60, 0])
+    >>> change = np.abs(oe.muscle_lengths(simm, q) - oe.muscle_lengths(model, q)).max()
+    >>> bool(1e-4 < change < 0.05)
+    True
+    """
     from .io.convert import document_to_model
     if not isinstance(rhythm, Rhythm):
         rhythm = load_rhythm(rhythm)
@@ -441,6 +528,6 @@ def apply(model: Model, rhythm: Rhythm | str, outside: str = "warn") -> Model:
 
 
 def fit(data, *args, **kwargs):
-    """Fit a pole-safe two-coordinate rhythm to data (see :func:`osim_emb.rhythm_fit.fit`); returns a RhythmFit."""
+    """Fit a pole-safe two-coordinate rhythm to data: :func:`osim_emb.rhythm_fit.fit` (``osim_emb.fit_rhythm``)."""
     from .rhythm_fit import fit as _fit
     return _fit(data, *args, **kwargs)

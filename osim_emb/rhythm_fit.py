@@ -120,6 +120,49 @@ def fit(data: pd.DataFrame | str | Path, dependents: dict[str, tuple[str, ...]] 
     column per dependent coordinate in degrees, in the model's convention (NaN: not measured).
     ``dependents``: dependent -> mirror coordinates (default: the MoBL shoulder girdle).
     Returns a :class:`RhythmFit` whose ``rhythm`` (a :class:`~osim_emb.rhythm.Rhythm`) replaces the couplers.
+
+    Parameters
+    ----------
+    data : pandas.DataFrame, str or pathlib.Path
+        Rows of measured postures: ``study``, ``shoulder``, ``plane_of_elevation_deg``, ``elevation_deg``
+        and one column per dependent coordinate (degrees).
+    dependents : dict, optional
+        Dependent coordinate -> its mirror coordinates (default: the MoBL shoulder girdle).
+    degree, plane_degree : int
+        Polynomial degree in elevation and in the plane of elevation.
+    weights : str
+        "study" (each study weighs the same) or per-row weights.
+    ridge : float
+        Ridge penalty of the least-squares fit.
+    inputs : (str, str)
+        The model's plane-of-elevation and elevation coordinates.
+    name, reference : str
+        Labels of the fitted rhythm.
+    cross_validate : bool
+        Leave-one-study-out errors (``rms_cv_deg``).
+
+    Returns
+    -------
+    RhythmFit
+        ``rhythm`` (apply it with :func:`osim_emb.apply_rhythm`), fit and cross-validation RMS errors in
+        degrees, coefficients.
+
+    Examples
+    --------
+    A surface the model can represent exactly (zero at zero elevation) is recovered:
+
+    >>> import numpy as np, pandas as pd
+    >>> import osim_emb as oe
+    >>> plane, elevation = np.meshgrid(np.linspace(0, 90, 7), np.linspace(10, 120, 8))
+    >>> data = pd.DataFrame({"study": np.repeat(["A", "B"], plane.size // 2 + 1)[:plane.size],
+    ...                      "shoulder": "right", "plane_of_elevation_deg": plane.ravel(),
+    ...                      "elevation_deg": elevation.ravel()})
+    >>> data["sternoclavicular_r2"] = -0.2 * data.elevation_deg + 1e-3 * data.elevation_deg * data.plane_of_elevation_deg
+    >>> result = oe.fit_rhythm(data, {"sternoclavicular_r2": ("unrotscap_r2",)}, cross_validate=False)
+    >>> bool(result.rms_fit_deg["sternoclavicular_r2"] < 1e-3)
+    True
+    >>> result.rhythm.inputs
+    ('elv_angle', 'shoulder_elv')
     """
     from .rhythm import Rhythm, RhythmTerm
     df = read_rhythm_data(data) if not isinstance(data, pd.DataFrame) else data

@@ -59,7 +59,50 @@ def simulate(model: Model, t_end: float, q0: Any = None, qdot0: Any = None, *,
     """Integrate M q̈ + N q̇ = G + τ from (q0, q̇0) over [0, t_end]; a table of q and q̇ (columns NAME, NAME_u).
 
     The integration stops with :class:`IntegrationBudgetExceeded` after ``max_steps`` right-hand sides or
-    ``max_seconds`` of wall time, or when the state stops being finite."""
+    ``max_seconds`` of wall time, or when the state stops being finite.
+
+    Parameters
+    ----------
+    model : Model
+    t_end : float
+        End time, seconds.
+    q0, qdot0 : array_like, optional
+        (n_q,) initial configuration (rad, m; default: the model's default values) and speeds (rad/s,
+        m/s; default: rest).
+    generalized_forces : callable, optional
+        ``tau(t, q, qdot)`` -> (n_q,) applied generalized forces (N m, N); default none (passive motion).
+    method, rtol, atol : str, float, float
+        SciPy's ``solve_ivp`` integrator and tolerances.
+    n_output : int, default 201
+        Number of equally spaced output times (ignored when ``t_eval`` is given).
+    t_eval : sequence of float, optional
+        Output times, seconds.
+    max_steps, max_seconds : int, float, optional
+        Budget of right-hand-side evaluations and wall time.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``time`` (s), one per coordinate (rad, m) and ``NAME_u`` per speed (rad/s, m/s);
+        ``attrs['nfev']``: right-hand-side evaluations.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import osim_emb as oe
+    >>> model = oe.load_builtin()
+    >>> motion = oe.simulate(model, 0.2, n_output=5)
+    >>> list(motion.columns)
+    ['time', 'elv_angle', 'shoulder_elv', 'shoulder_rot', 'elv_angle_u', 'shoulder_elv_u', 'shoulder_rot_u']
+
+    Over a short time from rest, q - q0 = q̈(0) t² / 2 to third order in t:
+
+    >>> short = oe.simulate(model, 1e-3, n_output=2)
+    >>> moved = short[model.coordinate_names].to_numpy()[-1] - model.default_q
+    >>> qddot0 = oe.forward_dynamics(model, model.default_q, np.zeros(model.n_q))[0]
+    >>> bool(np.allclose(moved, 0.5 * qddot0 * 1e-6, rtol=1e-4))
+    True
+    """
     q0 = model.default_q if q0 is None else np.asarray(q0, dtype=float)
     qdot0 = np.zeros(model.n_q) if qdot0 is None else np.asarray(qdot0, dtype=float)
     if not (np.isfinite(t_end) and t_end > 0):
@@ -100,7 +143,42 @@ def motion_derivatives(time: np.ndarray, q: np.ndarray, smoothing: float | None 
 
 def inverse_dynamics_of_motion(model: Model, time: np.ndarray, q: np.ndarray, qdot: np.ndarray | None = None,
                                qddot: np.ndarray | None = None, *, smoothing: float | None = None) -> pd.DataFrame:
-    """Generalized forces τ = M q̈ + N q̇ - G along a motion (columns NAME_moment or NAME_force, as OpenSim)."""
+    """Generalized forces τ = M q̈ + N q̇ - G along a motion (columns NAME_moment or NAME_force, as OpenSim).
+
+    Parameters
+    ----------
+    model : Model
+    time : array_like
+        (T,) strictly increasing times, seconds (T >= 3).
+    q : array_like
+        (T, n_q) coordinates along the motion: rad, m.
+    qdot, qddot : array_like, optional
+        Speeds (rad/s, m/s) and accelerations (rad/s², m/s²); missing ones come from differentiating
+        a spline of q (or of qdot).
+    smoothing : float, optional
+        Penalty of SciPy's smoothing spline (``make_smoothing_spline``); None interpolates.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``time`` and NAME_moment (N m) per rotational, NAME_force (N) per translational coordinate.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import osim_emb as oe
+    >>> model = oe.load_builtin()
+
+    A passive fall needs no generalized forces (up to the spline's differentiation error):
+
+    >>> fall = oe.simulate(model, 0.2, n_output=201)
+    >>> tau = oe.inverse_dynamics_of_motion(model, fall["time"], fall[model.coordinate_names])
+    >>> list(tau.columns)
+    ['time', 'elv_angle_moment', 'shoulder_elv_moment', 'shoulder_rot_moment']
+    >>> gravity = np.abs(oe.gravity_forces(model, model.default_q)).max()
+    >>> bool(np.abs(tau.iloc[:, 1:].to_numpy()).max() < 1e-3 * gravity)
+    True
+    """
     time, q = np.asarray(time, dtype=float), np.asarray(q, dtype=float)
     if time.ndim != 1 or time.size < 3 or q.shape != (time.size, model.n_q):
         raise ValueError(f"a motion needs at least 3 frames and {model.n_q} coordinates; got time {time.shape}, "

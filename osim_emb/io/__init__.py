@@ -9,9 +9,35 @@ __all__ = ["OsimImportError", "UnsupportedFeatureError", "read_osim", "read_osim
 def load_osim(path, strict: bool = True):
     """Read an .osim file (OpenSim 3.3 or 4.x) into an immutable empirically-based :class:`~osim_emb.model.Model`.
 
-    ``path`` may also be an ``opensim.Model`` object (it is printed to XML and read back; the object is
-    not changed).  ``strict=False`` imports what can be represented and lists the rest in
-    ``model.extras['skipped']`` instead of raising :class:`UnsupportedFeatureError`.
+    Parameters
+    ----------
+    path : str, pathlib.Path or opensim.Model
+        The .osim file.  An ``opensim.Model`` object is printed to XML and read back (the object is not
+        changed).
+    strict : bool, default True
+        False imports what can be represented and lists the rest in ``model.extras['skipped']`` instead
+        of raising :class:`UnsupportedFeatureError`.
+
+    Returns
+    -------
+    Model
+        Generalized coordinates in OpenSim's order and units (radians for rotational, metres for
+        translational coordinates), bodies, joints, musculotendon paths, wrap surfaces.
+
+    Raises
+    ------
+    OsimImportError
+        The file is not a readable model; the message names the file, element and line.
+
+    Examples
+    --------
+    >>> import osim_emb as oe
+    >>> from osim_emb.builtin_models import builtin_model_path
+    >>> model = oe.load_osim(builtin_model_path("shoulder3d"))
+    >>> model.coordinate_names
+    ['elv_angle', 'shoulder_elv', 'shoulder_rot']
+    >>> len(model.muscles)
+    14
     """
     from .convert import document_to_model
     if hasattr(path, "printToXML") and hasattr(path, "getCoordinateSet"):

@@ -309,12 +309,58 @@ def write_atomically(path: str | Path, text: str, *, protect: Sequence[str | Pat
 
 
 def save_model(model: Model, path: str | Path, *, protect: Sequence[str | Path] = ()) -> None:
-    """Save a model as ``osim-emb-model`` JSON, atomically."""
+    """Save a model as ``osim-emb-model`` JSON, atomically (nothing is written if it fails).
+
+    Parameters
+    ----------
+    model : Model
+        The model; a model imported from .osim keeps its OpenSim document, so it can be written back
+        as .osim after loading (:func:`osim_emb.write_osim`).
+    path : str or pathlib.Path
+        The JSON file to write.
+    protect : sequence of paths, optional
+        Files that must not be overwritten (e.g. a command's inputs).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import osim_emb as oe
+    >>> model = oe.load_builtin()
+    >>> path = os.path.join(tempfile.mkdtemp(), "shoulder3d.emb.json")
+    >>> oe.save_model(model, path)
+    >>> oe.load_model(path) == model
+    True
+    """
     write_atomically(path, json.dumps(model_to_dict(model), indent=1), protect=protect)
 
 
 def load_model(path: str | Path) -> Model:
-    """Load a model saved by :func:`save_model`."""
+    """Load a model saved by :func:`save_model`.
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        An ``osim-emb-model`` JSON file.
+
+    Returns
+    -------
+    Model
+        The model, equal (``==``) to the one saved.
+
+    Raises
+    ------
+    ValueError
+        The file is not valid JSON or not a model; the message names the file and the place.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import osim_emb as oe
+    >>> path = os.path.join(tempfile.mkdtemp(), "m.emb.json")
+    >>> oe.save_model(oe.load_builtin(), path)
+    >>> oe.load_model(path).n_q
+    3
+    """
     try:
         with open(path, encoding="utf-8") as fh:
             d = json.load(fh)

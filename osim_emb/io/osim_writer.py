@@ -532,11 +532,35 @@ def document_to_string(doc: OsimDocument) -> str:
 
 
 def write_osim(doc_or_model: Any, path: str | Path, *, protect: Sequence[str | Path] = ()) -> None:
-    """Write a document (or a model imported from .osim, or loaded from JSON), atomically: the source
-    file edited where the package changed it (:func:`document_to_xml`).
+    """Write a model (imported from .osim, or loaded from JSON that keeps its document) as .osim, atomically.
 
-    ``protect`` lists files that must not be overwritten (the command's inputs);
-    the source file of a model is always protected.
+    The source file is edited where the package changed it (:func:`document_to_xml`); everything else
+    is written as read, so OpenSim reads the same model back.
+
+    Parameters
+    ----------
+    doc_or_model : Model or OsimDocument
+        The model (or the document in ``model.extras['document']``).
+    path : str or pathlib.Path
+        The .osim file to write.
+    protect : sequence of paths, optional
+        Files that must not be overwritten (a command's inputs); the model's source file is always
+        protected.
+
+    Raises
+    ------
+    ValueError
+        The model was not imported from an .osim file and keeps no OpenSim document.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import osim_emb as oe
+    >>> model = oe.load_builtin()
+    >>> path = os.path.join(tempfile.mkdtemp(), "copy.osim")
+    >>> oe.write_osim(model, path)
+    >>> oe.load_osim(path).coordinate_names == model.coordinate_names
+    True
     """
     doc = doc_or_model
     if not isinstance(doc, OsimDocument):

@@ -220,6 +220,45 @@ def lengths_and_moment_arms(model: Model, q: Any, muscles: Sequence[str] | None 
     Series or dict matched by coordinate name; radians and metres, within the coordinate ranges
     (round-off allowed) unless ``allow_out_of_range=True``: :func:`osim_emb.configuration.as_configuration`.
     :func:`moment_arm_table` gives the same numbers as a labelled table.
+
+    Parameters
+    ----------
+    model : Model
+    q : array_like, pandas.DataFrame, pandas.Series or dict
+        Configurations: radians (rotational coordinates) and metres (translational), (N, n_q) or (n_q,).
+    muscles : sequence of str, optional
+        Names of the units, in the order wanted (default: all of the model's).
+    wrapping : bool, default True
+        False ignores the wrap surfaces (straight segments between path points).
+    opensim_compat : bool, default False
+        True reproduces OpenSim's wrap-point cache (docs/wrapping.md) instead of the exact geometry.
+    allow_out_of_range : bool, default False
+        Evaluate outside the coordinate ranges.
+
+    Returns
+    -------
+    L : numpy.ndarray
+        (N, M) musculotendon lengths in metres.
+    R : numpy.ndarray
+        (N, n_q, M) moment arms: metres about rotational coordinates (newton-metres per newton of
+        tension), dimensionless about translational ones.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import osim_emb as oe
+    >>> model = oe.load_builtin()
+    >>> q = oe.degrees_to_q(model, [[0, 30, 0], [40, 60, -20]])
+    >>> L, R = oe.lengths_and_moment_arms(model, q)
+    >>> L.shape, R.shape
+    ((2, 14), (2, 3, 14))
+
+    R is minus the derivative of L (central difference about shoulder_elv, for the via-point path DELT2):
+
+    >>> h = np.array([0.0, 1e-6, 0.0])
+    >>> dL = (oe.muscle_lengths(model, q + h, ["DELT2"]) - oe.muscle_lengths(model, q - h, ["DELT2"])) / 2e-6
+    >>> bool(np.allclose(R[:, 1, [1]], -dL, atol=1e-8))
+    True
     """
     q = as_configuration(model, q, allow_out_of_range=allow_out_of_range)
     from .function_based_path import with_function_based_paths  # FunctionBasedPath units: L = l(c(q))
@@ -242,7 +281,31 @@ def lengths_and_moment_arms(model: Model, q: Any, muscles: Sequence[str] | None 
 
 def muscle_lengths(model: Model, q: Any, muscles: Sequence[str] | None = None, *, wrapping: bool = True,
                    opensim_compat: bool = False, allow_out_of_range: bool = False) -> np.ndarray:
-    """L (N, M): musculotendon lengths along the (wrapped) paths (``q`` as in :func:`lengths_and_moment_arms`)."""
+    """L (N, M): musculotendon lengths along the (wrapped) paths, in metres.
+
+    Parameters
+    ----------
+    model : Model
+    q : array_like, pandas.DataFrame, pandas.Series or dict
+        Configurations in radians and metres, as in :func:`lengths_and_moment_arms`.
+    muscles : sequence of str, optional
+        Names of the units (default: all).
+    wrapping, opensim_compat, allow_out_of_range : bool
+        As in :func:`lengths_and_moment_arms`.
+
+    Returns
+    -------
+    numpy.ndarray
+        (N, M) lengths in metres (cheaper than :func:`lengths_and_moment_arms`: no moment arms).
+
+    Examples
+    --------
+    >>> import osim_emb as oe
+    >>> model = oe.load_builtin()
+    >>> L = oe.muscle_lengths(model, model.default_q, ["DELT1", "SUPSP"])
+    >>> L.shape, bool((L > 0.05).all() and (L < 0.5).all())
+    ((1, 2), True)
+    """
     q = as_configuration(model, q, allow_out_of_range=allow_out_of_range)
     from .function_based_path import with_function_based_paths  # FunctionBasedPath units: L = l(c(q))
     out = with_function_based_paths(model, q, _muscle_list(model, muscles), False, lambda names: muscle_lengths(
@@ -268,10 +331,37 @@ def moment_arm_table(model: Model, q: Any, muscles: Sequence[str] | None = None,
                      opensim_compat: bool = False, allow_out_of_range: bool = False):
     """L and R as a tidy pandas DataFrame: one row per (pose, muscle, coordinate).
 
-    Columns: ``pose`` (the DataFrame's index when q is a DataFrame, else 0..N-1), ``muscle``,
-    ``coordinate``, ``motion_type``, ``q`` (the coordinate's value: rad or m), ``length_m`` (the
-    musculotendon length) and ``moment_arm_m`` (R: metres about a rotational coordinate; newtons per
-    newton, dimensionless, about a translational one).
+    Parameters
+    ----------
+    model : Model
+    q : array_like, pandas.DataFrame, pandas.Series or dict
+        Configurations in radians and metres, as in :func:`lengths_and_moment_arms`; a DataFrame's index
+        labels the poses.
+    muscles : sequence of str, optional
+        Names of the units (default: all).
+    wrapping, opensim_compat, allow_out_of_range : bool
+        As in :func:`lengths_and_moment_arms`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``pose`` (the DataFrame's index when q is a DataFrame, else 0..N-1), ``muscle``,
+        ``coordinate``, ``motion_type``, ``q`` (the coordinate's value: rad or m), ``length_m`` (the
+        musculotendon length, m) and ``moment_arm_m`` (R: metres about a rotational coordinate; newtons
+        per newton, dimensionless, about a translational one).
+
+    Examples
+    --------
+    >>> import osim_emb as oe
+    >>> model = oe.load_builtin()
+    >>> table = oe.moment_arm_table(model, oe.degrees_to_q(model, [0, 30, 0]), ["DELT1", "SUPSP"])
+    >>> table.shape
+    (6, 7)
+    >>> list(table.columns)
+    ['pose', 'muscle', 'coordinate', 'motion_type', 'q', 'length_m', 'moment_arm_m']
+    >>> L, R = oe.lengths_and_moment_arms(model, oe.degrees_to_q(model, [0, 30, 0]), ["DELT1", "SUPSP"])
+    >>> bool(table["moment_arm_m"].to_numpy().tolist() == R[0].T.ravel().tolist())
+    True
     """
     import pandas as pd
     labels = q.index if isinstance(q, pd.DataFrame) else None

@@ -1,0 +1,177 @@
+"""Import layers (docs/architecture.md): computed from every module's imports with ``ast``, including
+imports inside functions, so a lazy import counts like a top-level one.
+
+Rules
+  (a) the math core and the path/muscle layer never import opensim, matplotlib or lxml;
+  (b) a lower layer never imports a higher one;
+  (c) opensim is imported only from the validation layer (the OpenSim bridge) up, matplotlib only from the
+      report layer up, lxml only from the io layer up;
+  (d) below the io layer no function reads XML (a function whose name contains ``xml``).
+Today's exceptions are listed in KNOWN_VIOLATIONS with a reason.  The test fails on a new violation and
+also when a listed one disappears, so the list only shrinks (issue 16: the restructure empties it).
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE_DIR = Path(__file__).resolve().parents[1] / "osim_emb"
+
+LAYERS = ("core", "paths", "io", "workflows", "validation", "report", "cli", "api")
+RANK = {name: k for k, name in enumerate(LAYERS)}
+
+# Module (or package prefix) -> layer, for today's flat layout.  A new module must be added here:
+# that is where its place in the architecture is decided (docs/architecture.md, "Where a new feature goes").
+LAYER_OF = {
+    # core: coordinates, functions, kinematics, dynamics, closed chains, the compiled dynamics
+    "osim_emb._accel": "core", "osim_emb._version": "core", "osim_emb.calculus": "core",
+    "osim_emb.functions": "core", "osim_emb.model": "core", "osim_emb.configuration": "core",
+    "osim_emb.kinematics": "core", "osim_emb.kinematics_kronecker": "core", "osim_emb.dynamics": "core",
+    "osim_emb.dynamics_kronecker": "core", "osim_emb.closed_chains": "core", "osim_emb.compiled": "core",
+    "osim_emb.compiled_kernels": "core", "osim_emb.synthetic": "core", "osim_emb.progress": "core",
+    # paths and muscles: wrapping surfaces, path construction, L and R, muscle models
+    "osim_emb.wrapping": "paths", "osim_emb.muscles": "paths",
+    # io: files (.osim, JSON models, motions, tables) and the project's own model files
+    "osim_emb.io": "io", "osim_emb.builtin_models": "io",
+    # workflows: simulation, rhythm, and the seeds' own systems
+    "osim_emb.simulation": "workflows", "osim_emb.dae": "workflows", "osim_emb.muscle_driven": "workflows",
+    "osim_emb.muscle_driven_jit": "workflows", "osim_emb.rhythm": "workflows", "osim_emb.rhythm_fit": "workflows",
+    "osim_emb.spartacus": "workflows", "osim_emb.newton_euler": "workflows", "osim_emb.planar": "workflows",
+    "osim_emb.mechanisms": "workflows",
+    # validation: the OpenSim bridge, the comparison harness, studies and batches built on it
+    "osim_emb.validation": "validation", "osim_emb.batch": "validation", "osim_emb.study": "validation",
+    # report: figure style, figures, model descriptions
+    "osim_emb.figure_style": "report", "osim_emb.report": "report", "osim_emb.validation.figures": "report",
+    # cli: the command line
+    "osim_emb.cli": "cli", "osim_emb.cli_batch": "cli", "osim_emb.cli_commands": "cli",
+    "osim_emb.cli_fit_paths": "cli", "osim_emb.cli_fit_rhythm": "cli", "osim_emb.cli_muscle_sim": "cli",
+    "osim_emb.cli_plot": "cli",
+    # api: the package's public face (re-exports from every layer)
+    "osim_emb": "api",
+}
+
+FORBIDDEN_IN_CORE = ("opensim", "matplotlib", "lxml")
+LOWEST_LAYER_FOR = {"opensim": "validation", "matplotlib": "report", "lxml": "io"}
+
+# (rule, importing module, what it imports or defines) -> reason.  Shrink only.
+KNOWN_VIOLATIONS = {
+    ("a", "osim_emb.wrapping.from_opensim", "opensim"):
+        "wrap objects built from an opensim.Model (a test aid): belongs in the OpenSim bridge",
+    ("c", "osim_emb.wrapping.from_opensim", "opensim"):
+        "same module as above (rule a)",
+    ("c", "osim_emb.newton_euler", "opensim"):
+        "opensim_foot_shank_reference, the seed's OpenSim cross-check, sits beside the seed's equations",
+    ("c", "osim_emb.planar.opensim_bridge", "opensim"):
+        "the planar chain's OpenSim twin lives with the seed, not in the bridge",
+    ("c", "osim_emb.planar.contributions", "matplotlib"):
+        "plot of the planar chain's torque contributions drawn next to the computation",
+    ("c", "osim_emb.rhythm_fit", "matplotlib"):
+        "plot_fit draws the rhythm fit figure inside the fitting module",
+    ("b", "osim_emb.validation.moment_arms", "osim_emb.validation.figures"):
+        "the comparison harness draws its own figures (should return tables; report draws them)",
+    ("b", "osim_emb.validation.motion_moment_arms", "osim_emb.validation.figures"):
+        "the motion comparison draws its own figures",
+    ("d", "osim_emb.muscles.hill", "hill_muscle_from_xml"):
+        "reads a muscle from its lxml element (140 lines of XML reading in the muscle model)",
+}
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE_DIR.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+MODULE_FILES = {module_name(p): p for p in sorted(PACKAGE_DIR.rglob("*.py"))}
+
+
+def imports_of(name: str) -> tuple[set[str], set[str]]:
+    """(modules imported anywhere in the module, names of the functions it defines)."""
+    path = MODULE_FILES[name]
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    imported, functions = set(), set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+        if isinstance(node, ast.Import):
+            imported |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[:len(package.split(".")) - node.level + 1]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module
+            submodules = {f"{target}.{a.name}" for a in node.names if f"{target}.{a.name}" in MODULE_FILES}
+            imported |= submodules
+            if node.module or len(submodules) < len(node.names):  # "from . import sub" imports only sub
+                imported.add(target)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            functions.add(node.name)
+    return imported, functions
+
+
+def layer_of(name: str) -> str:
+    while name not in LAYER_OF:
+        if "." not in name:
+            raise KeyError(name)
+        name = name.rpartition(".")[0]
+    return LAYER_OF[name]
+
+
+def violations() -> set[tuple[str, str, str]]:
+    found = set()
+    for name in MODULE_FILES:
+        layer = RANK[layer_of(name)]
+        imported, functions = imports_of(name)
+        for target in imported:
+            top = target.split(".")[0]
+            if top in FORBIDDEN_IN_CORE:
+                if layer <= RANK["paths"]:
+                    found.add(("a", name, top))
+                if layer < RANK[LOWEST_LAYER_FOR[top]]:
+                    found.add(("c", name, top))
+            elif top == "osim_emb" and target in MODULE_FILES and RANK[layer_of(target)] > layer:
+                found.add(("b", name, target))
+        if layer < RANK["io"]:
+            found |= {("d", name, f) for f in functions if "xml" in f.lower()}
+    return found
+
+
+def test_every_module_has_a_layer():
+    missing = []
+    for name in MODULE_FILES:
+        try:
+            layer_of(name)
+        except KeyError:
+            missing.append(name)
+    assert not missing, f"modules without a layer (add them to LAYER_OF, docs/architecture.md): {missing}"
+
+
+def test_no_new_layer_violations():
+    new = violations() - set(KNOWN_VIOLATIONS)
+    assert not new, "new import-layer violations (docs/architecture.md):\n" + "\n".join(
+        f"  rule {r}: {m} -> {t}" for r, m, t in sorted(new))
+
+
+def test_known_violations_still_exist():
+    gone = set(KNOWN_VIOLATIONS) - violations()
+    assert not gone, "these listed violations are gone: remove them from KNOWN_VIOLATIONS:\n" + "\n".join(
+        f"  rule {r}: {m} -> {t}" for r, m, t in sorted(gone))
+
+
+def test_scanner_sees_imports_inside_functions():
+    """Independent check of the scanner on a module known to import matplotlib only inside a function."""
+    imported, functions = imports_of("osim_emb.rhythm_fit")
+    assert "matplotlib.pyplot" in imported and "plot_fit" in functions
+    assert "osim_emb.functions.multivariate" in imports_of("osim_emb.rhythm_fit")[0]
+
+
+def test_import_osim_emb_imports_neither_opensim_nor_matplotlib():
+    """The package's public face stays light: the heavy parts are imported on first use."""
+    import subprocess
+    import sys
+    code = ("import sys, osim_emb; heavy = [m for m in ('opensim', 'matplotlib') if m in sys.modules]; "
+            "assert not heavy, heavy; osim_emb.run_moment_arm_study; osim_emb.simulate; print('ok')")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                         cwd=PACKAGE_DIR.parent)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr

@@ -6,6 +6,7 @@ import argparse
 import json
 import logging
 import math
+import textwrap
 from pathlib import Path
 
 
@@ -209,20 +210,23 @@ def _warn_range_exits(model, table) -> None:
 
 
 def _plot_table(table, columns, ylabel, path, title):
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    fig, ax = plt.subplots(figsize=(7, 4))
-    for c in columns:
-        ax.plot(table["time"], table[c], label=c)
+    """Columns of a table against time, in the project's figure style; the format is the path's suffix."""
+    from . import figure_style as fs
+    fig, axes = fs.figure("double", height=3.4)
+    ax = axes[0, 0]
+    for i, c in enumerate(columns):
+        ax.plot(table["time"], table[c], label=c, **fs.cue(i))
     ax.set_xlabel("time (s)")
     ax.set_ylabel(ylabel)
-    ax.set_title(title, fontsize=9)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=7, ncol=2)
-    fig.tight_layout()
-    fig.savefig(path, dpi=200, format="png")
-    plt.close(fig)
+    ax.set_title(textwrap.fill(title, 95), loc="left")  # a long model or file name must not be cut off
+    fs.legend_below(fig)
+    try:
+        fs.check_figure(fig)
+        with fs.style():
+            fig.savefig(path, format=Path(path).suffix.lstrip(".") or "png", dpi=fs.RC["savefig.dpi"])
+    finally:
+        import matplotlib.pyplot as plt
+        plt.close(fig)
 
 
 def _plot_path(out: Path) -> Path:

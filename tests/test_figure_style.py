@@ -75,3 +75,26 @@ def test_text_cut_off_at_the_edge_is_refused(tmp_path):
     axes[0, 0].text(1.5, 0.5, "far outside the figure", transform=axes[0, 0].transAxes)
     with pytest.raises(ValueError, match="cut off"):
         fs.save(fig, tmp_path / "cut", ("png",))
+
+
+def test_simulate_plot_follows_the_style(tmp_path, capsys):
+    """simulate --plot (and inverse-dynamics --plot, same writer) draws in the project style."""
+    import pandas as pd
+    from hostile_models import small_osim
+    from matplotlib.image import imread
+
+    from osim_emb.cli import main
+    from osim_emb.cli_commands import _plot_table
+    model = tmp_path / "small.osim"
+    model.write_text(small_osim())
+    out = tmp_path / "swing.sto"
+    assert main(["simulate", str(model), "-o", str(out), "--t-end", "0.05", "--samples", "5", "--plot", "-q"]) == 0
+    height_px, width_px = imread(out.with_suffix(".png")).shape[:2]
+    assert abs(width_px / fs.RC["savefig.dpi"] - fs.DOUBLE_COLUMN) < 0.05
+    table = pd.DataFrame({"time": np.linspace(0, 1, 20)})
+    for i in range(9):
+        table[f"coordinate_{i}"] = np.sin(table["time"] * i)
+    title = "a model with a long name: inverse dynamics of " + "a_long_motion_file_name_" * 4 + ".sto"
+    for fmt in ("pdf", "svg"):
+        _plot_table(table, [c for c in table.columns if c != "time"], "q (rad)", tmp_path / f"table.{fmt}", title)
+    check_written_figure(tmp_path / "table", fs.DOUBLE_COLUMN)

@@ -33,7 +33,7 @@ def cmd_simulate_muscles(args: argparse.Namespace) -> int:
         raise ValueError(f"--rtol and --atol must be positive, got {args.rtol} and {args.atol}")
     check_output_file(args.output, overwrite=args.overwrite, inputs=[args.model])
     model = _load_any(args.model)
-    q0 = _values(model, args.q0, model.default_q)
+    q0 = _values(model, args.q0, model.default_q, "--q0")
     model.check_configuration(q0, tolerance=1e-6)  # defaults may sit 1e-8 outside a range after import
     exc = _named_specs(args.excitation, "excitation")
     ctrl = _named_specs(args.control, "control")

@@ -285,7 +285,13 @@ def cmd_inverse_dynamics(args: argparse.Namespace) -> int:
     with atomic_files(outs, overwrite=args.overwrite, inputs=[args.model, args.motion]) as tmps:
         model = _load_any(args.model)
         table, header = read_motion(args.motion)
-        time, q, qd = coordinates_from_motion(model, table, header)
+        try:
+            time, q, qd = coordinates_from_motion(model, table, header, outside=args.outside_range)
+        except ValueError as err:
+            if "outside its range" in str(err) and "look like degrees" not in str(err):
+                raise ValueError(f"{err} (--outside-range warn uses such values as they are, e.g. a simulation "
+                                 f"that left a range)") from None
+            raise
         warn_unapplied_forces(model, "inverse-dynamics")
         tau = inverse_dynamics_of_motion(model, time, q, qd, smoothing=args.smoothing)
         write_motion(tmps[0], tau, name=f"{model.name} inverse dynamics", protect=[args.model, args.motion])
@@ -389,6 +395,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("motion", help=".mot/.sto with the generalized coordinates (degrees if inDegrees=yes)")
     s.add_argument("-o", "--output", required=True, help="output .sto file")
     s.add_argument("--smoothing", type=float, help="smoothing-spline penalty (default: interpolating spline)")
+    s.add_argument("--outside-range", choices=("error", "warn"), default="error",
+                   help="coordinates outside their ranges: refuse the motion, or warn and use them as they are")
     s.add_argument("--plot", action="store_true", help="also write a PNG plot")
     s.set_defaults(func=cmd_inverse_dynamics)
     s = sub.add_parser("moment-arms", help="sweep coordinates (or follow a motion) and compare the closed-form "

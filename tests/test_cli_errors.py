@@ -156,6 +156,32 @@ def test_inverse_dynamics_degrees_in_radians_file(model, tmp_path, capsys):
     assert code == 2 and "column 'time': time must increase strictly" in _error_line(err)
 
 
+def test_inverse_dynamics_of_a_motion_that_left_a_range(model, tmp_path, capsys):
+    """A simulation may leave a range (the package applies no coordinate limits): refused by default with the way
+    out named, computed as it is with --outside-range warn (no degrees hint for small radian values)."""
+    from osim_emb import load_osim
+    from osim_emb.io.motion import read_motion
+    from osim_emb.simulation import inverse_dynamics_of_motion
+    mot = tmp_path / "m.mot"
+    rows = [(0.1 * i, 1.3 + 0.05 * i, -0.02 + 0.01 * i) for i in range(6)]  # shoulder_q reaches 1.55 > 1.5
+    mot.write_text("m\ninDegrees=no\nendheader\ntime\tshoulder_q\telbow\n"
+                   + "".join(f"{t}\t{a}\t{b}\n" for t, a, b in rows))
+    code, _, err = _run(capsys, "inverse-dynamics", model, mot, "-o", tmp_path / "tau.sto")
+    line = _error_line(err)
+    assert code == 2 and "outside its range" in line and "--outside-range warn" in line and "degrees" not in line
+    code, _, err = _run(capsys, "inverse-dynamics", model, mot, "-o", tmp_path / "tau.sto", "--outside-range", "warn")
+    assert code == 0 and "used as they are" in err and "column 'shoulder_q'" in err and "column 'elbow'" in err
+    table, _ = read_motion(tmp_path / "tau.sto")
+    m = load_osim(str(model))
+    t = np.array([r[0] for r in rows])
+    q = np.zeros((len(rows), m.n_q))  # unclamped
+    q[:, m.coordinate_index("shoulder_q")] = [r[1] for r in rows]
+    q[:, m.coordinate_index("elbow")] = [r[2] for r in rows]
+    ref = inverse_dynamics_of_motion(m, t, q, None)
+    for name in ref.columns:
+        np.testing.assert_allclose(table[name].to_numpy(), ref[name].to_numpy(), rtol=1e-7, atol=1e-9)
+
+
 def test_moment_arms_options_checked_before_writing(model, tmp_path, capsys):
     out = tmp_path / "ma"
     for opts, fragment in [(["--step", "-5"], "--step must be a positive number"),

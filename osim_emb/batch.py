@@ -111,7 +111,8 @@ def sweep_task(task: ModelTask, sweep: Sequence[str], step_deg: float, *, muscle
                ma_coordinates: Sequence[str] | None = None, opensim_compat: bool = False,
                references: Sequence[str] = ()) -> pd.DataFrame:
     """One model's sweep table (:data:`COLUMNS`, plus ``opensim_<reference>_m`` per reference)."""
-    from .validation.moment_arms import make_sweeps, opensim_moment_arms, package_moment_arms
+    from .muscles.geometry import lengths_and_moment_arms
+    from .validation.moment_arms import FD_STEP, REFERENCES, make_sweeps
     model = _load(task.path)
     if task.variant >= 0:
         model = perturb_attachments(model, np.random.default_rng(task.seed), task.tolerance_m,
@@ -121,19 +122,41 @@ def sweep_task(task: ModelTask, sweep: Sequence[str], step_deg: float, *, muscle
     for c in list(sweep) + coords:
         if c not in model.coordinate_names:
             raise BatchError(f"{task.path}: no coordinate {c!r} (coordinates: {', '.join(model.coordinate_names)})")
+    unknown = [r for r in references if r not in REFERENCES]
+    if unknown:
+        raise BatchError(f"unknown reference(s) {', '.join(unknown)}; choose from {', '.join(REFERENCES)}")
+    if references and task.variant >= 0:
+        raise BatchError("OpenSim references are computed for model files only, not for perturbed variants")
     sweeps = make_sweeps(model, sweep, step_deg)
-    table, _ = package_moment_arms(model, sweeps, names, coords, opensim_compat=opensim_compat)
-    table = table.rename(columns={"angle_deg": "swept_value_deg_or_mm", "ours": "moment_arm_m", "length": "length_m"})
-    table.insert(0, "variant", task.variant)
-    table.insert(0, "model", task.name)
+    q = np.vstack([s.q for s in sweeps])
+    length, r = lengths_and_moment_arms(model, q, names, opensim_compat=opensim_compat)  # (N, M), (N, n_q, M)
+    kidx = [model.coordinate_index(c) for c in coords]
+    n, m, k = len(q), len(names), len(kidx)
+    idx = np.indices((n, m, k)).reshape(3, -1)  # point, muscle, moment-arm coordinate
+    swept = np.concatenate([[s.coordinate] * len(s.angles_deg) for s in sweeps])
+    values = np.concatenate([s.angles_deg for s in sweeps])
+    table = pd.DataFrame({
+        "model": task.name, "variant": task.variant,
+        "muscle": np.asarray(names, dtype=object)[idx[1]], "swept_coordinate": swept[idx[0]],
+        "swept_value_deg_or_mm": values[idx[0]], "moment_arm_coordinate": np.asarray(coords, dtype=object)[idx[2]],
+        "moment_arm_m": r[:, kidx, :].transpose(0, 2, 1).ravel(), "length_m": np.repeat(length.ravel(), k)})
     table = table[COLUMNS]
-    keys = ["muscle", "swept_coordinate", "swept_value_deg_or_mm", "moment_arm_coordinate"]
-    for ref in references:
-        if task.variant >= 0:
-            raise BatchError("OpenSim references are computed for model files only, not for perturbed variants")
-        t, _ = opensim_moment_arms(ref, task.path, model, sweeps, names, coords, progress=False)
-        t = t.rename(columns={"angle_deg": "swept_value_deg_or_mm", "opensim": f"opensim_{ref}_m"})
-        table = table.merge(t[keys + [f"opensim_{ref}_m"]], on=keys, how="left")
+    if references:
+        from .validation.reference_values import evaluate_references
+        with tempfile.TemporaryDirectory() as tmp:
+            jobs = []
+            for ref in references:
+                path = task.path
+                if ref == "computeMomentArm_mvp":
+                    from .io.osim_writer import moving_points_as_bodies, write_osim
+                    path = str(Path(tmp) / (Path(task.path).stem + "_mvp.osim"))
+                    write_osim(moving_points_as_bodies(model.extras["document"]), path, protect=[task.path])
+                jobs.append((ref, path))
+            ranges = np.array([c.range for c in model.coordinates], dtype=float)
+            osv = evaluate_references(jobs, q, model.coordinate_names, ranges, names, coords, fd_step=FD_STEP,
+                                      workers=1, cache_dir=False, progress=False)
+        for ref in references:
+            table[f"opensim_{ref}_m"] = osv[ref]["values"].ravel()  # (N, M, K), the table's row order
     return table
 
 

@@ -317,7 +317,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         run_main_job(args.model, tmp, step_deg=args.step, formats=formats, progress=not args.quiet,
                      workers=getattr(args, "workers", None),
                      cache_dir=False if getattr(args, "no_cache", False) else getattr(args, "cache_dir", None),
-                     command=command, **kw)
+                     command=command, shown_as=args.out, **kw)
     print(f"outputs in {args.out}/")
     return 0
 

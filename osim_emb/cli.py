@@ -75,6 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
     from . import cli_commands
     cli_commands.register(sub)
     for name, sp in sub.choices.items():
+        sp.formatter_class = cli_commands._Help  # every command's --help shows the defaults
         _add_common_options(sp, in_subcommand=True)
         if name in WRITING_COMMANDS:
             sp.add_argument("--overwrite", action="store_true",

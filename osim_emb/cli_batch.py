@@ -42,5 +42,5 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--opensim-compat", action="store_true", help="reproduce OpenSim's stale wrap-point cache")
     s.add_argument("--scheduler", help="address of an existing Dask scheduler (default: an embedded LocalCluster)")
     s.add_argument("--workers", type=int, default=2, help="worker processes of the embedded cluster (default 2)")
-    s.add_argument("--threads-per-worker", type=int, default=1)
+    s.add_argument("--threads-per-worker", type=int, default=1, help="threads of each worker process")
     s.set_defaults(func=cmd_batch)

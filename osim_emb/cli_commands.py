@@ -327,7 +327,7 @@ class _Help(argparse.ArgumentDefaultsHelpFormatter):
 
     def _get_help_string(self, action):
         h = action.help or ""
-        if "default" in h or action.default in (None, False, argparse.SUPPRESS):
+        if "default" in h or action.default in (None, False, "", argparse.SUPPRESS):
             return h
         return super()._get_help_string(action)
 
@@ -381,8 +381,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--qdot0", action="append", help="initial speeds NAME=DEG_PER_S (m/s for translations)[,...]; "
                                                     "default 0")
     s.add_argument("--method", default="DOP853", help="solve_ivp method (default DOP853)")
-    s.add_argument("--rtol", type=float, default=1e-10)
-    s.add_argument("--atol", type=float, default=1e-10)
+    s.add_argument("--rtol", type=float, default=1e-10, help="relative tolerance of the integrator")
+    s.add_argument("--atol", type=float, default=1e-10, help="absolute tolerance of the integrator")
     s.add_argument("--samples", type=int, default=201, help="output samples (>= 2)")
     s.add_argument("--max-steps", type=int, default=1_000_000,
                    help="stop after this many right-hand-side evaluations (default 1,000,000)")

@@ -64,7 +64,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--q0", action="append", help="initial coordinates NAME=DEGREES (or metres)[,...]")
     s.add_argument("--method", default="RK45", help="solve_ivp method (default RK45), or RK45-jit: the same "
                    "integrator compiled with the right-hand side (numba)")
-    s.add_argument("--rtol", type=float, default=1e-8)
-    s.add_argument("--atol", type=float, default=1e-10)
+    s.add_argument("--rtol", type=float, default=1e-8, help="relative tolerance of the integrator")
+    s.add_argument("--atol", type=float, default=1e-10, help="absolute tolerance of the integrator")
     s.add_argument("--samples", type=int, default=101, help="output samples")
     s.set_defaults(func=cmd_simulate_muscles)

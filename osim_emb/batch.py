@@ -197,7 +197,7 @@ def run_batch(tasks: Iterable[ModelTask], sweep: Sequence[str], step_deg: float,
                              ma_coordinates=ma_coordinates, opensim_compat=opensim_compat,
                              references=list(references), pure=False)
         index = {f.key: i for i, f in enumerate(futures)}
-        with Progress("moment-arm sweeps", len(tasks), enabled=progress) as bar:
+        with Progress("moment-arm sweeps", len(tasks), enabled=progress, unit="model") as bar:
             for fut in as_completed(futures):
                 table = fut.result()
                 table.to_parquet(tmp / f"part-{index[fut.key]:05d}.parquet", index=False)

@@ -669,7 +669,7 @@ class MuscleDrivenSystem:
             if p is None or not p.applies_force:
                 continue
             if not isinstance(p, (Thelen2003Muscle, Millard2012EquilibriumMuscle)):
-                skipped.append(f"{mt.name} ({mt.type_name})")
+                skipped.append((mt.type_name, mt.name))
                 continue
             if p.ignore_tendon_compliance or p.ignore_activation_dynamics:
                 raise MuscleSimulationError(f"muscle {mt.name!r}: ignore_tendon_compliance / "
@@ -679,8 +679,13 @@ class MuscleDrivenSystem:
                                             "(fiber_damping < 0.001) is not supported")
             muscles.append(mt)
         if skipped:
+            by_type: dict[str, list[str]] = {}
+            for kind, name in skipped:
+                by_type.setdefault(kind, []).append(name)
+            has = "; ".join(f"{len(v)} {k} ({', '.join(v[:6])}{', ...' if len(v) > 6 else ''})"
+                            for k, v in by_type.items())
             raise MuscleSimulationError("muscle-driven simulation supports Thelen2003Muscle and "
-                                        "Millard2012EquilibriumMuscle; the model has " + ", ".join(skipped))
+                                        f"Millard2012EquilibriumMuscle; model {model.name!r} has {has}")
         self.muscles = tuple(muscles)
         self.muscle_names = tuple(m.name for m in muscles)
         self._thelen = np.array([isinstance(m.parameters, Thelen2003Muscle) for m in muscles], dtype=bool)

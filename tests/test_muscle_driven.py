@@ -216,3 +216,14 @@ def test_simulate_muscles_command_takes_degrees_and_writes_the_api_result(models
     capsys.readouterr()
     assert main(["simulate-muscles", str(path), "-o", str(tmp_path / "x.sto"), "--q0", "nonexistent=3"]) == 2
     assert "--q0: 'nonexistent' is not a generalized coordinate" in capsys.readouterr().err
+
+
+def test_unsupported_muscle_types_are_summarized_by_type(models_dir):
+    """MoBL's 50 Schutte1993 units: one short message by type, not 50 names."""
+    from osim_emb import load_osim
+    from osim_emb.muscle_driven import MuscleDrivenSystem
+    with pytest.raises(MuscleSimulationError) as info:
+        MuscleDrivenSystem(load_osim(str(models_dir / "mobl_arms_holzbaur.osim")))
+    msg = str(info.value)
+    assert "50 Schutte1993Muscle_Deprecated (DELT1, DELT2, DELT3, SUPSP, INFSP, SUBSC, ...)" in msg
+    assert len(msg) < 250

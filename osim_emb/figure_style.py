@@ -234,6 +234,9 @@ def save(fig, stem: str | Path, formats: Iterable[str] = ("pdf", "svg", "png"), 
                 os.close(fd)
                 try:
                     fig.savefig(tmp, format=fmt, dpi=RC["savefig.dpi"])
+                    umask = os.umask(0)
+                    os.umask(umask)
+                    os.chmod(tmp, 0o666 & ~umask)  # mkstemp's 0600 would make the figure private
                     os.replace(tmp, target)
                 except BaseException:
                     Path(tmp).unlink(missing_ok=True)

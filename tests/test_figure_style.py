@@ -1,5 +1,6 @@
 """The project figure style, checked on the written files: TrueType in PDF, text in SVG, sizes, palette."""
 
+import os
 import re
 from pathlib import Path
 
@@ -41,6 +42,9 @@ def test_written_files_follow_the_style(tmp_path, width, inches):
     assert [p.suffix for p in paths] == [".pdf", ".svg", ".png"]
     check_written_figure(tmp_path / "fig", inches)
     assert not list(tmp_path.glob(".fig*"))  # no temporary files left
+    umask = os.umask(0)
+    os.umask(umask)
+    assert all(p.stat().st_mode & 0o777 == 0o666 & ~umask for p in paths)  # as any new file, not private
 
 
 def test_colour_and_line_style_pairs_are_unique():

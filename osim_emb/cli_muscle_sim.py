@@ -39,7 +39,7 @@ def cmd_simulate_muscles(args: argparse.Namespace) -> int:
     ctrl = _named_specs(args.control, "control")
     tab = simulate_muscles(model, args.t_end, exc, controls=ctrl, q0=q0, qdot0=np.zeros(model.n_q),
                            default_excitation=args.default_excitation, method=args.method, rtol=args.rtol,
-                           atol=args.atol, n_output=args.samples)
+                           atol=args.atol, n_output=args.samples, progress=not args.quiet)
     out = Path(args.output)
     with atomic_files([out], overwrite=args.overwrite, inputs=[args.model]) as (tmp,):
         write_motion(tmp, tab, name=f"{model.name} muscle-driven simulation", protect=[args.model])

@@ -827,7 +827,8 @@ class _Solution:
 def simulate_muscles(model: Model, t_end: float, excitations: Mapping[str, Excitation] | None = None, *,
                      q0: Any = None, qdot0: Any = None, activations: Any = None, method: str = "RK45",
                      rtol: float = 1e-8, atol: float = 1e-10, n_output: int = 101,
-                     t_eval: Sequence[float] | None = None, **system_options) -> pd.DataFrame:
+                     t_eval: Sequence[float] | None = None, progress: bool = False,
+                     **system_options) -> pd.DataFrame:
     """Integrate a muscle-driven model from OpenSim's equilibrium state over [0, t_end].
 
     A table with ``time`` and one column per state (NAME, NAME_u, MUSCLE_activation, MUSCLE_fiber_length;
@@ -837,7 +838,8 @@ def simulate_muscles(model: Model, t_end: float, excitations: Mapping[str, Excit
     transient of a wrapped path and end on another trajectory (docs/simulation.md).  ``method="RK45-jit"``
     runs the same Dormand-Prince pair with SciPy's step control entirely in compiled code
     (:mod:`osim_emb.muscle_driven_jit`; numba, ExcitationSpec excitations, models without Python-evaluated
-    functions), landing on the output times instead of interpolating to them."""
+    functions), landing on the output times instead of interpolating to them.  ``progress``: a progress bar
+    (:class:`osim_emb.progress.Progress`) over the output times the integration has passed."""
     system = MuscleDrivenSystem(model, excitations, **system_options)
     y0 = system.initial_state(q0, qdot0, activations)
     te = np.linspace(0.0, t_end, n_output) if t_eval is None else np.asarray(t_eval, dtype=float)
@@ -846,7 +848,16 @@ def simulate_muscles(model: Model, t_end: float, excitations: Mapping[str, Excit
         states, nfev = integrate_compiled(system, y0, te, rtol, atol)
         sol = _Solution(te, states.T, nfev)
     else:
-        sol = solve_ivp(system.rhs, (0.0, t_end), y0, method=method, rtol=rtol, atol=atol, t_eval=te)
+        from .progress import Progress
+        with Progress(f"simulating {t_end:g} s", len(te), enabled=progress, unit="output time") as bar:
+            def rhs(t, y):
+                passed = int(np.searchsorted(te, t, side="right"))
+                if passed > bar.done:
+                    bar.advance(passed - bar.done)
+                return system.rhs(t, y)
+            sol = solve_ivp(rhs, (0.0, t_end), y0, method=method, rtol=rtol, atol=atol, t_eval=te)
+            if sol.success and bar.done < len(te):
+                bar.advance(len(te) - bar.done)
         if not sol.success:
             raise RuntimeError(f"integration failed: {sol.message}")
     data = {"time": sol.t}

@@ -205,6 +205,7 @@ def test_simulate_muscles_command_takes_degrees_and_writes_the_api_result(models
     out = tmp_path / "arm26.sto"
     assert main(["simulate-muscles", str(path), "-o", str(out), "--excitation", "BIClong=0.5", "--q0",
                  "r_elbow_flex=30", "--t-end", "0.02", "--samples", "3", "-q"]) == 0
+    assert capsys.readouterr().err == ""  # -q: no progress line
     table, _ = read_motion(out)
     model = load_osim(str(path))
     q0 = np.array(model.default_q, dtype=float)

@@ -162,6 +162,13 @@ def _run_command(args: argparse.Namespace) -> int:
     prefix = f"osim-emb {args.command}: error:"
     try:
         return int(args.func(args) or 0)
+    except BrokenPipeError:  # the reader went away (osim-emb inspect M.osim | head): stop quietly, as Unix tools do
+        try:
+            import os
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
+        return 141
     except KeyboardInterrupt:
         if args.debug:
             traceback.print_exc()

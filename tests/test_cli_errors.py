@@ -289,3 +289,12 @@ def test_new_commands_refuse_to_overwrite_and_check_options_first(tmp_path, caps
     sto.write_text("keep")
     assert main(["fit-paths", str(osim), "-o", str(sto)]) == 2
     assert "already exists" in capsys.readouterr().err and sto.read_text() == "keep"
+
+
+def test_a_closed_pipe_ends_quietly(model, capsys, monkeypatch):
+    """`osim-emb inspect M.osim | head`: no error line when the reader goes away."""
+    def closed(*_, **__):
+        raise BrokenPipeError(errno.EPIPE, "Broken pipe")
+    monkeypatch.setattr("osim_emb.report.describe_model", closed)
+    code, out, err = _run(capsys, "inspect", model)
+    assert code == 141 and "error" not in err

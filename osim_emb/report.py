@@ -19,7 +19,8 @@ def _rng(r) -> str:
 def describe_model(model: Model, functions: bool = True) -> str:
     """A text report: source, coordinates, joints (with f_i(q)), bodies, muscles (Gamma_k), conversion notes."""
     ex = model.extras
-    out = [f"model {model.name!r}" + (f" from {ex['source']} (format {ex.get('version')})" if ex.get("source") else ""),
+    version = f" (format {ex['version']})" if ex.get("version") is not None else ""
+    out = [f"model {model.name!r}" + (f" from {ex['source']}{version}" if ex.get("source") else ""),
            f"  gravity {model.gravity.tolist()}",
            f"  {model.n_q} generalized coordinates, {len(model.dependent_coordinates)} dependent coordinates, "
            f"{model.n_joints} one-DOF joints, {len(model.bodies)} bodies, {len(model.muscles)} musculotendon units, "

@@ -332,8 +332,8 @@ class _Help(argparse.ArgumentDefaultsHelpFormatter):
         return super()._get_help_string(action)
 
 
-def add_comparison_options(s: argparse.ArgumentParser) -> None:
-    """Options shared by ``moment-arms`` and ``plot``."""
+def add_comparison_options(s: argparse.ArgumentParser, figures_only: bool = False) -> None:
+    """Options shared by ``moment-arms`` and ``plot`` (``figures_only``: no --no-plot, another default folder)."""
     s.add_argument("--step", type=float, default=1.0, help="sweep step in degrees")
     s.add_argument("--coordinates", help="moment-arm coordinates (default: the swept ones, or those the motion moves)")
     s.add_argument("--muscles", help="comma-separated muscle names (default: all)")
@@ -349,9 +349,10 @@ def add_comparison_options(s: argparse.ArgumentParser) -> None:
     s.add_argument("--cache-dir", help="cache of OpenSim's values (default: $OSIM_EMB_CACHE or "
                                        "~/.cache/osim-emb/opensim_references)")
     s.add_argument("--no-cache", action="store_true", help="neither read nor write the OpenSim cache")
-    s.add_argument("--out", help="output folder (default out/MODEL_moment_arms)")
+    s.add_argument("--out", help=f"output folder (default out/MODEL_{'plots' if figures_only else 'moment_arms'})")
     s.add_argument("--formats", default="pdf,png,svg", help="figure formats")
-    s.add_argument("--no-plot", action="store_true", help="tables only")
+    if not figures_only:
+        s.add_argument("--no-plot", action="store_true", help="tables only")
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -54,5 +54,5 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("model", help=".osim file")
     s.add_argument("--sweep", help="coordinates to sweep over their whole ranges")
     s.add_argument("--motion", help="a motion (.mot/.sto): moment arms against time")
-    add_comparison_options(s)
+    add_comparison_options(s, figures_only=True)
     s.set_defaults(func=cmd_plot)

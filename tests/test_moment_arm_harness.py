@@ -127,6 +127,8 @@ def test_plot_command_without_references_writes_styled_curves_only(models_dir, t
     files = sorted(out.glob("*.svg"))
     assert [f.name for f in files] == ["moment_arm_r_elbow_flex_vs_r_elbow_flex.svg"]  # no empty heat maps
     check_written_figure(files[0].with_suffix(""), 7.2)
+    with pytest.raises(SystemExit):  # plot has no tables to keep: --no-plot is not one of its options
+        main(["plot", str(models_dir / "arm26.osim"), "--sweep", "r_elbow_flex", "--no-plot"])
 
 
 def test_moment_arms_command_on_arm26_explains_every_difference(osim, models_dir, tmp_path, capsys):

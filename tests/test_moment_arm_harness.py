@@ -131,6 +131,19 @@ def test_plot_command_without_references_writes_styled_curves_only(models_dir, t
         main(["plot", str(models_dir / "arm26.osim"), "--sweep", "r_elbow_flex", "--no-plot"])
 
 
+def test_plot_with_the_mvp_reference_leaves_no_temporary_model(osim, models_dir, tmp_path, monkeypatch):
+    import tempfile
+    from osim_emb.cli import main
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    assert main(["plot", str(models_dir / "arm26.osim"), "--sweep", "r_elbow_flex", "--step", "40", "--references",
+                 "computeMomentArm_mvp", "--workers", "1", "--no-cache", "--out", str(tmp_path / "p"),
+                 "--formats", "png", "-q"]) == 0
+    assert list((tmp_path / "p").glob("*.png"))
+    assert not list(scratch.rglob("*_mvp.osim"))  # the _mvp model written for OpenSim is removed afterwards
+
+
 def test_moment_arms_command_on_arm26_explains_every_difference(osim, models_dir, tmp_path, capsys):
     from osim_emb.cli import main
     assert main(["moment-arms", str(models_dir / "arm26.osim"), "--sweep", "r_shoulder_elev,r_elbow_flex",

@@ -175,17 +175,29 @@ def _client(scheduler: str | None, n_workers: int, threads_per_worker: int):
 def run_batch(tasks: Iterable[ModelTask], sweep: Sequence[str], step_deg: float, output: str | Path, *,
               muscles: Sequence[str] | None = None, ma_coordinates: Sequence[str] | None = None,
               opensim_compat: bool = False, references: Sequence[str] = (), scheduler: str | None = None,
-              n_workers: int = 2, threads_per_worker: int = 1, progress: bool = True) -> dict:
+              n_workers: int = 2, threads_per_worker: int = 1, progress: bool = True,
+              overwrite: bool = False) -> dict:
     """Run the tasks on Dask and write the Parquet dataset ``output`` (a folder of part files).
 
     Returns a summary: number of models and rows, wall time, models per second.  ``output`` must not exist
-    (it is never overwritten); it is written under a temporary name and renamed when every task succeeded."""
+    unless ``overwrite`` (then it is replaced only when every task succeeded); it is written under a temporary
+    name and renamed into place at the end."""
     tasks = list(tasks)
     if not tasks:
         raise BatchError("no models to run")
     out = Path(output)
-    if out.exists():
-        raise BatchError(f"{out} exists; choose a new output path (results are never overwritten)")
+    if out.exists() and not (overwrite and out.is_dir()):
+        raise BatchError(f"{out}: already exists (use --overwrite to replace it)" if out.is_dir() else
+                         f"{out}: is a file; the Parquet dataset is a folder")
+    if not step_deg > 0:
+        raise BatchError(f"--step must be a positive number, got {step_deg}")
+    first = _load(tasks[0].path)  # names checked before the cluster starts
+    for c in list(sweep) + list(ma_coordinates or []):
+        if c not in first.coordinate_names:
+            raise BatchError(f"{tasks[0].path}: no coordinate {c!r} (coordinates: {', '.join(first.coordinate_names)})")
+    unknown = [m for m in (muscles or []) if m not in {mu.name for mu in first.muscles}]
+    if unknown:
+        raise BatchError(f"{tasks[0].path}: no muscle named {', '.join(map(repr, unknown))}")
     from dask.distributed import as_completed
     from .progress import Progress
     tmp = Path(tempfile.mkdtemp(prefix=out.name + ".", dir=out.parent if out.parent.exists() else None))
@@ -212,6 +224,12 @@ def run_batch(tasks: Iterable[ModelTask], sweep: Sequence[str], step_deg: float,
         client.close()
         if cluster is not None:
             cluster.close()
-    tmp.rename(out)
+    if out.exists():  # --overwrite: the old dataset goes only now that the new one is complete
+        old = Path(tempfile.mkdtemp(prefix=out.name + ".old.", dir=out.parent))
+        out.rename(old / out.name)
+        tmp.rename(out)
+        shutil.rmtree(old, ignore_errors=True)
+    else:
+        tmp.rename(out)
     return {"models": len(tasks), "rows": rows, "seconds": wall, "models_per_second": len(tasks) / wall,
             "workers": n_workers_used, "output": str(out)}

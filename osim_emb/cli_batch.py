@@ -11,12 +11,15 @@ def _csv(s: str | None) -> list[str]:
 
 def cmd_batch(args: argparse.Namespace) -> int:
     from .batch import model_tasks, run_batch
+    from .io.outputs import check_output_folder
+    check_output_folder(args.output, overwrite=args.overwrite, inputs=[args.models])
     tasks = model_tasks(args.models, variants=args.variants, tolerance_m=args.tolerance_mm / 1000.0,
                         wrap_tolerance_m=args.wrap_tolerance_mm / 1000.0, seed=args.seed)
     res = run_batch(tasks, _csv(args.sweep), args.step, args.output, muscles=_csv(args.muscles) or None,
                     ma_coordinates=_csv(args.coordinates) or None, opensim_compat=args.opensim_compat,
                     references=_csv(args.references), scheduler=args.scheduler, n_workers=args.workers,
-                    threads_per_worker=args.threads_per_worker, progress=not args.quiet)
+                    threads_per_worker=args.threads_per_worker, progress=not args.quiet,
+                    overwrite=args.overwrite)
     print(f"wrote {res['output']}: {res['rows']} rows from {res['models']} models in {res['seconds']:.1f} s "
           f"({res['models_per_second']:.2f} models/s on {res['workers']} workers)")
     return 0

@@ -211,6 +211,7 @@ def _warn_range_exits(model, table) -> None:
 
 def _plot_table(table, columns, ylabel, path, title):
     """Columns of a table against time, in the project's figure style; the format is the path's suffix."""
+    import matplotlib
     from . import figure_style as fs
     fig, axes = fs.figure("double", height=3.4)
     ax = axes[0, 0]
@@ -222,7 +223,7 @@ def _plot_table(table, columns, ylabel, path, title):
     fs.legend_below(fig)
     try:
         fs.check_figure(fig)
-        with fs.style():
+        with fs.style(), matplotlib.rc_context({"savefig.bbox": "standard"}):  # print size
             fig.savefig(path, format=Path(path).suffix.lstrip(".") or "png", dpi=fs.RC["savefig.dpi"])
     finally:
         import matplotlib.pyplot as plt

@@ -226,7 +226,7 @@ def save(fig, stem: str | Path, formats: Iterable[str] = ("pdf", "svg", "png"), 
     try:
         if check:
             check_figure(fig)
-        with matplotlib.rc_context(RC):
+        with matplotlib.rc_context({**RC, "savefig.bbox": "standard"}):  # print size, whatever a script set
             for fmt in formats:
                 fmt = fmt.strip().lower().lstrip(".")
                 target = stem.with_name(stem.name + "." + fmt)

@@ -30,7 +30,9 @@ def check_written_figure(stem: Path, width_in: float | None = None) -> None:
 
 
 @pytest.mark.parametrize("width,inches", [("single", 3.5), ("double", 7.2)])
-def test_written_files_follow_the_style(tmp_path, width, inches):
+def test_written_files_follow_the_style(tmp_path, width, inches, monkeypatch):
+    import matplotlib
+    monkeypatch.setitem(matplotlib.rcParams, "savefig.bbox", "tight")  # as some study scripts set globally
     fig, axes = fs.figure(width, nrows=2)
     x = np.linspace(0, 90, 50)
     for i in range(10):
@@ -81,14 +83,17 @@ def test_text_cut_off_at_the_edge_is_refused(tmp_path):
         fs.save(fig, tmp_path / "cut", ("png",))
 
 
-def test_simulate_plot_follows_the_style(tmp_path, capsys):
+def test_simulate_plot_follows_the_style(tmp_path, capsys, monkeypatch):
     """simulate --plot (and inverse-dynamics --plot, same writer) draws in the project style."""
     import pandas as pd
     from hostile_models import small_osim
     from matplotlib.image import imread
 
     from osim_emb.cli import main
+    import matplotlib
+
     from osim_emb.cli_commands import _plot_table
+    monkeypatch.setitem(matplotlib.rcParams, "savefig.bbox", "tight")  # as some study scripts set globally
     model = tmp_path / "small.osim"
     model.write_text(small_osim())
     out = tmp_path / "swing.sto"

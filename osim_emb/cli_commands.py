@@ -357,8 +357,9 @@ def add_comparison_options(s: argparse.ArgumentParser, figures_only: bool = Fals
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    """Add the analysis commands (moment arms, rhythm, simulation, the default study)."""
-    __import__("osim_emb.cli_fit_rhythm", fromlist=["register"]).register(sub)
+    """Add the analysis commands in the README's order: the main job, moment arms and figures, rhythms,
+    simulation, path fitting, batches."""
+    from . import cli_batch, cli_fit_paths, cli_fit_rhythm, cli_muscle_sim, cli_plot
     s = sub.add_parser("run", help="the main job: export a model (default: the built-in 3D shoulder), validate its "
                                    "moment arms against OpenSim over 1-degree sweeps, write a report",
                        formatter_class=_Help)
@@ -374,6 +375,30 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--no-cache", action="store_true", help="neither read nor write the OpenSim cache")
     s.set_defaults(func=cmd_run)
 
+    s = sub.add_parser("moment-arms", help="sweep coordinates (or follow a motion) and compare the closed-form "
+                                           "moment arms with OpenSim", formatter_class=_Help)
+    s.add_argument("model", help=".osim file")
+    s.add_argument("--sweep", help="coordinates to sweep over their whole ranges, e.g. elv_angle,shoulder_elv")
+    s.add_argument("--motion", help="a motion (.mot/.sto, e.g. an inverse-kinematics result): L and R at its "
+                                    "frames beside OpenSim's MuscleAnalysis on the same file")
+    add_comparison_options(s)
+    s.set_defaults(func=cmd_moment_arms)
+    cli_plot.register(sub)
+
+    s = sub.add_parser("rhythm", help="replace a model's shoulder-rhythm couplers and export it as .osim")
+    s.add_argument("model", help=".osim file (e.g. the Holzbaur/MoBL model)")
+    s.add_argument("--rhythm", default="degroot2001",
+                   help="built-in rhythm (degroot2001, degroot2001-regression, holzbaur2005, spartacus2024) "
+                        "or a .csv/.json file")
+    s.add_argument("-o", "--output", required=True, help="the new .osim file (OpenSim 4 format)")
+    s.add_argument("--no-variant", action="store_true",
+                   help="do not also write NEW_mvp.osim (moving via points as zero-inertia bodies)")
+    s.add_argument("--lenient", action="store_true", help="import what can be represented and list the rest")
+    s.add_argument("--outside", choices=("warn", "error", "ignore"), default="warn",
+                   help="when the model's coordinate ranges leave the domain of the rhythm's data (default warn)")
+    s.set_defaults(func=cmd_rhythm)
+
+    cli_fit_rhythm.register(sub)
     s = sub.add_parser("simulate", help="forward simulation of the minimal-coordinate ODE under gravity")
     s.add_argument("model", help=".osim or .emb.json model")
     s.add_argument("-o", "--output", required=True, help="output .sto file (q and q-dot)")
@@ -401,28 +426,5 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="coordinates outside their ranges: refuse the motion, or warn and use them as they are")
     s.add_argument("--plot", action="store_true", help="also write a PNG plot")
     s.set_defaults(func=cmd_inverse_dynamics)
-    s = sub.add_parser("moment-arms", help="sweep coordinates (or follow a motion) and compare the closed-form "
-                                           "moment arms with OpenSim", formatter_class=_Help)
-    s.add_argument("model", help=".osim file")
-    s.add_argument("--sweep", help="coordinates to sweep over their whole ranges, e.g. elv_angle,shoulder_elv")
-    s.add_argument("--motion", help="a motion (.mot/.sto, e.g. an inverse-kinematics result): L and R at its "
-                                    "frames beside OpenSim's MuscleAnalysis on the same file")
-    add_comparison_options(s)
-    s.set_defaults(func=cmd_moment_arms)
-
-    s = sub.add_parser("rhythm", help="replace a model's shoulder-rhythm couplers and export it as .osim")
-    s.add_argument("model", help=".osim file (e.g. the Holzbaur/MoBL model)")
-    s.add_argument("--rhythm", default="degroot2001",
-                   help="built-in rhythm (degroot2001, degroot2001-regression, holzbaur2005, spartacus2024) "
-                        "or a .csv/.json file")
-    s.add_argument("-o", "--output", required=True, help="the new .osim file (OpenSim 4 format)")
-    s.add_argument("--no-variant", action="store_true",
-                   help="do not also write NEW_mvp.osim (moving via points as zero-inertia bodies)")
-    s.add_argument("--lenient", action="store_true", help="import what can be represented and list the rest")
-    s.add_argument("--outside", choices=("warn", "error", "ignore"), default="warn",
-                   help="when the model's coordinate ranges leave the domain of the rhythm's data (default warn)")
-    s.set_defaults(func=cmd_rhythm)
-
-    from . import cli_batch, cli_fit_paths, cli_muscle_sim, cli_plot
-    for more in (cli_muscle_sim, cli_batch, cli_fit_paths, cli_plot):
+    for more in (cli_muscle_sim, cli_fit_paths, cli_batch):
         more.register(sub)

@@ -129,6 +129,10 @@ def test_plot_command_without_references_writes_styled_curves_only(models_dir, t
     check_written_figure(files[0].with_suffix(""), 7.2)
     with pytest.raises(SystemExit):  # plot has no tables to keep: --no-plot is not one of its options
         main(["plot", str(models_dir / "arm26.osim"), "--sweep", "r_elbow_flex", "--no-plot"])
+    # nothing to draw (BRA does not cross the shoulder) is an error, not an empty folder
+    assert main(["plot", str(models_dir / "arm26.osim"), "--sweep", "r_shoulder_elev", "--muscles", "BRA",
+                 "--references", "none", "--out", str(tmp_path / "none"), "--formats", "png", "-q"]) == 2
+    assert not (tmp_path / "none").exists()
 
 
 def test_plot_with_the_mvp_reference_leaves_no_temporary_model(osim, models_dir, tmp_path, monkeypatch):

@@ -7,6 +7,7 @@ import json
 import logging
 import math
 import textwrap
+from contextlib import contextmanager
 from pathlib import Path
 
 
@@ -98,6 +99,18 @@ def _fixed_radians(pairs: list[str] | None) -> dict[str, float]:
     return {k: float(np.radians(v)) for k, v in _fixed(pairs).items()}
 
 
+@contextmanager
+def outside_range_hint():
+    """A motion refused for a coordinate outside its range: the error also names --outside-range warn."""
+    try:
+        yield
+    except ValueError as err:
+        if "outside its range" in str(err) and "look like degrees" not in str(err):
+            raise ValueError(f"{err} (--outside-range warn uses such values as they are, e.g. a simulation "
+                             f"that left a range)") from None
+        raise
+
+
 def cmd_moment_arms(args: argparse.Namespace) -> int:
     from .io.outputs import atomic_folder
     from .validation.moment_arms import REFERENCES, print_report, run_moment_arm_study
@@ -120,9 +133,11 @@ def cmd_moment_arms(args: argparse.Namespace) -> int:
     with atomic_folder(out, overwrite=args.overwrite, inputs=inputs) as tmp:
         if args.motion:
             from .validation.motion_moment_arms import print_motion_report, run_motion_study
-            result = run_motion_study(args.model, args.motion, muscles=muscles, ma_coordinates=coords,
-                                      reference=args.references != "none", opensim_compat=compat, out_dir=tmp,
-                                      formats=formats, plot=not args.no_plot)
+            with outside_range_hint():
+                result = run_motion_study(args.model, args.motion, muscles=muscles, ma_coordinates=coords,
+                                          reference=args.references != "none", opensim_compat=compat,
+                                          out_dir=tmp, formats=formats, plot=not args.no_plot,
+                                          outside_range=args.outside_range)
         else:
             result = run_moment_arm_study(
                 args.model, _csv(args.sweep), step_deg=args.step, muscles=muscles, ma_coordinates=coords,
@@ -286,13 +301,8 @@ def cmd_inverse_dynamics(args: argparse.Namespace) -> int:
     with atomic_files(outs, overwrite=args.overwrite, inputs=[args.model, args.motion]) as tmps:
         model = _load_any(args.model)
         table, header = read_motion(args.motion)
-        try:
+        with outside_range_hint():
             time, q, qd = coordinates_from_motion(model, table, header, outside=args.outside_range)
-        except ValueError as err:
-            if "outside its range" in str(err) and "look like degrees" not in str(err):
-                raise ValueError(f"{err} (--outside-range warn uses such values as they are, e.g. a simulation "
-                                 f"that left a range)") from None
-            raise
         warn_unapplied_forces(model, "inverse-dynamics")
         tau = inverse_dynamics_of_motion(model, time, q, qd, smoothing=args.smoothing)
         write_motion(tmps[0], tau, name=f"{model.name} inverse dynamics", protect=[args.model, args.motion])
@@ -350,6 +360,9 @@ def add_comparison_options(s: argparse.ArgumentParser, figures_only: bool = Fals
     s.add_argument("--cache-dir", help="cache of OpenSim's values (default: $OSIM_EMB_CACHE or "
                                        "~/.cache/osim-emb/opensim_references)")
     s.add_argument("--no-cache", action="store_true", help="neither read nor write the OpenSim cache")
+    s.add_argument("--outside-range", choices=("error", "warn"), default="error",
+                   help="with --motion, coordinates outside their ranges: refuse the motion, or warn and use them "
+                        "as they are")
     s.add_argument("--out", help=f"output folder (default out/MODEL_{'plots' if figures_only else 'moment_arms'})")
     s.add_argument("--formats", default="pdf,png,svg", help="figure formats")
     if not figures_only:

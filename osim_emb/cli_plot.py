@@ -39,9 +39,12 @@ def _draw(args, refs, out, formats):
     muscles = _csv(args.muscles) if args.muscles else None
     coords = _csv(args.coordinates) if args.coordinates else None
     if args.motion:
+        from .cli_commands import outside_range_hint
         from .validation.motion_moment_arms import run_motion_study
-        res = run_motion_study(args.model, args.motion, muscles=muscles, ma_coordinates=coords,
-                               reference=bool(refs), opensim_compat=not args.fresh_geometry, out_dir=None, plot=False)
+        with outside_range_hint():
+            res = run_motion_study(args.model, args.motion, muscles=muscles, ma_coordinates=coords,
+                                   reference=bool(refs), opensim_compat=not args.fresh_geometry, out_dir=None,
+                                   plot=False, outside_range=args.outside_range)
         from .validation.figures import moment_arm_curves
         return (moment_arm_curves(res, out, formats, pairs=[("time", c) for c in res["ma_coordinates"]]),
                 res["ma_coordinates"])

@@ -180,6 +180,18 @@ def test_inverse_dynamics_of_a_motion_that_left_a_range(model, tmp_path, capsys)
     ref = inverse_dynamics_of_motion(m, t, q, None)
     for name in ref.columns:
         np.testing.assert_allclose(table[name].to_numpy(), ref[name].to_numpy(), rtol=1e-7, atol=1e-9)
+    # the same for moment arms along the motion (tables only, no OpenSim)
+    opts = ["--references", "none", "--no-plot", "--out"]
+    code, _, err = _run(capsys, "moment-arms", model, "--motion", mot, *opts, tmp_path / "ma")
+    assert code == 2 and "--outside-range warn" in _error_line(err) and not (tmp_path / "ma").exists()
+    code, _, err = _run(capsys, "moment-arms", model, "--motion", mot, *opts, tmp_path / "ma", "--outside-range",
+                        "warn")
+    assert code == 0 and "used as they are" in err
+    import pandas as pd
+    from osim_emb.muscles.geometry import lengths_and_moment_arms
+    frames = pd.read_csv(tmp_path / "ma" / "motion_moment_arms.csv.gz")
+    length, _ = lengths_and_moment_arms(m, q, [mu.name for mu in m.muscles])
+    np.testing.assert_allclose(frames["length_m"].to_numpy(), length.ravel(), rtol=1e-12)
 
 
 def test_moment_arms_options_checked_before_writing(model, tmp_path, capsys):

@@ -204,15 +204,17 @@ def test_simulate_muscles_command_takes_degrees_and_writes_the_api_result(models
     path = models_dir / "arm26.osim"
     out = tmp_path / "arm26.sto"
     assert main(["simulate-muscles", str(path), "-o", str(out), "--excitation", "BIClong=0.5", "--q0",
-                 "r_elbow_flex=30", "--t-end", "0.02", "--samples", "3", "-q"]) == 0
+                 "r_elbow_flex=30", "--qdot0", "r_elbow_flex=10", "--t-end", "0.02", "--samples", "3", "-q"]) == 0
     assert capsys.readouterr().err == ""  # -q: no progress line
     table, _ = read_motion(out)
     model = load_osim(str(path))
     q0 = np.array(model.default_q, dtype=float)
     q0[model.coordinate_index("r_elbow_flex")] = math.radians(30.0)
-    ref = simulate_muscles(model, 0.02, {"BIClong": ExcitationSpec.parse("0.5")}, q0=q0,
-                           qdot0=np.zeros(model.n_q), n_output=3)
+    qdot0 = np.zeros(model.n_q)
+    qdot0[model.coordinate_index("r_elbow_flex")] = math.radians(10.0)
+    ref = simulate_muscles(model, 0.02, {"BIClong": ExcitationSpec.parse("0.5")}, q0=q0, qdot0=qdot0, n_output=3)
     assert table["r_elbow_flex"].iloc[0] == pytest.approx(math.radians(30.0), abs=1e-9)
+    assert table["r_elbow_flex_u"].iloc[0] == pytest.approx(math.radians(10.0), abs=1e-9)
     np.testing.assert_allclose(table["r_elbow_flex"].to_numpy(), ref["r_elbow_flex"].to_numpy(), atol=1e-8)
     capsys.readouterr()
     assert main(["simulate-muscles", str(path), "-o", str(tmp_path / "x.sto"), "--q0", "nonexistent=3"]) == 2

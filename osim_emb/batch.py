@@ -112,7 +112,7 @@ def sweep_task(task: ModelTask, sweep: Sequence[str], step_deg: float, *, muscle
                references: Sequence[str] = ()) -> pd.DataFrame:
     """One model's sweep table (:data:`COLUMNS`, plus ``opensim_<reference>_m`` per reference)."""
     from .muscles.geometry import lengths_and_moment_arms
-    from .validation.moment_arms import make_sweeps
+    from .validation.moment_arms import FD_STEP, REFERENCES, make_sweeps
     model = _load(task.path)
     if task.variant >= 0:
         model = perturb_attachments(model, np.random.default_rng(task.seed), task.tolerance_m,
@@ -122,42 +122,42 @@ def sweep_task(task: ModelTask, sweep: Sequence[str], step_deg: float, *, muscle
     for c in list(sweep) + coords:
         if c not in model.coordinate_names:
             raise BatchError(f"{task.path}: no coordinate {c!r} (coordinates: {', '.join(model.coordinate_names)})")
-    sweeps = make_sweeps(model, sweep, step_deg)
-    q = np.vstack([s.q for s in sweeps])
-    length, r = lengths_and_moment_arms(model, q, names, opensim_compat=opensim_compat)
-    kidx = [model.coordinate_index(c) for c in coords]
-    table = _tidy(task, sweeps, names, coords, {"moment_arm_m": r[:, kidx, :].transpose(0, 2, 1),
-                                                 "length_m": np.repeat(length[:, :, None], len(coords), axis=2)})
+    unknown = [r for r in references if r not in REFERENCES]
+    if unknown:
+        raise BatchError(f"unknown reference(s) {', '.join(unknown)}; choose from {', '.join(REFERENCES)}")
     if references and task.variant >= 0:
         raise BatchError("OpenSim references are computed for model files only, not for perturbed variants")
+    sweeps = make_sweeps(model, sweep, step_deg)
+    q = np.vstack([s.q for s in sweeps])
+    length, r = lengths_and_moment_arms(model, q, names, opensim_compat=opensim_compat)  # (N, M), (N, n_q, M)
+    kidx = [model.coordinate_index(c) for c in coords]
+    n, m, k = len(q), len(names), len(kidx)
+    idx = np.indices((n, m, k)).reshape(3, -1)  # point, muscle, moment-arm coordinate
+    swept = np.concatenate([[s.coordinate] * len(s.angles_deg) for s in sweeps])
+    values = np.concatenate([s.angles_deg for s in sweeps])
+    table = pd.DataFrame({
+        "model": task.name, "variant": task.variant,
+        "muscle": np.asarray(names, dtype=object)[idx[1]], "swept_coordinate": swept[idx[0]],
+        "swept_value_deg_or_mm": values[idx[0]], "moment_arm_coordinate": np.asarray(coords, dtype=object)[idx[2]],
+        "moment_arm_m": r[:, kidx, :].transpose(0, 2, 1).ravel(), "length_m": np.repeat(length.ravel(), k)})
+    table = table[COLUMNS]
     if references:
         from .validation.reference_values import evaluate_references
-        ranges = np.array([c.range for c in model.coordinates])
-        refs = evaluate_references([(ref, task.path) for ref in references], q, model.coordinate_names, ranges,
-                                   names, coords, workers=1, cache_dir=False, progress=False)
+        with tempfile.TemporaryDirectory() as tmp:
+            jobs = []
+            for ref in references:
+                path = task.path
+                if ref == "computeMomentArm_mvp":
+                    from .io.osim_writer import moving_points_as_bodies, write_osim
+                    path = str(Path(tmp) / (Path(task.path).stem + "_mvp.osim"))
+                    write_osim(moving_points_as_bodies(model.extras["document"]), path, protect=[task.path])
+                jobs.append((ref, path))
+            ranges = np.array([c.range for c in model.coordinates], dtype=float)
+            osv = evaluate_references(jobs, q, model.coordinate_names, ranges, names, coords, fd_step=FD_STEP,
+                                      workers=1, cache_dir=False, progress=False)
         for ref in references:
-            table[f"opensim_{ref}_m"] = _tidy(task, sweeps, names, coords, {"v": refs[ref]["values"]})["v"].to_numpy()
+            table[f"opensim_{ref}_m"] = osv[ref]["values"].ravel()  # (N, M, K), the table's row order
     return table
-
-
-def _tidy(task: ModelTask, sweeps, names: Sequence[str], coords: Sequence[str], values: dict) -> pd.DataFrame:
-    """One row per sweep point, muscle and moment-arm coordinate; ``values``: name -> (N, M, K) arrays."""
-    frames, start = [], 0
-    for s in sweeps:
-        n = len(s.angles_deg)
-        idx = np.arange(start, start + n)
-        grid_n, grid_m, grid_k = np.meshgrid(idx, np.arange(len(names)), np.arange(len(coords)), indexing="ij")
-        f = pd.DataFrame({"model": task.name, "variant": task.variant,
-                          "muscle": np.asarray(names, dtype=object)[grid_m.ravel()],
-                          "swept_coordinate": s.coordinate,
-                          "swept_value_deg_or_mm": s.angles_deg[grid_n.ravel() - start],
-                          "moment_arm_coordinate": np.asarray(coords, dtype=object)[grid_k.ravel()]})
-        for key, v in values.items():
-            f[key] = v[grid_n.ravel(), grid_m.ravel(), grid_k.ravel()]
-        frames.append(f)
-        start += n
-    out = pd.concat(frames, ignore_index=True)
-    return out[[c for c in COLUMNS if c in out.columns] + [c for c in out.columns if c not in COLUMNS]]
 
 
 def _client(scheduler: str | None, n_workers: int, threads_per_worker: int):
@@ -175,17 +175,29 @@ def _client(scheduler: str | None, n_workers: int, threads_per_worker: int):
 def run_batch(tasks: Iterable[ModelTask], sweep: Sequence[str], step_deg: float, output: str | Path, *,
               muscles: Sequence[str] | None = None, ma_coordinates: Sequence[str] | None = None,
               opensim_compat: bool = False, references: Sequence[str] = (), scheduler: str | None = None,
-              n_workers: int = 2, threads_per_worker: int = 1, progress: bool = True) -> dict:
+              n_workers: int = 2, threads_per_worker: int = 1, progress: bool = True,
+              overwrite: bool = False) -> dict:
     """Run the tasks on Dask and write the Parquet dataset ``output`` (a folder of part files).
 
     Returns a summary: number of models and rows, wall time, models per second.  ``output`` must not exist
-    (it is never overwritten); it is written under a temporary name and renamed when every task succeeded."""
+    unless ``overwrite`` (then it is replaced only when every task succeeded); it is written under a temporary
+    name and renamed into place at the end."""
     tasks = list(tasks)
     if not tasks:
         raise BatchError("no models to run")
     out = Path(output)
-    if out.exists():
-        raise BatchError(f"{out} exists; choose a new output path (results are never overwritten)")
+    if out.exists() and not (overwrite and out.is_dir()):
+        raise BatchError(f"{out}: already exists (use --overwrite to replace it)" if out.is_dir() else
+                         f"{out}: is a file; the Parquet dataset is a folder")
+    if not step_deg > 0:
+        raise BatchError(f"--step must be a positive number, got {step_deg}")
+    first = _load(tasks[0].path)  # names checked before the cluster starts
+    for c in list(sweep) + list(ma_coordinates or []):
+        if c not in first.coordinate_names:
+            raise BatchError(f"{tasks[0].path}: no coordinate {c!r} (coordinates: {', '.join(first.coordinate_names)})")
+    unknown = [m for m in (muscles or []) if m not in {mu.name for mu in first.muscles}]
+    if unknown:
+        raise BatchError(f"{tasks[0].path}: no muscle named {', '.join(map(repr, unknown))}")
     from dask.distributed import as_completed
     from .progress import Progress
     tmp = Path(tempfile.mkdtemp(prefix=out.name + ".", dir=out.parent if out.parent.exists() else None))
@@ -197,7 +209,7 @@ def run_batch(tasks: Iterable[ModelTask], sweep: Sequence[str], step_deg: float,
                              ma_coordinates=ma_coordinates, opensim_compat=opensim_compat,
                              references=list(references), pure=False)
         index = {f.key: i for i, f in enumerate(futures)}
-        with Progress("moment-arm sweeps", len(tasks), enabled=progress) as bar:
+        with Progress("moment-arm sweeps", len(tasks), enabled=progress, unit="model") as bar:
             for fut in as_completed(futures):
                 table = fut.result()
                 table.to_parquet(tmp / f"part-{index[fut.key]:05d}.parquet", index=False)
@@ -212,6 +224,12 @@ def run_batch(tasks: Iterable[ModelTask], sweep: Sequence[str], step_deg: float,
         client.close()
         if cluster is not None:
             cluster.close()
-    tmp.rename(out)
+    if out.exists():  # --overwrite: the old dataset goes only now that the new one is complete
+        old = Path(tempfile.mkdtemp(prefix=out.name + ".old.", dir=out.parent))
+        out.rename(old / out.name)
+        tmp.rename(out)
+        shutil.rmtree(old, ignore_errors=True)
+    else:
+        tmp.rename(out)
     return {"models": len(tasks), "rows": rows, "seconds": wall, "models_per_second": len(tasks) / wall,
             "workers": n_workers_used, "output": str(out)}

@@ -75,6 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
     from . import cli_commands
     cli_commands.register(sub)
     for name, sp in sub.choices.items():
+        sp.formatter_class = cli_commands._Help  # every command's --help shows the defaults
         _add_common_options(sp, in_subcommand=True)
         if name in WRITING_COMMANDS:
             sp.add_argument("--overwrite", action="store_true",
@@ -85,7 +86,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 #: Commands that write files (each takes --overwrite; see docs/cli.md).
 WRITING_COMMANDS = ("convert", "run", "simulate", "inverse-dynamics", "moment-arms", "rhythm", "fit-rhythm",
-                    "fit-paths", "simulate-muscles", "plot")
+                    "fit-paths", "simulate-muscles", "plot", "batch")
 
 
 def _add_common_options(p: argparse.ArgumentParser, in_subcommand: bool) -> None:
@@ -161,6 +162,13 @@ def _run_command(args: argparse.Namespace) -> int:
     prefix = f"osim-emb {args.command}: error:"
     try:
         return int(args.func(args) or 0)
+    except BrokenPipeError:  # the reader went away (osim-emb inspect M.osim | head): stop quietly, as Unix tools do
+        try:
+            import os
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
+        return 141
     except KeyboardInterrupt:
         if args.debug:
             traceback.print_exc()

@@ -11,12 +11,15 @@ def _csv(s: str | None) -> list[str]:
 
 def cmd_batch(args: argparse.Namespace) -> int:
     from .batch import model_tasks, run_batch
+    from .io.outputs import check_output_folder
+    check_output_folder(args.output, overwrite=args.overwrite, inputs=[args.models])
     tasks = model_tasks(args.models, variants=args.variants, tolerance_m=args.tolerance_mm / 1000.0,
                         wrap_tolerance_m=args.wrap_tolerance_mm / 1000.0, seed=args.seed)
     res = run_batch(tasks, _csv(args.sweep), args.step, args.output, muscles=_csv(args.muscles) or None,
                     ma_coordinates=_csv(args.coordinates) or None, opensim_compat=args.opensim_compat,
                     references=_csv(args.references), scheduler=args.scheduler, n_workers=args.workers,
-                    threads_per_worker=args.threads_per_worker, progress=not args.quiet)
+                    threads_per_worker=args.threads_per_worker, progress=not args.quiet,
+                    overwrite=args.overwrite)
     print(f"wrote {res['output']}: {res['rows']} rows from {res['models']} models in {res['seconds']:.1f} s "
           f"({res['models_per_second']:.2f} models/s on {res['workers']} workers)")
     return 0
@@ -42,5 +45,5 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--opensim-compat", action="store_true", help="reproduce OpenSim's stale wrap-point cache")
     s.add_argument("--scheduler", help="address of an existing Dask scheduler (default: an embedded LocalCluster)")
     s.add_argument("--workers", type=int, default=2, help="worker processes of the embedded cluster (default 2)")
-    s.add_argument("--threads-per-worker", type=int, default=1)
+    s.add_argument("--threads-per-worker", type=int, default=1, help="threads of each worker process")
     s.set_defaults(func=cmd_batch)

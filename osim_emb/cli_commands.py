@@ -6,6 +6,8 @@ import argparse
 import json
 import logging
 import math
+import textwrap
+from contextlib import contextmanager
 from pathlib import Path
 
 
@@ -101,6 +103,18 @@ def _fixed_radians(pairs: list[str] | None) -> dict[str, float]:
     return {k: float(np.radians(v)) for k, v in _fixed(pairs).items()}
 
 
+@contextmanager
+def outside_range_hint():
+    """A motion refused for a coordinate outside its range: the error also names --outside-range warn."""
+    try:
+        yield
+    except ValueError as err:
+        if "outside its range" in str(err) and "look like degrees" not in str(err):
+            raise ValueError(f"{err} (--outside-range warn uses such values as they are, e.g. a simulation "
+                             f"that left a range)") from None
+        raise
+
+
 def cmd_moment_arms(args: argparse.Namespace) -> int:
     from .io.outputs import atomic_folder
     from .validation.moment_arms import REFERENCES, print_report, run_moment_arm_study
@@ -123,9 +137,11 @@ def cmd_moment_arms(args: argparse.Namespace) -> int:
     with atomic_folder(out, overwrite=args.overwrite, inputs=inputs) as tmp:
         if args.motion:
             from .validation.motion_moment_arms import print_motion_report, run_motion_study
-            result = run_motion_study(args.model, args.motion, muscles=muscles, ma_coordinates=coords,
-                                      reference=args.references != "none", opensim_compat=compat, out_dir=tmp,
-                                      formats=formats, plot=not args.no_plot)
+            with outside_range_hint():
+                result = run_motion_study(args.model, args.motion, muscles=muscles, ma_coordinates=coords,
+                                          reference=args.references != "none", opensim_compat=compat,
+                                          out_dir=tmp, formats=formats, plot=not args.no_plot,
+                                          outside_range=args.outside_range)
         else:
             result = run_moment_arm_study(
                 args.model, _csv(args.sweep), step_deg=args.step, muscles=muscles, ma_coordinates=coords,
@@ -213,20 +229,24 @@ def _warn_range_exits(model, table) -> None:
 
 
 def _plot_table(table, columns, ylabel, path, title):
+    """Columns of a table against time, in the project's figure style; the format is the path's suffix."""
     import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    fig, ax = plt.subplots(figsize=(7, 4))
-    for c in columns:
-        ax.plot(table["time"], table[c], label=c)
+    from . import figure_style as fs
+    fig, axes = fs.figure("double", height=3.4)
+    ax = axes[0, 0]
+    for i, c in enumerate(columns):
+        ax.plot(table["time"], table[c], label=c, **fs.cue(i))
     ax.set_xlabel("time (s)")
     ax.set_ylabel(ylabel)
-    ax.set_title(title, fontsize=9)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=7, ncol=2)
-    fig.tight_layout()
-    fig.savefig(path, dpi=200, format="png")
-    plt.close(fig)
+    ax.set_title(textwrap.fill(title, 95), loc="left")  # a long model or file name must not be cut off
+    fs.legend_below(fig)
+    try:
+        fs.check_figure(fig)
+        with fs.style(), matplotlib.rc_context({"savefig.bbox": "standard"}):  # print size
+            fig.savefig(path, format=Path(path).suffix.lstrip(".") or "png", dpi=fs.RC["savefig.dpi"])
+    finally:
+        import matplotlib.pyplot as plt
+        plt.close(fig)
 
 
 def _plot_path(out: Path) -> Path:
@@ -285,7 +305,8 @@ def cmd_inverse_dynamics(args: argparse.Namespace) -> int:
     with atomic_files(outs, overwrite=args.overwrite, inputs=[args.model, args.motion]) as tmps:
         model = _load_any(args.model)
         table, header = read_motion(args.motion)
-        time, q, qd = coordinates_from_motion(model, table, header)
+        with outside_range_hint():
+            time, q, qd = coordinates_from_motion(model, table, header, outside=args.outside_range)
         warn_unapplied_forces(model, "inverse-dynamics")
         tau = inverse_dynamics_of_motion(model, time, q, qd, smoothing=args.smoothing)
         write_motion(tmps[0], tau, name=f"{model.name} inverse dynamics", protect=[args.model, args.motion])
@@ -311,7 +332,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         run_main_job(args.model, tmp, step_deg=args.step, formats=formats, progress=not args.quiet,
                      workers=getattr(args, "workers", None),
                      cache_dir=False if getattr(args, "no_cache", False) else getattr(args, "cache_dir", None),
-                     command=command, **kw)
+                     command=command, shown_as=args.out, **kw)
     print(f"outputs in {args.out}/")
     return 0
 
@@ -321,13 +342,13 @@ class _Help(argparse.ArgumentDefaultsHelpFormatter):
 
     def _get_help_string(self, action):
         h = action.help or ""
-        if "default" in h or action.default in (None, False, argparse.SUPPRESS):
+        if "default" in h or action.default in (None, False, "", argparse.SUPPRESS):
             return h
         return super()._get_help_string(action)
 
 
-def add_comparison_options(s: argparse.ArgumentParser) -> None:
-    """Options shared by ``moment-arms`` and ``plot``."""
+def add_comparison_options(s: argparse.ArgumentParser, figures_only: bool = False) -> None:
+    """Options shared by ``moment-arms`` and ``plot`` (``figures_only``: no --no-plot, another default folder)."""
     s.add_argument("--step", type=float, default=1.0, help="sweep step in degrees")
     s.add_argument("--coordinates", help="moment-arm coordinates (default: the swept ones, or those the motion moves)")
     s.add_argument("--muscles", help="comma-separated muscle names (default: all)")
@@ -343,14 +364,19 @@ def add_comparison_options(s: argparse.ArgumentParser) -> None:
     s.add_argument("--cache-dir", help="cache of OpenSim's values (default: $OSIM_EMB_CACHE or "
                                        "~/.cache/osim-emb/opensim_references)")
     s.add_argument("--no-cache", action="store_true", help="neither read nor write the OpenSim cache")
-    s.add_argument("--out", help="output folder (default out/MODEL_moment_arms)")
+    s.add_argument("--outside-range", choices=("error", "warn"), default="error",
+                   help="with --motion, coordinates outside their ranges: refuse the motion, or warn and use them "
+                        "as they are")
+    s.add_argument("--out", help=f"output folder (default out/MODEL_{'plots' if figures_only else 'moment_arms'})")
     s.add_argument("--formats", default="pdf,png,svg", help="figure formats")
-    s.add_argument("--no-plot", action="store_true", help="tables only")
+    if not figures_only:
+        s.add_argument("--no-plot", action="store_true", help="tables only")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    """Add the analysis commands (moment arms, rhythm, simulation, the default study)."""
-    __import__("osim_emb.cli_fit_rhythm", fromlist=["register"]).register(sub)
+    """Add the analysis commands in the README's order: the main job, moment arms and figures, rhythms,
+    simulation, path fitting, batches."""
+    from . import cli_batch, cli_fit_paths, cli_fit_rhythm, cli_muscle_sim, cli_plot
     s = sub.add_parser("run", help="the main job: export a model (default: the built-in 3D shoulder), validate its "
                                    "moment arms against OpenSim over 1-degree sweeps, write a report",
                        formatter_class=_Help)
@@ -366,31 +392,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--no-cache", action="store_true", help="neither read nor write the OpenSim cache")
     s.set_defaults(func=cmd_run)
 
-    s = sub.add_parser("simulate", help="forward simulation of the minimal-coordinate ODE under gravity")
-    s.add_argument("model", help=".osim or .emb.json model")
-    s.add_argument("-o", "--output", required=True, help="output .sto file (q and q-dot)")
-    s.add_argument("--t-end", type=float, default=1.0, help="duration in seconds (default 1)")
-    s.add_argument("--q0", action="append", help="initial coordinates NAME=DEGREES (metres for translations)[,...]; "
-                                                 "default: the model's defaults")
-    s.add_argument("--qdot0", action="append", help="initial speeds NAME=DEG_PER_S (m/s for translations)[,...]; "
-                                                    "default 0")
-    s.add_argument("--method", default="DOP853", help="solve_ivp method (default DOP853)")
-    s.add_argument("--rtol", type=float, default=1e-10)
-    s.add_argument("--atol", type=float, default=1e-10)
-    s.add_argument("--samples", type=int, default=201, help="output samples (>= 2)")
-    s.add_argument("--max-steps", type=int, default=1_000_000,
-                   help="stop after this many right-hand-side evaluations (default 1,000,000)")
-    s.add_argument("--max-seconds", type=float, default=600.0, help="stop after this wall time (default 600 s)")
-    s.add_argument("--plot", action="store_true", help="also write a PNG plot")
-    s.set_defaults(func=cmd_simulate)
-
-    s = sub.add_parser("inverse-dynamics", help="generalized forces of a motion (.mot/.sto) by M q'' + N q' - G")
-    s.add_argument("model", help=".osim or .emb.json model")
-    s.add_argument("motion", help=".mot/.sto with the generalized coordinates (degrees if inDegrees=yes)")
-    s.add_argument("-o", "--output", required=True, help="output .sto file")
-    s.add_argument("--smoothing", type=float, help="smoothing-spline penalty (default: interpolating spline)")
-    s.add_argument("--plot", action="store_true", help="also write a PNG plot")
-    s.set_defaults(func=cmd_inverse_dynamics)
     s = sub.add_parser("moment-arms", help="sweep coordinates (or follow a motion) and compare the closed-form "
                                            "moment arms with OpenSim", formatter_class=_Help)
     s.add_argument("model", help=".osim file")
@@ -399,6 +400,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                                     "frames beside OpenSim's MuscleAnalysis on the same file")
     add_comparison_options(s)
     s.set_defaults(func=cmd_moment_arms)
+    cli_plot.register(sub)
 
     s = sub.add_parser("rhythm", help="replace a model's shoulder-rhythm couplers and export it as .osim")
     s.add_argument("model", help=".osim file (e.g. the Holzbaur/MoBL model)")
@@ -413,6 +415,33 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="when the model's coordinate ranges leave the domain of the rhythm's data (default warn)")
     s.set_defaults(func=cmd_rhythm)
 
-    from . import cli_batch, cli_fit_paths, cli_muscle_sim, cli_plot
-    for more in (cli_muscle_sim, cli_batch, cli_fit_paths, cli_plot):
+    cli_fit_rhythm.register(sub)
+    s = sub.add_parser("simulate", help="forward simulation of the minimal-coordinate ODE under gravity")
+    s.add_argument("model", help=".osim or .emb.json model")
+    s.add_argument("-o", "--output", required=True, help="output .sto file (q and q-dot)")
+    s.add_argument("--t-end", type=float, default=1.0, help="duration in seconds (default 1)")
+    s.add_argument("--q0", action="append", help="initial coordinates NAME=DEGREES (metres for translations)[,...]; "
+                                                 "default: the model's defaults")
+    s.add_argument("--qdot0", action="append", help="initial speeds NAME=DEG_PER_S (m/s for translations)[,...]; "
+                                                    "default 0")
+    s.add_argument("--method", default="DOP853", help="solve_ivp method (default DOP853)")
+    s.add_argument("--rtol", type=float, default=1e-10, help="relative tolerance of the integrator")
+    s.add_argument("--atol", type=float, default=1e-10, help="absolute tolerance of the integrator")
+    s.add_argument("--samples", type=int, default=201, help="output samples (>= 2)")
+    s.add_argument("--max-steps", type=int, default=1_000_000,
+                   help="stop after this many right-hand-side evaluations (default 1,000,000)")
+    s.add_argument("--max-seconds", type=float, default=600.0, help="stop after this wall time (default 600 s)")
+    s.add_argument("--plot", action="store_true", help="also write a PNG plot")
+    s.set_defaults(func=cmd_simulate)
+
+    s = sub.add_parser("inverse-dynamics", help="generalized forces of a motion (.mot/.sto) by M q'' + N q' - G")
+    s.add_argument("model", help=".osim or .emb.json model")
+    s.add_argument("motion", help=".mot/.sto with the generalized coordinates (degrees if inDegrees=yes)")
+    s.add_argument("-o", "--output", required=True, help="output .sto file")
+    s.add_argument("--smoothing", type=float, help="smoothing-spline penalty (default: interpolating spline)")
+    s.add_argument("--outside-range", choices=("error", "warn"), default="error",
+                   help="coordinates outside their ranges: refuse the motion, or warn and use them as they are")
+    s.add_argument("--plot", action="store_true", help="also write a PNG plot")
+    s.set_defaults(func=cmd_inverse_dynamics)
+    for more in (cli_muscle_sim, cli_fit_paths, cli_batch):
         more.register(sub)

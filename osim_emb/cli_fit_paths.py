@@ -54,11 +54,12 @@ def cmd_fit_paths(args: argparse.Namespace) -> int:
     with atomic_files([args.output], overwrite=args.overwrite, inputs=inputs) as (tmp,):
         write_osim(doc, tmp, protect=inputs)
     elapsed = time.perf_counter() - t0
-    print(f"{'unit':<16} {'coordinates':<40} order  RMS L (mm)  RMS R (mm)  max R (mm)")
+    w = max([4] + [len(f.muscle) for f in fits])  # coordinates last: the only long column
+    print(f"{'unit':<{w}}  order  RMS L (mm)  RMS R (mm)  max R (mm)  tolerances  coordinates")
     for f in fits:
-        print(f"{f.muscle:<16} {','.join(f.coordinates):<40} {f.polynomial.order:>5}  {1e3 * f.length_rms:10.4f}"
-              f"  {1e3 * f.moment_arm_rms.max():10.4f}  {1e3 * f.moment_arm_max.max():10.4f}"
-              + ("" if f.met_tolerance else "  (above tolerance)"))
+        print(f"{f.muscle:<{w}}  {f.polynomial.order:>5}  {1e3 * f.length_rms:10.4f}  {1e3 * f.moment_arm_rms.max():10.4f}"
+              f"  {1e3 * f.moment_arm_max.max():10.4f}  {'met' if f.met_tolerance else 'above':<10}  "
+              f"{','.join(f.coordinates)}")
     print(f"wrote {args.output}: {len(fits)} FunctionBasedPaths fitted on {len(samples)} samples "
           f"({len(frames)} frames x (1 + {args.samples_per_frame})) in {elapsed:.2f} s")
     return 0

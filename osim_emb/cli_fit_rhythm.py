@@ -7,6 +7,9 @@ import json
 from pathlib import Path
 
 
+FIGURE_FORMATS = ("pdf", "png", "svg")
+
+
 def cmd_fit_rhythm(args: argparse.Namespace) -> int:
     from .io.outputs import atomic_files, check_output_file
     from .rhythm_fit import fit, plot_fit, read_rhythm_data
@@ -22,6 +25,9 @@ def cmd_fit_rhythm(args: argparse.Namespace) -> int:
     table_path = out.with_name(out.stem + "_fit.csv")
     check_output_file(out, overwrite=args.overwrite, inputs=[src])
     check_output_file(table_path, overwrite=args.overwrite, inputs=[src])
+    figure_stem = Path(args.figures) / f"{out.stem}_surfaces" if args.figures else None
+    for fmt in FIGURE_FORMATS if figure_stem else ():
+        check_output_file(figure_stem.with_name(f"{figure_stem.name}.{fmt}"), overwrite=args.overwrite, inputs=[src])
     result = fit(data, degree=args.degree, plane_degree=args.plane_degree, weights=args.weights,
                  ridge=args.ridge, name=args.name or out.stem, reference=reference)
     text = json.dumps(result.rhythm.to_dict(), indent=1)
@@ -33,7 +39,7 @@ def cmd_fit_rhythm(args: argparse.Namespace) -> int:
           f"({data['study'].nunique()} studies)")
     print(table.round(2).to_string())
     if args.figures:
-        for p in plot_fit(result, data, Path(args.figures) / f"{out.stem}_surfaces"):
+        for p in plot_fit(result, data, figure_stem, formats=FIGURE_FORMATS):
             print(f"wrote {p}")
     return 0
 

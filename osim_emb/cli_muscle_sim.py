@@ -33,13 +33,14 @@ def cmd_simulate_muscles(args: argparse.Namespace) -> int:
         raise ValueError(f"--rtol and --atol must be positive, got {args.rtol} and {args.atol}")
     check_output_file(args.output, overwrite=args.overwrite, inputs=[args.model])
     model = _load_any(args.model)
-    q0 = _values(model, args.q0, model.default_q)
+    q0 = _values(model, args.q0, model.default_q, "--q0")
     model.check_configuration(q0, tolerance=1e-6)  # defaults may sit 1e-8 outside a range after import
+    qdot0 = _values(model, args.qdot0, np.zeros(model.n_q), "--qdot0")
     exc = _named_specs(args.excitation, "excitation")
     ctrl = _named_specs(args.control, "control")
-    tab = simulate_muscles(model, args.t_end, exc, controls=ctrl, q0=q0, qdot0=np.zeros(model.n_q),
+    tab = simulate_muscles(model, args.t_end, exc, controls=ctrl, q0=q0, qdot0=qdot0,
                            default_excitation=args.default_excitation, method=args.method, rtol=args.rtol,
-                           atol=args.atol, n_output=args.samples)
+                           atol=args.atol, n_output=args.samples, progress=not args.quiet)
     out = Path(args.output)
     with atomic_files([out], overwrite=args.overwrite, inputs=[args.model]) as (tmp,):
         write_motion(tmp, tab, name=f"{model.name} muscle-driven simulation", protect=[args.model])
@@ -61,10 +62,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--control", action="append", metavar="ACTUATOR=SPEC",
                    help="control of a CoordinateActuator (same SPEC forms; default 0)")
     s.add_argument("--t-end", type=float, default=1.0, help="duration in seconds (default 1)")
-    s.add_argument("--q0", action="append", help="initial coordinates NAME=DEGREES (or metres)[,...]")
+    s.add_argument("--q0", action="append", help="initial coordinates NAME=DEGREES (metres for translations)[,...]; "
+                                                 "default: the model's defaults")
+    s.add_argument("--qdot0", action="append", help="initial speeds NAME=DEG_PER_S (m/s for translations)[,...]; "
+                                                    "default 0")
     s.add_argument("--method", default="RK45", help="solve_ivp method (default RK45), or RK45-jit: the same "
                    "integrator compiled with the right-hand side (numba)")
-    s.add_argument("--rtol", type=float, default=1e-8)
-    s.add_argument("--atol", type=float, default=1e-10)
+    s.add_argument("--rtol", type=float, default=1e-8, help="relative tolerance of the integrator")
+    s.add_argument("--atol", type=float, default=1e-10, help="absolute tolerance of the integrator")
     s.add_argument("--samples", type=int, default=101, help="output samples")
     s.set_defaults(func=cmd_simulate_muscles)

@@ -226,7 +226,7 @@ def save(fig, stem: str | Path, formats: Iterable[str] = ("pdf", "svg", "png"), 
     try:
         if check:
             check_figure(fig)
-        with matplotlib.rc_context(RC):
+        with matplotlib.rc_context({**RC, "savefig.bbox": "standard"}):  # print size, whatever a script set
             for fmt in formats:
                 fmt = fmt.strip().lower().lstrip(".")
                 target = stem.with_name(stem.name + "." + fmt)
@@ -234,6 +234,9 @@ def save(fig, stem: str | Path, formats: Iterable[str] = ("pdf", "svg", "png"), 
                 os.close(fd)
                 try:
                     fig.savefig(tmp, format=fmt, dpi=RC["savefig.dpi"])
+                    umask = os.umask(0)
+                    os.umask(umask)
+                    os.chmod(tmp, 0o666 & ~umask)  # mkstemp's 0600 would make the figure private
                     os.replace(tmp, target)
                 except BaseException:
                     Path(tmp).unlink(missing_ok=True)

@@ -669,7 +669,7 @@ class MuscleDrivenSystem:
             if p is None or not p.applies_force:
                 continue
             if not isinstance(p, (Thelen2003Muscle, Millard2012EquilibriumMuscle)):
-                skipped.append(f"{mt.name} ({mt.type_name})")
+                skipped.append((mt.type_name, mt.name))
                 continue
             if p.ignore_tendon_compliance or p.ignore_activation_dynamics:
                 raise MuscleSimulationError(f"muscle {mt.name!r}: ignore_tendon_compliance / "
@@ -679,8 +679,13 @@ class MuscleDrivenSystem:
                                             "(fiber_damping < 0.001) is not supported")
             muscles.append(mt)
         if skipped:
+            by_type: dict[str, list[str]] = {}
+            for kind, name in skipped:
+                by_type.setdefault(kind, []).append(name)
+            has = "; ".join(f"{len(v)} {k} ({', '.join(v[:6])}{', ...' if len(v) > 6 else ''})"
+                            for k, v in by_type.items())
             raise MuscleSimulationError("muscle-driven simulation supports Thelen2003Muscle and "
-                                        "Millard2012EquilibriumMuscle; the model has " + ", ".join(skipped))
+                                        f"Millard2012EquilibriumMuscle; model {model.name!r} has {has}")
         self.muscles = tuple(muscles)
         self.muscle_names = tuple(m.name for m in muscles)
         self._thelen = np.array([isinstance(m.parameters, Thelen2003Muscle) for m in muscles], dtype=bool)
@@ -822,7 +827,8 @@ class _Solution:
 def simulate_muscles(model: Model, t_end: float, excitations: Mapping[str, Excitation] | None = None, *,
                      q0: Any = None, qdot0: Any = None, activations: Any = None, method: str = "RK45",
                      rtol: float = 1e-8, atol: float = 1e-10, n_output: int = 101,
-                     t_eval: Sequence[float] | None = None, **system_options) -> pd.DataFrame:
+                     t_eval: Sequence[float] | None = None, progress: bool = False,
+                     **system_options) -> pd.DataFrame:
     """Integrate a muscle-driven model from OpenSim's equilibrium state over [0, t_end].
 
     A table with ``time`` and one column per state (NAME, NAME_u, MUSCLE_activation, MUSCLE_fiber_length;
@@ -832,7 +838,8 @@ def simulate_muscles(model: Model, t_end: float, excitations: Mapping[str, Excit
     transient of a wrapped path and end on another trajectory (docs/simulation.md).  ``method="RK45-jit"``
     runs the same Dormand-Prince pair with SciPy's step control entirely in compiled code
     (:mod:`osim_emb.muscle_driven_jit`; numba, ExcitationSpec excitations, models without Python-evaluated
-    functions), landing on the output times instead of interpolating to them.
+    functions), landing on the output times instead of interpolating to them.  ``progress``: a progress bar
+    (:class:`osim_emb.progress.Progress`) over the output times the integration has passed.
 
     Parameters
     ----------
@@ -878,7 +885,16 @@ def simulate_muscles(model: Model, t_end: float, excitations: Mapping[str, Excit
         states, nfev = integrate_compiled(system, y0, te, rtol, atol)
         sol = _Solution(te, states.T, nfev)
     else:
-        sol = solve_ivp(system.rhs, (0.0, t_end), y0, method=method, rtol=rtol, atol=atol, t_eval=te)
+        from .progress import Progress
+        with Progress(f"simulating {t_end:g} s", len(te), enabled=progress, unit="output time") as bar:
+            def rhs(t, y):
+                passed = int(np.searchsorted(te, t, side="right"))
+                if passed > bar.done:
+                    bar.advance(passed - bar.done)
+                return system.rhs(t, y)
+            sol = solve_ivp(rhs, (0.0, t_end), y0, method=method, rtol=rtol, atol=atol, t_eval=te)
+            if sol.success and bar.done < len(te):
+                bar.advance(len(te) - bar.done)
         if not sol.success:
             raise RuntimeError(f"integration failed: {sol.message}")
     data = {"time": sol.t}

@@ -19,13 +19,17 @@ def _rng(r) -> str:
 def describe_model(model: Model, functions: bool = True) -> str:
     """A text report: source, coordinates, joints (with f_i(q)), bodies, muscles (Gamma_k), conversion notes."""
     ex = model.extras
-    out = [f"model {model.name!r}" + (f" from {ex['source']} (format {ex.get('version')})" if ex.get("source") else ""),
+    version = f" (format {ex['version']})" if ex.get("version") is not None else ""
+    out = [f"model {model.name!r}" + (f" from {ex['source']}{version}" if ex.get("source") else ""),
            f"  gravity {model.gravity.tolist()}",
            f"  {model.n_q} generalized coordinates, {len(model.dependent_coordinates)} dependent coordinates, "
            f"{model.n_joints} one-DOF joints, {len(model.bodies)} bodies, {len(model.muscles)} musculotendon units, "
            f"{len(model.wrap_objects)} wrap objects", "", "generalized coordinates q:"]
-    for k, c in enumerate(model.coordinates):
-        out.append(f"  q{k + 1} {c.name:24s} {c.motion_type:13s} range {_rng(c.range)} default {c.default:.6g}")
+    from .cli_commands import rotational_coordinates
+    for k, (c, angle) in enumerate(zip(model.coordinates, rotational_coordinates(model))):
+        unit = "rad" if angle else "m"
+        out.append(f"  q{k + 1} {c.name:24s} {c.motion_type:13s} range {_rng(c.range)} default {c.default:.6g} "
+                   f"({unit})")
     out += ["", "dependent coordinates (functions of q):"]
     for d in model.dependent_coordinates:
         line = f"  {d.name:24s} {d.kind:8s} {d.source}"
@@ -42,7 +46,7 @@ def describe_model(model: Model, functions: bool = True) -> str:
         out.append(line)
     out += ["", "bodies (frame, mass, centre of mass):"]
     for b in model.bodies:
-        out.append(f"  {b.name:36s} frame {b.frame:3d} mass {b.mass:.6g} com {np.round(b.com, 6).tolist()}")
+        out.append(f"  {b.name:36s} frame {b.frame:3d} mass {b.mass:.6g} kg com {np.round(b.com, 6).tolist()} m")
     if model.muscles:
         out += ["", "musculotendon units (type, attachment sequence Gamma_k, wraps):"]
         for m in model.muscles:

@@ -507,6 +507,13 @@ def apply(model: Model, rhythm: Rhythm | str, outside: str = "warn") -> Model:
     from .io.convert import document_to_model
     if not isinstance(rhythm, Rhythm):
         rhythm = load_rhythm(rhythm)
+    doc = model.extras.get("document")
+    if doc is None:
+        raise RhythmError("apply() needs a model imported from an .osim file (it edits the model's couplers)")
+    names = {c.name for c in doc.coordinates}
+    for c in rhythm.inputs:  # before any warning about the rhythm itself
+        if c not in names:
+            raise RhythmError(f"rhythm {rhythm.name!r} uses coordinate {c!r}, which model {doc.name!r} does not have")
     if rhythm.domain:
         corners = []
         ranges = [model.coordinates[model.coordinate_index(c)].range if c in model.coordinate_names else (0.0, 0.0)
@@ -519,9 +526,6 @@ def apply(model: Model, rhythm: Rhythm | str, outside: str = "warn") -> Model:
         worst = max(moves, key=moves.get)
         log.warning("rhythm %r moves %s by %.1f deg when elv_angle sweeps at shoulder_elv = 0 (arm at the side); "
                     "a fitted rhythm (osim-emb fit-rhythm) does not", rhythm.name, worst, np.degrees(moves[worst]))
-    doc = model.extras.get("document")
-    if doc is None:
-        raise RhythmError("apply() needs a model imported from an .osim file (it edits the model's couplers)")
     new = document_to_model(apply_to_document(doc, rhythm), strict=False)
     new.extras["rhythm"] = rhythm
     return new

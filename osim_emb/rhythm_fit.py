@@ -224,58 +224,38 @@ def fit(data: pd.DataFrame | str | Path, dependents: dict[str, tuple[str, ...]] 
                      counts, domain, offsets)
 
 
-OKABE_ITO = ("#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7", "#000000")
-
-
-def figure_params() -> dict:
-    """Minimal figure settings (TrueType fonts, >= 7 pt) until the project's style module is used."""
-    return {"pdf.fonttype": 42, "ps.fonttype": 42, "svg.fonttype": "none", "font.size": 7, "axes.titlesize": 7,
-            "axes.labelsize": 7, "xtick.labelsize": 7, "ytick.labelsize": 7, "legend.fontsize": 7}
-
-
 def plot_fit(result: RhythmFit, data: pd.DataFrame | str | Path, path: str | Path,
              formats: tuple[str, ...] = ("pdf", "png", "svg")) -> list[Path]:
     """Each fitted surface with the data (each shoulder's fitted offset removed): against elevation in the
-    frontal (0), scapular (30) and sagittal (90 deg) planes, and against the plane at 90 deg elevation."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    frontal (0), scapular (30) and sagittal (90 deg) planes, and against the plane at 90 deg elevation.
+    Drawn in the project's figure style (:mod:`osim_emb.figure_style`); ``path`` is the stem."""
+    from . import figure_style as fs
     df = read_rhythm_data(data) if not isinstance(data, pd.DataFrame) else data
     deps = list(result.coefficients)
     planes = (0.0, 30.0, 90.0)
-    with plt.rc_context(figure_params()):
-        fig, axes = plt.subplots(len(deps), 2, figsize=(7.2, 1.55 * len(deps)), squeeze=False)
-        e_line = np.linspace(0, 180, 91)
-        p_line = np.linspace(-90, 130, 111)
-        for row, dep in zip(axes, deps):
-            d = df[df[dep].notna()]
-            off = result.offsets[dep].loc[d["shoulder"]].to_numpy()
-            y = d[dep].to_numpy(float) - np.degrees(off)
-            c = result.coefficients[dep]
-            for plane, col in zip(planes, OKABE_ITO):
-                m = (d[PLANE] == plane).to_numpy() & (d.get("task", pd.Series("", index=d.index)) != "horizontal flexion").to_numpy()
-                row[0].plot(d[ELEVATION][m], y[m], ".", ms=2, color=col, alpha=0.45)
-                model = np.degrees(_basis(np.radians(np.full_like(e_line, plane)), np.radians(e_line), result.terms) @ c)
-                row[0].plot(e_line, model, "-", color=col, lw=1.2, label=f"plane {plane:g}°")
-            m = (d[ELEVATION] == 90.0).to_numpy()
-            row[1].plot(d[PLANE][m], y[m], ".", ms=2, color=OKABE_ITO[4], alpha=0.45, label="data at 90° elevation")
-            model = np.degrees(_basis(np.radians(p_line), np.radians(np.full_like(p_line, 90.0)), result.terms) @ c)
-            row[1].plot(p_line, model, "-", color=OKABE_ITO[5], lw=1.2, label="fitted surface")
-            row[0].set_ylabel(f"{dep} (deg)")
-            row[0].set_title(f"{dep}: leave-one-study-out RMS {result.rms_cv_deg[dep]:.1f}°", loc="left")
-            for ax in row:
-                ax.grid(alpha=0.3)
-        axes[0, 0].legend(frameon=False, ncol=3)
-        axes[0, 1].legend(frameon=False)
-        axes[-1, 0].set_xlabel("elevation, shoulder_elv (deg)")
-        axes[-1, 1].set_xlabel("plane of elevation, elv_angle (deg)")
-        fig.tight_layout()
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        written = []
-        for fmt in formats:
-            p = path.with_suffix(f".{fmt}")
-            fig.savefig(p, dpi=200)
-            written.append(p)
-        plt.close(fig)
-    return written
+    fig, axes = fs.figure("double", nrows=len(deps), ncols=2, height=1.6 * len(deps) + 0.7)
+    e_line = np.linspace(0, 180, 91)
+    p_line = np.linspace(-90, 130, 111)
+    for row, dep in zip(axes, deps):
+        d = df[df[dep].notna()]
+        off = result.offsets[dep].loc[d["shoulder"]].to_numpy()
+        y = d[dep].to_numpy(float) - np.degrees(off)
+        c = result.coefficients[dep]
+        not_horizontal = (d.get("task", pd.Series("", index=d.index)) != "horizontal flexion").to_numpy()
+        for k, plane in enumerate(planes):
+            m = (d[PLANE] == plane).to_numpy() & not_horizontal
+            row[0].plot(d[ELEVATION][m], y[m], fs.marker(k), ms=1.5, color=fs.color(k), alpha=0.45, ls="none",
+                        label=f"data, plane {plane:g}°")
+            model = np.degrees(_basis(np.radians(np.full_like(e_line, plane)), np.radians(e_line), result.terms) @ c)
+            row[0].plot(e_line, model, label=f"surface, plane {plane:g}°", **fs.cue(k))
+        m = (d[ELEVATION] == 90.0).to_numpy()
+        row[1].plot(d[PLANE][m], y[m], fs.marker(3), ms=1.5, color=fs.color(3), alpha=0.45, ls="none",
+                    label="data at 90° elevation")
+        model = np.degrees(_basis(np.radians(p_line), np.radians(np.full_like(p_line, 90.0)), result.terms) @ c)
+        row[1].plot(p_line, model, label="surface at 90° elevation", **fs.cue(4))
+        row[0].set_ylabel(f"{dep} (deg)")
+        row[0].set_title(f"{dep}: leave-one-study-out RMS {result.rms_cv_deg[dep]:.1f}°", loc="left")
+    axes[-1, 0].set_xlabel("elevation, shoulder_elv (deg)")
+    axes[-1, 1].set_xlabel("plane of elevation, elv_angle (deg)")
+    fs.legend_below(fig)
+    return fs.save(fig, Path(path), formats)

@@ -102,9 +102,10 @@ def _has_moving_points(model: Model) -> bool:
 def run_main_job(model_path: str | None = None, out_dir: str | Path = "out", *, step_deg: float = 1.0,
                  sweep: Sequence[str] | None = None, formats: Sequence[str] = ("pdf", "png", "svg"),
                  progress: bool = True, workers: int | None = None, cache_dir=None,
-                 command: str | None = None) -> dict:
+                 command: str | None = None, shown_as: str | Path | None = None) -> dict:
     """Export the model, compare its moment arms with OpenSim, write ``out_dir/report.md`` and
-    ``report.html``; return the results."""
+    ``report.html``; return the results.  ``shown_as``: the folder named in the messages (the final name of a
+    temporary ``out_dir``)."""
     from .builtin_models import builtin_model_path
     from .rhythm import apply, builtin_rhythm
     t0 = time.perf_counter()
@@ -124,7 +125,9 @@ def run_main_job(model_path: str | None = None, out_dir: str | Path = "out", *, 
     write_osim(model, exported, protect=[path])
     write_osim(moving_points_as_bodies(model.extras["document"]), mvp, protect=[path])
     again = load_osim(exported)
-    print(f"exported {exported} (OpenSim 4 format; re-imported model identical: {again == model}) and {mvp}")
+    shown = Path(shown_as) if shown_as is not None else out
+    print(f"exported {shown / exported.name} (OpenSim 4 format; re-imported model identical: {again == model}) "
+          f"and {shown / mvp.name}")
     compile_s = 0.0
     if sweep:
         unknown = [c for c in sweep if c not in model.coordinate_names]
@@ -180,7 +183,7 @@ def run_main_job(model_path: str | None = None, out_dir: str | Path = "out", *, 
     compile_s += results["A"]["timings"].get("package_compile", 0.0)
     results["provenance"] = provenance(path, command)
     _write_report(out, results, elapsed, compile_s)
-    print(f"\nreport: {out / 'report.md'} and {out / 'report.html'} ({elapsed:.1f} s wall time"
+    print(f"\nreport: {shown / 'report.md'} and {shown / 'report.html'} ({elapsed:.1f} s wall time"
           + (f", of which {compile_s:.1f} s compiling the numba kernels" if compile_s > 1 else "") + ")")
     return results
 

@@ -53,9 +53,17 @@ def test_batch_cli_on_a_local_cluster(models_dir, tmp_path):
     # the variants differ from the nominal model by millimetres, not more
     _, r0 = lengths_and_moment_arms(model, q)
     assert 1e-5 < np.abs(r - r0).max() < 0.01
-    # never overwritten
+    # not overwritten without --overwrite; names and the input checked before the cluster starts
     assert main(["batch", str(model_path), "--variants", "1", "--sweep", "r_elbow_flex", "-o", str(out),
                  "--quiet"]) == 2
+    assert main(["batch", str(model_path), "--variants", "1", "--sweep", "no_such", "-o", str(tmp_path / "n"),
+                 "--quiet"]) == 2 and not (tmp_path / "n").exists()
+    assert main(["batch", str(models_dir), "--sweep", "r_elbow_flex", "-o", str(models_dir), "--overwrite",
+                 "--quiet"]) == 2
+    assert main(["batch", str(model_path), "--variants", "1", "--sweep", "r_elbow_flex", "--step", "45", "-o",
+                 str(out), "--workers", "1", "--quiet", "--overwrite"]) == 0
+    assert set(pd.read_parquet(out).model) == {"arm26_v0000"}
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(out.name + ".")]  # no temporaries left
 
 
 def test_batch_of_a_folder_with_opensim_references(osim, models_dir, tmp_path):

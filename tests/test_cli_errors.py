@@ -156,6 +156,44 @@ def test_inverse_dynamics_degrees_in_radians_file(model, tmp_path, capsys):
     assert code == 2 and "column 'time': time must increase strictly" in _error_line(err)
 
 
+def test_inverse_dynamics_of_a_motion_that_left_a_range(model, tmp_path, capsys):
+    """A simulation may leave a range (the package applies no coordinate limits): refused by default with the way
+    out named, computed as it is with --outside-range warn (no degrees hint for small radian values)."""
+    from osim_emb import load_osim
+    from osim_emb.io.motion import read_motion
+    from osim_emb.simulation import inverse_dynamics_of_motion
+    mot = tmp_path / "m.mot"
+    rows = [(0.1 * i, 1.3 + 0.05 * i, -0.02 + 0.01 * i) for i in range(6)]  # shoulder_q reaches 1.55 > 1.5
+    mot.write_text("m\ninDegrees=no\nendheader\ntime\tshoulder_q\telbow\n"
+                   + "".join(f"{t}\t{a}\t{b}\n" for t, a, b in rows))
+    code, _, err = _run(capsys, "inverse-dynamics", model, mot, "-o", tmp_path / "tau.sto")
+    line = _error_line(err)
+    assert code == 2 and "outside its range" in line and "--outside-range warn" in line and "degrees" not in line
+    code, _, err = _run(capsys, "inverse-dynamics", model, mot, "-o", tmp_path / "tau.sto", "--outside-range", "warn")
+    assert code == 0 and "used as they are" in err and "column 'shoulder_q'" in err and "column 'elbow'" in err
+    table, _ = read_motion(tmp_path / "tau.sto")
+    m = load_osim(str(model))
+    t = np.array([r[0] for r in rows])
+    q = np.zeros((len(rows), m.n_q))  # unclamped
+    q[:, m.coordinate_index("shoulder_q")] = [r[1] for r in rows]
+    q[:, m.coordinate_index("elbow")] = [r[2] for r in rows]
+    ref = inverse_dynamics_of_motion(m, t, q, None)
+    for name in ref.columns:
+        np.testing.assert_allclose(table[name].to_numpy(), ref[name].to_numpy(), rtol=1e-7, atol=1e-9)
+    # the same for moment arms along the motion (tables only, no OpenSim)
+    opts = ["--references", "none", "--no-plot", "--out"]
+    code, _, err = _run(capsys, "moment-arms", model, "--motion", mot, *opts, tmp_path / "ma")
+    assert code == 2 and "--outside-range warn" in _error_line(err) and not (tmp_path / "ma").exists()
+    code, _, err = _run(capsys, "moment-arms", model, "--motion", mot, *opts, tmp_path / "ma", "--outside-range",
+                        "warn")
+    assert code == 0 and "used as they are" in err
+    import pandas as pd
+    from osim_emb.muscles.geometry import lengths_and_moment_arms
+    frames = pd.read_csv(tmp_path / "ma" / "motion_moment_arms.csv.gz")
+    length, _ = lengths_and_moment_arms(m, q, [mu.name for mu in m.muscles])
+    np.testing.assert_allclose(frames["length_m"].to_numpy(), length.ravel(), rtol=1e-12)
+
+
 def test_moment_arms_options_checked_before_writing(model, tmp_path, capsys):
     out = tmp_path / "ma"
     for opts, fragment in [(["--step", "-5"], "--step must be a positive number"),
@@ -263,3 +301,12 @@ def test_new_commands_refuse_to_overwrite_and_check_options_first(tmp_path, caps
     sto.write_text("keep")
     assert main(["fit-paths", str(osim), "-o", str(sto)]) == 2
     assert "already exists" in capsys.readouterr().err and sto.read_text() == "keep"
+
+
+def test_a_closed_pipe_ends_quietly(model, capsys, monkeypatch):
+    """`osim-emb inspect M.osim | head`: no error line when the reader goes away."""
+    def closed(*_, **__):
+        raise BrokenPipeError(errno.EPIPE, "Broken pipe")
+    monkeypatch.setattr("osim_emb.report.describe_model", closed)
+    code, out, err = _run(capsys, "inspect", model)
+    assert code == 141 and "error" not in err

@@ -1,5 +1,6 @@
 """The project figure style, checked on the written files: TrueType in PDF, text in SVG, sizes, palette."""
 
+import os
 import re
 from pathlib import Path
 
@@ -29,7 +30,9 @@ def check_written_figure(stem: Path, width_in: float | None = None) -> None:
 
 
 @pytest.mark.parametrize("width,inches", [("single", 3.5), ("double", 7.2)])
-def test_written_files_follow_the_style(tmp_path, width, inches):
+def test_written_files_follow_the_style(tmp_path, width, inches, monkeypatch):
+    import matplotlib
+    monkeypatch.setitem(matplotlib.rcParams, "savefig.bbox", "tight")  # as some study scripts set globally
     fig, axes = fs.figure(width, nrows=2)
     x = np.linspace(0, 90, 50)
     for i in range(10):
@@ -41,6 +44,9 @@ def test_written_files_follow_the_style(tmp_path, width, inches):
     assert [p.suffix for p in paths] == [".pdf", ".svg", ".png"]
     check_written_figure(tmp_path / "fig", inches)
     assert not list(tmp_path.glob(".fig*"))  # no temporary files left
+    umask = os.umask(0)
+    os.umask(umask)
+    assert all(p.stat().st_mode & 0o777 == 0o666 & ~umask for p in paths)  # as any new file, not private
 
 
 def test_colour_and_line_style_pairs_are_unique():
@@ -75,3 +81,29 @@ def test_text_cut_off_at_the_edge_is_refused(tmp_path):
     axes[0, 0].text(1.5, 0.5, "far outside the figure", transform=axes[0, 0].transAxes)
     with pytest.raises(ValueError, match="cut off"):
         fs.save(fig, tmp_path / "cut", ("png",))
+
+
+def test_simulate_plot_follows_the_style(tmp_path, capsys, monkeypatch):
+    """simulate --plot (and inverse-dynamics --plot, same writer) draws in the project style."""
+    import pandas as pd
+    from hostile_models import small_osim
+    from matplotlib.image import imread
+
+    from osim_emb.cli import main
+    import matplotlib
+
+    from osim_emb.cli_commands import _plot_table
+    monkeypatch.setitem(matplotlib.rcParams, "savefig.bbox", "tight")  # as some study scripts set globally
+    model = tmp_path / "small.osim"
+    model.write_text(small_osim())
+    out = tmp_path / "swing.sto"
+    assert main(["simulate", str(model), "-o", str(out), "--t-end", "0.05", "--samples", "5", "--plot", "-q"]) == 0
+    height_px, width_px = imread(out.with_suffix(".png")).shape[:2]
+    assert abs(width_px / fs.RC["savefig.dpi"] - fs.DOUBLE_COLUMN) < 0.05
+    table = pd.DataFrame({"time": np.linspace(0, 1, 20)})
+    for i in range(9):
+        table[f"coordinate_{i}"] = np.sin(table["time"] * i)
+    title = "a model with a long name: inverse dynamics of " + "a_long_motion_file_name_" * 4 + ".sto"
+    for fmt in ("pdf", "svg"):
+        _plot_table(table, [c for c in table.columns if c != "time"], "q (rad)", tmp_path / f"table.{fmt}", title)
+    check_written_figure(tmp_path / "table", fs.DOUBLE_COLUMN)

@@ -32,6 +32,11 @@ def test_load_inspect_roundtrip(models_dir, tmp_path, name, capsys):
         assert c in text
     for m in model.muscles:
         assert m.name in text
+    for c in model.coordinates:  # ranges and defaults with their units
+        line = next(ln for ln in text.splitlines() if f" {c.name} " in ln and " range " in ln)
+        assert line.endswith("(m)" if c.motion_type == "translational" else "(rad)"), line
+    assert " kg com " in text
+    assert main(["inspect", str(out)]) == 0 and "(format None)" not in capsys.readouterr().out
 
 
 def test_mobl_structure(models_dir):

@@ -127,6 +127,25 @@ def test_plot_command_without_references_writes_styled_curves_only(models_dir, t
     files = sorted(out.glob("*.svg"))
     assert [f.name for f in files] == ["moment_arm_r_elbow_flex_vs_r_elbow_flex.svg"]  # no empty heat maps
     check_written_figure(files[0].with_suffix(""), 7.2)
+    with pytest.raises(SystemExit):  # plot has no tables to keep: --no-plot is not one of its options
+        main(["plot", str(models_dir / "arm26.osim"), "--sweep", "r_elbow_flex", "--no-plot"])
+    # nothing to draw (BRA does not cross the shoulder) is an error, not an empty folder
+    assert main(["plot", str(models_dir / "arm26.osim"), "--sweep", "r_shoulder_elev", "--muscles", "BRA",
+                 "--references", "none", "--out", str(tmp_path / "none"), "--formats", "png", "-q"]) == 2
+    assert not (tmp_path / "none").exists()
+
+
+def test_plot_with_the_mvp_reference_leaves_no_temporary_model(osim, models_dir, tmp_path, monkeypatch):
+    import tempfile
+    from osim_emb.cli import main
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    assert main(["plot", str(models_dir / "arm26.osim"), "--sweep", "r_elbow_flex", "--step", "40", "--references",
+                 "computeMomentArm_mvp", "--workers", "1", "--no-cache", "--out", str(tmp_path / "p"),
+                 "--formats", "png", "-q"]) == 0
+    assert list((tmp_path / "p").glob("*.png"))
+    assert not list(scratch.rglob("*_mvp.osim"))  # the _mvp model written for OpenSim is removed afterwards
 
 
 def test_moment_arms_command_on_arm26_explains_every_difference(osim, models_dir, tmp_path, capsys):

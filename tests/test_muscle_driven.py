@@ -193,3 +193,40 @@ def test_leg_with_a_patella_coupler_equals_opensim_manager(osim, models_dir):
     print(f"[agreement] leg6dof9musc 0.06 s: max|q - q_OpenSim| = {dq:.2e}, max|l_f - l_f,OpenSim| = {dl:.2e} m")
     assert dq < 1e-6
     assert dl < 1e-7
+
+
+def test_simulate_muscles_command_takes_degrees_and_writes_the_api_result(models_dir, tmp_path, capsys):
+    """The CLI converts --q0 from degrees and writes what simulate_muscles returns (it crashed on --q0 parsing)."""
+    from osim_emb import load_osim
+    from osim_emb.cli import main
+    from osim_emb.io.motion import read_motion
+    from osim_emb.muscle_driven import simulate_muscles
+    path = models_dir / "arm26.osim"
+    out = tmp_path / "arm26.sto"
+    assert main(["simulate-muscles", str(path), "-o", str(out), "--excitation", "BIClong=0.5", "--q0",
+                 "r_elbow_flex=30", "--qdot0", "r_elbow_flex=10", "--t-end", "0.02", "--samples", "3", "-q"]) == 0
+    assert capsys.readouterr().err == ""  # -q: no progress line
+    table, _ = read_motion(out)
+    model = load_osim(str(path))
+    q0 = np.array(model.default_q, dtype=float)
+    q0[model.coordinate_index("r_elbow_flex")] = math.radians(30.0)
+    qdot0 = np.zeros(model.n_q)
+    qdot0[model.coordinate_index("r_elbow_flex")] = math.radians(10.0)
+    ref = simulate_muscles(model, 0.02, {"BIClong": ExcitationSpec.parse("0.5")}, q0=q0, qdot0=qdot0, n_output=3)
+    assert table["r_elbow_flex"].iloc[0] == pytest.approx(math.radians(30.0), abs=1e-9)
+    assert table["r_elbow_flex_u"].iloc[0] == pytest.approx(math.radians(10.0), abs=1e-9)
+    np.testing.assert_allclose(table["r_elbow_flex"].to_numpy(), ref["r_elbow_flex"].to_numpy(), atol=1e-8)
+    capsys.readouterr()
+    assert main(["simulate-muscles", str(path), "-o", str(tmp_path / "x.sto"), "--q0", "nonexistent=3"]) == 2
+    assert "--q0: 'nonexistent' is not a generalized coordinate" in capsys.readouterr().err
+
+
+def test_unsupported_muscle_types_are_summarized_by_type(models_dir):
+    """MoBL's 50 Schutte1993 units: one short message by type, not 50 names."""
+    from osim_emb import load_osim
+    from osim_emb.muscle_driven import MuscleDrivenSystem
+    with pytest.raises(MuscleSimulationError) as info:
+        MuscleDrivenSystem(load_osim(str(models_dir / "mobl_arms_holzbaur.osim")))
+    msg = str(info.value)
+    assert "50 Schutte1993Muscle_Deprecated (DELT1, DELT2, DELT3, SUPSP, INFSP, SUBSC, ...)" in msg
+    assert len(msg) < 250

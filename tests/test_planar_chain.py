@@ -436,3 +436,18 @@ def test_term_table_is_tidy():
     assert isinstance(tab, pd.DataFrame)
     assert set(tab.equation) <= {"8", "10", "11"}
     assert set(tab.quantity) == {"reaction_x", "reaction_y"}
+
+
+def test_stacked_contributions_figure_follows_the_project_style(tmp_path):
+    from test_figure_style import check_written_figure
+
+    from osim_emb import figure_style as fs
+    from osim_emb.planar import plot_stacked_contributions
+    rng = np.random.default_rng(41)
+    chain = random_chain(rng, 3, n_muscles=9)
+    N = 12
+    th, dth, ddth, T, R, g = random_states(rng, chain, N)
+    df = contributions(chain, th, dth, ddth, T, R, g, time=np.linspace(0, 1, N))
+    fig = plot_stacked_contributions(df, "reaction_x", max_sources=11, ylabel="force (N)")
+    fs.save(fig, tmp_path / "contributions", ("pdf", "svg"))
+    check_written_figure(tmp_path / "contributions", fs.DOUBLE_COLUMN)

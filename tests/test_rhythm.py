@@ -146,3 +146,11 @@ def test_moment_arms_equal_minus_dL_dq_of_opensim_with_two_coordinate_couplers(o
     k = m2.coordinate_index("shoulder_elv")
     cma = ref.moment_arm("DELT1", "shoulder_elv")
     assert abs(cma - r[0, k, d1]) > 1e-4  # OpenSim's coupling projection moves elv_angle too
+
+
+def test_rhythm_on_a_model_without_its_coordinates_is_refused_first(models_dir, tmp_path, capsys):
+    """arm26 has no elv_angle: one error line, not first a warning about the rhythm's pole motion."""
+    code = main(["rhythm", str(models_dir / "arm26.osim"), "-o", str(tmp_path / "x.osim")])
+    err = capsys.readouterr().err
+    assert code == 2 and "uses coordinate 'elv_angle', which model 'arm26' does not have" in err
+    assert "WARNING" not in err and not (tmp_path / "x.osim").exists()

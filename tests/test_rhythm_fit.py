@@ -168,6 +168,14 @@ def test_fit_rhythm_command(tmp_path):
     assert [t.dependent for t in r.terms] == list(MOBL_DEPENDENTS)
     assert all(t.mirrors == MOBL_DEPENDENTS[t.dependent] for t in r.terms)
     assert (tmp_path / "r_fit.csv").exists() and (tmp_path / "r_surfaces.png").exists()
+    from test_figure_style import check_written_figure
+    check_written_figure(tmp_path / "r_surfaces", 7.2)  # the project's figure style, double column
+    # a second run refuses to replace the figures (before any work), and replaces them with --overwrite
+    (tmp_path / "r.json").unlink()
+    (tmp_path / "r_fit.csv").unlink()
+    assert main(["fit-rhythm", str(data), "-o", str(out), "--figures", str(tmp_path)]) == 2
+    assert not out.exists()
+    assert main(["fit-rhythm", str(data), "-o", str(out), "--figures", str(tmp_path), "--overwrite"]) == 0
 
 
 # -- the Spartacus reader on a tiny dataset built from known ISB angles ---------------------------------------

@@ -43,12 +43,14 @@ def test_main_job_validates_against_opensim(osim, tmp_path):
 
 
 @pytest.mark.parametrize("name", ["arm26.osim", "leg6dof9musc.osim"])
-def test_run_on_any_model_without_flags(osim, models_dir, tmp_path, monkeypatch, name):
+def test_run_on_any_model_without_flags(osim, models_dir, tmp_path, monkeypatch, capsys, name):
     from test_figure_style import check_written_figure
     monkeypatch.setenv("OSIM_EMB_CACHE", str(tmp_path / "cache"))
     assert main(["run", str(models_dir / name), "--out", str(tmp_path / "out"), "--step", "20", "--workers", "1",
                  "--formats", "pdf,svg,png", "--quiet"]) == 0
     out = tmp_path / "out"
+    printed = capsys.readouterr().out
+    assert f"report: {out / 'report.md'}" in printed and ".partial" not in printed  # the final folder is named
     report = (out / "report.md").read_text()
     assert "unexplained points" in report and "model sha256" in report
     figs = sorted((out / "moment_arms").glob("moment_arm_*.svg"))

@@ -8,6 +8,7 @@ Columns may be coordinate names or OpenSim 4 state paths
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -15,6 +16,8 @@ import numpy as np
 import pandas as pd
 
 from .model_json import write_atomically
+
+log = logging.getLogger(__name__)
 
 __all__ = ["MotionFileError", "read_motion", "write_motion", "coordinates_from_motion"]
 
@@ -118,12 +121,16 @@ def _column_for(columns: Sequence[str], coordinate: str, kind: str = "value") ->
 
 
 def coordinates_from_motion(model: Any, table: pd.DataFrame, header: dict[str, str] | None = None, *,
-                            range_tolerance: float = 1e-6) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+                            range_tolerance: float = 1e-6,
+                            outside: str = "error") -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """(time (T,), q (T, n_q), qdot (T, n_q) or None) of the model's generalized coordinates in radians/metres.
 
     ``inDegrees=yes`` converts the coordinates whose motion type is rotational, as OpenSim does (coupled
     coordinates are stored unconverted by OpenSim).  Values outside a coordinate's range by more than
-    ``range_tolerance`` are refused with the file, line and column, with a hint when they look like degrees."""
+    ``range_tolerance`` are refused with the file, line and column, with a hint when they look like degrees;
+    with ``outside="warn"`` they are used as they are and named in a warning (a simulation that left a range)."""
+    if outside not in ("error", "warn"):
+        raise ValueError(f"outside must be 'error' or 'warn', not {outside!r}")
     header = header or {}
     path = table.attrs.get("path", "<motion>")
     lines = table.attrs.get("lines") or list(range(1, len(table) + 1))
@@ -148,12 +155,17 @@ def coordinates_from_motion(model: Any, table: pd.DataFrame, header: dict[str, s
         if out.size:
             r = int(out[0])
             hint = ""
-            if rotational and not in_deg and np.all((np.radians(v) >= lo - range_tolerance)
-                                                    & (np.radians(v) <= hi + range_tolerance)):
+            if rotational and not in_deg and np.abs(v).max() > np.pi and np.all(
+                    (np.radians(v) >= lo - range_tolerance) & (np.radians(v) <= hi + range_tolerance)):
                 hint = "; the values look like degrees but the header says inDegrees=no"
-            raise MotionFileError(path, f"coordinate {c.name!r} = {v[r]:.6g} is outside its range "
+            err = MotionFileError(path, f"coordinate {c.name!r} = {v[r]:.6g} is outside its range "
                                         f"[{lo:.6g}, {hi:.6g}]{hint}", lines[r], col)
-        q[:, k] = np.clip(v, lo, hi)
+            if outside == "error" or hint:
+                raise err
+            log.warning("%s (%d of %d frames outside; used as they are)", err, out.size, len(v))
+            q[:, k] = v
+        else:
+            q[:, k] = np.clip(v, lo, hi)
         scol = _column_for(table.columns, c.name, "speed")
         if scol is None:
             have_speed = False

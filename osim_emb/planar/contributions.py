@@ -139,13 +139,15 @@ def _stack(ax, x, values: dict, colors: dict, total=None, label_total="total"):
         vp = np.clip(v, 0, None)
         vn = np.clip(v, None, 0)
         c = colors[name]
-        ax.fill_between(x, pos, pos + vp, color=c, linewidth=0, label=name)
-        ax.fill_between(x, neg, neg + vn, color=c, linewidth=0)
+        style = dict(c) if isinstance(c, dict) else {"color": c}  # a colour, or fill_between keywords
+        style.setdefault("linewidth", 0)
+        ax.fill_between(x, pos, pos + vp, label=name, **style)
+        ax.fill_between(x, neg, neg + vn, **style)
         pos = pos + vp
         neg = neg + vn
     if total is not None:
         ax.plot(x, total, color="k", lw=1.4, label=label_total)
-    ax.axhline(0.0, color="0.4", lw=0.6)
+    ax.axhline(0.0, color="#808080", lw=0.6)
 
 
 def plot_stacked_contributions(df: pd.DataFrame, quantity: str = "torque", joints=None, joint_names=None,
@@ -156,7 +158,7 @@ def plot_stacked_contributions(df: pd.DataFrame, quantity: str = "torque", joint
     drawn individually, the rest are summed into ``"other"``; the black line is
     the total.  ``df`` comes from :func:`contributions`.  Returns the figure.
     """
-    import matplotlib.pyplot as plt
+    from .. import figure_style as fs
 
     d = df[df["quantity"] == quantity]
     if d.empty:
@@ -168,13 +170,15 @@ def plot_stacked_contributions(df: pd.DataFrame, quantity: str = "torque", joint
     peak = peak[peak > 0]
     keep = list(peak.index[:max_sources])
     rest = list(peak.index[max_sources:])
-    if colors is None:
-        cmap = plt.get_cmap("tab20")
-        colors = {s: cmap(i % 20) for i, s in enumerate(keep)}
+    if colors is None:  # the project's palette without black (the total); hatched when the colours repeat
+        fills = [c for c in fs.PALETTE if c != "#000000"]
+        hatches = (None, "////", "....", "xxxx")
+        colors = {s: {"facecolor": fills[i % len(fills)], "edgecolor": "#FFFFFF",
+                      "hatch": hatches[(i // len(fills)) % len(hatches)]} for i, s in enumerate(keep)}
     colors = dict(colors)
-    colors.setdefault("other", (0.75, 0.75, 0.75, 1.0))
+    colors.setdefault("other", "#B0B0B0")
     if axes is None:
-        fig, axes = plt.subplots(len(joints), 1, figsize=(6.0, 1.6 * len(joints) + 0.6), sharex=True, squeeze=False)
+        fig, axes = fs.figure("double", nrows=len(joints), height=1.6 * len(joints) + 0.8, sharex=True)
         axes = axes[:, 0]
     else:
         axes = np.atleast_1d(axes)
@@ -187,21 +191,16 @@ def plot_stacked_contributions(df: pd.DataFrame, quantity: str = "torque", joint
             vals["other"] = w[[s for s in rest if s in w]].sum(axis=1).to_numpy()
         _stack(ax, x, vals, colors, total=w.sum(axis=1).to_numpy())
         name = joint_names[j - 1] if joint_names is not None else f"joint {j}"
-        ax.set_title(name, fontsize=9, loc="left")
+        ax.set_title(name, loc="left")
         if ylabel:
-            ax.set_ylabel(ylabel, fontsize=8)
-        ax.tick_params(labelsize=8)
-    axes[-1].set_xlabel("time (s)" if xcol == "time" else "state", fontsize=8)
+            ax.set_ylabel(ylabel)
+    axes[-1].set_xlabel("time (s)" if xcol == "time" else "state")
     if legend:
         seen = {}
         for ax in axes:
             for h, lab in zip(*ax.get_legend_handles_labels()):
                 seen.setdefault(lab, h)
-        fig.tight_layout()
-        fig.legend(list(seen.values()), list(seen.keys()), loc="center left", fontsize=7, frameon=False,
-                   bbox_to_anchor=(1.0, 0.5))
-    else:
-        fig.tight_layout()
+        fs.legend_right(fig, list(seen.values()), list(seen.keys()))
     return fig
 
 

@@ -516,12 +516,15 @@ def run_moment_arm_study(model_path: str, sweep: Sequence[str], *, step_deg: flo
     pkg_future = side.submit(package_evaluation, model, q, muscles, ma_coordinates,
                              derivatives="minus_dL_dq" in refs)
     jobs = []
+    scratch = None  # a temporary folder for the _mvp model when there is no output folder (removed below)
     if refs:
         mvp_path = None
         if "computeMomentArm_mvp" in refs:
             import tempfile
             from ..io.osim_writer import moving_points_as_bodies, write_osim
-            tmp = Path(out_dir) if out_dir else Path(tempfile.mkdtemp())
+            if not out_dir:
+                scratch = tempfile.mkdtemp(prefix="osim_emb_mvp_")
+            tmp = Path(out_dir) if out_dir else Path(scratch)
             tmp.mkdir(parents=True, exist_ok=True)
             mvp_path = str(tmp / (Path(model_path).stem + "_mvp.osim"))
             write_osim(moving_points_as_bodies(model.extras["document"]), mvp_path, protect=[model_path])
@@ -539,6 +542,9 @@ def run_moment_arm_study(model_path: str, sweep: Sequence[str], *, step_deg: flo
         pkg = pkg_future.result()
     finally:
         side.shutdown(wait=True, cancel_futures=True)
+        if scratch is not None:
+            import shutil
+            shutil.rmtree(scratch, ignore_errors=True)
     timings = {"package": pkg["seconds"], "package_compile": pkg["compile_seconds"]}
     for r in refs:
         timings[r] = osv[r]["seconds"]

@@ -69,14 +69,17 @@ def run_motion_study(model_path: str, motion_path: str, *, muscles: Sequence[str
                      ma_coordinates: Sequence[str] | None = None, reference: bool = True,
                      opensim_compat: bool = True, out_dir: str | Path | None = None,
                      formats: Sequence[str] = ("pdf", "png", "svg"), model: Model | None = None,
-                     plot: bool = True) -> dict:
-    """L and R along a motion, and (``reference``) OpenSim's MuscleAnalysis on the same file."""
+                     plot: bool = True, outside_range: str = "error") -> dict:
+    """L and R along a motion, and (``reference``) OpenSim's MuscleAnalysis on the same file.
+    ``outside_range="warn"`` uses coordinates outside their ranges as they are (as MuscleAnalysis does for
+    unclamped coordinates) instead of refusing the motion."""
     from ..io import load_osim
     from ..io.motion import coordinates_from_motion, read_motion
     model = model or load_osim(model_path)
     table, header = read_motion(motion_path)
-    times, q, _ = coordinates_from_motion(model, table, header)
-    model.check_configuration(q)
+    times, q, _ = coordinates_from_motion(model, table, header, outside=outside_range)
+    if outside_range == "error":
+        model.check_configuration(q)
     muscles = list(muscles) if muscles else [m.name for m in model.muscles]
     if not muscles:
         raise ValueError(f"model {model.name!r} has no musculotendon units")

@@ -8,6 +8,7 @@ arm of each muscle about the swept coordinate is summarised over the variants at
 95th percentiles, extremes, the nominal model) and per muscle (the widest 5-95 % band over the poses).
 
     python validation/sensitivity/run.py [--variants 200] [--workers 2] [--keep DIR]
+    python validation/sensitivity/run.py --figures-only     # redraw figures/ from results/ (seconds)
 
 Writes results/summary_by_pose.csv.gz, results/spread_by_muscle.csv, results/run.json and figures/.
 The full Parquet table (one row per variant, muscle, coordinate and pose) is written to a temporary
@@ -54,48 +55,34 @@ def summarise(table: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 
 def figures(by_pose: pd.DataFrame, spread: pd.DataFrame, out: Path) -> list[str]:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    out.mkdir(parents=True, exist_ok=True)
+    """The two figures, in the project's style (osim_emb.figure_style)."""
+    from osim_emb import figure_style as fs
     written = []
-    fig, axes = plt.subplots(len(SWEEP), 1, figsize=(7.2, 9.0), sharex=True)
+    fig, axes = fs.figure("double", nrows=len(SWEEP), height=9.0, sharex=True)
     muscles = sorted(spread.muscle.unique())
     x = np.arange(len(muscles))
-    for ax, c in zip(axes, SWEEP):
+    for ax, c in zip(axes[:, 0], SWEEP):
         s = spread[spread.swept_coordinate == c].set_index("muscle").reindex(muscles)
-        ax.bar(x, 1000 * s.max_band_5_95_m, color="#0072B2")
-        ax.set_ylabel(f"{c}\nband (mm)", fontsize=7)
-        ax.tick_params(labelsize=7)
-        ax.grid(axis="y", alpha=0.3)
-    axes[-1].set_xticks(x, muscles, rotation=90, fontsize=6)
-    axes[0].set_title("MoBL, attachments +-2 mm: widest 5-95 % band of each moment arm over the sweep", fontsize=8)
-    fig.tight_layout()
-    for ext in ("png", "pdf"):
-        p = out / f"band_by_muscle.{ext}"
-        fig.savefig(p, dpi=200)
-        written.append(str(p))
-    plt.close(fig)
+        ax.bar(x, 1000 * s.max_band_5_95_m, color=fs.color(0))
+        ax.set_ylabel(f"{c}\nband (mm)")
+        ax.grid(axis="x", visible=False)
+    axes[-1, 0].set_xticks(x, muscles, rotation=90)
+    axes[0, 0].set_title("MoBL, attachments ±2 mm: widest 5–95 % band of each moment arm over the sweep", loc="left")
+    written += fs.save(fig, out / "band_by_muscle", ("png", "pdf", "svg"))
     top = spread.sort_values("max_band_5_95_m", ascending=False).head(6)
-    fig, axes = plt.subplots(2, 3, figsize=(7.2, 4.5))
+    fig, axes = fs.figure("double", nrows=2, ncols=3, height=4.8)
     for ax, (_, row) in zip(axes.flat, top.iterrows()):
         d = by_pose[(by_pose.muscle == row.muscle) & (by_pose.swept_coordinate == row.swept_coordinate)]
         a = d.swept_value_deg_or_mm
-        ax.fill_between(a, 1000 * d.min_m, 1000 * d.max_m, color="#56B4E9", alpha=0.35, lw=0, label="min-max")
-        ax.fill_between(a, 1000 * d.p05_m, 1000 * d.p95_m, color="#0072B2", alpha=0.5, lw=0, label="5-95 %")
-        ax.plot(a, 1000 * d.nominal_m, color="#000000", lw=0.8, label="nominal")
-        ax.set_title(f"{row.muscle} about {row.swept_coordinate}", fontsize=7)
-        ax.set_xlabel(f"{row.swept_coordinate} (deg)", fontsize=7)
-        ax.set_ylabel("moment arm (mm)", fontsize=7)
-        ax.tick_params(labelsize=7)
-    axes.flat[0].legend(fontsize=6)
-    fig.tight_layout()
-    for ext in ("png", "pdf"):
-        p = out / f"widest_bands.{ext}"
-        fig.savefig(p, dpi=200)
-        written.append(str(p))
-    plt.close(fig)
-    return written
+        ax.fill_between(a, 1000 * d.min_m, 1000 * d.max_m, color=fs.color(5), alpha=0.35, lw=0, label="min–max")
+        ax.fill_between(a, 1000 * d.p05_m, 1000 * d.p95_m, color=fs.color(0), alpha=0.5, lw=0, label="5–95 %")
+        ax.plot(a, 1000 * d.nominal_m, color=fs.color(6), lw=0.8, label="nominal model")
+        ax.set_title(f"{row.muscle} about {row.swept_coordinate}")
+        ax.set_xlabel(f"{row.swept_coordinate} (deg)")
+        ax.set_ylabel("moment arm (mm)")
+    fs.legend_below(fig)
+    written += fs.save(fig, out / "widest_bands", ("png", "pdf", "svg"))
+    return [str(p) for p in written]
 
 
 def main() -> None:
@@ -104,7 +91,14 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--keep", help="write the full Parquet dataset here (a new folder)")
+    ap.add_argument("--figures-only", action="store_true", help="redraw the figures from the committed results")
     args = ap.parse_args()
+    if args.figures_only:
+        by_pose = pd.read_csv(HERE / "results" / "summary_by_pose.csv.gz")
+        spread = pd.read_csv(HERE / "results" / "spread_by_muscle.csv")
+        for p in figures(by_pose, spread, HERE / "figures"):
+            print("wrote", p)
+        return
     model = MODELS / "mobl_arms_holzbaur.osim"
     tasks = [ModelTask(str(model))] + model_tasks(model, variants=args.variants, tolerance_m=TOLERANCE_M,
                                                   seed=args.seed)

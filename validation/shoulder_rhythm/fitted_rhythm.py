@@ -31,15 +31,11 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 sys.path.insert(0, str(ROOT))
 
-import matplotlib  # noqa: E402
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-
 from osim_emb.io import load_osim  # noqa: E402
 from osim_emb.io.osim_writer import write_osim  # noqa: E402
 from osim_emb.rhythm import RhythmDomainWarning, apply  # noqa: E402
-from osim_emb.rhythm_fit import MOBL_DEPENDENTS, OKABE_ITO, figure_params, fit, plot_fit  # noqa: E402
+from osim_emb import figure_style as fs  # noqa: E402
+from osim_emb.rhythm_fit import MOBL_DEPENDENTS, fit, plot_fit  # noqa: E402
 from osim_emb.spartacus import CITATION  # noqa: E402
 from osim_emb.validation.moment_arms import TABLE5_LEADERS  # noqa: E402
 
@@ -99,43 +95,37 @@ def against_data(models, data):
 
 def figure_against_data(models, data, aligned, path):
     labels = list(models)
-    with plt.rc_context(figure_params()):
-        fig, axes = plt.subplots(len(MOBL_DEPENDENTS), 4, figsize=(7.2, 8.2), sharex="col")
-        e_line = np.arange(0.0, 181.0, 1.0)
-        p_line = np.arange(-90.0, 131.0, 1.0)
-        ref = labels[-1]  # data shown with the fitted rhythm's offsets removed
-        for r, dep in enumerate(MOBL_DEPENDENTS):
-            ok = data[dep].notna()
-            y = data[dep] - aligned[(ref, dep)]
-            for c, (pname, plane) in enumerate(PLANES.items()):
-                ax = axes[r, c]
-                sel = ok & (data.plane_of_elevation_deg == plane) & (data.task != "horizontal flexion")
-                ax.plot(data.elevation_deg[sel], y[sel], ".", ms=1.5, color="0.6")
-                sweep = pd.DataFrame({"plane_of_elevation_deg": plane, "elevation_deg": e_line})
-                for lab, col in zip(labels, OKABE_ITO[4:]):
-                    ax.plot(e_line, rhythm_values(models[lab], sweep)[dep], color=col, lw=1.1, label=lab)
-                if r == 0:
-                    ax.set_title(f"{pname} plane ({plane:g}°)")
-                if r == len(MOBL_DEPENDENTS) - 1:
-                    ax.set_xlabel("shoulder_elv (deg)")
-            ax = axes[r, 3]
-            sel = ok & (data.elevation_deg == 90.0)
-            ax.plot(data.plane_of_elevation_deg[sel], y[sel], ".", ms=1.5, color="0.6", label="data")
-            sweep = pd.DataFrame({"plane_of_elevation_deg": p_line, "elevation_deg": 90.0})
-            for lab, col in zip(labels, OKABE_ITO[4:]):
-                ax.plot(p_line, rhythm_values(models[lab], sweep)[dep], color=col, lw=1.1, label=lab)
+    fig, axes = fs.figure("double", nrows=len(MOBL_DEPENDENTS), ncols=4, height=8.6, sharex="col")
+    e_line = np.arange(0.0, 181.0, 1.0)
+    p_line = np.arange(-90.0, 131.0, 1.0)
+    ref = labels[-1]  # data shown with the fitted rhythm's offsets removed
+    for r, dep in enumerate(MOBL_DEPENDENTS):
+        ok = data[dep].notna()
+        y = data[dep] - aligned[(ref, dep)]
+        for c, (pname, plane) in enumerate(PLANES.items()):
+            ax = axes[r, c]
+            sel = ok & (data.plane_of_elevation_deg == plane) & (data.task != "horizontal flexion")
+            ax.plot(data.elevation_deg[sel], y[sel], ".", ms=1.5, color="#B0B0B0", label="data")
+            sweep = pd.DataFrame({"plane_of_elevation_deg": plane, "elevation_deg": e_line})
+            for i, lab in enumerate(labels):
+                ax.plot(e_line, rhythm_values(models[lab], sweep)[dep], label=lab, **fs.cue(i))
             if r == 0:
-                ax.set_title("90° elevation, all planes")
+                ax.set_title(f"{pname} plane ({plane:g}°)")
             if r == len(MOBL_DEPENDENTS) - 1:
-                ax.set_xlabel("elv_angle (deg)")
-            axes[r, 0].set_ylabel(f"{dep}\n(deg)")
-            for a in axes[r]:
-                a.grid(alpha=0.3)
-        fig.legend(*axes[0, 3].get_legend_handles_labels(), loc="lower center", ncol=4, frameon=False)
-        fig.tight_layout(rect=(0, 0.035, 1, 1))
-        for fmt in ("pdf", "png"):
-            fig.savefig(path.with_suffix(f".{fmt}"), dpi=150)
-        plt.close(fig)
+                ax.set_xlabel("shoulder_elv (deg)")
+        ax = axes[r, 3]
+        sel = ok & (data.elevation_deg == 90.0)
+        ax.plot(data.plane_of_elevation_deg[sel], y[sel], ".", ms=1.5, color="#B0B0B0", label="data")
+        sweep = pd.DataFrame({"plane_of_elevation_deg": p_line, "elevation_deg": 90.0})
+        for i, lab in enumerate(labels):
+            ax.plot(p_line, rhythm_values(models[lab], sweep)[dep], label=lab, **fs.cue(i))
+        if r == 0:
+            ax.set_title("90° elevation, all planes")
+        if r == len(MOBL_DEPENDENTS) - 1:
+            ax.set_xlabel("elv_angle (deg)")
+        axes[r, 0].set_ylabel(f"{dep}\n(deg)")
+    fs.legend_below(fig)
+    fs.save(fig, path.with_suffix(""), ("pdf", "png", "svg"))
 
 
 def moment_arm_comparison(models, path_prefix):
@@ -168,31 +158,27 @@ def moment_arm_comparison(models, path_prefix):
             v = m.dependent_coordinate(dep).function.evaluate(pole_q).value
             pole.append({"rhythm": lab, "dependent": dep, "range_over_elv_angle_at_shoulder_elv_0_deg": float(np.degrees(np.ptp(v)))})
     leaders = [m for m in TABLE5_LEADERS if m in muscles]
-    with plt.rc_context(figure_params()):
-        fig, axes = plt.subplots(2, 3, figsize=(7.2, 4.4), sharex=True)
-        k = base.coordinate_index("shoulder_elv")
-        styles = {0.0: "-", 30.0: "--", 90.0: ":"}
-        for ax, mu in zip(axes.ravel(), leaders):
-            j = muscles.index(mu)
-            for lab, col in zip(labels, OKABE_ITO[4:]):
-                for plane, ls in styles.items():
-                    i = int(np.argmin(np.abs(ea - plane)))
-                    sl = slice(i * len(ez), (i + 1) * len(ez))
-                    ax.plot(ez, 100 * r[lab][sl, k, j], ls, color=col, lw=1.0)
-            ax.set_title(mu)
-            ax.grid(alpha=0.3)
-        for ax in axes[-1]:
-            ax.set_xlabel("shoulder_elv (deg, 1° steps)")
-        for ax in axes[:, 0]:
-            ax.set_ylabel("moment arm about\nshoulder_elv (cm)")
-        from matplotlib.lines import Line2D
-        handles = [Line2D([], [], color=col, label=lab) for lab, col in zip(labels, OKABE_ITO[4:])]
-        handles += [Line2D([], [], color="0.3", ls=ls, label=f"elv_angle {plane:g}°") for plane, ls in styles.items()]
-        fig.legend(handles=handles, loc="lower center", ncol=3, frameon=False)
-        fig.tight_layout(rect=(0, 0.1, 1, 1))
-        for fmt in ("pdf", "png"):
-            fig.savefig(path_prefix.with_suffix(f".{fmt}"), dpi=150)
-        plt.close(fig)
+    fig, axes = fs.figure("double", nrows=2, ncols=3, height=4.8, sharex=True)
+    k = base.coordinate_index("shoulder_elv")
+    planes = (0.0, 30.0, 90.0)
+    for ax, mu in zip(axes.ravel(), leaders):
+        j = muscles.index(mu)
+        for n, lab in enumerate(labels):
+            for m, plane in enumerate(planes):
+                i = int(np.argmin(np.abs(ea - plane)))
+                sl = slice(i * len(ez), (i + 1) * len(ez))
+                ax.plot(ez, 100 * r[lab][sl, k, j], color=fs.color(n), linestyle=fs.LINE_STYLES[m], lw=1.0)
+        ax.set_title(mu)
+    for ax in axes[-1]:
+        ax.set_xlabel("shoulder_elv (deg, 1° steps)")
+    for ax in axes[:, 0]:
+        ax.set_ylabel("moment arm about\nshoulder_elv (cm)")
+    from matplotlib.lines import Line2D
+    handles = [Line2D([], [], color=fs.color(n), label=lab) for n, lab in enumerate(labels)]
+    handles += [Line2D([], [], color="#404040", ls=fs.LINE_STYLES[m], label=f"elv_angle {plane:g}°")
+                for m, plane in enumerate(planes)]
+    fs.legend_below(fig, handles, [h.get_label() for h in handles], ncol=3)
+    fs.save(fig, path_prefix.with_suffix(""), ("pdf", "png", "svg"))
     return table, pd.DataFrame(pole), len(q), len(muscles), elapsed
 
 
@@ -265,7 +251,7 @@ def main():
     shutil.copyfile(rpath, ROOT / "osim_emb" / "data" / "rhythm" / "spartacus2024.json")
     res.summary().to_csv(OUT / "fit_summary.csv", float_format="%.3f")
     res.cv_by_study.to_csv(OUT / "cv_by_study.csv", index=False, float_format="%.3f")
-    plot_fit(res, data, OUT / "surfaces", formats=("pdf", "png"))
+    plot_fit(res, data, OUT / "surfaces", formats=("pdf", "png", "svg"))
     print(f"order {degree} (plane degree {plane_degree}):\n{res.summary().round(2)}")
 
     base = load_osim(Path(args.models_dir) / "mobl_arms_holzbaur_nowrap_variant.osim")

@@ -156,32 +156,11 @@ def cmd_moment_arms(args: argparse.Namespace) -> int:
     return 0
 
 
-def rotational_coordinates(model) -> list[bool]:
-    """Whether each generalized coordinate is an angle: rotational, or coupled and turning a joint's rotation axis
-    (moving via points, which are translations of massless bodies, do not count)."""
-    import numpy as np
-    from .model import REVOLUTE
-    q = np.asarray(model.default_q, dtype=float)[None]
-    out = []
-    for k, c in enumerate(model.coordinates):
-        if c.motion_type != "coupled":
-            out.append(c.motion_type == "rotational")
-            continue
-        kinds = set()
-        for j in model.joints:
-            if str(j.source).startswith("MovingPathPoint"):
-                continue
-            g = j.variable.evaluate(q, 1).gradient
-            if g is not None and abs(g[0, k]) > 0:
-                kinds.add(j.kind)
-        out.append(REVOLUTE in kinds or not kinds)
-    return out
-
-
 def _values(model, pairs: list[str] | None, default, option: str) -> "object":
     """The model's default vector with NAME=VALUE pairs applied, degrees converted for angles."""
     import numpy as np
     v = np.array(default, dtype=float)
+    from .configuration import rotational_coordinates
     angles = rotational_coordinates(model)
     for name, val in _fixed(pairs, option).items():
         if name not in model.coordinate_names:

@@ -24,7 +24,7 @@ import numpy as np
 
 from .model import Model
 
-__all__ = ["RANGE_TOLERANCE", "ConfigurationError", "as_configuration", "degrees_to_q"]
+__all__ = ["RANGE_TOLERANCE", "ConfigurationError", "as_configuration", "degrees_to_q", "rotational_coordinates"]
 
 #: Round-off allowed outside a coordinate's range (radians or metres): ranges are often written with
 #: 6 significant digits (pi/2 as 1.5708, 3.7e-6 above it; 180 deg as 3.14159, 2.7e-6 below it), and
@@ -184,3 +184,25 @@ def degrees_to_q(model: Model, q_degrees: Any) -> np.ndarray:
     arr = as_configuration(model, q_degrees, allow_out_of_range=True)
     rot = _is_rotational(model)
     return np.where(rot, np.deg2rad(arr), arr)
+
+
+def rotational_coordinates(model) -> list[bool]:
+    """Whether each generalized coordinate is an angle: rotational, or coupled and turning a joint's rotation axis
+    (moving via points, which are translations of massless bodies, do not count)."""
+    import numpy as np
+    from .model import REVOLUTE
+    q = np.asarray(model.default_q, dtype=float)[None]
+    out = []
+    for k, c in enumerate(model.coordinates):
+        if c.motion_type != "coupled":
+            out.append(c.motion_type == "rotational")
+            continue
+        kinds = set()
+        for j in model.joints:
+            if str(j.source).startswith("MovingPathPoint"):
+                continue
+            g = j.variable.evaluate(q, 1).gradient
+            if g is not None and abs(g[0, k]) > 0:
+                kinds.add(j.kind)
+        out.append(REVOLUTE in kinds or not kinds)
+    return out

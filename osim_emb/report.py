@@ -25,7 +25,7 @@ def describe_model(model: Model, functions: bool = True) -> str:
            f"  {model.n_q} generalized coordinates, {len(model.dependent_coordinates)} dependent coordinates, "
            f"{model.n_joints} one-DOF joints, {len(model.bodies)} bodies, {len(model.muscles)} musculotendon units, "
            f"{len(model.wrap_objects)} wrap objects", "", "generalized coordinates q:"]
-    from .cli_commands import rotational_coordinates
+    from .configuration import rotational_coordinates
     for k, (c, angle) in enumerate(zip(model.coordinates, rotational_coordinates(model))):
         unit = "rad" if angle else "m"
         out.append(f"  q{k + 1} {c.name:24s} {c.motion_type:13s} range {_rng(c.range)} default {c.default:.6g} "

@@ -148,8 +148,8 @@ def _warm_up(model: Model, q: np.ndarray, muscles) -> float:
     timer.start()
     try:
         for compat in (True, False):
-            lengths_and_moment_arms(model, q[:1], muscles, opensim_compat=compat)
-            muscle_lengths(model, q[:1], muscles, opensim_compat=compat)
+            lengths_and_moment_arms(model, q[:1], muscles, opensim_compat=compat, allow_out_of_range=True)
+            muscle_lengths(model, q[:1], muscles, opensim_compat=compat, allow_out_of_range=True)
     finally:
         timer.cancel()
     t = time.perf_counter() - t0

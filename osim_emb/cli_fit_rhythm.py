@@ -50,8 +50,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("data", help="a derived table (.csv: study, shoulder, plane_of_elevation_deg, elevation_deg, "
                                 "one column per dependent coordinate in degrees) or a Spartacus repository folder")
     s.add_argument("-o", "--output", required=True, help="the rhythm .json (also writes NAME_fit.csv)")
-    s.add_argument("--degree", type=int, default=3, help="total polynomial order (default 3)")
-    s.add_argument("--plane-degree", type=int, default=2, help="highest power of the plane of elevation (default 2)")
+    s.add_argument("--degree", type=int, default=2, help="total polynomial order (default 2: the order leave-one-study-out cross-validation chose on the Spartacus data)")
+    s.add_argument("--plane-degree", type=int, default=1, help="highest power of the plane of elevation (default 1)")
     s.add_argument("--weights", choices=("study", "sample"), default="study",
                    help="each study weighs the same (default) or each sample")
     s.add_argument("--ridge", type=float, default=1e-6, help="ridge penalty on the surface coefficients")

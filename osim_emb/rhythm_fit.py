@@ -111,7 +111,7 @@ def _wrms(r, w):
 
 
 def fit(data: pd.DataFrame | str | Path, dependents: dict[str, tuple[str, ...]] | None = None, *,
-        degree: int = 3, plane_degree: int = 2, weights: str = "study", ridge: float = 1e-6,
+        degree: int = 2, plane_degree: int = 1, weights: str = "study", ridge: float = 1e-6,
         inputs: tuple[str, str] = ("elv_angle", "shoulder_elv"), name: str = "fitted",
         reference: str = "", cross_validate: bool = True) -> RhythmFit:
     """Fit each dependent coordinate as a pole-safe polynomial surface of (plane of elevation, elevation).

@@ -5,6 +5,7 @@ import pytest
 
 from osim_emb import kinematics as kin
 from osim_emb.io import load_osim
+from opensim_builders import add_custom_joint_with_coupler
 
 MODEL_FILES = ["double_pendulum.osim", "arm26.osim", "leg6dof9musc.osim",
                "mobl_arms_holzbaur_nowrap_variant.osim", "mobl_arms_holzbaur.osim"]
@@ -72,30 +73,7 @@ def _build_all_joint_model(osim, path):
         m.addBody(b)
         m.addJoint(getattr(osim, t)(f"j{k}_{t}", prev, v(), v(), b, v(), v()))
         prev = b
-    b = osim.Body("b_custom", 2.0, v(), osim.Inertia(0.1, 0.2, 0.3, 0, 0, 0))
-    m.addBody(b)
-    st = osim.SpatialTransform()
-    for ax, cname, axis in ((0, "c_a", (1, 1, 0)), (1, "c_b", (0, 1, 1)), (3, "c_c", (1, 0, 0))):
-        st.updTransformAxis(ax).setCoordinateNames(osim.ArrayStr(cname, 1))
-        st.updTransformAxis(ax).setAxis(osim.Vec3(*axis))
-        st.updTransformAxis(ax).set_function(osim.LinearFunction(1, 0))
-    sp = osim.SimmSpline()
-    for x, y in [(-1, 0.0), (0, 0.01), (0.5, 0.03), (1, 0.02)]:
-        sp.addPoint(x, y)
-    st.updTransformAxis(3).set_function(sp)
-    m.addJoint(osim.CustomJoint("custom", prev, v(), v(), b, v(), v(), st))
-    cc = osim.CoordinateCouplerConstraint()
-    cc.setName("coupler2")
-    names = osim.ArrayStr()
-    names.append("c_a")
-    names.append("c_c")
-    cc.setIndependentCoordinateNames(names)
-    cc.setDependentCoordinateName("c_b")
-    coef = osim.ArrayDouble()
-    for c in (0.7, -0.4, 0.1):
-        coef.append(c)
-    cc.setFunction(osim.LinearFunction(coef))
-    m.addConstraint(cc)
+    add_custom_joint_with_coupler(osim, m, prev, v, 2.0, v(), osim.Inertia(0.1, 0.2, 0.3, 0, 0, 0))
     m.initSystem()
     m.printToXML(str(path))
 

@@ -12,6 +12,7 @@ import pytest
 from osim_emb import kinematics as kin
 from osim_emb.io import load_osim
 from osim_emb.muscles import geometry
+from opensim_builders import add_custom_joint_with_coupler
 
 WRAPS = {"WrapSphere": {"radius": 0.04}, "WrapCylinder": {"radius": 0.03, "length": 0.3},
          "WrapEllipsoid": {"dimensions": (0.03, 0.05, 0.04)}, "WrapTorus": {"inner_radius": 0.02, "outer_radius": 0.15}}
@@ -295,30 +296,7 @@ def test_a_muscle_across_every_joint_type_and_a_coupler(osim, tmp_path):
         m.addBody(b)
         m.addJoint(getattr(osim, t)(f"j{k}", prev, v(), v(), b, v(), v()))
         prev = b
-    b = osim.Body("b_custom", 2.0, v(0.05), osim.Inertia(0.01, 0.02, 0.03, 0, 0, 0))
-    m.addBody(b)
-    st = osim.SpatialTransform()
-    for ax, cname, axis in ((0, "c_a", (1, 1, 0)), (1, "c_b", (0, 1, 1)), (3, "c_c", (1, 0, 0))):
-        st.updTransformAxis(ax).setCoordinateNames(osim.ArrayStr(cname, 1))
-        st.updTransformAxis(ax).setAxis(osim.Vec3(*axis))
-        st.updTransformAxis(ax).set_function(osim.LinearFunction(1, 0))
-    sp = osim.SimmSpline()
-    for x, y in [(-1, 0.0), (0, 0.01), (0.5, 0.03), (1, 0.02)]:
-        sp.addPoint(x, y)
-    st.updTransformAxis(3).set_function(sp)
-    m.addJoint(osim.CustomJoint("custom", prev, v(), v(), b, v(), v(), st))
-    cc = osim.CoordinateCouplerConstraint()
-    cc.setName("coupler2")
-    names = osim.ArrayStr()
-    names.append("c_a")
-    names.append("c_c")
-    cc.setIndependentCoordinateNames(names)
-    cc.setDependentCoordinateName("c_b")
-    coef = osim.ArrayDouble()
-    for c in (0.7, -0.4, 0.1):
-        coef.append(c)
-    cc.setFunction(osim.LinearFunction(coef))
-    m.addConstraint(cc)
+    b = add_custom_joint_with_coupler(osim, m, prev, v, 2.0, v(0.05), osim.Inertia(0.01, 0.02, 0.03, 0, 0, 0))
     mu = osim.PathActuator()
     mu.setName("across")
     m.addForce(mu)

@@ -313,6 +313,17 @@ def _trig_constraints(ints, flts, ip, fp, z, order, g, gz, gzz):
 
 
 @njit(**_KW)
+def _gbar_times_gamma(gf, gam, i, out):
+    """out = g-bar_i^T gamma_{i+1} (the row both the factorisation and the solve of Eqs 114-119 need)."""
+    m = gf.shape[0]
+    for b in range(m):
+        s = 0.0
+        for a in range(m):
+            s += gf[a, i - 1] * gam[i + 1, a, b]
+        out[b] = s
+
+
+@njit(**_KW)
 def _projection_matrices(gf, gam, nrm):
     """gamma_i (gam[i], i = 2..m+1) and ||gamma_{i+1} g-bar_i||^2 (nrm[i]) of Eqs 110, 114-117
     (closed_chains.projection_matrices)."""
@@ -334,11 +345,7 @@ def _projection_matrices(gf, gam, nrm):
             raise ValueError("closed chain: the constraint Jacobian dg/df is singular (projection method)")
         nrm[i] = n2
         if i >= 2:
-            for b in range(m):
-                s = 0.0
-                for a in range(m):
-                    s += gf[a, i - 1] * gam[i + 1, a, b]
-                wv[b] = s
+            _gbar_times_gamma(gf, gam, i, wv)
             # gamma_i = gamma_{i+1} (I - g_i w^T / n2)
             for a in range(m):
                 s = 0.0
@@ -355,11 +362,7 @@ def _projection_solve(gf, gam, nrm, rhs, x):
     eta = np.zeros((m, p))
     wv = np.empty(m)
     for i in range(1, m + 1):
-        for b in range(m):
-            s = 0.0
-            for a in range(m):
-                s += gf[a, i - 1] * gam[i + 1, a, b]
-            wv[b] = s
+        _gbar_times_gamma(gf, gam, i, wv)
         for c in range(p):
             s = 0.0
             for a in range(m):

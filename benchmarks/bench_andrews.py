@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 from scipy.integrate import solve_ivp
 
-from osim_emb.mechanisms import andrews as A
+from osim_emb.seeds.mechanisms import andrews as A
 
 T = 0.03
 RTOLS = [1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10, 1e-11, 1e-12]
@@ -88,7 +88,7 @@ def main():
                                 "evaluations DAE/ODE": best[dae].nfev / best[ode].nfev})
     with pd.option_context("display.width", 200, "display.float_format", "{:.3g}".format):
         print(pd.DataFrame(out).to_string(index=False))
-    from osim_emb._accel import use_jit
+    from osim_emb.core._accel import use_jit
     print(f"\nODE (b) exact chain through the general dynamics ({'compiled' if use_jit() else 'numpy'}) against the "
           "DAE index-1, time ratio DAE/ODE (goal >= 4):")
     for row in out:

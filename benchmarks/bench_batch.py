@@ -18,7 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from osim_emb.batch import model_tasks, run_batch, sweep_task
+from osim_emb.opensim.batch import model_tasks, run_batch, sweep_task
 
 HERE = Path(__file__).resolve().parent
 MODELS = Path(os.environ.get("OSIM_EMB_MODELS", HERE.parents[1] / "shared" / "models"))

@@ -17,9 +17,9 @@ import time
 import numpy as np
 import pandas as pd
 
-from osim_emb import closed_chains as cc
-from osim_emb.mechanisms import andrews as A
-from osim_emb.mechanisms import linkages as lk
+from osim_emb.core import closed_chains as cc
+from osim_emb.seeds.mechanisms import andrews as A
+from osim_emb.seeds.mechanisms import linkages as lk
 
 
 def best_time(fn, repeat):
@@ -66,7 +66,7 @@ def main():
     with pd.option_context("display.width", 200, "display.float_format", "{:.1f}".format):
         print(table.to_string())
     # five-bar kinematics: B_i (order 0), D_i (order 1), D'_i (order 2) per configuration (issue 2, Performance)
-    from osim_emb.kinematics import forward_kinematics, joint_variables
+    from osim_emb.core.kinematics import forward_kinematics, joint_variables
     model = lk.five_bar_model()
     rows = []
     for n in (1, 1000):

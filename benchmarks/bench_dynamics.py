@@ -8,7 +8,7 @@
     ``solve_ivp``.  Each run's final state is compared with a tight reference (the package's ODE, DOP853,
     rtol = atol = 1e-13); for each OpenSim accuracy the package uses the cheapest DOP853 tolerance whose
     final-state errors in q and q̇ are both no larger than OpenSim's, and the time ratio is printed.
-(c) The DAE of the same model in full coordinates with Baumgarte stabilization (``osim_emb.dae``), run
+(c) The DAE of the same model in full coordinates with Baumgarte stabilization (``osim_emb.simulate.dae``), run
     at the same tolerances and compared the same way.
 
     python benchmarks/bench_dynamics.py            # about 15 s
@@ -31,8 +31,8 @@ from pathlib import Path
 import numpy as np
 from scipy.integrate import solve_ivp
 
-from osim_emb import dynamics as dyn
-from osim_emb._accel import use_jit
+from osim_emb.core import dynamics as dyn
+from osim_emb.core._accel import use_jit
 from osim_emb.io import load_osim, read_osim
 from osim_emb.io.osim_writer import write_osim
 
@@ -88,7 +88,7 @@ def per_call(fn, min_time=0.3, max_calls=200_000) -> float:
 
 
 def opensim_reference(path: Path, model):
-    from osim_emb.validation.opensim_bridge import OpenSimReference
+    from osim_emb.opensim.bridge import OpenSimReference
     return OpenSimReference(str(path), model, disable_forces=True)
 
 
@@ -163,9 +163,9 @@ def opensim_swing(path: Path, model, q0, qd0, t_end, accuracy, repeat=1):
 
 
 def dae_simulator():
-    """The DAE in full coordinates with constraint stabilization (``osim_emb.dae``)."""
+    """The DAE in full coordinates with constraint stabilization (``osim_emb.simulate.dae``)."""
     try:
-        from osim_emb.dae import simulate_final_state
+        from osim_emb.simulate.dae import simulate_final_state
     except ImportError:
         return None
     return simulate_final_state
@@ -194,7 +194,7 @@ def main(argv=None):
     locked = write_locked_mobl(Path(tmp.name))
     model = load_osim(locked)
     if jit:
-        from osim_emb.compiled import compiled_model
+        from osim_emb.core.compiled import compiled_model
         t = time.perf_counter()
         fast = compiled_model(model)
         t_compile_model = time.perf_counter() - t
@@ -270,7 +270,7 @@ def main(argv=None):
                 line += f"  ->  DAE / package = {dsec / best[3]:.1f}x"
             print(line)
     if dae is None:
-        print("  DAE in full coordinates: osim_emb.dae could not be imported")
+        print("  DAE in full coordinates: osim_emb.simulate.dae could not be imported")
 
 
 if __name__ == "__main__":

@@ -6,7 +6,7 @@
    coordinate's range (each coordinate a sine over 60 % of its range, own frequency).
 2. OpenSim's ``PolynomialPathFitter`` runs on it (its Latin-hypercube sample of ``--samples-per-frame``
    points per frame within ``--bounds`` degrees, orders 2..6, tolerances 1e-4 m); timed end to end.
-3. ``osim_emb.muscles.path_fitting.fit_paths`` fits the units on OpenSim's own sample (the file the
+3. ``osim_emb.paths.path_fitting.fit_paths`` fits the units on OpenSim's own sample (the file the
    fitter writes), same orders and tolerances; timed end to end (L and R of every sample, the fits).
 4. Both fits are evaluated on a fresh test sample drawn by the same scheme (another seed) against the
    original paths (the package's L and R, equal to OpenSim's getLength / computeMomentArm): RMS and
@@ -32,10 +32,10 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from osim_emb.io import load_osim  # noqa: E402
-from osim_emb.muscles.geometry import lengths_and_moment_arms  # noqa: E402
-from osim_emb.muscles.function_based_path import (FunctionBasedMusculotendon, FunctionBasedPath,  # noqa: E402
+from osim_emb.paths.geometry import lengths_and_moment_arms  # noqa: E402
+from osim_emb.paths.function_based_path import (FunctionBasedMusculotendon, FunctionBasedPath,  # noqa: E402
                                                   function_path_lengths_and_moment_arms)
-from osim_emb.muscles.path_fitting import FitSettings, fit_paths, outlier_samples, sample_coordinates  # noqa: E402
+from osim_emb.paths.path_fitting import FitSettings, fit_paths, outlier_samples, sample_coordinates  # noqa: E402
 
 
 #: Reference motions (degrees): each listed coordinate sweeps LOW..HIGH (a sine, own frequency); the

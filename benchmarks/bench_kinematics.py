@@ -8,9 +8,9 @@ import time
 
 import numpy as np
 
-from osim_emb import kinematics as kin
-from osim_emb import kinematics_kronecker as kk
-from osim_emb.synthetic import serial_chain_model
+from osim_emb.core import kinematics as kin
+from osim_emb.core import kinematics_kronecker as kk
+from osim_emb.core.synthetic import serial_chain_model
 
 
 def per_config(model, n, order, repeat=3):
@@ -50,7 +50,7 @@ def report(name, model):
 def main():
     report("20-body serial chain", serial_chain_model(20))
     try:
-        from osim_emb.mechanisms.five_bar import five_bar_model
+        from osim_emb.seeds.mechanisms.five_bar import five_bar_model
         report("five-bar linkage", five_bar_model())
     except ImportError:
         pass

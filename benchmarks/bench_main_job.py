@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def run(args, cache: Path, out: Path, numba_dir: Path | None) -> tuple[float, str]:
-    cmd = [sys.executable, "-m", "osim_emb.cli", "run"] + ([args.model] if args.model else []) + [
+    cmd = [sys.executable, "-m", "osim_emb.cli.main", "run"] + ([args.model] if args.model else []) + [
         "--out", str(out), "--step", str(args.step), "--formats", args.formats, "--quiet", "--overwrite"]
     if args.workers:
         cmd += ["--workers", str(args.workers)]

@@ -56,11 +56,11 @@ def main(argv=None) -> int:
     ap.add_argument("--repeat", type=int, default=7, help="timed calls of the compiled package (default 7)")
     args = ap.parse_args(argv)
 
-    from osim_emb import _accel
+    from osim_emb.core import _accel
     from osim_emb.io import load_osim
-    from osim_emb.muscles.geometry import lengths_and_moment_arms
-    from osim_emb.validation.moment_arms import make_sweeps
-    from osim_emb.validation.opensim_bridge import OpenSimReference
+    from osim_emb.paths.geometry import lengths_and_moment_arms
+    from osim_emb.opensim.moment_arms import make_sweeps
+    from osim_emb.opensim.bridge import OpenSimReference
 
     model = load_osim(args.model)
     sweeps = make_sweeps(model, SWEEP, 1.0, {c: 0.0 for c in SWEEP})

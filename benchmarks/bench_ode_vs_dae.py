@@ -8,7 +8,7 @@ Swing (validation/passive_swing): mobl_arms_holzbaur.osim, pro_sup, deviation an
 off, released at rest from shoulder_elv = 0.8 rad, elbow_flexion = 0.5 rad.
 
 * ODE -- 4 coordinates, ``solve_ivp(ode_rhs(model), method="DOP853")``;
-* DAE -- :class:`osim_emb.dae.FullCoordinateDAE`: 17 coordinates, 13 couplers as constraints, index 1 with
+* DAE -- :class:`osim_emb.simulate.dae.FullCoordinateDAE`: 17 coordinates, 13 couplers as constraints, index 1 with
   Baumgarte alpha = beta = 10, the same dynamics kernels for M, N q̇, G of the full model, DOP853;
 * OpenSim -- ``Manager`` (RungeKuttaMerson, constraint projection) at accuracy 1e-8, one ``integrate(1.0)``
   from an initialized state (model loading and ``initSystem`` not timed).
@@ -38,8 +38,8 @@ import numpy as np
 import pandas as pd
 from scipy.integrate import solve_ivp
 
-from osim_emb import dynamics as dyn
-from osim_emb.dae import FullCoordinateDAE
+from osim_emb.core import dynamics as dyn
+from osim_emb.simulate.dae import FullCoordinateDAE
 from osim_emb.io.convert import document_to_model
 from osim_emb.io.osim_writer import write_osim
 
@@ -101,7 +101,7 @@ def main():
     q_dae_ref = dae.reduced_state(dae_run(1e-13).y[:, -1])[0]
 
     # -- one right-hand side -----------------------------------------------------------------------
-    from osim_emb.validation.opensim_bridge import OpenSimReference
+    from osim_emb.opensim.bridge import OpenSimReference
     ref = OpenSimReference(str(path), model, disable_forces=True)
     ref.set_configuration(y0[:n], y0[n:])
     s = ref.state
@@ -196,7 +196,7 @@ def main():
     if args.no_tracking:
         return
     common = _load("shoulder_tracking_common", ROOT / "validation" / "shoulder_tracking" / "common.py")
-    from osim_emb.builtin_models import builtin_model_path
+    from osim_emb.io.builtin_models import builtin_model_path
     from osim_emb.io import read_osim
     tt = common.tracking_timings(read_osim(builtin_model_path("shoulder3d")), [1e-6, 1e-8, 1e-10],
                                  ["RK45", common.RKF45], repeat=args.repeat)

@@ -1,4 +1,4 @@
-"""Timing of the batched closed forms of the planar chain (osim_emb.planar).
+"""Timing of the batched closed forms of the planar chain (osim_emb.seeds.planar).
 
 Run:  python benchmarks/bench_planar_chain.py
 Prints the time per state of joint_torques + joint_reactions (Eqs 9, 23) and of the contribution table for
@@ -11,7 +11,8 @@ import time
 
 import numpy as np
 
-from osim_emb.planar import Link, Muscle, PlanarChain, contributions, joint_reactions, joint_torques
+from osim_emb.seeds.planar import Link, Muscle, PlanarChain, joint_reactions, joint_torques
+from osim_emb.seeds.planar import contributions
 
 
 def chain_of(n: int, rng) -> PlanarChain:
@@ -41,7 +42,7 @@ def main(N: int = 10_000) -> None:
         t1 = time.perf_counter()
         contributions(ch, th[:1000], dth[:1000], ddth[:1000], T[:1000], R[:1000], g[:1000])
         t2 = time.perf_counter()
-        from osim_emb.planar import compiled_terms
+        from osim_emb.seeds.planar import compiled_terms
 
         terms = len(compiled_terms(ch, "torque", "distal").terms) + len(compiled_terms(ch, "reaction", "distal").terms)
         print(f"{n:>3} {terms:>6} {1e6 * (t1 - t0) / N:>24.2f} {1e6 * (t2 - t1) / 1000:>25.2f}")

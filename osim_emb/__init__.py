@@ -20,26 +20,26 @@ The layers behind these functions: docs/architecture.md.
 
 from importlib import import_module
 
-from ._version import __version__
-from .builtin_models import load_builtin
-from .configuration import ConfigurationError, as_configuration, degrees_to_q
-from .dynamics import forward_dynamics, gravity_forces, inverse_dynamics, mass_matrix, velocity_terms
-from .io import load_osim
-from .io.model_json import load_model, save_model
-from .io.osim_writer import write_osim
-from .model import Body, DependentCoordinate, GeneralizedCoordinate, Joint, Model
-from .muscles.geometry import lengths_and_moment_arms, moment_arm_table, muscle_lengths
+from osim_emb._version import __version__
+from osim_emb.io.builtin_models import load_builtin
+from osim_emb.core.configuration import ConfigurationError, as_configuration, degrees_to_q
+from osim_emb.core.dynamics import forward_dynamics, gravity_forces, inverse_dynamics, mass_matrix, velocity_terms
+from osim_emb.io import load_osim
+from osim_emb.io.model_json import load_model, save_model
+from osim_emb.io.osim_writer import write_osim
+from osim_emb.model import Body, DependentCoordinate, GeneralizedCoordinate, Joint, Model
+from osim_emb.paths.geometry import lengths_and_moment_arms, moment_arm_table, muscle_lengths
 
 # name -> (module, attribute): imported on first access (module-level __getattr__, PEP 562)
 _LAZY = {
-    "simulate": ("osim_emb.simulation", "simulate"),
-    "inverse_dynamics_of_motion": ("osim_emb.simulation", "inverse_dynamics_of_motion"),
-    "simulate_muscles": ("osim_emb.muscle_driven", "simulate_muscles"),
-    "apply_rhythm": ("osim_emb.rhythm", "apply"),
-    "builtin_rhythm": ("osim_emb.rhythm", "builtin_rhythm"),
-    "load_rhythm": ("osim_emb.rhythm", "load_rhythm"),
-    "fit_rhythm": ("osim_emb.rhythm_fit", "fit"),
-    "run_moment_arm_study": ("osim_emb.validation.moment_arms", "run_moment_arm_study"),
+    "simulate": ("osim_emb.simulate.simulation", "simulate"),
+    "inverse_dynamics_of_motion": ("osim_emb.simulate.simulation", "inverse_dynamics_of_motion"),
+    "simulate_muscles": ("osim_emb.simulate.muscle_driven", "simulate_muscles"),
+    "apply_rhythm": ("osim_emb.rhythm.rhythms", "apply"),
+    "builtin_rhythm": ("osim_emb.rhythm.rhythms", "builtin_rhythm"),
+    "load_rhythm": ("osim_emb.rhythm.rhythms", "load_rhythm"),
+    "fit_rhythm": ("osim_emb.rhythm.fit", "fit"),
+    "run_moment_arm_study": ("osim_emb.opensim.moment_arms", "run_moment_arm_study"),
 }
 
 __all__ = ["__version__",

@@ -18,8 +18,8 @@ joint only through ``d(A)/df = A ^A`` and holds unchanged for the general form.
 Bodies carry the inertia and sit on a joint frame at a constant transform, so
 that a multi-axis OpenSim joint becomes a chain of one-DOF joints through
 massless frames.  State (q, qdot, qddot) is never stored on the model: it is
-passed as arrays to the free functions of :mod:`osim_emb.kinematics` and
-:mod:`osim_emb.dynamics`.
+passed as arrays to the free functions of :mod:`osim_emb.core.kinematics` and
+:mod:`osim_emb.core.dynamics`.
 """
 
 from __future__ import annotations
@@ -29,8 +29,8 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from .calculus import skew
-from .functions.base import JointFunction, readonly
+from osim_emb.core.calculus import skew
+from osim_emb.core.functions.base import JointFunction, readonly
 
 __all__ = [
     "REVOLUTE",

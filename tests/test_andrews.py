@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 from scipy.integrate import solve_ivp
 
-from osim_emb.dynamics import dynamics_terms
-from osim_emb.kinematics import joint_variables
-from osim_emb.mechanisms import andrews as A
+from osim_emb.core.dynamics import dynamics_terms
+from osim_emb.core.kinematics import joint_variables
+from osim_emb.seeds.mechanisms import andrews as A
 
 PAR = A.AndrewsParameters()
 

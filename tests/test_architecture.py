@@ -18,60 +18,46 @@ from pathlib import Path
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1] / "osim_emb"
 
-LAYERS = ("core", "paths", "io", "workflows", "validation", "report", "cli", "api")
+LAYERS = ("core", "paths", "io", "workflows", "opensim", "report", "cli", "api")
 RANK = {name: k for k, name in enumerate(LAYERS)}
 
-# Module (or package prefix) -> layer, for today's flat layout.  A new module must be added here:
-# that is where its place in the architecture is decided (docs/architecture.md, "Where a new feature goes").
+# Folder (or module) -> layer.  A new module is placed by the folder it goes in
+# (docs/architecture.md, "Where a new feature goes"); a new top-level module must be added here.
 LAYER_OF = {
-    # core: coordinates, functions, kinematics, dynamics, closed chains, the compiled dynamics
-    "osim_emb._accel": "core", "osim_emb._version": "core", "osim_emb.calculus": "core",
-    "osim_emb.functions": "core", "osim_emb.model": "core", "osim_emb.configuration": "core",
-    "osim_emb.kinematics": "core", "osim_emb.kinematics_kronecker": "core", "osim_emb.dynamics": "core",
-    "osim_emb.dynamics_kronecker": "core", "osim_emb.closed_chains": "core", "osim_emb.compiled": "core",
-    "osim_emb.compiled_kernels": "core", "osim_emb.synthetic": "core", "osim_emb.progress": "core",
+    # core: the model, joint functions, configurations, kinematics, dynamics, closed chains, compiled kernels
+    "osim_emb.model": "core", "osim_emb.core": "core", "osim_emb._version": "core", "osim_emb.progress": "core",
     # paths and muscles: wrapping surfaces, path construction, L and R, muscle models
-    "osim_emb.wrapping": "paths", "osim_emb.muscles": "paths",
+    "osim_emb.paths": "paths", "osim_emb.muscles": "paths",
     # io: files (.osim, JSON models, motions, tables) and the project's own model files
-    "osim_emb.io": "io", "osim_emb.builtin_models": "io",
-    # workflows: simulation, rhythm, and the seeds' own systems
-    "osim_emb.simulation": "workflows", "osim_emb.dae": "workflows", "osim_emb.muscle_driven": "workflows",
-    "osim_emb.muscle_driven_jit": "workflows", "osim_emb.rhythm": "workflows", "osim_emb.rhythm_fit": "workflows",
-    "osim_emb.spartacus": "workflows", "osim_emb.newton_euler": "workflows", "osim_emb.planar": "workflows",
-    "osim_emb.mechanisms": "workflows",
-    # validation: the OpenSim bridge, the comparison harness, studies and batches built on it
-    "osim_emb.validation": "validation", "osim_emb.batch": "validation", "osim_emb.study": "validation",
+    "osim_emb.io": "io",
+    # workflows: simulation, shoulder rhythms, and the seeds' own systems
+    "osim_emb.simulate": "workflows", "osim_emb.rhythm": "workflows", "osim_emb.seeds": "workflows",
+    # opensim: the bridge to OpenSim's API, the comparison harness, the main job and batches built on it
+    "osim_emb.opensim": "opensim",
     # report: figure style, figures, model descriptions
-    "osim_emb.figure_style": "report", "osim_emb.report": "report", "osim_emb.validation.figures": "report",
+    "osim_emb.report": "report",
     # cli: the command line
-    "osim_emb.cli": "cli", "osim_emb.cli_batch": "cli", "osim_emb.cli_commands": "cli",
-    "osim_emb.cli_fit_paths": "cli", "osim_emb.cli_fit_rhythm": "cli", "osim_emb.cli_muscle_sim": "cli",
-    "osim_emb.cli_plot": "cli",
+    "osim_emb.cli": "cli",
     # api: the package's public face (re-exports from every layer)
     "osim_emb": "api",
 }
 
 FORBIDDEN_IN_CORE = ("opensim", "matplotlib", "lxml")
-LOWEST_LAYER_FOR = {"opensim": "validation", "matplotlib": "report", "lxml": "io"}
+LOWEST_LAYER_FOR = {"opensim": "opensim", "matplotlib": "report", "lxml": "io"}
 
 # (rule, importing module, what it imports or defines) -> reason.  Shrink only.
 KNOWN_VIOLATIONS = {
-    ("b", "osim_emb.planar.contributions", "osim_emb.figure_style"):
-        "the seed's contribution plots are drawn beside the planar chain; they move to report/",
-    ("b", "osim_emb.rhythm_fit", "osim_emb.figure_style"):
-        "plot_fit (surfaces with the data) sits beside the fit; it moves to report/",
-    ("a", "osim_emb.wrapping.from_opensim", "opensim"):
-        "wrap objects built from an opensim.Model (a test aid): belongs in the OpenSim bridge",
-    ("c", "osim_emb.wrapping.from_opensim", "opensim"):
-        "same module as above (rule a)",
-    ("c", "osim_emb.newton_euler", "opensim"):
-        "opensim_foot_shank_reference, the seed's OpenSim cross-check, sits beside the seed's equations",
-    ("c", "osim_emb.planar.opensim_bridge", "opensim"):
-        "the planar chain's OpenSim twin lives with the seed, not in the bridge",
-            ("b", "osim_emb.validation.moment_arms", "osim_emb.validation.figures"):
+    ("b", "osim_emb.opensim.moment_arms", "osim_emb.report.comparison_figures"):
         "the comparison harness draws its own figures (should return tables; report draws them)",
-    ("b", "osim_emb.validation.motion_moment_arms", "osim_emb.validation.figures"):
+    ("b", "osim_emb.opensim.motion_moment_arms", "osim_emb.report.comparison_figures"):
         "the motion comparison draws its own figures",
+    ("b", "osim_emb.rhythm.fit", "osim_emb.report"): "plot_fit sits beside the fit; it moves to report/",
+    ("b", "osim_emb.rhythm.fit", "osim_emb.report.figure_style"): "same as above",
+    ("b", "osim_emb.seeds.planar.contributions", "osim_emb.report"):
+        "the seed's contribution plots are drawn beside the planar chain; they move to report/",
+    ("b", "osim_emb.seeds.planar.contributions", "osim_emb.report.figure_style"): "same as above",
+    ("c", "osim_emb.seeds.newton_euler", "opensim"):
+        "opensim_foot_shank_reference, the seed's OpenSim cross-check, sits beside the seed's equations",
     ("d", "osim_emb.muscles.hill", "hill_muscle_from_xml"):
         "reads a muscle from its lxml element (140 lines of XML reading in the muscle model)",
 }
@@ -161,9 +147,9 @@ def test_known_violations_still_exist():
 
 def test_scanner_sees_imports_inside_functions():
     """Independent check of the scanner on a module known to import matplotlib only inside a function."""
-    imported, functions = imports_of("osim_emb.rhythm_fit")
-    assert "osim_emb.figure_style" in imported and "plot_fit" in functions
-    assert "osim_emb.functions.multivariate" in imports_of("osim_emb.rhythm_fit")[0]
+    imported, functions = imports_of("osim_emb.rhythm.fit")
+    assert "osim_emb.report.figure_style" in imported and "plot_fit" in functions
+    assert "osim_emb.core.functions.multivariate" in imports_of("osim_emb.rhythm.fit")[0]
 
 
 def test_import_osim_emb_imports_neither_opensim_nor_matplotlib():

@@ -12,7 +12,7 @@ pytest.importorskip("pyarrow")
 
 def test_perturbation_moves_fixed_points_within_the_tolerance(models_dir):
     from osim_emb import load_osim
-    from osim_emb.batch import perturb_attachments
+    from osim_emb.opensim.batch import perturb_attachments
     model = load_osim(str(models_dir / "arm26.osim"))
     var = perturb_attachments(model, np.random.default_rng(3), 0.002)
     d = np.array([np.asarray(p.location) - np.asarray(o.location)
@@ -25,9 +25,9 @@ def test_perturbation_moves_fixed_points_within_the_tolerance(models_dir):
 
 def test_batch_cli_on_a_local_cluster(models_dir, tmp_path):
     from osim_emb import load_osim
-    from osim_emb.batch import perturb_attachments
-    from osim_emb.cli import main
-    from osim_emb.muscles.geometry import lengths_and_moment_arms
+    from osim_emb.opensim.batch import perturb_attachments
+    from osim_emb.cli.main import main
+    from osim_emb.paths.geometry import lengths_and_moment_arms
     out = tmp_path / "arm26_variants.parquet"
     model_path = models_dir / "arm26.osim"
     rc = main(["batch", str(model_path), "--variants", "3", "--tolerance-mm", "2", "--sweep", "r_elbow_flex",
@@ -68,7 +68,7 @@ def test_batch_cli_on_a_local_cluster(models_dir, tmp_path):
 
 def test_batch_of_a_folder_with_opensim_references(osim, models_dir, tmp_path):
     import shutil
-    from osim_emb.cli import main
+    from osim_emb.cli.main import main
     folder = tmp_path / "cohort"
     folder.mkdir()
     shutil.copy(models_dir / "arm26.osim", folder / "subject01.osim")

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from osim_emb import calculus as mc
+from osim_emb.core import calculus as mc
 
 R = 3  # length of q
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from hostile_models import small_osim
 
-from osim_emb.cli import main
+from osim_emb.cli.main import main
 
 
 @pytest.fixture
@@ -161,7 +161,7 @@ def test_inverse_dynamics_of_a_motion_that_left_a_range(model, tmp_path, capsys)
     out named, computed as it is with --outside-range warn (no degrees hint for small radian values)."""
     from osim_emb import load_osim
     from osim_emb.io.motion import read_motion
-    from osim_emb.simulation import inverse_dynamics_of_motion
+    from osim_emb.simulate.simulation import inverse_dynamics_of_motion
     mot = tmp_path / "m.mot"
     rows = [(0.1 * i, 1.3 + 0.05 * i, -0.02 + 0.01 * i) for i in range(6)]  # shoulder_q reaches 1.55 > 1.5
     mot.write_text("m\ninDegrees=no\nendheader\ntime\tshoulder_q\telbow\n"
@@ -188,7 +188,7 @@ def test_inverse_dynamics_of_a_motion_that_left_a_range(model, tmp_path, capsys)
                         "warn")
     assert code == 0 and "used as they are" in err
     import pandas as pd
-    from osim_emb.muscles.geometry import lengths_and_moment_arms
+    from osim_emb.paths.geometry import lengths_and_moment_arms
     frames = pd.read_csv(tmp_path / "ma" / "motion_moment_arms.csv.gz")
     length, _ = lengths_and_moment_arms(m, q, [mu.name for mu in m.muscles], allow_out_of_range=True)
     np.testing.assert_allclose(frames["length_m"].to_numpy(), length.ravel(), rtol=1e-12)
@@ -272,7 +272,7 @@ def test_json_model_wrong_types(tmp_path, capsys):
 def test_verbose_and_quiet_configure_logging(model, tmp_path, capsys, monkeypatch):
     import logging
 
-    import osim_emb.cli as cli
+    import osim_emb.cli.main as cli
     levels = []
     monkeypatch.setattr(cli, "_run_command", lambda args: levels.append(logging.getLogger("osim_emb").level) or 0)
     before = logging.getLogger("osim_emb").level
@@ -307,6 +307,6 @@ def test_a_closed_pipe_ends_quietly(model, capsys, monkeypatch):
     """`osim-emb inspect M.osim | head`: no error line when the reader goes away."""
     def closed(*_, **__):
         raise BrokenPipeError(errno.EPIPE, "Broken pipe")
-    monkeypatch.setattr("osim_emb.report.describe_model", closed)
+    monkeypatch.setattr("osim_emb.report.model_description.describe_model", closed)
     code, out, err = _run(capsys, "inspect", model)
     assert code == 141 and "error" not in err

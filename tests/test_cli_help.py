@@ -4,7 +4,7 @@ import argparse
 
 import pytest
 
-from osim_emb.cli import build_parser
+from osim_emb.cli.main import build_parser
 
 
 def _commands():

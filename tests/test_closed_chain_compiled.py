@@ -9,13 +9,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from osim_emb import dynamics as dyn
-from osim_emb._accel import HAVE_NUMBA
-from osim_emb.closed_chains import (AssemblyError, ClosedChain, SingularConstraintError, constraint_condition,
+from osim_emb.core import dynamics as dyn
+from osim_emb.core._accel import HAVE_NUMBA
+from osim_emb.core.closed_chains import (AssemblyError, ClosedChain, SingularConstraintError, constraint_condition,
                                    solve_constraints)
-from osim_emb.compiled import compiled_model
-from osim_emb.mechanisms import andrews as A
-from osim_emb.mechanisms import linkages as L
+from osim_emb.core.compiled import compiled_model
+from osim_emb.seeds.mechanisms import andrews as A
+from osim_emb.seeds.mechanisms import linkages as L
 
 pytestmark = pytest.mark.skipif(not HAVE_NUMBA, reason="numba is not installed (pip install 'osim-emb[speed]')")
 
@@ -108,7 +108,7 @@ def test_condition_limit_as_in_numpy():
 
 def test_point_to_point_spring_in_the_kernel(five_bar):
     """A spring from a point of link 3 to a ground point, two coordinates: kernel = numpy (Eq 46) + forward dynamics."""
-    from osim_emb.kinematics import forward_kinematics, point_positions
+    from osim_emb.core.kinematics import forward_kinematics, point_positions
     _, model = five_bar
     cm = compiled_model(model)
     r, anchor, k, l0 = np.array([0.7, 0.1, 0.0]), np.array([1.0, 2.0, 0.0]), 50.0, 1.2

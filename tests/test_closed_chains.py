@@ -8,11 +8,11 @@ implicit-function theorem solved by LU.
 import numpy as np
 import pytest
 
-from osim_emb import closed_chains as cc
-from osim_emb.kinematics import joint_variables
-from osim_emb.mechanisms import linkages as lk
-from osim_emb.mechanisms.andrews import Q0, andrews_constraints
-from osim_emb.mechanisms.planar import TrigTerm, trigonometric_constraints
+from osim_emb.core import closed_chains as cc
+from osim_emb.core.kinematics import joint_variables
+from osim_emb.seeds.mechanisms import linkages as lk
+from osim_emb.seeds.mechanisms.andrews import Q0, andrews_constraints
+from osim_emb.seeds.mechanisms.planar import TrigTerm, trigonometric_constraints
 
 
 def random_system(m=3, nq=2, seed=0):

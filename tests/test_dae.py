@@ -1,4 +1,4 @@
-"""The full-coordinate index-1 DAE (osim_emb.dae) against the minimal-coordinate ODE, OpenSim and finite differences.
+"""The full-coordinate index-1 DAE (osim_emb.simulate.dae) against the minimal-coordinate ODE, OpenSim and finite differences.
 
 References: the ODE of the same document (an independent formulation: couplers embedded in the joint
 functions instead of enforced by multipliers), Simbody's constrained accelerations, central differences
@@ -12,9 +12,9 @@ import dataclasses
 import numpy as np
 from scipy.integrate import solve_ivp
 
-from osim_emb import dynamics as dyn
-from osim_emb import functions as fn
-from osim_emb.dae import FullCoordinateDAE, affine_form
+from osim_emb.core import dynamics as dyn
+from osim_emb.core import functions as fn
+from osim_emb.simulate.dae import FullCoordinateDAE, affine_form
 from osim_emb.io import read_osim
 from osim_emb.io.osim_document import CouplerSpec
 
@@ -84,7 +84,7 @@ def test_dae_accelerations_equal_ode_and_opensim_on_mobl_locked(osim, models_dir
     """At random consistent states: the DAE's accelerations reduced to the independent coordinates equal the
     ODE's, and all of them equal Simbody's constrained accelerations (forces off)."""
     from osim_emb.io.osim_writer import write_osim
-    from osim_emb.validation.opensim_bridge import OpenSimReference
+    from osim_emb.opensim.bridge import OpenSimReference
     doc = mobl_locked_document(models_dir)
     path = tmp_path / "mobl_locked.osim"
     write_osim(doc, path)
@@ -177,8 +177,8 @@ def test_leg6dof9musc_dae_equals_ode(models_dir):
 def test_dae_tracking_equals_ode_tracking_on_the_shoulder():
     """Eq 200 in full coordinates (torques on the three independent coordinates, multipliers for the rhythm)
     gives the torques of the minimal-coordinate Eq 200 along the same motion."""
-    from osim_emb.builtin_models import builtin_model_path
-    from osim_emb.simulation import minimum_jerk
+    from osim_emb.io.builtin_models import builtin_model_path
+    from osim_emb.simulate.simulation import minimum_jerk
     doc = read_osim(builtin_model_path("shoulder3d"))
     dae = FullCoordinateDAE.from_document(doc)
     red = dae.reduced

@@ -5,10 +5,10 @@ import numpy as np
 import pytest
 from scipy.integrate import solve_ivp
 
-from osim_emb import dynamics as dyn
-from osim_emb import dynamics_kronecker as dk
-from osim_emb import kinematics as kin
-from osim_emb.synthetic import random_tree_model, serial_chain_model
+from osim_emb.core import dynamics as dyn
+from osim_emb.core import dynamics_kronecker as dk
+from osim_emb.core import kinematics as kin
+from osim_emb.core.synthetic import random_tree_model, serial_chain_model
 
 MODELS = [random_tree_model(n_joints=6, n_q=3, seed=s) for s in (0, 1, 2)]
 

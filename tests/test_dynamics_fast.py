@@ -1,7 +1,7 @@
-"""The compiled single-state dynamics (osim_emb.compiled) = the numpy reference (dynamics_terms) = the literal
+"""The compiled single-state dynamics (osim_emb.core.compiled) = the numpy reference (dynamics_terms) = the literal
 Kronecker formulas (Eqs 126, 145, 187), to rounding: on random trees whose joint variables use every function
 type the joint-variable program flattens (and two it does not), and on the reference models.  The dispatch
-in osim_emb.dynamics is checked with and without numba (OSIM_EMB_NO_JIT), and the kernels are run once as
+in osim_emb.core.dynamics is checked with and without numba (OSIM_EMB_NO_JIT), and the kernels are run once as
 plain Python (NUMBA_DISABLE_JIT) to show the results do not depend on numba.  No timings here: see
 benchmarks/bench_dynamics.py."""
 
@@ -15,15 +15,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from osim_emb import dynamics as dyn
-from osim_emb import dynamics_kronecker as dk
-from osim_emb._accel import HAVE_NUMBA
-from osim_emb.compiled import compiled_model
-from osim_emb.functions import (Clamped, Composite, Constant, Fourier, GCVSpline, Linear, MultivariatePolynomial,
+from osim_emb.core import dynamics as dyn
+from osim_emb.core import dynamics_kronecker as dk
+from osim_emb.core._accel import HAVE_NUMBA
+from osim_emb.core.compiled import compiled_model
+from osim_emb.core.functions import (Clamped, Composite, Constant, Fourier, GCVSpline, Linear, MultivariatePolynomial,
                                 Multiplier, NaturalCubicSpline, PiecewiseConstant, PiecewiseLinear, Polynomial,
                                 SimmSpline, SplineSurface)
 from osim_emb.model import PRISMATIC, REVOLUTE, Body, GeneralizedCoordinate, Joint, Model, homogeneous
-from osim_emb.synthetic import random_rotation, random_tree_model
+from osim_emb.core.synthetic import random_rotation, random_tree_model
 
 REPO = Path(__file__).resolve().parents[1]
 RTOL = 1e-12
@@ -271,7 +271,7 @@ def test_mobl_with_locked_wrist_and_forearm(models_dir, tmp_path):
     _check_against_reference(model, n=30, seed=4)
 
 
-# -- dispatch in osim_emb.dynamics, with and without numba ------------------------------------------
+# -- dispatch in osim_emb.core.dynamics, with and without numba ------------------------------------------
 
 @pytest.mark.parametrize("jit", [True, False], ids=["numba", "no-jit"])
 def test_dynamics_functions_and_ode_rhs_dispatch(monkeypatch, jit):
@@ -358,9 +358,9 @@ def test_kernels_as_plain_python():
     script = r"""
 import numpy as np
 from osim_emb import dynamics as dyn
-from osim_emb.compiled import compiled_model
-from osim_emb.synthetic import random_tree_model
-import osim_emb.compiled_kernels as K
+from osim_emb.core.compiled import compiled_model
+from osim_emb.core.synthetic import random_tree_model
+import osim_emb.core.compiled_kernels as K
 assert not hasattr(K.rhs, "py_func")  # plain Python functions
 model = random_tree_model(n_joints=5, n_q=3, seed=1)
 rng = np.random.default_rng(0)

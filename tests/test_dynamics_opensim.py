@@ -5,7 +5,7 @@ Simbody's constrained accelerations reduced to the generalized coordinates -- al
 import numpy as np
 import pytest
 
-from osim_emb import dynamics as dyn
+from osim_emb.core import dynamics as dyn
 from osim_emb.io import load_osim
 
 CASES = [("double_pendulum.osim", 100), ("leg6dof9musc.osim", 100), ("mobl_arms_holzbaur.osim", 100)]
@@ -13,7 +13,7 @@ CASES = [("double_pendulum.osim", 100), ("leg6dof9musc.osim", 100), ("mobl_arms_
 
 @pytest.mark.parametrize("name,n", CASES)
 def test_mass_velocity_gravity_and_accelerations_equal_opensim(osim, models_dir, name, n):
-    from osim_emb.validation.opensim_bridge import OpenSimReference
+    from osim_emb.opensim.bridge import OpenSimReference
     path = str(models_dir / name)
     model = load_osim(path)
     ref = OpenSimReference(path, model, disable_forces=True)

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from osim_emb import figure_style as fs
+from osim_emb.report import figure_style as fs
 
 ALLOWED = {c.lower() for c in fs.PALETTE + fs.NEUTRALS}
 
@@ -89,10 +89,10 @@ def test_simulate_plot_follows_the_style(tmp_path, capsys, monkeypatch):
     from hostile_models import small_osim
     from matplotlib.image import imread
 
-    from osim_emb.cli import main
+    from osim_emb.cli.main import main
     import matplotlib
 
-    from osim_emb.cli_commands import _plot_table
+    from osim_emb.cli.commands import _plot_table
     monkeypatch.setitem(matplotlib.rcParams, "savefig.bbox", "tight")  # as some study scripts set globally
     model = tmp_path / "small.osim"
     model.write_text(small_osim())

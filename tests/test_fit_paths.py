@@ -7,11 +7,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from osim_emb.cli import main as cli_main
+from osim_emb.cli.main import main as cli_main
 from osim_emb.io import load_osim
-from osim_emb.muscles.geometry import lengths_and_moment_arms
-from osim_emb.muscles.path_fitting import (FitSettings, fit_paths, monomials_and_derivatives, sample_coordinates)
-from osim_emb.functions.multivariate import MultivariatePolynomial, polynomial_exponents
+from osim_emb.paths.geometry import lengths_and_moment_arms
+from osim_emb.paths.path_fitting import (FitSettings, fit_paths, monomials_and_derivatives, sample_coordinates)
+from osim_emb.core.functions.multivariate import MultivariatePolynomial, polynomial_exponents
 
 
 def test_monomial_derivatives_match_the_polynomial_gradient():
@@ -140,7 +140,7 @@ def test_sampling_follows_polynomial_path_fitter(tmp_path):
 
 
 def test_outlier_filter_flags_jumps_from_the_frame():
-    from osim_emb.muscles.path_fitting import outlier_samples
+    from osim_emb.paths.path_fitting import outlier_samples
     rng = np.random.default_rng(0)
     values = 0.3 + rng.normal(0, 1e-3, (3 * 11, 2))  # three frames, ten samples each, two columns
     values[14, 1] += 0.05  # a jump (a wrap failing, say) in the second frame's block

@@ -8,8 +8,8 @@ import pytest
 
 from osim_emb.io import load_osim
 from osim_emb.io.errors import OsimImportError
-from osim_emb.muscles.function_based_path import lengthening_speeds
-from osim_emb.muscles.geometry import lengths_and_moment_arms, muscle_lengths
+from osim_emb.paths.function_based_path import lengthening_speeds
+from osim_emb.paths.geometry import lengths_and_moment_arms, muscle_lengths
 
 TOL = 1e-8
 
@@ -178,7 +178,7 @@ def test_function_based_path_from_xml_string():
     lengths, arms = lengths_and_moment_arms(model, q)
     assert np.allclose(lengths[:, 0], 0.3 - 0.02 * q[:, 0], atol=1e-15)
     assert np.allclose(arms[:, 0, 0], 0.02, atol=1e-15)
-    from osim_emb.muscles.geometry import path_states
+    from osim_emb.paths.geometry import path_states
     with pytest.raises(ValueError, match="unit 'act' has no path points"):
         path_states(model, q)
 

@@ -13,7 +13,7 @@ import json
 import numpy as np
 import pytest
 
-from osim_emb.functions import (
+from osim_emb.core.functions import (
     Clamped, Composite, Constant, Fourier, FunctionError, GCVSpline, Linear, Multiplier,
     MultivariatePolynomial, NaturalCubicSpline, PiecewiseConstant, PiecewiseLinear, Polynomial,
     SimmSpline, SplineSurface, coordinate, function_from_dict, polynomial_exponents,

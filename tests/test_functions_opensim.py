@@ -29,7 +29,7 @@ import pytest
 
 osim = pytest.importorskip("opensim", reason="opensim is not installed (pip install 'osim-emb[opensim]')")
 
-from osim_emb.functions import (  # noqa: E402
+from osim_emb.core.functions import (  # noqa: E402
     Constant, GCVSpline, Linear, Multiplier, MultivariatePolynomial, PiecewiseConstant,
     PiecewiseLinear, Polynomial, SimmSpline,
 )

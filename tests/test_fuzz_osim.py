@@ -65,7 +65,7 @@ def _import_or_clean_error(text: str, what: str, name: str = "fuzz.osim"):
 
 
 def _check_model(model, what: str):
-    from osim_emb import kinematics as kin
+    from osim_emb.core import kinematics as kin
     q = np.clip(np.zeros(model.n_q), *model.coordinate_ranges.T)
     bt = kin.body_transforms(model, kin.forward_kinematics(model, q, order=0))
     assert np.all(np.isfinite(bt)), f"{what}: accepted model with non-finite body transforms"
@@ -103,7 +103,7 @@ def test_fuzz_reference_models(models_dir, name, examples):
 
 def test_fuzz_cli_writes_nothing_on_failure(tmp_path):
     """convert on mutated files: exit 0 and the output, or exit != 0 and no file at all."""
-    from osim_emb.cli import main
+    from osim_emb.cli.main import main
     rng = np.random.default_rng(17)
     for k in range(15):
         text, what = _mutate(small_osim(), int(rng.integers(0, 10_000)), OPERATIONS[k % 4],
@@ -122,8 +122,8 @@ def test_fuzz_cli_writes_nothing_on_failure(tmp_path):
 def test_fuzz_accepted_models_agree_with_opensim(tmp_path):
     """For a sample of mutated small models that both accept, the body transforms equal OpenSim's."""
     import opensim
-    from osim_emb import kinematics as kin
-    from osim_emb.validation.opensim_bridge import OpenSimReference
+    from osim_emb.core import kinematics as kin
+    from osim_emb.opensim.bridge import OpenSimReference
     rng = np.random.default_rng(4)
     compared = 0
     for k in range(25):

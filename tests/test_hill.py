@@ -207,7 +207,7 @@ def test_thelen_rigid_tendon_matches_opensim(osim, models_dir, model_file):
 # =============================================================================
 def _lenient_parse_function(e):
     """The package's SimmSpline (it accepts the repeated knot x = 1.15 of MoBL's passive curves, as OpenSim does)."""
-    from osim_emb.functions import SimmSpline
+    from osim_emb.core.functions import SimmSpline
 
     x = [float(t) for t in e.find("x").text.split()]
     y = [float(t) for t in e.find("y").text.split()]
@@ -283,7 +283,7 @@ def test_schutte_matches_opensim_on_mobl(osim, models_dir):
 
 def test_schutte_rigid_tendon_consistency():
     """Rigid-tendon kinematics: l_f cos(phi) = l_MT - l_TS, l_f sin(phi) = h, v_f = v_MT cos(phi)."""
-    from osim_emb.functions import SimmSpline
+    from osim_emb.core.functions import SimmSpline
 
     x, y = zip(*[(0.4, 0.0), (0.7, 0.6), (1.0, 1.0), (1.3, 0.6), (1.6, 0.0)])
     m = Schutte1993Muscle("m", max_isometric_force=500, optimal_fiber_length=0.1, tendon_slack_length=0.2,
@@ -451,7 +451,7 @@ def test_defaults_section_semantics_in_opensim(osim, tmp_path):
 
 
 def test_schutte_parsing_33_and_40_spellings():
-    from osim_emb.functions import SimmSpline
+    from osim_emb.core.functions import SimmSpline
 
     calls = []
 

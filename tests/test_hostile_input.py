@@ -283,7 +283,7 @@ def test_check_output_file(tmp_path):
 
 
 def test_simulate_api_refuses_bad_options():
-    from osim_emb.simulation import IntegrationBudgetExceeded, simulate
+    from osim_emb.simulate.simulation import IntegrationBudgetExceeded, simulate
     m = _load(small_osim())
     for kw, match in [(dict(t_end=-1), "t_end"), (dict(t_end=1, rtol=0), "rtol"), (dict(t_end=1, n_output=0),
                                                                                      "n_output")]:
@@ -298,7 +298,7 @@ def test_simulate_api_refuses_bad_options():
 def test_transform_axis_without_function_stays_at_zero_as_opensim():
     """OpenSim's TransformAxis function defaults to Constant(0) (checked against OpenSim 4.6 for 3.3 and 4.0 files
     in tests/test_fuzz_osim.py): the coordinate does not turn the axis."""
-    from osim_emb import kinematics as kin
+    from osim_emb.core import kinematics as kin
     m = _load(small_osim(elbow_function=""))
     assert any("no function for coordinate(s) ['elbow']" in n for n in m.extras["notes"])
     bt = kin.body_transforms(m, kin.forward_kinematics(m, np.array([[0.0, 1.0]]), order=0))[0]
@@ -326,7 +326,7 @@ def test_doctype_in_utf16_refused_after_parsing_without_leak(tmp_path):
 def test_function_property_matched_by_name_as_opensim():
     """OpenSim 4 takes <LinearFunction> or <LinearFunction name="function"> as the TransformAxis function and ignores
     one with another name (checked with OpenSim 4.6: Constant 0)."""
-    from osim_emb import kinematics as kin
+    from osim_emb.core import kinematics as kin
 
     def elbow_angle(tag_name):
         m = _load(small_osim(elbow_function=f'<LinearFunction {tag_name}><coefficients>2 0</coefficients>'

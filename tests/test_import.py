@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from lxml import etree
 
-from osim_emb.cli import main
+from osim_emb.cli.main import main
 from osim_emb.io import OsimImportError, UnsupportedFeatureError, load_osim, read_osim_string
 from osim_emb.io.convert import document_to_model
 from osim_emb.io.model_json import load_model, model_to_dict, save_model

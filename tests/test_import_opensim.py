@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from osim_emb import kinematics as kin
+from osim_emb.core import kinematics as kin
 from osim_emb.io import load_osim
 from opensim_builders import add_custom_joint_with_coupler
 
@@ -20,7 +20,7 @@ def _random_q(model, n, seed, cap=None):
 
 
 def _compare(path, model, q, check_points=True):
-    from osim_emb.validation.opensim_bridge import OpenSimReference
+    from osim_emb.opensim.bridge import OpenSimReference
     ref = OpenSimReference(path, model)
     bt = kin.body_transforms(model, kin.forward_kinematics(model, q, order=0))
     real = [k for k, b in enumerate(model.bodies) if ref.model_os.getBodySet().contains(b.name)]

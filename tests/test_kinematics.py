@@ -4,10 +4,10 @@ on random trees of revolute and prismatic joints with nonlinear multi-coordinate
 import numpy as np
 import pytest
 
-from osim_emb import calculus as mc
-from osim_emb import kinematics as kin
-from osim_emb import kinematics_kronecker as kk
-from osim_emb.synthetic import random_tree_model
+from osim_emb.core import calculus as mc
+from osim_emb.core import kinematics as kin
+from osim_emb.core import kinematics_kronecker as kk
+from osim_emb.core.synthetic import random_tree_model
 
 MODELS = [random_tree_model(n_joints=7, n_q=3, seed=s) for s in range(4)]
 
@@ -115,7 +115,7 @@ def test_batch_equals_single():
 
 def test_seed_form_joints():
     """A revolute joint built from (V_d, d, V_theta) and a prismatic one from (V_d, V_theta, theta) follow Eq 38."""
-    from osim_emb.functions import Constant
+    from osim_emb.core.functions import Constant
     from osim_emb.model import Joint, rotation_about_axis
     v_d = np.array([0.0, 0.6, 0.8])
     v_t = np.array([1.0, 0.0, 0.0])

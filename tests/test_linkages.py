@@ -5,8 +5,8 @@ and projection against numerical-differentiation gradients (seed section 4-3, Fi
 import numpy as np
 import pytest
 
-from osim_emb import closed_chains as cc
-from osim_emb.mechanisms import linkages as lk
+from osim_emb.core import closed_chains as cc
+from osim_emb.seeds.mechanisms import linkages as lk
 
 N_T = 201
 

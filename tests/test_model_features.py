@@ -9,9 +9,9 @@ with the numpy code.
 import numpy as np
 import pytest
 
-from osim_emb import kinematics as kin
+from osim_emb.core import kinematics as kin
 from osim_emb.io import load_osim
-from osim_emb.muscles import geometry
+from osim_emb.paths import geometry
 from opensim_builders import add_custom_joint_with_coupler
 
 WRAPS = {"WrapSphere": {"radius": 0.04}, "WrapCylinder": {"radius": 0.03, "length": 0.3},
@@ -107,7 +107,7 @@ def build_feature_model(osim, path, wrap_type=None, wrap_on_ground=True, moving_
 
 def compare_with_opensim(path, model, q):
     """Worst differences: body transforms, active path points (m), L (m), R (m), compiled and numpy."""
-    from osim_emb.validation.opensim_bridge import OpenSimReference
+    from osim_emb.opensim.bridge import OpenSimReference
     ref = OpenSimReference(str(path), model)
     bt = kin.body_transforms(model, kin.forward_kinematics(model, q, order=0))
     names = [mu.name for mu in model.muscles]
@@ -183,7 +183,7 @@ def test_moving_point_next_to_a_wrap_on_its_body_matches_opensims_length_derivat
     """OpenSim's computeMomentArm leaves out a MovingPathPoint's own motion when its neighbour on the path
     (here a tangent point of a wrap on the same body) is on the same body (GeometryPath::produceForces),
     so there it differs from -dL/dq; R equals -dL/dq of OpenSim's getLength."""
-    from osim_emb.validation.opensim_bridge import OpenSimReference
+    from osim_emb.opensim.bridge import OpenSimReference
     path = tmp_path / "moving_wrap.osim"
     build_feature_model(osim, path, "WrapSphere", False)
     model = load_osim(path)
@@ -284,8 +284,8 @@ def test_a_muscle_across_every_joint_type_and_a_coupler(osim, tmp_path):
     coupler in one chain, a muscle from the ground across all of them: L, R (every coordinate) and the
     forward accelerations (forces removed) equal OpenSim's.  (Ball and Free joints: OpenSim's speeds are
     angular velocities, so R about them is compared in tests/test_import_opensim.py by transforms only.)"""
-    from osim_emb import dynamics as dyn
-    from osim_emb.validation.opensim_bridge import OpenSimReference
+    from osim_emb.core import dynamics as dyn
+    from osim_emb.opensim.bridge import OpenSimReference
     rng = np.random.default_rng(3)
     v = lambda s=0.2: osim.Vec3(*rng.uniform(-s, s, 3))  # noqa: E731
     m = osim.Model()

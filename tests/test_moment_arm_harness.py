@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from osim_emb.validation.moment_arms import discontinuities, make_sweeps, run_moment_arm_study
+from osim_emb.opensim.moment_arms import discontinuities, make_sweeps, run_moment_arm_study
 
 
 @pytest.mark.parametrize("name,sweep,limits", [
@@ -101,7 +101,7 @@ def test_sto_tables_load_in_opensim(osim, models_dir, tmp_path):
 
 def test_motion_matches_muscle_analysis(osim, models_dir, tmp_path):
     from osim_emb.io.motion import write_motion
-    from osim_emb.validation.motion_moment_arms import run_motion_study
+    from osim_emb.opensim.motion_moment_arms import run_motion_study
     t = np.linspace(0.0, 0.5, 6)
     write_motion(tmp_path / "ik.mot", pd.DataFrame({"time": t, "r_shoulder_elev": 40 * np.sin(3 * t),
                                                     "r_elbow_flex": 15 + 150 * t}), in_degrees=True)
@@ -120,7 +120,7 @@ def test_no_muscles_is_a_clear_error(models_dir):
 
 def test_plot_command_without_references_writes_styled_curves_only(models_dir, tmp_path):
     from test_figure_style import check_written_figure
-    from osim_emb.cli import main
+    from osim_emb.cli.main import main
     out = tmp_path / "plots"
     assert main(["plot", str(models_dir / "arm26.osim"), "--sweep", "r_elbow_flex", "--step", "10",
                  "--references", "none", "--out", str(out), "--formats", "pdf,svg"]) == 0
@@ -137,7 +137,7 @@ def test_plot_command_without_references_writes_styled_curves_only(models_dir, t
 
 def test_plot_with_the_mvp_reference_leaves_no_temporary_model(osim, models_dir, tmp_path, monkeypatch):
     import tempfile
-    from osim_emb.cli import main
+    from osim_emb.cli.main import main
     scratch = tmp_path / "scratch"
     scratch.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(scratch))
@@ -149,7 +149,7 @@ def test_plot_with_the_mvp_reference_leaves_no_temporary_model(osim, models_dir,
 
 
 def test_moment_arms_command_on_arm26_explains_every_difference(osim, models_dir, tmp_path, capsys):
-    from osim_emb.cli import main
+    from osim_emb.cli.main import main
     assert main(["moment-arms", str(models_dir / "arm26.osim"), "--sweep", "r_shoulder_elev,r_elbow_flex",
                  "--step", "10", "--workers", "1", "--no-cache", "--no-plot", "--quiet", "--out", str(tmp_path)]) == 0
     out = capsys.readouterr().out

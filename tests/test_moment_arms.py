@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from osim_emb.io import load_osim
-from osim_emb.muscles.geometry import lengths_and_moment_arms, moment_arms_eq195, muscle_lengths
+from osim_emb.paths.geometry import lengths_and_moment_arms, moment_arms_eq195, muscle_lengths
 
 
 @pytest.fixture(scope="module")
@@ -46,7 +46,7 @@ def test_lengths_and_moment_arms_equal_opensim_on_mvp_export(osim, nowrap, tmp_p
     """Lengths equal OpenSim's getLength; R equals computeMomentArm on the model whose moving via points
     are zero-inertia bodies (the seed's comparison), to 1e-8 m."""
     from osim_emb.io.osim_writer import moving_points_as_bodies, write_osim
-    from osim_emb.validation.opensim_bridge import OpenSimReference
+    from osim_emb.opensim.bridge import OpenSimReference
     path, model = nowrap
     mvp = tmp_path / "mvp.osim"
     write_osim(moving_points_as_bodies(model.extras["document"]), mvp)

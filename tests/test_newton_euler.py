@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from osim_emb.newton_euler import (
+from osim_emb.seeds.newton_euler import (
     PendulumChain,
     RigidSegment,
     chain_inverse_dynamics,
@@ -156,7 +156,7 @@ def test_rhs_contract_and_vectorized(rods):
 
 def test_pendulum_chain_agrees_with_planar_closed_form():
     """Cross-check: accelerations of the free n-link pendulum give zero closed-form torques (Eq 23)."""
-    from osim_emb.planar import Link, PlanarChain, joint_torques
+    from osim_emb.seeds.planar import Link, PlanarChain, joint_torques
 
     rng = np.random.default_rng(5)
     n = 4

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from osim_emb.newton_euler import (
+from osim_emb.seeds.newton_euler import (
     RigidSegment,
     chain_inverse_dynamics,
     energy,

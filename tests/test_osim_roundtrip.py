@@ -7,11 +7,11 @@ import logging
 import numpy as np
 import pytest
 
-from osim_emb import dynamics as dyn
+from osim_emb.core import dynamics as dyn
 from osim_emb.io import load_osim
 from osim_emb.io.model_json import load_model, save_model
 from osim_emb.io.osim_writer import moving_points_as_bodies, write_osim
-from osim_emb.muscles import geometry
+from osim_emb.paths import geometry
 
 MODELS = ["arm26.osim", "leg6dof9musc.osim", "mobl_arms_holzbaur.osim", "mobl_arms_holzbaur_nowrap_variant.osim",
           "double_pendulum.osim"]
@@ -43,7 +43,7 @@ def test_export_without_change_keeps_every_component_and_the_numbers(osim, model
 
 
 def test_rhythm_export_keeps_geometry_actuators_and_comments(osim, models_dir, tmp_path):
-    from osim_emb.rhythm import apply
+    from osim_emb.rhythm.rhythms import apply
     src = models_dir / "mobl_arms_holzbaur.osim"
     model = load_osim(src)
     new = apply(model, "degroot2001")
@@ -78,7 +78,7 @@ def test_moving_points_as_bodies_and_locked_coordinates_are_edits(osim, models_d
 
 
 def test_json_model_keeps_its_document(osim, models_dir, tmp_path):
-    from osim_emb.rhythm import apply
+    from osim_emb.rhythm.rhythms import apply
     model = load_osim(models_dir / "mobl_arms_holzbaur.osim")
     save_model(model, tmp_path / "mobl.emb.json")
     back = load_model(tmp_path / "mobl.emb.json")
@@ -90,7 +90,7 @@ def test_json_model_keeps_its_document(osim, models_dir, tmp_path):
 
 
 def test_moment_arms_study_takes_a_json_model(osim, models_dir, tmp_path):
-    from osim_emb.validation.moment_arms import run_moment_arm_study
+    from osim_emb.opensim.moment_arms import run_moment_arm_study
     model = load_osim(models_dir / "arm26.osim")
     save_model(model, tmp_path / "arm26.emb.json")
     res = run_moment_arm_study(str(tmp_path / "arm26.emb.json"), ["r_elbow_flex"], step_deg=30.0,

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from osim_emb.planar import (
+from osim_emb.seeds.planar import (
     Link,
     Muscle,
     PlanarChain,
@@ -15,7 +15,6 @@ from osim_emb.planar import (
     com_positions,
     contact_from_vectors,
     contact_vectors,
-    contributions,
     count_inertial_terms,
     joint_reactions,
     joint_torques,
@@ -24,6 +23,7 @@ from osim_emb.planar import (
     term_table,
     with_base_equilibrium,
 )
+from osim_emb.seeds.planar import contributions
 from test_planar_chain_reference import random_chain, random_states, recursive_newton_euler
 
 RTOL = 1e-12
@@ -441,8 +441,8 @@ def test_term_table_is_tidy():
 def test_stacked_contributions_figure_follows_the_project_style(tmp_path):
     from test_figure_style import check_written_figure
 
-    from osim_emb import figure_style as fs
-    from osim_emb.planar import plot_stacked_contributions
+    from osim_emb.report import figure_style as fs
+    from osim_emb.seeds.planar import plot_stacked_contributions
     rng = np.random.default_rng(41)
     chain = random_chain(rng, 3, n_muscles=9)
     N = 12

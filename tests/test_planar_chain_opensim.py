@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from osim_emb.planar import (
+from osim_emb.seeds.planar import (
     Link,
     Muscle,
     PlanarChain,
@@ -27,7 +27,7 @@ def rel_err(a, b):
 
 @pytest.mark.parametrize("n, seed", [(1, 1), (2, 2), (3, 3), (4, 4), (5, 5)])
 def test_closed_forms_match_opensim_at_random_states(osim, n, seed):
-    from osim_emb.planar.opensim_bridge import opensim_inverse_dynamics
+    from osim_emb.opensim.planar_chain import opensim_inverse_dynamics
 
     rng = np.random.default_rng(1000 + seed)
     chain = random_chain(rng, n, n_muscles=2 * n + 1)
@@ -44,7 +44,7 @@ def test_closed_forms_match_opensim_at_random_states(osim, n, seed):
 
 def test_forward_dynamics_with_muscles_matches_eq22(osim):
     """When OpenSim's forward dynamics with the muscles alone produces the motion, Eq 23 equals Eq 22."""
-    from osim_emb.planar.opensim_bridge import build_opensim_chain
+    from osim_emb.opensim.planar_chain import build_opensim_chain
 
     rng = np.random.default_rng(77)
     chain = random_chain(rng, 3, n_muscles=6)
@@ -72,7 +72,7 @@ def test_forward_dynamics_with_muscles_matches_eq22(osim):
 
 def test_base_attached_muscles_and_generic_link_shapes(osim):
     """A hand-built chain: muscles from the base spanning 1, 2 and 3 joints, contacts on every link."""
-    from osim_emb.planar.opensim_bridge import opensim_inverse_dynamics
+    from osim_emb.opensim.planar_chain import opensim_inverse_dynamics
 
     links = (
         Link(0.12, 1.0, 0.05, 0.2, 0.01, name="base"),

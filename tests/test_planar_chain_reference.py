@@ -1,4 +1,4 @@
-"""Independent references for the planar chain tests (no code shared with osim_emb.planar).
+"""Independent references for the planar chain tests (no code shared with osim_emb.seeds.planar).
 
 * :func:`recursive_newton_euler` — link-by-link Newton-Euler from the distal
   link, with vectors and cross products (no closed-form trigonometry).
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from osim_emb.planar import Link, Muscle, PlanarChain
+from osim_emb.seeds.planar import Link, Muscle, PlanarChain
 
 
 def cross2(a, b):

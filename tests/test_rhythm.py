@@ -3,12 +3,12 @@
 import numpy as np
 import pytest
 
-from osim_emb import kinematics as kin
-from osim_emb import rhythm as rh
-from osim_emb.cli import main
+from osim_emb.core import kinematics as kin
+from osim_emb.rhythm import rhythms as rh
+from osim_emb.cli.main import main
 from osim_emb.io import load_osim
 from osim_emb.io.osim_writer import write_osim
-from osim_emb.muscles.geometry import lengths_and_moment_arms
+from osim_emb.paths.geometry import lengths_and_moment_arms
 
 
 @pytest.fixture(scope="module")
@@ -73,7 +73,7 @@ def test_degroot_rhythm_has_both_slopes_and_mirrors(mobl):
 
 
 def test_export_roundtrip_and_opensim_loads_and_assembles(osim, mobl, tmp_path):
-    from osim_emb.validation.opensim_bridge import OpenSimReference
+    from osim_emb.opensim.bridge import OpenSimReference
     m2 = rh.apply(mobl, "degroot2001")
     out = tmp_path / "mobl_degroot.osim"
     write_osim(m2, out)
@@ -120,7 +120,7 @@ def test_user_table_rhythm(tmp_path, mobl_nowrap):
 def test_moment_arms_equal_minus_dL_dq_of_opensim_with_two_coordinate_couplers(osim, mobl_nowrap, tmp_path):
     """Our R is the partial derivative -dL/dq; OpenSim's getLength on the exported file agrees to FD precision,
     while computeMomentArm departs from it with two-coordinate couplers (the notes' DELT1 example)."""
-    from osim_emb.validation.opensim_bridge import OpenSimReference
+    from osim_emb.opensim.bridge import OpenSimReference
     m2 = rh.apply(mobl_nowrap, "degroot2001")
     out = tmp_path / "m2.osim"
     write_osim(m2, out)

@@ -8,12 +8,12 @@ import pandas as pd
 import pytest
 from scipy.spatial.transform import Rotation
 
-from osim_emb import kinematics as kin
-from osim_emb import rhythm as rh
-from osim_emb.cli import main
+from osim_emb.core import kinematics as kin
+from osim_emb.rhythm import rhythms as rh
+from osim_emb.cli.main import main
 from osim_emb.io import load_osim
 from osim_emb.io.osim_writer import write_osim
-from osim_emb.rhythm_fit import MOBL_DEPENDENTS, fit, surface_terms
+from osim_emb.rhythm.fit import MOBL_DEPENDENTS, fit, surface_terms
 
 TRUE = {  # deg-free coefficients (rad/rad^k) of a known surface, one set per dependent, on surface_terms(3, 2)
     "sternoclavicular_r2": [-0.20, 0.05, 0.03, -0.02, 0.01, -0.03],
@@ -87,7 +87,7 @@ def test_fitted_rhythm_keeps_the_scapula_still_at_the_pole(models_dir):
 
 
 def test_export_opensim_assembles_to_the_fitted_values(osim, models_dir, tmp_path):
-    from osim_emb.validation.opensim_bridge import OpenSimReference
+    from osim_emb.opensim.bridge import OpenSimReference
     m = load_osim(models_dir / "mobl_arms_holzbaur_nowrap_variant.osim")
     r = fit(_synthetic(noise=0.5), degree=3, plane_degree=2).rhythm
     m2 = rh.apply(m, r, outside="ignore")
@@ -215,7 +215,7 @@ def _fake_spartacus(root):
 
 
 def test_spartacus_reader_recovers_isb_angles(tmp_path):
-    from osim_emb.spartacus import read_spartacus
+    from osim_emb.rhythm.spartacus import read_spartacus
     elev, isb = _fake_spartacus(tmp_path)
     d = read_spartacus(tmp_path, step_deg=None)
     names = ["ST_protraction", "ST_medial_rotation", "ST_posterior_tilt"]

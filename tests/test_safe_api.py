@@ -8,7 +8,7 @@ import osim_emb
 from osim_emb import ConfigurationError, degrees_to_q, moment_arm_table
 from osim_emb.io import read_osim_string
 from osim_emb.io.convert import document_to_model
-from osim_emb.muscles import geometry
+from osim_emb.paths import geometry
 
 ARM = """<?xml version="1.0" encoding="UTF-8"?>
 <OpenSimDocument Version="40000">

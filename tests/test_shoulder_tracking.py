@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 from scipy.integrate import solve_ivp
 
-from osim_emb import dynamics as dyn
-from osim_emb.builtin_models import builtin_model_path, load_builtin
-from osim_emb.muscles.geometry import lengths_and_moment_arms
-from osim_emb.muscles.static_optimization import muscle_force_coefficients, static_optimization
-from osim_emb.simulation import computed_torque_tracking, muscle_force_sharing
+from osim_emb.core import dynamics as dyn
+from osim_emb.io.builtin_models import builtin_model_path, load_builtin
+from osim_emb.paths.geometry import lengths_and_moment_arms
+from osim_emb.simulate.static_optimization import muscle_force_coefficients, static_optimization
+from osim_emb.simulate.simulation import computed_torque_tracking, muscle_force_sharing
 
 COMMON = Path(__file__).resolve().parents[1] / "validation" / "shoulder_tracking" / "common.py"
 T_END = 0.4
@@ -75,7 +75,7 @@ def test_tracking_from_the_start_is_exact_and_offsets_decay_critically(C, model,
 
 
 def test_torques_equal_opensim_reduced_inverse_dynamics(osim, C, model, tracked):
-    from osim_emb.validation.opensim_bridge import OpenSimReference
+    from osim_emb.opensim.bridge import OpenSimReference
     names = model.coordinate_names
     times = tracked.states.time.to_numpy()
     q = tracked.states[names].to_numpy()

@@ -4,11 +4,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from osim_emb.cli import main
+from osim_emb.cli.main import main
 from osim_emb.io import load_osim
 from osim_emb.io.motion import coordinates_from_motion, read_motion, write_motion
-from osim_emb.simulation import computed_torque_tracking, inverse_dynamics_of_motion, minimum_jerk, simulate
-from osim_emb.synthetic import serial_chain_model
+from osim_emb.simulate.simulation import computed_torque_tracking, inverse_dynamics_of_motion, minimum_jerk, simulate
+from osim_emb.core.synthetic import serial_chain_model
 
 
 def test_motion_file_roundtrip(tmp_path):
@@ -52,7 +52,7 @@ def test_computed_torque_error_is_critically_damped():
     # the torques are the inverse dynamics of the motion with q'' = Q_d
     q = res.states[model.coordinate_names].to_numpy()
     qd = res.states[[c + "_u" for c in model.coordinate_names]].to_numpy()
-    from osim_emb import dynamics as dyn
+    from osim_emb.core import dynamics as dyn
     qdd = np.array([desired(ti)[2] for ti in t]) - 2 * gains * (qd - np.array([desired(ti)[1] for ti in t])) \
         - gains ** 2 * (q - np.array([desired(ti)[0] for ti in t]))
     np.testing.assert_allclose(res.torques.iloc[:, 1:].to_numpy(), dyn.inverse_dynamics(model, q, qd, qdd),

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize
 
-from osim_emb.wrapping.smooth import (cylinder_shortest_path, smooth_path_lengths_and_moment_arms,
+from osim_emb.paths.wrapping.smooth import (cylinder_shortest_path, smooth_path_lengths_and_moment_arms,
                                       sphere_shortest_path)
 
 
@@ -153,7 +153,7 @@ def test_smooth_moment_arms_equal_minus_dl_dq(osim, tmp_path):
         fd = -(lp - lm) / (2 * h)
         assert np.abs(fd - arms[:, k, :]).max() < 1e-9
     # the obstacles are hit in a good share of the configurations
-    from osim_emb.muscles.geometry import muscle_lengths
+    from osim_emb.paths.geometry import muscle_lengths
     straight = muscle_lengths(model, q, wrapping=False)
     n_wrapped = int(np.sum(lengths > straight + 1e-9))
     assert n_wrapped > 20

@@ -32,8 +32,8 @@ import time
 import numpy as np
 import pytest
 
-from osim_emb.wrapping.base import WrapStatus
-from osim_emb.wrapping.ellipsoid import WrapEllipsoid
+from osim_emb.paths.wrapping.base import WrapStatus
+from osim_emb.paths.wrapping.ellipsoid import WrapEllipsoid
 
 TOL_SYNTH = 1e-10  # m, synthetic models (length and tangent points)
 TOL_MODEL = 1e-9  # m, muscle lengths of the reference models

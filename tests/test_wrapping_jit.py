@@ -21,12 +21,12 @@ import os
 import numpy as np
 import pytest
 
-from osim_emb import _accel
-from osim_emb.wrapping.cylinder import WrapCylinder
-from osim_emb.wrapping.ellipsoid import WrapEllipsoid
-from osim_emb.wrapping.path import PathWrapSpec, wrap_path
-from osim_emb.wrapping.sphere import WrapSphere
-from osim_emb.wrapping.torus import WrapTorus
+from osim_emb.core import _accel
+from osim_emb.paths.wrapping.cylinder import WrapCylinder
+from osim_emb.paths.wrapping.ellipsoid import WrapEllipsoid
+from osim_emb.paths.wrapping.path import PathWrapSpec, wrap_path
+from osim_emb.paths.wrapping.sphere import WrapSphere
+from osim_emb.paths.wrapping.torus import WrapTorus
 
 pytestmark = [
     pytest.mark.skipif(not _accel.HAVE_NUMBA, reason="numba is not installed (pip install 'osim-emb[speed]')"),
@@ -232,7 +232,7 @@ def arm26(models_dir):
 @pytest.mark.parametrize("compat", [True, False])
 def test_real_muscle_paths(monkeypatch, mobl, arm26, compat):
     """wrap_path on every MoBL and arm26 muscle at random poses (same kinematic inputs for both)."""
-    from osim_emb.muscles.geometry import path_states
+    from osim_emb.paths.geometry import path_states
     for model, n in ((mobl, 40), (arm26, 40)):
         q = _random_poses(model, n, 11)
         ref, jit = both(monkeypatch, lambda: path_states(model, q, opensim_compat=compat))
@@ -251,9 +251,9 @@ def test_real_muscle_paths(monkeypatch, mobl, arm26, compat):
 def _kinematics_bitwise(model, q):
     """Whether the compiled kinematics equal forward_kinematics bitwise here (they follow numpy's BLAS
     accumulation order, measured with numpy's bundled OpenBLAS on x86-64)."""
-    from osim_emb.kinematics import forward_kinematics, joint_variables
-    from osim_emb.muscles.geometry import _jit_plan
-    from osim_emb.wrapping._kernels_muscles import _kinematics
+    from osim_emb.core.kinematics import forward_kinematics, joint_variables
+    from osim_emb.paths.geometry import _jit_plan
+    from osim_emb.paths.wrapping._kernels_muscles import _kinematics
     jv = joint_variables(model, q, order=1)
     kin = forward_kinematics(model, q, 1, jv)
     plan = _jit_plan(model, None, True)
@@ -274,8 +274,8 @@ def _kinematics_bitwise(model, q):
 def test_lengths_and_moment_arms_mobl(monkeypatch, mobl, compat):
     """The whole call (kinematics, wrapping, moment arms): the issue's sweep (every 4th configuration)
     and random poses."""
-    from osim_emb.muscles.geometry import lengths_and_moment_arms, muscle_lengths
-    from osim_emb.validation.moment_arms import make_sweeps
+    from osim_emb.paths.geometry import lengths_and_moment_arms, muscle_lengths
+    from osim_emb.opensim.moment_arms import make_sweeps
     sweep = ["elv_angle", "shoulder_elv", "shoulder_rot"]
     q_sweep = np.vstack([s.q for s in make_sweeps(mobl, sweep, 1.0, {c: 0.0 for c in sweep})])
     q = np.vstack([q_sweep[::4], _random_poses(mobl, 60, 12)])
@@ -296,7 +296,7 @@ def test_lengths_and_moment_arms_mobl(monkeypatch, mobl, compat):
 
 
 def test_lengths_and_moment_arms_arm26(monkeypatch, arm26):
-    from osim_emb.muscles.geometry import lengths_and_moment_arms
+    from osim_emb.paths.geometry import lengths_and_moment_arms
     q = _random_poses(arm26, 100, 13)
     for compat in (True, False):
         ref, jit = both(monkeypatch, lambda: lengths_and_moment_arms(arm26, q, opensim_compat=compat))

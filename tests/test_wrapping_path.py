@@ -1,4 +1,4 @@
-"""Path-level wrapping (osim_emb.wrapping.path): structure, and agreement with OpenSim 4.6.
+"""Path-level wrapping (osim_emb.paths.wrapping.path): structure, and agreement with OpenSim 4.6.
 
 Against OpenSim the kinematics are taken from OpenSim itself (path points'
 ``getLocationInGround``, wrap frames' ground transforms), so that only the
@@ -15,13 +15,13 @@ import time
 import numpy as np
 import pytest
 
-from osim_emb.wrapping.base import WrapStatus
-from osim_emb.wrapping.cylinder import WrapCylinder
-from osim_emb.wrapping.path import PathWrapSpec, wrap_path
-from osim_emb.wrapping.sphere import WrapSphere
-from osim_emb.wrapping.torus import WrapTorus
+from osim_emb.paths.wrapping.base import WrapStatus
+from osim_emb.paths.wrapping.cylinder import WrapCylinder
+from osim_emb.paths.wrapping.path import PathWrapSpec, wrap_path
+from osim_emb.paths.wrapping.sphere import WrapSphere
+from osim_emb.paths.wrapping.torus import WrapTorus
 
-HAVE_ELLIPSOID = importlib.util.find_spec("osim_emb.wrapping.ellipsoid") is not None
+HAVE_ELLIPSOID = importlib.util.find_spec("osim_emb.paths.wrapping.ellipsoid") is not None
 
 
 def _eye(n, w):
@@ -237,7 +237,7 @@ CASES = {
 @pytest.mark.opensim
 @pytest.mark.parametrize("case", list(CASES))
 def test_several_wrap_objects_against_opensim(osim, case):
-    from osim_emb.wrapping.from_opensim import path_inputs_from_opensim
+    from osim_emb.opensim.wrap_objects import path_inputs_from_opensim
 
     osim.Logger.setLevelString("error")
     wr = CASES[case]
@@ -304,7 +304,7 @@ def _dependents(osim, m):
 
 def _real_model_data(osim, path, n_poses, seed):
     """Per muscle: specs, stacked path inputs at n_poses random assembled poses, getLength, current paths."""
-    from osim_emb.wrapping.from_opensim import path_inputs_from_opensim, path_specs_from_opensim
+    from osim_emb.opensim.wrap_objects import path_inputs_from_opensim, path_specs_from_opensim
 
     osim.Logger.setLevelString("error")
     m = osim.Model(str(path))
@@ -362,7 +362,7 @@ def _data(osim, models_dir, model):
 @pytest.mark.parametrize("ellipsoids", [False, True])
 def test_real_models_against_opensim(osim, models_dir, model, ellipsoids):
     if ellipsoids and not HAVE_ELLIPSOID:
-        pytest.skip("osim_emb.wrapping.ellipsoid is not available yet")
+        pytest.skip("osim_emb.paths.wrapping.ellipsoid is not available yet")
     data = _data(osim, models_dir, model)
     sel = {k: d for k, d in data.items() if ("WrapEllipsoid" in d["kinds"]) == ellipsoids}
     if not sel:

@@ -11,11 +11,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from osim_emb.wrapping.base import WrapStatus, euler_xyz_body_fixed, parse_quadrant
-from osim_emb.wrapping.cylinder import WrapCylinder
-from osim_emb.wrapping.path import PathWrapSpec, wrap_path
-from osim_emb.wrapping.sphere import WrapSphere
-from osim_emb.wrapping.torus import WrapTorus, _Circle, lmdif_circle
+from osim_emb.paths.wrapping.base import WrapStatus, euler_xyz_body_fixed, parse_quadrant
+from osim_emb.paths.wrapping.cylinder import WrapCylinder
+from osim_emb.paths.wrapping.path import PathWrapSpec, wrap_path
+from osim_emb.paths.wrapping.sphere import WrapSphere
+from osim_emb.paths.wrapping.torus import WrapTorus, _Circle, lmdif_circle
 
 QUADRANTS = ["all", "x", "-x", "y", "-y", "z", "-z"]
 
@@ -223,7 +223,7 @@ def make_osim_wrap(osim, kind, dims, quadrant, rot, trans, name="w0"):
 
 def evaluate_opensim(osim, m, s, sp, configs):
     """Per configuration: OpenSim's length, path inputs, and current path (codes, locations, wrap lengths)."""
-    from osim_emb.wrapping.from_opensim import path_inputs_from_opensim
+    from osim_emb.opensim.wrap_objects import path_inputs_from_opensim
 
     cs = m.getCoordinateSet()
     gp = sp.getGeometryPath()

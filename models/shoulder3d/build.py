@@ -9,7 +9,7 @@ What the model is made of, and where each part comes from (see README.md):
   humerus angles thorax-relative; generalized coordinates elv_angle (plane of elevation),
   shoulder_elv (elevation), shoulder_rot (axial rotation).
 * Shoulder rhythm -- de Groot & Brand (2001): the clavicle and scapula angles are linear functions of
-  both elv_angle and shoulder_elv (rhythm ``degroot2001`` of osim_emb.rhythm), written as
+  both elv_angle and shoulder_elv (rhythm ``degroot2001`` of osim_emb.rhythm.rhythms), written as
   two-coordinate LinearFunction couplers.
 * Inertial parameters -- humerus: de Leva (1996), adult male of 75 kg (mass 2.71 % of body mass,
   centre of mass 57.72 % of the segment length from the shoulder, radii of gyration 28.5 / 15.8 / 26.9 %
@@ -37,7 +37,7 @@ sys.path.insert(0, str(HERE.parents[1]))
 
 from osim_emb.io.osim_reader import read_osim  # noqa: E402
 from osim_emb.io.osim_writer import write_osim  # noqa: E402
-from osim_emb.rhythm import apply_to_document, builtin_rhythm  # noqa: E402
+from osim_emb.rhythm.rhythms import apply_to_document, builtin_rhythm  # noqa: E402
 
 BODIES = ["thorax", "clavicle", "clavphant", "scapula", "scapphant", "humphant", "humphant1", "humerus"]
 MUSCLES = ["DELT1", "DELT2", "DELT3", "SUPSP", "INFSP", "SUBSC", "TMAJ", "TMIN", "PECM1", "PECM2", "PECM3",

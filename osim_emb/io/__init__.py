@@ -1,7 +1,7 @@
 """Input/output: .osim files (OpenSim 3.3 and 4.x), the package's JSON model format, motion files."""
 
-from .errors import OsimImportError, UnsupportedFeatureError
-from .osim_reader import read_osim, read_osim_string
+from osim_emb.io.errors import OsimImportError, UnsupportedFeatureError
+from osim_emb.io.osim_reader import read_osim, read_osim_string
 
 __all__ = ["OsimImportError", "UnsupportedFeatureError", "read_osim", "read_osim_string", "load_osim"]
 
@@ -32,14 +32,14 @@ def load_osim(path, strict: bool = True):
     Examples
     --------
     >>> import osim_emb as oe
-    >>> from osim_emb.builtin_models import builtin_model_path
+    >>> from osim_emb.io.builtin_models import builtin_model_path
     >>> model = oe.load_osim(builtin_model_path("shoulder3d"))
     >>> model.coordinate_names
     ['elv_angle', 'shoulder_elv', 'shoulder_rot']
     >>> len(model.muscles)
     14
     """
-    from .convert import document_to_model
+    from osim_emb.io.convert import document_to_model
     if hasattr(path, "printToXML") and hasattr(path, "getCoordinateSet"):
         return _load_opensim_object(path, strict)
     return document_to_model(read_osim(path, strict=strict), strict=strict)
@@ -48,7 +48,7 @@ def load_osim(path, strict: bool = True):
 def _load_opensim_object(osim_model, strict: bool):
     import os
     import tempfile
-    from .convert import document_to_model
+    from osim_emb.io.convert import document_to_model
     name = osim_model.getName() or "model"
     fd, tmp = tempfile.mkstemp(prefix=f"{name}.", suffix=".osim")
     os.close(fd)

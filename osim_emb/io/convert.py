@@ -20,15 +20,22 @@ from typing import Any
 
 import numpy as np
 
-from .. import functions as fn
-from ..functions.base import JointFunction
-from ..model import (
-    PRISMATIC, REVOLUTE, Body, DependentCoordinate, GeneralizedCoordinate, Joint, Model, homogeneous,
+from osim_emb.core import functions as fn
+from osim_emb.core.functions.base import JointFunction
+from osim_emb.model import (
+    PRISMATIC,
+    REVOLUTE,
+    Body,
+    DependentCoordinate,
+    GeneralizedCoordinate,
+    Joint,
+    Model,
+    homogeneous,
     rotation_about_axis,
 )
-from ..muscles.path import Musculotendon, PathPoint, PathWrap
-from .errors import OsimImportError, UnsupportedFeatureError
-from .osim_document import JointSpec, OsimDocument, Skipped
+from osim_emb.paths.musculotendon import Musculotendon, PathPoint, PathWrap
+from osim_emb.io.errors import OsimImportError, UnsupportedFeatureError
+from osim_emb.io.osim_document import JointSpec, OsimDocument, Skipped
 
 __all__ = ["document_to_model", "compose", "simplify"]
 
@@ -285,12 +292,12 @@ class _Converter:
         return self.expr(coordinate), self.coord_spec[coordinate].range
 
     def muscles(self, joints: list[Joint], bodies: list[Body]) -> list[Musculotendon]:
-        from .model_parts import muscle_parameters
+        from osim_emb.io.model_parts import muscle_parameters
         out = []
         known_bodies = {b.name for b in self.doc.bodies}
         for f in self.doc.forces:
             if f.function_path is not None:
-                from .function_based_path_xml import function_based_unit
+                from osim_emb.io.function_based_path_xml import function_based_unit
                 out.append(function_based_unit(f, self))
                 continue
             if not f.has_path:
@@ -352,7 +359,7 @@ class _Converter:
         return PathPoint(p.name, name, np.zeros(3), "moving", source_body=p.body)
 
     def wrap_objects(self) -> list[Any]:
-        from .model_parts import wrap_object_from_spec
+        from osim_emb.io.model_parts import wrap_object_from_spec
         try:
             return [wrap_object_from_spec(w) for w in self.doc.wrap_objects]
         except ImportError as err:  # a wrap type not available in this build
@@ -362,7 +369,7 @@ class _Converter:
 
 def document_to_model(doc: OsimDocument, strict: bool = True) -> Model:
     """Build the empirically-based model of an OpenSim document."""
-    from ..model import ModelError
+    from osim_emb.model import ModelError
     try:
         return _Converter(doc, strict).build()
     except ModelError as err:  # a consistency check of the model: say which file

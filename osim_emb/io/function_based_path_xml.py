@@ -15,8 +15,8 @@ from typing import Any, Callable, Sequence
 
 from lxml import etree
 
-from ..functions.base import JointFunction
-from .function_xml import find_function, function_to_xml, is_function_element, parse_function
+from osim_emb.core.functions.base import JointFunction
+from osim_emb.io.function_xml import find_function, function_to_xml, is_function_element, parse_function
 
 #: The path elements of a path actuator (OpenSim 4.6).
 PATH_TAGS = ("GeometryPath", "FunctionBasedPath", "Scholz2015GeometryPath")
@@ -100,8 +100,8 @@ def with_function_based_path(force: Any, path_element: Any) -> Any:
 
 def function_based_unit(force: Any, converter: Any):
     """The model's unit for a force record with a ``function_path`` (used by :mod:`osim_emb.io.convert`)."""
-    from ..muscles.function_based_path import FunctionBasedMusculotendon, FunctionBasedPath
-    from .model_parts import muscle_parameters
+    from osim_emb.paths.function_based_path import FunctionBasedMusculotendon, FunctionBasedPath
+    from osim_emb.io.model_parts import muscle_parameters
     spec: FunctionBasedPathSpec = force.function_path
     for path, name in zip(spec.coordinate_paths, spec.coordinates):
         if name not in converter.coord_spec:
@@ -124,7 +124,7 @@ def document_with_function_based_paths(doc: Any, paths: dict[str, tuple[Sequence
     ``paths[name] = (coordinate names, length function)``; the other forces are unchanged.
     """
     import copy
-    from .osim_writer import _coordinate_path
+    from osim_emb.io.osim_writer import _coordinate_path
     out = copy.copy(doc)
     out.forces = []
     known = {f.name for f in doc.forces}

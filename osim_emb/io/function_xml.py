@@ -1,4 +1,4 @@
-"""OpenSim function elements <-> :class:`~osim_emb.functions.JointFunction`.
+"""OpenSim function elements <-> :class:`~osim_emb.core.functions.JointFunction`.
 
 OpenSim 3.3 wraps a function in a property element (``<function><SimmSpline>``);
 4.x writes it directly with ``name="function"``.  An XML ``NaturalCubicSpline``
@@ -12,9 +12,9 @@ from typing import Any, Callable
 import numpy as np
 from lxml import etree
 
-from .. import functions as fn
-from ..functions.base import FunctionError, JointFunction
-from .errors import OsimImportError, UnsupportedFeatureError
+from osim_emb.core import functions as fn
+from osim_emb.core.functions.base import FunctionError, JointFunction
+from osim_emb.io.errors import OsimImportError, UnsupportedFeatureError
 
 __all__ = ["FUNCTION_TAGS", "is_function_element", "parse_function", "find_function", "function_to_xml"]
 

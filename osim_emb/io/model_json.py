@@ -16,9 +16,9 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..functions.base import function_from_dict
-from ..model import Body, DependentCoordinate, GeneralizedCoordinate, Joint, Model
-from ..muscles.path import Musculotendon, PathPoint, PathWrap
+from osim_emb.core.functions.base import function_from_dict
+from osim_emb.model import Body, DependentCoordinate, GeneralizedCoordinate, Joint, Model
+from osim_emb.paths.musculotendon import Musculotendon, PathPoint, PathWrap
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "model_to_dict", "model_from_dict", "save_model", "load_model",
            "write_atomically"]
@@ -50,7 +50,7 @@ def _wrap_to_dict(w: Any) -> dict:
 
 
 def _wrap_from_dict(d: dict) -> Any:
-    from .model_parts import WRAP_CLASSES
+    from osim_emb.io.model_parts import WRAP_CLASSES
     d = dict(d)
     cls = WRAP_CLASSES()[d.pop("type")]
     return cls(**{k: (tuple(v) if isinstance(v, list) else v) for k, v in d.items()})
@@ -63,7 +63,7 @@ def _params_to_dict(p: Any) -> Any:
 def _params_from_dict(d: Any) -> Any:
     if d is None:
         return None
-    from ..muscles.hill import muscle_from_dict
+    from osim_emb.muscles.hill import muscle_from_dict
     return muscle_from_dict(d)
 
 
@@ -114,7 +114,7 @@ def model_to_dict(model: Model) -> dict:
 def _document_text(doc: Any) -> str | None:
     if doc is None:
         return None
-    from .osim_writer import document_to_string
+    from osim_emb.io.osim_writer import document_to_string
     return document_to_string(doc)
 
 
@@ -273,7 +273,7 @@ def model_from_dict(d: dict, source: str = "<dict>") -> Model:
               "forces": [tuple(f) for f in ex.get("forces", [])], "conversion": ex.get("conversion", []),
               "skipped": ex.get("skipped", [])}
     if d.get("osim_document"):
-        from .osim_reader import read_osim_string
+        from osim_emb.io.osim_reader import read_osim_string
         doc_text = ck.get(d, "osim_document", "", "str")
         extras["document"] = read_osim_string(doc_text, strict=False,
                                               name=str(ex.get("source", "")) or str(d.get("name", "")))

@@ -6,16 +6,16 @@ from typing import Any
 
 import numpy as np
 
-from .function_xml import parse_function
-from .osim_document import OsimDocument, WrapObjectSpec
+from osim_emb.io.function_xml import parse_function
+from osim_emb.io.osim_document import OsimDocument, WrapObjectSpec
 
 __all__ = ["muscle_parameters", "wrap_object_from_spec", "WRAP_CLASSES"]
 
 
 def muscle_parameters(element: Any, doc: OsimDocument):
     """The force model of a muscle element (Thelen2003, Schutte1993, Millard2012, plain path actuators)."""
-    from ..muscles.hill import hill_muscle_from_xml
-    from .errors import OsimImportError
+    from osim_emb.muscles.hill import hill_muscle_from_xml
+    from osim_emb.io.errors import OsimImportError
 
     def fail(e, reason):
         return OsimImportError(doc.path, e, reason)
@@ -24,10 +24,10 @@ def muscle_parameters(element: Any, doc: OsimDocument):
 
 
 def _classes() -> dict[str, type]:
-    from ..wrapping.cylinder import WrapCylinder
-    from ..wrapping.ellipsoid import WrapEllipsoid
-    from ..wrapping.sphere import WrapSphere
-    from ..wrapping.torus import WrapTorus
+    from osim_emb.paths.wrapping.cylinder import WrapCylinder
+    from osim_emb.paths.wrapping.ellipsoid import WrapEllipsoid
+    from osim_emb.paths.wrapping.sphere import WrapSphere
+    from osim_emb.paths.wrapping.torus import WrapTorus
     return {"WrapSphere": WrapSphere, "WrapCylinder": WrapCylinder, "WrapEllipsoid": WrapEllipsoid,
             "WrapTorus": WrapTorus}
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ..functions.base import JointFunction
+from osim_emb.core.functions.base import JointFunction
 
 __all__ = [
     "OffsetSpec", "CoordinateSpec", "TransformAxisSpec", "JointSpec", "BodySpec", "WrapObjectSpec",
@@ -32,7 +32,7 @@ class OffsetSpec:
     name: str = ""
 
     def transform(self) -> np.ndarray:
-        from ..wrapping.base import euler_xyz_body_fixed
+        from osim_emb.paths.wrapping.base import euler_xyz_body_fixed
         t = np.eye(4)
         t[:3, :3] = euler_xyz_body_fixed(self.orientation)
         t[:3, 3] = self.translation

@@ -14,11 +14,22 @@ from typing import Any
 import numpy as np
 from lxml import etree
 
-from .errors import OsimImportError, UnsupportedFeatureError
-from .function_xml import find_function, parse_function
-from .osim_document import (
-    BodySpec, CoordinateSpec, CouplerSpec, ForceSpec, JointSpec, MarkerSpec, OffsetSpec, OsimDocument,
-    PathPointSpec, PathWrapSpec, Skipped, TransformAxisSpec, WrapObjectSpec,
+from osim_emb.io.errors import OsimImportError, UnsupportedFeatureError
+from osim_emb.io.function_xml import find_function, parse_function
+from osim_emb.io.osim_document import (
+    BodySpec,
+    CoordinateSpec,
+    CouplerSpec,
+    ForceSpec,
+    JointSpec,
+    MarkerSpec,
+    OffsetSpec,
+    OsimDocument,
+    PathPointSpec,
+    PathWrapSpec,
+    Skipped,
+    TransformAxisSpec,
+    WrapObjectSpec,
 )
 
 __all__ = ["read_osim", "read_osim_string", "SUPPORTED_JOINTS", "JOINT_AXES"]
@@ -383,7 +394,7 @@ class _Reader:
                 if f is None and cn:
                     # OpenSim's TransformAxis function property defaults to Constant(0); the LinearFunction(1, 0)
                     # fallback in SpatialTransform::connectToJoint never applies to a file (found by the fuzz tests)
-                    from ..functions import Constant
+                    from osim_emb.core.functions import Constant
                     f = Constant(0.0, len(cn))
                     self.notes.append(f"joint {name!r} {an}: no function for coordinate(s) {cn}; the axis stays at 0, "
                                       "as OpenSim's default Constant(0) does")
@@ -419,7 +430,7 @@ class _Reader:
         """OpenSim 4 derives a coordinate's motion type from its joint (CustomJoint::constructCoordinates): an axis the coordinate
         drives through a linear function of slope +-1 makes it rotational (rotation axes) or translational
         (translation axes), the last such axis winning; otherwise coupled."""
-        from ..functions import Linear
+        from osim_emb.core.functions import Linear
         for c in spec.coordinates:
             if c.motion_type:
                 continue
@@ -481,7 +492,7 @@ class _Reader:
                 doc.joints.append(spec)
 
     def _resolve_offset_frames(self, pending: list) -> None:
-        from ..wrapping.base import euler_xyz_body_fixed
+        from osim_emb.paths.wrapping.base import euler_xyz_body_fixed
         progress = True
         while pending and progress:
             progress = False
@@ -626,7 +637,7 @@ class _Reader:
             gp = f.find("GeometryPath")
             fbp = f.find("FunctionBasedPath")
             if fbp is not None:
-                from .function_based_path_xml import read_function_based_path
+                from osim_emb.io.function_based_path_xml import read_function_based_path
                 function_path = self.lenient(f, "force", lambda: read_function_based_path(fbp, self.fail))
                 if function_path is None:
                     continue

@@ -26,10 +26,17 @@ from typing import Any, Sequence
 import numpy as np
 from lxml import etree
 
-from .function_xml import function_to_xml
-from .model_json import write_atomically
-from .osim_document import (
-    BodySpec, CoordinateSpec, CouplerSpec, ForceSpec, JointSpec, OffsetSpec, OsimDocument, PathPointSpec,
+from osim_emb.io.function_xml import function_to_xml
+from osim_emb.io.model_json import write_atomically
+from osim_emb.io.osim_document import (
+    BodySpec,
+    CoordinateSpec,
+    CouplerSpec,
+    ForceSpec,
+    JointSpec,
+    OffsetSpec,
+    OsimDocument,
+    PathPointSpec,
     TransformAxisSpec,
 )
 
@@ -308,7 +315,7 @@ def _edit_source(doc: OsimDocument) -> tuple[Any, bool]:
     """The source document's XML with the document's changes made in place -- couplers, bodies and joints
     the package adds, path points, the name and gravity -- and whether anything changed.  Raises
     _NotEditable for any other change."""
-    from .osim_reader import read_osim_string
+    from osim_emb.io.osim_reader import read_osim_string
     try:
         root = _parse_source(doc.source_text)
     except etree.XMLSyntaxError as err:  # a source OpenSim reads but XML does not ('::' in names)
@@ -593,7 +600,7 @@ def moving_points_as_bodies(doc: OsimDocument, *, suffix: str = "_mvp") -> OsimD
             for ax, func, drv in zip("xyz", p.functions, p.function_coordinates):
                 cname = f"{bname}_{ax}"
                 coords.append(CoordinateSpec(cname, bname, "translational", 0.0, 0.0, (-np.inf, np.inf)))
-                from ..functions import Linear
+                from osim_emb.core.functions import Linear
                 axes.append(TransformAxisSpec(f"translation{'xyz'.index(ax) + 1}", [cname],
                                               np.eye(3)["xyz".index(ax)], Linear([1.0], 0.0)))
                 out.couplers.append(CouplerSpec(f"{cname}_coupler", cname, [drv], func, 1.0, True))

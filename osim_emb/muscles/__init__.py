@@ -1,6 +1,8 @@
-"""Hill-type musculotendon models as OpenSim defines them, and static optimization (muscle force sharing)."""
+"""Hill-type musculotendon models as OpenSim defines them: force-length-velocity curves and the muscle models.
 
-from .curves import (
+Paths (lengths, moment arms) are in :mod:`osim_emb.paths`; static optimization in :mod:`osim_emb.simulate`."""
+
+from osim_emb.muscles.curves import (
     ActiveForceLengthCurve,
     FiberForceLengthCurve,
     ForceVelocityCurve,
@@ -8,7 +10,7 @@ from .curves import (
     SmoothSegmentedCurve,
     TendonForceLengthCurve,
 )
-from .hill import (
+from osim_emb.muscles.hill import (
     HillMuscle,
     Millard2012EquilibriumMuscle,
     MuscleModelError,
@@ -19,17 +21,10 @@ from .hill import (
     hill_muscle_from_xml,
     muscle_from_dict,
 )
-from .static_optimization import (
-    InfeasibleError,
-    StaticOptimizationResult,
-    muscle_force_coefficients,
-    static_optimization,
-)
 
 __all__ = [
     "ActiveForceLengthCurve", "FiberForceLengthCurve", "ForceVelocityCurve", "ForceVelocityInverseCurve",
     "SmoothSegmentedCurve", "TendonForceLengthCurve",
     "HillMuscle", "Millard2012EquilibriumMuscle", "MuscleModelError", "RigidPathActuator", "RigidTendonForces",
     "Schutte1993Muscle", "Thelen2003Muscle", "hill_muscle_from_xml", "muscle_from_dict",
-    "InfeasibleError", "StaticOptimizationResult", "muscle_force_coefficients", "static_optimization",
 ]

@@ -31,7 +31,7 @@ from typing import Any, Callable, ClassVar, NamedTuple
 
 import numpy as np
 
-from . import curves as C
+from osim_emb.muscles import curves as C
 
 __all__ = [
     "MuscleModelError",
@@ -300,10 +300,10 @@ SCHUTTE_DEFAULT_CURVES: dict[str, tuple[tuple[float, ...], tuple[float, ...]]] =
 
 def _default_schutte_curve(prop: str):
     try:
-        from ..functions import SimmSpline  # type: ignore[attr-defined]
+        from osim_emb.core.functions import SimmSpline  # type: ignore[attr-defined]
     except ImportError as exc:  # pragma: no cover - depends on the functions package
         raise MuscleModelError(
-            f"Schutte1993Muscle: the default {prop} is a SimmSpline, which osim_emb.functions does not provide yet"
+            f"Schutte1993Muscle: the default {prop} is a SimmSpline, which osim_emb.core.functions does not provide yet"
         ) from exc
     x, y = SCHUTTE_DEFAULT_CURVES[prop]
     return SimmSpline(x, y)
@@ -321,7 +321,7 @@ class Schutte1993Muscle(HillMuscle):
 
     The three curves are OpenSim functions of one variable (usually SimmSpline),
     given as objects with the ``JointFunction`` interface of
-    :mod:`osim_emb.functions`.  ``passive_force_length_curve=None`` means the
+    :mod:`osim_emb.core.functions`.  ``passive_force_length_curve=None`` means the
     property was not set in the file: OpenSim then uses exp(8(l~ - 1))/exp(4)
     (not its default spline).  ``active_force_length_curve`` or
     ``tendon_force_length_curve`` None means OpenSim's default spline.
@@ -353,7 +353,7 @@ class Schutte1993Muscle(HillMuscle):
         for prop in ("tendon_force_length_curve", "active_force_length_curve", "passive_force_length_curve"):
             f = getattr(self, prop)
             if isinstance(f, dict):
-                from ..functions import function_from_dict
+                from osim_emb.core.functions import function_from_dict
 
                 object.__setattr__(self, prop, function_from_dict(f))
             elif f is not None and not hasattr(f, "evaluate"):

@@ -36,13 +36,13 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from osim_emb import figure_style as fs  # noqa: E402
+from osim_emb.report import figure_style as fs  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from scipy.integrate import solve_ivp  # noqa: E402
 
-from osim_emb.dynamics import dynamics_terms  # noqa: E402
-from osim_emb.mechanisms import andrews as A  # noqa: E402
+from osim_emb.core.dynamics import dynamics_terms  # noqa: E402
+from osim_emb.seeds.mechanisms import andrews as A  # noqa: E402
 
 OUT = Path(__file__).resolve().parent / "results"
 T_END = 0.05
@@ -95,7 +95,7 @@ def reduced_check(model, par, rng):
     beta = rng.uniform(-np.pi, np.pi, (50, 1))
     betadot = rng.uniform(-1500, 1500, (50, 1))
     terms = dynamics_terms(model, beta, betadot)
-    from osim_emb.kinematics import joint_variables
+    from osim_emb.core.kinematics import joint_variables
     jv = joint_variables(model, beta, order=2)
     idx = [model.joint_names.index(n) + 1 for n in A.COORDINATE_NAMES]
     q = jv.value[:, idx]

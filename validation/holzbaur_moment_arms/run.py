@@ -23,7 +23,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1]))
 
-from osim_emb.validation.moment_arms import TABLE5_LEADERS, print_report, run_moment_arm_study  # noqa: E402
+from osim_emb.opensim.moment_arms import TABLE5_LEADERS, print_report, run_moment_arm_study  # noqa: E402
 
 SWEEP = ["elv_angle", "shoulder_elv", "shoulder_rot"]
 

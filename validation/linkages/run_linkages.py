@@ -29,12 +29,12 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from osim_emb import figure_style as fs  # noqa: E402
+from osim_emb.report import figure_style as fs  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from osim_emb import closed_chains as cc  # noqa: E402
-from osim_emb.mechanisms import linkages as lk  # noqa: E402
+from osim_emb.core import closed_chains as cc  # noqa: E402
+from osim_emb.seeds.mechanisms import linkages as lk  # noqa: E402
 
 OUT = Path(__file__).resolve().parent / "results"
 N_T = 1001

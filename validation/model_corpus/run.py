@@ -70,7 +70,7 @@ def _poses(model, n: int, seed: int) -> np.ndarray:
 
 
 def study_one(path: str, poses: int, seed: int, ma_budget: int) -> dict:
-    from osim_emb.validation.opensim_bridge import OpenSimReference, require_opensim
+    from osim_emb.opensim.bridge import OpenSimReference, require_opensim
     osim = require_opensim()
     row: dict = {"model": path, "poses": 0, "poses_R": 0}
     t0 = time.perf_counter()
@@ -111,11 +111,11 @@ def study_one(path: str, poses: int, seed: int, ma_budget: int) -> dict:
 
 
 def compare(path: str, model, poses: int, seed: int, ma_budget: int) -> dict:
-    from osim_emb import dynamics as dyn
-    from osim_emb import kinematics as kin
+    from osim_emb.core import dynamics as dyn
+    from osim_emb.core import kinematics as kin
     from osim_emb.io.osim_writer import moving_points_as_bodies, write_osim
-    from osim_emb.muscles import geometry
-    from osim_emb.validation.opensim_bridge import OpenSimReference
+    from osim_emb.paths import geometry
+    from osim_emb.opensim.bridge import OpenSimReference
     q = _poses(model, poses, seed)
     out = {"poses": poses}
     ref = OpenSimReference(path, model)
@@ -203,7 +203,7 @@ def _ry(b: float) -> np.ndarray:
 def christoffel_check(model, q: np.ndarray, qd: np.ndarray, h: float = 1e-5) -> float:
     """max |N qd - c| / max |c|, c_i = sum_jk (dM_ij/dq_k - dM_jk/dq_i / 2) qd_j qd_k from central
     differences of M (which equals OpenSim's): an independent check of the velocity terms."""
-    from osim_emb import dynamics as dyn
+    from osim_emb.core import dynamics as dyn
     nq = model.n_q
     dm = np.empty((nq, nq, nq))
     for k in range(nq):

@@ -26,7 +26,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from osim_emb.newton_euler import (  # noqa: E402
+from osim_emb.seeds.newton_euler import (  # noqa: E402
     RigidSegment,
     chain_inverse_dynamics,
     foot_shank_inverse_dynamics,

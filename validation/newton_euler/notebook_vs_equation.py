@@ -25,7 +25,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from osim_emb.newton_euler import (  # noqa: E402
+from osim_emb.seeds.newton_euler import (  # noqa: E402
     PendulumChain,
     energy,
     gravity_vector,

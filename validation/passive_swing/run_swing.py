@@ -18,7 +18,7 @@ Solutions:
 * OpenSim -- ``Manager`` (RungeKuttaMerson, with constraint projection) at accuracy 1e-8 (the
   issue's), 1e-10 and 1e-12, stepped with ``integrate`` to every 0.01 s to read the state and
   ``state.getQErr()`` (its position-constraint error); a one-shot ``integrate(t_end)`` is timed;
-* DAE -- :class:`osim_emb.dae.FullCoordinateDAE` in the 17 unlocked coordinates with the 13
+* DAE -- :class:`osim_emb.simulate.dae.FullCoordinateDAE` in the 17 unlocked coordinates with the 13
   couplers as constraints, index 1, Baumgarte alpha = beta = 0 and 10, DOP853 at 1e-11.
 
 Writes into validation/passive_swing/results/:
@@ -49,13 +49,13 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from osim_emb import figure_style as fs  # noqa: E402
+from osim_emb.report import figure_style as fs  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from scipy.integrate import solve_ivp  # noqa: E402
 
-from osim_emb import dynamics as dyn  # noqa: E402
-from osim_emb.dae import FullCoordinateDAE  # noqa: E402
+from osim_emb.core import dynamics as dyn  # noqa: E402
+from osim_emb.simulate.dae import FullCoordinateDAE  # noqa: E402
 from osim_emb.io import read_osim  # noqa: E402
 from osim_emb.io.convert import document_to_model  # noqa: E402
 from osim_emb.io.osim_writer import write_osim  # noqa: E402
@@ -113,7 +113,7 @@ def opensim_swing(path: Path, model, times: np.ndarray, accuracy: float, *, time
 
     Returns the generalized coordinates and speeds (T, n), the values of all OpenSim coordinates
     (T, n_all), max|QErr| and max|UErr| at each sample, and the wall time of a one-shot integrate."""
-    from osim_emb.validation.opensim_bridge import OpenSimReference
+    from osim_emb.opensim.bridge import OpenSimReference
     y0 = initial_state(model)
     n = model.n_q
 
@@ -176,7 +176,7 @@ def nonlinear_coupler_document(models: Path):
     """double_pendulum.osim with q2 = f(q1), f a 9-knot SimmSpline through 0.6 sin(2x) + 0.2 x² - 0.3."""
     import dataclasses
 
-    from osim_emb.functions import SimmSpline
+    from osim_emb.core.functions import SimmSpline
     from osim_emb.io.osim_document import CouplerSpec
     x = np.linspace(-1.6, 1.6, 9)
     doc = read_osim(models / "double_pendulum.osim")

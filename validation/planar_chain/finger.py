@@ -50,11 +50,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import OUT, draw_chain, minimum_jerk, moment_arm_table, project_reactions, savefig  # noqa: E402
 from _common import static_optimization  # noqa: E402
 
-from osim_emb.planar import (  # noqa: E402
+from osim_emb.seeds.planar import (
     Link,
     Muscle,
     PlanarChain,
-    contributions,
     joint_positions,
     joint_reactions,
     joint_torques,
@@ -62,6 +61,7 @@ from osim_emb.planar import (  # noqa: E402
     plot_stacked_contributions,
     with_base_equilibrium,
 )
+from osim_emb.seeds.planar import contributions
 
 JOINTS = ["wrist", "MCP", "PIP", "DIP"]
 RHO = 1100.0

@@ -51,13 +51,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import OUT, draw_chain, local_point, minimum_jerk, moment_arm_table, project_reactions  # noqa: E402
 from _common import savefig, static_optimization  # noqa: E402
 
-from osim_emb.planar import (  # noqa: E402
+from osim_emb.seeds.planar import (
     Link,
     Muscle,
     PlanarChain,
     com_positions,
     contact_vectors,
-    contributions,
     joint_positions,
     joint_reactions,
     joint_torques,
@@ -65,6 +64,7 @@ from osim_emb.planar import (  # noqa: E402
     plot_stacked_contributions,
     with_base_equilibrium,
 )
+from osim_emb.seeds.planar import contributions
 
 JOINTS = ["MTP", "ankle", "knee", "hip"]
 M_BODY, H = 75.0, 1.80

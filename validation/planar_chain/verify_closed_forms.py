@@ -31,7 +31,7 @@ sys.path.insert(0, str(HERE.parents[1] / "tests"))
 from _common import OUT  # noqa: E402
 from test_planar_chain_reference import random_chain, random_states, recursive_newton_euler  # noqa: E402
 
-from osim_emb.planar import (  # noqa: E402
+from osim_emb.seeds.planar import (  # noqa: E402
     Link,
     PlanarChain,
     count_inertial_terms,
@@ -57,7 +57,7 @@ def compare(label, chain, th, dth, ddth, T, R, g, with_opensim=True):
     phi_ne, m_ne = recursive_newton_euler(chain, th, dth, ddth, T, R, g)
     refs = {"recursive Newton-Euler": {"phi": phi_ne, "tau": tm + m_ne, "tau_muscle": t23 - m_ne}}
     if with_opensim:
-        from osim_emb.planar.opensim_bridge import opensim_inverse_dynamics
+        from osim_emb.opensim.planar_chain import opensim_inverse_dynamics
 
         refs["OpenSim"] = opensim_inverse_dynamics(chain, th, dth, ddth, T, R, g)
     base = dict(case=label, n=chain.n, muscles=chain.n_muscles, max_span=chain.max_span, states=th.shape[0])

@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from osim_emb.batch import ModelTask, model_tasks, run_batch
+from osim_emb.opensim.batch import ModelTask, model_tasks, run_batch
 
 HERE = Path(__file__).resolve().parent
 MODELS = Path(os.environ.get("OSIM_EMB_MODELS", HERE.parents[2] / "shared" / "models"))
@@ -55,8 +55,8 @@ def summarise(table: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 
 def figures(by_pose: pd.DataFrame, spread: pd.DataFrame, out: Path) -> list[str]:
-    """The two figures, in the project's style (osim_emb.figure_style)."""
-    from osim_emb import figure_style as fs
+    """The two figures, in the project's style (osim_emb.report.figure_style)."""
+    from osim_emb.report import figure_style as fs
     written = []
     fig, axes = fs.figure("double", nrows=len(SWEEP), height=9.0, sharex=True)
     muscles = sorted(spread.muscle.unique())

@@ -4,7 +4,7 @@
 
 Writes data/spartacus_derived.csv (one row per sample: study, shoulder, task, plane of elevation,
 elevation, ISB angles, MoBL coordinates; degrees) and data/spartacus_studies.csv (citation of each study).
-The conversion is osim_emb.spartacus.read_spartacus, documented in docs/rhythm.md.
+The conversion is osim_emb.rhythm.spartacus.read_spartacus, documented in docs/rhythm.md.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ sys.path.insert(0, str(HERE.parents[1]))
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from osim_emb.spartacus import ISB_NAMES, ISB_TO_MOBL, SUSPECT, read_spartacus  # noqa: E402
+from osim_emb.rhythm.spartacus import ISB_NAMES, ISB_TO_MOBL, SUSPECT, read_spartacus  # noqa: E402
 
 
 def main():
@@ -37,7 +37,7 @@ def main():
                                      euler_sequences=("euler_sequence", lambda s: " ".join(sorted(set(s)))),
                                      shoulders=("shoulder", "nunique"), samples=("shoulder", "size"))
     studies.to_csv(out / "spartacus_studies.csv")
-    # trends of every curve, the excluded ones included: the evidence for osim_emb.spartacus.SUSPECT
+    # trends of every curve, the excluded ones included: the evidence for osim_emb.rhythm.spartacus.SUSPECT
     everything = read_spartacus(args.root, step_deg=args.step, exclude={})
     rows = []
     for (study, task), g in everything[everything.task != "horizontal flexion"].groupby(["study", "task"]):

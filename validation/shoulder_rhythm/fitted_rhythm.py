@@ -33,11 +33,11 @@ sys.path.insert(0, str(ROOT))
 
 from osim_emb.io import load_osim  # noqa: E402
 from osim_emb.io.osim_writer import write_osim  # noqa: E402
-from osim_emb.rhythm import RhythmDomainWarning, apply  # noqa: E402
-from osim_emb import figure_style as fs  # noqa: E402
-from osim_emb.rhythm_fit import MOBL_DEPENDENTS, fit, plot_fit  # noqa: E402
-from osim_emb.spartacus import CITATION  # noqa: E402
-from osim_emb.validation.moment_arms import TABLE5_LEADERS  # noqa: E402
+from osim_emb.rhythm.rhythms import RhythmDomainWarning, apply  # noqa: E402
+from osim_emb.report import figure_style as fs  # noqa: E402
+from osim_emb.rhythm.fit import MOBL_DEPENDENTS, fit, plot_fit  # noqa: E402
+from osim_emb.rhythm.spartacus import CITATION  # noqa: E402
+from osim_emb.opensim.moment_arms import TABLE5_LEADERS  # noqa: E402
 
 sys.path.insert(0, str(HERE))
 from run import grid, moment_arms_in_chunks, shoulder_muscles  # noqa: E402
@@ -186,9 +186,9 @@ def opensim_checks(models_dir, rhythm_path, n=20, seed=5):
     """Assembly error of OpenSim on the exported fitted model, and OpenSim's forward-dynamics accelerations
     against the package's (exact) ones for the linear (LinearFunction) and fitted (MultivariatePolynomialFunction)
     rhythms."""
-    from osim_emb.dynamics import forward_dynamics
-    from osim_emb.rhythm import load_rhythm
-    from osim_emb.validation.opensim_bridge import OpenSimReference
+    from osim_emb.core.dynamics import forward_dynamics
+    from osim_emb.rhythm.rhythms import load_rhythm
+    from osim_emb.opensim.bridge import OpenSimReference
     base = load_osim(Path(models_dir) / "mobl_arms_holzbaur_nowrap_variant.osim")
     export_dir = ROOT / "out" / "shoulder_rhythm"  # derived from the reference model: not committed
     export_dir.mkdir(parents=True, exist_ok=True)

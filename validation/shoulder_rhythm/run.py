@@ -22,13 +22,13 @@ import pandas as pd
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1]))
 
-from osim_emb import figure_style as fs  # noqa: E402
+from osim_emb.report import figure_style as fs  # noqa: E402
 from osim_emb.io import load_osim  # noqa: E402
 from osim_emb.io.osim_writer import write_osim  # noqa: E402
-from osim_emb.muscles.geometry import lengths_and_moment_arms, muscle_lengths  # noqa: E402
+from osim_emb.paths.geometry import lengths_and_moment_arms, muscle_lengths  # noqa: E402
 from osim_emb.progress import Progress  # noqa: E402
-from osim_emb.rhythm import apply  # noqa: E402
-from osim_emb.validation.moment_arms import TABLE5_LEADERS  # noqa: E402
+from osim_emb.rhythm.rhythms import apply  # noqa: E402
+from osim_emb.opensim.moment_arms import TABLE5_LEADERS  # noqa: E402
 
 OUT = HERE / "results"
 
@@ -68,8 +68,8 @@ def moment_arms_in_chunks(model, q, muscles, chunk=1500, label=""):
 def opensim_agreement(nowrap_path, wrap_path, n=25, seed=3):
     """Two-coordinate models exported to .osim: the package's R against -dL/dq of OpenSim's getLength
     (nowrap: exact geometry), lengths against getLength (wrap, opensim_compat), and computeMomentArm."""
-    from osim_emb.validation.opensim_bridge import OpenSimReference
-    from osim_emb.validation.moment_arms import _length_derivative
+    from osim_emb.opensim.bridge import OpenSimReference
+    from osim_emb.opensim.moment_arms import _length_derivative
     rows = []
     for label, path, compat in (("nowrap", nowrap_path, False), ("wrap", wrap_path, True)):
         m2 = apply(load_osim(path), "degroot2001")

@@ -24,7 +24,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1]))
 
 from osim_emb.io import load_osim  # noqa: E402
-from osim_emb.muscles.geometry import lengths_and_moment_arms  # noqa: E402
+from osim_emb.paths.geometry import lengths_and_moment_arms  # noqa: E402
 
 
 def main():
@@ -65,7 +65,7 @@ def main():
     a1 = lengths_and_moment_arms(m, qs, [worst], opensim_compat=True)[0][:, 0]
     osl = np.full(len(qs), np.nan)
     try:
-        from osim_emb.validation.opensim_bridge import OpenSimReference
+        from osim_emb.opensim.bridge import OpenSimReference
         ref = OpenSimReference(str(path), m)
         for i in range(len(qs)):
             ref.set_configuration(qs[i])
@@ -74,7 +74,7 @@ def main():
         pass
     pd.DataFrame({"shoulder_elv_deg": np.arange(181.0), "length_default_m": a0, "length_compat_m": a1,
                   "length_opensim_m": osl}).to_csv(out / "sweep.csv", index=False, float_format="%.10e")
-    from osim_emb import figure_style as fs
+    from osim_emb.report import figure_style as fs
     fig, axes = fs.figure("double", height=3.6, ncols=2)
     ax = axes[0]
     pm = per[per.muscle.isin(multi)].head(15)

@@ -1,0 +1,191 @@
+"""Command line: ``osim-emb <command> ...`` (``osim-emb --help`` lists the commands)."""
+
+from __future__ import annotations
+
+import argparse
+import errno
+import logging
+import sys
+import traceback
+from pathlib import Path
+from typing import Sequence
+
+from osim_emb._version import __version__
+
+__all__ = ["main", "build_parser"]
+
+
+def _load_any(path: str, strict: bool = True):
+    """An .osim file or a saved .json model."""
+    if not Path(path).exists():
+        raise FileNotFoundError(2, "no such file", str(path))
+    if Path(path).is_dir():
+        raise IsADirectoryError(21, "is a folder, not a model file", str(path))
+    if str(path).endswith(".json"):
+        from osim_emb.io.model_json import load_model
+        return load_model(path)
+    from osim_emb.io import load_osim
+    model = load_osim(path, strict=strict)
+    for s in model.extras.get("skipped", []):
+        logging.getLogger(__name__).warning("%s:%s: left out %s %r: %s", path, s.line or "", s.kind, s.name, s.reason)
+    return model
+
+
+def cmd_inspect(args: argparse.Namespace) -> int:
+    from osim_emb.report.model_description import describe_model
+    model = _load_any(args.model, strict=not args.lenient)
+    print(describe_model(model, functions=not args.brief))
+    return 0
+
+
+def cmd_convert(args: argparse.Namespace) -> int:
+    from osim_emb.io.model_json import save_model
+    from osim_emb.io.outputs import atomic_files
+    out = args.output or str(Path(args.model).with_suffix("")) + ".emb.json"
+    with atomic_files([out], overwrite=args.overwrite, inputs=[args.model]) as (tmp,):
+        model = _load_any(args.model, strict=not args.lenient)
+        save_model(model, tmp, protect=[args.model])
+    skipped = model.extras.get("skipped", [])
+    print(f"wrote {out}: {model.n_q} generalized coordinates, {model.n_joints} one-DOF joints, "
+          f"{len(model.bodies)} bodies, {len(model.muscles)} musculotendon units"
+          + (f"; {len(skipped)} element(s) left out (see 'osim-emb inspect')" if skipped else ""))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="osim-emb",
+        description="Empirically-based multibody dynamics for OpenSim models: import .osim files into "
+                    "minimal-coordinate form, compute moment arms, apply shoulder rhythms, simulate.")
+    p.add_argument("--version", action="version", version=f"osim-emb {__version__}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+
+    s = sub.add_parser("inspect", help="print a model's bodies, joints, coordinates, functions and muscles")
+    s.add_argument("model", help=".osim file (OpenSim 3.3 or 4.x) or a saved .emb.json model")
+    s.add_argument("--brief", action="store_true", help="omit the joint-variable functions")
+    s.add_argument("--lenient", action="store_true", help="import what can be represented and list the rest")
+    s.set_defaults(func=cmd_inspect)
+
+    s = sub.add_parser("convert", help="convert an .osim file to the package's JSON model format")
+    s.add_argument("model", help=".osim file")
+    s.add_argument("-o", "--output", help="output .json file (default: MODEL.emb.json next to the input)")
+    s.add_argument("--lenient", action="store_true", help="import what can be represented and list the rest")
+    s.set_defaults(func=cmd_convert)
+
+    from osim_emb.cli import commands as cli_commands
+    cli_commands.register(sub)
+    for name, sp in sub.choices.items():
+        sp.formatter_class = cli_commands._Help  # every command's --help shows the defaults
+        _add_common_options(sp, in_subcommand=True)
+        if name in WRITING_COMMANDS:
+            sp.add_argument("--overwrite", action="store_true",
+                            help="replace existing outputs (default: refuse to write over anything)")
+    _add_common_options(p, in_subcommand=False)
+    return p
+
+
+#: Commands that write files (each takes --overwrite; see docs/cli.md).
+WRITING_COMMANDS = ("convert", "run", "simulate", "inverse-dynamics", "moment-arms", "rhythm", "fit-rhythm",
+                    "fit-paths", "simulate-muscles", "plot", "batch")
+
+
+def _add_common_options(p: argparse.ArgumentParser, in_subcommand: bool) -> None:
+    """-v/-q/--debug, accepted before or after the command."""
+    extra = {"default": argparse.SUPPRESS} if in_subcommand else {}
+    p.add_argument("-v", "--verbose", action="count", help="more messages (-vv: debugging messages)",
+                   **(extra or {"default": 0}))
+    p.add_argument("-q", "--quiet", action="store_true", help="only errors: no progress lines, no warnings",
+                   **(extra or {"default": False}))
+    p.add_argument("--debug", action="store_true", help="show the traceback of an error",
+                   **(extra or {"default": False}))
+
+
+def configure_logging(verbose: int = 0, quiet: bool = False) -> None:
+    """Warnings by default, INFO with -v, DEBUG with -vv, errors only with -q; messages go to stderr."""
+    level = logging.ERROR if quiet else (logging.DEBUG if verbose >= 2 else logging.INFO if verbose == 1
+                                         else logging.WARNING)
+    package = logging.getLogger("osim_emb")
+    for h in list(package.handlers):
+        if getattr(h, "_osim_emb_cli", False):
+            package.removeHandler(h)
+    h = logging.StreamHandler(sys.stderr)
+    h.setFormatter(logging.Formatter("osim-emb: %(levelname)s: %(message)s"))
+    h._osim_emb_cli = True
+    package.addHandler(h)
+    package.setLevel(level)
+
+
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+def error_message(err: BaseException, args: argparse.Namespace) -> str:
+    """One line naming the file and the reason."""
+    if isinstance(err, OSError):
+        what = err.strerror or str(err)
+        if err.errno == errno.ENOSPC:
+            what = "no space left on the device"
+        elif err.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+            what = f"permission denied ({err.strerror})" if err.errno != errno.EROFS else "read-only file system"
+        name = err.filename if err.filename is not None else None
+        if err.filename2:
+            name = f"{name} -> {err.filename2}"
+        return _one_line(f"{name}: {what}" if name else what)
+    if isinstance(err, KeyError):
+        key = err.args[0] if err.args else "?"
+        source = getattr(args, "model", None) or "the input"
+        return _one_line(f"{source}: missing or unknown name {key!r}")
+    msg = _one_line(str(err)) or type(err).__name__
+    inputs = [str(x) for x in (getattr(args, "model", None), getattr(args, "motion", None)) if x]
+    if inputs and not any(i in msg for i in inputs) and isinstance(err, (RuntimeError, ArithmeticError)):
+        msg = f"{inputs[0]}: {msg}"  # e.g. an integration that failed: say which model
+    return msg
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "command", None):
+        parser.print_help()
+        return 0
+    package = logging.getLogger("osim_emb")
+    saved = package.level, list(package.handlers)
+    configure_logging(getattr(args, "verbose", 0) or 0, getattr(args, "quiet", False))
+    try:
+        return _run_command(args)
+    finally:  # leave the logging set-up as it was (main may be called from a program or a test)
+        package.setLevel(saved[0])
+        package.handlers[:] = saved[1]
+
+
+def _run_command(args: argparse.Namespace) -> int:
+    prefix = f"osim-emb {args.command}: error:"
+    try:
+        return int(args.func(args) or 0)
+    except BrokenPipeError:  # the reader went away (osim-emb inspect M.osim | head): stop quietly, as Unix tools do
+        try:
+            import os
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
+        return 141
+    except KeyboardInterrupt:
+        if args.debug:
+            traceback.print_exc()
+        print(f"osim-emb {args.command}: interrupted; no output was written or replaced", file=sys.stderr)
+        return 130
+    except (ValueError, KeyError, OSError, ImportError, RuntimeError, ArithmeticError) as err:
+        if args.debug:
+            traceback.print_exc()
+        print(f"{prefix} {error_message(err, args)}", file=sys.stderr)
+        return 2
+    except Exception as err:  # a bug: still one line, the traceback with --debug
+        if args.debug:
+            traceback.print_exc()
+        print(f"{prefix} internal error {type(err).__name__}: {_one_line(err)} (run with --debug for the traceback)",
+              file=sys.stderr)
+        return 3
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

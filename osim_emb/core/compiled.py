@@ -1,0 +1,541 @@
+"""A model compiled once into flat arrays for fast single-state dynamics (the ODE right-hand side).
+
+:func:`compiled_model` turns the mass-carrying part of an immutable :class:`~osim_emb.model.Model`
+(``model.dynamics_model``) into
+
+* a **joint-variable program**: the graph of coordinate expressions and functions behind every
+  f_i(q) (Linear forms, Constant, Multiplier, Composite, SimmSpline, PiecewiseLinear,
+  PiecewiseConstant, Polynomial, Fourier, GCVSpline / NaturalCubicSpline, Clamped,
+  MultivariatePolynomial, and closed chains with trigonometric constraints: one OP_CHAIN node that
+  solves the chain and writes its m variables, Newton + projection, Eqs 100-120), as a topologically
+  ordered list of nodes with their parameters
+  (linear forms, spline coefficient tables, ...).  Identical sub-expressions are evaluated once,
+  and constant ones are folded at compile time.  A function the program cannot flatten
+  (SplineSurface, a user-defined type, a subclass that may evaluate differently) becomes an
+  *external* node: its ``evaluate`` is called from Python before the kernel runs, so the results
+  stay correct;
+* the **tree**: parents, joint kinds, axes, offsets.  A joint whose variable is constant is folded
+  into its children's offsets and its bodies into its parent frame, so it costs nothing;
+* the **inertias**: for every frame that carries mass, m, m c and the inertia about the frame
+  origin (from the pseudo-inertia J_i of Eq 131, summed over the bodies on the frame).
+
+Everything is packed into one int64 and one float64 array, which the kernels of
+:mod:`osim_emb.core.compiled_kernels` evaluate (with numba, ``pip install 'osim-emb[speed]'``).
+The compiled model is cached on the model (``model.compiled`` is not a field: use
+:func:`compiled_model`).  :mod:`osim_emb.core.dynamics` dispatches to it automatically when
+:func:`osim_emb.core._accel.use_jit` is true; set ``OSIM_EMB_NO_JIT=1`` to use the batched numpy code
+instead.
+
+Packed layout (see the constants of :mod:`osim_emb.core.compiled_kernels`)::
+
+    ints[0:8]   n_q, n_nodes, n_frames (ground included), n_massive, offsets of the node, frame and
+                mass tables, n_external
+    node n      op, first input (index into ints), number of inputs, int parameters, float parameters
+    frame i     parent, kind (0 revolute, 1 prismatic), node of f_i, float parameters (33: axis seen from
+                the parent frame R_off a, R_off, p_off, R_off ~a, R_off ~a^2)
+    mass e      frame, float parameters (13: m, m c, inertia about the frame origin, frame coordinates)
+    flts[0:3]   gravity
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from osim_emb.core import compiled_kernels as K
+from osim_emb.core.calculus import skew
+from osim_emb.core.closed_chains import ChainVariable
+from osim_emb.core.functions import (
+    Clamped,
+    Composite,
+    Constant,
+    Fourier,
+    GCVSpline,
+    JointFunction,
+    Linear,
+    MultivariatePolynomial,
+    Multiplier,
+    NaturalCubicSpline,
+    PiecewiseConstant,
+    PiecewiseLinear,
+    Polynomial,
+    SimmSpline,
+)
+from osim_emb.model import Model
+
+__all__ = ["CompiledModel", "compiled_model", "warm_up"]
+
+_Q = "q"  # the inputs of a top-level joint variable: the generalized coordinates themselves
+
+
+class _Unflattenable(Exception):
+    pass
+
+
+class _Builder:
+    """Collects program nodes (deduplicated by their operation, inputs and parameters)."""
+
+    def __init__(self, nq: int):
+        self.nq = nq
+        self.nodes: list[tuple[int, tuple[int, ...], tuple[int, ...], tuple[float, ...]]] = []
+        self.index: dict[Any, int] = {}
+        self.const: dict[int, float] = {}
+        self.memo: dict[tuple[int, Any], int] = {}
+        self.externals: list[JointFunction] = []
+        self.kinds: dict[str, int] = {}
+        self.chains: dict[int, int] = {}  # id(ClosedChain) -> its OP_CHAIN node
+
+    def node(self, op: int, inputs=(), ints=(), floats=()) -> int:
+        key = (op, tuple(int(i) for i in inputs), tuple(int(i) for i in ints),
+               tuple(float(x) for x in floats))
+        hit = self.index.get(key)
+        if hit is not None:
+            return hit
+        self.nodes.append(key)
+        n = len(self.nodes) - 1
+        self.index[key] = n
+        if op == K.OP_CONST:
+            self.const[n] = key[3][0]
+        return n
+
+    def constant(self, value: float) -> int:
+        return self.node(K.OP_CONST, floats=(float(value),))
+
+    def coordinate(self, k: int) -> int:
+        return self.node(K.OP_COORD, ints=(k,))
+
+    def inputs_as_nodes(self, inputs) -> tuple[int, ...]:
+        return tuple(self.coordinate(k) for k in range(self.nq)) if inputs == _Q else tuple(inputs)
+
+    # -- functions -> nodes ---------------------------------------------------------------
+    def compile(self, f: JointFunction, inputs) -> int:
+        key = (id(f), inputs)
+        hit = self.memo.get(key)
+        if hit is not None:
+            return hit
+        try:
+            n = self._compile(f, inputs)
+        except _Unflattenable:
+            if inputs != _Q:
+                raise
+            n = self._external(f)
+        self.memo[key] = n
+        return n
+
+    def _external(self, f: JointFunction) -> int:
+        self.externals.append(f)
+        self.kinds["external"] = self.kinds.get("external", 0) + 1
+        return self.node(K.OP_EXT, ints=(len(self.externals) - 1,))
+
+    def _count(self, name: str) -> None:
+        self.kinds[name] = self.kinds.get(name, 0) + 1
+
+    def _chain(self, chain) -> int:
+        """The OP_CHAIN node of a closed chain and its m - 1 OP_CHAINPART nodes (consecutive)."""
+        hit = self.chains.get(id(chain))
+        if hit is not None:
+            return hit
+        cons = chain.constraints
+        if chain.method != "projection" or cons.trigonometric is None or cons.n_q != self.nq:
+            raise _Unflattenable("ClosedChain")
+        rows, coef, is_sin, w, lin, const = cons.trigonometric
+        m, nq = cons.n_f, cons.n_q
+        guess = chain.guess
+        if hasattr(guess, "functions"):
+            ins = tuple(self.compile(g, _Q) for g in guess.functions)
+        elif callable(guess):
+            raise _Unflattenable("ClosedChain guess")
+        else:
+            ins = tuple(self.constant(v) for v in np.broadcast_to(np.asarray(guess, dtype=float).ravel(), (m,)))
+        if any(self.nodes[i][0] == K.OP_EXT for i in ins):
+            raise _Unflattenable("ClosedChain guess")
+        rng = cons.coordinate_range
+        check = bool(chain.check_range and np.any(np.isfinite(rng)))
+        n_nodes = len(self.nodes)
+        base = self.node(K.OP_CHAIN, inputs=ins,
+                         ints=(m, nq, len(coef), chain.max_iter, int(check), *rows.tolist(),
+                               *is_sin.astype(int).tolist()),
+                         floats=(chain.tol, cons.length_scale, 1e-9 * cons.length_scale,
+                                 np.inf if chain.max_condition is None else chain.max_condition,
+                                 *coef.tolist(), *w.ravel().tolist(), *lin.ravel().tolist(), *const.tolist(),
+                                 *rng[:, 0].tolist(), *rng[:, 1].tolist()))
+        if base != n_nodes:  # an identical chain compiled before under another identity: reuse it
+            self.chains[id(chain)] = base
+            return base
+        for i in range(1, m):
+            part = self.node(K.OP_CHAINPART, ints=(base, i))
+            assert part == base + i
+        self._count("ClosedChain")
+        self.chains[id(chain)] = base
+        return base
+
+    def _compile(self, f: JointFunction, inputs) -> int:
+        t = type(f)
+        if t is ChainVariable:
+            if inputs != _Q:
+                raise _Unflattenable("ClosedChain")
+            return self._chain(f.chain) + f.index
+        if inputs != _Q and all(i in self.const for i in inputs):
+            # every input is constant: so is f (its gradient is zero through the chain rule)
+            x = np.array([[self.const[i] for i in inputs]])
+            return self.constant(float(f.evaluate(x, order=0).value[0]))
+        if f.is_constant and t in _KNOWN:
+            return self.constant(float(f.evaluate(np.zeros((1, f.n_inputs)), order=0).value[0]))
+        if t is Constant:
+            return self.constant(f.value)
+        if t is Linear:
+            self._count("Linear")
+            a = f.coefficients
+            nz = np.flatnonzero(a)
+            if inputs == _Q:
+                if nz.size == 0:
+                    return self.constant(f.intercept)
+                return self.node(K.OP_LINQ, ints=(nz.size, *nz.tolist()), floats=(*a[nz].tolist(), f.intercept))
+            ins = [inputs[j] for j in nz]
+            if not ins:
+                return self.constant(f.intercept)
+            return self.node(K.OP_LINCOMB, inputs=ins, floats=(*a[nz].tolist(), f.intercept))
+        if t is Multiplier:
+            self._count("Multiplier")
+            inner = self.compile(f.function, inputs)
+            if inner in self.const:
+                return self.constant(f.scale * self.const[inner])
+            return self.node(K.OP_SCALE, inputs=(inner,), floats=(f.scale,))
+        if t is Composite:
+            self._count("Composite")
+            inner = tuple(self.compile(g, inputs) for g in f.inners)
+            return self.compile(f.outer, inner)
+        if t is Clamped:
+            self._count("Clamped")
+            (u,) = self.inputs_as_nodes(inputs)
+            clip = self.node(K.OP_UNI, inputs=(u,), ints=(K.UNI_CLIP,), floats=(f.lower, f.upper))
+            return self.compile(f.function, (clip,))
+        if t is MultivariatePolynomial:
+            self._count("MultivariatePolynomial")
+            ins = self.inputs_as_nodes(inputs)
+            nt = f.coefficients.size
+            return self.node(K.OP_MPOLY, inputs=ins, ints=(nt, *f.exponents.ravel().tolist()),
+                             floats=np.ascontiguousarray(f._all_coef).ravel().tolist())
+        uni = _univariate_parameters(f)
+        if uni is None:
+            raise _Unflattenable(t.__name__)
+        self._count(t.__name__)
+        (u,) = self.inputs_as_nodes(inputs)
+        ints, floats = uni
+        return self.node(K.OP_UNI, inputs=(u,), ints=ints, floats=floats)
+
+
+_KNOWN = (Constant, Linear, Multiplier, Composite, Clamped, MultivariatePolynomial, SimmSpline, PiecewiseLinear,
+          PiecewiseConstant, Polynomial, Fourier, GCVSpline, NaturalCubicSpline)
+
+
+def _univariate_parameters(f: JointFunction):
+    """(int parameters, float parameters) of a one-input function node, or None."""
+    t = type(f)
+    if t is SimmSpline:
+        return (K.UNI_SIMM, f.x.size), (*f.x, *f.y, *f.b, *f.c, *f.d)
+    if t is PiecewiseLinear:
+        return (K.UNI_PWLINEAR, f.x.size), (*f.x, *f.y, *f.slopes)
+    if t is PiecewiseConstant:
+        return (K.UNI_PWCONSTANT, f.x.size), (*f.x, *f.y)
+    if t is Polynomial:
+        c, d1, d2 = f.coefficients, f._d1, f._d2
+        return (K.UNI_POLYNOMIAL, c.size, d1.size, d2.size), (*c, *d1, *d2)
+    if t is Fourier:
+        return (K.UNI_FOURIER, f.cos.size), (f.a0, f.secular, *f._k, *f.cos, *f.sin)
+    if t in (GCVSpline, NaturalCubicSpline):
+        m = f.half_order
+        return ((K.UNI_NATURAL, m, f.x.size),
+                (*f.x, *f._h, *np.ascontiguousarray(f._coef).ravel(), *np.ascontiguousarray(f._ends).ravel()))
+    return None
+
+
+class CompiledModel:
+    """The flattened dynamics model (see the module docstring).  Immutable; build with :func:`compiled_model`.
+
+    Attributes: ``ints``, ``flts`` (the packed arrays), ``n_q``, ``n_nodes``, ``n_frames``
+    (compiled frames, the ground included), ``n_massive``, ``externals`` (functions evaluated in
+    Python), ``frame_names`` (the joint of every compiled frame), ``folded`` (joints with a constant
+    variable, folded into fixed transforms), ``function_counts``.
+    """
+
+    def __init__(self, model: Model):
+        dm = model.dynamics_model
+        nq = dm.n_q
+        self.n_q = nq
+        b = _Builder(nq)
+        # frames: original frame -> (compiled frame, constant transform from it to the original frame)
+        where: dict[int, tuple[int, np.ndarray]] = {0: (0, np.eye(4))}
+        frames: list[tuple[int, int, int, np.ndarray, np.ndarray]] = []  # parent, kind, node, axis, offset
+        names: list[str] = ["ground"]
+        folded: list[str] = []
+        frame_nodes: list[int] = []
+        for i, joint in enumerate(dm.joints, start=1):
+            node = b.compile(joint.variable, _Q)
+            cp, tp = where[joint.parent]
+            offset = tp @ joint.offset
+            if node in b.const:
+                where[i] = (cp, tp @ joint.local_transform(b.const[node]))
+                folded.append(joint.name)
+                continue
+            frames.append((cp, 0 if joint.is_revolute else 1, node, np.asarray(joint.axis), offset))
+            frame_nodes.append(node)
+            names.append(joint.name)
+            where[i] = (len(frames), np.eye(4))
+        nf = len(frames) + 1
+        pj = np.zeros((nf, 4, 4))
+        pji = dm.frame_pseudo_inertia
+        for i in range(1, dm.n_frames):
+            if not np.any(pji[i]):
+                continue
+            cp, t = where[i]
+            pj[cp] += t @ pji[i] @ t.T
+        massive = [i for i in range(1, nf) if np.any(pj[i])]
+
+        nodes = b.nodes
+        ints: list[int] = [0] * K.HEADER_SIZE
+        flts: list[float] = [float(g) for g in dm.gravity]
+        node_rows = []
+        for op, ins, ipar, fpar in nodes:
+            in_start = len(ints)
+            ints.extend(ins)
+            ip = len(ints)
+            ints.extend(ipar)
+            fp = len(flts)
+            flts.extend(fpar)
+            node_rows.append((op, in_start, len(ins), ip, fp))
+        off_nodes = len(ints)
+        for row in node_rows:
+            ints.extend(row)
+        off_frames = len(ints)
+        ints.extend([0] * K.FRAME_STRIDE)  # the ground
+        for parent, kind, node, axis, offset in frames:
+            r = offset[:3, :3]
+            ka = r @ skew(axis)
+            fp = len(flts)
+            flts.extend((r @ axis).tolist() + r.ravel().tolist() + offset[:3, 3].tolist()
+                        + ka.ravel().tolist() + (ka @ skew(axis)).ravel().tolist())
+            ints.extend((parent, kind, node, fp))
+        off_mass = len(ints)
+        for i in massive:
+            j = pj[i]
+            e = j[:3, :3]
+            inertia = np.trace(e) * np.eye(3) - e  # I_O = tr(E) I - E, about the frame origin
+            fp = len(flts)
+            flts.extend([j[3, 3]] + j[:3, 3].tolist() + inertia.ravel().tolist())
+            ints.extend((i, fp))
+        ints[K.H_NQ] = nq
+        ints[K.H_NNODES] = len(nodes)
+        ints[K.H_NFRAMES] = nf
+        ints[K.H_NMASS] = len(massive)
+        ints[K.H_OFF_NODES] = off_nodes
+        ints[K.H_OFF_FRAMES] = off_frames
+        ints[K.H_OFF_MASS] = off_mass
+        ints[K.H_NEXT] = len(b.externals)
+        self.ints = np.array(ints, dtype=np.int64)
+        self.flts = np.array(flts, dtype=np.float64)
+        self.ints.setflags(write=False)
+        self.flts.setflags(write=False)
+        self.n_nodes = len(nodes)
+        self.n_frames = nf
+        self.n_massive = len(massive)
+        self.externals = tuple(b.externals)
+        self.frame_names = tuple(names)
+        self._frame_nodes = np.array(frame_nodes, dtype=np.intp)
+        self.folded = tuple(folded)
+        self.function_counts = dict(b.kinds)
+        self.name = model.name
+        self._model = dm
+        self._frame_of = {j.name: where[i] for i, j in enumerate(dm.joints, start=1)}
+        self._ext_width = 1 + nq + nq * nq
+        self._no_ext = np.zeros((1, 0, self._ext_width))
+        self._zero_tau = np.zeros(nq)
+
+    def __repr__(self) -> str:
+        return (f"CompiledModel({self.name!r}: {self.n_q} coordinates, {self.n_frames - 1} moving frames "
+                f"({self.n_massive} with mass, {len(self.folded)} constant joints folded), {self.n_nodes} "
+                f"program nodes, {len(self.externals)} external functions)")
+
+    # -- external functions ----------------------------------------------------------------
+    def external_jets(self, q: np.ndarray) -> np.ndarray:
+        """(N, n_external, 1 + n_q + n_q^2): value, gradient and Hessian of every external function."""
+        if not self.externals:
+            return self._no_ext
+        q = np.atleast_2d(q)
+        nq = self.n_q
+        out = np.empty((q.shape[0], len(self.externals), self._ext_width))
+        cache: dict = {}
+        for s, f in enumerate(self.externals):
+            jet = f.evaluate(q, 2, cache)
+            out[:, s, 0] = jet.value
+            out[:, s, 1:1 + nq] = jet.gradient
+            out[:, s, 1 + nq:] = jet.hessian.reshape(q.shape[0], nq * nq)
+        return out
+
+    # -- evaluation ------------------------------------------------------------------------
+    def rhs(self, y: np.ndarray, tau: np.ndarray | None = None) -> np.ndarray:
+        """(q̇, q̈) at y = (q, q̇) with generalized forces tau (n_q,) added to G."""
+        y = _state_vector(y, self.n_q)
+        ext = self._no_ext if not self.externals else self.external_jets(y[None, :self.n_q])
+        tau = self._zero_tau if tau is None else _forces(tau, self.n_q)
+        return K.rhs(self.ints, self.flts, ext, y, tau)
+
+    def springs(self, model: Model, springs) -> np.ndarray:
+        """Point-to-point springs as kernel rows (SPRING_FLOATS): ``springs`` holds tuples (frame a, point a,
+        frame b, point b, stiffness, rest length) with frames of ``model`` (0 the ground) and points in them."""
+        rows = []
+        for fa, ra, fb, rb, k, l0 in springs:
+            row = []
+            for fr, r in ((fa, ra), (fb, rb)):
+                if fr == 0:
+                    cf, t = 0, np.eye(4)
+                else:
+                    name = model.joints[fr - 1].name
+                    if name not in self._frame_of:
+                        raise ValueError(f"{model.name}: a spring is attached to frame {fr} ({name!r}), which carries "
+                                         f"no mass and is not part of the compiled dynamics model")
+                    cf, t = self._frame_of[name]
+                p = t @ np.append(np.asarray(r, dtype=float).reshape(3), 1.0)
+                row += [float(cf), *p[:3].tolist()]
+            rows.append(row + [float(k), float(l0)])
+        return np.array(rows, dtype=float).reshape(len(rows), K.SPRING_FLOATS)
+
+    def ode_rhs(self, generalized_forces: Callable[[float, np.ndarray, np.ndarray], Any] | Any | None = None,
+                springs: np.ndarray | None = None):
+        """``fun(t, y)`` for ``solve_ivp`` (see :func:`osim_emb.core.dynamics.ode_rhs`).
+
+        ``generalized_forces`` is a callable (t, q, q̇) -> τ or constant generalized forces (n_q,);
+        ``springs`` rows from :meth:`springs` add point-to-point spring forces in the kernel.
+        """
+        ints, flts, nq = self.ints, self.flts, self.n_q
+        zero, no_ext, has_ext = self._zero_tau, self._no_ext, bool(self.externals)
+        external_jets = self.external_jets
+        if springs is None or len(springs) == 0:
+            kernel = K.rhs
+        else:
+            sp = np.ascontiguousarray(springs, dtype=float)
+            kernel = lambda i, f, e, y, tau: K.rhs_springs(i, f, e, y, tau, sp)  # noqa: E731
+        if generalized_forces is not None and not callable(generalized_forces):
+            zero = _forces(generalized_forces, nq)
+            generalized_forces = None
+
+        f8 = np.dtype(float)
+        shape = (2 * nq,)
+
+        explain = self._explain
+
+        if generalized_forces is None and not has_ext:
+            def fun(t: float, y: np.ndarray) -> np.ndarray:
+                if y.shape != shape or y.dtype != f8 or not (y.flags.c_contiguous and y.flags.writeable):
+                    y = _state_vector(y, nq)
+                try:
+                    return kernel(ints, flts, no_ext, y, zero)
+                except ValueError as exc:
+                    explain(y[None, :nq], exc)
+            return fun
+
+        def fun(t: float, y: np.ndarray) -> np.ndarray:
+            y = _state_vector(y, nq)
+            ext = external_jets(y[None, :nq]) if has_ext else no_ext
+            if generalized_forces is None:
+                tau = zero
+            else:
+                tau = _forces(generalized_forces(t, y[:nq], y[nq:]), nq)
+            try:
+                return kernel(ints, flts, ext, y, tau)
+            except ValueError as exc:
+                explain(y[None, :nq], exc)
+
+        return fun
+
+    def _explain(self, q: np.ndarray, exc: ValueError):
+        """A closed chain failed in the kernel at the states q (N, n_q): raise the numpy reference's detailed
+        error (configuration, residual, condition number) from evaluating the joint variables there; if that
+        passes, raise ``exc``."""
+        if "closed chain" in str(exc) or isinstance(exc, np.linalg.LinAlgError):
+            from osim_emb.core.kinematics import joint_variables
+            joint_variables(self._model, q, 2)
+        raise exc
+
+    def _batch(self, q: np.ndarray, qd: np.ndarray | None, arg: np.ndarray | None, mode: int):
+        q = _writable(q)
+        n = q.shape[0]
+        qd = np.zeros((n, self.n_q)) if qd is None else _writable(qd)
+        arg = np.zeros((n, self.n_q)) if arg is None else _writable(arg)
+        ext = self.external_jets(q) if self.externals else self._no_ext
+        try:
+            return K.batch(self.ints, self.flts, ext, q, qd, arg, mode)
+        except ValueError as exc:
+            self._explain(q, exc)
+
+    def joint_variables(self, q: Any, qdot: Any):
+        """f_i, ∇f_i (N, n, nq) and H_i q̇ (N, n, nq) of the n = n_frames - 1 compiled frames' joint variables
+        (in the order of ``frame_names[1:]``), from the program: for checking it against the functions."""
+        q = _writable(np.atleast_2d(q))
+        qd = _writable(np.broadcast_to(np.asarray(qdot, dtype=float), q.shape))
+        ext = self.external_jets(q) if self.externals else self._no_ext
+        try:
+            val, grad, hq = K.program(self.ints, self.flts, ext, q, qd)
+        except ValueError as exc:
+            self._explain(q, exc)
+        k = self._frame_nodes
+        return val[:, k], grad[:, k], hq[:, k]
+
+    def terms(self, q: np.ndarray, qdot: np.ndarray | None = None):
+        """M (N, nq, nq), N q̇ (N, nq) (None without qdot) and G (N, nq) at N states (arrays of shape (N, nq))."""
+        m, nqd, g, _ = self._batch(q, qdot, None, 0 if qdot is not None else 3)
+        return m, (nqd if qdot is not None else None), g
+
+    def forward(self, q: np.ndarray, qdot: np.ndarray, tau: np.ndarray) -> np.ndarray:
+        """q̈ = M⁻¹(G + τ − N q̇) at N states (Eq 198 with R F = τ)."""
+        return self._batch(q, qdot, tau, 1)[3]
+
+    def inverse(self, q: np.ndarray, qdot: np.ndarray, qddot: np.ndarray) -> np.ndarray:
+        """τ = M q̈ + N q̇ − G at N states."""
+        return self._batch(q, qdot, qddot, 2)[3]
+
+
+def _writable(a: Any) -> np.ndarray:
+    """A C-contiguous, writable float64 array (the one type the kernels are compiled for)."""
+    a = np.asarray(a, dtype=float)
+    if not (a.flags.c_contiguous and a.flags.writeable):
+        a = np.array(a, dtype=float, order="C")
+    return a
+
+
+def _forces(tau: Any, nq: int) -> np.ndarray:
+    """Generalized forces as a writable (nq,) float array: a scalar, (nq,) or (1, nq)."""
+    tau = np.asarray(tau, dtype=float)
+    if tau.shape != (nq,) or not (tau.flags.c_contiguous and tau.flags.writeable):
+        tau = np.array(np.broadcast_to(tau.reshape(nq) if tau.size == nq else tau, (nq,)), dtype=float)
+    return tau
+
+
+def _state_vector(y: Any, nq: int) -> np.ndarray:
+    y = _writable(y)
+    if y.shape != (2 * nq,):
+        raise ValueError(f"the state y = (q, qdot) must have shape ({2 * nq},), got {y.shape}")
+    return y
+
+
+def compiled_model(model: Model) -> CompiledModel:
+    """The model compiled for fast single-state dynamics, built once and cached on the (immutable) model."""
+    cached = model.__dict__.get("_compiled_model")
+    if cached is None:
+        cached = CompiledModel(model)
+        object.__setattr__(model, "_compiled_model", cached)
+    return cached
+
+
+def warm_up(model: Model | None = None) -> None:
+    """Compile (or load from numba's disk cache) the kernels by running them once on ``model``."""
+    if model is None:
+        from osim_emb.core.synthetic import serial_chain_model
+        model = serial_chain_model(2)
+    c = compiled_model(model)
+    y = np.zeros(2 * c.n_q)
+    c.rhs(y)
+    q = np.zeros((1, c.n_q))
+    c.terms(q, q)
+    c.terms(q)

@@ -1,0 +1,1059 @@
+"""Kernels of the compiled single-state dynamics (numba when available; plain Python otherwise).
+
+They evaluate a model flattened by :mod:`osim_emb.core.compiled` into two arrays, ``ints`` (int64) and
+``flts`` (float64), whose layout is described there.  Three passes per state:
+
+1. the **joint-variable program**: nodes in topological order, each carrying its value f, its
+   gradient (n_q) and the Hessian applied to q̇, H q̇ (n_q) -- the full Hessian is never formed,
+   since the dynamics only need H_i q̇ (the second part of Eq 126 contracts D'_i with q̇ ⊗ q̇);
+2. the **frames**: ^0_iA_4, the joint twist S_i, the Jacobian columns Ξ_i[k] = Ξ_pr(i)[k] + S_i (∇f_i)_k
+   (the closed form of Eq 75), the twist V_i = Σ_k Ξ_i[k] q̇_k and the velocity-product
+   acceleration a_i = Σ_l q̇_l dΞ_i[l]/dt = a_pr(i) + (∇f_i · q̇)(V_pr(i) × S_i) + (q̇ᵀ H_i q̇) S_i;
+3. the **sums over the bodies** of Eqs 145, 126 and 187 written with the spatial inertia I_i of the
+   pseudo-inertia J_i (Eq 131), tr(â J⁰_i b̂ᵀ) = a · I_i b for twists a, b (each frame's terms are
+   evaluated about its own origin, with the twists shifted there; the pairings do not change):
+   M[k, l] = Σ_i Ξ_i[k] · I_i Ξ_i[l]  (= Σ_i tr(∂A_i/∂q_k J_i ∂A_i/∂q_lᵀ), Eq 145),
+   (N q̇)[k] = Σ_i Ξ_i[k] · (I_i a_i + V_i ×* I_i V_i)  (second part of Eq 126),
+   G[k] = Σ_i Ξ_i[k] · (h_i × g, m_i g)  (Eq 187, h_i = m_i r_cm,i).
+
+All kernels are written in the subset of Python that numba compiles, so that without numba they
+still run (slowly) and give the same numbers.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from osim_emb.core._accel import njit
+
+# -- opcodes of the joint-variable program (mirrored in osim_emb.core.compiled) ---------------------------
+OP_CONST = 0      # f = c
+OP_COORD = 1      # f = q[c]
+OP_LINQ = 2       # f = sum_j a_j q[c_j] + b        (Linear on the generalized coordinates)
+OP_LINCOMB = 3    # f = sum_j a_j u_j + b           (Linear outer function of a Composite)
+OP_SCALE = 4      # f = s u                         (Multiplier)
+OP_UNI = 5        # f = F(u) for a function of one input (splines, polynomial, Fourier, clamp)
+OP_MPOLY = 6      # f = P(u_1, ..., u_d)            (MultivariatePolynomial)
+OP_EXT = 7        # f, grad f, Hessian evaluated in Python (functions that are not flattened)
+OP_CHAIN = 8      # the m joint variables of a closed chain (Newton + projection, Eqs 100-120) into nodes n..n+m-1
+OP_CHAINPART = 9  # a node written by the OP_CHAIN node before it (nothing to do)
+
+UNI_SIMM = 0
+UNI_PWLINEAR = 1
+UNI_PWCONSTANT = 2
+UNI_POLYNOMIAL = 3
+UNI_FOURIER = 4
+UNI_NATURAL = 5   # GCVSpline and NaturalCubicSpline (natural spline of degree 2m-1)
+UNI_CLIP = 6      # clip(u, lower, upper), derivative 1 inside and 0 outside (Clamped)
+
+#: OpenSim's ROUNDOFF_ERROR (SimmMacros.h): an argument this close to an end knot gets the end values.
+END_KNOT_TOLERANCE = 2e-13
+
+# -- header of ``ints`` --------------------------------------------------------------------------------
+H_NQ = 0
+H_NNODES = 1
+H_NFRAMES = 2
+H_NMASS = 3
+H_OFF_NODES = 4
+H_OFF_FRAMES = 5
+H_OFF_MASS = 6
+H_NEXT = 7
+HEADER_SIZE = 8
+NODE_STRIDE = 5     # op, first input, number of inputs, int parameters, float parameters
+FRAME_STRIDE = 4    # parent, kind (0 revolute, 1 prismatic), node of f_i, float parameters
+MASS_STRIDE = 2     # frame, float parameters
+FRAME_FLOATS = 33   # axis in the offset's parent frame (3), R_off (9), p_off (3), R_off ~a (9), R_off ~a^2 (9)
+MASS_FLOATS = 13    # m, h = m c (3), inertia about the frame origin (9), all in frame coordinates
+CHAIN_INTS = 5      # m, n_q, number of trigonometric terms T, max Newton iterations, check the range; then rows (T),
+                    # is_sin (T)
+CHAIN_FLOATS = 4    # Newton tolerance, length scale, residual tolerance, max condition; then coef (T),
+                    # weights (T, m + n_q), linear part (m, m + n_q), constant (m), range lower (n_q), upper (n_q)
+SPRING_FLOATS = 10  # frame a, point a (3), frame b, point b (3), stiffness, rest length (compiled frames)
+
+_KW = dict(cache=True, error_model="numpy")
+
+
+@njit(**_KW)
+def _interval(flts, x0, n, t):
+    """OpenSim's bisection for the knot interval (see splines._opensim_interval)."""
+    lo = 0
+    hi = n
+    k = 0
+    for _ in range(n + 1):
+        k = (lo + hi) // 2
+        if t < flts[x0 + k]:
+            hi = k
+        elif t > flts[x0 + min(k + 1, n - 1)]:
+            lo = k
+        else:
+            break
+    return min(k, n - 2)
+
+
+@njit(**_KW)
+def _region(flts, x0, n, t):
+    """-2 below, -1 above, 0 at the first knot, 1 at the last, 2 inside (OpenSim's precedence)."""
+    xa = flts[x0]
+    xb = flts[x0 + n - 1]
+    if t < xa:
+        return -2
+    if t > xb:
+        return -1
+    if abs(t - xa) <= END_KNOT_TOLERANCE:
+        return 0
+    if abs(t - xb) <= END_KNOT_TOLERANCE:
+        return 1
+    return 2
+
+
+@njit(**_KW)
+def _univariate(ints, flts, ip, fp, t):
+    """f(t), f'(t), f''(t) of a one-input function node."""
+    kind = ints[ip]
+    if kind == UNI_SIMM or kind == UNI_PWLINEAR or kind == UNI_PWCONSTANT:
+        n = ints[ip + 1]
+        xs = fp
+        ys = fp + n
+        bs = fp + 2 * n
+        reg = _region(flts, xs, n, t)
+        if kind == UNI_PWCONSTANT:
+            if reg == -2 or reg == 0:
+                return flts[ys], 0.0, 0.0
+            if reg == -1 or reg == 1:
+                return flts[ys + n - 1], 0.0, 0.0
+            k = _interval(flts, xs, n, t)
+            return flts[ys + k], 0.0, 0.0
+        if reg == -2:
+            return flts[ys] + (t - flts[xs]) * flts[bs], flts[bs], 0.0
+        if reg == -1:
+            return flts[ys + n - 1] + (t - flts[xs + n - 1]) * flts[bs + n - 1], flts[bs + n - 1], 0.0
+        if kind == UNI_PWLINEAR:
+            if reg == 0:
+                return flts[ys], flts[bs], 0.0
+            if reg == 1:
+                return flts[ys + n - 1], flts[bs + n - 1], 0.0
+            k = _interval(flts, xs, n, t)
+            return flts[ys + k] + (t - flts[xs + k]) * flts[bs + k], flts[bs + k], 0.0
+        cs = fp + 3 * n
+        ds = fp + 4 * n
+        if reg == 0:
+            return flts[ys], flts[bs], 2.0 * flts[cs]
+        if reg == 1:
+            return flts[ys + n - 1], flts[bs + n - 1], 2.0 * flts[cs + n - 1]
+        k = _interval(flts, xs, n, t)
+        dt = t - flts[xs + k]
+        bk = flts[bs + k]
+        ck = flts[cs + k]
+        dk = flts[ds + k]
+        f = flts[ys + k] + dt * (bk + dt * (ck + dt * dk))
+        return f, bk + dt * (2.0 * ck + 3.0 * dt * dk), 2.0 * ck + 6.0 * dt * dk
+    if kind == UNI_POLYNOMIAL:
+        out0 = 0.0
+        out1 = 0.0
+        out2 = 0.0
+        n0 = ints[ip + 1]
+        n1 = ints[ip + 2]
+        n2 = ints[ip + 3]
+        for j in range(n0):
+            out0 = out0 * t + flts[fp + j]
+        for j in range(n1):
+            out1 = out1 * t + flts[fp + n0 + j]
+        for j in range(n2):
+            out2 = out2 * t + flts[fp + n0 + n1 + j]
+        return out0, out1, out2
+    if kind == UNI_FOURIER:
+        nh = ints[ip + 1]
+        a0 = flts[fp]
+        sec = flts[fp + 1]
+        ks = fp + 2
+        cs = ks + nh
+        ss = cs + nh
+        c0 = 0.0
+        s0 = 0.0
+        c1 = 0.0
+        s1 = 0.0
+        c2 = 0.0
+        s2 = 0.0
+        for j in range(nh):
+            w = flts[ks + j]
+            arg = t * w
+            c = math.cos(arg)
+            s = math.sin(arg)
+            c0 += c * flts[cs + j]
+            s0 += s * flts[ss + j]
+            c1 += (-s * w) * flts[cs + j]
+            s1 += (c * w) * flts[ss + j]
+            w2 = w * w
+            c2 += (-c * w2) * flts[cs + j]
+            s2 += (-s * w2) * flts[ss + j]
+        return a0 + sec * t + c0 + s0, sec + c1 + s1, c2 + s2
+    if kind == UNI_NATURAL:
+        m = ints[ip + 1]
+        n = ints[ip + 2]
+        q = 2 * m
+        xs = fp
+        hs = fp + n
+        cf = hs + n - 1
+        es = cf + (n - 1) * q
+        x0 = flts[xs]
+        xn = flts[xs + n - 1]
+        res0 = 0.0
+        res1 = 0.0
+        res2 = 0.0
+        if t < x0 or t >= xn:  # Taylor polynomial of degree m-1 at the end knot
+            side = 1 if t >= xn else 0
+            dt = t - xn if t >= xn else t - x0
+            for nu in range(3):
+                tay = 0.0
+                for j in range(m - 1, nu - 1, -1):
+                    fct = 1.0
+                    for r in range(2, j - nu + 1):
+                        fct *= r
+                    tay = tay * dt + flts[es + 2 * j + side] / fct
+                if nu == 0:
+                    res0 = tay
+                elif nu == 1:
+                    res1 = tay
+                else:
+                    res2 = tay
+            return res0, res1, res2
+        # interval: searchsorted(x, t, 'right') - 1, clipped to [0, n - 2]
+        lo = 0
+        hi = n
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if flts[xs + mid] <= t:
+                lo = mid + 1
+            else:
+                hi = mid
+        i = min(max(lo - 1, 0), n - 2)
+        h = flts[hs + i]
+        tau = (t - flts[xs + i]) / h
+        base = cf + i * q
+        for nu in range(3):
+            out = 0.0
+            if nu < q:
+                for p in range(q - 1, nu - 1, -1):
+                    if nu == 0:
+                        mult = 1.0
+                    elif nu == 1:
+                        mult = float(p)
+                    else:
+                        mult = float(p * (p - 1))
+                    out = out * tau + flts[base + p] * mult
+            if nu == 0:
+                res0 = out
+            elif nu == 1:
+                res1 = out / h
+            else:
+                res2 = out / (h * h)
+        return res0, res1, res2
+    # UNI_CLIP
+    lower = flts[fp]
+    upper = flts[fp + 1]
+    if t >= lower and t <= upper:
+        return t, 1.0, 0.0
+    if t < lower:
+        return lower, 0.0, 0.0
+    if t > upper:
+        return upper, 0.0, 0.0
+    return t, 0.0, 0.0  # nan
+
+
+@njit(**_KW)
+def _trig_constraints(ints, flts, ip, fp, z, order, g, gz, gzz):
+    """g(z), dg/dz (order >= 1) and d2g/dz2 (order 2) of trigonometric constraints (planar.trigonometric_constraints):
+    g_i = sum_{t: row_t = i} coef_t trig_t(w_t . z) + lin_i . z + c_i."""
+    m = ints[ip]
+    nz = m + ints[ip + 1]
+    nt = ints[ip + 2]
+    rows = ip + CHAIN_INTS
+    sins = rows + nt
+    co = fp + CHAIN_FLOATS
+    wo = co + nt
+    lo = wo + nt * nz
+    cc = lo + m * nz
+    for i in range(m):
+        s = flts[cc + i]
+        for a in range(nz):
+            s += flts[lo + i * nz + a] * z[a]
+        g[i] = s
+        if order >= 1:
+            for a in range(nz):
+                gz[i, a] = flts[lo + i * nz + a]
+        if order >= 2:
+            for a in range(nz):
+                for b in range(nz):
+                    gzz[i, a, b] = 0.0
+    for t in range(nt):
+        i = ints[rows + t]
+        arg = 0.0
+        for a in range(nz):
+            arg += flts[wo + t * nz + a] * z[a]
+        c = math.cos(arg)
+        sn = math.sin(arg)
+        coef = flts[co + t]
+        if ints[sins + t] == 1:
+            v0 = coef * sn
+            v1 = coef * c
+        else:
+            v0 = coef * c
+            v1 = -coef * sn
+        g[i] += v0
+        if order >= 1:
+            for a in range(nz):
+                gz[i, a] += v1 * flts[wo + t * nz + a]
+        if order >= 2:
+            for a in range(nz):
+                wa = -v0 * flts[wo + t * nz + a]
+                for b in range(nz):
+                    gzz[i, a, b] += wa * flts[wo + t * nz + b]
+
+
+@njit(**_KW)
+def _gbar_times_gamma(gf, gam, i, out):
+    """out = g-bar_i^T gamma_{i+1} (the row both the factorisation and the solve of Eqs 114-119 need)."""
+    m = gf.shape[0]
+    for b in range(m):
+        s = 0.0
+        for a in range(m):
+            s += gf[a, i - 1] * gam[i + 1, a, b]
+        out[b] = s
+
+
+@njit(**_KW)
+def _projection_matrices(gf, gam, nrm):
+    """gamma_i (gam[i], i = 2..m+1) and ||gamma_{i+1} g-bar_i||^2 (nrm[i]) of Eqs 110, 114-117
+    (closed_chains.projection_matrices)."""
+    m = gf.shape[0]
+    for a in range(m):
+        for b in range(m):
+            gam[m + 1, a, b] = 1.0 if a == b else 0.0
+    wv = np.empty(m)
+    for i in range(m, 0, -1):
+        n2 = 0.0
+        ref = 0.0
+        for a in range(m):
+            s = 0.0
+            for b in range(m):
+                s += gam[i + 1, a, b] * gf[b, i - 1]
+            n2 += s * s
+            ref += gf[a, i - 1] * gf[a, i - 1]
+        if not n2 > 1e-13 * max(ref, 2.2250738585072014e-308):
+            raise ValueError("closed chain: the constraint Jacobian dg/df is singular (projection method)")
+        nrm[i] = n2
+        if i >= 2:
+            _gbar_times_gamma(gf, gam, i, wv)
+            # gamma_i = gamma_{i+1} (I - g_i w^T / n2)
+            for a in range(m):
+                s = 0.0
+                for c in range(m):
+                    s += gam[i + 1, a, c] * gf[c, i - 1]
+                for b in range(m):
+                    gam[i, a, b] = gam[i + 1, a, b] - s * wv[b] / n2
+
+
+@njit(**_KW)
+def _projection_solve(gf, gam, nrm, rhs, x):
+    """sum_j g-bar_j (x) x_j = rhs by Eqs 118-119 (closed_chains.projection_solve); rhs, x (m, p)."""
+    m, p = rhs.shape
+    eta = np.zeros((m, p))
+    wv = np.empty(m)
+    for i in range(1, m + 1):
+        _gbar_times_gamma(gf, gam, i, wv)
+        for c in range(p):
+            s = 0.0
+            for a in range(m):
+                s += wv[a] * (rhs[a, c] - eta[a, c])
+            x[i - 1, c] = s / nrm[i]
+        for a in range(m):
+            for c in range(p):
+                eta[a, c] += gf[a, i - 1] * x[i - 1, c]
+
+
+@njit(**_KW)
+def _closed_chain(ints, flts, ib, ip, fp, q, qd, second, n, val, grad, hq):
+    """The OP_CHAIN node: solve g(f, q) = 0 by Newton from the guess nodes (closed_chains.solve_constraints),
+    then grad f_i (Eq 102) and H_i (Eq 120) by the projection method; writes nodes n..n+m-1."""
+    m = ints[ip]
+    nq = ints[ip + 1]
+    max_iter = ints[ip + 3]
+    nz = m + nq
+    tol = flts[fp]
+    scale = flts[fp + 1]
+    res_tol = flts[fp + 2]
+    max_cond = flts[fp + 3]
+    if ints[ip + 4] == 1:
+        nt = ints[ip + 2]
+        rg = fp + CHAIN_FLOATS + nt + nt * nz + m * nz + m
+        for k in range(nq):
+            if not (q[k] >= flts[rg + k] - 1e-12 and q[k] <= flts[rg + nq + k] + 1e-12):
+                raise ValueError("closed chain: a coordinate is outside its range")
+    z = np.empty(nz)
+    for j in range(m):
+        z[j] = val[ints[ib + j]]
+    for k in range(nq):
+        z[m + k] = q[k]
+    g = np.empty(m)
+    gz = np.empty((m, nz))
+    gzz = np.empty((m, nz, nz))
+    a = np.empty((m, m))
+    b = np.empty(m)
+    step = np.empty(m)
+    eps4 = 4.0 * 2.220446049250313e-16 * scale
+    done = False
+    for _ in range(max_iter):
+        _trig_constraints(ints, flts, ip, fp, z, 1, g, gz, gzz)
+        gmax = 0.0
+        for i in range(m):
+            b[i] = g[i]
+            gmax = max(gmax, abs(g[i]))
+            for j in range(m):
+                a[i, j] = gz[i, j]
+        _solve(a, b, step)
+        smax = 0.0
+        fmax = 0.0
+        finite = True
+        for j in range(m):
+            z[j] -= step[j]
+            smax = max(smax, abs(step[j]))
+            fmax = max(fmax, abs(z[j]))
+            finite = finite and math.isfinite(z[j])
+        if not finite:
+            raise ValueError("closed chain: Newton diverged (non-finite iterate)")
+        if smax <= tol * (1.0 + fmax) or gmax <= eps4:
+            done = True
+            break
+    _trig_constraints(ints, flts, ip, fp, z, 2, g, gz, gzz)
+    res = 0.0
+    for i in range(m):
+        res = max(res, abs(g[i]))
+    if not done or not res <= res_tol:
+        raise ValueError("closed chain: Newton did not converge")
+    gf = np.ascontiguousarray(gz[:, :m])
+    gam = np.empty((m + 2, m, m))
+    nrm = np.empty(m + 1)
+    _projection_matrices(gf, gam, nrm)
+    if math.isfinite(max_cond):
+        # condition ||[g_f g_q]||_F / sigma_min(g_f) (closed_chains.constraint_condition); since
+        # 1 / sigma_min <= ||g_f^-1||_F, the SVD is needed only when that bound exceeds the limit
+        full = 0.0
+        for i in range(m):
+            for j in range(nz):
+                full += gz[i, j] * gz[i, j]
+        full = math.sqrt(full)
+        eye = np.zeros((m, m))
+        for i in range(m):
+            eye[i, i] = 1.0
+        inv = np.empty((m, m))
+        _projection_solve(gf, gam, nrm, eye, inv)
+        nrm_inv = 0.0
+        for i in range(m):
+            for j in range(m):
+                nrm_inv += inv[i, j] * inv[i, j]
+        if not full * math.sqrt(nrm_inv) <= max_cond:
+            smin = np.linalg.svd(gf)[1][m - 1]
+            if not full <= max_cond * smin:
+                raise ValueError("closed chain: the constraint Jacobian dg/df is ill-conditioned")
+    rhs = np.empty((m, nq))
+    for i in range(m):
+        for k in range(nq):
+            rhs[i, k] = -gz[i, m + k]
+    gr = np.empty((m, nq))
+    _projection_solve(gf, gam, nrm, rhs, gr)
+    for i in range(m):
+        val[n + i] = z[i]
+        for k in range(nq):
+            grad[n + i, k] = gr[i, k]
+            hq[n + i, k] = 0.0
+    if not second:
+        return
+    # Gamma_i = -(sum_jk g_i,fjfk grad f_j grad f_k^T + sum_j (grad f_j g_i,fjq^T + g_i,qfj grad f_j^T) + g_i,qq)
+    gm = np.empty((m, nq * nq))
+    for i in range(m):
+        for p in range(nq):
+            for r in range(nq):
+                s = gzz[i, m + p, m + r]
+                for j in range(m):
+                    s += gr[j, p] * gzz[i, j, m + r] + gzz[i, m + p, j] * gr[j, r]
+                    t = 0.0
+                    for k in range(m):
+                        t += gzz[i, j, k] * gr[k, r]
+                    s += gr[j, p] * t
+                gm[i, p * nq + r] = -s
+    hs = np.empty((m, nq * nq))
+    _projection_solve(gf, gam, nrm, gm, hs)
+    for i in range(m):
+        for k in range(nq):
+            s = 0.0
+            for l in range(nq):
+                s += 0.5 * (hs[i, k * nq + l] + hs[i, l * nq + k]) * qd[l]
+            hq[n + i, k] = s
+
+
+@njit(**_KW)
+def eval_program(ints, flts, ext, q, qd, second, val, grad, hq):
+    """Run the joint-variable program: val[n] = f_n, grad[n] = ∇f_n, hq[n] = H_n q̇ (if ``second``)."""
+    nq = ints[H_NQ]
+    nn = ints[H_NNODES]
+    on = ints[H_OFF_NODES]
+    for n in range(nn):
+        b = on + NODE_STRIDE * n
+        op = ints[b]
+        ib = ints[b + 1]
+        nin = ints[b + 2]
+        ip = ints[b + 3]
+        fp = ints[b + 4]
+        if op == OP_CONST:
+            val[n] = flts[fp]
+            for k in range(nq):
+                grad[n, k] = 0.0
+                hq[n, k] = 0.0
+        elif op == OP_COORD:
+            c = ints[ip]
+            val[n] = q[c]
+            for k in range(nq):
+                grad[n, k] = 0.0
+                hq[n, k] = 0.0
+            grad[n, c] = 1.0
+        elif op == OP_LINQ:
+            cnt = ints[ip]
+            for k in range(nq):
+                grad[n, k] = 0.0
+                hq[n, k] = 0.0
+            s = 0.0
+            for j in range(cnt):
+                c = ints[ip + 1 + j]
+                a = flts[fp + j]
+                s += a * q[c]
+                grad[n, c] = a
+            val[n] = s + flts[fp + cnt]
+        elif op == OP_LINCOMB:
+            for k in range(nq):
+                grad[n, k] = 0.0
+                hq[n, k] = 0.0
+            s = 0.0
+            for j in range(nin):
+                u = ints[ib + j]
+                a = flts[fp + j]
+                s += a * val[u]
+                for k in range(nq):
+                    grad[n, k] += a * grad[u, k]
+                if second:
+                    for k in range(nq):
+                        hq[n, k] += a * hq[u, k]
+            val[n] = s + flts[fp + nin]
+        elif op == OP_SCALE:
+            u = ints[ib]
+            a = flts[fp]
+            val[n] = a * val[u]
+            for k in range(nq):
+                grad[n, k] = a * grad[u, k]
+                hq[n, k] = a * hq[u, k] if second else 0.0
+        elif op == OP_UNI:
+            u = ints[ib]
+            f, f1, f2 = _univariate(ints, flts, ip, fp, val[u])
+            val[n] = f
+            d1 = 0.0
+            if second:
+                for k in range(nq):
+                    d1 += grad[u, k] * qd[k]
+            for k in range(nq):
+                g = grad[u, k]
+                grad[n, k] = f1 * g
+                hq[n, k] = (f2 * d1 * g + f1 * hq[u, k]) if second else 0.0
+        elif op == OP_MPOLY:
+            d = nin
+            nt = ints[ip]
+            ex = ip + 1  # exponents (nt, d)
+            ncol = 1 + d + d * d
+            out = np.zeros(ncol)
+            for t in range(nt):
+                mono = 1.0
+                for v in range(d):
+                    e = ints[ex + t * d + v]
+                    pw = 1.0
+                    for _ in range(e):
+                        pw = pw * val[ints[ib + v]]
+                    mono = pw if v == 0 else mono * pw
+                for c in range(ncol):
+                    out[c] += mono * flts[fp + t * ncol + c]
+            val[n] = out[0]
+            for k in range(nq):
+                grad[n, k] = 0.0
+                hq[n, k] = 0.0
+            for a in range(d):
+                ua = ints[ib + a]
+                ga = out[1 + a]
+                for k in range(nq):
+                    grad[n, k] += ga * grad[ua, k]
+            if second:
+                for a in range(d):
+                    ua = ints[ib + a]
+                    for bb in range(d):
+                        ub = ints[ib + bb]
+                        db = 0.0
+                        for k in range(nq):
+                            db += grad[ub, k] * qd[k]
+                        hab = out[1 + d + a * d + bb] * db
+                        for k in range(nq):
+                            hq[n, k] += hab * grad[ua, k]
+                    ga = out[1 + a]
+                    for k in range(nq):
+                        hq[n, k] += ga * hq[ua, k]
+        elif op == OP_CHAIN:
+            _closed_chain(ints, flts, ib, ip, fp, q, qd, second, n, val, grad, hq)
+        elif op == OP_CHAINPART:
+            pass
+        else:  # OP_EXT
+            s = ints[ip]
+            val[n] = ext[s, 0]
+            for k in range(nq):
+                grad[n, k] = ext[s, 1 + k]
+                acc = 0.0
+                if second:
+                    for l in range(nq):
+                        acc += ext[s, 1 + nq + k * nq + l] * qd[l]
+                hq[n, k] = acc
+
+
+@njit(**_KW)
+def _frames(ints, flts, qd, second, val, grad, hq, rot, pos, xi, vel, acc):
+    """^0_iA_4 (rot, pos), Jacobian columns Ξ_i[k] (xi), twist V_i (vel) and a_i (acc) of every frame."""
+    nq = ints[H_NQ]
+    nf = ints[H_NFRAMES]
+    of = ints[H_OFF_FRAMES]
+    for r in range(3):
+        for c in range(3):
+            rot[0, r, c] = 1.0 if r == c else 0.0
+        pos[0, r] = 0.0
+    for k in range(nq):
+        for c in range(6):
+            xi[0, k, c] = 0.0
+    for c in range(6):
+        vel[0, c] = 0.0
+        acc[0, c] = 0.0
+    s6 = np.empty(6)
+    lm = np.empty((3, 3))
+    for i in range(1, nf):
+        b = of + FRAME_STRIDE * i
+        p = ints[b]
+        kind = ints[b + 1]
+        node = ints[b + 2]
+        fp = ints[b + 3]
+        f = val[node]
+        # axis and joint origin in ground: a_g = R_p (R_off a), o = p_p + R_p p_off
+        ax0 = flts[fp]
+        ax1 = flts[fp + 1]
+        ax2 = flts[fp + 2]
+        ag0 = rot[p, 0, 0] * ax0 + rot[p, 0, 1] * ax1 + rot[p, 0, 2] * ax2
+        ag1 = rot[p, 1, 0] * ax0 + rot[p, 1, 1] * ax1 + rot[p, 1, 2] * ax2
+        ag2 = rot[p, 2, 0] * ax0 + rot[p, 2, 1] * ax1 + rot[p, 2, 2] * ax2
+        po = fp + 12
+        o0 = pos[p, 0] + rot[p, 0, 0] * flts[po] + rot[p, 0, 1] * flts[po + 1] + rot[p, 0, 2] * flts[po + 2]
+        o1 = pos[p, 1] + rot[p, 1, 0] * flts[po] + rot[p, 1, 1] * flts[po + 1] + rot[p, 1, 2] * flts[po + 2]
+        o2 = pos[p, 2] + rot[p, 2, 0] * flts[po] + rot[p, 2, 1] * flts[po + 1] + rot[p, 2, 2] * flts[po + 2]
+        ro = fp + 3
+        if kind == 0:
+            # Eq 39: R_off exp(~a f) = R_off + sin f R_off ~a + (1 - cos f) R_off ~a^2
+            sf = math.sin(f)
+            hf = 1.0 - math.cos(f)
+            for r in range(3):
+                for c in range(3):
+                    lm[r, c] = flts[ro + 3 * r + c] + sf * flts[fp + 15 + 3 * r + c] + hf * flts[fp + 24 + 3 * r + c]
+            pos[i, 0] = o0
+            pos[i, 1] = o1
+            pos[i, 2] = o2
+            s6[0] = ag0
+            s6[1] = ag1
+            s6[2] = ag2
+            s6[3] = o1 * ag2 - o2 * ag1
+            s6[4] = o2 * ag0 - o0 * ag2
+            s6[5] = o0 * ag1 - o1 * ag0
+        else:
+            for r in range(3):
+                for c in range(3):
+                    lm[r, c] = flts[ro + 3 * r + c]
+            pos[i, 0] = o0 + f * ag0
+            pos[i, 1] = o1 + f * ag1
+            pos[i, 2] = o2 + f * ag2
+            s6[0] = 0.0
+            s6[1] = 0.0
+            s6[2] = 0.0
+            s6[3] = ag0
+            s6[4] = ag1
+            s6[5] = ag2
+        for r in range(3):
+            for c in range(3):
+                rot[i, r, c] = rot[p, r, 0] * lm[0, c] + rot[p, r, 1] * lm[1, c] + rot[p, r, 2] * lm[2, c]
+        for k in range(nq):
+            g = grad[node, k]
+            for c in range(6):
+                xi[i, k, c] = xi[p, k, c] + g * s6[c]
+        if second:
+            d1 = 0.0
+            d2 = 0.0
+            for k in range(nq):
+                d1 += grad[node, k] * qd[k]
+                d2 += hq[node, k] * qd[k]
+            # dS_i/dt = V_p x S_i (spatial cross product of twists)
+            w0 = vel[p, 0]
+            w1 = vel[p, 1]
+            w2 = vel[p, 2]
+            v0 = vel[p, 3]
+            v1 = vel[p, 4]
+            v2 = vel[p, 5]
+            cw0 = w1 * s6[2] - w2 * s6[1]
+            cw1 = w2 * s6[0] - w0 * s6[2]
+            cw2 = w0 * s6[1] - w1 * s6[0]
+            cv0 = (w1 * s6[5] - w2 * s6[4]) + (v1 * s6[2] - v2 * s6[1])
+            cv1 = (w2 * s6[3] - w0 * s6[5]) + (v2 * s6[0] - v0 * s6[2])
+            cv2 = (w0 * s6[4] - w1 * s6[3]) + (v0 * s6[1] - v1 * s6[0])
+            for c in range(6):
+                vel[i, c] = vel[p, c] + d1 * s6[c]
+            acc[i, 0] = acc[p, 0] + d1 * cw0 + d2 * s6[0]
+            acc[i, 1] = acc[p, 1] + d1 * cw1 + d2 * s6[1]
+            acc[i, 2] = acc[p, 2] + d1 * cw2 + d2 * s6[2]
+            acc[i, 3] = acc[p, 3] + d1 * cv0 + d2 * s6[3]
+            acc[i, 4] = acc[p, 4] + d1 * cv1 + d2 * s6[4]
+            acc[i, 5] = acc[p, 5] + d1 * cv2 + d2 * s6[5]
+
+
+@njit(**_KW)
+def _inertia_apply(io, h, m, tw, out):
+    """out = I tw for the spatial inertia [[I_O, ~h], [~h^T, m]] (inertia and first moment about the point
+    the twist tw = (w, v) is taken at)."""
+    w0 = tw[0]
+    w1 = tw[1]
+    w2 = tw[2]
+    v0 = tw[3]
+    v1 = tw[4]
+    v2 = tw[5]
+    out[0] = io[0, 0] * w0 + io[0, 1] * w1 + io[0, 2] * w2 + (h[1] * v2 - h[2] * v1)
+    out[1] = io[1, 0] * w0 + io[1, 1] * w1 + io[1, 2] * w2 + (h[2] * v0 - h[0] * v2)
+    out[2] = io[2, 0] * w0 + io[2, 1] * w1 + io[2, 2] * w2 + (h[0] * v1 - h[1] * v0)
+    out[3] = (w1 * h[2] - w2 * h[1]) + m * v0
+    out[4] = (w2 * h[0] - w0 * h[2]) + m * v1
+    out[5] = (w0 * h[1] - w1 * h[0]) + m * v2
+
+
+@njit(**_KW)
+def _shift(src, p, dst):
+    """The twist (or spatial acceleration) src = (w, v), taken at the ground origin, taken at the point p:
+    (w, v + w x p)."""
+    w0 = src[0]
+    w1 = src[1]
+    w2 = src[2]
+    dst[0] = w0
+    dst[1] = w1
+    dst[2] = w2
+    dst[3] = src[3] + (w1 * p[2] - w2 * p[1])
+    dst[4] = src[4] + (w2 * p[0] - w0 * p[2])
+    dst[5] = src[5] + (w0 * p[1] - w1 * p[0])
+
+
+@njit(**_KW)
+def _bodies(ints, flts, second, want_mass, rot, pos, xi, vel, acc, mass, nqd, grav, work):
+    """M (Eq 145), N q̇ (Eq 126, second part) and G (Eq 187) summed over the frames that carry mass.
+
+    Each frame's terms are evaluated about its own origin p_i (ground axes): the twists are shifted
+    there, (w, v + w x p_i), and the spatial inertia is that of J_i about the frame origin, so that
+    nothing of size m |p_i|^2 cancels.  The pairings twist . wrench do not depend on the point.
+    """
+    nq = ints[H_NQ]
+    nm = ints[H_NMASS]
+    om = ints[H_OFF_MASS]
+    g0 = flts[0]
+    g1 = flts[1]
+    g2 = flts[2]
+    for k in range(nq):
+        nqd[k] = 0.0
+        grav[k] = 0.0
+        if want_mass:
+            for l in range(nq):
+                mass[k, l] = 0.0
+    io = np.empty((3, 3))
+    il = np.empty((3, 3))
+    h = np.empty(3)
+    p = np.empty(3)
+    f6 = np.empty(6)
+    iv = np.empty(6)
+    tw = np.empty(6)
+    vp = np.empty(6)
+    xs = work[:, :6]
+    fs = work[:, 6:]
+    for e in range(nm):
+        i = ints[om + MASS_STRIDE * e]
+        fp = ints[om + MASS_STRIDE * e + 1]
+        m = flts[fp]
+        for r in range(3):
+            p[r] = pos[i, r]
+        # first moment and inertia about the frame origin, in ground axes: R h', R I' R^T
+        for r in range(3):
+            h[r] = rot[i, r, 0] * flts[fp + 1] + rot[i, r, 1] * flts[fp + 2] + rot[i, r, 2] * flts[fp + 3]
+        for r in range(3):
+            for c in range(3):
+                il[r, c] = (rot[i, r, 0] * flts[fp + 4 + c] + rot[i, r, 1] * flts[fp + 7 + c]
+                            + rot[i, r, 2] * flts[fp + 10 + c])
+        for r in range(3):
+            for c in range(3):
+                io[r, c] = il[r, 0] * rot[i, c, 0] + il[r, 1] * rot[i, c, 1] + il[r, 2] * rot[i, c, 2]
+        # Jacobian columns at the frame origin
+        for k in range(nq):
+            _shift(xi[i, k], p, tw)
+            for c in range(6):
+                xs[k, c] = tw[c]
+        if want_mass:
+            for k in range(nq):
+                _inertia_apply(io, h, m, xs[k], f6)
+                for c in range(6):
+                    fs[k, c] = f6[c]
+            for k in range(nq):
+                for l in range(k + 1):
+                    s = 0.0
+                    for c in range(6):
+                        s += xs[l, c] * fs[k, c]
+                    mass[k, l] += s
+        # gravity wrench about the frame origin (h x g, m g): G[k] = sum_i m_i g . d r_cm,i / dq_k
+        f6[0] = h[1] * g2 - h[2] * g1
+        f6[1] = h[2] * g0 - h[0] * g2
+        f6[2] = h[0] * g1 - h[1] * g0
+        f6[3] = m * g0
+        f6[4] = m * g1
+        f6[5] = m * g2
+        for k in range(nq):
+            s = 0.0
+            for c in range(6):
+                s += xs[k, c] * f6[c]
+            grav[k] += s
+        if second:
+            # f = I a + V x* (I V), all at the frame origin
+            _shift(vel[i], p, vp)
+            _inertia_apply(io, h, m, vp, iv)
+            _shift(acc[i], p, tw)
+            _inertia_apply(io, h, m, tw, f6)
+            w0 = vp[0]
+            w1 = vp[1]
+            w2 = vp[2]
+            v0 = vp[3]
+            v1 = vp[4]
+            v2 = vp[5]
+            f6[0] += (w1 * iv[2] - w2 * iv[1]) + (v1 * iv[5] - v2 * iv[4])
+            f6[1] += (w2 * iv[0] - w0 * iv[2]) + (v2 * iv[3] - v0 * iv[5])
+            f6[2] += (w0 * iv[1] - w1 * iv[0]) + (v0 * iv[4] - v1 * iv[3])
+            f6[3] += w1 * iv[5] - w2 * iv[4]
+            f6[4] += w2 * iv[3] - w0 * iv[5]
+            f6[5] += w0 * iv[4] - w1 * iv[3]
+            for k in range(nq):
+                s = 0.0
+                for c in range(6):
+                    s += xs[k, c] * f6[c]
+                nqd[k] += s
+    if want_mass:
+        for k in range(nq):
+            for l in range(k):
+                mass[l, k] = mass[k, l]
+
+
+@njit(**_KW)
+def _solve(a, b, x):
+    """x = a^-1 b by Gaussian elimination with partial pivoting (a and b are overwritten); an exactly
+    singular a raises numpy's LinAlgError, as np.linalg.solve does."""
+    n = b.size
+    for k in range(n):
+        p = k
+        amax = abs(a[k, k])
+        for r in range(k + 1, n):
+            if abs(a[r, k]) > amax:
+                amax = abs(a[r, k])
+                p = r
+        if p != k:
+            for c in range(n):
+                t = a[k, c]
+                a[k, c] = a[p, c]
+                a[p, c] = t
+            t = b[k]
+            b[k] = b[p]
+            b[p] = t
+        piv = a[k, k]
+        if piv == 0.0:
+            raise np.linalg.LinAlgError("Singular matrix")
+        for r in range(k + 1, n):
+            lr = a[r, k] / piv
+            if lr != 0.0:
+                for c in range(k + 1, n):
+                    a[r, c] -= lr * a[k, c]
+                b[r] -= lr * b[k]
+    for k in range(n - 1, -1, -1):
+        s = b[k]
+        for c in range(k + 1, n):
+            s -= a[k, c] * x[c]
+        x[k] = s / a[k, k]
+
+
+@njit(**_KW)
+def _state(ints, flts, ext, q, qd, second, want_mass, val, grad, hq, rot, pos, xi, vel, acc,
+           mass, nqd, grav, work):
+    eval_program(ints, flts, ext, q, qd, second, val, grad, hq)
+    _frames(ints, flts, qd, second, val, grad, hq, rot, pos, xi, vel, acc)
+    _bodies(ints, flts, second, want_mass, rot, pos, xi, vel, acc, mass, nqd, grav, work)
+
+
+@njit(**_KW)
+def rhs(ints, flts, ext, y, tau):
+    """(q̇, q̈) with q̈ = M⁻¹(G + τ − N q̇) at y = (q, q̇): the right-hand side of the first-order ODE."""
+    return rhs_springs(ints, flts, ext, y, tau, np.zeros((0, SPRING_FLOATS)))
+
+
+@njit(**_KW)
+def _spring_point(rot, pos, fr, sp, o, p):
+    for r in range(3):
+        p[r] = pos[fr, r] + rot[fr, r, 0] * sp[o] + rot[fr, r, 1] * sp[o + 1] + rot[fr, r, 2] * sp[o + 2]
+
+
+@njit(**_KW)
+def _spring_forces(nq, rot, pos, xi, springs, out):
+    """out += generalized forces of linear point-to-point springs (Eq 46: F . dr/dq for either end point):
+    F = -k (L - L0) / L (p_a - p_b) on p_a and -F on p_b (OpenSim's PointToPointSpring)."""
+    pa = np.empty(3)
+    pb = np.empty(3)
+    for s in range(springs.shape[0]):
+        sp = springs[s]
+        fa = int(sp[0])
+        fb = int(sp[4])
+        _spring_point(rot, pos, fa, sp, 1, pa)
+        _spring_point(rot, pos, fb, sp, 5, pb)
+        d0 = pa[0] - pb[0]
+        d1 = pa[1] - pb[1]
+        d2 = pa[2] - pb[2]
+        length = math.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
+        c = -sp[8] * (length - sp[9]) / length
+        f0 = c * d0
+        f1 = c * d1
+        f2 = c * d2
+        for k in range(nq):
+            t = 0.0
+            for e in range(2):
+                fr = fa if e == 0 else fb
+                p = pa if e == 0 else pb
+                sgn = 1.0 if e == 0 else -1.0
+                w = xi[fr, k]
+                u0 = w[1] * p[2] - w[2] * p[1] + w[3]
+                u1 = w[2] * p[0] - w[0] * p[2] + w[4]
+                u2 = w[0] * p[1] - w[1] * p[0] + w[5]
+                t += sgn * (f0 * u0 + f1 * u1 + f2 * u2)
+            out[k] += t
+
+
+@njit(**_KW)
+def rhs_springs(ints, flts, ext, y, tau, springs):
+    """:func:`rhs` with the generalized forces of point-to-point springs (rows of SPRING_FLOATS) added to τ."""
+    nq = ints[H_NQ]
+    nn = ints[H_NNODES]
+    nf = ints[H_NFRAMES]
+    q = np.empty(nq)
+    qd = np.empty(nq)
+    for k in range(nq):
+        q[k] = y[k]
+        qd[k] = y[nq + k]
+    val = np.empty(nn)
+    grad = np.empty((nn, nq))
+    hq = np.empty((nn, nq))
+    rot = np.empty((nf, 3, 3))
+    pos = np.empty((nf, 3))
+    xi = np.empty((nf, nq, 6))
+    vel = np.empty((nf, 6))
+    acc = np.empty((nf, 6))
+    mass = np.empty((nq, nq))
+    nqd = np.empty(nq)
+    grav = np.empty(nq)
+    work = np.empty((nq, 12))
+    yes = nq >= 0  # (a run-time boolean: the same specialisation of _state as ``batch`` uses)
+    _state(ints, flts, ext[0], q, qd, yes, yes, val, grad, hq, rot, pos, xi, vel, acc, mass, nqd, grav, work)
+    out = np.empty(2 * nq)
+    b = np.empty(nq)
+    x = np.empty(nq)
+    for k in range(nq):
+        out[k] = qd[k]
+        b[k] = grav[k] - nqd[k] + tau[k]
+    _spring_forces(nq, rot, pos, xi, springs, b)
+    _solve(mass, b, x)
+    for k in range(nq):
+        out[nq + k] = x[k]
+    return out
+
+
+@njit(**_KW)
+def batch(ints, flts, ext, q, qd, arg, mode):
+    """Over N states.  mode 0: M, N q̇, G (q̇ may be None-like, see ``second``); mode 1: forward dynamics
+    q̈ = M⁻¹(G + τ − N q̇) with arg = τ; mode 2: inverse dynamics τ = M q̈ + N q̇ − G with arg = q̈;
+    mode 3: M and G only (no velocities)."""
+    nq = ints[H_NQ]
+    nn = ints[H_NNODES]
+    nf = ints[H_NFRAMES]
+    n = q.shape[0]
+    second = mode != 3
+    yes = nq >= 0
+    val = np.empty(nn)
+    grad = np.empty((nn, nq))
+    hq = np.empty((nn, nq))
+    rot = np.empty((nf, 3, 3))
+    pos = np.empty((nf, 3))
+    xi = np.empty((nf, nq, 6))
+    vel = np.empty((nf, 6))
+    acc = np.empty((nf, 6))
+    work = np.empty((nq, 12))
+    b = np.empty(nq)
+    x = np.empty(nq)
+    m_out = np.empty((n if (mode == 0 or mode == 3) else 0, nq, nq))
+    nqd_out = np.zeros((n, nq))
+    g_out = np.zeros((n, nq))
+    res = np.zeros((n if (mode == 1 or mode == 2) else 0, nq))
+    mass = np.empty((nq, nq))
+    nqd = np.empty(nq)
+    grav = np.empty(nq)
+    qs = np.empty(nq)
+    qds = np.empty(nq)
+    for s in range(n):
+        ext_s = ext[s] if ext.shape[0] > 1 else ext[0]
+        for k in range(nq):
+            qs[k] = q[s, k]
+            qds[k] = qd[s, k]
+        _state(ints, flts, ext_s, qs, qds, second, yes, val, grad, hq, rot, pos, xi, vel, acc,
+               mass, nqd, grav, work)
+        for k in range(nq):
+            nqd_out[s, k] = nqd[k]
+            g_out[s, k] = grav[k]
+        if mode == 0 or mode == 3:
+            m_out[s] = mass
+        elif mode == 1:
+            for k in range(nq):
+                b[k] = g_out[s, k] - nqd_out[s, k] + arg[s, k]
+            _solve(mass, b, x)
+            for k in range(nq):
+                res[s, k] = x[k]
+        else:
+            for k in range(nq):
+                t = 0.0
+                for l in range(nq):
+                    t += mass[k, l] * arg[s, l]
+                res[s, k] = t + nqd_out[s, k] - g_out[s, k]
+    return m_out, nqd_out, g_out, res
+
+
+@njit(**_KW)
+def program(ints, flts, ext, q, qd):
+    """Values, gradients and H q̇ of every program node at N states: (N, n_nodes), (N, n_nodes, n_q) twice."""
+    nq = ints[H_NQ]
+    nn = ints[H_NNODES]
+    n = q.shape[0]
+    val = np.empty((n, nn))
+    grad = np.empty((n, nn, nq))
+    hq = np.empty((n, nn, nq))
+    yes = nq >= 0
+    for s in range(n):
+        ext_s = ext[s] if ext.shape[0] > 1 else ext[0]
+        eval_program(ints, flts, ext_s, q[s], qd[s], yes, val[s], grad[s], hq[s])
+    return val, grad, hq

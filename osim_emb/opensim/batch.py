@@ -1,0 +1,235 @@
+"""Moment-arm sweeps over many models at once, as Dask tasks.
+
+The models are either a folder of .osim files (e.g. subject-scaled models) or N variants of one model whose
+muscle attachment points (and optionally wrap-object positions) are perturbed uniformly within given
+tolerances, each variant from its own seed.  Each model is one task: it is loaded (and perturbed) on the
+worker, swept with the package's :func:`osim_emb.opensim.moment_arms.make_sweeps` and
+:func:`~osim_emb.opensim.moment_arms.package_moment_arms` (optionally also OpenSim's ``computeMomentArm``
+for files), and returns a table with one row per model, muscle, moment-arm coordinate and pose.  The client
+writes each result as it arrives into a Parquet dataset (a folder of part files, read back with
+``pandas.read_parquet(folder)``); the folder appears only when every task has finished.
+
+Dask runs the tasks: an embedded ``LocalCluster`` (processes) by default, or an existing cluster given by its
+scheduler address.
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass, replace
+from functools import lru_cache
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from osim_emb.model import Model
+
+__all__ = ["ModelTask", "perturb_attachments", "model_tasks", "sweep_task", "run_batch", "BatchError"]
+
+log = logging.getLogger(__name__)
+
+#: Output columns (units in the names; a translational swept coordinate's value is in millimetres).
+COLUMNS = ["model", "variant", "muscle", "swept_coordinate", "swept_value_deg_or_mm", "moment_arm_coordinate",
+           "moment_arm_m", "length_m"]
+
+
+class BatchError(ValueError):
+    """Bad batch input (no models, unknown coordinate, unsupported option)."""
+
+
+@dataclass(frozen=True)
+class ModelTask:
+    """One model of a batch: a file, optionally perturbed (``variant`` >= 0 with its own seed)."""
+
+    path: str
+    variant: int = -1  # -1: the file as it is
+    seed: int | None = None
+    tolerance_m: float = 0.0  # attachment points: uniform in [-tol, tol] per axis
+    wrap_tolerance_m: float = 0.0  # wrap-object origins likewise
+
+    @property
+    def name(self) -> str:
+        stem = Path(self.path).stem
+        return stem if self.variant < 0 else f"{stem}_v{self.variant:04d}"
+
+
+def perturb_attachments(model: Model, rng: np.random.Generator, tolerance_m: float,
+                        wrap_tolerance_m: float = 0.0) -> Model:
+    """A copy of ``model`` with every fixed and conditional path point moved by a uniform offset in
+    [-tolerance, tolerance]³ (body frame) and every wrap object's origin by one in [-wrap_tolerance, ...]³.
+
+    Moving path points (imported as bodies moved by joint functions) are left as they are."""
+    muscles = []
+    for mt in model.muscles:
+        pts = []
+        for p in mt.points:
+            if p.kind == "moving" or tolerance_m == 0.0:
+                pts.append(p)
+            else:
+                pts.append(replace(p, location=np.asarray(p.location) + rng.uniform(-tolerance_m, tolerance_m, 3)))
+        muscles.append(replace(mt, points=tuple(pts)))
+    wraps = tuple(
+        replace(w, translation=tuple(np.asarray(w.translation, dtype=float)
+                                     + rng.uniform(-wrap_tolerance_m, wrap_tolerance_m, 3)))
+        if wrap_tolerance_m > 0.0 else w for w in model.wrap_objects)
+    return replace(model, muscles=tuple(muscles), wrap_objects=wraps)
+
+
+def model_tasks(source: str | Path, *, variants: int = 0, tolerance_m: float = 0.0, wrap_tolerance_m: float = 0.0,
+                seed: int = 0) -> list[ModelTask]:
+    """The tasks of a batch: every .osim file of a folder, or ``variants`` perturbed copies of one file
+    (variant k uses seed ``seed + k``)."""
+    source = Path(source)
+    if source.is_dir():
+        if variants:
+            raise BatchError(f"{source}: variants are made from one model file, not a folder")
+        files = sorted(source.glob("*.osim"))
+        if not files:
+            raise BatchError(f"{source}: no .osim files in this folder")
+        return [ModelTask(str(f)) for f in files]
+    if not source.is_file():
+        raise BatchError(f"{source}: no such model file or folder")
+    if variants <= 0:
+        return [ModelTask(str(source))]
+    if tolerance_m < 0 or wrap_tolerance_m < 0:
+        raise BatchError("tolerances must be >= 0")
+    return [ModelTask(str(source), k, seed + k, tolerance_m, wrap_tolerance_m) for k in range(variants)]
+
+
+@lru_cache(maxsize=8)
+def _load(path: str) -> Model:
+    from osim_emb.io import load_osim
+    return load_osim(path)
+
+
+def sweep_task(task: ModelTask, sweep: Sequence[str], step_deg: float, *, muscles: Sequence[str] | None = None,
+               ma_coordinates: Sequence[str] | None = None, opensim_compat: bool = False,
+               references: Sequence[str] = ()) -> pd.DataFrame:
+    """One model's sweep table (:data:`COLUMNS`, plus ``opensim_<reference>_m`` per reference)."""
+    from osim_emb.paths.geometry import lengths_and_moment_arms
+    from osim_emb.opensim.moment_arms import FD_STEP, REFERENCES, make_sweeps
+    model = _load(task.path)
+    if task.variant >= 0:
+        model = perturb_attachments(model, np.random.default_rng(task.seed), task.tolerance_m,
+                                    task.wrap_tolerance_m)
+    names = list(muscles) if muscles else [m.name for m in model.muscles]
+    coords = list(ma_coordinates) if ma_coordinates else list(sweep)
+    for c in list(sweep) + coords:
+        if c not in model.coordinate_names:
+            raise BatchError(f"{task.path}: no coordinate {c!r} (coordinates: {', '.join(model.coordinate_names)})")
+    unknown = [r for r in references if r not in REFERENCES]
+    if unknown:
+        raise BatchError(f"unknown reference(s) {', '.join(unknown)}; choose from {', '.join(REFERENCES)}")
+    if references and task.variant >= 0:
+        raise BatchError("OpenSim references are computed for model files only, not for perturbed variants")
+    sweeps = make_sweeps(model, sweep, step_deg)
+    q = np.vstack([s.q for s in sweeps])
+    length, r = lengths_and_moment_arms(model, q, names, opensim_compat=opensim_compat)  # (N, M), (N, n_q, M)
+    kidx = [model.coordinate_index(c) for c in coords]
+    n, m, k = len(q), len(names), len(kidx)
+    idx = np.indices((n, m, k)).reshape(3, -1)  # point, muscle, moment-arm coordinate
+    swept = np.concatenate([[s.coordinate] * len(s.angles_deg) for s in sweeps])
+    values = np.concatenate([s.angles_deg for s in sweeps])
+    table = pd.DataFrame({
+        "model": task.name, "variant": task.variant,
+        "muscle": np.asarray(names, dtype=object)[idx[1]], "swept_coordinate": swept[idx[0]],
+        "swept_value_deg_or_mm": values[idx[0]], "moment_arm_coordinate": np.asarray(coords, dtype=object)[idx[2]],
+        "moment_arm_m": r[:, kidx, :].transpose(0, 2, 1).ravel(), "length_m": np.repeat(length.ravel(), k)})
+    table = table[COLUMNS]
+    if references:
+        from osim_emb.opensim.reference_values import evaluate_references
+        with tempfile.TemporaryDirectory() as tmp:
+            jobs = []
+            for ref in references:
+                path = task.path
+                if ref == "computeMomentArm_mvp":
+                    from osim_emb.io.osim_writer import moving_points_as_bodies, write_osim
+                    path = str(Path(tmp) / (Path(task.path).stem + "_mvp.osim"))
+                    write_osim(moving_points_as_bodies(model.extras["document"]), path, protect=[task.path])
+                jobs.append((ref, path))
+            ranges = np.array([c.range for c in model.coordinates], dtype=float)
+            osv = evaluate_references(jobs, q, model.coordinate_names, ranges, names, coords, fd_step=FD_STEP,
+                                      workers=1, cache_dir=False, progress=False)
+        for ref in references:
+            table[f"opensim_{ref}_m"] = osv[ref]["values"].ravel()  # (N, M, K), the table's row order
+    return table
+
+
+def _client(scheduler: str | None, n_workers: int, threads_per_worker: int):
+    try:
+        from dask.distributed import Client, LocalCluster
+    except ImportError as err:  # pragma: no cover - depends on the environment
+        raise ImportError("osim-emb batch needs dask: pip install 'osim-emb[batch]'") from err
+    if scheduler:
+        return Client(scheduler), None
+    cluster = LocalCluster(n_workers=n_workers, threads_per_worker=threads_per_worker, processes=True,
+                           dashboard_address=None)
+    return Client(cluster), cluster
+
+
+def run_batch(tasks: Iterable[ModelTask], sweep: Sequence[str], step_deg: float, output: str | Path, *,
+              muscles: Sequence[str] | None = None, ma_coordinates: Sequence[str] | None = None,
+              opensim_compat: bool = False, references: Sequence[str] = (), scheduler: str | None = None,
+              n_workers: int = 2, threads_per_worker: int = 1, progress: bool = True,
+              overwrite: bool = False) -> dict:
+    """Run the tasks on Dask and write the Parquet dataset ``output`` (a folder of part files).
+
+    Returns a summary: number of models and rows, wall time, models per second.  ``output`` must not exist
+    unless ``overwrite`` (then it is replaced only when every task succeeded); it is written under a temporary
+    name and renamed into place at the end."""
+    tasks = list(tasks)
+    if not tasks:
+        raise BatchError("no models to run")
+    out = Path(output)
+    if out.exists() and not (overwrite and out.is_dir()):
+        raise BatchError(f"{out}: already exists (use --overwrite to replace it)" if out.is_dir() else
+                         f"{out}: is a file; the Parquet dataset is a folder")
+    if not step_deg > 0:
+        raise BatchError(f"--step must be a positive number, got {step_deg}")
+    first = _load(tasks[0].path)  # names checked before the cluster starts
+    for c in list(sweep) + list(ma_coordinates or []):
+        if c not in first.coordinate_names:
+            raise BatchError(f"{tasks[0].path}: no coordinate {c!r} (coordinates: {', '.join(first.coordinate_names)})")
+    unknown = [m for m in (muscles or []) if m not in {mu.name for mu in first.muscles}]
+    if unknown:
+        raise BatchError(f"{tasks[0].path}: no muscle named {', '.join(map(repr, unknown))}")
+    from dask.distributed import as_completed
+    from osim_emb.progress import Progress
+    tmp = Path(tempfile.mkdtemp(prefix=out.name + ".", dir=out.parent if out.parent.exists() else None))
+    client, cluster = _client(scheduler, n_workers, threads_per_worker)
+    rows = 0
+    t0 = time.perf_counter()
+    try:
+        futures = client.map(sweep_task, tasks, sweep=list(sweep), step_deg=step_deg, muscles=muscles,
+                             ma_coordinates=ma_coordinates, opensim_compat=opensim_compat,
+                             references=list(references), pure=False)
+        index = {f.key: i for i, f in enumerate(futures)}
+        with Progress("moment-arm sweeps", len(tasks), enabled=progress, unit="model") as bar:
+            for fut in as_completed(futures):
+                table = fut.result()
+                table.to_parquet(tmp / f"part-{index[fut.key]:05d}.parquet", index=False)
+                rows += len(table)
+                bar.advance()
+        wall = time.perf_counter() - t0
+        n_workers_used = len(client.scheduler_info().get("workers", {}))
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+    if out.exists():  # --overwrite: the old dataset goes only now that the new one is complete
+        old = Path(tempfile.mkdtemp(prefix=out.name + ".old.", dir=out.parent))
+        out.rename(old / out.name)
+        tmp.rename(out)
+        shutil.rmtree(old, ignore_errors=True)
+    else:
+        tmp.rename(out)
+    return {"models": len(tasks), "rows": rows, "seconds": wall, "models_per_second": len(tasks) / wall,
+            "workers": n_workers_used, "output": str(out)}

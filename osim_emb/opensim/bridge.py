@@ -1,0 +1,277 @@
+"""Side-by-side access to OpenSim's own API (the optional ``opensim`` package) for validation.
+
+An :class:`OpenSimReference` loads the same .osim file in OpenSim and sets it to
+the configuration the package uses: the generalized coordinates take the
+given values, and every coupled coordinate is computed with *OpenSim's own*
+coupler function (in dependency order), so that the comparison does not
+borrow anything from the package under test.  The constraint error of the
+resulting state is checked.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+from osim_emb.model import Model
+
+__all__ = ["require_opensim", "OpenSimReference"]
+
+
+def require_opensim():
+    """Import opensim, or raise an ImportError that says how to install it."""
+    try:
+        import opensim
+    except ImportError as err:  # pragma: no cover - depends on the environment
+        raise ImportError("this needs the opensim package: pip install 'osim-emb[opensim]' (OpenSim 4.6)") from err
+    try:
+        opensim.Logger.setLevelString("error")
+    except Exception:  # pragma: no cover
+        pass
+    return opensim
+
+
+def _transform_to_numpy(t: Any) -> np.ndarray:
+    r = t.R()
+    out = np.eye(4)
+    out[:3, :3] = [[r.get(i, j) for j in range(3)] for i in range(3)]
+    out[:3, 3] = t.p().to_numpy()
+    return out
+
+
+class OpenSimReference:
+    """An OpenSim model of the same file, driven by the package's generalized coordinates."""
+
+    def __init__(self, path: str, model: Model | None = None, *, disable_forces: bool = False):
+        osim = require_opensim()
+        self.osim = osim
+        self.path = str(path)
+        self.model_os = osim.Model(self.path)
+        if disable_forces:  # every Force, in the ForceSet or among the model's <components>
+            self.model_os.finalizeFromProperties()
+            for c in self.model_os.getComponentsList():
+                f = osim.Force.safeDownCast(c)
+                if f is not None:
+                    f.set_appliesForce(False)
+        self.state = self.model_os.initSystem()
+        self.coords = self.model_os.getCoordinateSet()
+        self.names = [self.coords.get(i).getName() for i in range(self.coords.getSize())]
+        self.model = model
+        self._couplers = []
+        cs = self.model_os.getConstraintSet()
+        for i in range(cs.getSize()):
+            c = self.osim.CoordinateCouplerConstraint.safeDownCast(cs.get(i))
+            if c is None or not c.get_isEnforced():
+                continue
+            ind = c.getIndependentCoordinateNames()
+            self._couplers.append((c.getDependentCoordinateName(),
+                                   [ind.get(k) for k in range(ind.getSize())], c.getFunction(),
+                                   float(c.getPropertyByName("scale_factor").toString())))
+
+    # -- configuration -----------------------------------------------------------
+    def set_configuration(self, q: Sequence[float], qdot: Sequence[float] | None = None,
+                          names: Sequence[str] | None = None, *, check: float = 1e-9) -> None:
+        """Set the generalized coordinates (names default to the package model's) and the coupled ones."""
+        if names is None:
+            names = self.model.coordinate_names
+        s = self.state
+        values = {c: self.coords.get(c).getValue(s) for c in self.names}
+        for n, v in zip(names, q):
+            values[n] = float(v)
+        done = set(names) | {c for c in self.names if self.coords.get(c).getLocked(s)}
+        pending = list(self._couplers)
+        while pending:
+            rest = []
+            for dep, ind, f, scale in pending:
+                if all(i in done or i not in {d for d, *_ in pending} for i in ind):
+                    x = self.osim.Vector(len(ind), 0.0)
+                    for k, i in enumerate(ind):
+                        x.set(k, values[i])
+                    values[dep] = scale * f.calcValue(x)
+                    done.add(dep)
+                else:
+                    rest.append((dep, ind, f, scale))
+            if len(rest) == len(pending):
+                raise RuntimeError("coupler dependencies form a cycle")
+            pending = rest
+        for c in self.names:
+            co = self.coords.get(c)
+            if not co.getLocked(s):
+                co.setValue(s, values[c], False)
+        if qdot is not None:
+            self.set_speeds(qdot, names)
+        self.model_os.realizePosition(s)
+        if check is not None:
+            err = np.abs(s.getQErr().to_numpy()).max(initial=0.0)
+            if err > check:
+                raise RuntimeError(f"OpenSim constraint error {err:.3g} after setting the configuration")
+
+    def set_speeds(self, qdot: Sequence[float], names: Sequence[str] | None = None) -> None:
+        """Set generalized speeds; coupled speeds follow from OpenSim's function derivatives."""
+        if names is None:
+            names = self.model.coordinate_names
+        s = self.state
+        speeds = {c: 0.0 for c in self.names}
+        values = {c: self.coords.get(c).getValue(s) for c in self.names}
+        for n, v in zip(names, qdot):
+            speeds[n] = float(v)
+        for dep, ind, f, scale in self._couplers:
+            x = self.osim.Vector(len(ind), 0.0)
+            for k, i in enumerate(ind):
+                x.set(k, values[i])
+            total = 0.0
+            for k, i in enumerate(ind):
+                d = self.osim.StdVectorInt()
+                d.append(k)
+                total += f.calcDerivative(d, x) * speeds[i]
+            speeds[dep] = scale * total
+        for c in self.names:
+            co = self.coords.get(c)
+            if not co.getLocked(s):
+                co.setSpeedValue(s, speeds[c])
+        self.model_os.realizeVelocity(s)
+
+    # -- kinematics ------------------------------------------------------------------
+    def body_transform(self, body: str) -> np.ndarray:
+        """4x4 ground transform of a body (``getTransformInGround``)."""
+        return _transform_to_numpy(self.model_os.getBodySet().get(body).getTransformInGround(self.state))
+
+    def path_point_positions(self, muscle: str) -> np.ndarray:
+        """(P, 3) ground positions of every point of a muscle's PathPointSet (active or not)."""
+        path = self._path(muscle)
+        pps = path.getPathPointSet()
+        return np.array([pps.get(i).getLocationInGround(self.state).to_numpy() for i in range(pps.getSize())])
+
+    def _force(self, name: str):
+        fs = self.model_os.getForceSet()
+        if fs.contains(name):
+            return fs.get(name)
+        for c in self.model_os.getComponentsList():  # a force among the model's <components>
+            f = self.osim.Force.safeDownCast(c)
+            if f is not None and f.getName() == name:
+                return f
+        raise KeyError(f"OpenSim model {self.path!r} has no force named {name!r}")
+
+    def _path(self, muscle: str):
+        f = self._force(muscle)
+        pa = self.osim.PathActuator.safeDownCast(f)
+        gp = pa.getGeometryPath() if pa is not None else None
+        if gp is None:  # Ligament, PathSpring: the property is 'path' in OpenSim 4.5+, 'GeometryPath' before
+            prop = "path" if f.hasProperty("path") else "GeometryPath"
+            gp = self.osim.GeometryPath.safeDownCast(f.getPropertyByName(prop).getValueAsObject())
+        return self.osim.GeometryPath.safeDownCast(gp) if not isinstance(gp, self.osim.GeometryPath) else gp
+
+    # -- dynamics (the reduction recipe of the notes) ------------------------------
+    def speed_indices(self) -> dict[str, int]:
+        """Index of each coordinate's speed in the state's U (the order of calcM)."""
+        if getattr(self, "_uidx", None) is None:
+            s = self.state
+            saved = s.getU().to_numpy().copy()
+            idx = {}
+            for c in self.names:
+                co = self.coords.get(c)
+                u = self.osim.Vector(s.getNU(), 0.0)
+                s.setU(u)
+                co.setSpeedValue(s, 1.0)
+                idx[c] = int(np.argmax(np.abs(s.getU().to_numpy())))
+            s.setU(self.osim.Vector(saved.tolist()) if hasattr(self.osim.Vector, "__init__") else saved)
+            self._uidx = idx
+        return self._uidx
+
+    def coupling(self, names: Sequence[str] | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """J = d(all speeds)/d(generalized speeds) (nU, nq) and the second derivatives H (nU, nq, nq),
+        from OpenSim's own coupler functions at the current configuration (locked coordinates: zero rows)."""
+        if names is None:
+            names = self.model.coordinate_names
+        s = self.state
+        nq = len(names)
+        grad = {c: np.zeros(nq) for c in self.names}
+        hess = {c: np.zeros((nq, nq)) for c in self.names}
+        for k, n in enumerate(names):
+            grad[n][k] = 1.0
+        values = {c: self.coords.get(c).getValue(s) for c in self.names}
+        done = set(names)
+        pending = list(self._couplers)
+        while pending:
+            rest = []
+            for dep, ind, f, scale in pending:
+                if not all(i in done or self.coords.get(i).getLocked(s) for i in ind):
+                    rest.append((dep, ind, f, scale))
+                    continue
+                x = self.osim.Vector(len(ind), 0.0)
+                for k, i in enumerate(ind):
+                    x.set(k, values[i])
+                d1 = np.zeros(len(ind))
+                d2 = np.zeros((len(ind), len(ind)))
+                for a in range(len(ind)):
+                    d = self.osim.StdVectorInt()
+                    d.append(a)
+                    d1[a] = f.calcDerivative(d, x)
+                    for b in range(len(ind)):
+                        d = self.osim.StdVectorInt()
+                        d.append(a)
+                        d.append(b)
+                        d2[a, b] = f.calcDerivative(d, x)
+                g = sum(d1[a] * grad[i] for a, i in enumerate(ind))
+                h = sum(d1[a] * hess[i] for a, i in enumerate(ind))
+                h = h + sum(d2[a, b] * np.outer(grad[i], grad[j]) for a, i in enumerate(ind) for b, j in enumerate(ind))
+                grad[dep], hess[dep] = scale * g, scale * h
+                done.add(dep)
+            if len(rest) == len(pending):
+                raise RuntimeError("coupler dependencies form a cycle")
+            pending = rest
+        idx = self.speed_indices()
+        nu = s.getNU()
+        jac = np.zeros((nu, nq))
+        h2 = np.zeros((nu, nq, nq))
+        for c in self.names:
+            if self.coords.get(c).getLocked(s):
+                continue
+            jac[idx[c]] = grad[c]
+            h2[idx[c]] = hess[c]
+        return jac, h2
+
+    def mass_matrix(self) -> np.ndarray:
+        """Simbody's full mass matrix M (nU, nU) at the current state (``calcM``)."""
+        m = self.osim.Matrix()
+        self.model_os.getMatterSubsystem().calcM(self.state, m)
+        return m.to_numpy()
+
+    def inverse_dynamics(self, udot: np.ndarray | None = None) -> np.ndarray:
+        """M udot + c - g - applied forces, constraints ignored (``InverseDynamicsSolver``)."""
+        s = self.state
+        self.model_os.realizeVelocity(s)
+        u = self.osim.Vector(s.getNU(), 0.0)
+        if udot is not None:
+            for k, v in enumerate(udot):
+                u.set(k, float(v))
+        return self.osim.InverseDynamicsSolver(self.model_os).solve(s, u).to_numpy()
+
+    def accelerations(self) -> np.ndarray:
+        """Simbody's constrained accelerations udot (nU,) at the current state."""
+        self.model_os.realizeAcceleration(self.state)
+        return self.state.getUDot().to_numpy()
+
+    def reduced_dynamics(self, q: Sequence[float], qdot: Sequence[float]) -> dict[str, np.ndarray]:
+        """OpenSim's equations reduced to the generalized coordinates (notes: u = J u_ind, udot = J udot_ind + b):
+        mass J^T M J, the velocity-and-gravity forces J^T (c - g + M b), and the constrained accelerations."""
+        self.set_configuration(q)
+        self.set_speeds(qdot)
+        jac, hess = self.coupling()
+        qd = np.asarray(qdot, dtype=float)
+        b = np.einsum("uij,i,j->u", hess, qd, qd)
+        m = self.mass_matrix()
+        c_minus_g = self.inverse_dynamics(None)
+        idx = self.speed_indices()
+        udot = self.accelerations()
+        ind = [idx[c] for c in self.model.coordinate_names]
+        return {"mass": jac.T @ m @ jac, "bias": jac.T @ (c_minus_g + m @ b), "qddot": udot[ind],
+                "jacobian": jac}
+
+    def muscle_length(self, muscle: str) -> float:
+        return self._path(muscle).getLength(self.state)
+
+    def moment_arm(self, muscle: str, coordinate: str) -> float:
+        """``computeMomentArm`` at the current state (the generalised-force moment arm of OpenSim)."""
+        return self._path(muscle).computeMomentArm(self.state, self.coords.get(coordinate))

@@ -1,0 +1,682 @@
+"""Moment-arm validation harness: sweeps of the coordinates, the package's closed-form R(q) beside OpenSim's.
+
+Three OpenSim references, each named in the tables and figures (:mod:`.reference_values`):
+
+* ``computeMomentArm`` -- OpenSim's ``computeMomentArm`` on the original model;
+* ``computeMomentArm_mvp`` -- the same on the model exported with every moving via
+  point as a zero-inertia body coupled to its driving coordinate (the seed's set-up);
+* ``minus_dL_dq`` -- minus the central difference of OpenSim's own ``getLength``.
+
+The package computes L and R for all configurations at once (Eq 195), in two modes: ``opensim_compat``
+(OpenSim's stale wrap-point cache reproduced -- the mode compared with OpenSim by default) and fresh
+geometry (the path OpenSim draws).  Every difference above tolerance is given a cause, point by point
+(see :data:`CAUSES` and docs/moment_arms.md); "unexplained" means a defect to investigate.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from osim_emb.model import Model
+from osim_emb.paths.geometry import lengths_and_moment_arms, muscle_lengths
+from osim_emb.opensim.reference_values import REFERENCES, evaluate_references, length_derivative
+
+log = logging.getLogger(__name__)
+
+__all__ = ["REFERENCES", "TOLERANCE", "CAUSES", "Sweep", "make_sweeps", "package_evaluation",
+           "run_moment_arm_study", "explain_differences", "discontinuities", "print_report", "write_sto_tables"]
+
+#: tolerance (m) above which a difference needs a cause (finite differences of getLength: 1e-7 m)
+TOLERANCE = {"computeMomentArm": 1e-8, "computeMomentArm_mvp": 1e-8, "minus_dL_dq": 1e-7}
+FD_STEP = 1e-6
+#: causes of a difference above tolerance, in the order they are tested at each sweep point
+CAUSES = {
+    "discontinuity": "discontinuity of L (a wrap engaging or releasing, a conditional point): reported apart",
+    "stale_cache": "OpenSim's stale wrap-point cache (the other package mode agrees)",
+    "stale_cache_getLength": "OpenSim's stale wrap-point cache inside getLength (-dL/dq of the package's "
+                             "opensim_compat length agrees)",
+    "approximate_wrapping": "generalized force vs -dL/dq under approximate (non-geodesic) wrapping",
+    "moving_point_same_body": "moving point beside a point on the same body (OpenSim leaves that segment's "
+                              "length change out)",
+    "coupler_projection": "coupler of several independent coordinates (OpenSim's coupling projection moves the "
+                          "other independent coordinates)",
+    "unexplained": "unexplained",
+}
+# Seed Table 5 groups (kept for the Holzbaur study scripts)
+TABLE5_GROUPS = {"LAT1": ("LAT1", "LAT2", "LAT3"), "PECM3": ("PECM2", "PECM3"), "DELT1": ("DELT1",),
+                 "PECM1": ("PECM1",), "SUBSC": ("SUBSC", "CORB", "TMAJ", "TMIN", "INFSP", "SUPSP", "DELT3"),
+                 "DELT2": ("DELT2",)}
+TABLE5_LEADERS = tuple(TABLE5_GROUPS)
+
+
+@dataclass
+class Sweep:
+    """One swept coordinate: its angles (degrees; millimetres for a translation) and configurations (n, n_q)."""
+
+    coordinate: str
+    angles_deg: np.ndarray
+    q: np.ndarray
+
+
+def coordinate_unit(model: Model, name: str) -> tuple[str, float]:
+    """('deg', 180/pi) for a rotational coordinate, ('mm', 1000) for a translational one."""
+    rot = model.coordinates[model.coordinate_index(name)].motion_type != "translational"
+    return ("deg", math.degrees(1.0)) if rot else ("mm", 1000.0)
+
+
+def make_sweeps(model: Model, coordinates: Sequence[str], step_deg: float = 1.0,
+                fixed: dict[str, float] | None = None, step_translation: float = 0.005) -> list[Sweep]:
+    """Each named coordinate over its whole range -- both ends included -- in ``step_deg`` steps on whole
+    multiples of the step (translations: ``step_translation`` m, labelled in mm); the others at ``fixed``
+    values (radians, metres) or their defaults, clamped into their ranges."""
+    if not step_deg > 0 or not step_translation > 0:
+        raise ValueError(f"the sweep step must be positive (got {step_deg} deg, {step_translation} m)")
+    base = model.default_q.copy()
+    for name, v in (fixed or {}).items():
+        base[model.coordinate_index(name)] = v
+    for k, c in enumerate(model.coordinates):
+        base[k] = np.clip(base[k], *c.range)
+    out = []
+    for c in coordinates:
+        k = model.coordinate_index(c)
+        _, scale = coordinate_unit(model, c)
+        step = step_deg if scale != 1000.0 else step_translation * 1000.0
+        lo, hi = np.asarray(model.coordinates[k].range) * scale
+        if not (np.isfinite(lo) and np.isfinite(hi)):
+            raise ValueError(f"coordinate {c!r} has an unbounded range; give a range to sweep it")
+        tol = 1e-4 * step  # ranges stored in radians miss whole degrees by ~1e-7
+        ang = np.arange(math.ceil((lo - tol) / step), math.floor((hi + tol) / step) + 1) * step
+        ang = ang[(ang >= lo - tol) & (ang <= hi + tol)]
+        if not len(ang) or ang[0] > lo + tol:
+            ang = np.concatenate([[lo], ang])
+        if ang[-1] < hi - tol:
+            ang = np.concatenate([ang, [hi]])
+        q = np.repeat(base[None], len(ang), axis=0)
+        q[:, k] = np.clip(ang / scale, *model.coordinates[k].range)
+        out.append(Sweep(c, ang, q))
+    return out
+
+
+def _minus_fd(model: Model, q: np.ndarray, k: int, muscles, compat: bool, h: float = FD_STEP) -> np.ndarray:
+    """-dL/dq_k (N, M) of the package's length, with the stencil OpenSim's reference uses (one-sided at bounds)."""
+    lo, hi = model.coordinates[k].range
+    x = q[:, k]
+
+    def at(dx):
+        qq = q.copy()
+        qq[:, k] = x + dx
+        return muscle_lengths(model, qq, muscles, opensim_compat=compat, allow_out_of_range=True)  # steps past a range end
+
+    lp, lm, lp2, lm2, l0 = at(h), at(-h), at(2 * h), at(-2 * h), at(0.0)
+    d = (lp - lm) / (2 * h)
+    low = x - h < lo
+    high = (x + h > hi) & ~low
+    d[low] = ((-3 * l0 + 4 * lp - lp2) / (2 * h))[low]
+    d[high] = ((3 * l0 - 4 * lm + lm2) / (2 * h))[high]
+    return -d
+
+
+def _notice(msg: str) -> None:
+    """An INFO message, shown on stderr even when the application has not configured logging."""
+    if logging.getLogger().handlers:
+        log.info(msg)
+    else:
+        import sys
+        sys.stderr.write(msg + "\n")
+        sys.stderr.flush()
+
+
+def _warm_up(model: Model, q: np.ndarray, muscles) -> float:
+    """Compile the numba kernels outside the timings; if that takes more than 2 s (compiling, not loading
+    numba's cache) say so while it runs."""
+    import threading
+    from osim_emb.core._accel import use_jit
+    if not use_jit():
+        return 0.0
+    t0 = time.perf_counter()
+    timer = threading.Timer(2.0, _notice, ("  compiling the numba kernels (first use: about a minute; cached "
+                                           "afterwards) ...",))
+    timer.daemon = True
+    timer.start()
+    try:
+        for compat in (True, False):
+            lengths_and_moment_arms(model, q[:1], muscles, opensim_compat=compat, allow_out_of_range=True)
+            muscle_lengths(model, q[:1], muscles, opensim_compat=compat, allow_out_of_range=True)
+    finally:
+        timer.cancel()
+    t = time.perf_counter() - t0
+    if t > 2.0:
+        _notice(f"  numba kernels ready in {t:.1f} s (not counted in the timings)")
+    return t
+
+
+def package_evaluation(model: Model, q: np.ndarray, muscles: Sequence[str], ma_coordinates: Sequence[str], *,
+                       derivatives: bool = True) -> dict:
+    """The package's L and R at configurations ``q`` (N, n_q) in both modes, and -dL/dq of both lengths.
+
+    Keys: ``length``/``length_fresh`` (N, M); ``r``/``r_fresh`` (N, n_q, M) (``opensim_compat`` / fresh
+    geometry); ``fd``/``fd_fresh`` (N, M, K) minus the difference quotients of the lengths about the
+    moment-arm coordinates (with ``derivatives``); ``seconds`` (compiled kernels warm) and ``compile_seconds``."""
+    compile_s = _warm_up(model, q, muscles)
+    t0 = time.perf_counter()
+    out = {}
+    out["length"], out["r"] = lengths_and_moment_arms(model, q, muscles, opensim_compat=True)
+    out["seconds"] = time.perf_counter() - t0
+    out["length_fresh"], out["r_fresh"] = lengths_and_moment_arms(model, q, muscles, opensim_compat=False)
+    if derivatives:
+        kidx = [model.coordinate_index(c) for c in ma_coordinates]
+        out["fd"] = np.stack([_minus_fd(model, q, k, muscles, True) for k in kidx], axis=2)
+        out["fd_fresh"] = np.stack([_minus_fd(model, q, k, muscles, False) for k in kidx], axis=2)
+        # the same quotient over a 4x wider stencil: differs where L is not smooth inside the stencil
+        out["fd_wide"] = np.stack([_minus_fd(model, q, k, muscles, True, 4 * FD_STEP) for k in kidx], axis=2)
+    out["compile_seconds"] = compile_s
+    return out
+
+
+def _outliers(d: np.ndarray, floor: float) -> np.ndarray:
+    """Indices i where |d[i]| stands out from its neighbours at distance 2 and 3 (a local, scale-free test)."""
+    n = len(d)
+    a = np.abs(d)
+    nb = np.zeros(n)
+    for off in (-3, -2, 2, 3):
+        sh = np.full(n, np.nan)
+        if off < 0:
+            sh[-off:] = a[:off]
+        else:
+            sh[:-off] = a[off:]
+        nb = np.fmax(nb, sh)
+    return np.nonzero(a > 10.0 * nb + floor)[0]
+
+
+def discontinuities(length: np.ndarray, moment_arm: np.ndarray | None = None, *, length_floor: float = 1e-7,
+                    moment_arm_floor: float = 1e-5) -> np.ndarray:
+    """Boolean mask (n,) of the sweep points beside a jump or kink of L along one sweep.
+
+    A jump of L shows as an isolated spike of its second difference; a kink (a wrap engaging or releasing,
+    a conditional point switching) as a spike of the first difference of the moment arm."""
+    n = len(length)
+    mask = np.zeros(n, dtype=bool)
+    if n < 5:
+        return mask
+    for i in _outliers(np.diff(length, 2), length_floor):
+        mask[i:i + 3] = True
+    if moment_arm is not None:
+        for i in _outliers(np.diff(moment_arm), moment_arm_floor):
+            mask[i:i + 2] = True
+    return mask
+
+
+def explain_differences(model: Model, muscles: Iterable[str]) -> dict[str, dict[str, list[str]]]:
+    """The structural causes that apply to each muscle: ``{muscle: {"same_body": [...], "projection": [...]}}``
+    (a moving point beside a point on the same body; couplers of several independent coordinates, listing
+    the coordinates whose moment arms OpenSim's coupling projection changes)."""
+    by = {m.name: m for m in model.muscles}
+    doc = model.extras.get("document")
+    multi = [c for c in (doc.couplers if doc is not None else []) if len(c.independents) > 1]
+    projected = sorted({i for c in multi for i in c.independents})
+    out = {}
+    for name in muscles:
+        pts = by[name].points
+        same = []
+        for i, p in enumerate(pts):
+            if p.kind == "moving" and any(0 <= j < len(pts) and pts[j].source_body == p.source_body
+                                          for j in (i - 1, i + 1)):
+                same.append(p.name)
+        out[name] = {"same_body": same, "projection": projected}
+    return out
+
+
+def _classify(reference: str, diff: np.ndarray, other_mode_diff: np.ndarray, pkg: dict, pkg_r: np.ndarray,
+              os_vals: np.ndarray, disc: np.ndarray, structural: dict, muscles, ma_coordinates, tol: float,
+              compat: bool) -> np.ndarray:
+    """Cause key (N, M, K) of every difference above tolerance ('' where within tolerance)."""
+    above = np.abs(diff) > tol
+    cause = np.full(diff.shape, "", dtype=object)
+    cause[above] = "unexplained"
+    todo = above & ~disc
+    cause[above & disc] = "discontinuity"
+    if reference == "minus_dL_dq":
+        fd, fdf = pkg["fd"], pkg["fd_fresh"]
+        reproduced = np.abs(fd - os_vals) <= tol  # the package's getLength derivative = OpenSim's
+        stale = np.abs(fdf - fd) > tol / 2
+        approx = np.abs(pkg_r - fdf) > tol / 2
+        rough = np.abs(pkg["fd_wide"] - fd) > 1e-6  # a jump or kink of L within the difference stencil
+        cause[todo & reproduced & rough] = "discontinuity"
+        todo = todo & ~rough
+        both = todo & reproduced & stale & approx
+        cause[todo & reproduced & stale & ~approx] = "stale_cache_getLength"
+        cause[todo & reproduced & ~stale] = "approximate_wrapping"
+        cause[both] = "stale_cache_getLength+approximate_wrapping"
+        return cause
+    cause[todo & (np.abs(other_mode_diff) <= tol)] = "stale_cache"
+    left = todo & (cause == "unexplained")
+    for mi, m in enumerate(muscles):
+        s = structural[m]
+        for kk, c in enumerate(ma_coordinates):
+            sel = left[:, mi, kk]
+            if not sel.any():
+                continue
+            if reference == "computeMomentArm" and s["same_body"]:
+                cause[sel, mi, kk] = "moving_point_same_body"
+            elif c in s["projection"]:
+                cause[sel, mi, kk] = "coupler_projection"
+    return cause
+
+
+def _cause_text(keys: Iterable[str]) -> str:
+    parts = []
+    for k in keys:
+        for p in k.split("+"):
+            if p and CAUSES[p] not in parts:
+                parts.append(CAUSES[p])
+    return "; ".join(parts)
+
+
+def _summaries(model, sweeps, muscles, mac, refs, pkg, osv, compat, structural) -> tuple[pd.DataFrame, dict]:
+    """Per reference, muscle, swept coordinate and moment-arm coordinate: the statistics and causes."""
+    rows = []
+    causes_all = {}
+    kidx = [model.coordinate_index(c) for c in mac]
+    r_cmp = (pkg["r"] if compat else pkg["r_fresh"])[:, kidx, :].transpose(0, 2, 1)  # (N, M, K)
+    r_oth = (pkg["r_fresh"] if compat else pkg["r"])[:, kidx, :].transpose(0, 2, 1)
+    os_len = next((osv[r]["lengths"] for r in ("computeMomentArm", "minus_dL_dq", "computeMomentArm_mvp")
+                   if r in osv), None)
+    for ref in refs:
+        vals = osv[ref]["values"]
+        diff = r_cmp - vals
+        other = r_oth - vals
+        disc = np.zeros(diff.shape, dtype=bool)
+        start = 0
+        for s in sweeps:
+            n = len(s.angles_deg)
+            sl = slice(start, start + n)
+            ks = model.coordinate_index(s.coordinate)
+            for mi in range(len(muscles)):
+                lens = [pkg["length"][sl, mi]] + ([os_len[sl, mi]] if os_len is not None else [])
+                m = np.zeros(n, dtype=bool)
+                for ln in lens:
+                    m |= discontinuities(ln, pkg["r"][sl, ks, mi])
+                disc[sl, mi, :] = m[:, None]
+            start += n
+        cause = _classify(ref, diff, other, pkg, r_cmp, vals, disc, structural, muscles, mac, TOLERANCE[ref],
+                          compat)
+        causes_all[ref] = cause
+        start = 0
+        for s in sweeps:
+            n = len(s.angles_deg)
+            sl = slice(start, start + n)
+            for mi, mu in enumerate(muscles):
+                for kk, c in enumerate(mac):
+                    if np.isnan(vals[sl, mi, kk]).all():
+                        continue  # not evaluated (cross=False)
+                    d = np.abs(diff[sl, mi, kk])
+                    o = np.abs(vals[sl, mi, kk])
+                    cs = cause[sl, mi, kk]
+                    dm = disc[sl, mi, kk] | (cs == "discontinuity")
+                    i = int(np.argmax(d))
+                    smooth = d[~dm]
+                    keys = [k for k in dict.fromkeys(cs[np.argsort(-d)]) if k]
+                    rows.append({
+                        "reference": ref, "muscle": mu, "swept_coordinate": s.coordinate,
+                        "moment_arm_coordinate": c, "points": n,
+                        "max_abs_difference_m": d.max(), "median_abs_difference_m": float(np.median(d)),
+                        "p95_abs_difference_m": float(np.percentile(d, 95)),
+                        "relative_error": d.max() / o.max() if o.max() > 1e-6 else np.nan,  # of the largest |R|
+                        "angle_of_max": s.angles_deg[i],
+                        "max_abs_difference_smooth_m": smooth.max() if len(smooth) else 0.0,
+                        "discontinuity_points": int(dm.sum()),
+                        "discontinuity_angles": " ".join(f"{a:g}" for a in s.angles_deg[dm][:8])
+                        + (" ..." if dm.sum() > 8 else ""),
+                        "other_mode_max_abs_difference_m": np.abs(other[sl, mi, kk]).max(),
+                        "points_above_tolerance": int((d > TOLERANCE[ref]).sum()),
+                        "unexplained_points": int((cs == "unexplained").sum()),
+                        "cause": _cause_text(keys)})
+            start += n
+    return pd.DataFrame(rows), causes_all
+
+
+def _coordinate_columns(model: Model, q: np.ndarray) -> dict[str, np.ndarray]:
+    out = {}
+    for k, c in enumerate(model.coordinates):
+        unit, scale = coordinate_unit(model, c.name)
+        out[f"{c.name}_{'deg' if unit == 'deg' else 'm'}"] = q[:, k] * (scale if unit == "deg" else 1.0)
+    return out
+
+
+def _tables(model, sweeps, q, muscles, mac, refs, pkg, osv, compat) -> dict[str, pd.DataFrame]:
+    """The written tables: one package table (rows: configuration x muscle; every coordinate's value) and one
+    per reference (OpenSim's values and the differences), joined on ``configuration`` and ``muscle``."""
+    n, m = len(q), len(muscles)
+    sw = np.concatenate([[s.coordinate] * len(s.angles_deg) for s in sweeps])
+    ang = np.concatenate([s.angles_deg for s in sweeps])
+    rep = lambda a: np.repeat(a, m)  # noqa: E731
+    kidx = [model.coordinate_index(c) for c in mac]
+    base = {"configuration": rep(np.arange(n)), "swept_coordinate": rep(sw), "sweep_value": rep(ang)}
+    base.update({k: rep(v) for k, v in _coordinate_columns(model, q).items()})
+    base["muscle"] = np.tile(np.asarray(muscles, dtype=object), n)
+    cmp_key, oth_key = ("", "_fresh") if compat else ("_fresh", "")
+    other = "fresh_geometry" if compat else "opensim_compat"
+    pk = dict(base)
+    pk["length_m"] = pkg["length" + cmp_key].ravel()
+    pk[f"length_{other}_m"] = pkg["length" + oth_key].ravel()
+    for kk, c in zip(kidx, mac):
+        pk[f"moment_arm_{c}_m"] = pkg["r" + cmp_key][:, kk, :].ravel()
+    for kk, c in zip(kidx, mac):
+        pk[f"moment_arm_{c}_{other}_m"] = pkg["r" + oth_key][:, kk, :].ravel()
+    tables = {"package": pd.DataFrame(pk)}
+    os_len = next((osv[r]["lengths"] for r in ("computeMomentArm", "minus_dL_dq", "computeMomentArm_mvp")
+                   if r in osv), None)
+    r_cmp = (pkg["r"] if compat else pkg["r_fresh"])
+    for ref in refs:
+        t = {"configuration": rep(np.arange(n)), "muscle": base["muscle"]}
+        t["opensim_length_m"] = osv[ref]["lengths"].ravel()
+        for kk, (k, c) in enumerate(zip(kidx, mac)):
+            t[f"opensim_moment_arm_{c}_m"] = osv[ref]["values"][:, :, kk].ravel()
+            t[f"difference_{c}_m"] = (r_cmp[:, k, :] - osv[ref]["values"][:, :, kk]).ravel()
+        tables[ref] = pd.DataFrame(t)
+    if os_len is not None:
+        tables["package"]["opensim_length_m"] = os_len.ravel()
+    return tables
+
+
+def write_sto_tables(out: Path, model: Model, time_or_index: np.ndarray, length: np.ndarray, r: np.ndarray,
+                     muscles: Sequence[str], ma_coordinates: Sequence[str], prefix: str, q: np.ndarray | None = None,
+                     protect: Sequence = ()) -> list[Path]:
+    """MuscleAnalysis-like storage files: ``PREFIX_Length.sto`` and ``PREFIX_MomentArm_<coordinate>.sto``
+    (columns: time, then one per muscle) and, with ``q``, ``PREFIX_coordinates.mot`` (rotational coordinates in
+    degrees, the others -- translations, OpenSim's "coupled" -- in metres and radians, as OpenSim reads them)."""
+    from osim_emb.io.motion import write_motion
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    t = pd.DataFrame({"time": time_or_index})
+    tab = pd.concat([t, pd.DataFrame(length, columns=list(muscles))], axis=1)
+    p = out / f"{prefix}_Length.sto"
+    write_motion(p, tab, name="Length", protect=protect)
+    written.append(p)
+    for c in ma_coordinates:
+        k = model.coordinate_index(c)
+        tab = pd.concat([t, pd.DataFrame(r[:, k, :], columns=list(muscles))], axis=1)
+        p = out / f"{prefix}_MomentArm_{c}.sto"
+        write_motion(p, tab, name=f"MomentArm_{c}", protect=protect)
+        written.append(p)
+    if q is not None:
+        cols = {}
+        for k, c in enumerate(model.coordinates):  # OpenSim reads only Rotational coordinates as degrees
+            cols[c.name] = np.degrees(q[:, k]) if c.motion_type == "rotational" else q[:, k]
+        p = out / f"{prefix}_coordinates.mot"
+        write_motion(p, pd.concat([t, pd.DataFrame(cols)], axis=1), name="Coordinates", in_degrees=True,
+                     protect=protect)
+        written.append(p)
+    return written
+
+
+def run_moment_arm_study(model_path: str, sweep: Sequence[str], *, step_deg: float = 1.0,
+                         muscles: Sequence[str] | None = None, ma_coordinates: Sequence[str] | None = None,
+                         references: Sequence[str] = REFERENCES, fixed: dict[str, float] | None = None,
+                         opensim_compat: bool = True, out_dir: str | Path | None = None,
+                         formats: Sequence[str] = ("pdf", "png", "svg"), model: Model | None = None,
+                         progress: bool = True, workers: int | None = None, cache_dir=None,
+                         plot: bool = True, title: str | None = None, cross: bool | Sequence[str] = True,
+                         **_ignored) -> dict:
+    """Run the whole comparison; write tables and figures to ``out_dir``; return the tables and a summary.
+
+    ``opensim_compat`` chooses the package mode compared with OpenSim (default: the one that reproduces
+    OpenSim's wrap-point cache); the other mode's differences are reported beside it.  ``cross=False``
+    asks OpenSim only for the moment arm about the swept coordinate in each sweep (the others are NaN);
+    a list of references asks those for every moment-arm coordinate and the others for the swept one.
+
+    Parameters
+    ----------
+    model_path : str
+        The .osim (or JSON model) file.
+    sweep : sequence of str
+        Coordinates swept one at a time (the others at their defaults or ``fixed``).
+    step_deg : float
+        Sweep step of rotational coordinates, degrees (translational ones: 5 mm; :func:`make_sweeps`).
+    muscles, ma_coordinates : sequence of str, optional
+        Muscles and moment-arm coordinates compared (default: all).
+    references : sequence of str
+        OpenSim references: ``computeMomentArm``, ``computeMomentArm_mvp``, ``minus_dL_dq`` (OpenSim's
+        lengths differentiated); empty: the package alone, without OpenSim.
+    fixed : dict, optional
+        Coordinate -> value (rad, m) held during the sweeps.
+    out_dir : path, optional
+        Where tables (CSV, .sto) and figures are written; None writes nothing.
+    plot, progress : bool
+        Draw figures; show a progress bar.
+
+    Returns
+    -------
+    dict
+        ``table`` (one row per pose, reference, muscle and coordinate: ``package_m``, ``opensim_m``,
+        ``difference_m`` in metres), ``summary`` (worst differences and their causes), ``timings``, ...
+
+    Examples
+    --------
+    Package only (no OpenSim needed):
+
+    >>> import osim_emb as oe
+    >>> from osim_emb.io.builtin_models import builtin_model_path
+    >>> study = oe.run_moment_arm_study(str(builtin_model_path()), ["shoulder_elv"], step_deg=30,
+    ...                                 muscles=["DELT1"], references=(), plot=False, progress=False)
+    >>> len(study["table"])  # 0, 30, ..., 180 degrees
+    7
+
+    With OpenSim: the package's R against OpenSim's own -dL/dq (metres):
+
+    >>> import opensim  # the test of this example is skipped without OpenSim
+    >>> study = oe.run_moment_arm_study(str(builtin_model_path()), ["shoulder_elv"], step_deg=30,
+    ...                                 muscles=["DELT1"], references=("minus_dL_dq",), plot=False, progress=False)
+    >>> bool(study["table"]["difference_m"].abs().max() < 1e-8)
+    True
+    """
+    from osim_emb.io import load_osim
+    if _ignored:
+        log.debug("ignored options: %s", sorted(_ignored))
+    is_json = str(model_path).lower().endswith(".json")
+    if model is None:
+        if is_json:
+            from osim_emb.io.model_json import load_model
+            model = load_model(model_path)
+        else:
+            model = load_osim(model_path)
+    if is_json and references:  # OpenSim's references need the .osim the JSON model keeps
+        import tempfile
+        from osim_emb.io.osim_writer import write_osim
+        doc = model.extras.get("document")
+        if doc is None:
+            raise ValueError(f"{model_path}: this JSON model keeps no OpenSim document, which the OpenSim references "
+                             "need (save it again from an .osim import, or pass --references none)")
+        osim_copy = Path(tempfile.mkdtemp()) / (Path(model_path).name.split(".")[0] + ".osim")
+        write_osim(doc, osim_copy)
+        model_path = str(osim_copy)
+    muscles = list(muscles) if muscles else [m.name for m in model.muscles]
+    if not muscles:
+        raise ValueError(f"model {model.name!r} has no musculotendon units: there are no moment arms to compare")
+    unknown = [m for m in muscles if m not in {mu.name for mu in model.muscles}]
+    if unknown:
+        raise ValueError(f"{model_path}: no muscle named {', '.join(map(repr, unknown))}")
+    ma_coordinates = list(ma_coordinates) if ma_coordinates else list(sweep)
+    for c in list(sweep) + ma_coordinates:
+        model.coordinate_index(c)
+    sweeps = make_sweeps(model, sweep, step_deg, fixed)
+    q = np.vstack([s.q for s in sweeps])
+    refs = list(references)
+    # the package's side runs in a thread while OpenSim's workers run (numba's first compilation overlaps them)
+    from concurrent.futures import ThreadPoolExecutor
+    side = ThreadPoolExecutor(1)
+    pkg_future = side.submit(package_evaluation, model, q, muscles, ma_coordinates,
+                             derivatives="minus_dL_dq" in refs)
+    jobs = []
+    scratch = None  # a temporary folder for the _mvp model when there is no output folder (removed below)
+    if refs:
+        mvp_path = None
+        if "computeMomentArm_mvp" in refs:
+            import tempfile
+            from osim_emb.io.osim_writer import moving_points_as_bodies, write_osim
+            if not out_dir:
+                scratch = tempfile.mkdtemp(prefix="osim_emb_mvp_")
+            tmp = Path(out_dir) if out_dir else Path(scratch)
+            tmp.mkdir(parents=True, exist_ok=True)
+            mvp_path = str(tmp / (Path(model_path).stem + "_mvp.osim"))
+            write_osim(moving_points_as_bodies(model.extras["document"]), mvp_path, protect=[model_path])
+        jobs = [(r, mvp_path if r == "computeMomentArm_mvp" else str(model_path)) for r in refs]
+    ranges = np.array([c.range for c in model.coordinates], dtype=float)
+    mask = None
+    if cross is not True:
+        diagonal = np.concatenate([np.repeat(np.array([[c == s.coordinate for c in ma_coordinates]]),
+                                             len(s.angles_deg), 0) for s in sweeps])
+        mask = {r: diagonal for r in refs if not (cross and r in cross)}
+    try:
+        osv = evaluate_references(jobs, q, model.coordinate_names, ranges, muscles, ma_coordinates,
+                                  fd_step=FD_STEP, workers=workers, cache_dir=cache_dir, progress=progress,
+                                  mask=mask) if jobs else {}
+        pkg = pkg_future.result()
+    finally:
+        side.shutdown(wait=True, cancel_futures=True)
+        if scratch is not None:
+            import shutil
+            shutil.rmtree(scratch, ignore_errors=True)
+    timings = {"package": pkg["seconds"], "package_compile": pkg["compile_seconds"]}
+    for r in refs:
+        timings[r] = osv[r]["seconds"]
+    structural = explain_differences(model, muscles)
+    summary, causes = _summaries(model, sweeps, muscles, ma_coordinates, refs, pkg, osv, opensim_compat, structural)
+    tables = _tables(model, sweeps, q, muscles, ma_coordinates, refs, pkg, osv, opensim_compat)
+    long = _long_table(model, sweeps, muscles, ma_coordinates, refs, pkg, osv, opensim_compat)
+    os_len = tables["package"].get("opensim_length_m")
+    length_summary = None
+    if os_len is not None:
+        d = pd.DataFrame({"muscle": tables["package"].muscle,
+                          "opensim_compat": (tables["package"]["length_m" if opensim_compat else
+                                                               "length_opensim_compat_m"] - os_len).abs(),
+                          "fresh": (tables["package"]["length_fresh_geometry_m" if opensim_compat else
+                                                      "length_m"] - os_len).abs()})
+        length_summary = d.groupby("muscle", sort=False).max().rename(columns={
+            "opensim_compat": "max_abs_length_difference_opensim_compat_m",
+            "fresh": "max_abs_length_difference_fresh_geometry_m"}).reset_index()
+    worst = {}
+    for ref in refs:
+        s = summary[summary.reference == ref] if len(summary) else summary
+        if not len(s):
+            continue
+        w = s.loc[s.max_abs_difference_smooth_m.idxmax()]
+        worst[ref] = {"muscle": w.muscle, "swept_coordinate": w.swept_coordinate,
+                      "moment_arm_coordinate": w.moment_arm_coordinate, "difference": w.max_abs_difference_smooth_m,
+                      "max_with_discontinuities": w.max_abs_difference_m}
+    result = {"table": long, "tables": tables, "summary": summary, "causes": causes, "worst": worst,
+              "timings": timings, "model": model, "model_path": str(model_path), "sweeps": sweeps,
+              "muscles": muscles, "ma_coordinates": ma_coordinates, "references": refs,
+              "opensim_compat": opensim_compat, "length_summary": length_summary,
+              "length_difference": float(length_summary.iloc[:, 1].max()) if length_summary is not None else None,
+              "cached": {r: osv[r]["cached"] for r in refs},
+              "n_configurations": len(q), "figures": []}
+    if out_dir is not None:
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        tables["package"].to_csv(out / "package_moment_arms.csv.gz", index=False, float_format="%.12e")
+        for ref in refs:
+            tables[ref].to_csv(out / f"opensim_{ref}.csv.gz", index=False, float_format="%.12e")
+        summary.to_csv(out / "summary.csv", index=False, float_format="%.3e")
+        if length_summary is not None:
+            length_summary.to_csv(out / "lengths_summary.csv", index=False, float_format="%.3e")
+        pd.DataFrame([{"what": k, "seconds": v} for k, v in timings.items()]).to_csv(out / "timings.csv", index=False)
+        start = 0
+        r_cmp = pkg["r"] if opensim_compat else pkg["r_fresh"]
+        l_cmp = pkg["length"] if opensim_compat else pkg["length_fresh"]
+        for s in sweeps:
+            sl = slice(start, start + len(s.angles_deg))
+            write_sto_tables(out / "sto", model, np.arange(len(s.angles_deg), dtype=float), l_cmp[sl], r_cmp[sl],
+                             muscles, ma_coordinates, f"sweep_{s.coordinate}", q=q[sl], protect=[model_path])
+            start += len(s.angles_deg)
+        if plot:
+            from osim_emb.report.comparison_figures import moment_arm_figures
+            result["figures"] = moment_arm_figures(result, out, formats, title=title)
+    return result
+
+
+def _long_table(model, sweeps, muscles, mac, refs, pkg, osv, compat) -> pd.DataFrame:
+    """Tidy comparison table (in memory, for analysis): one row per reference, point, muscle, coordinate."""
+    kidx = [model.coordinate_index(c) for c in mac]
+    r_cmp = (pkg["r"] if compat else pkg["r_fresh"])[:, kidx, :].transpose(0, 2, 1)
+    r_oth = (pkg["r_fresh"] if compat else pkg["r"])[:, kidx, :].transpose(0, 2, 1)
+    n, m, k = r_cmp.shape
+    sw = np.concatenate([[s.coordinate] * len(s.angles_deg) for s in sweeps])
+    ang = np.concatenate([s.angles_deg for s in sweeps])
+    idx = np.indices((n, m, k)).reshape(3, -1)
+    base = {"muscle": np.asarray(muscles, dtype=object)[idx[1]], "swept_coordinate": sw[idx[0]],
+            "sweep_value": ang[idx[0]], "moment_arm_coordinate": np.asarray(mac, dtype=object)[idx[2]],
+            "package_m": r_cmp.ravel(), "package_other_mode_m": r_oth.ravel(),
+            "length_m": np.repeat((pkg["length"] if compat else pkg["length_fresh"]).ravel(), k)}
+    parts = []
+    for ref in refs or ["none"]:
+        d = dict(base)
+        d["reference"] = ref
+        d["opensim_m"] = osv[ref]["values"].ravel() if ref in osv else np.nan
+        d["difference_m"] = d["package_m"] - d["opensim_m"]
+        d = pd.DataFrame(d)
+        parts.append(d[d.opensim_m.notna()] if ref in osv else d)
+    t = pd.concat(parts, ignore_index=True)
+    t.insert(0, "model", model.name)
+    cols = ["model", "reference", "muscle", "swept_coordinate", "sweep_value", "moment_arm_coordinate",
+            "package_m", "opensim_m", "difference_m", "package_other_mode_m", "length_m"]
+    return t[cols]
+
+
+def _length_derivative(ref, model: Model, q: np.ndarray, k: int, muscles: Sequence[str], h: float) -> np.ndarray:
+    """dL/dq_k of OpenSim's getLength (kept for the study scripts; see :func:`.reference_values.length_derivative`)."""
+    names = model.coordinate_names
+
+    def lengths(qq):
+        ref.set_configuration(qq, names=names, check=None)
+        return np.array([ref.muscle_length(m) for m in muscles])
+    lo, hi = model.coordinates[k].range
+    return length_derivative(lengths, q, k, lo, hi, h)
+
+
+def print_report(result: dict, stream=None) -> None:
+    """What the command prints: the mode compared, per reference the worst smooth difference, then every
+    unit above tolerance with its cause (discontinuities apart)."""
+    import sys
+    stream = stream or sys.stdout
+    t = result["timings"]
+    model = result["model"]
+    mode = "opensim_compat" if result["opensim_compat"] else "fresh-geometry"
+    other = "fresh-geometry" if result["opensim_compat"] else "opensim_compat"
+    stream.write(f"{model.name}: {result['n_configurations']} configurations x {len(result['muscles'])} units, "
+                 f"package {t['package']:.3f} s (compiled kernels warm)\n")
+    if not result["references"]:
+        return
+    stream.write(f"  the package is compared in {mode} mode (reproduces OpenSim's wrap-point cache)\n"
+                 if result["opensim_compat"] else f"  the package is compared in {mode} mode\n")
+    if result.get("length_difference") is not None:
+        ls = result["length_summary"]
+        stream.write(f"  lengths: max |package - OpenSim getLength| = "
+                     f"{ls.max_abs_length_difference_opensim_compat_m.max():.2e} m (opensim_compat), "
+                     f"{ls.max_abs_length_difference_fresh_geometry_m.max():.2e} m (fresh geometry)\n")
+    s = result["summary"]
+    for ref, w in result["worst"].items():
+        src = "cache" if result["cached"].get(ref) else f"{t[ref]:.1f} s summed over workers"
+        d = s[s.reference == ref]
+        tol = TOLERANCE[ref]
+        ok = d.groupby("muscle").max_abs_difference_m.max() <= tol
+        stream.write(f"  {ref:22s} {ok.sum()}/{len(ok)} units within {tol:g} m everywhere; worst away from "
+                     f"discontinuities {w['difference']:.3e} m ({w['muscle']} about {w['moment_arm_coordinate']}, "
+                     f"swept {w['swept_coordinate']}); {other} mode: max "
+                     f"{d.other_mode_max_abs_difference_m.max():.2e} m  (OpenSim {src})\n")
+        for (m, c), g in d[d.max_abs_difference_m > tol].groupby(["muscle", "moment_arm_coordinate"], sort=False):
+            i = g.max_abs_difference_m.idxmax()
+            disc = int(g.discontinuity_points.sum())
+            causes = "; ".join(dict.fromkeys(x for cc in g.cause for x in cc.split("; ") if x))
+            unit, _ = coordinate_unit(model, g.swept_coordinate[i])
+            stream.write(f"    {m} about {c}: max {g.max_abs_difference_m.max():.2e} m at {g.swept_coordinate[i]} = "
+                         f"{g.angle_of_max[i]:g} {unit}, {g.max_abs_difference_smooth_m.max():.2e} m away from "
+                         f"{disc} discontinuity point(s) -- {causes}\n")

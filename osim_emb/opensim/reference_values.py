@@ -1,0 +1,218 @@
+"""OpenSim's reference values at many configurations: spread over worker processes, cached on disk.
+
+Each worker process loads its own OpenSim model (one per file) and evaluates a chunk of configurations:
+OpenSim's ``getLength`` at every configuration, and one of
+
+* ``computeMomentArm`` / ``computeMomentArm_mvp`` -- ``GeometryPath::computeMomentArm`` (the second on the
+  model whose moving via points are zero-inertia bodies);
+* ``minus_dL_dq`` -- minus the central difference of OpenSim's ``getLength`` (one-sided at a range bound),
+  the coupled coordinates following OpenSim's own couplers.
+
+Results are cached on disk by the model file's sha256, the reference, the configurations, the muscles and
+coordinates, the difference step and the OpenSim version (``~/.cache/osim-emb/opensim_references`` or
+``OSIM_EMB_CACHE`` or ``cache_dir``), so a re-run does not repeat them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import tempfile
+import time
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+log = logging.getLogger(__name__)
+
+__all__ = ["REFERENCES", "evaluate_references", "default_cache_dir", "file_sha256", "length_derivative"]
+
+REFERENCES = ("computeMomentArm", "computeMomentArm_mvp", "minus_dL_dq")
+_CACHE_FORMAT = 1
+_WORKER_REFS: dict = {}
+_POOLS: dict = {}
+
+
+def _pool(workers: int):
+    """A process pool kept for the whole run (workers import OpenSim once; each keeps its models loaded)."""
+    pool = _POOLS.get(workers)
+    if pool is None:
+        import atexit
+        import multiprocessing as mp
+        from concurrent.futures import ProcessPoolExecutor
+        pool = _POOLS[workers] = ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn"))
+        atexit.register(pool.shutdown, wait=True, cancel_futures=True)
+    return pool
+
+
+def default_cache_dir() -> Path:
+    env = os.environ.get("OSIM_EMB_CACHE")
+    if env:
+        return Path(env)
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "osim-emb" / "opensim_references"
+
+
+def file_sha256(path: str | Path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def length_derivative(lengths, q: np.ndarray, k: int, lo: float, hi: float, h: float) -> np.ndarray:
+    """dL/dq_k by central differences of ``lengths(q)``, one-sided (second order) at a range bound, where the
+    coordinate can only move inwards (moving-point functions are clamped there).  ``q`` is one configuration."""
+    def at(x):
+        qq = q.copy()
+        qq[k] = x
+        return lengths(qq)
+    x = q[k]
+    if x - h < lo:
+        return (-3 * at(x) + 4 * at(x + h) - at(x + 2 * h)) / (2 * h)
+    if x + h > hi:
+        return (3 * at(x) - 4 * at(x - h) + at(x - 2 * h)) / (2 * h)
+    return (at(x + h) - at(x - h)) / (2 * h)
+
+
+def _reference(path: str):
+    from osim_emb.opensim.bridge import OpenSimReference
+    st = os.stat(path)
+    key = (str(Path(path).resolve()), st.st_mtime_ns, st.st_size)  # a file rewritten in place is reloaded
+    ref = _WORKER_REFS.get(key)
+    if ref is None:
+        ref = _WORKER_REFS[key] = OpenSimReference(path, None)
+    return ref
+
+
+def _evaluate_chunk(reference: str, path: str, q: np.ndarray, names: Sequence[str], ranges: np.ndarray,
+                    muscles: Sequence[str], ma_coordinates: Sequence[str], fd_step: float, mask=None):
+    """(values (n, M, K), lengths (n, M), seconds) at the configurations ``q`` (n, n_q); runs in a worker.
+    ``mask`` (n, K): the moment arms to evaluate (the others are NaN)."""
+    t0 = time.perf_counter()
+    ref = _reference(path)
+    names = list(names)
+    if mask is None:
+        mask = np.ones((len(q), len(ma_coordinates)), dtype=bool)
+    vals = np.full((len(q), len(muscles), len(ma_coordinates)), np.nan)
+    lengths = np.empty((len(q), len(muscles)))
+
+    def lengths_at(qq):
+        ref.set_configuration(qq, names=names, check=None)
+        return np.array([ref.muscle_length(m) for m in muscles])
+
+    for n, qn in enumerate(q):
+        lengths[n] = lengths_at(qn)
+        if reference == "minus_dL_dq":
+            for kk, c in enumerate(ma_coordinates):
+                if not mask[n, kk]:
+                    continue
+                k = names.index(c)
+                vals[n, :, kk] = -length_derivative(lengths_at, qn, k, ranges[k, 0], ranges[k, 1], fd_step)
+        else:
+            for mi, m in enumerate(muscles):
+                for kk, c in enumerate(ma_coordinates):
+                    if mask[n, kk]:
+                        vals[n, mi, kk] = ref.moment_arm(m, c)
+    return vals, lengths, time.perf_counter() - t0
+
+
+def _cache_key(reference, path, q, names, muscles, mac, fd_step, mask) -> str:
+    import opensim
+    h = hashlib.sha256()
+    h.update(json.dumps({"format": _CACHE_FORMAT, "reference": reference, "model_sha256": file_sha256(path),
+                         "names": list(names), "muscles": list(muscles), "ma_coordinates": list(mac),
+                         "fd_step": fd_step, "opensim": opensim.__version__}).encode())
+    h.update(np.ascontiguousarray(q, dtype=float).tobytes())
+    h.update(np.ascontiguousarray(mask, dtype=bool).tobytes())
+    return h.hexdigest()
+
+
+def _chunks(n: int, workers: int) -> list[slice]:
+    k = max(1, min(n, 4 * workers, -(-n // 8)))
+    edges = np.linspace(0, n, k + 1).round().astype(int)
+    return [slice(a, b) for a, b in zip(edges[:-1], edges[1:]) if b > a]
+
+
+def evaluate_references(jobs: Sequence[tuple[str, str]], q: np.ndarray, names: Sequence[str], ranges: np.ndarray,
+                        muscles: Sequence[str], ma_coordinates: Sequence[str], *, fd_step: float = 1e-6,
+                        workers: int | None = None, cache_dir: str | Path | None | bool = None,
+                        progress: bool = True, mask=None) -> dict[str, dict]:
+    """OpenSim's values for every ``(reference, model path)`` job at the configurations ``q`` (N, n_q).
+
+    Returns ``{reference: {"values": (N, M, K), "lengths": (N, M), "seconds": float, "cached": bool}}``.
+    ``workers`` processes (default: the number of CPUs, at most 4) share all jobs; ``cache_dir=False``
+    disables the disk cache; ``mask`` (N, K), or a dict of them by reference, selects the moment arms to
+    evaluate (default: all)."""
+    from osim_emb.progress import Progress
+    q = np.ascontiguousarray(q, dtype=float)
+    ranges = np.asarray(ranges, dtype=float)
+    full = np.ones((len(q), len(ma_coordinates)), dtype=bool)
+    masks = {r: np.asarray((mask.get(r, full) if isinstance(mask, dict) else full if mask is None else mask),
+                           dtype=bool) for r, _ in jobs}
+    out: dict[str, dict] = {}
+    cache = None if cache_dir is False else Path(cache_dir) if cache_dir else default_cache_dir()
+    todo = []
+    for reference, path in jobs:
+        if reference not in REFERENCES:
+            raise ValueError(f"unknown reference {reference!r}; choose from {', '.join(REFERENCES)}")
+        key = _cache_key(reference, path, q, names, muscles, ma_coordinates, fd_step, masks[reference])
+        hit = cache / f"{key}.npz" if cache is not None else None
+        if hit is not None and hit.exists():
+            try:
+                with np.load(hit) as z:
+                    out[reference] = {"values": z["values"], "lengths": z["lengths"], "seconds": 0.0, "cached": True}
+                log.info("OpenSim %s: %d configurations from the cache (%s)", reference, len(q), hit)
+                continue
+            except Exception as err:  # a damaged cache file is recomputed
+                log.warning("ignoring unreadable cache file %s: %s", hit, err)
+        todo.append((reference, path, hit))
+    if not todo:
+        return out
+    workers = workers if workers is not None else min(os.cpu_count() or 1, 4)
+    parts = {r: _chunks(len(q), max(workers, 1)) for r, _, _ in todo}
+    vals = {r: np.empty((len(q), len(muscles), len(ma_coordinates))) for r, _, _ in todo}
+    lens = {r: np.empty((len(q), len(muscles))) for r, _, _ in todo}
+    total = len(q) * len(todo)
+    label = "OpenSim " + ", ".join(r for r, _, _ in todo)
+    t0 = time.perf_counter()
+    seconds = {r: 0.0 for r, _, _ in todo}  # OpenSim's time, summed over the workers
+    with Progress(label, total, enabled=progress) as bar:
+        if workers <= 1:
+            for reference, path, _ in todo:
+                for s in parts[reference]:
+                    v, ln, sec = _evaluate_chunk(reference, path, q[s], names, ranges, muscles, ma_coordinates,
+                                                 fd_step, masks[reference][s])
+                    vals[reference][s], lens[reference][s] = v, ln
+                    seconds[reference] += sec
+                    bar.advance(s.stop - s.start)
+        else:
+            from concurrent.futures import as_completed
+            log.info("OpenSim references on %d worker processes (one OpenSim model each)", workers)
+            pool = _pool(workers)
+            futures = {}
+            for reference, path, _ in todo:
+                for s in parts[reference]:
+                    f = pool.submit(_evaluate_chunk, reference, path, q[s], list(names), ranges, list(muscles),
+                                    list(ma_coordinates), fd_step, masks[reference][s])
+                    futures[f] = (reference, s)
+            for f in as_completed(futures):
+                reference, s = futures[f]
+                vals[reference][s], lens[reference][s], sec = f.result()
+                seconds[reference] += sec
+                bar.advance(s.stop - s.start)
+    log.info("OpenSim references: %.1f s wall time for %d configurations x %d reference(s)",
+             time.perf_counter() - t0, len(q), len(todo))
+    for reference, path, hit in todo:
+        out[reference] = {"values": vals[reference], "lengths": lens[reference], "seconds": seconds[reference],
+                          "cached": False}
+        if hit is not None:
+            try:
+                hit.parent.mkdir(parents=True, exist_ok=True)
+                fd, tmp = tempfile.mkstemp(dir=hit.parent, suffix=".npz")
+                os.close(fd)
+                np.savez(tmp, values=vals[reference], lengths=lens[reference])
+                os.replace(tmp, hit)
+            except OSError as err:
+                log.warning("could not write the OpenSim cache %s: %s", hit, err)
+    return out

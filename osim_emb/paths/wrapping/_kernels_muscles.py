@@ -1,0 +1,342 @@
+"""Compiled (numba) musculotendon geometry of a whole model: lengths L and moment arms R.
+
+One kernel does, for every configuration (in parallel over configurations):
+
+1. the frame transforms and spatial Jacobians (the recursion of
+   :func:`osim_emb.core.kinematics.forward_kinematics`, from the joint variables and their
+   gradients, which are evaluated beforehand with :func:`osim_emb.core.kinematics.joint_variables`);
+2. the ground positions of the path points and the ground transforms of the wrap frames;
+3. every muscle's path (:func:`._kernels_path._config_path`, OpenSim's GeometryPath);
+4. its column of R: the unit tension along each segment between points on different
+   bodies, summed into a wrench per frame, times the frame's Jacobian (Eq 195 in ground
+   form, as :func:`osim_emb.paths.geometry._moment_arm_of_path`).
+
+It is what :func:`osim_emb.paths.geometry.lengths_and_moment_arms` runs when
+:func:`osim_emb.core._accel.use_jit` is true.  The numpy code remains the reference.  Every
+sum is accumulated in the order numpy uses (its matrix products go through BLAS, which
+accumulates with fused multiply-adds; ``einsum`` has its own orders), so that the
+kinematic inputs of the wrapping are bitwise those of the numpy code: the wrapping
+algorithms (loose iteration tolerances, the cylinder's over-relaxed adjustment) would
+amplify a difference of 1e-16 m in a path point to ~1e-12 m in a length.  The BLAS
+orders were measured with the OpenBLAS bundled with numpy on x86-64 (FMA); with another
+BLAS the results agree to that ~1e-12 m instead.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from llvmlite import ir
+
+from osim_emb.core._accel import njit
+from osim_emb.paths.wrapping._kernels_path import _config_path, _max_sizes, _work
+
+
+try:  # imported only when numba is installed (osim_emb.core._accel.use_jit)
+    from numba.core import types
+    from numba.extending import intrinsic
+except ImportError:  # pragma: no cover
+    intrinsic = None
+
+_KW = dict(cache=True, error_model="numpy")
+_KW0 = dict(_KW, _nrt=False)  # functions that take arrays but allocate nothing (see _kernels_path)
+NAN = math.nan
+
+
+@intrinsic
+def _fma(typingctx, a, b, c):
+    """Fused multiply-add a * b + c, rounded once (LLVM's llvm.fma)."""
+    sig = types.float64(types.float64, types.float64, types.float64)
+
+    def codegen(context, builder, signature, args):
+        d = ir.DoubleType()
+        fnty = ir.FunctionType(d, [d, d, d])
+        try:
+            fn = builder.module.get_global("llvm.fma.f64")
+        except KeyError:
+            fn = ir.Function(builder.module, fnty, "llvm.fma.f64")
+        a_, b_, c_ = (context.cast(builder, v, t, types.float64) for v, t in zip(args, signature.args))
+        return builder.call(fn, [a_, b_, c_])
+
+    return sig, codegen
+
+
+# numpy's matrix products (BLAS) accumulate with fused multiply-adds; the kinematics below follow the
+# same order, so that positions and Jacobians equal those of forward_kinematics to the last bit
+# (checked by the tests: where a BLAS accumulates differently, they agree to round-off).
+@njit(**_KW)
+def _mm3(a0, a1, a2, b0, b1, b2):
+    """Matrix-matrix entry sum_k a_k b_k as numpy's (N,3,3) @ (3,3): fma chain k = 0, 1, 2."""
+    return _fma(a2, b2, _fma(a1, b1, a0 * b0))
+
+
+@njit(**_KW)
+def _mv3(a0, a1, a2, b0, b1, b2):
+    """Matrix-vector entry as numpy's (N,3,3) @ (3,): fma(a2 b2, fma(a0 b0, a1 b1))."""
+    return _fma(a2, b2, _fma(a0, b0, a1 * b1))
+
+
+@njit(**_KW)
+def _mm4(a0, a1, a2, a3, b0, b1, b2, b3):
+    """Matrix-matrix entry of numpy's 4x4 products: fma chain k = 0..3."""
+    return _fma(a3, b3, _fma(a2, b2, _fma(a1, b1, a0 * b0)))
+
+
+@njit(**_KW0)
+def _kinematics(val, grad, parent, revolute, offs, axes, vt, vt2, rot, pos, jac):
+    """Frame rotations, origins and spatial Jacobians (nq, 6: omega, v) of one configuration,
+    as :func:`osim_emb.core.kinematics.forward_kinematics` computes them (order 1)."""
+    nf = rot.shape[0]
+    nq = jac.shape[1]
+    for a in range(3):
+        for b in range(3):
+            rot[0, a, b] = 1.0 if a == b else 0.0
+        pos[0, a] = 0.0
+    for k in range(nq):
+        for c in range(6):
+            jac[0, k, c] = 0.0
+    for i in range(1, nf):
+        p = parent[i]
+        f = val[i]
+        # r_c = R_p C, o_c = o_p + R_p c
+        rc = ((_mm3(rot[p, 0, 0], rot[p, 0, 1], rot[p, 0, 2], offs[i, 0, 0], offs[i, 1, 0], offs[i, 2, 0]),
+               _mm3(rot[p, 0, 0], rot[p, 0, 1], rot[p, 0, 2], offs[i, 0, 1], offs[i, 1, 1], offs[i, 2, 1]),
+               _mm3(rot[p, 0, 0], rot[p, 0, 1], rot[p, 0, 2], offs[i, 0, 2], offs[i, 1, 2], offs[i, 2, 2])),
+              (_mm3(rot[p, 1, 0], rot[p, 1, 1], rot[p, 1, 2], offs[i, 0, 0], offs[i, 1, 0], offs[i, 2, 0]),
+               _mm3(rot[p, 1, 0], rot[p, 1, 1], rot[p, 1, 2], offs[i, 0, 1], offs[i, 1, 1], offs[i, 2, 1]),
+               _mm3(rot[p, 1, 0], rot[p, 1, 1], rot[p, 1, 2], offs[i, 0, 2], offs[i, 1, 2], offs[i, 2, 2])),
+              (_mm3(rot[p, 2, 0], rot[p, 2, 1], rot[p, 2, 2], offs[i, 0, 0], offs[i, 1, 0], offs[i, 2, 0]),
+               _mm3(rot[p, 2, 0], rot[p, 2, 1], rot[p, 2, 2], offs[i, 0, 1], offs[i, 1, 1], offs[i, 2, 1]),
+               _mm3(rot[p, 2, 0], rot[p, 2, 1], rot[p, 2, 2], offs[i, 0, 2], offs[i, 1, 2], offs[i, 2, 2])))
+        oc = (pos[p, 0] + _mv3(rot[p, 0, 0], rot[p, 0, 1], rot[p, 0, 2], offs[i, 0, 3], offs[i, 1, 3], offs[i, 2, 3]),
+              pos[p, 1] + _mv3(rot[p, 1, 0], rot[p, 1, 1], rot[p, 1, 2], offs[i, 0, 3], offs[i, 1, 3], offs[i, 2, 3]),
+              pos[p, 2] + _mv3(rot[p, 2, 0], rot[p, 2, 1], rot[p, 2, 2], offs[i, 0, 3], offs[i, 1, 3], offs[i, 2, 3]))
+        ax0, ax1, ax2 = axes[i, 0], axes[i, 1], axes[i, 2]
+        ag = (_mv3(rc[0][0], rc[0][1], rc[0][2], ax0, ax1, ax2), _mv3(rc[1][0], rc[1][1], rc[1][2], ax0, ax1, ax2),
+              _mv3(rc[2][0], rc[2][1], rc[2][2], ax0, ax1, ax2))
+        if revolute[i]:
+            s = math.sin(f)
+            h = 1.0 - math.cos(f)
+            for b in range(3):
+                e0 = (1.0 if b == 0 else 0.0) + vt[i, 0, b] * s + vt2[i, 0, b] * h
+                e1 = (1.0 if b == 1 else 0.0) + vt[i, 1, b] * s + vt2[i, 1, b] * h
+                e2 = (1.0 if b == 2 else 0.0) + vt[i, 2, b] * s + vt2[i, 2, b] * h
+                for a in range(3):
+                    rot[i, a, b] = _mm3(rc[a][0], rc[a][1], rc[a][2], e0, e1, e2)
+            pos[i, 0], pos[i, 1], pos[i, 2] = oc
+            tw = (ag[0], ag[1], ag[2], oc[1] * ag[2] - oc[2] * ag[1], oc[2] * ag[0] - oc[0] * ag[2],
+                  oc[0] * ag[1] - oc[1] * ag[0])
+        else:
+            for a in range(3):
+                for b in range(3):
+                    rot[i, a, b] = rc[a][b]
+            pos[i, 0], pos[i, 1], pos[i, 2] = oc[0] + ag[0] * f, oc[1] + ag[1] * f, oc[2] + ag[2] * f
+            tw = (0.0, 0.0, 0.0, ag[0], ag[1], ag[2])
+        for k in range(nq):
+            g = grad[i, k]
+            for c in range(6):
+                jac[i, k, c] = jac[p, k, c] + g * tw[c]
+
+
+@njit(**_KW0)
+def _body_transform(rot, pos, f, off, out):
+    """out = A_f @ off (4x4), A_f = [R_f, o_f; 0 0 0 1], as numpy's transforms @ offsets."""
+    for a in range(4):
+        if a < 3:
+            r0, r1, r2, r3 = rot[f, a, 0], rot[f, a, 1], rot[f, a, 2], pos[f, a]
+        else:
+            r0, r1, r2, r3 = 0.0, 0.0, 0.0, 1.0
+        for b in range(4):
+            out[a, b] = _mm4(r0, r1, r2, r3, off[0, b], off[1, b], off[2, b], off[3, b])
+
+
+@njit(**_KW0)
+def _config_muscles(n, val, grad, parent, revolute, offs, axes, vt, vt2, body_frame, body_off, body_used, pt_body,
+                    pt_loc, pa, wr_body, wr_off, wr_first, slot_frame, uframe, muf, mp, mw, ms, mc, otype, oprm, oax, osg, ometh, oact,
+                    ows, owe, code_obj, compat, want_r, pg, T, length, R,
+                    rot, pos, jac, bt, wrk, seq_all, r_all, wlen_all, inp_all, cache_all, cached_all, pts, dps, ee,
+                    wrench, wsum):
+    """Configuration n of :func:`lengths_moment_arms_kernel` (allocation-free, so compiled without
+    reference counting: the many array views it makes cost nothing)."""
+    nq = grad.shape[2]
+    M = mp.shape[0] - 1
+    Ptot = mp[M]
+    Wtot = mw[M]
+    _kinematics(val[n], grad[n], parent, revolute, offs, axes, vt, vt2, rot, pos, jac)
+    for b in range(body_frame.shape[0]):
+        if body_used[b]:
+            _body_transform(rot, pos, body_frame[b], body_off[b], bt[b])
+    for p in range(Ptot):  # einsum('npij,pj->npi') + translation, in numpy's order
+        b = pt_body[p]
+        for a in range(3):
+            pg[n, p, a] = ((bt[b, a, 0] * pt_loc[p, 0] + bt[b, a, 2] * pt_loc[p, 2])
+                           + bt[b, a, 1] * pt_loc[p, 1]) + bt[b, a, 3]
+    for w in range(Wtot):  # body transform @ wrap frame in the body (once per wrap object)
+        w1 = wr_first[w]
+        if w1 != w:
+            for a in range(3):
+                for c in range(4):
+                    T[n, w, a, c] = T[n, w1, a, c]
+        else:
+            b = wr_body[w]
+            for a in range(3):
+                for c in range(4):
+                    T[n, w, a, c] = _mm4(bt[b, a, 0], bt[b, a, 1], bt[b, a, 2], bt[b, a, 3],
+                                         wr_off[w, 0, c], wr_off[w, 1, c], wr_off[w, 2, c], wr_off[w, 3, c])
+        T[n, w, 3, 0], T[n, w, 3, 1], T[n, w, 3, 2], T[n, w, 3, 3] = 0.0, 0.0, 0.0, 1.0
+    seq_all[:] = -1
+    r_all[:] = NAN
+    wlen_all[:] = 0.0
+    inp_all[:] = False
+    cache_all[:] = NAN
+    cached_all[:] = False
+    for m in range(M):
+        p0, p1, w0, w1, s0, s1 = mp[m], mp[m + 1], mw[m], mw[m + 1], ms[m], ms[m + 1]
+        seq = seq_all[0, s0:s1]
+        r = r_all[0, w0:w1]
+        inp = inp_all[0, w0:w1]
+        cache = cache_all[0, w0:w1]
+        cached = cached_all[0, w0:w1]
+        ln, _ = _config_path(
+            n, pg[:, p0:p1], pa[:, p0:p1], T[:, w0:w1], otype[w0:w1], oprm[w0:w1], oax[w0:w1],
+            osg[w0:w1], ometh[w0:w1], oact[w0:w1], ows[w0:w1], owe[w0:w1], code_obj[mc[m]:mc[m + 1]],
+            compat, seq, r, wlen_all[0, w0:w1], inp, cache, cached, wrk)
+        length[n, m] = ln
+        if not want_r:
+            continue
+        # ---- the moment arms: effective points, lines of action, wrenches per frame ----
+        Sm = s1 - s0
+        Pm = p1 - p0
+        for s in range(Sm):
+            c = seq[s]
+            cc = c if c >= 0 else 0
+            if cc < Pm:
+                for a in range(3):
+                    pts[s, a] = pg[n, p0 + cc, a]
+                    dps[s, a] = pts[s, a]
+            else:
+                w = (cc - Pm) // 2
+                k = (cc - Pm) % 2
+                for a in range(3):  # einsum order (x, z, y), as numpy's tangent points in ground
+                    tgs = ((T[n, w0 + w, a, 0] * r[w, k, 0] + T[n, w0 + w, a, 2] * r[w, k, 2])
+                           + T[n, w0 + w, a, 1] * r[w, k, 1]) + T[n, w0 + w, a, 3]
+                    if not inp[w]:
+                        tgs = NAN
+                    pts[s, a] = tgs
+                    dv = tgs
+                    if compat and inp[w] and cached[w, k]:
+                        dv = cache[w, k, a]
+                        if dv != dv:
+                            dv = tgs
+                    dps[s, a] = dv
+        for s in range(Sm - 1):
+            a_, b_ = seq[s], seq[s + 1]
+            fa = slot_frame[s0 + (a_ if a_ >= 0 else 0)]
+            fb = slot_frame[s0 + (b_ if b_ >= 0 else 0)]
+            d0 = dps[s + 1, 0] - dps[s, 0]
+            d1 = dps[s + 1, 1] - dps[s, 1]
+            d2 = dps[s + 1, 2] - dps[s, 2]
+            if a_ >= 0 and b_ >= 0 and fa != fb:
+                nrm = math.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
+                den = nrm if nrm > 0 else 1.0
+                ee[s, 0], ee[s, 1], ee[s, 2] = d0 / den, d1 / den, d2 / den
+            else:
+                ee[s, 0], ee[s, 1], ee[s, 2] = 0.0, 0.0, 0.0
+        for s in range(Sm):
+            f0 = 0.0
+            f1 = 0.0
+            f2 = 0.0
+            if s < Sm - 1:
+                f0, f1, f2 = f0 + ee[s, 0], f1 + ee[s, 1], f2 + ee[s, 2]
+            if s >= 1:
+                f0, f1, f2 = f0 - ee[s - 1, 0], f1 - ee[s - 1, 1], f2 - ee[s - 1, 2]
+            x0, x1, x2 = pts[s, 0], pts[s, 1], pts[s, 2]
+            wrench[s, 0] = x1 * f2 - x2 * f1
+            wrench[s, 1] = x2 * f0 - x0 * f2
+            wrench[s, 2] = x0 * f1 - x1 * f0
+            wrench[s, 3], wrench[s, 4], wrench[s, 5] = f0, f1, f2
+        # wrench per moving frame: einsum('ns,nsc->nc') sums over all slots in order, the other frames'
+        # slots counting as 0 * wrench; where every wrench is finite those terms add nothing (the sum
+        # starts at +0 and can never become -0), so each slot goes straight to its frame's sum
+        nu = muf[m + 1] - muf[m]
+        finite = True
+        for s in range(Sm):
+            for a in range(6):
+                if not abs(wrench[s, a]) < np.inf:
+                    finite = False
+        for u in range(nu):
+            for a in range(6):
+                wsum[u, a] = 0.0
+        if finite:
+            for s in range(Sm):
+                c = seq[s]
+                if c >= 0:
+                    fr = slot_frame[s0 + c]
+                    for u in range(nu):
+                        if uframe[muf[m] + u] == fr:
+                            for a in range(6):
+                                wsum[u, a] = wsum[u, a] + wrench[s, a]
+        else:
+            for u in range(nu):
+                fr = uframe[muf[m] + u]
+                for s in range(Sm):
+                    c = seq[s]
+                    on = 1.0 if (c >= 0 and slot_frame[s0 + c] == fr) else 0.0
+                    for a in range(6):
+                        wsum[u, a] = wsum[u, a] + on * wrench[s, a]
+        for u in range(nu):
+            fr = uframe[muf[m] + u]
+            for k in range(nq):  # einsum order over the 6 components: lanes (0, 2, 4) and (1, 3, 5)
+                lane0 = (jac[fr, k, 0] * wsum[u, 0] + jac[fr, k, 2] * wsum[u, 2]) + jac[fr, k, 4] * wsum[u, 4]
+                lane1 = (jac[fr, k, 1] * wsum[u, 1] + jac[fr, k, 3] * wsum[u, 3]) + jac[fr, k, 5] * wsum[u, 5]
+                R[n, k, m] = R[n, k, m] + (lane0 + lane1)
+
+
+@njit(nogil=True, **_KW)
+def lengths_moment_arms_kernel(val, grad, parent, revolute, offs, axes, vt, vt2,
+                               body_frame, body_off, body_used, pt_body, pt_loc, pa, wr_body, wr_off, wr_first,
+                               slot_frame, uframe, muf, mp, mw, ms, mc,
+                               otype, oprm, oax, osg, ometh, oact, ows, owe, code_obj, compat, want_r,
+                               start, step, pg, T, length, R):
+    """L (N, M) and R (N, nq, M) of M paths; see the module docstring.
+
+    val (N, nf), grad (N, nf, nq): joint variables.  Joint/frame i: parent, revolute, offset (4, 4),
+    axis, skew(axis) and its square.  Bodies: frame, frame-to-body transform, whether a path uses it.
+    Path points: body, location, activity (N, Ptot).  PathWraps: body, wrap frame in the body (4, 4),
+    first PathWrap of the same wrap object.  Sequence slot
+    frames (Stot,) and, per path, the distinct moving frames uframe[muf[m]:muf[m+1]].  The path
+    arrays as for :func:`._kernels_path.wrap_paths_kernel`; configurations start, start + step, ...
+    (threads: :func:`._kernels_path.run_threads`).  Outputs: pg (N, Ptot, 3), T (N, Wtot, 4, 4),
+    length (N, M), R (N, nq, M) (zeros).
+    """
+    N = val.shape[0]
+    nf = val.shape[1]
+    nq = grad.shape[2]
+    M = mp.shape[0] - 1
+    Wtot = mw[M]
+    S, W = _max_sizes(mp, mw)
+    rot = np.empty((nf, 3, 3))
+    pos = np.empty((nf, 3))
+    jac = np.empty((nf, nq, 6))
+    bt = np.empty((body_frame.shape[0], 4, 4))
+    wrk = _work(S, W)
+    # this configuration's path outputs, shaped as wrap_paths_kernel's (one compiled _config_path)
+    seq_all = np.empty((1, ms[M]), dtype=np.int64)
+    r_all = np.empty((1, Wtot, 2, 3))
+    wlen_all = np.empty((1, Wtot))
+    inp_all = np.empty((1, Wtot), dtype=np.bool_)
+    cache_all = np.empty((1, Wtot, 2, 3))
+    cached_all = np.empty((1, Wtot, 2), dtype=np.bool_)
+    pts = np.empty((S, 3))
+    dps = np.empty((S, 3))
+    ee = np.empty((max(S - 1, 1), 3))
+    wrench = np.empty((S, 6))
+    wsum = np.empty((max(S, 1), 6))  # at most one moving frame per slot
+    for n in range(start, N, step):
+        _config_muscles(n, val, grad, parent, revolute, offs, axes, vt, vt2, body_frame, body_off, body_used, pt_body,
+                        pt_loc, pa, wr_body, wr_off, wr_first, slot_frame, uframe, muf, mp, mw, ms, mc, otype, oprm, oax, osg, ometh,
+                        oact, ows, owe, code_obj, compat, want_r, pg, T, length, R,
+                        rot, pos, jac, bt, wrk, seq_all, r_all, wlen_all, inp_all, cache_all, cached_all, pts, dps,
+                        ee, wrench, wsum)

@@ -1,0 +1,1 @@
+"""Outputs for papers: the project's one figure style, comparison figures, model descriptions."""

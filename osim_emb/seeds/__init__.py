@@ -1,0 +1,1 @@
+"""The seed documents' own systems: the planar chain, Newton-Euler foot-shank, linkages, Andrews' squeezer."""

@@ -1,0 +1,2 @@
+"""Simulation: forward dynamics ODEs, inverse dynamics of motions, tracking, the DAE comparison,
+muscle-driven simulation and static optimization."""

@@ -1,0 +1,959 @@
+"""Muscle-driven forward simulation: activation dynamics and compliant-tendon muscles in the minimal-coordinate ODE.
+
+The state is y = [q, q̇, a, l_f] (coordinates, speeds, one activation and one fibre length per muscle), and
+the right-hand side follows OpenSim 4.6's ``Thelen2003Muscle`` (an ``ActivationFiberLengthMuscle``):
+
+* activation (``MuscleFirstOrderActivationDynamicModel``), with â = clamp(a, a_min, 1):
+  ȧ = (u − â) / τ,  τ = τ_act (0.5 + 1.5 â) if u > â else τ_deact / (0.5 + 1.5 â)
+* fibre velocity (``calcFiberVelocityInfo``): the fibre is at l_f (≥ its minimum length), the pennation
+  angle φ follows the constant-width parallelogram, the tendon is l_T = l_MT − l_f cos φ, its force
+  f_SE(l_T / l_TS), and the force-velocity relation of Thelen (2003) Eqs 6-7 (``calcdlceN``) gives
+  l̇_f = v_max l_opt ṽ(â, f_L, f_SE / cos φ − f_PE); l̇_f = 0 while the fibre sits at its minimum length
+  and would shorten;
+* the tendon force F = F_max f_SE acts along the path: τ_muscles = R(q) F, with the path's lengthening
+  speed l̇_MT = −R(q)ᵀ q̇ (R as OpenSim applies path forces, ``opensim_compat``);
+* ``CoordinateLimitForce`` (smooth-step stiffness and damping beyond the limits) and ``CoordinateActuator``
+  (τ = control × optimal_force) add generalized forces;
+* the multibody part is the package's M(q) q̈ + N(q, q̇) q̇ = G(q) + τ (:func:`osim_emb.core.dynamics.ode_rhs`).
+
+Initial fibre lengths come from OpenSim's ``Thelen2003Muscle::initMuscleState`` (the Newton iteration of
+``computeInitialFiberEquilibrium``), ported step by step so the starting state is OpenSim's.
+``Millard2012EquilibriumMuscle`` (elastic tendon, fibre damping: OpenSim's defaults) is supported too, in
+numpy: its fibre velocity solves the damped force balance by Newton's method (:class:`_MillardGroup`).
+
+Excitations are functions of time (or constants), by muscle name.  Lengths in metres, angles in radians.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+from scipy.integrate import solve_ivp
+
+from osim_emb.core import dynamics as dyn
+from osim_emb.core._accel import njit, use_jit
+from osim_emb.model import Model
+from osim_emb.muscles.hill import SIGNIFICANT_REAL, Millard2012EquilibriumMuscle, Thelen2003Muscle
+
+__all__ = ["CoordinateLimitForce", "CoordinateActuator", "MuscleDrivenSystem", "coordinate_forces_from_model",
+           "ExcitationSpec", "thelen_initial_fiber_length",
+           "simulate_muscles", "MuscleSimulationError"]
+
+log = logging.getLogger(__name__)
+
+SQRT_EPS = math.sqrt(np.finfo(float).eps)  # SimTK::SqrtEps
+
+
+class MuscleSimulationError(ValueError):
+    """The model cannot be simulated with muscles (unsupported element, bad excitation, no equilibrium)."""
+
+
+# =============================================================================
+# Coordinate forces
+# =============================================================================
+def _step_up(x: float) -> float:
+    """SimTK::stepUp: the quintic 10x³ − 15x⁴ + 6x⁵ on [0, 1]."""
+    return x * x * x * (10.0 + x * (6.0 * x - 15.0))
+
+
+def _step(y0: float, y1: float, x0: float, x1: float, x: float) -> float:
+    """SimTK::Function::Step(y0, y1, x0, x1)."""
+    if x <= x0:
+        return y0
+    if x >= x1:
+        return y1
+    return y0 + (y1 - y0) * _step_up((x - x0) / (x1 - x0))
+
+
+@dataclass(frozen=True)
+class CoordinateLimitForce:
+    """OpenSim ``CoordinateLimitForce``; limits in degrees (rotational) or metres, stiffness per degree, as in XML."""
+
+    name: str
+    coordinate: int
+    upper_stiffness: float
+    upper_limit: float
+    lower_stiffness: float
+    lower_limit: float
+    damping: float
+    transition: float
+    rotational: bool = True
+
+    def generalized_force(self, q: float, qdot: float) -> float:
+        """calcLimitForce: stiffness ramps up (SimTK Step) over ``transition`` beyond each limit; damping scales
+        with the ramps."""
+        w = math.pi / 180.0 if self.rotational else 1.0
+        qup, qlow = w * self.upper_limit, w * self.lower_limit
+        kup, klow, damp = self.upper_stiffness / w, self.lower_stiffness / w, self.damping / w
+        k_up = _step(0.0, kup, qup, qup + w * self.transition, q)
+        k_low = _step(klow, 0.0, qlow - w * self.transition, qlow, q)
+        ramp = (k_up / kup if kup != 0.0 else 0.0) + (k_low / klow if klow != 0.0 else 0.0)
+        return -k_up * (q - qup) + k_low * (qlow - q) - damp * ramp * qdot
+
+
+@dataclass(frozen=True)
+class CoordinateActuator:
+    """OpenSim ``CoordinateActuator``: generalized force = control × optimal_force."""
+
+    name: str
+    coordinate: int
+    optimal_force: float = 1.0
+
+
+def _xml_float(el: Any, tag: str, default: float) -> float:
+    for c in el:
+        if isinstance(c.tag, str) and c.tag == tag and (c.text or "").strip():
+            return float(c.text.strip())
+    return default
+
+
+def _xml_text(el: Any, tag: str, default: str = "") -> str:
+    for c in el:
+        if isinstance(c.tag, str) and c.tag == tag:
+            return (c.text or "").strip()
+    return default
+
+
+def coordinate_forces_from_model(model: Model) -> tuple[list[CoordinateLimitForce], list[CoordinateActuator]]:
+    """The model's CoordinateLimitForces and CoordinateActuators, read from the document it was imported from.
+
+    Elements with ``appliesForce`` false are left out; an element on a coordinate that is not one of the
+    model's generalized coordinates is an error (named)."""
+    doc = model.extras.get("document")
+    if doc is None:
+        return [], []
+    names = {n: k for k, n in enumerate(model.coordinate_names)}
+    motion = {c.name: c.motion_type for c in model.coordinates}
+    limits, actuators = [], []
+    for f in doc.forces:
+        if f.type not in ("CoordinateLimitForce", "CoordinateActuator"):
+            continue
+        el = f.element
+        if _xml_text(el, "appliesForce", "true").lower() == "false":
+            continue
+        coord = _xml_text(el, "coordinate")
+        if coord not in names:
+            raise MuscleSimulationError(f"{doc.path}: {f.type} {f.name!r} acts on coordinate {coord!r}, which is "
+                                        "not a generalized coordinate of the imported model")
+        if f.type == "CoordinateLimitForce":
+            limits.append(CoordinateLimitForce(
+                f.name, names[coord], _xml_float(el, "upper_stiffness", 1.0), _xml_float(el, "upper_limit", 0.0),
+                _xml_float(el, "lower_stiffness", 1.0), _xml_float(el, "lower_limit", 0.0),
+                _xml_float(el, "damping", 0.001), _xml_float(el, "transition", 0.1),
+                motion[coord] == "rotational"))
+        else:
+            actuators.append(CoordinateActuator(f.name, names[coord], _xml_float(el, "optimal_force", 1.0)))
+    return limits, actuators
+
+
+# =============================================================================
+# Thelen 2003, vectorized over muscles
+# =============================================================================
+class _ThelenArrays:
+    """Per-muscle parameters as arrays (one entry per muscle)."""
+
+    def __init__(self, muscles: Sequence[Thelen2003Muscle]):
+        g = lambda attr: np.array([getattr(m, attr) for m in muscles], dtype=float)  # noqa: E731
+        self.fiso, self.lopt, self.lts = g("max_isometric_force"), g("optimal_fiber_length"), g("tendon_slack_length")
+        self.phi_opt, self.phi_max = g("pennation_angle_at_optimal"), g("maximum_pennation_angle")
+        self.h = self.lopt * np.sin(self.phi_opt)
+        self.sin_max = np.sin(self.phi_max)
+        self.lmin = g("minimum_fiber_length")
+        self.vmax = g("max_contraction_velocity")
+        self.e0, self.e0m = g("FmaxTendonStrain"), g("FmaxMuscleStrain")
+        self.kact, self.kpe = g("KshapeActive"), g("KshapePassive")
+        self.af, self.flen, self.thr = g("Af"), g("Flen"), g("fv_linear_extrap_threshold")
+        self.tau_act, self.tau_deact = g("activation_time_constant"), g("deactivation_time_constant")
+        self.amin = g("minimum_activation")
+        self.pennated = self.phi_opt > np.finfo(float).eps
+        e3 = math.exp(3.0)
+        self.etoe = 99.0 * self.e0 * e3 / (166.0 * e3 - 67.0)
+        self.klin = 0.67 / (self.e0 - self.etoe)
+        self.ftoe_scale = 0.33 / (math.exp(3.0) - 1.0)
+        self.fpe_den = np.exp(self.kpe) - 1.0
+        self.packed = np.ascontiguousarray(np.stack([np.broadcast_to(np.asarray(getattr(self, f), dtype=float),
+                                                                     self.fiso.shape) for f in _P_FIELDS], axis=1)
+                                           if len(muscles) else np.zeros((0, len(_P_FIELDS))))
+
+    # curves (OpenSim's calcfse, calcfal, calcfpe) ----------------------------------------
+    def fse(self, tlN):
+        x = tlN - 1.0
+        with np.errstate(over="ignore"):
+            toe = self.ftoe_scale * (np.exp(3.0 * x / self.etoe) - 1.0)
+        return np.where(x > self.etoe, self.klin * (x - self.etoe) + 0.33, np.where(x > 0.0, toe, 0.0))
+
+    def fal(self, lN):
+        return np.exp(-((lN - 1.0) ** 2) / self.kact)
+
+    def fpe(self, lN):
+        with np.errstate(over="ignore"):
+            f = (np.exp(self.kpe * (lN - 1.0) / self.e0m) - 1.0) / self.fpe_den
+        return np.where(lN > 1.0, f, 0.0)
+
+    def pennation(self, lf):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            s = self.h / lf
+        phi = np.where(s < self.sin_max, np.arcsin(np.clip(s, -1.0, 1.0)), self.phi_max)
+        phi = np.where(lf > self.lmin, phi, self.phi_max)
+        return np.where(self.pennated, phi, 0.0)
+
+    def dlceN(self, a, fal, fm):
+        """calcdlceN: normalized fibre velocity from the normalized active fibre force a f_L f_V (Thelen Eqs 6-7,
+        continued linearly)."""
+        afl = a * fal
+        k = 0.25 + 0.75 * a
+        c = (2.0 + 2.0 / self.af) / (self.flen - 1.0)
+        upper = afl * self.flen * self.thr
+        inside = (fm > 0.0) & (fm < upper)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            b_in = np.where(fm <= afl, afl + fm / self.af, c * (afl * self.flen - fm))
+            v_in = k * (fm - afl) / b_in
+            conc = fm <= 0.0
+            fm0 = np.where(conc, 0.0, upper)
+            b0 = np.where(conc, afl + fm0 / self.af, c * (afl * self.flen - fm0))
+            db0 = np.where(conc, 1.0 / self.af, -c)
+            v0 = k * (fm0 - afl) / b0
+            slope = k / b0 - k * (fm0 - afl) / (b0 * b0) * db0
+            v_out = v0 + slope * (fm - fm0)
+        return np.where(inside, v_in, v_out)
+
+    def activation_rate(self, a, u):
+        ac = np.clip(a, self.amin, 1.0)
+        tau = np.where(u > ac, self.tau_act * (0.5 + 1.5 * ac), self.tau_deact / (0.5 + 1.5 * ac))
+        return (u - ac) / tau
+
+    def state_derivatives(self, lmt, a, lf_state):
+        """(tendon force [N], fibre velocity [m/s]) at musculotendon lengths, activations and fibre lengths."""
+        ac = np.clip(a, self.amin, 1.0)
+        lf = np.maximum(lf_state, self.lmin)
+        phi = self.pennation(lf)
+        cphi = np.cos(phi)
+        lN = lf / self.lopt
+        fse = self.fse((lmt - lf * cphi) / self.lts)
+        fal = self.fal(lN)
+        fm = fse / cphi - self.fpe(lN)
+        dlN = self.dlceN(ac, fal, fm)
+        clamped = (lf_state <= self.lmin) & (dlN <= 0.0)
+        dl = np.where(clamped, 0.0, dlN * self.vmax * self.lopt)
+        return self.fiso * fse, dl
+
+
+# --- the same, compiled (numba): one call for all muscles ------------------------------------
+_P_FIELDS = ("fiso", "lopt", "lts", "h", "sin_max", "phi_max", "lmin", "vmax", "etoe", "klin", "e0m", "kact", "kpe",
+             "fpe_den", "af", "flen", "thr", "tau_act", "tau_deact", "amin", "pennated")
+
+
+@njit(nogil=True, error_model="numpy")  # divisions by zero give inf/nan as in the numpy version
+def _thelen_kernel(p, lmt, a, lf_state, u, force, dlf, adot):  # pragma: no cover - compiled
+    ftoe_scale = 0.33 / (math.exp(3.0) - 1.0)
+    for m in range(lmt.shape[0]):
+        (fiso, lopt, lts, h, sin_max, phi_max, lmin, vmax, etoe, klin, e0m, kact, kpe, fpe_den, af, flen, thr,
+         tau_act, tau_deact, amin, pennated) = p[m]
+        ac = min(max(a[m], amin), 1.0)
+        tau = tau_act * (0.5 + 1.5 * ac) if u[m] > ac else tau_deact / (0.5 + 1.5 * ac)
+        adot[m] = (u[m] - ac) / tau
+        lf = max(lf_state[m], lmin)
+        phi = 0.0
+        if pennated > 0.5:
+            if lf > lmin:
+                s = h / lf
+                phi = math.asin(s) if s < sin_max else phi_max
+            else:
+                phi = phi_max
+        cphi = math.cos(phi)
+        lN = lf / lopt
+        x = (lmt[m] - lf * cphi) / lts - 1.0
+        if x > etoe:
+            fse = klin * (x - etoe) + 0.33
+        elif x > 0.0:
+            fse = ftoe_scale * (math.exp(3.0 * x / etoe) - 1.0)
+        else:
+            fse = 0.0
+        fal = math.exp(-((lN - 1.0) ** 2) / kact)
+        fpe = (math.exp(kpe * (lN - 1.0) / e0m) - 1.0) / fpe_den if lN > 1.0 else 0.0
+        fm = fse / cphi - fpe
+        afl = ac * fal
+        k = 0.25 + 0.75 * ac
+        c = (2.0 + 2.0 / af) / (flen - 1.0)
+        if fm > 0.0 and fm < afl * flen * thr:
+            b = afl + fm / af if fm <= afl else c * (afl * flen - fm)
+            dlN = k * (fm - afl) / b
+        else:
+            if fm <= 0.0:
+                fm0 = 0.0
+                b0 = afl + fm0 / af
+                db0 = 1.0 / af
+            else:
+                fm0 = afl * flen * thr
+                b0 = c * (afl * flen - fm0)
+                db0 = -c
+            dlN = k * (fm0 - afl) / b0 + (k / b0 - k * (fm0 - afl) / (b0 * b0) * db0) * (fm - fm0)
+        force[m] = fiso * fse
+        dlf[m] = 0.0 if (lf_state[m] <= lmin and dlN <= 0.0) else dlN * vmax * lopt
+
+
+# --- scalar port of Thelen2003Muscle::initMuscleState --------------------------------------
+def _scalar_dlceN(m: Thelen2003Muscle, a, fal, fm):
+    afl = a * fal
+    flen, af, thr = m.Flen, m.Af, m.fv_linear_extrap_threshold
+    asy_e = afl * flen
+    if 0.0 < fm < asy_e * thr:
+        b = afl + fm / af if fm <= afl else ((2 + 2 / af) * (afl * flen - fm)) / (flen - 1)
+        return (0.25 + 0.75 * a) * (fm - afl) / b
+    if fm <= 0.0:
+        fm0, b, db = 0.0, afl, 1 / af
+    else:
+        fm0 = thr * asy_e
+        b, db = ((2 + 2 / af) * (afl * flen - fm0)) / (flen - 1), ((2 + 2 / af) * (-1)) / (flen - 1)
+    d0 = (0.25 + 0.75 * a) * (fm0 - afl) / b
+    slope = (0.25 + 0.75 * a) / b - ((0.25 + 0.75 * a) * (fm0 - afl) / (b * b)) * db
+    return d0 + slope * (fm - fm0)
+
+
+def _scalar_ddlce(m: Thelen2003Muscle, a, fal, fm):
+    afl = a * fal
+    flen, af, thr = m.Flen, m.Af, m.fv_linear_extrap_threshold
+    asy_e = a * fal * flen
+    if 0.0 < fm < asy_e * thr:
+        f0 = fm
+        if fm <= afl:
+            b, db = afl + fm / af, 1 / af
+        else:
+            b, db = ((2 + 2 / af) * (afl * flen - fm)) / (flen - 1), ((2 + 2 / af) * (-1)) / (flen - 1)
+    else:
+        if fm <= 0.0:
+            f0 = 0.0
+            b, db = afl + f0 / af, 1 / af
+        else:
+            f0 = thr * asy_e
+            b, db = ((2 + 2 / af) * (afl * flen - f0)) / (flen - 1), ((2 + 2 / af) * (-1)) / (flen - 1)
+    return (0.25 + 0.75 * a) / b - ((0.25 + 0.75 * a) * (f0 - afl) / (b * b)) * db
+
+
+def _scalar_fv_inverse(m: Thelen2003Muscle, a, fal, dlceN, tol, max_iter=100):
+    """calcfvInv: Newton on calcdlceN for the force-velocity multiplier."""
+    ferr, it, fm = 1.0, 0, a * fal
+    while abs(ferr) >= tol and it < max_iter:
+        d1 = _scalar_dlceN(m, a, fal, fm)
+        ferr = d1 - dlceN
+        dd = _scalar_ddlce(m, a, fal, fm)
+        if abs(dd) > SIGNIFICANT_REAL:
+            fm = fm - ferr / dd
+        it += 1
+    if abs(ferr) < tol:
+        return max(0.0, fm / (a * fal))
+    raise MuscleSimulationError(f"{m.name}: the force-velocity inverse did not converge")
+
+
+def _thelen_curves(m: Thelen2003Muscle):
+    e0, e3 = m.FmaxTendonStrain, math.exp(3.0)
+    etoe = (99.0 * e0 * e3) / (166.0 * e3 - 67.0)
+    klin = 0.67 / (e0 - etoe)
+
+    def fse(tlN):
+        x = tlN - 1
+        return klin * (x - etoe) + 0.33 if x > etoe else (0.33 / (math.exp(3.0) - 1) * (math.exp(3 * x / etoe) - 1)
+                                                        if x > 0 else 0.0)
+
+    def dfse(tlN):
+        x = tlN - 1
+        return klin if x > etoe else ((0.33 / (math.exp(3.0) - 1)) * (3 / etoe) * math.exp(3 * x / etoe)
+                                      if x > 0 else 0.0)
+
+    def fal(lN):
+        return math.exp(-((lN - 1) * (lN - 1)) / m.KshapeActive)
+
+    def dfal(lN):
+        t1 = lN - 1
+        return -2 * t1 / m.KshapeActive * math.exp(-t1 * t1 / m.KshapeActive)
+
+    def fpe(lN):
+        if lN > 1.0:
+            return (math.exp(m.KshapePassive * (lN - 1) / m.FmaxMuscleStrain) - 1) / (math.exp(m.KshapePassive) - 1)
+        return 0.0
+
+    def dfpe(lN):
+        if lN > 1.0:
+            k, e = m.KshapePassive, m.FmaxMuscleStrain
+            return (k / e) * math.exp(k * (lN - 1) / e) / (math.exp(k) - 1)
+        return 0.0
+
+    return fse, dfse, fal, dfal, fpe, dfpe
+
+
+def thelen_initial_fiber_length(m: Thelen2003Muscle, activation: float, mt_length: float,
+                                mt_speed: float = 0.0) -> float:
+    """Fibre length of OpenSim's ``computeInitialFiberEquilibrium`` (Thelen2003Muscle::initMuscleState)."""
+    fse_f, dfse_f, fal_f, dfal_f, fpe_f, dfpe_f = _thelen_curves(m)
+    ma, ml, dml = activation, mt_length, mt_speed
+    tsl, ofl, fiso, vmax = m.tendon_slack_length, m.optimal_fiber_length, m.max_isometric_force, m.max_contraction_velocity
+    vol = ofl * math.sin(m.pennation_angle_at_optimal)
+    lmin = m.minimum_fiber_length
+    tol = max(1e-8 * fiso, SIGNIFICANT_REAL * 10)
+    max_iter = 20
+
+    def pennation(lf):
+        return float(m._pennation(np.array(lf)))
+
+    tl = tsl * 1.01
+    along = ml - tl
+    lce = math.sqrt(vol * vol + along * along) if along >= lmin * math.cos(m.maximum_pennation_angle) else lmin
+    st: dict[str, float] = {}
+
+    def position():
+        st["phi"] = pennation(lce)
+        st["cosphi"] = math.cos(st["phi"])
+        st["tl"] = ml - lce * st["cosphi"]
+        st["lceN"], st["tlN"] = lce / ofl, st["tl"] / tsl
+
+    def multipliers():
+        st["fse"], st["fal"], st["fpe"] = fse_f(st["tlN"]), fal_f(st["lceN"]), fpe_f(st["lceN"])
+
+    def ferr_f():
+        st["Fm"] = (ma * st["fal"] * st["fv"] + st["fpe"]) * fiso
+        return st["Fm"] * st["cosphi"] - st["fse"] * fiso
+
+    def partials():
+        lceN = lce / ofl
+        dfm = ((ma * st["fv"]) * dfal_f(lceN) + dfpe_f(lceN)) * fiso / ofl
+        t1, t2 = vol * vol, lce * lce
+        dcos = t1 / (t2 * lce * (1 - t1 / t2) ** 0.5)
+        st["dFmAT_dlce"] = dfm * st["cosphi"] + st["Fm"] * dcos
+        st["dFmAT_dlceAT"] = st["dFmAT_dlce"] * st["cosphi"]
+        st["dFt_dtl"] = dfse_f(st["tl"] / tsl) * fiso / tsl
+        tmp = vol / lce
+        dphi = -vol / (lce * lce * (1 - tmp * tmp) ** 0.5)
+        dtl = -math.cos(st["phi"]) + lce * math.sin(st["phi"]) * dphi
+        st["dFt_dlce"] = dfse_f(st["tl"] / tsl) * dtl * fiso / tsl
+
+    def velocity():
+        if abs(st["dFmAT_dlceAT"] + st["dFt_dtl"]) > SIGNIFICANT_REAL and st["tl"] > tsl:
+            dtl = st["dFmAT_dlceAT"] / (st["dFmAT_dlceAT"] + st["dFt_dtl"]) * dml
+        else:
+            dtl = dml
+        dlce = (dml - dtl) * st["cosphi"]
+        st["fv"] = _scalar_fv_inverse(m, ma, st["fal"], dlce / (vmax * ofl), tol, 100)
+
+    position()
+    multipliers()
+    st["fv"] = 1.0
+    st["Fm"] = 0.0
+    partials()
+    velocity()
+    ferr = ferr_f()
+    partials()
+    ferr_prev, lce_prev, it = ferr, lce, 0
+    while abs(ferr) > tol and it < max_iter:
+        dferr = st["dFmAT_dlce"] - st["dFt_dlce"]
+        h = 1.0
+        while abs(ferr) >= abs(ferr_prev):
+            delta = -h * ferr_prev / dferr
+            if abs(delta) > SIGNIFICANT_REAL:
+                lce = lce_prev + delta
+            else:
+                lce = lce_prev - math.copysign(1.0, delta) * SQRT_EPS
+                h = 0.0
+            if lce < lmin:
+                lce = lmin
+            position()
+            multipliers()
+            ferr = ferr_f()
+            if h <= SQRT_EPS:
+                break
+            h = 0.5 * h
+        ferr_prev, lce_prev = ferr, lce
+        partials()
+        velocity()
+        it += 1
+    if abs(ferr) < tol:
+        return lce
+    if lce <= lmin:
+        log.warning("Thelen2003Muscle %s: initial fibre length at its minimum %g m", m.name, lmin)
+        return lmin
+    raise MuscleSimulationError(f"muscle {m.name!r}: no fibre equilibrium (error {abs(ferr):.3g} N > {tol:.3g} N "
+                                f"after {max_iter} Newton iterations, activation {activation:g})")
+
+
+# =============================================================================
+# Millard 2012 (damped, compliant tendon), vectorized over muscles (numpy)
+# =============================================================================
+class _MillardGroup:
+    """``Millard2012EquilibriumMuscle``s with an elastic tendon and fibre damping (OpenSim's defaults):
+    ``calcFiberVelocityInfo``'s damped branch -- the normalized fibre velocity solves
+    F_max (a f_L f_V(ṽ) + f_PE + β ṽ) cos φ = F_max f_SE by Newton's method -- and the tendon force F_max f_SE."""
+
+    def __init__(self, muscles):
+        from osim_emb.muscles.curves import ForceVelocityInverseCurve
+        self.muscles = list(muscles)
+        g = lambda attr: np.array([getattr(m, attr) for m in muscles], dtype=float)  # noqa: E731
+        self.fiso, self.lopt, self.lts = g("max_isometric_force"), g("optimal_fiber_length"), g("tendon_slack_length")
+        self.vmax, self.beta = g("max_contraction_velocity"), g("fiber_damping")
+        self.tau_act, self.tau_deact = g("activation_time_constant"), g("deactivation_time_constant")
+        self.amin = np.clip(g("minimum_activation"), 0.0, 1.0)
+        self.lmin = g("minimum_fiber_length")
+        self.curves = [m.curves_in_use(rigid_tendon=False) for m in muscles]  # (f_L, f_V) as OpenSim adjusts them
+        self.fv_inverse = []
+        for fal, fv in self.curves:
+            d = {k: getattr(fv, k) for k in fv.__dataclass_fields__}
+            d["concentric_slope_at_vmax"] = max(d["concentric_slope_at_vmax"], 1e-3)
+            d["eccentric_slope_at_vmax"] = max(d["eccentric_slope_at_vmax"], 1e-3)
+            self.fv_inverse.append(ForceVelocityInverseCurve(**d))
+
+    def activation_rate(self, a, u):
+        ac = np.clip(a, self.amin, 1.0)
+        tau = np.where(u > ac, self.tau_act * (0.5 + 1.5 * ac), self.tau_deact / (0.5 + 1.5 * ac))
+        return (u - ac) / tau
+
+    def _groups(self, which):
+        """[(indices, curve)] with the muscles that share a curve evaluated together."""
+        cache = self.__dict__.setdefault("_group_cache", {})
+        if which not in cache:
+            groups: list = []
+            for k, m in enumerate(self.muscles):
+                c = {"fal": self.curves[k][0], "fv": self.curves[k][1], "fvinv": self.fv_inverse[k],
+                     "fpe": m.fiber_force_length_curve, "fse": m.tendon_force_length_curve}[which]
+                for idx, cc in groups:
+                    if cc == c:
+                        idx.append(k)
+                        break
+                else:
+                    groups.append(([k], c))
+            cache[which] = [(np.array(i), c) for i, c in groups]
+        return cache[which]
+
+    def _eval(self, which, x, order=0):
+        out = [np.empty_like(x) for _ in range(order + 1)]
+        for idx, c in self._groups(which):
+            vals = c.evaluate(x[idx], order)
+            for o in range(order + 1):
+                out[o][idx] = vals[o]
+        return out if order else out[0]
+
+    def _length_terms(self, lmt, lf_state):
+        lf = np.maximum(lf_state, self.lmin)
+        phi = np.array([float(m._pennation(np.array(l))) for m, l in zip(self.muscles, lf)])
+        cphi = np.cos(phi)
+        lN = lf / self.lopt
+        return lf, cphi, self._eval("fal", lN), self._eval("fpe", lN), self._eval("fse", (lmt - lf * cphi) / self.lts)
+
+    def state_derivatives(self, lmt, a, lf_state):
+        ac = np.clip(a, self.amin, 1.0)
+        lf, cphi, fal, fpe, fse = self._length_terms(lmt, lf_state)
+        fiso, beta = self.fiso, self.beta
+        fv0 = (fse / np.maximum(cphi, 0.01) - fpe) / (np.maximum(ac, 0.01) * np.maximum(fal, 0.01))
+        d = np.clip(self._eval("fvinv", fv0), -1.0, 1.0)
+        for _ in range(50):  # Newton's method on the damped equilibrium (a unique root: f_V' >= 0, beta > 0)
+            fv, dfv = self._eval("fv", d, 1)
+            err = (ac * fal * fv + fpe + beta * d) * cphi - fse
+            step = -err / ((ac * fal * dfv + beta) * cphi)
+            d = d + step
+            if np.all(np.abs(step) < 1e-14):
+                break
+        dl = d * self.vmax * self.lopt
+        dl = np.where((lf <= self.lmin) & (dl <= 0.0), 0.0, dl)
+        return fse * fiso, dl
+
+    def initial_fiber_length(self, k, activation, lmt):
+        """The fibre length of the static equilibrium F_max (a f_L + f_PE) cos φ = F_max f_SE (OpenSim's
+        computeFiberEquilibrium at zero speed, solved here to round-off with Brent's method)."""
+        from scipy.optimize import brentq
+        m = self.muscles[k]
+        a = min(max(activation, self.amin[k]), 1.0)
+
+        def balance(lf):
+            lmts = np.full(len(self.muscles), lmt)
+            lfs = np.full(len(self.muscles), lf)
+            _, cphi, fal, fpe, fse = self._length_terms(lmts, lfs)
+            return (a * fal[k] + fpe[k]) * cphi[k] - fse[k]
+
+        lo = self.lmin[k]
+        hi = math.hypot(lmt - self.lts[k], m.parallelogram_height) + 1e-9  # tendon at slack: no tendon force
+        if balance(lo) >= 0.0:
+            log.warning("Millard2012EquilibriumMuscle %s: initial fibre length at its minimum %g m", m.name, lo)
+            return lo
+        if balance(hi) <= 0.0:
+            raise MuscleSimulationError(f"muscle {m.name!r}: no fibre equilibrium at path length {lmt:g} m")
+        return brentq(balance, lo, hi, xtol=1e-15, rtol=4 * np.finfo(float).eps, maxiter=200)
+
+
+# =============================================================================
+# The system
+# =============================================================================
+Excitation = Callable[[float], float] | float
+
+
+class _CompiledPaths:
+    """L and R of the muscles at one configuration through the package's compiled path kernel
+    (``wrapping._kernels_muscles``), without the per-call checks of ``lengths_and_moment_arms``: the joint
+    variables of the compiled dynamics model where it has them, the others evaluated in Python."""
+
+    def __init__(self, model: Model, muscles: Sequence[str], wrapping: bool, opensim_compat: bool):
+        from osim_emb.core.compiled import compiled_model
+        from osim_emb.paths.geometry import _jit_plan
+        from osim_emb.paths.wrapping._kernels_muscles import lengths_moment_arms_kernel
+        self.plan = _jit_plan(model, list(muscles), wrapping)  # raises _NotCompilable
+        self.kernel = lengths_moment_arms_kernel
+        self.model, self.cm = model, compiled_model(model)
+        names = {n: k for k, n in enumerate(self.cm.frame_names)}
+        self.compiled = [(i, names[j.name]) for i, j in enumerate(model.joints, start=1) if j.name in names]
+        self.python = [(i, j.variable) for i, j in enumerate(model.joints, start=1) if j.name not in names]
+        nq, nf = model.n_q, model.n_frames
+        self.n_q, self.n_f = nq, nf
+        self.ci = np.array([c[0] for c in self.compiled], dtype=np.intp)
+        self.ck = np.array([c[1] for c in self.compiled], dtype=np.intp)
+        mp, mw = self.plan.path[0], self.plan.path[1]
+        self.n_m = mp.shape[0] - 1
+        self.opensim_compat = bool(opensim_compat)
+        self._zero_qd = np.zeros((1, nq))
+        self.nodes = self.cm._frame_nodes[self.ck - 1] if self.ck.size else self.ck
+        plan = self.plan
+        pt_body, pt_loc = plan.points
+        self._val, self._grad = np.zeros((1, nf)), np.zeros((1, nf, nq))
+        self._pa = np.ones((1, pt_body.shape[0]), dtype=np.bool_)
+        self._args1 = (*plan.kin, *plan.bodies, pt_body, pt_loc)
+        self._args2 = (*plan.wraps, *plan.frames, *plan.path, self.opensim_compat, True)
+        self._out = (np.empty((1, mp[-1], 3)), np.empty((1, mw[-1], 4, 4)), np.zeros((1, self.n_m)),
+                     np.zeros((1, nq, self.n_m)))
+
+    def __call__(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        from osim_emb.core import compiled_kernels as K
+        q2 = np.array(q, dtype=float).reshape(1, self.n_q)
+        val, grad = self._val, self._grad
+        cm = self.cm
+        if self.ci.size:
+            ext = cm.external_jets(q2) if cm.externals else cm._no_ext
+            v, g, _ = K.program(cm.ints, cm.flts, ext, q2, self._zero_qd)
+            val[0, self.ci] = v[0, self.nodes]
+            grad[0, self.ci] = g[0, self.nodes]
+        cache: dict = {}
+        for i, f in self.python:
+            jet = f.evaluate(q2, 1, cache)
+            val[:, i] = jet.value
+            grad[:, i] = jet.gradient
+        pa = self._pa
+        for k, cond, (lo, hi) in self.plan.conditional:
+            v = cond.evaluate(q2, 0, cache).value
+            pa[:, k] = (v >= lo - 1e-5) & (v <= hi + 1e-5)
+        out = self._out
+        out[2].fill(0.0)
+        out[3].fill(0.0)
+        self.kernel(val, grad, *self._args1, pa, *self._args2, 0, 1, *out)
+        return out[2][0].copy(), out[3][0].copy()
+
+
+class MuscleDrivenSystem:
+    """The ODE y = [q, q̇, a, l_f] of a model driven by muscle excitations (see the module docstring).
+
+    ``excitations`` maps muscle names to a constant or a function of time (others get ``default_excitation``,
+    OpenSim's default control for a muscle without a controller is 0, i.e. activation decays to its minimum);
+    ``controls`` maps CoordinateActuator names likewise (default 0).  ``coordinate_forces`` is (limit forces,
+    actuators), read from the model's document by default.  With numba (``compiled``) the paths go through the
+    package's compiled path kernel and the muscle equations through one compiled loop; otherwise numpy (the
+    two agree to round-off, tests/test_muscle_driven.py).
+    """
+
+    def __init__(self, model: Model, excitations: Mapping[str, Excitation] | None = None, *,
+                 controls: Mapping[str, Excitation] | None = None, default_excitation: float = 0.0,
+                 coordinate_forces: tuple[Sequence[CoordinateLimitForce], Sequence[CoordinateActuator]] | None = None,
+                 opensim_compat: bool = True, wrapping: bool = True, compiled: bool = True):
+        self.model = model
+        self.opensim_compat, self.wrapping = opensim_compat, wrapping
+        muscles, skipped = [], []
+        for mt in model.muscles:
+            p = mt.parameters
+            if p is None or not p.applies_force:
+                continue
+            if not isinstance(p, (Thelen2003Muscle, Millard2012EquilibriumMuscle)):
+                skipped.append((mt.type_name, mt.name))
+                continue
+            if p.ignore_tendon_compliance or p.ignore_activation_dynamics:
+                raise MuscleSimulationError(f"muscle {mt.name!r}: ignore_tendon_compliance / "
+                                            "ignore_activation_dynamics are not supported")
+            if isinstance(p, Millard2012EquilibriumMuscle) and not p.uses_damping:
+                raise MuscleSimulationError(f"muscle {mt.name!r}: Millard2012EquilibriumMuscle without fibre damping "
+                                            "(fiber_damping < 0.001) is not supported")
+            muscles.append(mt)
+        if skipped:
+            by_type: dict[str, list[str]] = {}
+            for kind, name in skipped:
+                by_type.setdefault(kind, []).append(name)
+            has = "; ".join(f"{len(v)} {k} ({', '.join(v[:6])}{', ...' if len(v) > 6 else ''})"
+                            for k, v in by_type.items())
+            raise MuscleSimulationError("muscle-driven simulation supports Thelen2003Muscle and "
+                                        f"Millard2012EquilibriumMuscle; model {model.name!r} has {has}")
+        self.muscles = tuple(muscles)
+        self.muscle_names = tuple(m.name for m in muscles)
+        self._thelen = np.array([isinstance(m.parameters, Thelen2003Muscle) for m in muscles], dtype=bool)
+        self.params = _ThelenArrays([m.parameters for m in muscles if isinstance(m.parameters, Thelen2003Muscle)])
+        self.millard = _MillardGroup([m.parameters for m in muscles
+                                      if isinstance(m.parameters, Millard2012EquilibriumMuscle)])
+        excitations = dict(excitations or {})
+        unknown = sorted(set(excitations) - set(self.muscle_names))
+        if unknown:
+            raise MuscleSimulationError(f"excitation for unknown muscle(s) {', '.join(unknown)}; "
+                                        f"muscles: {', '.join(self.muscle_names)}")
+        self._excitation = [excitations.get(n, default_excitation) for n in self.muscle_names]
+        limits, actuators = coordinate_forces_from_model(model) if coordinate_forces is None else coordinate_forces
+        doc = model.extras.get("document")
+        other = [f"{f.name} ({f.type})" for f in (doc.forces if doc is not None else ())
+                 if not f.has_path and f.type not in ("CoordinateLimitForce", "CoordinateActuator")]
+        if other:
+            log.warning("muscle-driven simulation of %s leaves out %s (actuators without a controller here: "
+                        "control 0, no force)", model.name, ", ".join(other))
+        self.limit_forces, self.actuators = tuple(limits), tuple(actuators)
+        controls = dict(controls or {})
+        unknown = sorted(set(controls) - {a.name for a in self.actuators})
+        if unknown:
+            raise MuscleSimulationError(f"control for unknown CoordinateActuator(s) {', '.join(unknown)}")
+        self._controls = [controls.get(a.name, 0.0) for a in self.actuators]
+        self.n_q, self.n_m = model.n_q, len(self.muscles)
+        self._tau = np.zeros(self.n_q)
+        self._mech = dyn.ode_rhs(model, lambda t, q, qd: self._tau)
+        self._paths = None
+        self.compiled = bool(compiled and use_jit() and self.n_m and self._thelen.all())
+        if self.compiled:
+            from osim_emb.paths.geometry import _NotCompilable
+            try:
+                self._paths = _CompiledPaths(model, self.muscle_names, wrapping, opensim_compat)
+            except _NotCompilable:
+                self.compiled = False
+
+    # -- inputs -----------------------------------------------------------------------------------
+    @staticmethod
+    def _value(f: Excitation, t: float) -> float:
+        return float(f(t)) if callable(f) else float(f)
+
+    def excitations(self, t: float) -> np.ndarray:
+        return np.array([self._value(f, t) for f in self._excitation])
+
+    def path_lengths(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """L (M,) and R (n_q, M) at one configuration."""
+        if not self.n_m:
+            return np.zeros(0), np.zeros((self.n_q, 0))
+        if self._paths is not None:
+            return self._paths(q)
+        from osim_emb.paths.geometry import lengths_and_moment_arms
+        length, r = lengths_and_moment_arms(self.model, q[None], list(self.muscle_names), wrapping=self.wrapping,
+                                            opensim_compat=self.opensim_compat, allow_out_of_range=True)
+        return length[0], r[0]
+
+    def generalized_forces(self, t: float, q: np.ndarray, qd: np.ndarray, tendon_force: np.ndarray,
+                           r: np.ndarray) -> np.ndarray:
+        tau = r @ tendon_force
+        for f in self.limit_forces:
+            tau[f.coordinate] += f.generalized_force(q[f.coordinate], qd[f.coordinate])
+        for a, c in zip(self.actuators, self._controls):
+            tau[a.coordinate] += self._value(c, t) * a.optimal_force
+        return tau
+
+    # -- the right-hand side -------------------------------------------------------------------------
+    def split(self, y: np.ndarray):
+        n, m = self.n_q, self.n_m
+        return y[:n], y[n:2 * n], y[2 * n:2 * n + m], y[2 * n + m:]
+
+    def rhs(self, t: float, y: np.ndarray) -> np.ndarray:
+        """SciPy's ``fun(t, y)``: ẏ = [q̇, q̈, ȧ, l̇_f]."""
+        q, qd, a, lf = self.split(y)
+        length, r = self.path_lengths(q)
+        u = self.excitations(t)
+        if self.compiled:
+            force, dlf, adot = np.empty(self.n_m), np.empty(self.n_m), np.empty(self.n_m)
+            _thelen_kernel(self.params.packed, length, np.ascontiguousarray(a), np.ascontiguousarray(lf), u,
+                           force, dlf, adot)
+        else:
+            force, dlf, adot = self._muscle_derivatives(length, a, lf, u)
+        self._tau = self.generalized_forces(t, q, qd, force, r)
+        mech = self._mech(t, y[:2 * self.n_q])
+        return np.concatenate([mech, adot, dlf])
+
+    __call__ = rhs
+
+    def _muscle_derivatives(self, length, a, lf, u):
+        th, mi = self._thelen, ~self._thelen
+        force, dlf, adot = np.empty(self.n_m), np.empty(self.n_m), np.empty(self.n_m)
+        if th.any():
+            force[th], dlf[th] = self.params.state_derivatives(length[th], a[th], lf[th])
+            adot[th] = self.params.activation_rate(a[th], u[th])
+        if mi.any():
+            force[mi], dlf[mi] = self.millard.state_derivatives(length[mi], a[mi], lf[mi])
+            adot[mi] = self.millard.activation_rate(a[mi], u[mi])
+        return force, dlf, adot
+
+    def tendon_forces(self, y: np.ndarray) -> np.ndarray:
+        q, _, a, lf = self.split(y)
+        return self._muscle_derivatives(self.path_lengths(q)[0], a, lf, np.zeros(self.n_m))[0]
+
+    def initial_state(self, q0: Any = None, qdot0: Any = None, activations: Any = None) -> np.ndarray:
+        """[q0, q̇0, a0, l_f0] with OpenSim's equilibrium fibre lengths (activations default to each muscle's
+        ``default_activation``)."""
+        q0 = self.model.default_q if q0 is None else np.asarray(q0, dtype=float)
+        qdot0 = np.zeros(self.n_q) if qdot0 is None else np.asarray(qdot0, dtype=float)
+        if activations is None:
+            a0 = np.array([m.parameters.default_activation for m in self.muscles])
+        elif isinstance(activations, Mapping):
+            a0 = np.array([activations.get(m.name, m.parameters.default_activation) for m in self.muscles], float)
+        else:
+            a0 = np.broadcast_to(np.asarray(activations, dtype=float), (self.n_m,)).copy()
+        length, r = self.path_lengths(q0)
+        speed = -(r.T @ qdot0)
+        lf0, k_millard = [], 0
+        for m, a, lm, v in zip(self.muscles, a0, length, speed):
+            if isinstance(m.parameters, Thelen2003Muscle):
+                lf0.append(thelen_initial_fiber_length(m.parameters, float(a), float(lm), float(v)))
+            else:
+                lf0.append(self.millard.initial_fiber_length(k_millard, float(a), float(lm)))
+                k_millard += 1
+        lf0 = np.array(lf0)
+        return np.concatenate([q0, qdot0, a0, lf0])
+
+    def state_names(self) -> list[str]:
+        names = self.model.coordinate_names
+        return ([*names, *[f"{n}_u" for n in names], *[f"{m}_activation" for m in self.muscle_names],
+                 *[f"{m}_fiber_length" for m in self.muscle_names]])
+
+
+@dataclass
+class _Solution:
+    t: np.ndarray
+    y: np.ndarray
+    nfev: int
+
+
+def simulate_muscles(model: Model, t_end: float, excitations: Mapping[str, Excitation] | None = None, *,
+                     q0: Any = None, qdot0: Any = None, activations: Any = None, method: str = "RK45",
+                     rtol: float = 1e-8, atol: float = 1e-10, n_output: int = 101,
+                     t_eval: Sequence[float] | None = None, progress: bool = False,
+                     **system_options) -> pd.DataFrame:
+    """Integrate a muscle-driven model from OpenSim's equilibrium state over [0, t_end].
+
+    A table with ``time`` and one column per state (NAME, NAME_u, MUSCLE_activation, MUSCLE_fiber_length;
+    radians, rad/s, metres) and MUSCLE_tendon_force [N]; ``attrs['nfev']`` holds the number of right-hand-side
+    evaluations.  The default integrator is SciPy's RK45: an explicit method follows the fast fibre transients
+    that OpenSim's (explicit) Runge-Kutta-Merson follows; implicit methods (BDF, LSODA) can step over a short
+    transient of a wrapped path and end on another trajectory (docs/simulation.md).  ``method="RK45-jit"``
+    runs the same Dormand-Prince pair with SciPy's step control entirely in compiled code
+    (:mod:`osim_emb.simulate.muscle_driven_jit`; numba, ExcitationSpec excitations, models without Python-evaluated
+    functions), landing on the output times instead of interpolating to them.  ``progress``: a progress bar
+    (:class:`osim_emb.progress.Progress`) over the output times the integration has passed.
+
+    Parameters
+    ----------
+    model : Model
+        A model with Thelen2003 or Millard2012 equilibrium muscles.
+    t_end : float
+        End time, seconds.
+    excitations : mapping, optional
+        Muscle name -> excitation (a constant in [0, 1], an :class:`ExcitationSpec`, or a function of
+        time); others get ``default_excitation`` (0).
+    q0, qdot0 : array_like, optional
+        Initial coordinates (rad, m) and speeds (rad/s, m/s); default: the model's defaults, at rest.
+    activations : array_like, optional
+        Initial activations (default: OpenSim's defaults).
+    method, rtol, atol, n_output, t_eval
+        Integrator, tolerances and output times (seconds), as in :func:`osim_emb.simulate`.
+    **system_options
+        Passed to :class:`MuscleDrivenSystem` (``wrapping``, ``opensim_compat``, ``controls``, ...).
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``time`` (s); NAME (rad, m), NAME_u (rad/s, m/s); MUSCLE_activation, MUSCLE_fiber_length (m),
+        MUSCLE_tendon_force (N); ``attrs['nfev']``.
+
+    Examples
+    --------
+    >>> import osim_emb as oe
+    >>> model = oe.load_builtin()
+    >>> out = oe.simulate_muscles(model, 0.002, {"DELT1": 0.5}, n_output=2, wrapping=False)
+    >>> out.shape
+    (2, 49)
+    >>> out.filter(like="DELT1").columns.tolist()
+    ['DELT1_activation', 'DELT1_fiber_length', 'DELT1_tendon_force']
+    >>> bool((out.filter(like="_tendon_force") >= 0).all().all())
+    True
+    """
+    system = MuscleDrivenSystem(model, excitations, **system_options)
+    y0 = system.initial_state(q0, qdot0, activations)
+    te = np.linspace(0.0, t_end, n_output) if t_eval is None else np.asarray(t_eval, dtype=float)
+    if method == "RK45-jit":
+        from osim_emb.simulate.muscle_driven_jit import integrate_compiled
+        states, nfev = integrate_compiled(system, y0, te, rtol, atol)
+        sol = _Solution(te, states.T, nfev)
+    else:
+        from osim_emb.progress import Progress
+        with Progress(f"simulating {t_end:g} s", len(te), enabled=progress, unit="output time") as bar:
+            def rhs(t, y):
+                passed = int(np.searchsorted(te, t, side="right"))
+                if passed > bar.done:
+                    bar.advance(passed - bar.done)
+                return system.rhs(t, y)
+            sol = solve_ivp(rhs, (0.0, t_end), y0, method=method, rtol=rtol, atol=atol, t_eval=te)
+            if sol.success and bar.done < len(te):
+                bar.advance(len(te) - bar.done)
+        if not sol.success:
+            raise RuntimeError(f"integration failed: {sol.message}")
+    data = {"time": sol.t}
+    for k, n in enumerate(system.state_names()):
+        data[n] = sol.y[k]
+    forces = np.array([system.tendon_forces(sol.y[:, i]) for i in range(sol.y.shape[1])]).reshape(len(sol.t), -1)
+    for k, n in enumerate(system.muscle_names):
+        data[f"{n}_tendon_force"] = forces[:, k]
+    out = pd.DataFrame(data)
+    out.attrs["nfev"] = sol.nfev
+    return out
+
+
+# =============================================================================
+# Excitation functions (the same in OpenSim: Constant, StepFunction, Sine)
+# =============================================================================
+@dataclass(frozen=True)
+class ExcitationSpec:
+    """An excitation u(t) that OpenSim can also evaluate: ``constant`` (value), ``step`` (t0, t1, u0, u1; SimTK's
+    quintic smooth step, OpenSim ``StepFunction``) or ``sine`` (amplitude, omega [rad/s], phase, offset; OpenSim
+    ``Sine``: A sin(ω t + φ) + offset)."""
+
+    kind: str
+    values: tuple[float, ...]
+
+    def __post_init__(self):
+        n = {"constant": 1, "step": 4, "sine": 4}.get(self.kind)
+        if n is None:
+            raise MuscleSimulationError(f"excitation kind {self.kind!r} is not one of constant, step, sine")
+        if len(self.values) != n:
+            raise MuscleSimulationError(f"a {self.kind} excitation takes {n} numbers, got {len(self.values)}")
+        if self.kind == "step" and not self.values[1] > self.values[0]:
+            raise MuscleSimulationError(f"step excitation: the end time {self.values[1]} must follow the start "
+                                        f"time {self.values[0]}")
+
+    @classmethod
+    def parse(cls, text: str) -> "ExcitationSpec":
+        """'0.3' (constant), 'step:T0:T1:U0:U1', 'sine:AMPLITUDE:OMEGA:PHASE:OFFSET'."""
+        parts = text.strip().split(":")
+        try:
+            if len(parts) == 1:
+                return cls("constant", (float(parts[0]),))
+            return cls(parts[0].strip().lower(), tuple(float(p) for p in parts[1:]))
+        except ValueError:
+            raise MuscleSimulationError(f"excitation {text!r}: expected a number, 'step:T0:T1:U0:U1' or "
+                                        "'sine:AMPLITUDE:OMEGA:PHASE:OFFSET'") from None
+
+    def __call__(self, t: float) -> float:
+        v = self.values
+        if self.kind == "constant":
+            return v[0]
+        if self.kind == "step":
+            return _step(v[2], v[3], v[0], v[1], t)
+        return v[0] * math.sin(v[1] * t + v[2]) + v[3]
+
+    def to_opensim(self, osim: Any):
+        v = self.values
+        if self.kind == "constant":
+            return osim.Constant(v[0])
+        if self.kind == "step":
+            return osim.StepFunction(v[0], v[1], v[2], v[3])
+        return osim.Sine(v[0], v[1], v[2], v[3])

@@ -1,0 +1,231 @@
+"""The muscle-driven ODE integrated entirely in compiled code (numba): no Python between stages.
+
+The right-hand side is the one of :class:`osim_emb.simulate.muscle_driven.MuscleDrivenSystem` -- the same compiled
+kernels (joint-variable program and dynamics of :mod:`osim_emb.core.compiled`, the path kernel of
+``wrapping._kernels_muscles``, the Thelen loop of :mod:`osim_emb.simulate.muscle_driven`) called from one compiled
+function -- and the integrator is the Dormand-Prince 5(4) pair with SciPy's ``RK45`` step-size control
+(same error norm, safety factor and limits, same initial-step heuristic).  Steps are shortened to land on
+the output times instead of interpolating.  Available when the model has no Python-evaluated functions,
+no conditional path points, and excitations/controls are :class:`~osim_emb.simulate.muscle_driven.ExcitationSpec`
+(constant, step, sine).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from osim_emb.core._accel import njit
+from osim_emb.core import compiled_kernels as K
+from osim_emb.paths.wrapping._kernels_muscles import lengths_moment_arms_kernel
+from osim_emb.simulate.muscle_driven import _thelen_kernel
+
+__all__ = ["compiled_plan", "integrate_compiled"]
+
+_KINDS = {"constant": 0, "step": 1, "sine": 2}
+
+
+@njit(error_model="numpy")
+def _excitation(kind, v, t):  # pragma: no cover - compiled
+    if kind == 0:
+        return v[0]
+    if kind == 1:
+        if t <= v[0]:
+            return v[2]
+        if t >= v[1]:
+            return v[3]
+        x = (t - v[0]) / (v[1] - v[0])
+        return v[2] + (v[3] - v[2]) * (x * x * x * (10.0 + x * (6.0 * x - 15.0)))
+    return v[0] * math.sin(v[1] * t + v[2]) + v[3]
+
+
+@njit(error_model="numpy")
+def _step(y0, y1, x0, x1, x):  # pragma: no cover - compiled
+    if x <= x0:
+        return y0
+    if x >= x1:
+        return y1
+    u = (x - x0) / (x1 - x0)
+    return y0 + (y1 - y0) * (u * u * u * (10.0 + u * (6.0 * u - 15.0)))
+
+
+@njit(error_model="numpy")
+def _rhs(t, y, prog, geo, mus, clf, act):  # pragma: no cover - compiled
+    ints, flts, ext, nodes, ci, zero_qd = prog
+    args1, args2, val, grad, pa, o0, o1, o2, o3 = geo
+    packed, ekind, evals = mus
+    nq = zero_qd.shape[1]
+    nm = packed.shape[0]
+    q2 = np.empty((1, nq))
+    for k in range(nq):
+        q2[0, k] = y[k]
+    v, g, _ = K.program(ints, flts, ext, q2, zero_qd)
+    for j in range(ci.shape[0]):
+        val[0, ci[j]] = v[0, nodes[j]]
+        for k in range(nq):
+            grad[0, ci[j], k] = g[0, nodes[j], k]
+    o2[:] = 0.0
+    o3[:] = 0.0
+    lengths_moment_arms_kernel(val, grad, *args1, pa, *args2, 0, 1, o0, o1, o2, o3)
+    u = np.empty(nm)
+    for m in range(nm):
+        u[m] = _excitation(ekind[m], evals[m], t)
+    force = np.empty(nm)
+    dlf = np.empty(nm)
+    adot = np.empty(nm)
+    _thelen_kernel(packed, o2[0], y[2 * nq:2 * nq + nm].copy(), y[2 * nq + nm:].copy(), u, force, dlf, adot)
+    tau = np.zeros(nq)
+    for k in range(nq):
+        s = 0.0
+        for m in range(nm):
+            s += o3[0, k, m] * force[m]
+        tau[k] = s
+    for i in range(clf.shape[0]):  # coordinate, q_up, q_low, K_up, K_low, damping, transition (SI)
+        c = int(clf[i, 0])
+        qq, qqd = y[c], y[nq + c]
+        kup = _step(0.0, clf[i, 3], clf[i, 1], clf[i, 1] + clf[i, 6], qq)
+        klow = _step(clf[i, 4], 0.0, clf[i, 2] - clf[i, 6], clf[i, 2], qq)
+        ramp = (kup / clf[i, 3] if clf[i, 3] != 0.0 else 0.0) + (klow / clf[i, 4] if clf[i, 4] != 0.0 else 0.0)
+        tau[c] += -kup * (qq - clf[i, 1]) + klow * (clf[i, 2] - qq) - clf[i, 5] * ramp * qqd
+    acoord, aforce, akind, avals = act
+    for i in range(acoord.shape[0]):
+        tau[acoord[i]] += _excitation(akind[i], avals[i], t) * aforce[i]
+    mech = K.rhs(ints, flts, ext, y[:2 * nq].copy(), tau)
+    out = np.empty(y.shape[0])
+    out[:2 * nq] = mech
+    out[2 * nq:2 * nq + nm] = adot
+    out[2 * nq + nm:] = dlf
+    return out
+
+
+@njit(error_model="numpy")
+def _rms(x):  # pragma: no cover - compiled
+    return math.sqrt(np.sum(x * x) / x.shape[0])
+
+
+@njit(error_model="numpy")
+def integrate_kernel(y0, t_eval, rtol, atol, prog, geo, mus, clf, act):  # pragma: no cover - compiled
+    """Dormand-Prince 5(4) (SciPy RK45's tableau and step control) from t_eval[0]; states at t_eval."""
+    c = np.array([0.0, 1 / 5, 3 / 10, 4 / 5, 8 / 9, 1.0])
+    a = np.zeros((6, 5))
+    a[1, 0] = 1 / 5
+    a[2, 0], a[2, 1] = 3 / 40, 9 / 40
+    a[3, 0], a[3, 1], a[3, 2] = 44 / 45, -56 / 15, 32 / 9
+    a[4, 0], a[4, 1], a[4, 2], a[4, 3] = 19372 / 6561, -25360 / 2187, 64448 / 6561, -212 / 729
+    a[5, 0], a[5, 1], a[5, 2], a[5, 3], a[5, 4] = 9017 / 3168, -355 / 33, 46732 / 5247, 49 / 176, -5103 / 18656
+    b = np.array([35 / 384, 0.0, 500 / 1113, 125 / 192, -2187 / 6784, 11 / 84])
+    e = np.array([-71 / 57600, 0.0, 71 / 16695, -71 / 1920, 17253 / 339200, -22 / 525, 1 / 40])
+    n = y0.shape[0]
+    out = np.empty((t_eval.shape[0], n))
+    out[0] = y0
+    t = t_eval[0]
+    y = y0.copy()
+    f = _rhs(t, y, prog, geo, mus, clf, act)
+    nfev = 1
+    # SciPy's select_initial_step (error estimator order 4)
+    scale = atol + np.abs(y) * rtol
+    d0, d1 = _rms(y / scale), _rms(f / scale)
+    h0 = 1e-6 if (d0 < 1e-5 or d1 < 1e-5) else 0.01 * d0 / d1
+    f1 = _rhs(t + h0, y + h0 * f, prog, geo, mus, clf, act)
+    nfev += 1
+    d2 = _rms((f1 - f) / scale) / h0
+    h1 = max(1e-6, h0 * 1e-3) if (d1 <= 1e-15 and d2 <= 1e-15) else (0.01 / max(d1, d2)) ** (1.0 / 5.0)
+    h = min(100.0 * h0, h1)
+    kk = np.empty((7, n))
+    nxt = 1
+    while nxt < t_eval.shape[0]:
+        target = t_eval[nxt]
+        rejected = False
+        while True:
+            hh = min(h, target - t)
+            kk[0] = f
+            for s in range(1, 6):
+                dy = np.zeros(n)
+                for j in range(s):
+                    dy += a[s, j] * kk[j]
+                kk[s] = _rhs(t + c[s] * hh, y + hh * dy, prog, geo, mus, clf, act)
+            ynew = y.copy()
+            for s in range(6):
+                ynew += hh * b[s] * kk[s]
+            fnew = _rhs(t + hh, ynew, prog, geo, mus, clf, act)
+            kk[6] = fnew
+            nfev += 6
+            err = np.zeros(n)
+            for s in range(7):
+                err += e[s] * kk[s]
+            err *= hh
+            sc = atol + np.maximum(np.abs(y), np.abs(ynew)) * rtol
+            en = _rms(err / sc)
+            if en < 1.0:
+                factor = 10.0 if en == 0.0 else min(10.0, 0.9 * en ** -0.2)
+                if rejected:
+                    factor = min(1.0, factor)
+                last = hh == target - t
+                clipped = hh < h
+                t = target if last else t + hh
+                y = ynew
+                f = fnew
+                if not (clipped and factor >= 1.0):
+                    h = hh * factor
+                break
+            h = hh * (0.2 if math.isnan(en) else max(0.2, 0.9 * en ** -0.2))
+            rejected = True
+            if h < 1e-14:
+                return out[:nxt], nfev
+        if t == target:
+            out[nxt] = y
+            nxt += 1
+    return out, nfev
+
+
+def compiled_plan(system):
+    """The arguments of :func:`integrate_kernel` for a :class:`MuscleDrivenSystem`, or None (with the
+    reason) when the system has something only Python evaluates."""
+    from osim_emb.simulate.muscle_driven import ExcitationSpec
+    paths = system._paths
+    if not system.compiled or paths is None:
+        return None, "numba is off or the paths are not compilable"
+    if paths.python or paths.plan.conditional or paths.cm.externals:
+        return None, "the model has functions or conditional path points evaluated in Python"
+    specs = list(system._excitation) + list(system._controls)
+    if not all(isinstance(s, ExcitationSpec) or isinstance(s, (int, float)) for s in specs):
+        return None, "an excitation or control is a Python function"
+
+    def encode(items):
+        kind = np.array([_KINDS[s.kind] if isinstance(s, ExcitationSpec) else 0 for s in items], dtype=np.int64)
+        vals = np.zeros((len(items), 4))
+        for i, s in enumerate(items):
+            v = s.values if isinstance(s, ExcitationSpec) else (float(s),)
+            vals[i, :len(v)] = v
+        return kind, vals
+
+    cm = paths.cm
+    prog = (cm.ints, cm.flts, cm._no_ext, np.ascontiguousarray(paths.nodes), np.ascontiguousarray(paths.ci),
+            paths._zero_qd)
+    geo = (paths._args1, paths._args2, paths._val.copy(), paths._grad.copy(), paths._pa.copy(),
+           *[o.copy() for o in paths._out])
+    ek, ev = encode(system._excitation)
+    mus = (system.params.packed, ek, ev)
+    rows = []
+    for f in system.limit_forces:
+        w = math.pi / 180.0 if f.rotational else 1.0
+        rows.append([f.coordinate, w * f.upper_limit, w * f.lower_limit, f.upper_stiffness / w,
+                     f.lower_stiffness / w, f.damping / w, w * f.transition])
+    clf = np.array(rows, dtype=float).reshape(-1, 7)
+    ak, av = encode(system._controls)
+    act = (np.array([a.coordinate for a in system.actuators], dtype=np.int64),
+           np.array([a.optimal_force for a in system.actuators], dtype=float), ak, av)
+    return (prog, geo, mus, clf, act), ""
+
+
+def integrate_compiled(system, y0: np.ndarray, t_eval: np.ndarray, rtol: float, atol: float):
+    """(states (T, n), number of right-hand sides) by :func:`integrate_kernel`."""
+    plan, why = compiled_plan(system)
+    if plan is None:
+        raise ValueError(f"the compiled integrator cannot run this system: {why}")
+    out, nfev = integrate_kernel(np.ascontiguousarray(y0, dtype=float), np.ascontiguousarray(t_eval, dtype=float),
+                                 float(rtol), float(atol), *plan)
+    if out.shape[0] < len(t_eval):
+        raise RuntimeError(f"the compiled integrator's step size underflowed at t = {t_eval[out.shape[0] - 1]}")
+    return out, int(nfev)

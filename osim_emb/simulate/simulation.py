@@ -1,0 +1,314 @@
+"""Forward simulation, inverse dynamics of motions, computed-torque tracking (Eqs 198, 200-201), force sharing.
+
+All of these work on the package's minimal-coordinate equations of motion
+M(q) q̈ + N(q, q̇) q̇ = G(q) + τ, with SciPy's ``solve_ivp`` (``fun(t, y)``
+contract) and results as pandas tables (``time`` column, one column per
+coordinate, radians and metres).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+import numpy as np
+import pandas as pd
+from scipy.integrate import solve_ivp
+from scipy.interpolate import CubicSpline, make_smoothing_spline
+
+from osim_emb.core import dynamics as dyn
+from osim_emb.model import Model
+
+__all__ = ["simulate", "IntegrationBudgetExceeded", "motion_derivatives", "inverse_dynamics_of_motion", "TrackingResult",
+           "computed_torque_tracking", "minimum_jerk", "muscle_force_sharing"]
+
+
+class IntegrationBudgetExceeded(RuntimeError):
+    """An integration stopped by its step or wall-time budget, or by a non-finite state."""
+
+
+def _budgeted(fun: Callable, max_steps: int | None, max_seconds: float | None) -> Callable:
+    """``fun(t, y)`` that raises :class:`IntegrationBudgetExceeded` past ``max_steps`` right-hand sides or
+    ``max_seconds`` of wall time, or when the state or its derivative is not finite."""
+    import time as _time
+    start = _time.perf_counter()
+    calls = [0]
+
+    def wrapped(t, y):
+        calls[0] += 1
+        if max_steps is not None and calls[0] > max_steps:
+            raise IntegrationBudgetExceeded(f"integration stopped at t = {t:.6g} s after {max_steps} right-hand-side "
+                                            "evaluations (raise --max-steps, or check the initial state)")
+        if max_seconds is not None and calls[0] % 50 == 0 and _time.perf_counter() - start > max_seconds:
+            raise IntegrationBudgetExceeded(f"integration stopped at t = {t:.6g} s after {max_seconds:g} s of wall "
+                                            "time (raise --max-seconds, or check the initial state)")
+        if not np.all(np.isfinite(y)):
+            raise IntegrationBudgetExceeded(f"integration stopped at t = {t:.6g} s: the state is not finite")
+        dy = fun(t, y)
+        if not np.all(np.isfinite(dy)):
+            raise IntegrationBudgetExceeded(f"integration stopped at t = {t:.6g} s: the accelerations are not finite")
+        return dy
+    return wrapped
+
+
+def simulate(model: Model, t_end: float, q0: Any = None, qdot0: Any = None, *,
+             generalized_forces: Callable[[float, np.ndarray, np.ndarray], Any] | None = None,
+             method: str = "DOP853", rtol: float = 1e-10, atol: float = 1e-10, n_output: int = 201,
+             t_eval: Sequence[float] | None = None, max_steps: int | None = 1_000_000,
+             max_seconds: float | None = None) -> pd.DataFrame:
+    """Integrate M q̈ + N q̇ = G + τ from (q0, q̇0) over [0, t_end]; a table of q and q̇ (columns NAME, NAME_u).
+
+    The integration stops with :class:`IntegrationBudgetExceeded` after ``max_steps`` right-hand sides or
+    ``max_seconds`` of wall time, or when the state stops being finite.
+
+    Parameters
+    ----------
+    model : Model
+    t_end : float
+        End time, seconds.
+    q0, qdot0 : array_like, optional
+        (n_q,) initial configuration (rad, m; default: the model's default values) and speeds (rad/s,
+        m/s; default: rest).
+    generalized_forces : callable, optional
+        ``tau(t, q, qdot)`` -> (n_q,) applied generalized forces (N m, N); default none (passive motion).
+    method, rtol, atol : str, float, float
+        SciPy's ``solve_ivp`` integrator and tolerances.
+    n_output : int, default 201
+        Number of equally spaced output times (ignored when ``t_eval`` is given).
+    t_eval : sequence of float, optional
+        Output times, seconds.
+    max_steps, max_seconds : int, float, optional
+        Budget of right-hand-side evaluations and wall time.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``time`` (s), one per coordinate (rad, m) and ``NAME_u`` per speed (rad/s, m/s);
+        ``attrs['nfev']``: right-hand-side evaluations.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import osim_emb as oe
+    >>> model = oe.load_builtin()
+    >>> motion = oe.simulate(model, 0.2, n_output=5)
+    >>> list(motion.columns)
+    ['time', 'elv_angle', 'shoulder_elv', 'shoulder_rot', 'elv_angle_u', 'shoulder_elv_u', 'shoulder_rot_u']
+
+    Over a short time from rest, q - q0 = q̈(0) t² / 2 to third order in t:
+
+    >>> short = oe.simulate(model, 1e-3, n_output=2)
+    >>> moved = short[model.coordinate_names].to_numpy()[-1] - model.default_q
+    >>> qddot0 = oe.forward_dynamics(model, model.default_q, np.zeros(model.n_q))[0]
+    >>> bool(np.allclose(moved, 0.5 * qddot0 * 1e-6, rtol=1e-4))
+    True
+    """
+    q0 = model.default_q if q0 is None else np.asarray(q0, dtype=float)
+    qdot0 = np.zeros(model.n_q) if qdot0 is None else np.asarray(qdot0, dtype=float)
+    if not (np.isfinite(t_end) and t_end > 0):
+        raise ValueError(f"t_end must be a positive number of seconds, got {t_end}")
+    if not (np.isfinite(rtol) and rtol > 0 and np.isfinite(atol) and atol > 0):
+        raise ValueError(f"rtol and atol must be positive, got rtol={rtol}, atol={atol}")
+    if t_eval is None and (int(n_output) != n_output or n_output < 2):
+        raise ValueError(f"n_output must be an integer >= 2, got {n_output}")
+    y0 = np.concatenate([q0, qdot0])
+    if y0.shape != (2 * model.n_q,) or not np.all(np.isfinite(y0)):
+        raise ValueError(f"q0 and qdot0 must be {model.n_q} finite numbers each")
+    te = np.linspace(0.0, t_end, n_output) if t_eval is None else np.asarray(t_eval, dtype=float)
+    sol = solve_ivp(_budgeted(dyn.ode_rhs(model, generalized_forces), max_steps, max_seconds), (0.0, t_end), y0,
+                    method=method, rtol=rtol, atol=atol, t_eval=te)
+    if not sol.success:
+        raise RuntimeError(f"integration failed: {sol.message}")
+    names = model.coordinate_names
+    data = {"time": sol.t}
+    for k, n in enumerate(names):
+        data[n] = sol.y[k]
+    for k, n in enumerate(names):
+        data[f"{n}_u"] = sol.y[model.n_q + k]
+    out = pd.DataFrame(data)
+    out.attrs["nfev"] = sol.nfev
+    return out
+
+
+def motion_derivatives(time: np.ndarray, q: np.ndarray, smoothing: float | None = None
+                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """q, q̇, q̈ of a sampled motion: an interpolating cubic spline (``smoothing`` None), or SciPy's smoothing
+    spline with that penalty (``make_smoothing_spline``, lam), differentiated."""
+    out = []
+    for k in range(q.shape[1]):
+        s = CubicSpline(time, q[:, k]) if smoothing is None else make_smoothing_spline(time, q[:, k], lam=smoothing)
+        out.append((s(time), s(time, 1), s(time, 2)))
+    return tuple(np.stack([o[i] for o in out], axis=1) for i in range(3))
+
+
+def inverse_dynamics_of_motion(model: Model, time: np.ndarray, q: np.ndarray, qdot: np.ndarray | None = None,
+                               qddot: np.ndarray | None = None, *, smoothing: float | None = None) -> pd.DataFrame:
+    """Generalized forces τ = M q̈ + N q̇ - G along a motion (columns NAME_moment or NAME_force, as OpenSim).
+
+    Parameters
+    ----------
+    model : Model
+    time : array_like
+        (T,) strictly increasing times, seconds (T >= 3).
+    q : array_like
+        (T, n_q) coordinates along the motion: rad, m.
+    qdot, qddot : array_like, optional
+        Speeds (rad/s, m/s) and accelerations (rad/s², m/s²); missing ones come from differentiating
+        a spline of q (or of qdot).
+    smoothing : float, optional
+        Penalty of SciPy's smoothing spline (``make_smoothing_spline``); None interpolates.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``time`` and NAME_moment (N m) per rotational, NAME_force (N) per translational coordinate.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import osim_emb as oe
+    >>> model = oe.load_builtin()
+
+    A passive fall needs no generalized forces (up to the spline's differentiation error):
+
+    >>> fall = oe.simulate(model, 0.2, n_output=201)
+    >>> tau = oe.inverse_dynamics_of_motion(model, fall["time"], fall[model.coordinate_names])
+    >>> list(tau.columns)
+    ['time', 'elv_angle_moment', 'shoulder_elv_moment', 'shoulder_rot_moment']
+    >>> gravity = np.abs(oe.gravity_forces(model, model.default_q)).max()
+    >>> bool(np.abs(tau.iloc[:, 1:].to_numpy()).max() < 1e-3 * gravity)
+    True
+    """
+    time, q = np.asarray(time, dtype=float), np.asarray(q, dtype=float)
+    if time.ndim != 1 or time.size < 3 or q.shape != (time.size, model.n_q):
+        raise ValueError(f"a motion needs at least 3 frames and {model.n_q} coordinates; got time {time.shape}, "
+                         f"q {q.shape}")
+    if not (np.all(np.isfinite(time)) and np.all(np.isfinite(q))):
+        raise ValueError("the motion has non-finite times or coordinates")
+    if np.any(np.diff(time) <= 0):
+        k = int(np.flatnonzero(np.diff(time) <= 0)[0]) + 1
+        raise ValueError(f"time must increase strictly: frame {k} (t = {time[k]:.9g}) follows t = {time[k - 1]:.9g}")
+    if qdot is None:
+        q, qdot, qddot = motion_derivatives(time, q, smoothing)
+    elif qddot is None:  # speeds given: differentiate them once
+        _, qddot, _ = motion_derivatives(time, np.asarray(qdot, dtype=float), smoothing)
+    tau = dyn.inverse_dynamics(model, q, qdot, qddot)
+    data = {"time": np.asarray(time)}
+    for k, c in enumerate(model.coordinates):
+        data[f"{c.name}_{'moment' if c.motion_type == 'rotational' else 'force'}"] = tau[:, k]
+    return pd.DataFrame(data)
+
+
+def _terms_function(model: Model):
+    """(q, q̇) -> (M, N q̇, G) at one state: the compiled model when available, else the numpy reference."""
+    from osim_emb.core._accel import use_jit
+    if use_jit():
+        from osim_emb.core.compiled import compiled_model
+        cm = compiled_model(model)
+
+        def compiled_terms(q, qd):
+            m, nqd, g = cm.terms(np.asarray(q, dtype=float)[None], np.asarray(qd, dtype=float)[None])
+            return m[0], nqd[0], g[0]
+        return compiled_terms
+
+    def numpy_terms(q, qd):
+        t = dyn.dynamics_terms(model, q, qd)
+        return t.mass[0], t.velocity_forces[0], t.gravity[0]
+    return numpy_terms
+
+
+def minimum_jerk(t: np.ndarray, t0: float, t1: float, a: float, b: float) -> tuple[np.ndarray, ...]:
+    """Minimum-jerk move from a (at t0) to b (at t1): value, first and second time derivative."""
+    t = np.asarray(t, dtype=float)
+    d = t1 - t0
+    s = np.clip((t - t0) / d, 0.0, 1.0)
+    inside = (t > t0) & (t < t1)
+    p = 10 * s ** 3 - 15 * s ** 4 + 6 * s ** 5
+    dp = (30 * s ** 2 - 60 * s ** 3 + 30 * s ** 4) / d * inside
+    ddp = (60 * s - 180 * s ** 2 + 120 * s ** 3) / d ** 2 * inside
+    return a + (b - a) * p, (b - a) * dp, (b - a) * ddp
+
+
+@dataclass
+class TrackingResult:
+    """Computed-torque tracking: states, desired states, torques (all tables with a time column)."""
+
+    states: pd.DataFrame
+    desired: pd.DataFrame
+    torques: pd.DataFrame
+    nfev: int
+    max_error: dict[str, float]
+
+
+def computed_torque_tracking(model: Model, desired: Callable[[float], tuple[np.ndarray, np.ndarray, np.ndarray]],
+                             t_end: float, gains: Sequence[float], *, q0: Any = None, qdot0: Any = None,
+                             method: str = "RK45", rtol: float = 1e-10, atol: float = 1e-10,
+                             n_output: int = 401) -> TrackingResult:
+    """Eqs 200-201: solve [[M, -I], [I, 0]] [q̈; τ] = [G - N q̇; Q_d], Q_d = q̈_d - 2K(q̇ - q̇_d) - K²(q - q_d).
+
+    ``desired(t)`` returns (q_d, q̇_d, q̈_d); K = diag(gains) (critically damped PD).
+    The default integrator is SciPy's RK45 (Dormand-Prince), the embedded 4(5) Runge-Kutta pair that
+    replaced Fehlberg's; pass ``method`` for another.
+    """
+    n = model.n_q
+    k = np.diag(np.asarray(gains, dtype=float))
+    qd0, qdd0, _ = desired(0.0)
+    q0 = qd0 if q0 is None else np.asarray(q0, dtype=float)
+    qdot0 = qdd0 if qdot0 is None else np.asarray(qdot0, dtype=float)
+
+    terms_at = _terms_function(model)
+
+    def solve(t, q, qd):
+        q_d, qd_d, qdd_d = desired(t)
+        qq = qdd_d - 2 * k @ (qd - qd_d) - k @ k @ (q - q_d)
+        mass, nqd, grav = terms_at(q, qd)
+        a = np.block([[mass, -np.eye(n)], [np.eye(n), np.zeros((n, n))]])
+        b = np.concatenate([grav - nqd, qq])
+        x = np.linalg.solve(a, b)
+        return x[:n], x[n:]
+
+    def fun(t, y):
+        qdd, _ = solve(t, y[:n], y[n:])
+        return np.concatenate([y[n:], qdd])
+
+    te = np.linspace(0.0, t_end, n_output)
+    sol = solve_ivp(fun, (0.0, t_end), np.concatenate([q0, qdot0]), method=method, rtol=rtol, atol=atol, t_eval=te)
+    if not sol.success:
+        raise RuntimeError(f"integration failed: {sol.message}")
+    names = model.coordinate_names
+    q, qd = sol.y[:n].T, sol.y[n:].T
+    tau = np.array([solve(t, q[i], qd[i])[1] for i, t in enumerate(sol.t)])
+    des = [desired(t) for t in sol.t]
+    states = pd.DataFrame({"time": sol.t, **{c: q[:, i] for i, c in enumerate(names)},
+                           **{f"{c}_u": qd[:, i] for i, c in enumerate(names)}})
+    desired_t = pd.DataFrame({"time": sol.t, **{c: [d[0][i] for d in des] for i, c in enumerate(names)},
+                              **{f"{c}_u": [d[1][i] for d in des] for i, c in enumerate(names)}})
+    torques = pd.DataFrame({"time": sol.t, **{f"{c}_moment": tau[:, i] for i, c in enumerate(names)}})
+    err = {c: float(np.abs(states[c] - desired_t[c]).max()) for c in names}
+    return TrackingResult(states, desired_t, torques, sol.nfev, err)
+
+
+def muscle_force_sharing(model: Model, time: np.ndarray, q: np.ndarray, qdot: np.ndarray, tau: np.ndarray, *,
+                         opensim_compat: bool = True, passive: bool = True, reserves: Any = None,
+                         **options) -> tuple[pd.DataFrame, pd.DataFrame, Any]:
+    """Static optimization along a motion: minimize the sum of squared activations subject to R(q) F(a, l, l̇) = τ
+    with the rigid-tendon Hill models of the model's muscles (seed section 4-4 C).
+
+    Returns (forces table, activations table, the full result)."""
+    from osim_emb.paths.geometry import lengths_and_moment_arms
+    from osim_emb.simulate.static_optimization import muscle_force_coefficients, static_optimization
+    muscles = [m for m in model.muscles]
+    missing = [m.name for m in muscles if m.parameters is None]
+    if missing:
+        raise ValueError(f"no force model for {', '.join(missing)}: cannot share forces")
+    length, r = lengths_and_moment_arms(model, q, opensim_compat=opensim_compat, allow_out_of_range=True)
+    speed = -np.einsum("nkm,nk->nm", r, qdot)  # lengthening speed dL/dt = -R^T q̇
+    a_coef, p_coef = muscle_force_coefficients([m.parameters for m in muscles], length, speed)
+    lo = np.array([getattr(m.parameters, "min_control", 0.0) for m in muscles])
+    hi = np.array([getattr(m.parameters, "max_control", 1.0) for m in muscles])
+    res = static_optimization(r, tau, a_coef, p_coef if passive else None, lower=lo, upper=hi, reserves=reserves,
+                              coordinate_names=model.coordinate_names, **options)
+    names = [m.name for m in muscles]
+    forces = pd.DataFrame({"time": time, **{n: res.forces[:, i] for i, n in enumerate(names)}})
+    acts = pd.DataFrame({"time": time, **{n: res.activations[:, i] for i, n in enumerate(names)}})
+    return forces, acts, res

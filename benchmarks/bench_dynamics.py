@@ -8,7 +8,7 @@
     ``solve_ivp``.  Each run's final state is compared with a tight reference (the package's ODE, DOP853,
     rtol = atol = 1e-13); for each OpenSim accuracy the package uses the cheapest DOP853 tolerance whose
     final-state errors in q and q̇ are both no larger than OpenSim's, and the time ratio is printed.
-(c) The DAE of the same model in full coordinates with Baumgarte stabilization (``osim_emb.simulate.dae``), run
+(c) The DAE of the same model in full coordinates with Baumgarte stabilization (``osim_emb.simulation.dae``), run
     at the same tolerances and compared the same way.
 
     python benchmarks/bench_dynamics.py            # about 15 s
@@ -163,9 +163,9 @@ def opensim_swing(path: Path, model, q0, qd0, t_end, accuracy, repeat=1):
 
 
 def dae_simulator():
-    """The DAE in full coordinates with constraint stabilization (``osim_emb.simulate.dae``)."""
+    """The DAE in full coordinates with constraint stabilization (``osim_emb.simulation.dae``)."""
     try:
-        from osim_emb.simulate.dae import simulate_final_state
+        from osim_emb.simulation.dae import simulate_final_state
     except ImportError:
         return None
     return simulate_final_state
@@ -270,7 +270,7 @@ def main(argv=None):
                 line += f"  ->  DAE / package = {dsec / best[3]:.1f}x"
             print(line)
     if dae is None:
-        print("  DAE in full coordinates: osim_emb.simulate.dae could not be imported")
+        print("  DAE in full coordinates: osim_emb.simulation.dae could not be imported")
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@ integrator crosses that jump: no fair accuracy measure.)
 A tight reference is the package's ODE with DOP853 at rtol 1e-12 (OpenSim at accuracy 1e-9 agrees with it,
 tests/test_muscle_driven.py).  For each OpenSim accuracy (1e-5, its default, and 1e-7) the error of the
 coordinates at 11 instants against the reference is measured; the package then uses the cheapest of
-RK45-jit (the whole integration compiled, osim_emb.simulate.muscle_driven_jit), SciPy's RK45, DOP853, LSODA and BDF
+RK45-jit (the whole integration compiled, osim_emb.simulation.muscle_driven_jit), SciPy's RK45, DOP853, LSODA and BDF
 over a range of rtol whose error is no larger, and the wall-time ratio is printed.  OpenSim integrates
 to 1 s in one call (its time excludes model loading and equilibration; the package's includes its
 equilibration).
@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from osim_emb.io import load_osim
-from osim_emb.simulate.muscle_driven import ExcitationSpec, simulate_muscles
+from osim_emb.simulation.muscle_driven import ExcitationSpec, simulate_muscles
 from osim_emb.opensim.muscle_simulation import opensim_muscle_simulation
 
 HERE = Path(__file__).resolve().parent

@@ -8,7 +8,7 @@ Swing (validation/passive_swing): mobl_arms_holzbaur.osim, pro_sup, deviation an
 off, released at rest from shoulder_elv = 0.8 rad, elbow_flexion = 0.5 rad.
 
 * ODE -- 4 coordinates, ``solve_ivp(ode_rhs(model), method="DOP853")``;
-* DAE -- :class:`osim_emb.simulate.dae.FullCoordinateDAE`: 17 coordinates, 13 couplers as constraints, index 1 with
+* DAE -- :class:`osim_emb.simulation.dae.FullCoordinateDAE`: 17 coordinates, 13 couplers as constraints, index 1 with
   Baumgarte alpha = beta = 10, the same dynamics kernels for M, N q̇, G of the full model, DOP853;
 * OpenSim -- ``Manager`` (RungeKuttaMerson, constraint projection) at accuracy 1e-8, one ``integrate(1.0)``
   from an initialized state (model loading and ``initSystem`` not timed).
@@ -39,7 +39,7 @@ import pandas as pd
 from scipy.integrate import solve_ivp
 
 from osim_emb.core import dynamics as dyn
-from osim_emb.simulate.dae import FullCoordinateDAE
+from osim_emb.simulation.dae import FullCoordinateDAE
 from osim_emb.io.convert import document_to_model
 from osim_emb.io.osim_writer import write_osim
 

@@ -32,9 +32,9 @@ from osim_emb.paths.geometry import lengths_and_moment_arms, moment_arm_table, m
 
 # name -> (module, attribute): imported on first access (module-level __getattr__, PEP 562)
 _LAZY = {
-    "simulate": ("osim_emb.simulate.simulation", "simulate"),
-    "inverse_dynamics_of_motion": ("osim_emb.simulate.simulation", "inverse_dynamics_of_motion"),
-    "simulate_muscles": ("osim_emb.simulate.muscle_driven", "simulate_muscles"),
+    "simulate": ("osim_emb.simulation.motions", "simulate"),
+    "inverse_dynamics_of_motion": ("osim_emb.simulation.motions", "inverse_dynamics_of_motion"),
+    "simulate_muscles": ("osim_emb.simulation.muscle_driven", "simulate_muscles"),
     "apply_rhythm": ("osim_emb.rhythm.rhythms", "apply"),
     "builtin_rhythm": ("osim_emb.rhythm.rhythms", "builtin_rhythm"),
     "load_rhythm": ("osim_emb.rhythm.rhythms", "load_rhythm"),

@@ -31,7 +31,7 @@ LAYER_OF = {
     # io: files (.osim, JSON models, motions, tables) and the project's own model files
     "osim_emb.io": "io",
     # workflows: simulation, shoulder rhythms, and the seeds' own systems
-    "osim_emb.simulate": "workflows", "osim_emb.rhythm": "workflows", "osim_emb.seeds": "workflows",
+    "osim_emb.simulation": "workflows", "osim_emb.rhythm": "workflows", "osim_emb.seeds": "workflows",
     # opensim: the bridge to OpenSim's API, the comparison harness, the main job and batches built on it
     "osim_emb.opensim": "opensim",
     # report: figure style, figures, model descriptions

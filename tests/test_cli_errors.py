@@ -161,7 +161,7 @@ def test_inverse_dynamics_of_a_motion_that_left_a_range(model, tmp_path, capsys)
     out named, computed as it is with --outside-range warn (no degrees hint for small radian values)."""
     from osim_emb import load_osim
     from osim_emb.io.motion import read_motion
-    from osim_emb.simulate.simulation import inverse_dynamics_of_motion
+    from osim_emb.simulation.motions import inverse_dynamics_of_motion
     mot = tmp_path / "m.mot"
     rows = [(0.1 * i, 1.3 + 0.05 * i, -0.02 + 0.01 * i) for i in range(6)]  # shoulder_q reaches 1.55 > 1.5
     mot.write_text("m\ninDegrees=no\nendheader\ntime\tshoulder_q\telbow\n"

@@ -1,4 +1,4 @@
-"""The full-coordinate index-1 DAE (osim_emb.simulate.dae) against the minimal-coordinate ODE, OpenSim and finite differences.
+"""The full-coordinate index-1 DAE (osim_emb.simulation.dae) against the minimal-coordinate ODE, OpenSim and finite differences.
 
 References: the ODE of the same document (an independent formulation: couplers embedded in the joint
 functions instead of enforced by multipliers), Simbody's constrained accelerations, central differences
@@ -14,7 +14,7 @@ from scipy.integrate import solve_ivp
 
 from osim_emb.core import dynamics as dyn
 from osim_emb.core import functions as fn
-from osim_emb.simulate.dae import FullCoordinateDAE, affine_form
+from osim_emb.simulation.dae import FullCoordinateDAE, affine_form
 from osim_emb.io import read_osim
 from osim_emb.io.osim_document import CouplerSpec
 
@@ -178,7 +178,7 @@ def test_dae_tracking_equals_ode_tracking_on_the_shoulder():
     """Eq 200 in full coordinates (torques on the three independent coordinates, multipliers for the rhythm)
     gives the torques of the minimal-coordinate Eq 200 along the same motion."""
     from osim_emb.io.builtin_models import builtin_model_path
-    from osim_emb.simulate.simulation import minimum_jerk
+    from osim_emb.simulation.motions import minimum_jerk
     doc = read_osim(builtin_model_path("shoulder3d"))
     dae = FullCoordinateDAE.from_document(doc)
     red = dae.reduced

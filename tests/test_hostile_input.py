@@ -283,7 +283,7 @@ def test_check_output_file(tmp_path):
 
 
 def test_simulate_api_refuses_bad_options():
-    from osim_emb.simulate.simulation import IntegrationBudgetExceeded, simulate
+    from osim_emb.simulation.motions import IntegrationBudgetExceeded, simulate
     m = _load(small_osim())
     for kw, match in [(dict(t_end=-1), "t_end"), (dict(t_end=1, rtol=0), "rtol"), (dict(t_end=1, n_output=0),
                                                                                      "n_output")]:

@@ -1,4 +1,4 @@
-"""Muscle-driven forward simulation (osim_emb.simulate.muscle_driven) against OpenSim 4.6's Manager."""
+"""Muscle-driven forward simulation (osim_emb.simulation.muscle_driven) against OpenSim 4.6's Manager."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from osim_emb.simulate.muscle_driven import (CoordinateLimitForce, ExcitationSpec, MuscleSimulationError,
+from osim_emb.simulation.muscle_driven import (CoordinateLimitForce, ExcitationSpec, MuscleSimulationError,
                                     thelen_initial_fiber_length)
 from osim_emb.muscles import curves as C
 from osim_emb.muscles.hill import Thelen2003Muscle
@@ -46,7 +46,7 @@ def test_coordinate_limit_force_is_zero_inside_and_a_spring_beyond():
 
 
 def _compare(model, path, times, exc, controls=None, rtol=1e-10):
-    from osim_emb.simulate.muscle_driven import simulate_muscles
+    from osim_emb.simulation.muscle_driven import simulate_muscles
     from osim_emb.opensim.muscle_simulation import opensim_muscle_simulation
     ours = simulate_muscles(model, times[-1], exc, controls=controls, t_eval=times, method="DOP853", rtol=rtol,
                             atol=rtol * 1e-2)
@@ -90,7 +90,7 @@ def test_coordinate_limit_force_and_actuator_equal_opensim(osim, models_dir, tmp
 def test_compiled_and_numpy_right_hand_sides_agree(models_dir):
     pytest.importorskip("numba")
     from osim_emb import load_osim
-    from osim_emb.simulate.muscle_driven import MuscleDrivenSystem
+    from osim_emb.simulation.muscle_driven import MuscleDrivenSystem
     model = load_osim(str(models_dir / "arm26.osim"))
     exc = {"BIClong": ExcitationSpec.parse("0.6"), "TRIlong": ExcitationSpec.parse("sine:0.2:20:0:0.3")}
     fast, ref = MuscleDrivenSystem(model, exc), MuscleDrivenSystem(model, exc, compiled=False)
@@ -108,7 +108,7 @@ def test_compiled_and_numpy_right_hand_sides_agree(models_dir):
 def test_compiled_integrator_matches_scipy(models_dir):
     pytest.importorskip("numba")
     from osim_emb import load_osim
-    from osim_emb.simulate.muscle_driven import simulate_muscles
+    from osim_emb.simulation.muscle_driven import simulate_muscles
     model = load_osim(str(models_dir / "arm26.osim"))
     exc = {"BIClong": ExcitationSpec.parse("step:0.0:0.1:0.05:0.5"), "TRIlong": ExcitationSpec.parse("0.2"),
            "BRA": ExcitationSpec.parse("sine:0.1:10:0:0.2")}
@@ -124,7 +124,7 @@ def test_compiled_integrator_matches_scipy(models_dir):
 def test_muscles_with_a_limit_force_equal_opensim_in_the_compiled_integrator(osim, models_dir, tmp_path):
     pytest.importorskip("numba")
     from osim_emb import load_osim
-    from osim_emb.simulate.muscle_driven import simulate_muscles
+    from osim_emb.simulation.muscle_driven import simulate_muscles
     from osim_emb.opensim.muscle_simulation import opensim_muscle_simulation
     m = osim.Model(str(models_dir / "arm26.osim"))
     clf = osim.CoordinateLimitForce("r_elbow_flex", 20.0, 2.0, 5.0, 2.0, 0.05, 3.0)  # flexes past 20 deg
@@ -179,7 +179,7 @@ def test_millard_muscles_equal_opensim_manager(osim, models_dir, tmp_path):
 def test_leg_with_a_patella_coupler_equals_opensim_manager(osim, models_dir):
     """leg6dof9musc: floating pelvis under gravity, nine Thelen muscles, the patella coordinate a coupler."""
     from osim_emb import load_osim
-    from osim_emb.simulate.muscle_driven import simulate_muscles
+    from osim_emb.simulation.muscle_driven import simulate_muscles
     from osim_emb.opensim.muscle_simulation import opensim_muscle_simulation
     path = models_dir / "leg6dof9musc.osim"
     model = load_osim(str(path))
@@ -200,7 +200,7 @@ def test_simulate_muscles_command_takes_degrees_and_writes_the_api_result(models
     from osim_emb import load_osim
     from osim_emb.cli.main import main
     from osim_emb.io.motion import read_motion
-    from osim_emb.simulate.muscle_driven import simulate_muscles
+    from osim_emb.simulation.muscle_driven import simulate_muscles
     path = models_dir / "arm26.osim"
     out = tmp_path / "arm26.sto"
     assert main(["simulate-muscles", str(path), "-o", str(out), "--excitation", "BIClong=0.5", "--q0",
@@ -224,7 +224,7 @@ def test_simulate_muscles_command_takes_degrees_and_writes_the_api_result(models
 def test_unsupported_muscle_types_are_summarized_by_type(models_dir):
     """MoBL's 50 Schutte1993 units: one short message by type, not 50 names."""
     from osim_emb import load_osim
-    from osim_emb.simulate.muscle_driven import MuscleDrivenSystem
+    from osim_emb.simulation.muscle_driven import MuscleDrivenSystem
     with pytest.raises(MuscleSimulationError) as info:
         MuscleDrivenSystem(load_osim(str(models_dir / "mobl_arms_holzbaur.osim")))
     msg = str(info.value)

@@ -15,8 +15,8 @@ from scipy.integrate import solve_ivp
 from osim_emb.core import dynamics as dyn
 from osim_emb.io.builtin_models import builtin_model_path, load_builtin
 from osim_emb.paths.geometry import lengths_and_moment_arms
-from osim_emb.simulate.static_optimization import muscle_force_coefficients, static_optimization
-from osim_emb.simulate.simulation import computed_torque_tracking, muscle_force_sharing
+from osim_emb.simulation.static_optimization import muscle_force_coefficients, static_optimization
+from osim_emb.simulation.motions import computed_torque_tracking, muscle_force_sharing
 
 COMMON = Path(__file__).resolve().parents[1] / "validation" / "shoulder_tracking" / "common.py"
 T_END = 0.4

@@ -7,7 +7,7 @@ import pytest
 from osim_emb.cli.main import main
 from osim_emb.io import load_osim
 from osim_emb.io.motion import coordinates_from_motion, read_motion, write_motion
-from osim_emb.simulate.simulation import computed_torque_tracking, inverse_dynamics_of_motion, minimum_jerk, simulate
+from osim_emb.simulation.motions import computed_torque_tracking, inverse_dynamics_of_motion, minimum_jerk, simulate
 from osim_emb.core.synthetic import serial_chain_model
 
 

@@ -10,8 +10,8 @@ import pytest
 from lxml import etree
 
 from osim_emb.muscles import hill_muscle_from_xml
-from osim_emb.simulate.static_optimization import InfeasibleError, muscle_force_coefficients
-from osim_emb.simulate.static_optimization import static_optimization
+from osim_emb.simulation.static_optimization import InfeasibleError, muscle_force_coefficients
+from osim_emb.simulation.static_optimization import static_optimization
 
 
 def _problem(rng, N=20, nq=3, m=8, scale=1.0):

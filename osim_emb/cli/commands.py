@@ -241,7 +241,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     from osim_emb.cli.main import _load_any
     from osim_emb.io.motion import write_motion
     from osim_emb.io.outputs import atomic_files
-    from osim_emb.simulate.simulation import simulate
+    from osim_emb.simulation.motions import simulate
     _positive("--t-end", args.t_end)
     _positive("--rtol", args.rtol)
     _positive("--atol", args.atol)
@@ -276,7 +276,7 @@ def cmd_inverse_dynamics(args: argparse.Namespace) -> int:
     from osim_emb.cli.main import _load_any
     from osim_emb.io.motion import coordinates_from_motion, read_motion, write_motion
     from osim_emb.io.outputs import atomic_files
-    from osim_emb.simulate.simulation import inverse_dynamics_of_motion
+    from osim_emb.simulation.motions import inverse_dynamics_of_motion
     if args.smoothing is not None:
         _positive("--smoothing", args.smoothing, allow_zero=True)
     out = Path(args.output)

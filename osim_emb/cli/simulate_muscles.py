@@ -1,4 +1,4 @@
-"""``osim-emb simulate-muscles``: muscle-driven forward simulation (osim_emb.simulate.muscle_driven)."""
+"""``osim-emb simulate-muscles``: muscle-driven forward simulation (osim_emb.simulation.muscle_driven)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 
 def _named_specs(items: list[str] | None, what: str) -> dict:
-    from osim_emb.simulate.muscle_driven import ExcitationSpec
+    from osim_emb.simulation.muscle_driven import ExcitationSpec
     out = {}
     for item in items or []:
         name, sep, spec = item.partition("=")
@@ -24,7 +24,7 @@ def cmd_simulate_muscles(args: argparse.Namespace) -> int:
     from osim_emb.cli.commands import _values
     from osim_emb.io.motion import write_motion
     from osim_emb.io.outputs import atomic_files, check_output_file
-    from osim_emb.simulate.muscle_driven import simulate_muscles
+    from osim_emb.simulation.muscle_driven import simulate_muscles
     if not (np.isfinite(args.t_end) and args.t_end > 0):
         raise ValueError(f"--t-end must be a positive number of seconds, got {args.t_end}")
     if args.samples < 2:

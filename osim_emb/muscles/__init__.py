@@ -1,6 +1,6 @@
 """Hill-type musculotendon models as OpenSim defines them: force-length-velocity curves and the muscle models.
 
-Paths (lengths, moment arms) are in :mod:`osim_emb.paths`; static optimization in :mod:`osim_emb.simulate`."""
+Paths (lengths, moment arms) are in :mod:`osim_emb.paths`; static optimization in :mod:`osim_emb.simulation`."""
 
 from osim_emb.muscles.curves import (
     ActiveForceLengthCurve,

@@ -1,5 +1,5 @@
 """OpenSim's ``Manager`` on a muscle-driven model with prescribed excitations (reference for
-:mod:`osim_emb.simulate.muscle_driven`)."""
+:mod:`osim_emb.simulation.muscle_driven`)."""
 
 from __future__ import annotations
 

@@ -18,7 +18,7 @@ Solutions:
 * OpenSim -- ``Manager`` (RungeKuttaMerson, with constraint projection) at accuracy 1e-8 (the
   issue's), 1e-10 and 1e-12, stepped with ``integrate`` to every 0.01 s to read the state and
   ``state.getQErr()`` (its position-constraint error); a one-shot ``integrate(t_end)`` is timed;
-* DAE -- :class:`osim_emb.simulate.dae.FullCoordinateDAE` in the 17 unlocked coordinates with the 13
+* DAE -- :class:`osim_emb.simulation.dae.FullCoordinateDAE` in the 17 unlocked coordinates with the 13
   couplers as constraints, index 1, Baumgarte alpha = beta = 0 and 10, DOP853 at 1e-11.
 
 Writes into validation/passive_swing/results/:
@@ -55,7 +55,7 @@ import pandas as pd  # noqa: E402
 from scipy.integrate import solve_ivp  # noqa: E402
 
 from osim_emb.core import dynamics as dyn  # noqa: E402
-from osim_emb.simulate.dae import FullCoordinateDAE  # noqa: E402
+from osim_emb.simulation.dae import FullCoordinateDAE  # noqa: E402
 from osim_emb.io import read_osim  # noqa: E402
 from osim_emb.io.convert import document_to_model  # noqa: E402
 from osim_emb.io.osim_writer import write_osim  # noqa: E402

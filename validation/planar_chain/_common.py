@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from osim_emb.simulate.simulation import minimum_jerk as _minimum_jerk
+from osim_emb.simulation.motions import minimum_jerk as _minimum_jerk
 from osim_emb.seeds.planar import (
     PlanarChain,
     joint_positions,
@@ -20,7 +20,7 @@ OUT = HERE / "results"
 
 
 def minimum_jerk(t, t0, t1, a, b):
-    """Minimum-jerk transition from a to b over [t0, t1] (osim_emb.simulate.simulation.minimum_jerk) for vectors of
+    """Minimum-jerk transition from a to b over [t0, t1] (osim_emb.simulation.motions.minimum_jerk) for vectors of
     end points: value, first and second derivative of shape t.shape + a.shape."""
     a, b, t = np.asarray(a, dtype=float), np.asarray(b, dtype=float), np.asarray(t, dtype=float)
     return _minimum_jerk(t.reshape(t.shape + (1,) * a.ndim), t0, t1, a, b)

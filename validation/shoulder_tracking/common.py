@@ -241,15 +241,15 @@ def opensim_so_ingredients(model_path: str | Path, model, times: np.ndarray, q: 
 # -- ODE against DAE on the tracking problem ---------------------------------------------------------------
 def tracking_timings(doc, tolerances: Sequence[float], integrators: Sequence[Any] = ("RK45",), repeat: int = 3,
                      t_end: float = DURATION, n_samples: int = 201) -> pd.DataFrame:
-    """Time Eq 200 integrated in minimal coordinates (:func:`osim_emb.simulate.dae.ode_tracking_rhs`) and in full
-    coordinates with the couplers as constraints (:meth:`osim_emb.simulate.dae.FullCoordinateDAE.tracking_rhs`,
+    """Time Eq 200 integrated in minimal coordinates (:func:`osim_emb.simulation.dae.ode_tracking_rhs`) and in full
+    coordinates with the couplers as constraints (:meth:`osim_emb.simulation.dae.FullCoordinateDAE.tracking_rhs`,
     Baumgarte 10/10), both starting on the desired trajectory, so that the exact solution is q = q_d:
     the error is max |q - q_d| over ``n_samples`` times.  Best of ``repeat`` runs."""
     import time
 
     from scipy.integrate import solve_ivp
 
-    from osim_emb.simulate.dae import FullCoordinateDAE, ode_tracking_rhs
+    from osim_emb.simulation.dae import FullCoordinateDAE, ode_tracking_rhs
     dae = FullCoordinateDAE.from_document(doc)
     red = dae.reduced
     assert tuple(red.coordinate_names) == COORDINATES

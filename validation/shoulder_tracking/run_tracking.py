@@ -11,17 +11,17 @@ The problem (the seed gives its Fig 19 only as a plot; this motion is defined he
 * elevation shoulder_elv: a minimum-jerk rise from 15° to 105° and return in 2 s, through the peak as a
   via point at t = 1 s (``common.rise_and_return``: rest at both ends, C⁴ at the peak);
 * computed-torque control, Eq 200 with Eq 201's critically damped error law, K = diag(100, 100, 1000),
-  started on the desired trajectory (:func:`osim_emb.simulate.simulation.computed_torque_tracking`);
+  started on the desired trajectory (:func:`osim_emb.simulation.motions.computed_torque_tracking`);
 * integrators: SciPy's RK45 -- the Dormand-Prince 4(5) pair (MATLAB's ode45); the seed used
   Fehlberg's 4(5) pair, which ``common.RKF45`` implements as a SciPy ``OdeSolver`` -- at 1e-10 and at
   MATLAB's default tolerances (rtol 1e-3, atol 1e-6);
 * muscle forces: static optimization (sum of squared activations, R(q) F = τ, rigid-tendon Thelen2003
-  with passive fibre force, activations in [0.01, 1]) from :func:`osim_emb.simulate.simulation.muscle_force_sharing`;
+  with passive fibre force, activations in [0.01, 1]) from :func:`osim_emb.simulation.motions.muscle_force_sharing`;
 * OpenSim: the same motion (all 14 coordinates, values and speeds) written with ``write_motion`` as a
   states file, and as a .mot of coordinates, through ``AnalyzeTool`` + ``StaticOptimization`` on
   ``models/shoulder3d/shoulder3d.osim``; the differences are attributed by replacing, one at a time,
   the package's ingredient by OpenSim's (see README.md);
-* the same tracking in full coordinates (the DAE, :mod:`osim_emb.simulate.dae`) timed against the ODE.
+* the same tracking in full coordinates (the DAE, :mod:`osim_emb.simulation.dae`) timed against the ODE.
 
 Writes into validation/shoulder_tracking/results/ the figures (PDF and PNG) and tables listed in README.md.
 """
@@ -50,8 +50,8 @@ from osim_emb.core import dynamics as dyn  # noqa: E402
 from osim_emb.io.builtin_models import builtin_model_path, load_builtin  # noqa: E402
 from osim_emb.io import read_osim  # noqa: E402
 from osim_emb.paths.geometry import lengths_and_moment_arms  # noqa: E402
-from osim_emb.simulate.static_optimization import muscle_force_coefficients, static_optimization  # noqa: E402
-from osim_emb.simulate.simulation import computed_torque_tracking, muscle_force_sharing  # noqa: E402
+from osim_emb.simulation.static_optimization import muscle_force_coefficients, static_optimization  # noqa: E402
+from osim_emb.simulation.motions import computed_torque_tracking, muscle_force_sharing  # noqa: E402
 
 OUT = HERE / "results"
 N_OUT = 401  # samples of the 2 s motion (every 5 ms)

@@ -1,12 +1,12 @@
 """The muscle-driven ODE integrated entirely in compiled code (numba): no Python between stages.
 
-The right-hand side is the one of :class:`osim_emb.simulate.muscle_driven.MuscleDrivenSystem` -- the same compiled
+The right-hand side is the one of :class:`osim_emb.simulation.muscle_driven.MuscleDrivenSystem` -- the same compiled
 kernels (joint-variable program and dynamics of :mod:`osim_emb.core.compiled`, the path kernel of
-``wrapping._kernels_muscles``, the Thelen loop of :mod:`osim_emb.simulate.muscle_driven`) called from one compiled
+``wrapping._kernels_muscles``, the Thelen loop of :mod:`osim_emb.simulation.muscle_driven`) called from one compiled
 function -- and the integrator is the Dormand-Prince 5(4) pair with SciPy's ``RK45`` step-size control
 (same error norm, safety factor and limits, same initial-step heuristic).  Steps are shortened to land on
 the output times instead of interpolating.  Available when the model has no Python-evaluated functions,
-no conditional path points, and excitations/controls are :class:`~osim_emb.simulate.muscle_driven.ExcitationSpec`
+no conditional path points, and excitations/controls are :class:`~osim_emb.simulation.muscle_driven.ExcitationSpec`
 (constant, step, sine).
 """
 
@@ -19,7 +19,7 @@ import numpy as np
 from osim_emb.core._accel import njit
 from osim_emb.core import compiled_kernels as K
 from osim_emb.paths.wrapping._kernels_muscles import lengths_moment_arms_kernel
-from osim_emb.simulate.muscle_driven import _thelen_kernel
+from osim_emb.simulation.muscle_driven import _thelen_kernel
 
 __all__ = ["compiled_plan", "integrate_compiled"]
 
@@ -182,7 +182,7 @@ def integrate_kernel(y0, t_eval, rtol, atol, prog, geo, mus, clf, act):  # pragm
 def compiled_plan(system):
     """The arguments of :func:`integrate_kernel` for a :class:`MuscleDrivenSystem`, or None (with the
     reason) when the system has something only Python evaluates."""
-    from osim_emb.simulate.muscle_driven import ExcitationSpec
+    from osim_emb.simulation.muscle_driven import ExcitationSpec
     paths = system._paths
     if not system.compiled or paths is None:
         return None, "numba is off or the paths are not compilable"

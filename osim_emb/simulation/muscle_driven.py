@@ -837,7 +837,7 @@ def simulate_muscles(model: Model, t_end: float, excitations: Mapping[str, Excit
     that OpenSim's (explicit) Runge-Kutta-Merson follows; implicit methods (BDF, LSODA) can step over a short
     transient of a wrapped path and end on another trajectory (docs/simulation.md).  ``method="RK45-jit"``
     runs the same Dormand-Prince pair with SciPy's step control entirely in compiled code
-    (:mod:`osim_emb.simulate.muscle_driven_jit`; numba, ExcitationSpec excitations, models without Python-evaluated
+    (:mod:`osim_emb.simulation.muscle_driven_jit`; numba, ExcitationSpec excitations, models without Python-evaluated
     functions), landing on the output times instead of interpolating to them.  ``progress``: a progress bar
     (:class:`osim_emb.progress.Progress`) over the output times the integration has passed.
 
@@ -881,7 +881,7 @@ def simulate_muscles(model: Model, t_end: float, excitations: Mapping[str, Excit
     y0 = system.initial_state(q0, qdot0, activations)
     te = np.linspace(0.0, t_end, n_output) if t_eval is None else np.asarray(t_eval, dtype=float)
     if method == "RK45-jit":
-        from osim_emb.simulate.muscle_driven_jit import integrate_compiled
+        from osim_emb.simulation.muscle_driven_jit import integrate_compiled
         states, nfev = integrate_compiled(system, y0, te, rtol, atol)
         sol = _Solution(te, states.T, nfev)
     else:

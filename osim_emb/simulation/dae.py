@@ -131,7 +131,7 @@ def ode_tracking_rhs(model: Model, desired: Callable[[float], tuple[np.ndarray, 
     """Eq 200 in minimal coordinates evaluated the way :meth:`FullCoordinateDAE.tracking_rhs` is (one call of
     the dynamics for M and N q̇ - G, one dense solve of [[M, -I], [I, 0]] [q̈; τ] = [G - N q̇; Q_d]): the ODE
     side of a like-for-like timing comparison (the equations of
-    :func:`osim_emb.simulate.simulation.computed_torque_tracking`, which also returns the torques)."""
+    :func:`osim_emb.simulation.motions.computed_torque_tracking`, which also returns the torques)."""
     n = model.n_q
     terms = terms_function(model)
     kk = np.asarray(gains, dtype=float)

@@ -296,7 +296,7 @@ def muscle_force_sharing(model: Model, time: np.ndarray, q: np.ndarray, qdot: np
 
     Returns (forces table, activations table, the full result)."""
     from osim_emb.paths.geometry import lengths_and_moment_arms
-    from osim_emb.simulate.static_optimization import muscle_force_coefficients, static_optimization
+    from osim_emb.simulation.static_optimization import muscle_force_coefficients, static_optimization
     muscles = [m for m in model.muscles]
     missing = [m.name for m in muscles if m.parameters is None]
     if missing:

@@ -1,8 +1,9 @@
 """Speed of the equations of motion (issue 6), all ratios measured in one run.
 
 (a) Cost of one right-hand side -- M, N q̇, G and the solve for q̈ at one state -- through the package's
-    ``ode_rhs`` with numba (the compiled model) and without (OSIM_EMB_NO_JIT=1: the batched numpy
-    reference), against OpenSim's ``realizeAcceleration`` on the same model with all forces disabled.
+    ``ode_rhs`` (the compiled model), against OpenSim's ``realizeAcceleration`` on the same model with all
+    forces disabled; and the cost a state of ``forward_dynamics`` over a batch of 1000 states, on one of numba's
+    threads and on all of them.
 (b) A 1 s passive swing of the MoBL shoulder and elbow (wrist and forearm locked, forces off): OpenSim's
     ``Manager`` (RungeKuttaMerson) at accuracy 1e-8 and 1e-10 against the package's ODE with
     ``solve_ivp``.  Each run's final state is compared with a tight reference (the package's ODE, DOP853,
@@ -14,8 +15,8 @@
     python benchmarks/bench_dynamics.py            # about 15 s
     python benchmarks/bench_dynamics.py --no-opensim
 
-Needs the reference models ($OSIM_EMB_MODELS, default ../shared/models beside the repository), numba
-(pip install 'osim-emb[speed]') for the fast path and opensim for the comparison.
+Needs the reference models ($OSIM_EMB_MODELS, default ../shared/models beside the repository) and opensim
+for the comparison.
 """
 
 from __future__ import annotations
@@ -25,14 +26,13 @@ import os
 import sys
 import tempfile
 import time
-from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
 from scipy.integrate import solve_ivp
 
 from osim_emb.core import dynamics as dyn
-from osim_emb.core._accel import use_jit
+from osim_emb.core._accel import thread_count
 from osim_emb.io import load_osim, read_osim
 from osim_emb.io.osim_writer import write_osim
 
@@ -40,19 +40,6 @@ HERE = Path(__file__).resolve().parent
 MODELS = Path(os.environ.get("OSIM_EMB_MODELS", HERE.parents[1] / "shared" / "models"))
 LOCKED = ("deviation", "flexion", "pro_sup")
 TOLERANCES = [10.0 ** (-k / 2) for k in range(10, 25)]  # 1e-5 ... 1e-12, half decades
-
-
-@contextmanager
-def no_jit():
-    old = os.environ.get("OSIM_EMB_NO_JIT")
-    os.environ["OSIM_EMB_NO_JIT"] = "1"
-    try:
-        yield
-    finally:
-        if old is None:
-            del os.environ["OSIM_EMB_NO_JIT"]
-        else:
-            os.environ["OSIM_EMB_NO_JIT"] = old
 
 
 def write_locked_mobl(folder: Path) -> Path:
@@ -100,12 +87,19 @@ def rhs_costs(path: Path, with_opensim: bool) -> dict:
     qd = rng.normal(size=model.n_q) * 0.5
     y = np.concatenate([q, qd])
     out = {"model": model}
-    if use_jit():
-        fun = dyn.ode_rhs(model)
-        out["numba"] = per_call(lambda: fun(0.0, y))
-    with no_jit():
-        fun_np = dyn.ode_rhs(model)
-    out["numpy"] = per_call(lambda: fun_np(0.0, y), min_time=0.5)
+    fun = dyn.ode_rhs(model)
+    out["numba"] = per_call(lambda: fun(0.0, y))
+    qb = rng.uniform(lo, hi, (1000, model.n_q))
+    qdb = rng.normal(size=qb.shape) * 0.5
+    threads = thread_count()
+    import numba
+    try:
+        numba.set_num_threads(1)
+        out["batch1"] = per_call(lambda: dyn.forward_dynamics(model, qb, qdb)) / len(qb)
+    finally:
+        numba.set_num_threads(threads)
+    out["batch"] = per_call(lambda: dyn.forward_dynamics(model, qb, qdb)) / len(qb)
+    out["threads"] = threads
     if with_opensim:
         import opensim as osim
         ref = opensim_reference(path, model)
@@ -188,36 +182,32 @@ def main(argv=None):
         except ImportError:
             print("opensim is not installed: package only (pip install 'osim-emb[opensim]')")
             with_opensim = False
-    jit = use_jit()
-
     tmp = tempfile.TemporaryDirectory()
     locked = write_locked_mobl(Path(tmp.name))
     model = load_osim(locked)
-    if jit:
-        from osim_emb.core.compiled import compiled_model
-        t = time.perf_counter()
-        fast = compiled_model(model)
-        t_compile_model = time.perf_counter() - t
-        t = time.perf_counter()
-        fast.rhs(np.concatenate([model.default_q, np.zeros(model.n_q)]))
-        t_first = time.perf_counter() - t
-        print(f"{fast}\n  model compiled in {t_compile_model * 1e3:.1f} ms; first kernel call (numba compile, or "
-              f"load from its disk cache) {t_first:.2f} s")
-    else:
-        print("numba not available or OSIM_EMB_NO_JIT set: the numpy reference only")
+    from osim_emb.core.compiled import compiled_model
+    t = time.perf_counter()
+    fast = compiled_model(model)
+    t_compile_model = time.perf_counter() - t
+    t = time.perf_counter()
+    fast.rhs(np.concatenate([model.default_q, np.zeros(model.n_q)]))
+    t_first = time.perf_counter() - t
+    print(f"{fast}\n  model compiled in {t_compile_model * 1e3:.1f} ms; first kernel call (numba compile, or "
+          f"load from its disk cache) {t_first:.2f} s")
 
     # (a) one right-hand side -------------------------------------------------------------------
     print("\n(a) one right-hand side (M, N q̇, G, solve for q̈) at a random state; OpenSim with forces disabled")
-    print(f"  {'model':<38} {'n_q':>3} {'numba':>10} {'numpy':>10} {'OpenSim':>10} {'(+Python)':>10} "
-          f"{'OpenSim/numba':>14} {'numpy/numba':>12}")
+    print(f"  {'model':<38} {'n_q':>3} {'package':>10} {'OpenSim':>10} {'(+Python)':>10} {'OpenSim/package':>16} "
+          f"{'batch, 1 thread':>16} {'batch, all':>12}")
     for label, path in (("MoBL, wrist and forearm locked", locked), ("MoBL (mobl_arms_holzbaur)", MODELS /
                         "mobl_arms_holzbaur.osim"), ("leg6dof9musc", MODELS / "leg6dof9musc.osim")):
         c = rhs_costs(path, with_opensim)
-        us = lambda key: f"{c[key] * 1e6:8.1f}us" if key in c else f"{'-':>10}"  # noqa: E731
-        ratio_os = f"{c['opensim'] / c['numba']:14.1f}" if "opensim" in c and "numba" in c else f"{'-':>14}"
-        ratio_np = f"{c['numpy'] / c['numba']:12.0f}" if "numba" in c else f"{'-':>12}"
-        print(f"  {label:<38} {c['model'].n_q:>3} {us('numba')} {us('numpy')} {us('opensim')} {us('opensim_py')} "
-              f"{ratio_os} {ratio_np}")
+        us = lambda key: f"{c[key] * 1e6:8.2f}us" if key in c else f"{'-':>10}"  # noqa: E731
+        ratio_os = f"{c['opensim'] / c['numba']:16.1f}" if "opensim" in c else f"{'-':>16}"
+        print(f"  {label:<38} {c['model'].n_q:>3} {us('numba')} {us('opensim')} {us('opensim_py')} {ratio_os} "
+              f"{us('batch1'):>16} {us('batch'):>12}")
+    print(f"  batch: forward_dynamics over 1000 random states, time a state, on 1 and on {c['threads']} of numba's "
+          "threads.")
     print("  OpenSim: realizeAcceleration after invalidating the state from Stage::Position (C++ only); "
           "(+Python): setQ, setU, realizeAcceleration, getUDot from Python.")
 
@@ -234,7 +224,7 @@ def main(argv=None):
     print(f"  tight reference: package ODE, DOP853 rtol = atol = 1e-13: {n_ref} evaluations, {t_ref:.3f} s")
     candidates = []
     for tol in TOLERANCES:
-        y, sec, nfev = package_swing(fun, y0, t_end, "DOP853", tol, repeat=3 if jit else 1)
+        y, sec, nfev = package_swing(fun, y0, t_end, "DOP853", tol, repeat=3)
         candidates.append((tol, *errors(y[:nq], y[nq:], y_ref, nq), sec, nfev))
     print("  package ODE (DOP853):  tol      error q (rad)  error q̇ (rad/s)  time (s)  evaluations")
     for tol, eq, eu, sec, nfev in candidates:
@@ -254,12 +244,6 @@ def main(argv=None):
         tol, pq, pu, psec, nfev = min(ok, key=lambda c: c[3])
         print(f"     package DOP853 tol {tol:.1e}: {psec:.4f} s ({nfev} evaluations), error q {pq:.2e} rad, "
               f"q̇ {pu:.2e} rad/s  ->  OpenSim / package = {sec / psec:.0f}x")
-        if acc == args.accuracies[0]:
-            with no_jit():
-                fun_np = dyn.ode_rhs(model)
-            _, nsec, _ = package_swing(fun_np, y0, t_end, "DOP853", tol, repeat=1)
-            print(f"     the same without numba (OSIM_EMB_NO_JIT=1): {nsec:.3f} s  ->  OpenSim / package = "
-                  f"{sec / nsec:.2f}x")
         if dae is not None:
             dq, du, dsec, dn = dae(str(locked), q0, qd0, t_end, acc)
             deq, deu = errors(np.asarray(dq), np.asarray(du), y_ref, nq)

@@ -1,7 +1,8 @@
 """Closed chains in the compiled program (OP_CHAIN: Newton + the projection method, Eqs 100-120, in one kernel)
-equal the numpy reference (ClosedChain, dynamics_terms) to round-off: the joint variables with their gradients
-and H q̇, the dynamics of a one- and a two-coordinate chain, and Andrews' reduced right-hand side with its spring
-(compiled) against reduced_rhs_reference (numpy) at random states.  Failures in the kernel raise the numpy
+equal independent references to round-off: the joint variables with their gradients and H q̇ against ClosedChain
+(numpy), the dynamics of a two-coordinate chain against the literal Kronecker forms (whose joint variables come from
+ClosedChain), and Andrews' reduced right-hand side with its spring in the kernel against reduced_rhs_reference (the
+spring's generalized force in numpy, Eq 46) at random states.  Failures in the kernel raise the numpy
 reference's detailed error.  No timings here: see benchmarks/bench_andrews.py."""
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import numpy as np
 import pytest
 
 from osim_emb.core import dynamics as dyn
+from osim_emb.core import dynamics_kronecker as dk
 from osim_emb.core._accel import HAVE_NUMBA
 from osim_emb.core.closed_chains import (AssemblyError, ClosedChain, SingularConstraintError, constraint_condition,
                                    solve_constraints)
@@ -20,6 +22,15 @@ from osim_emb.seeds.mechanisms import linkages as L
 pytestmark = pytest.mark.skipif(not HAVE_NUMBA, reason="numba is not installed (pip install 'osim-emb[speed]')")
 
 PAR = A.AndrewsParameters()
+
+
+def _kronecker_forward(model, q, qd, tau):
+    """q̈ from the literal Kronecker forms of M, N q̇ and G (Eqs 145, 126, 187), state by state."""
+    out = []
+    for x, v, t in zip(q, qd, np.broadcast_to(tau, q.shape)):
+        rhs = dk.gravity_eq187(model, x) - dk.velocity_forces_eq126(model, x, v) + t
+        out.append(np.linalg.solve(dk.mass_matrix_eq145(model, x), rhs))
+    return np.array(out)
 
 
 @pytest.fixture(scope="module")
@@ -74,7 +85,7 @@ def test_two_coordinate_chain_dynamics(five_bar):
     _, model = five_bar
     rng = np.random.default_rng(4)
     q, qd, tau = rng.uniform(-0.2, 0.2, (6, 2)), rng.normal(size=(6, 2)), rng.normal(size=(6, 2))
-    np.testing.assert_allclose(dyn.forward_dynamics(model, q, qd, tau), dyn._forward_reference(model, q, qd, tau),
+    np.testing.assert_allclose(dyn.forward_dynamics(model, q, qd, tau), _kronecker_forward(model, q, qd, tau),
                                rtol=1e-10, atol=1e-10)
 
 
@@ -88,6 +99,10 @@ def test_kernel_failure_raises_the_detailed_error():
         dyn.forward_dynamics(model, [[np.pi, 0.0]], [[0.0, 0.0]])
     with pytest.raises(AssemblyError, match="cannot assemble"):
         dyn.ode_rhs(model)(0.0, np.array([np.pi, 0.0, 0.0, 0.0]))
+    q = np.full((150, 2), 0.1)  # a batch large enough for the parallel kernel: the error is not lost there
+    q[97] = [np.pi, 0.0]
+    with pytest.raises(AssemblyError, match="cannot assemble"):
+        dyn.forward_dynamics(model, q, np.zeros_like(q))
 
 
 def test_condition_limit_as_in_numpy():
@@ -120,5 +135,5 @@ def test_point_to_point_spring_in_the_kernel(five_bar):
         rel = point_positions(kin, 3, r) - anchor
         length = np.linalg.norm(rel, axis=1)
         tau = dyn.point_force_generalized(kin, 3, r, (-k * (length - l0) / length)[:, None] * rel) + [0.3, -0.2]
-        ref = dyn._forward_reference(model, q, qd, tau)[0]
+        ref = _kronecker_forward(model, q, qd, tau)[0]
         np.testing.assert_allclose(fun(0.0, np.concatenate([q[0], qd[0]]))[2:], ref, rtol=1e-10, atol=1e-10)

@@ -1,9 +1,10 @@
-"""The compiled single-state dynamics (osim_emb.core.compiled) = the numpy reference (dynamics_terms) = the literal
-Kronecker formulas (Eqs 126, 145, 187), to rounding: on random trees whose joint variables use every function
-type the joint-variable program flattens (and two it does not), and on the reference models.  The dispatch
-in osim_emb.core.dynamics is checked with and without numba (OSIM_EMB_NO_JIT), and the kernels are run once as
-plain Python (NUMBA_DISABLE_JIT) to show the results do not depend on numba.  No timings here: see
-benchmarks/bench_dynamics.py."""
+"""The compiled dynamics (osim_emb.core.compiled, the one implementation of M, N, N q̇, G, forward and inverse
+dynamics) against independent references: the literal Kronecker formulas (Eqs 126, 145, 187, with the joint
+variables from each function's own evaluate), the functions' own values, gradients and Hessians for the
+joint-variable program, and conservation of energy.  On random trees whose joint variables use every function
+type the program flattens (and two it does not), and on the reference models.  Large batches run in parallel
+chunks: the same numbers as one state at a time.  The kernels are run once as plain Python (NUMBA_DISABLE_JIT) to
+show the results do not depend on numba.  No timings here: see benchmarks/bench_dynamics.py."""
 
 from __future__ import annotations
 
@@ -128,25 +129,32 @@ def _states(model, n, seed, spread=2.0):
     return rng.uniform(lo, hi, (n, model.n_q)), rng.normal(size=(n, model.n_q)), rng.normal(size=(n, model.n_q))
 
 
-def _check_against_reference(model, n=20, seed=0, qdd_rtol=RTOL):
-    """Compiled M, N q̇, G, forward and inverse dynamics and the ODE right-hand side against dynamics_terms."""
+def _kronecker(model, q, qd):
+    """M, N q̇ and G state by state from the literal Kronecker forms (an independent reference)."""
+    m = np.stack([dk.mass_matrix_eq145(model, x) for x in q])
+    nqd = np.stack([dk.velocity_forces_eq126(model, x, v) for x, v in zip(q, qd)])
+    g = np.stack([dk.gravity_eq187(model, x) for x in q])
+    return m, nqd, g
+
+
+def _check_against_kronecker(model, n=4, seed=0, qdd_rtol=RTOL):
+    """Compiled M, N q̇, G, forward and inverse dynamics and the ODE right-hand side against the Kronecker forms."""
     fast = compiled_model(model)
     q, qd, qdd = _states(model, n, seed)
-    ref = dyn.dynamics_terms(model, q, qd)
+    ref_m, ref_nqd, ref_g = _kronecker(model, q, qd)
     m, nqd, g = fast.terms(q, qd)
-    assert _rel(m, ref.mass) < RTOL
-    assert _rel(nqd, ref.velocity_forces) < RTOL
-    assert _rel(g, ref.gravity) < RTOL
+    assert _rel(m, ref_m) < RTOL
+    assert _rel(nqd, ref_nqd) < RTOL
+    assert _rel(g, ref_g) < RTOL
     m0, none, g0 = fast.terms(q)
-    assert none is None and _rel(m0, ref.mass) < RTOL and _rel(g0, ref.gravity) < RTOL
-    tau_ref = np.einsum("nkl,nl->nk", ref.mass, qdd) + ref.velocity_forces - ref.gravity
+    assert none is None and _rel(m0, ref_m) < RTOL and _rel(g0, ref_g) < RTOL
+    tau_ref = np.einsum("nkl,nl->nk", ref_m, qdd) + ref_nqd - ref_g
     assert _rel(fast.inverse(q, qd, qdd), tau_ref) < RTOL
-    cond = np.linalg.cond(ref.mass)
+    cond = np.linalg.cond(ref_m)
     if cond.max() > 1e10:  # a joint map of lower rank than n_q (random trees): no accelerations to compare
         return fast
     tau = np.random.default_rng(seed + 1).normal(size=q.shape)
-    rhs_ref = ref.gravity - ref.velocity_forces + tau
-    acc_ref = np.linalg.solve(ref.mass, rhs_ref[..., None])[..., 0]
+    acc_ref = np.linalg.solve(ref_m, (ref_g - ref_nqd + tau)[..., None])[..., 0]
     acc = fast.forward(q, qd, tau)
     for k in range(n):  # the solve loses cond(M) * eps, whichever implementation does it
         assert _rel(acc[k], acc_ref[k]) < max(qdd_rtol, 4e-16 * cond[k]), (k, cond[k])
@@ -218,42 +226,24 @@ def test_splines_at_knots_ends_and_outside():
                                    err_msg=repr(f))
 
 
-# -- dynamics against the reference ---------------------------------------------------------------
+# -- dynamics against the Kronecker forms -----------------------------------------------------------
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
-def test_zoo_trees_equal_the_reference(seed):
-    _check_against_reference(zoo_tree_model(seed), n=15, seed=seed)
+def test_zoo_trees_equal_the_kronecker_formulas(seed):
+    _check_against_kronecker(zoo_tree_model(seed, n_extra=0), n=2, seed=seed)
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_small_trees_equal_the_kronecker_formulas(seed):
     """The literal Eqs 145, 126 (second part) and 187 with Kronecker products, one state at a time."""
-    model = random_tree_model(n_joints=6, n_q=3, seed=seed)
-    fast = _check_against_reference(model, n=5, seed=seed, qdd_rtol=1e-10)
-    q, qd, _ = _states(model, 3, seed + 5)
-    m, nqd, g = fast.terms(q, qd)
-    for k in range(q.shape[0]):
-        assert _rel(m[k], dk.mass_matrix_eq145(model, q[k])) < RTOL
-        assert _rel(nqd[k], dk.velocity_forces_eq126(model, q[k], qd[k])) < RTOL
-        assert _rel(g[k], dk.gravity_eq187(model, q[k])) < RTOL
-
-
-def test_zoo_tree_equals_the_kronecker_formulas():
-    model = zoo_tree_model(3, n_extra=0)
-    fast = compiled_model(model)
-    q, qd, _ = _states(model, 2, 7)
-    m, nqd, g = fast.terms(q, qd)
-    for k in range(q.shape[0]):
-        assert _rel(m[k], dk.mass_matrix_eq145(model, q[k])) < RTOL
-        assert _rel(nqd[k], dk.velocity_forces_eq126(model, q[k], qd[k])) < RTOL
-        assert _rel(g[k], dk.gravity_eq187(model, q[k])) < RTOL
+    _check_against_kronecker(random_tree_model(n_joints=6, n_q=3, seed=seed), n=5, seed=seed, qdd_rtol=1e-10)
 
 
 @pytest.mark.parametrize("name", ["double_pendulum", "leg6dof9musc", "mobl_arms_holzbaur"])
-def test_reference_models_equal_the_reference(models_dir, name):
+def test_reference_models_equal_the_kronecker_formulas(models_dir, name):
     from osim_emb.io import load_osim
     model = load_osim(models_dir / f"{name}.osim")
-    c = _check_against_reference(model, n=30, seed=3)
+    c = _check_against_kronecker(model, n=3, seed=3)
     assert not c.externals
 
 
@@ -268,24 +258,31 @@ def test_mobl_with_locked_wrist_and_forearm(models_dir, tmp_path):
     write_osim(doc, tmp_path / "mobl_locked.osim")
     model = load_osim(tmp_path / "mobl_locked.osim")
     assert model.coordinate_names == ["elv_angle", "shoulder_elv", "shoulder_rot", "elbow_flexion"]
-    _check_against_reference(model, n=30, seed=4)
+    _check_against_kronecker(model, n=3, seed=4)
 
 
-# -- dispatch in osim_emb.core.dynamics, with and without numba ------------------------------------------
+# -- the public functions of osim_emb.core.dynamics -------------------------------------------------
 
-@pytest.mark.parametrize("jit", [True, False], ids=["numba", "no-jit"])
-def test_dynamics_functions_and_ode_rhs_dispatch(monkeypatch, jit):
-    if jit and not HAVE_NUMBA:
-        pytest.skip("numba is not installed")
-    monkeypatch.setenv("OSIM_EMB_NO_JIT", "" if jit else "1")
-    model = zoo_tree_model(1)
-    assert (dyn._compiled(model) is not None) == jit
-    q, qd, qdd = _states(model, 6, 21)
-    ref = dyn.dynamics_terms(model, q, qd)
-    assert _rel(dyn.mass_matrix(model, q), ref.mass) < RTOL
-    assert _rel(dyn.gravity_forces(model, q), ref.gravity) < RTOL
-    assert _rel(dyn.velocity_terms(model, q, qd), ref.velocity_forces) < RTOL
-    tau_ref = np.einsum("nkl,nl->nk", ref.mass, qdd) + ref.velocity_forces - ref.gravity
+def test_dynamics_functions_and_ode_rhs(monkeypatch):
+    """mass_matrix, gravity_forces, velocity_terms, velocity_matrix, inverse and forward dynamics, dynamics_terms and
+    ode_rhs against the Kronecker forms; OSIM_EMB_NO_JIT (read by the paths layer only) changes nothing here."""
+    monkeypatch.setenv("OSIM_EMB_NO_JIT", "1")
+    model = zoo_tree_model(1, n_extra=0)
+    q, qd, qdd = _states(model, 2, 21)
+    ref_m, ref_nqd, ref_g = _kronecker(model, q, qd)
+    assert _rel(dyn.mass_matrix(model, q), ref_m) < RTOL
+    assert _rel(dyn.gravity_forces(model, q), ref_g) < RTOL
+    assert _rel(dyn.velocity_terms(model, q, qd), ref_nqd) < RTOL
+    terms = dyn.dynamics_terms(model, q, qd)
+    for k in range(q.shape[0]):
+        assert _rel(terms.velocity[k], dk.velocity_matrix_eq126(model, q[k], qd[k])) < RTOL
+    np.testing.assert_array_equal(dyn.velocity_matrix(model, q, qd), terms.velocity)
+    assert _rel(np.einsum("nkl,nl->nk", terms.velocity, qd), terms.velocity_forces) < RTOL
+    assert terms.kinematics.transforms.shape[:2] == (q.shape[0], model.dynamics_model.n_frames)
+    static = dyn.dynamics_terms(model, q)
+    assert static.velocity is None and static.velocity_forces is None
+    np.testing.assert_array_equal(static.mass, terms.mass)
+    tau_ref = np.einsum("nkl,nl->nk", ref_m, qdd) + ref_nqd - ref_g
     assert _rel(dyn.inverse_dynamics(model, q, qd, qdd), tau_ref) < RTOL
     acc = dyn.forward_dynamics(model, q, qd, tau_ref)
     assert _rel(acc, qdd) < 1e-10  # round trip through the solve
@@ -294,33 +291,39 @@ def test_dynamics_functions_and_ode_rhs_dispatch(monkeypatch, jit):
     forces = lambda t, qq, qqd: -0.3 * qqd + np.sin(t)  # noqa: E731
     fun = dyn.ode_rhs(model, forces)
     passive = dyn.ode_rhs(model)
-    for k in range(3):
+    for k in range(q.shape[0]):
         y = np.concatenate([q[k], qd[k]])
-        expect = np.linalg.solve(ref.mass[k], ref.gravity[k] - ref.velocity_forces[k] + forces(0.2, q[k], qd[k]))
+        expect = np.linalg.solve(ref_m[k], ref_g[k] - ref_nqd[k] + forces(0.2, q[k], qd[k]))
         out = fun(0.2, y)
         np.testing.assert_array_equal(out[:model.n_q], qd[k])
         assert _rel(out[model.n_q:], expect) < 1e-11
-        expect0 = np.linalg.solve(ref.mass[k], ref.gravity[k] - ref.velocity_forces[k])
+        expect0 = np.linalg.solve(ref_m[k], ref_g[k] - ref_nqd[k])
         assert _rel(passive(0.0, y)[model.n_q:], expect0) < 1e-11
         assert _rel(passive(0.0, list(y))[model.n_q:], expect0) < 1e-11  # any array-like state
 
 
-def test_reference_rhs_stays_on_the_reference(monkeypatch):
-    """An ode_rhs made with OSIM_EMB_NO_JIT=1 never dispatches to the compiled model later."""
-    model = random_tree_model(n_joints=5, n_q=3, seed=1)
-    monkeypatch.setenv("OSIM_EMB_NO_JIT", "1")
-    fun = dyn.ode_rhs(model)
-    monkeypatch.delenv("OSIM_EMB_NO_JIT")
-
-    def forbidden(m):
-        raise AssertionError("the reference right-hand side dispatched to the compiled model")
-
-    monkeypatch.setattr(dyn, "_compiled", forbidden)
-    y = np.linspace(-0.5, 0.5, 6)
-    out = fun(0.0, y)
-    ref = dyn.dynamics_terms(model, y[:3], y[3:])
-    expect = np.linalg.solve(ref.mass[0], ref.gravity[0] - ref.velocity_forces[0])
-    assert _rel(out[3:], expect) < 1e-14
+def test_parallel_batches_equal_one_state_at_a_time():
+    """A batch large enough to run in parallel chunks gives, state by state, the numbers of the serial kernel."""
+    from osim_emb.core import compiled_kernels as K
+    from osim_emb.core.compiled import PARALLEL_MIN_STATES
+    model = zoo_tree_model(2)
+    c = compiled_model(model)
+    n = 2 * PARALLEL_MIN_STATES + 3
+    q, qd, qdd = _states(model, n, 31)
+    ext = c.external_jets(q)
+    for mode in (K.MODE_TERMS, K.MODE_FORWARD, K.MODE_INVERSE, K.MODE_STATIC, K.MODE_MATRIX_N):
+        serial = K.batch(c.ints, c.flts, ext, q, qd, qdd, mode)
+        for chunks in (1, 3, 8):
+            *parallel, done = K.batch_parallel(c.ints, c.flts, ext, q, qd, qdd, mode, chunks)
+            assert done.all()
+            for a, b in zip(serial, parallel):
+                np.testing.assert_array_equal(a, b)
+    m, nqd, g = c.terms(q, qd)  # the dispatch (parallel when numba has more than one thread)
+    one = [c.terms(q[k:k + 1], qd[k:k + 1]) for k in (0, n // 2, n - 1)]
+    for k, (mk, nk, gk) in zip((0, n // 2, n - 1), one):
+        np.testing.assert_array_equal(m[k], mk[0])
+        np.testing.assert_array_equal(nqd[k], nk[0])
+        np.testing.assert_array_equal(g[k], gk[0])
 
 
 @needs_numba
@@ -338,26 +341,32 @@ def test_fast_rhs_checks_the_state_and_singular_mass_matrix():
         compiled_model(singular).ode_rhs()(0.0, np.zeros(4))
 
 
-def test_passive_swing_fast_and_reference_agree(monkeypatch):
-    """solve_ivp on the compiled right-hand side and on the numpy one: the same trajectory."""
+def test_energy_is_conserved_on_a_zoo_tree():
+    """A passive swing of a tree that uses the whole function zoo (external nodes included): kinetic plus potential
+    energy, the potential from the frame transforms (not from G), stays constant."""
     from scipy.integrate import solve_ivp
-    model = random_tree_model(n_joints=6, n_q=3, seed=1)
+    from osim_emb.core import kinematics as kin
+    model = zoo_tree_model(0, n_extra=0)
     rng = np.random.default_rng(5)
     y0 = np.concatenate([rng.uniform(-0.5, 0.5, model.n_q), rng.normal(size=model.n_q)])
-    runs = []
-    for flag in (["", "1"] if HAVE_NUMBA else ["1"]):
-        monkeypatch.setenv("OSIM_EMB_NO_JIT", flag)
-        sol = solve_ivp(dyn.ode_rhs(model), (0, 0.5), y0, method="DOP853", rtol=1e-11, atol=1e-11)
-        assert sol.success
-        runs.append(sol.y[:, -1])
-    assert np.abs(runs[0] - runs[-1]).max() < 1e-9
+
+    def energy(y):
+        q, qd = y[:model.n_q], y[model.n_q:]
+        t = kin.body_transforms(model, kin.forward_kinematics(model, q, order=0))[0]
+        v = -sum(b.mass * model.gravity @ (t[k] @ np.append(b.com, 1.0))[:3] for k, b in enumerate(model.bodies))
+        return 0.5 * qd @ dyn.mass_matrix(model, q)[0] @ qd + v
+
+    sol = solve_ivp(dyn.ode_rhs(model), (0, 0.3), y0, method="DOP853", rtol=1e-11, atol=1e-11)
+    assert sol.success
+    e = np.array([energy(y) for y in sol.y.T[:: max(1, sol.y.shape[1] // 10)]])
+    assert np.max(np.abs(e - e[0])) < 1e-7 * max(1.0, abs(e[0]))
 
 
 def test_kernels_as_plain_python():
-    """NUMBA_DISABLE_JIT=1: the very same kernels run as Python and give the same numbers."""
+    """NUMBA_DISABLE_JIT=1: the very same kernels run as Python and give the Kronecker forms' numbers."""
     script = r"""
 import numpy as np
-from osim_emb import dynamics as dyn
+from osim_emb.core import dynamics_kronecker as dk
 from osim_emb.core.compiled import compiled_model
 from osim_emb.core.synthetic import random_tree_model
 import osim_emb.core.compiled_kernels as K
@@ -365,13 +374,15 @@ assert not hasattr(K.rhs, "py_func")  # plain Python functions
 model = random_tree_model(n_joints=5, n_q=3, seed=1)
 rng = np.random.default_rng(0)
 q, qd = rng.uniform(-1, 1, (3, 3)), rng.normal(size=(3, 3))
-ref = dyn.dynamics_terms(model, q, qd)
 c = compiled_model(model)
 m, nqd, g = c.terms(q, qd)
 rel = lambda a, b: np.abs(a - b).max() / np.abs(b).max()
-assert rel(m, ref.mass) < 1e-12 and rel(nqd, ref.velocity_forces) < 1e-12 and rel(g, ref.gravity) < 1e-12
+for k in range(3):
+    assert rel(m[k], dk.mass_matrix_eq145(model, q[k])) < 1e-12
+    assert rel(nqd[k], dk.velocity_forces_eq126(model, q[k], qd[k])) < 1e-12
+    assert rel(g[k], dk.gravity_eq187(model, q[k])) < 1e-12
 out = c.rhs(np.concatenate([q[0], qd[0]]))
-acc = np.linalg.solve(ref.mass[0], ref.gravity[0] - ref.velocity_forces[0])
+acc = np.linalg.solve(m[0], g[0] - nqd[0])
 assert rel(out[3:], acc) < 1e-10
 print("ok")
 """

@@ -1,28 +1,38 @@
-"""Optional compiled kernels (numba).
+"""The compiled kernels' plumbing (numba, a core dependency).
 
-The package's results never depend on numba: every accelerated kernel has a
-numpy reference implementation it is tested against.  ``pip install
-'osim-emb[speed]'`` installs numba; setting OSIM_EMB_NO_JIT=1 disables it.
+Every algorithm of the core is written once, as a numba kernel (:mod:`osim_emb.core.compiled_kernels`);
+:func:`njit` and :data:`prange` fall back to the plain Python function and ``range`` when numba is missing,
+so the same kernels still run (slowly) and give the same numbers.  ``OSIM_EMB_NO_JIT=1`` is read by
+:func:`use_jit` only, for the numpy routes the paths layer still has; the dynamics and the kinematics do not
+consult it.
 """
 
 from __future__ import annotations
 
 import os
 
-__all__ = ["HAVE_NUMBA", "use_jit", "njit"]
+__all__ = ["HAVE_NUMBA", "use_jit", "njit", "prange", "thread_count"]
 
 try:  # pragma: no cover - depends on the environment
     import numba as _numba
 
     HAVE_NUMBA = True
+    prange = _numba.prange
 except ImportError:  # pragma: no cover
     _numba = None
     HAVE_NUMBA = False
+    prange = range
 
 
 def use_jit() -> bool:
-    """True when compiled kernels are available and not disabled by OSIM_EMB_NO_JIT=1."""
+    """True when compiled kernels are available and not disabled by OSIM_EMB_NO_JIT=1 (paths layer only)."""
     return HAVE_NUMBA and os.environ.get("OSIM_EMB_NO_JIT", "") not in ("1", "true", "yes")
+
+
+def thread_count() -> int:
+    """The number of threads numba's parallel kernels use (``NUMBA_NUM_THREADS``, ``numba.set_num_threads``); 1
+    without numba."""
+    return int(_numba.get_num_threads()) if HAVE_NUMBA else 1
 
 
 def njit(*args, **kwargs):

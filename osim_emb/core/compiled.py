@@ -20,11 +20,10 @@
   origin (from the pseudo-inertia J_i of Eq 131, summed over the bodies on the frame).
 
 Everything is packed into one int64 and one float64 array, which the kernels of
-:mod:`osim_emb.core.compiled_kernels` evaluate (with numba, ``pip install 'osim-emb[speed]'``).
-The compiled model is cached on the model (``model.compiled`` is not a field: use
-:func:`compiled_model`).  :mod:`osim_emb.core.dynamics` dispatches to it automatically when
-:func:`osim_emb.core._accel.use_jit` is true; set ``OSIM_EMB_NO_JIT=1`` to use the batched numpy code
-instead.
+:mod:`osim_emb.core.compiled_kernels` evaluate (numba).  The compiled model is cached on the model
+(``model.compiled`` is not a field: use :func:`compiled_model`).  It is the one implementation of the
+dynamics: every function of :mod:`osim_emb.core.dynamics` calls it, for one state or a batch (in
+parallel chunks from :data:`PARALLEL_MIN_STATES` states on).
 
 Packed layout (see the constants of :mod:`osim_emb.core.compiled_kernels`)::
 
@@ -44,6 +43,7 @@ from typing import Any, Callable
 import numpy as np
 
 from osim_emb.core import compiled_kernels as K
+from osim_emb.core._accel import thread_count
 from osim_emb.core.calculus import skew
 from osim_emb.core.closed_chains import ChainVariable
 from osim_emb.core.functions import (
@@ -64,7 +64,11 @@ from osim_emb.core.functions import (
 )
 from osim_emb.model import Model
 
-__all__ = ["CompiledModel", "compiled_model", "warm_up"]
+__all__ = ["CompiledModel", "compiled_model", "warm_up", "PARALLEL_MIN_STATES"]
+
+#: from this many states on, batches run in parallel chunks over numba's threads (below, the threads cost more
+#: than they save: a state takes a few microseconds)
+PARALLEL_MIN_STATES = 64
 
 _Q = "q"  # the inputs of a top-level joint variable: the generalized coordinates themselves
 
@@ -459,15 +463,26 @@ class CompiledModel:
         raise exc
 
     def _batch(self, q: np.ndarray, qd: np.ndarray | None, arg: np.ndarray | None, mode: int):
+        """The kernel :func:`~osim_emb.core.compiled_kernels.batch` over the states (in parallel chunks over
+        numba's threads from :data:`PARALLEL_MIN_STATES` states on): (M, N, N q̇, G, result)."""
         q = _writable(q)
         n = q.shape[0]
-        qd = np.zeros((n, self.n_q)) if qd is None else _writable(qd)
-        arg = np.zeros((n, self.n_q)) if arg is None else _writable(arg)
+        qd = self._zeros(n) if qd is None else _writable(qd)
+        arg = self._zeros(n) if arg is None else _writable(arg)
         ext = self.external_jets(q) if self.externals else self._no_ext
+        threads = thread_count()
         try:
+            if threads > 1 and n >= PARALLEL_MIN_STATES:
+                *out, done = K.batch_parallel(self.ints, self.flts, ext, q, qd, arg, mode, min(n, 4 * threads))
+                if done.all():
+                    return tuple(out)
+                # a chunk stopped on an error (errors do not leave numba's parallel region): raise it serially
             return K.batch(self.ints, self.flts, ext, q, qd, arg, mode)
         except ValueError as exc:
             self._explain(q, exc)
+
+    def _zeros(self, n: int) -> np.ndarray:
+        return np.zeros((n, self.n_q))
 
     def joint_variables(self, q: Any, qdot: Any):
         """f_i, ∇f_i (N, n, nq) and H_i q̇ (N, n, nq) of the n = n_frames - 1 compiled frames' joint variables
@@ -484,16 +499,21 @@ class CompiledModel:
 
     def terms(self, q: np.ndarray, qdot: np.ndarray | None = None):
         """M (N, nq, nq), N q̇ (N, nq) (None without qdot) and G (N, nq) at N states (arrays of shape (N, nq))."""
-        m, nqd, g, _ = self._batch(q, qdot, None, 0 if qdot is not None else 3)
+        m, _, nqd, g, _ = self._batch(q, qdot, None, K.MODE_TERMS if qdot is not None else K.MODE_STATIC)
         return m, (nqd if qdot is not None else None), g
+
+    def terms_with_velocity_matrix(self, q: np.ndarray, qdot: np.ndarray):
+        """M, the seed's velocity matrix N (Eq 126; N(q, q̇) q̇ = N q̇), N q̇ and G at N states."""
+        m, nmat, nqd, g, _ = self._batch(q, qdot, None, K.MODE_MATRIX_N)
+        return m, nmat, nqd, g
 
     def forward(self, q: np.ndarray, qdot: np.ndarray, tau: np.ndarray) -> np.ndarray:
         """q̈ = M⁻¹(G + τ − N q̇) at N states (Eq 198 with R F = τ)."""
-        return self._batch(q, qdot, tau, 1)[3]
+        return self._batch(q, qdot, tau, K.MODE_FORWARD)[4]
 
     def inverse(self, q: np.ndarray, qdot: np.ndarray, qddot: np.ndarray) -> np.ndarray:
         """τ = M q̈ + N q̇ − G at N states."""
-        return self._batch(q, qdot, qddot, 2)[3]
+        return self._batch(q, qdot, qddot, K.MODE_INVERSE)[4]
 
 
 def _writable(a: Any) -> np.ndarray:
@@ -539,3 +559,8 @@ def warm_up(model: Model | None = None) -> None:
     q = np.zeros((1, c.n_q))
     c.terms(q, q)
     c.terms(q)
+    c.terms_with_velocity_matrix(q, q)
+    c.forward(q, q, q)
+    if thread_count() > 1:
+        qs = np.zeros((PARALLEL_MIN_STATES, c.n_q))
+        c.terms(qs, qs)

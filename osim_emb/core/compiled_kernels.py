@@ -1,4 +1,4 @@
-"""Kernels of the compiled single-state dynamics (numba when available; plain Python otherwise).
+"""Kernels of the compiled dynamics, one state at a time or over a batch (numba; plain Python without it).
 
 They evaluate a model flattened by :mod:`osim_emb.core.compiled` into two arrays, ``ints`` (int64) and
 ``flts`` (float64), whose layout is described there.  Three passes per state:
@@ -26,7 +26,7 @@ import math
 
 import numpy as np
 
-from osim_emb.core._accel import njit
+from osim_emb.core._accel import njit, prange
 
 # -- opcodes of the joint-variable program (mirrored in osim_emb.core.compiled) ---------------------------
 OP_CONST = 0      # f = c
@@ -620,8 +620,11 @@ def eval_program(ints, flts, ext, q, qd, second, val, grad, hq):
 
 
 @njit(**_KW)
-def _frames(ints, flts, qd, second, val, grad, hq, rot, pos, xi, vel, acc):
-    """^0_iA_4 (rot, pos), Jacobian columns Ξ_i[k] (xi), twist V_i (vel) and a_i (acc) of every frame."""
+def _frames(ints, flts, qd, second, val, grad, hq, rot, pos, xi, vel, acc, dxi):
+    """^0_iA_4 (rot, pos), Jacobian columns Ξ_i[k] (xi), twist V_i (vel) and a_i (acc) of every frame; with
+    ``dxi`` of shape (n_frames, n_q, 6) (and ``second``) also dΞ_i[l]/dt = dΞ_pr(i)[l]/dt + (∇f_i)_l (V_pr(i) × S_i)
+    + (H_i q̇)_l S_i, the columns of the seed's velocity matrix N (Eq 126)."""
+    want_dxi = dxi.shape[0] > 0
     nq = ints[H_NQ]
     nf = ints[H_NFRAMES]
     of = ints[H_OFF_FRAMES]
@@ -635,6 +638,10 @@ def _frames(ints, flts, qd, second, val, grad, hq, rot, pos, xi, vel, acc):
     for c in range(6):
         vel[0, c] = 0.0
         acc[0, c] = 0.0
+    if want_dxi:
+        for k in range(nq):
+            for c in range(6):
+                dxi[0, k, c] = 0.0
     s6 = np.empty(6)
     lm = np.empty((3, 3))
     for i in range(1, nf):
@@ -719,6 +726,16 @@ def _frames(ints, flts, qd, second, val, grad, hq, rot, pos, xi, vel, acc):
             acc[i, 3] = acc[p, 3] + d1 * cv0 + d2 * s6[3]
             acc[i, 4] = acc[p, 4] + d1 * cv1 + d2 * s6[4]
             acc[i, 5] = acc[p, 5] + d1 * cv2 + d2 * s6[5]
+            if want_dxi:
+                for k in range(nq):
+                    g = grad[node, k]
+                    h = hq[node, k]
+                    dxi[i, k, 0] = dxi[p, k, 0] + g * cw0 + h * s6[0]
+                    dxi[i, k, 1] = dxi[p, k, 1] + g * cw1 + h * s6[1]
+                    dxi[i, k, 2] = dxi[p, k, 2] + g * cw2 + h * s6[2]
+                    dxi[i, k, 3] = dxi[p, k, 3] + g * cv0 + h * s6[3]
+                    dxi[i, k, 4] = dxi[p, k, 4] + g * cv1 + h * s6[4]
+                    dxi[i, k, 5] = dxi[p, k, 5] + g * cv2 + h * s6[5]
 
 
 @njit(**_KW)
@@ -755,8 +772,69 @@ def _shift(src, p, dst):
 
 
 @njit(**_KW)
-def _bodies(ints, flts, second, want_mass, rot, pos, xi, vel, acc, mass, nqd, grav, work):
-    """M (Eq 145), N q̇ (Eq 126, second part) and G (Eq 187) summed over the frames that carry mass.
+def _velocity_matrix_frame(io, h, m, xs, dxs, vp, nmat):
+    """nmat[k, l] += tr(Ξ̂[k] J⁰ (dΞ̂[l]/dt + Ξ̂[l] V̂)ᵀ) for one frame (the seed's N, Eq 126), all twists at the frame
+    origin.  The first part pairs twists, Ξ[k] · I dΞ[l]/dt; the second, Σ m (ω_k × r + v_k) · (ω_l × (ω_V × r + v_V))
+    over the mass elements r, is  -tr(ω̃_k P E) + (ω_k × h) · c + v_k · (P h + m c)  with P = ω̃_l ω̃_V, c = ω_l × v_V and
+    E = Σ m r rᵀ = tr(I_O)/2 - I_O."""
+    nq = xs.shape[0]
+    half = 0.5 * (io[0, 0] + io[1, 1] + io[2, 2])
+    e = np.empty((3, 3))
+    for r in range(3):
+        for c in range(3):
+            e[r, c] = (half if r == c else 0.0) - io[r, c]
+    pm = np.empty((3, 3))
+    qm = np.empty((3, 3))
+    idl = np.empty(6)
+    ph = np.empty(3)
+    cc = np.empty(3)
+    wv0 = vp[0]
+    wv1 = vp[1]
+    wv2 = vp[2]
+    for l in range(nq):
+        _inertia_apply(io, h, m, dxs[l], idl)
+        b0 = xs[l, 0]
+        b1 = xs[l, 1]
+        b2 = xs[l, 2]
+        dot = b0 * wv0 + b1 * wv1 + b2 * wv2
+        pm[0, 0] = wv0 * b0 - dot
+        pm[0, 1] = wv0 * b1
+        pm[0, 2] = wv0 * b2
+        pm[1, 0] = wv1 * b0
+        pm[1, 1] = wv1 * b1 - dot
+        pm[1, 2] = wv1 * b2
+        pm[2, 0] = wv2 * b0
+        pm[2, 1] = wv2 * b1
+        pm[2, 2] = wv2 * b2 - dot
+        for r in range(3):
+            for c in range(3):
+                qm[r, c] = pm[r, 0] * e[0, c] + pm[r, 1] * e[1, c] + pm[r, 2] * e[2, c]
+            ph[r] = pm[r, 0] * h[0] + pm[r, 1] * h[1] + pm[r, 2] * h[2]
+        cc[0] = b1 * vp[5] - b2 * vp[4]
+        cc[1] = b2 * vp[3] - b0 * vp[5]
+        cc[2] = b0 * vp[4] - b1 * vp[3]
+        t0 = qm[1, 2] - qm[2, 1]
+        t1 = qm[2, 0] - qm[0, 2]
+        t2 = qm[0, 1] - qm[1, 0]
+        for k in range(nq):
+            a0 = xs[k, 0]
+            a1 = xs[k, 1]
+            a2 = xs[k, 2]
+            s = 0.0
+            for c in range(6):
+                s += xs[k, c] * idl[c]
+            s -= a0 * t0 + a1 * t1 + a2 * t2
+            s += ((a1 * h[2] - a2 * h[1]) * cc[0] + (a2 * h[0] - a0 * h[2]) * cc[1]
+                  + (a0 * h[1] - a1 * h[0]) * cc[2])
+            s += (xs[k, 3] * (ph[0] + m * cc[0]) + xs[k, 4] * (ph[1] + m * cc[1])
+                  + xs[k, 5] * (ph[2] + m * cc[2]))
+            nmat[k, l] += s
+
+
+@njit(**_KW)
+def _bodies(ints, flts, second, want_mass, rot, pos, xi, vel, acc, dxi, mass, nmat, nqd, grav, work):
+    """M (Eq 145), N q̇ (Eq 126, second part) and G (Eq 187) summed over the frames that carry mass; with ``nmat`` of
+    shape (n_q, n_q) (and ``dxi`` from :func:`_frames`) also the matrix N itself (Eq 126, :func:`_velocity_matrix_frame`).
 
     Each frame's terms are evaluated about its own origin p_i (ground axes): the twists are shifted
     there, (w, v + w x p_i), and the spatial inertia is that of J_i about the frame origin, so that
@@ -768,12 +846,17 @@ def _bodies(ints, flts, second, want_mass, rot, pos, xi, vel, acc, mass, nqd, gr
     g0 = flts[0]
     g1 = flts[1]
     g2 = flts[2]
+    want_n = second and nmat.shape[0] > 0
     for k in range(nq):
         nqd[k] = 0.0
         grav[k] = 0.0
         if want_mass:
             for l in range(nq):
                 mass[k, l] = 0.0
+        if want_n:
+            for l in range(nq):
+                nmat[k, l] = 0.0
+    dxs = np.empty((nq if want_n else 0, 6))
     io = np.empty((3, 3))
     il = np.empty((3, 3))
     h = np.empty(3)
@@ -851,6 +934,12 @@ def _bodies(ints, flts, second, want_mass, rot, pos, xi, vel, acc, mass, nqd, gr
                 for c in range(6):
                     s += xs[k, c] * f6[c]
                 nqd[k] += s
+            if want_n:
+                for l in range(nq):
+                    _shift(dxi[i, l], p, tw)
+                    for c in range(6):
+                        dxs[l, c] = tw[c]
+                _velocity_matrix_frame(io, h, m, xs, dxs, vp, nmat)
     if want_mass:
         for k in range(nq):
             for l in range(k):
@@ -894,11 +983,11 @@ def _solve(a, b, x):
 
 
 @njit(**_KW)
-def _state(ints, flts, ext, q, qd, second, want_mass, val, grad, hq, rot, pos, xi, vel, acc,
-           mass, nqd, grav, work):
+def _state(ints, flts, ext, q, qd, second, want_mass, val, grad, hq, rot, pos, xi, vel, acc, dxi,
+           mass, nmat, nqd, grav, work):
     eval_program(ints, flts, ext, q, qd, second, val, grad, hq)
-    _frames(ints, flts, qd, second, val, grad, hq, rot, pos, xi, vel, acc)
-    _bodies(ints, flts, second, want_mass, rot, pos, xi, vel, acc, mass, nqd, grav, work)
+    _frames(ints, flts, qd, second, val, grad, hq, rot, pos, xi, vel, acc, dxi)
+    _bodies(ints, flts, second, want_mass, rot, pos, xi, vel, acc, dxi, mass, nmat, nqd, grav, work)
 
 
 @njit(**_KW)
@@ -971,7 +1060,8 @@ def rhs_springs(ints, flts, ext, y, tau, springs):
     grav = np.empty(nq)
     work = np.empty((nq, 12))
     yes = nq >= 0  # (a run-time boolean: the same specialisation of _state as ``batch`` uses)
-    _state(ints, flts, ext[0], q, qd, yes, yes, val, grad, hq, rot, pos, xi, vel, acc, mass, nqd, grav, work)
+    _state(ints, flts, ext[0], q, qd, yes, yes, val, grad, hq, rot, pos, xi, vel, acc, np.empty((0, nq, 6)),
+           mass, np.empty((0, nq)), nqd, grav, work)
     out = np.empty(2 * nq)
     b = np.empty(nq)
     x = np.empty(nq)
@@ -985,16 +1075,31 @@ def rhs_springs(ints, flts, ext, y, tau, springs):
     return out
 
 
+#: modes of :func:`batch`
+MODE_TERMS = 0     # M, N q̇, G
+MODE_FORWARD = 1   # q̈ = M⁻¹(G + τ − N q̇), arg = τ
+MODE_INVERSE = 2   # τ = M q̈ + N q̇ − G, arg = q̈
+MODE_STATIC = 3    # M and G only (no velocities)
+MODE_MATRIX_N = 4  # M, the matrix N, N q̇ and G
+
+
 @njit(**_KW)
-def batch(ints, flts, ext, q, qd, arg, mode):
-    """Over N states.  mode 0: M, N q̇, G (q̇ may be None-like, see ``second``); mode 1: forward dynamics
-    q̈ = M⁻¹(G + τ − N q̇) with arg = τ; mode 2: inverse dynamics τ = M q̈ + N q̇ − G with arg = q̈;
-    mode 3: M and G only (no velocities)."""
+def _batch_outputs(n, nq, mode):
+    """(M, N, N q̇, G, q̈ or τ) arrays for ``n`` states; the ones ``mode`` does not fill have length 0."""
+    with_m = mode == MODE_TERMS or mode == MODE_STATIC or mode == MODE_MATRIX_N
+    m_out = np.empty((n if with_m else 0, nq, nq))
+    n_out = np.empty((n if mode == MODE_MATRIX_N else 0, nq, nq))
+    res = np.empty((n if (mode == MODE_FORWARD or mode == MODE_INVERSE) else 0, nq))
+    return m_out, n_out, np.empty((n, nq)), np.empty((n, nq)), res
+
+
+@njit(**_KW)
+def _batch_range(ints, flts, ext, q, qd, arg, mode, start, stop, m_out, n_out, nqd_out, g_out, res):
+    """States start..stop-1 of :func:`batch` (one work space, reused from state to state)."""
     nq = ints[H_NQ]
     nn = ints[H_NNODES]
     nf = ints[H_NFRAMES]
-    n = q.shape[0]
-    second = mode != 3
+    second = mode != MODE_STATIC
     yes = nq >= 0
     val = np.empty(nn)
     grad = np.empty((nn, nq))
@@ -1004,43 +1109,66 @@ def batch(ints, flts, ext, q, qd, arg, mode):
     xi = np.empty((nf, nq, 6))
     vel = np.empty((nf, 6))
     acc = np.empty((nf, 6))
+    dxi = np.empty((nf if mode == MODE_MATRIX_N else 0, nq, 6))
+    nmat = np.empty((nq if mode == MODE_MATRIX_N else 0, nq))
     work = np.empty((nq, 12))
     b = np.empty(nq)
     x = np.empty(nq)
-    m_out = np.empty((n if (mode == 0 or mode == 3) else 0, nq, nq))
-    nqd_out = np.zeros((n, nq))
-    g_out = np.zeros((n, nq))
-    res = np.zeros((n if (mode == 1 or mode == 2) else 0, nq))
     mass = np.empty((nq, nq))
     nqd = np.empty(nq)
     grav = np.empty(nq)
     qs = np.empty(nq)
     qds = np.empty(nq)
-    for s in range(n):
+    for s in range(start, stop):
         ext_s = ext[s] if ext.shape[0] > 1 else ext[0]
         for k in range(nq):
             qs[k] = q[s, k]
             qds[k] = qd[s, k]
-        _state(ints, flts, ext_s, qs, qds, second, yes, val, grad, hq, rot, pos, xi, vel, acc,
-               mass, nqd, grav, work)
+        _state(ints, flts, ext_s, qs, qds, second, yes, val, grad, hq, rot, pos, xi, vel, acc, dxi,
+               mass, nmat, nqd, grav, work)
         for k in range(nq):
             nqd_out[s, k] = nqd[k]
             g_out[s, k] = grav[k]
-        if mode == 0 or mode == 3:
-            m_out[s] = mass
-        elif mode == 1:
+        if mode == MODE_FORWARD:
             for k in range(nq):
-                b[k] = g_out[s, k] - nqd_out[s, k] + arg[s, k]
+                b[k] = grav[k] - nqd[k] + arg[s, k]
             _solve(mass, b, x)
             for k in range(nq):
                 res[s, k] = x[k]
-        else:
+        elif mode == MODE_INVERSE:
             for k in range(nq):
                 t = 0.0
                 for l in range(nq):
                     t += mass[k, l] * arg[s, l]
-                res[s, k] = t + nqd_out[s, k] - g_out[s, k]
-    return m_out, nqd_out, g_out, res
+                res[s, k] = t + nqd[k] - grav[k]
+        else:
+            m_out[s] = mass
+            if mode == MODE_MATRIX_N:
+                n_out[s] = nmat
+
+
+@njit(**_KW)
+def batch(ints, flts, ext, q, qd, arg, mode):
+    """Over N states (q, q̇, arg of shape (N, n_q); ext (N or 1, n_external, ...)), one after the other: returns
+    (M, N, N q̇, G, result) as :data:`MODE_TERMS` ... :data:`MODE_MATRIX_N` ask (unused outputs have length 0)."""
+    m_out, n_out, nqd_out, g_out, res = _batch_outputs(q.shape[0], ints[H_NQ], mode)
+    _batch_range(ints, flts, ext, q, qd, arg, mode, 0, q.shape[0], m_out, n_out, nqd_out, g_out, res)
+    return m_out, n_out, nqd_out, g_out, res
+
+
+@njit(parallel=True, **_KW)
+def batch_parallel(ints, flts, ext, q, qd, arg, mode, n_chunks):
+    """:func:`batch` with the states split into ``n_chunks`` contiguous chunks evaluated in parallel (numba's
+    threads): the same numbers, state by state, and ``done`` (n_chunks,).  An error inside a parallel region does
+    not propagate: it ends its chunk, whose ``done`` stays 0, and the caller must then run :func:`batch` to raise it."""
+    n = q.shape[0]
+    m_out, n_out, nqd_out, g_out, res = _batch_outputs(n, ints[H_NQ], mode)
+    done = np.zeros(n_chunks, dtype=np.int64)
+    for c in prange(n_chunks):
+        _batch_range(ints, flts, ext, q, qd, arg, mode, (c * n) // n_chunks, ((c + 1) * n) // n_chunks,
+                     m_out, n_out, nqd_out, g_out, res)
+        done[c] = 1
+    return m_out, n_out, nqd_out, g_out, res, done
 
 
 @njit(**_KW)

@@ -12,32 +12,32 @@ with J_i the pseudo-inertia of Eq 131.  Written with traces these are
     N[k, l]  = sum_i tr( dA_i/dq_k  J_i  (d/dt dA_i/dq_l)^T )      (so that N qdot = sum_i ... d2A_i/dq^2 [qdot, qdot])
     G[k]     = sum_i m_i g . d(^0 r_cm,i)/dq_k
 
-and with dA_i/dq_k = Xi_i[k]^ A_i (see :mod:`osim_emb.core.kinematics`) they are
-evaluated for a batch of states with array operations, one 4x4 trace per
-frame and pair (k, l): no product whose size grows as n_q^4.  The printed
-Eq 147 repeats Eq 145 (an extraction error); N is derived here from the second
-part of Eq 126 and tested against it (:mod:`osim_emb.core.dynamics_kronecker`).
+and with dA_i/dq_k = Xi_i[k]^ A_i (see :mod:`osim_emb.core.kinematics`) every trace pairs spatial vectors:
+tr(a^ J_i b^T) = a . I_i b for twists a, b and the spatial inertia I_i of J_i.  The printed Eq 147 repeats
+Eq 145 (an extraction error); N is derived here from the second part of Eq 126 and tested against it
+(:mod:`osim_emb.core.dynamics_kronecker`).
+
+One implementation computes these numbers: the model compiled once into flat arrays
+(:mod:`osim_emb.core.compiled`) and evaluated by the kernels of :mod:`osim_emb.core.compiled_kernels`, a few
+microseconds per state, over any batch of states (in parallel over numba's threads for large batches).  Joint
+functions the compiled program cannot flatten are evaluated in Python first (its "external" nodes), so every
+model runs through it.  The independent references the tests use are the literal Kronecker forms
+(:mod:`osim_emb.core.dynamics_kronecker`), finite differences of the kinetic and potential energies
+(Lagrange's equations) and OpenSim.
 
 State is passed as arrays: q, qdot, qddot of shape (N, n_q) or (n_q,).
-
-Two implementations compute these numbers.  :func:`dynamics_terms` (and :func:`velocity_matrix`)
-is the batched numpy reference described above.  When numba is available (``osim-emb[speed]``)
-and not disabled (``OSIM_EMB_NO_JIT=1``), :func:`ode_rhs`, :func:`forward_dynamics`,
-:func:`inverse_dynamics`, :func:`mass_matrix`, :func:`velocity_terms` and :func:`gravity_forces`
-use the model compiled once into flat arrays (:mod:`osim_emb.core.compiled`): the same sums written
-with spatial inertias, a few microseconds per state instead of a millisecond, equal to the
-reference to rounding (tests/test_dynamics_fast.py).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Callable
 
 import numpy as np
 
-from osim_emb.core._accel import use_jit
-from osim_emb.core.kinematics import FrameKinematics, forward_kinematics, joint_variables, motion_cross, twist_matrix
+from osim_emb.core.compiled import compiled_model
+from osim_emb.core.kinematics import FrameKinematics, forward_kinematics
 from osim_emb.model import Model
 
 __all__ = [
@@ -56,13 +56,20 @@ __all__ = [
 
 @dataclass
 class DynamicsTerms:
-    """M (N, nq, nq), N (N, nq, nq), N qdot (N, nq) and G (N, nq) at a batch of states."""
+    """M (N, nq, nq), N (N, nq, nq), N qdot (N, nq) and G (N, nq) at a batch of states (N and N qdot are None
+    without speeds); ``kinematics``: the frame kinematics (order 1) of ``model.dynamics_model`` at q, computed on
+    first access."""
 
     mass: np.ndarray
     velocity: np.ndarray | None
     velocity_forces: np.ndarray | None
     gravity: np.ndarray
-    kinematics: FrameKinematics
+    model: Model = field(repr=False)
+    q: np.ndarray = field(repr=False)
+
+    @cached_property
+    def kinematics(self) -> FrameKinematics:
+        return forward_kinematics(self.model.dynamics_model, self.q, order=1)
 
 
 def _states(model: Model, *arrays: Any) -> list[np.ndarray]:
@@ -78,67 +85,16 @@ def _states(model: Model, *arrays: Any) -> list[np.ndarray]:
     return [np.broadcast_to(a, (n, model.n_q)) for a in out]
 
 
-def _massive_frames(model: Model) -> np.ndarray:
-    pj = model.frame_pseudo_inertia
-    return np.flatnonzero(np.abs(pj).reshape(len(pj), -1).max(axis=1) > 0)
-
-
-def _jacobian_rates(model: Model, kin: FrameKinematics, qdot: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Spatial velocity V_i (N, nf, 6) and the time derivative of the Jacobian columns dXi_i[l]/dt (N, nf, nq, 6).
-
-    Recursion: dXi_i[l]/dt = dXi_pr[l]/dt + (V_pr x S_i) (grad f_i)_l + S_i (H_i qdot)_l.
-    """
-    n, nf, nq = kin.q.shape[0], model.n_frames, model.n_q
-    vel = np.einsum("nfkc,nk->nfc", kin.jacobian, qdot)
-    djac = np.zeros((n, nf, nq, 6))
-    grad, hess = kin.variables.gradient, kin.variables.hessian
-    for i, joint in enumerate(model.joints, start=1):
-        p = joint.parent
-        s = kin.joint_twists[:, i]
-        ds = motion_cross(vel[:, p], s)  # dS_i/dt
-        hq = np.einsum("nkl,nl->nk", hess[:, i], qdot)
-        djac[:, i] = djac[:, p] + grad[:, i][:, :, None] * ds[:, None, :] + hq[:, :, None] * s[:, None, :]
-    return vel, djac
-
-
 def dynamics_terms(model: Model, q: Any, qdot: Any | None = None) -> DynamicsTerms:
-    """M, N, N qdot and G at a batch of states (qdot omitted: M and G only)."""
+    """M, N, N qdot and G at a batch of states (qdot omitted: M and G only), one kernel call."""
+    c = compiled_model(model)
     if qdot is None:
         (q,) = _states(model, q)
-    else:
-        q, qdot = _states(model, q, qdot)
-    model = model.dynamics_model  # massless leaf frames (moving via points) do not enter M, N, G
-    q = np.ascontiguousarray(q)
-    order = 2 if qdot is not None else 1
-    kin = forward_kinematics(model, q, order=1, variables=joint_variables(model, q, order))
-    frames = _massive_frames(model)
-    a = kin.transforms[:, frames]
-    j0 = a @ model.frame_pseudo_inertia[frames] @ np.swapaxes(a, -1, -2)  # pseudo-inertia in ground
-    x = twist_matrix(kin.jacobian[:, frames])  # (N, F, nq, 4, 4) = dA/dq_k A^-1
-    xj = np.einsum("nfkab,nfbc->nfkac", x, j0)
-    mass = np.einsum("nfkac,nflac->nkl", xj, x)
-    h = j0[..., :3, 3]  # m * com in ground
-    m = j0[..., 3, 3]
-    w, v = kin.jacobian[:, frames, :, :3], kin.jacobian[:, frames, :, 3:]
-    gvec = model.gravity
-    gravity = (np.einsum("nfkc,nfc->nk", np.cross(w, h[:, :, None, :]), np.broadcast_to(gvec, h.shape))
-               + np.einsum("nfkc,c,nf->nk", v, gvec, m))
-    nmat = nq_forces = None
-    if qdot is not None:
-        qdot = np.ascontiguousarray(qdot)
-        vel, djac = _jacobian_rates(model, kin, qdot)
-        y = twist_matrix(djac[:, frames]) + x @ twist_matrix(vel[:, frames])[:, :, None]
-        nmat = np.einsum("nfkac,nflac->nkl", xj, y)
-        nq_forces = np.einsum("nkl,nl->nk", nmat, qdot)
-    return DynamicsTerms(mass, nmat, nq_forces, gravity, kin)
-
-
-def _compiled(model: Model):
-    """The compiled model when the fast path is on (numba present and not disabled), else None."""
-    if not use_jit():
-        return None
-    from osim_emb.core.compiled import compiled_model
-    return compiled_model(model)
+        mass, _, gravity = c.terms(q)
+        return DynamicsTerms(mass, None, None, gravity, model, q)
+    q, qdot = _states(model, q, qdot)
+    mass, nmat, nqd, gravity = c.terms_with_velocity_matrix(q, qdot)
+    return DynamicsTerms(mass, nmat, nqd, gravity, model, q)
 
 
 def mass_matrix(model: Model, q: Any) -> np.ndarray:
@@ -166,11 +122,8 @@ def mass_matrix(model: Model, q: Any) -> np.ndarray:
     >>> M.shape, bool(np.allclose(M, M.transpose(0, 2, 1))), bool((np.linalg.eigvalsh(M) > 0).all())
     ((2, 3, 3), True, True)
     """
-    fast = _compiled(model)
-    if fast is not None:
-        (q,) = _states(model, q)
-        return fast.terms(q)[0]
-    return dynamics_terms(model, q).mass
+    (q,) = _states(model, q)
+    return compiled_model(model).terms(q)[0]
 
 
 def gravity_forces(model: Model, q: Any) -> np.ndarray:
@@ -201,16 +154,14 @@ def gravity_forces(model: Model, q: Any) -> np.ndarray:
     >>> bool(np.allclose(oe.forward_dynamics(model, q, np.zeros_like(q)), qddot))
     True
     """
-    fast = _compiled(model)
-    if fast is not None:
-        (q,) = _states(model, q)
-        return fast.terms(q)[2]
-    return dynamics_terms(model, q).gravity
+    (q,) = _states(model, q)
+    return compiled_model(model).terms(q)[2]
 
 
 def velocity_matrix(model: Model, q: Any, qdot: Any) -> np.ndarray:
-    """N(q, qdot) (Eqs 146, 190), (N, nq, nq)."""
-    return dynamics_terms(model, q, qdot).velocity
+    """N(q, qdot) (Eqs 126, 146, 190), (N, nq, nq): N(q, qdot) qdot = :func:`velocity_terms`."""
+    q, qdot = _states(model, q, qdot)
+    return compiled_model(model).terms_with_velocity_matrix(q, qdot)[1]
 
 
 def velocity_terms(model: Model, q: Any, qdot: Any) -> np.ndarray:
@@ -242,11 +193,8 @@ def velocity_terms(model: Model, q: Any, qdot: Any) -> np.ndarray:
     >>> bool(np.allclose(oe.velocity_terms(model, q, 2 * qdot), 4 * oe.velocity_terms(model, q, qdot)))
     True
     """
-    fast = _compiled(model)
-    if fast is not None:
-        q, qdot = _states(model, q, qdot)
-        return fast.terms(q, qdot)[1]
-    return dynamics_terms(model, q, qdot).velocity_forces
+    q, qdot = _states(model, q, qdot)
+    return compiled_model(model).terms(q, qdot)[1]
 
 
 def inverse_dynamics(model: Model, q: Any, qdot: Any, qddot: Any) -> np.ndarray:
@@ -275,11 +223,7 @@ def inverse_dynamics(model: Model, q: Any, qdot: Any, qddot: Any) -> np.ndarray:
     True
     """
     q, qdot, qddot = _states(model, q, qdot, qddot)
-    fast = _compiled(model)
-    if fast is not None:
-        return fast.inverse(q, qdot, qddot)
-    t = dynamics_terms(model, q, qdot)
-    return np.einsum("nkl,nl->nk", t.mass, qddot) + t.velocity_forces - t.gravity
+    return compiled_model(model).inverse(q, qdot, qddot)
 
 
 def forward_dynamics(model: Model, q: Any, qdot: Any, tau: Any = 0.0) -> np.ndarray:
@@ -315,16 +259,7 @@ def forward_dynamics(model: Model, q: Any, qdot: Any, tau: Any = 0.0) -> np.ndar
     True
     """
     q, qdot = _states(model, q, qdot)
-    fast = _compiled(model)
-    if fast is not None:
-        return fast.forward(q, qdot, np.broadcast_to(np.asarray(tau, dtype=float), q.shape))
-    return _forward_reference(model, q, qdot, tau)
-
-
-def _forward_reference(model: Model, q: np.ndarray, qdot: np.ndarray, tau: Any) -> np.ndarray:
-    t = dynamics_terms(model, q, qdot)
-    rhs = t.gravity - t.velocity_forces + np.broadcast_to(np.asarray(tau, dtype=float), t.gravity.shape)
-    return np.linalg.solve(t.mass, rhs[..., None])[..., 0]
+    return compiled_model(model).forward(q, qdot, np.broadcast_to(np.asarray(tau, dtype=float), q.shape))
 
 
 def point_force_generalized(kin: FrameKinematics, frame: int, r: Any, force: Any) -> np.ndarray:
@@ -340,21 +275,7 @@ def ode_rhs(model: Model, generalized_forces: Callable[[float, np.ndarray, np.nd
     ``generalized_forces(t, q, qdot)`` returns tau (n_q,) added to G (e.g. R(q) F_mt
     or actuator torques); omitted: a passive system under gravity.
 
-    With numba (and ``OSIM_EMB_NO_JIT`` unset when this is called) the function evaluates the
-    compiled model (:meth:`osim_emb.core.compiled.CompiledModel.ode_rhs`): M, N q̇ and G of Eqs 145,
-    126 and 187 and the solve for q̈ in one kernel call, a few microseconds; otherwise
-    forward dynamics on the numpy reference (:func:`dynamics_terms`).
+    The function evaluates the compiled model (:meth:`osim_emb.core.compiled.CompiledModel.ode_rhs`): M, N q̇
+    and G of Eqs 145, 126 and 187 and the solve for q̈ in one kernel call, a few microseconds.
     """
-    fast = _compiled(model)
-    if fast is not None:
-        return fast.ode_rhs(generalized_forces)
-    nq = model.n_q
-
-    def fun(t: float, y: np.ndarray) -> np.ndarray:
-        q, qd = y[:nq], y[nq:]
-        tau = 0.0 if generalized_forces is None else generalized_forces(t, q, qd)
-        q2, qd2 = _states(model, q, qd)
-        qdd = _forward_reference(model, q2, qd2, tau)[0]
-        return np.concatenate([qd, qdd])
-
-    return fun
+    return compiled_model(model).ode_rhs(generalized_forces)

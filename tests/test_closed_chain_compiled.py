@@ -99,8 +99,9 @@ def test_kernel_failure_raises_the_detailed_error():
         dyn.forward_dynamics(model, [[np.pi, 0.0]], [[0.0, 0.0]])
     with pytest.raises(AssemblyError, match="cannot assemble"):
         dyn.ode_rhs(model)(0.0, np.array([np.pi, 0.0, 0.0, 0.0]))
-    q = np.full((150, 2), 0.1)  # a batch large enough for the parallel kernel: the error is not lost there
-    q[97] = [np.pi, 0.0]
+    from osim_emb.core.compiled import PARALLEL_MIN_STATES
+    q = np.full((PARALLEL_MIN_STATES + 50, 2), 0.1)  # large enough for the parallel kernel: the error is not lost
+    q[PARALLEL_MIN_STATES - 3] = [np.pi, 0.0]
     with pytest.raises(AssemblyError, match="cannot assemble"):
         dyn.forward_dynamics(model, q, np.zeros_like(q))
 

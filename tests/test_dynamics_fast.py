@@ -308,7 +308,7 @@ def test_parallel_batches_equal_one_state_at_a_time():
     from osim_emb.core.compiled import PARALLEL_MIN_STATES
     model = zoo_tree_model(2)
     c = compiled_model(model)
-    n = 2 * PARALLEL_MIN_STATES + 3
+    n = 67
     q, qd, qdd = _states(model, n, 31)
     ext = c.external_jets(q)
     for mode in (K.MODE_TERMS, K.MODE_FORWARD, K.MODE_INVERSE, K.MODE_STATIC, K.MODE_MATRIX_N):
@@ -318,6 +318,8 @@ def test_parallel_batches_equal_one_state_at_a_time():
             assert done.all()
             for a, b in zip(serial, parallel):
                 np.testing.assert_array_equal(a, b)
+    n = PARALLEL_MIN_STATES + 1
+    q, qd, _ = _states(model, n, 32)
     m, nqd, g = c.terms(q, qd)  # the dispatch (parallel when numba has more than one thread)
     one = [c.terms(q[k:k + 1], qd[k:k + 1]) for k in (0, n // 2, n - 1)]
     for k, (mk, nk, gk) in zip((0, n // 2, n - 1), one):

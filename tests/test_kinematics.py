@@ -133,3 +133,44 @@ def test_seed_form_joints():
     # Eq 39 is Rodrigues' formula
     from scipy.spatial.transform import Rotation
     np.testing.assert_allclose(rotation_about_axis(v_d, 0.7), Rotation.from_rotvec(0.7 * v_d).as_matrix(), atol=1e-15)
+
+
+def test_parallel_batch_equals_serial_and_kernel_is_callable_from_njit():
+    """The compiled recursion over a batch in parallel gives bitwise the serial numbers, and its single-configuration
+    entry points (the contract for other kernels, e.g. the paths kernel) run inside another njit function."""
+    from osim_emb.core import kinematics_kernels as KK
+    from osim_emb.core._accel import njit
+    model = MODELS[1]
+    rng = np.random.default_rng(6)
+    q = rng.uniform(-1, 1, (9, model.n_q))
+    jv = kin.joint_variables(model, q, order=2)
+    tree = KK.frame_tree(model)
+    nf, nq = model.n_frames, model.n_q
+    outs = []
+    for kernel in (KK._batch_serial, KK._batch_parallel):
+        out = (np.empty((9, nf, 3, 3)), np.empty((9, nf, 3)), np.empty((9, nf, 6)), np.empty((9, nf, nq, 6)),
+               np.empty((9, nf, nq, nq, 6)))
+        kernel(2, jv.value, jv.gradient, jv.hessian, *tree.arrays(), *out)
+        outs.append(out)
+    for a, b in zip(*outs):
+        np.testing.assert_array_equal(a, b)
+
+    @njit(cache=False)
+    def point_jacobian_of_last_frame(val, grad, parent, revolute, offs, axes, vt, vt2, r):
+        nf, nq = grad.shape
+        rot, pos, twist = np.empty((nf, 3, 3)), np.empty((nf, 3)), np.empty((nf, 6))
+        jac = np.empty((nf, nq, 6))
+        KK.frame_kinematics(val, grad, parent, revolute, offs, axes, vt, vt2, rot, pos, twist, jac)
+        p = rot[nf - 1] @ r + pos[nf - 1]
+        out = np.empty((3, nq))
+        for k in range(nq):
+            w = jac[nf - 1, k]
+            out[0, k] = w[1] * p[2] - w[2] * p[1] + w[3]
+            out[1, k] = w[2] * p[0] - w[0] * p[2] + w[4]
+            out[2, k] = w[0] * p[1] - w[1] * p[0] + w[5]
+        return out
+
+    r = np.array([0.1, -0.2, 0.05])
+    fk = kin.forward_kinematics(model, q[:1], order=1)
+    got = point_jacobian_of_last_frame(jv.value[0], np.ascontiguousarray(jv.gradient[0]), *tree.arrays(), r)
+    np.testing.assert_allclose(got, kin.point_jacobians(fk, nf - 1, r)[0], atol=1e-14)

@@ -66,9 +66,10 @@ from osim_emb.model import Model
 
 __all__ = ["CompiledModel", "compiled_model", "warm_up", "PARALLEL_MIN_STATES"]
 
-#: from this many states on, batches run in parallel chunks over numba's threads (below, the threads cost more
-#: than they save: a state takes a few microseconds)
-PARALLEL_MIN_STATES = 64
+#: from this many states on, batches run in parallel chunks over numba's threads.  A state takes ~5 µs; below
+#: ~10 ms of work the threads' start and, on a loaded machine, their waiting for a core cost more than they save
+#: (measured on 2 shared cores: docs/dynamics.md)
+PARALLEL_MIN_STATES = 2048
 
 _Q = "q"  # the inputs of a top-level joint variable: the generalized coordinates themselves
 

@@ -2,8 +2,9 @@
 
 The seed writes the derivatives of B_i = ^0_iA_4^T with the Kronecker calculus
 (Eqs 74-99); :mod:`osim_emb.core.kinematics_kronecker` implements those formulas
-literally.  This module computes the same numbers for a batch of N
-configurations with array operations, through the identity behind Eqs 75-76:
+literally (the independent test reference).  This module computes the same numbers for a batch of N
+configurations with one compiled recursion (:mod:`osim_emb.core.kinematics_kernels`), through the
+identity behind Eqs 75-76:
 
     d(^0_iA_4)/dq_k = sum_{j in Anc(i) U {i}} W_ji (grad f_j)_k
                     = ( sum_j S_j (grad f_j)_k ) ^0_iA_4,     S_j = ^0_jA_4 ^A_j (^0_jA_4)^-1,
@@ -27,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from osim_emb.core.kinematics_kernels import batch_frame_kinematics, frame_tree
 from osim_emb.model import Model
 
 __all__ = [
@@ -129,77 +131,26 @@ def twist_matrix(xi: np.ndarray) -> np.ndarray:
 
 def forward_kinematics(model: Model, q: Any, order: int = 1,
                        variables: JointVariables | None = None) -> FrameKinematics:
-    """Transforms ^0_iA_4 of every frame (order 0), their first (order 1) and second (order 2) derivatives."""
+    """Transforms ^0_iA_4 of every frame (order 0), their first (order 1) and second (order 2) derivatives.
+
+    The joint variables come from :func:`joint_variables` (or ``variables``); the recursion is the compiled
+    :func:`osim_emb.core.kinematics_kernels.batch_frame_kinematics` (parallel over configurations for large
+    batches).
+    """
     q = _as_q(model, q)
     if variables is None:
         variables = joint_variables(model, q, order)
-    n, nq, nf = q.shape[0], model.n_q, model.n_frames
-    # frame-major work arrays: one contiguous block per frame
-    rot = np.empty((nf, n, 3, 3))
-    pos = np.empty((nf, n, 3))
-    rot[0] = np.eye(3)
-    pos[0] = 0.0
-    twists = jac = djac = None
-    if order >= 1:
-        twists = np.zeros((nf, n, 6))
-        jac = np.zeros((nf, n, nq, 6))
-    if order >= 2:
-        djac = np.zeros((nf, n, nq, nq, 6))
-    f = np.ascontiguousarray(variables.value.T)
-    grad = np.ascontiguousarray(np.moveaxis(variables.gradient, 1, 0)) if order >= 1 else None
-    for i, joint in enumerate(model.joints, start=1):
-        p = joint.parent
-        c = joint.offset
-        # ^0_iA_4 = ^0_pA_4 C_i exp(^A_i f_i)
-        r_c = rot[p] @ c[:3, :3]
-        o_c = pos[p] + rot[p] @ c[:3, 3]
-        if joint.is_revolute:
-            rot[i] = r_c @ _axis_rotation(joint, f[i])
-            pos[i] = o_c
-        else:
-            rot[i] = r_c
-            pos[i] = o_c + (r_c @ joint.axis)[None, :] * f[i][:, None] if n else o_c
-        if order < 1:
-            continue
-        axis_ground = r_c @ joint.axis  # (N, 3): the axis is invariant under the joint's own motion
-        s = twists[i]
-        if joint.is_revolute:
-            s[:, :3] = axis_ground
-            s[:, 3:] = cross3(o_c, axis_ground)
-        else:
-            s[:, 3:] = axis_ground
-        g = grad[i]  # (N, nq)
-        np.add(jac[p], g[:, :, None] * s[:, None, :], out=jac[i])
-        if order >= 2:
-            # d S_i / dq_l = [Xi_pr(i)[l], S_i]
-            ds = motion_cross(jac[p], s[:, None, :])  # (N, nq[l], 6)
-            djac[i] = (djac[p]
-                       + g[:, :, None, None] * ds[:, None, :, :]
-                       + variables.hessian[:, i][:, :, :, None] * s[:, None, None, :])
+    n, nf = q.shape[0], model.n_frames
+    rot, pos, twists, jac, djac = batch_frame_kinematics(
+        frame_tree(model), order, variables.value, variables.gradient if order >= 1 else None,
+        variables.hessian if order >= 2 else None)
     a = np.zeros((n, nf, 4, 4))
-    a[:, :, :3, :3] = np.moveaxis(rot, 0, 1)
-    a[:, :, :3, 3] = np.moveaxis(pos, 0, 1)
+    a[:, :, :3, :3] = rot
+    a[:, :, :3, 3] = pos
     a[:, :, 3, 3] = 1.0
-    if order >= 1:
-        twists = np.moveaxis(twists, 0, 1)
-        jac = np.moveaxis(jac, 0, 1)
-    if order >= 2:
-        djac = np.moveaxis(djac, 0, 1)
-    return FrameKinematics(q, variables, a, twists, jac, djac)
-
-
-def _axis_rotation(joint, angle: np.ndarray) -> np.ndarray:
-    """Eq 39 for a batch of angles (N, 3, 3), with the joint's cached skew matrices."""
-    cache = joint.__dict__.get("_skew_cache")
-    if cache is None:
-        from osim_emb.core.calculus import skew
-        vt = skew(joint.axis)
-        cache = (vt, vt @ vt)
-        object.__setattr__(joint, "_skew_cache", cache)
-    vt, vt2 = cache
-    s = np.sin(angle)[:, None, None]
-    h = (1.0 - np.cos(angle))[:, None, None]
-    return np.eye(3) + vt * s + vt2 * h
+    if order < 1:
+        return FrameKinematics(q, variables, a)
+    return FrameKinematics(q, variables, a, twists, jac, djac if order >= 2 else None)
 
 
 def frame_transforms(model: Model, q: Any) -> np.ndarray:

@@ -27,11 +27,12 @@ parallel chunks from :data:`PARALLEL_MIN_STATES` states on).
 
 Packed layout (see the constants of :mod:`osim_emb.core.compiled_kernels`)::
 
-    ints[0:8]   n_q, n_nodes, n_frames (ground included), n_massive, offsets of the node, frame and
-                mass tables, n_external
+    ints[0:10]  n_q, n_nodes, n_frames (ground included), n_massive, offsets of the node, frame and
+                mass tables, n_external, offsets of the tree (ints, flts)
     node n      op, first input (index into ints), number of inputs, int parameters, float parameters
-    frame i     parent, kind (0 revolute, 1 prismatic), node of f_i, float parameters (33: axis seen from
-                the parent frame R_off a, R_off, p_off, R_off ~a, R_off ~a^2)
+    frame i     parent, kind (0 revolute, 1 prismatic), node of f_i
+    tree        parent and revolute (ints), offsets C_i, axes a_i, ã_i, ã_i² (flts) of every compiled frame: the
+                arrays of the one frame recursion, osim_emb.core.kinematics_kernels.frame_kinematics
     mass e      frame, float parameters (13: m, m c, inertia about the frame origin, frame coordinates)
     flts[0:3]   gravity
 """
@@ -316,12 +317,21 @@ class CompiledModel:
         off_frames = len(ints)
         ints.extend([0] * K.FRAME_STRIDE)  # the ground
         for parent, kind, node, axis, offset in frames:
-            r = offset[:3, :3]
-            ka = r @ skew(axis)
-            fp = len(flts)
-            flts.extend((r @ axis).tolist() + r.ravel().tolist() + offset[:3, 3].tolist()
-                        + ka.ravel().tolist() + (ka @ skew(axis)).ravel().tolist())
-            ints.extend((parent, kind, node, fp))
+            ints.extend((parent, kind, node))
+        # the tree arrays of the frame recursion (kinematics_kernels.frame_kinematics)
+        off_tree = len(ints)
+        ints.extend([0] + [fr[0] for fr in frames])
+        ints.extend([0] + [int(fr[1] == 0) for fr in frames])
+        off_tree_floats = len(flts)
+        geometry = [(np.zeros((4, 4)), np.zeros(3))] + [(fr[4], np.asarray(fr[3], dtype=float)) for fr in frames]
+        for offset, _ in geometry:
+            flts.extend(np.asarray(offset, dtype=float).ravel().tolist())
+        for _, axis in geometry:
+            flts.extend(axis.tolist())
+        for _, axis in geometry:
+            flts.extend(skew(axis).ravel().tolist())
+        for _, axis in geometry:
+            flts.extend((skew(axis) @ skew(axis)).ravel().tolist())
         off_mass = len(ints)
         for i in massive:
             j = pj[i]
@@ -338,6 +348,8 @@ class CompiledModel:
         ints[K.H_OFF_FRAMES] = off_frames
         ints[K.H_OFF_MASS] = off_mass
         ints[K.H_NEXT] = len(b.externals)
+        ints[K.H_OFF_TREE] = off_tree
+        ints[K.H_OFF_TREE_FLOATS] = off_tree_floats
         self.ints = np.array(ints, dtype=np.int64)
         self.flts = np.array(flts, dtype=np.float64)
         self.ints.setflags(write=False)

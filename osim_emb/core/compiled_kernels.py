@@ -7,7 +7,8 @@ They evaluate a model flattened by :mod:`osim_emb.core.compiled` into two arrays
    gradient (n_q) and the Hessian applied to q̇, H q̇ (n_q) -- the full Hessian is never formed,
    since the dynamics only need H_i q̇ (the second part of Eq 126 contracts D'_i with q̇ ⊗ q̇);
 2. the **frames**: ^0_iA_4, the joint twist S_i, the Jacobian columns Ξ_i[k] = Ξ_pr(i)[k] + S_i (∇f_i)_k
-   (the closed form of Eq 75), the twist V_i = Σ_k Ξ_i[k] q̇_k and the velocity-product
+   (the closed form of Eq 75) by the package's one frame recursion
+   (:func:`osim_emb.core.kinematics_kernels.frame_kinematics`), then the twist V_i = Σ_k Ξ_i[k] q̇_k and the velocity-product
    acceleration a_i = Σ_l q̇_l dΞ_i[l]/dt = a_pr(i) + (∇f_i · q̇)(V_pr(i) × S_i) + (q̇ᵀ H_i q̇) S_i;
 3. the **sums over the bodies** of Eqs 145, 126 and 187 written with the spatial inertia I_i of the
    pseudo-inertia J_i (Eq 131), tr(â J⁰_i b̂ᵀ) = a · I_i b for twists a, b (each frame's terms are
@@ -27,6 +28,7 @@ import math
 import numpy as np
 
 from osim_emb.core._accel import njit, prange
+from osim_emb.core.kinematics_kernels import frame_kinematics
 
 # -- opcodes of the joint-variable program (mirrored in osim_emb.core.compiled) ---------------------------
 OP_CONST = 0      # f = c
@@ -60,11 +62,12 @@ H_OFF_NODES = 4
 H_OFF_FRAMES = 5
 H_OFF_MASS = 6
 H_NEXT = 7
-HEADER_SIZE = 8
+H_OFF_TREE = 8          # ints: parent (n_frames), revolute (n_frames) of the compiled frames
+H_OFF_TREE_FLOATS = 9   # flts: offsets (n_frames, 4, 4), axes (n_frames, 3), ã (n_frames, 3, 3), ã² (n_frames, 3, 3)
+HEADER_SIZE = 10
 NODE_STRIDE = 5     # op, first input, number of inputs, int parameters, float parameters
-FRAME_STRIDE = 4    # parent, kind (0 revolute, 1 prismatic), node of f_i, float parameters
+FRAME_STRIDE = 3    # parent, kind (0 revolute, 1 prismatic), node of f_i (the geometry: the tree arrays)
 MASS_STRIDE = 2     # frame, float parameters
-FRAME_FLOATS = 33   # axis in the offset's parent frame (3), R_off (9), p_off (3), R_off ~a (9), R_off ~a^2 (9)
 MASS_FLOATS = 13    # m, h = m c (3), inertia about the frame origin (9), all in frame coordinates
 CHAIN_INTS = 5      # m, n_q, number of trigonometric terms T, max Newton iterations, check the range; then rows (T),
                     # is_sin (T)
@@ -620,21 +623,49 @@ def eval_program(ints, flts, ext, q, qd, second, val, grad, hq):
 
 
 @njit(**_KW)
+def tree_arrays(ints, flts):
+    """Views of the compiled frames' tree in ``ints`` and ``flts``: (parent, revolute, offsets, axes, ã, ã²), the
+    arguments of :func:`osim_emb.core.kinematics_kernels.frame_kinematics`."""
+    nf = ints[H_NFRAMES]
+    ot = ints[H_OFF_TREE]
+    ft = ints[H_OFF_TREE_FLOATS]
+    parent = ints[ot:ot + nf]
+    revolute = ints[ot + nf:ot + 2 * nf]
+    offs = flts[ft:ft + 16 * nf].reshape((nf, 4, 4))
+    ft += 16 * nf
+    axes = flts[ft:ft + 3 * nf].reshape((nf, 3))
+    ft += 3 * nf
+    vt = flts[ft:ft + 9 * nf].reshape((nf, 3, 3))
+    ft += 9 * nf
+    vt2 = flts[ft:ft + 9 * nf].reshape((nf, 3, 3))
+    return parent, revolute, offs, axes, vt, vt2
+
+
+@njit(**_KW)
 def _frames(ints, flts, qd, second, val, grad, hq, rot, pos, xi, vel, acc, dxi):
-    """^0_iA_4 (rot, pos), Jacobian columns Ξ_i[k] (xi), twist V_i (vel) and a_i (acc) of every frame; with
-    ``dxi`` of shape (n_frames, n_q, 6) (and ``second``) also dΞ_i[l]/dt = dΞ_pr(i)[l]/dt + (∇f_i)_l (V_pr(i) × S_i)
+    """^0_iA_4 (rot, pos) and the Jacobian columns Ξ_i[k] (xi) of every compiled frame by the package's one frame
+    recursion (:func:`osim_emb.core.kinematics_kernels.frame_kinematics`); with ``second`` also the twist V_i (vel)
+    and a_i (acc), and with ``dxi`` of shape (n_frames, n_q, 6) dΞ_i[l]/dt = dΞ_pr(i)[l]/dt + (∇f_i)_l (V_pr(i) × S_i)
     + (H_i q̇)_l S_i, the columns of the seed's velocity matrix N (Eq 126)."""
     want_dxi = dxi.shape[0] > 0
     nq = ints[H_NQ]
     nf = ints[H_NFRAMES]
     of = ints[H_OFF_FRAMES]
-    for r in range(3):
-        for c in range(3):
-            rot[0, r, c] = 1.0 if r == c else 0.0
-        pos[0, r] = 0.0
+    parent, revolute, offs, axes, vt, vt2 = tree_arrays(ints, flts)
+    f = np.empty(nf)
+    g = np.empty((nf, nq))
+    twist = np.empty((nf, 6))
+    f[0] = 0.0
     for k in range(nq):
-        for c in range(6):
-            xi[0, k, c] = 0.0
+        g[0, k] = 0.0
+    for i in range(1, nf):
+        node = ints[of + FRAME_STRIDE * i + 2]
+        f[i] = val[node]
+        for k in range(nq):
+            g[i, k] = grad[node, k]
+    frame_kinematics(f, g, parent, revolute, offs, axes, vt, vt2, rot, pos, twist, xi)
+    if not second:
+        return
     for c in range(6):
         vel[0, c] = 0.0
         acc[0, c] = 0.0
@@ -642,100 +673,46 @@ def _frames(ints, flts, qd, second, val, grad, hq, rot, pos, xi, vel, acc, dxi):
         for k in range(nq):
             for c in range(6):
                 dxi[0, k, c] = 0.0
-    s6 = np.empty(6)
-    lm = np.empty((3, 3))
     for i in range(1, nf):
-        b = of + FRAME_STRIDE * i
-        p = ints[b]
-        kind = ints[b + 1]
-        node = ints[b + 2]
-        fp = ints[b + 3]
-        f = val[node]
-        # axis and joint origin in ground: a_g = R_p (R_off a), o = p_p + R_p p_off
-        ax0 = flts[fp]
-        ax1 = flts[fp + 1]
-        ax2 = flts[fp + 2]
-        ag0 = rot[p, 0, 0] * ax0 + rot[p, 0, 1] * ax1 + rot[p, 0, 2] * ax2
-        ag1 = rot[p, 1, 0] * ax0 + rot[p, 1, 1] * ax1 + rot[p, 1, 2] * ax2
-        ag2 = rot[p, 2, 0] * ax0 + rot[p, 2, 1] * ax1 + rot[p, 2, 2] * ax2
-        po = fp + 12
-        o0 = pos[p, 0] + rot[p, 0, 0] * flts[po] + rot[p, 0, 1] * flts[po + 1] + rot[p, 0, 2] * flts[po + 2]
-        o1 = pos[p, 1] + rot[p, 1, 0] * flts[po] + rot[p, 1, 1] * flts[po + 1] + rot[p, 1, 2] * flts[po + 2]
-        o2 = pos[p, 2] + rot[p, 2, 0] * flts[po] + rot[p, 2, 1] * flts[po + 1] + rot[p, 2, 2] * flts[po + 2]
-        ro = fp + 3
-        if kind == 0:
-            # Eq 39: R_off exp(~a f) = R_off + sin f R_off ~a + (1 - cos f) R_off ~a^2
-            sf = math.sin(f)
-            hf = 1.0 - math.cos(f)
-            for r in range(3):
-                for c in range(3):
-                    lm[r, c] = flts[ro + 3 * r + c] + sf * flts[fp + 15 + 3 * r + c] + hf * flts[fp + 24 + 3 * r + c]
-            pos[i, 0] = o0
-            pos[i, 1] = o1
-            pos[i, 2] = o2
-            s6[0] = ag0
-            s6[1] = ag1
-            s6[2] = ag2
-            s6[3] = o1 * ag2 - o2 * ag1
-            s6[4] = o2 * ag0 - o0 * ag2
-            s6[5] = o0 * ag1 - o1 * ag0
-        else:
-            for r in range(3):
-                for c in range(3):
-                    lm[r, c] = flts[ro + 3 * r + c]
-            pos[i, 0] = o0 + f * ag0
-            pos[i, 1] = o1 + f * ag1
-            pos[i, 2] = o2 + f * ag2
-            s6[0] = 0.0
-            s6[1] = 0.0
-            s6[2] = 0.0
-            s6[3] = ag0
-            s6[4] = ag1
-            s6[5] = ag2
-        for r in range(3):
-            for c in range(3):
-                rot[i, r, c] = rot[p, r, 0] * lm[0, c] + rot[p, r, 1] * lm[1, c] + rot[p, r, 2] * lm[2, c]
+        p = parent[i]
+        node = ints[of + FRAME_STRIDE * i + 2]
+        s6 = twist[i]
+        d1 = 0.0
+        d2 = 0.0
         for k in range(nq):
-            g = grad[node, k]
-            for c in range(6):
-                xi[i, k, c] = xi[p, k, c] + g * s6[c]
-        if second:
-            d1 = 0.0
-            d2 = 0.0
+            d1 += grad[node, k] * qd[k]
+            d2 += hq[node, k] * qd[k]
+        # dS_i/dt = V_p x S_i (spatial cross product of twists)
+        w0 = vel[p, 0]
+        w1 = vel[p, 1]
+        w2 = vel[p, 2]
+        v0 = vel[p, 3]
+        v1 = vel[p, 4]
+        v2 = vel[p, 5]
+        cw0 = w1 * s6[2] - w2 * s6[1]
+        cw1 = w2 * s6[0] - w0 * s6[2]
+        cw2 = w0 * s6[1] - w1 * s6[0]
+        cv0 = (w1 * s6[5] - w2 * s6[4]) + (v1 * s6[2] - v2 * s6[1])
+        cv1 = (w2 * s6[3] - w0 * s6[5]) + (v2 * s6[0] - v0 * s6[2])
+        cv2 = (w0 * s6[4] - w1 * s6[3]) + (v0 * s6[1] - v1 * s6[0])
+        for c in range(6):
+            vel[i, c] = vel[p, c] + d1 * s6[c]
+        acc[i, 0] = acc[p, 0] + d1 * cw0 + d2 * s6[0]
+        acc[i, 1] = acc[p, 1] + d1 * cw1 + d2 * s6[1]
+        acc[i, 2] = acc[p, 2] + d1 * cw2 + d2 * s6[2]
+        acc[i, 3] = acc[p, 3] + d1 * cv0 + d2 * s6[3]
+        acc[i, 4] = acc[p, 4] + d1 * cv1 + d2 * s6[4]
+        acc[i, 5] = acc[p, 5] + d1 * cv2 + d2 * s6[5]
+        if want_dxi:
             for k in range(nq):
-                d1 += grad[node, k] * qd[k]
-                d2 += hq[node, k] * qd[k]
-            # dS_i/dt = V_p x S_i (spatial cross product of twists)
-            w0 = vel[p, 0]
-            w1 = vel[p, 1]
-            w2 = vel[p, 2]
-            v0 = vel[p, 3]
-            v1 = vel[p, 4]
-            v2 = vel[p, 5]
-            cw0 = w1 * s6[2] - w2 * s6[1]
-            cw1 = w2 * s6[0] - w0 * s6[2]
-            cw2 = w0 * s6[1] - w1 * s6[0]
-            cv0 = (w1 * s6[5] - w2 * s6[4]) + (v1 * s6[2] - v2 * s6[1])
-            cv1 = (w2 * s6[3] - w0 * s6[5]) + (v2 * s6[0] - v0 * s6[2])
-            cv2 = (w0 * s6[4] - w1 * s6[3]) + (v0 * s6[1] - v1 * s6[0])
-            for c in range(6):
-                vel[i, c] = vel[p, c] + d1 * s6[c]
-            acc[i, 0] = acc[p, 0] + d1 * cw0 + d2 * s6[0]
-            acc[i, 1] = acc[p, 1] + d1 * cw1 + d2 * s6[1]
-            acc[i, 2] = acc[p, 2] + d1 * cw2 + d2 * s6[2]
-            acc[i, 3] = acc[p, 3] + d1 * cv0 + d2 * s6[3]
-            acc[i, 4] = acc[p, 4] + d1 * cv1 + d2 * s6[4]
-            acc[i, 5] = acc[p, 5] + d1 * cv2 + d2 * s6[5]
-            if want_dxi:
-                for k in range(nq):
-                    g = grad[node, k]
-                    h = hq[node, k]
-                    dxi[i, k, 0] = dxi[p, k, 0] + g * cw0 + h * s6[0]
-                    dxi[i, k, 1] = dxi[p, k, 1] + g * cw1 + h * s6[1]
-                    dxi[i, k, 2] = dxi[p, k, 2] + g * cw2 + h * s6[2]
-                    dxi[i, k, 3] = dxi[p, k, 3] + g * cv0 + h * s6[3]
-                    dxi[i, k, 4] = dxi[p, k, 4] + g * cv1 + h * s6[4]
-                    dxi[i, k, 5] = dxi[p, k, 5] + g * cv2 + h * s6[5]
+                gk = grad[node, k]
+                h = hq[node, k]
+                dxi[i, k, 0] = dxi[p, k, 0] + gk * cw0 + h * s6[0]
+                dxi[i, k, 1] = dxi[p, k, 1] + gk * cw1 + h * s6[1]
+                dxi[i, k, 2] = dxi[p, k, 2] + gk * cw2 + h * s6[2]
+                dxi[i, k, 3] = dxi[p, k, 3] + gk * cv0 + h * s6[3]
+                dxi[i, k, 4] = dxi[p, k, 4] + gk * cv1 + h * s6[4]
+                dxi[i, k, 5] = dxi[p, k, 5] + gk * cv2 + h * s6[5]
 
 
 @njit(**_KW)

@@ -41,7 +41,14 @@ _KW0 = dict(_KW, _nrt=False)  # allocation-free kernels (callable from other all
 #: configuration takes ~1-2 µs: below, the threads cost more than they save; see docs/kinematics.md)
 PARALLEL_MIN_CONFIGURATIONS = 4096
 
-if HAVE_NUMBA:
+def _jit_enabled() -> bool:
+    if not HAVE_NUMBA:
+        return False
+    from numba.core import config
+    return not config.DISABLE_JIT
+
+
+if _jit_enabled():
     from llvmlite import ir
     from numba.core import types
     from numba.extending import intrinsic
@@ -62,9 +69,11 @@ if HAVE_NUMBA:
             return builder.call(fn, [a_, b_, c_])
 
         return sig, codegen
-else:  # pragma: no cover - plain Python: a * b + c rounded once, as the fused operation
+else:  # plain Python (no numba, or NUMBA_DISABLE_JIT=1): a * b + c rounded once, as the fused operation
+    from fractions import Fraction
+
     def _fma(a, b, c):
-        return math.fma(a, b, c) if hasattr(math, "fma") else float(np.longdouble(a) * b + c)
+        return float(Fraction(a) * Fraction(b) + Fraction(c))
 
 
 @njit(**_KW0)

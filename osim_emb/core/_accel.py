@@ -1,8 +1,10 @@
-"""Optional compiled kernels (numba).
+"""Compiled kernels (numba, a core dependency of the package).
 
-The package's results never depend on numba: every accelerated kernel has a
-numpy reference implementation it is tested against.  ``pip install
-'osim-emb[speed]'`` installs numba; setting OSIM_EMB_NO_JIT=1 disables it.
+numba is installed with the package (the ``speed`` extra is kept as an empty alias).  The
+musculotendon paths (wrapping, path construction, lengths and moment arms) have one
+implementation, the compiled kernels of ``osim_emb.paths.wrapping``, and always run them.
+Elsewhere (dynamics, closed chains) ``OSIM_EMB_NO_JIT=1`` still selects the numpy code
+(:func:`use_jit`); it no longer affects the paths.
 """
 
 from __future__ import annotations

@@ -469,3 +469,27 @@ def test_lengths_and_moment_arms_against_opensim(osim, models_dir, name, n_poses
                 worst_r = max(worst_r, abs(ref.moment_arm(mu.name, c) - R[n, k, m]))
     assert worst_l < 1e-12
     assert worst_r < 1e-10
+
+
+def test_unit_the_kernel_cannot_take_is_named(arm26):
+    """No silent fallback: a unit whose wrap object the kernel cannot take raises, naming unit and reason."""
+    import dataclasses
+
+    from osim_emb.paths.geometry import UnsupportedPathError, lengths_and_moment_arms, path_states
+
+    class Custom(WrapCylinder):
+        def wrap_segment(self, p1, p2, method="hybrid", single_wrap=True):
+            return super().wrap_segment(p1, p2, method, single_wrap)
+
+    objs = tuple(Custom(**{f.name: getattr(o, f.name) for f in dataclasses.fields(o)}) if o.type_name == "WrapCylinder"
+                 else o for o in arm26.wrap_objects)
+    model = dataclasses.replace(arm26, wrap_objects=objs)
+    user = next(mu.name for mu in model.muscles if any(
+        pw.wrap_object in {o.name for o in objs if isinstance(o, Custom)} for pw in mu.wraps))
+    q = model.default_q
+    for call in (lambda: lengths_and_moment_arms(model, q), lambda: path_states(model, q)):
+        with pytest.raises(UnsupportedPathError, match=f"unit '{user}' of model .*class Custom"):
+            call()
+    # without wrapping the same units are plain polylines
+    L, _ = lengths_and_moment_arms(model, q, wrapping=False)
+    assert np.all(L > 0)

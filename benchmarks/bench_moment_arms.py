@@ -7,10 +7,9 @@ configurations), all 50 muscles, moment arms about the three swept coordinates.
 * OpenSim: ``computeMomentArm`` for every configuration, muscle and coordinate
   (``OpenSimReference.set_configuration`` then ``moment_arm``), 513 x 50 x 3 calls.
 * The package: one call of ``lengths_and_moment_arms(model, q, opensim_compat=True)``
-  (kinematics, wrapping and the whole moment-arm matrix, all coordinates), compiled with
-  numba (after one warm-up call, so that JIT compilation / loading numba's cache is not
-  timed), with all of numba's threads and with one; and without numba
-  (OSIM_EMB_NO_JIT=1, the numpy implementation).
+  (kinematics, wrapping and the whole moment-arm matrix, all coordinates), the compiled
+  (numba) kernel -- the package's one implementation -- after one warm-up call, so that JIT
+  compilation / loading numba's cache is not timed, with all of numba's threads and with one.
 
     python benchmarks/bench_moment_arms.py [--model PATH] [--repeat 7]
 
@@ -56,7 +55,6 @@ def main(argv=None) -> int:
     ap.add_argument("--repeat", type=int, default=7, help="timed calls of the compiled package (default 7)")
     args = ap.parse_args(argv)
 
-    from osim_emb.core import _accel
     from osim_emb.io import load_osim
     from osim_emb.paths.geometry import lengths_and_moment_arms
     from osim_emb.opensim.moment_arms import make_sweeps
@@ -88,51 +86,36 @@ def main(argv=None) -> int:
         return lengths_and_moment_arms(model, q, opensim_compat=True)
 
     # ---- the package, compiled ------------------------------------------------------------
-    t_jit = t_jit1 = None
-    if _accel.use_jit():
-        import numba
-        threads = numba.get_num_threads()
-        t0 = time.perf_counter()
-        L, R = package()  # warm-up: JIT compilation or loading numba's on-disk cache (not timed)
-        t_warm = time.perf_counter() - t0
-        ts = time_calls(package, args.repeat)
-        t_jit = statistics.median(ts)
-        print(f"package, numba, {threads} thread(s):      {t_jit * 1e3:8.1f} ms (median of {args.repeat}; "
-              f"min {min(ts) * 1e3:.1f} ms; warm-up call {t_warm:.1f} s, not timed)")
-        if threads > 1:
-            numba.set_num_threads(1)
-            ts1 = time_calls(package, args.repeat)
-            numba.set_num_threads(threads)
-            t_jit1 = statistics.median(ts1)
-            print(f"package, numba, 1 thread:             {t_jit1 * 1e3:8.1f} ms (median of {args.repeat}; "
-                  f"min {min(ts1) * 1e3:.1f} ms)")
-        d = np.abs(R[:, kidx, :].transpose(0, 2, 1) - ma_os).max(axis=(0, 2))
-        same_body = [k for k, m in enumerate(muscles) if m in SAME_BODY]
-        rest = [k for k in range(len(muscles)) if k not in same_body]
-        print(f"  max |package - OpenSim| moment arm: {d[rest].max():.1e} m ({len(rest)} muscles); "
-              f"{d[same_body].max():.1e} m for {', '.join(muscles[k] for k in same_body)} (OpenSim's "
-              "same-body rule for moving via points, see validation/holzbaur_moment_arms)")
-    else:
-        print("numba is not available or disabled (OSIM_EMB_NO_JIT=1): compiled times skipped")
+    import numba
 
-    # ---- the package, numpy only ----------------------------------------------------------
-    old = os.environ.get("OSIM_EMB_NO_JIT")
-    os.environ["OSIM_EMB_NO_JIT"] = "1"
-    try:
-        t_np = min(time_calls(package, 2))
-    finally:
-        if old is None:
-            os.environ.pop("OSIM_EMB_NO_JIT")
-        else:
-            os.environ["OSIM_EMB_NO_JIT"] = old
-    print(f"package, numpy (OSIM_EMB_NO_JIT=1):   {t_np:8.3f} s (best of 2)")
+    # the compiled kernel is the package's one implementation (numba is a dependency)
+    t_jit1 = None
+    threads = numba.get_num_threads()
+    t0 = time.perf_counter()
+    L, R = package()  # warm-up: JIT compilation or loading numba's on-disk cache (not timed)
+    t_warm = time.perf_counter() - t0
+    ts = time_calls(package, args.repeat)
+    t_jit = statistics.median(ts)
+    print(f"package, numba, {threads} thread(s):      {t_jit * 1e3:8.1f} ms (median of {args.repeat}; "
+          f"min {min(ts) * 1e3:.1f} ms; warm-up call {t_warm:.1f} s, not timed)")
+    if threads > 1:
+        numba.set_num_threads(1)
+        ts1 = time_calls(package, args.repeat)
+        numba.set_num_threads(threads)
+        t_jit1 = statistics.median(ts1)
+        print(f"package, numba, 1 thread:             {t_jit1 * 1e3:8.1f} ms (median of {args.repeat}; "
+              f"min {min(ts1) * 1e3:.1f} ms)")
+    d = np.abs(R[:, kidx, :].transpose(0, 2, 1) - ma_os).max(axis=(0, 2))
+    same_body = [k for k, m in enumerate(muscles) if m in SAME_BODY]
+    rest = [k for k in range(len(muscles)) if k not in same_body]
+    print(f"  max |package - OpenSim| moment arm: {d[rest].max():.1e} m ({len(rest)} muscles); "
+          f"{d[same_body].max():.1e} m for {', '.join(muscles[k] for k in same_body)} (OpenSim's "
+          "same-body rule for moving via points, see validation/holzbaur_moment_arms)")
 
     print("ratios (OpenSim time / package time):")
-    if t_jit is not None:
-        print(f"  numba, all threads: {t_os / t_jit:7.0f}x")
+    print(f"  numba, all threads: {t_os / t_jit:7.0f}x")
     if t_jit1 is not None:
         print(f"  numba, 1 thread:    {t_os / t_jit1:7.0f}x")
-    print(f"  numpy:              {t_os / t_np:7.1f}x")
     return 0
 
 

@@ -1,7 +1,8 @@
 """The examples in the public API's docstrings (``osim_emb.__all__``) run and give what they show.
 
-They run on the built-in shoulder model (no files from outside) with the numpy route
-(OSIM_EMB_NO_JIT=1: no numba compilation), which agrees with the compiled one to round-off.
+They run on the built-in shoulder model (no files from outside) with the numpy dynamics
+(OSIM_EMB_NO_JIT=1: no compilation of the dynamics kernels), which agree with the compiled ones to
+round-off; lengths and moment arms always run the compiled path kernels (their one implementation).
 Without OpenSim, the examples from the first ``import opensim`` on are left out.
 """
 

@@ -2,8 +2,7 @@
 
 Path points on the ground and on offset frames (of the ground and of bodies), conditional and moving
 points, each wrap type on the ground and on a body: body transforms, path points, L and R
-(``opensim_compat``) equal OpenSim's ``getLength``/``computeMomentArm``, with the compiled kernel and
-with the numpy code.
+(``opensim_compat``) equal OpenSim's ``getLength``/``computeMomentArm``.
 """
 
 import numpy as np
@@ -106,24 +105,13 @@ def build_feature_model(osim, path, wrap_type=None, wrap_on_ground=True, moving_
 
 
 def compare_with_opensim(path, model, q):
-    """Worst differences: body transforms, active path points (m), L (m), R (m), compiled and numpy."""
+    """Worst differences: body transforms, active path points (m), L (m), R (m)."""
     from osim_emb.opensim.bridge import OpenSimReference
     ref = OpenSimReference(str(path), model)
     bt = kin.body_transforms(model, kin.forward_kinematics(model, q, order=0))
     names = [mu.name for mu in model.muscles]
     out = {"transform": 0.0, "points": 0.0}
-    lr = {}
-    for jit in (True, False):
-        import os
-        old = os.environ.get("OSIM_EMB_NO_JIT")
-        os.environ["OSIM_EMB_NO_JIT"] = "" if jit else "1"
-        try:
-            lr[jit] = geometry.lengths_and_moment_arms(model, q, opensim_compat=True)
-        finally:
-            if old is None:
-                os.environ.pop("OSIM_EMB_NO_JIT")
-            else:
-                os.environ["OSIM_EMB_NO_JIT"] = old
+    lengths, r = geometry.lengths_and_moment_arms(model, q, opensim_compat=True)
     states = geometry.path_states(model, q, wrapping=False)
     el = er = 0.0
     for n in range(len(q)):
@@ -141,9 +129,8 @@ def compare_with_opensim(path, model, q):
             out["points"] = max(out["points"], np.abs(ps.positions[n, seq] - pts[seq]).max())
             length = ref.muscle_length(mu.name)
             arms = np.array([ref.moment_arm(mu.name, c) for c in model.coordinate_names])
-            for jit in (True, False):
-                el = max(el, abs(lr[jit][0][n, m_idx] - length))
-                er = max(er, np.abs(lr[jit][1][n, :, m_idx] - arms).max())
+            el = max(el, abs(lengths[n, m_idx] - length))
+            er = max(er, np.abs(r[n, :, m_idx] - arms).max())
     out["length"], out["moment_arm"] = el, er
     return names, out
 

@@ -15,7 +15,7 @@ from osim_emb.paths.wrapping.base import WrapStatus, euler_xyz_body_fixed, parse
 from osim_emb.paths.wrapping.cylinder import WrapCylinder
 from osim_emb.paths.wrapping.path import PathWrapSpec, wrap_path
 from osim_emb.paths.wrapping.sphere import WrapSphere
-from osim_emb.paths.wrapping.torus import WrapTorus, _Circle, lmdif_circle
+from osim_emb.paths.wrapping.torus import WrapTorus, find_circle_point
 
 QUADRANTS = ["all", "x", "-x", "y", "-y", "z", "-z"]
 
@@ -137,15 +137,20 @@ def test_torus_search_and_tangent_points():
     p2 = rng.normal(size=(300, 3)) * 0.12
     # OpenSim's lmdif stops at a zero of its residual: the stationarity condition of the
     # squared distance to a circle of radius 2R (the circle term is counted twice)
-    c = _Circle(p1, p2, ro)
-    u = lmdif_circle(c, p1.shape[0])
-    res = c(u, np.arange(p1.shape[0]))
+    from osim_emb.paths.wrapping._kernels import circle_line_search
+    u, d, res = circle_line_search(p1, p2, ro)
     assert np.median(np.abs(res)) < 1e-10
-    x = p1 + u[:, None] * c.n
+    x = p1 + u[:, None] * d
     rho = np.hypot(x[:, 0], x[:, 1])
     good = np.abs(res) < 1e-9
-    stationary_2r = np.sum(x * c.n, axis=1) - 2 * ro * (x[:, 0] * c.n[:, 0] + x[:, 1] * c.n[:, 1]) / rho
+    # the residual recomputed here from its definition (not by the kernel)
+    stationary_2r = np.sum(x * d, axis=1) - 2 * ro * (x[:, 0] * d[:, 0] + x[:, 1] * d[:, 1]) / rho
     np.testing.assert_allclose(stationary_2r[good], 0.0, atol=1e-9)
+    # the circle point lies on the centre circle
+    found, c = find_circle_point(ro, p1, p2)
+    assert found.all()
+    np.testing.assert_allclose(np.hypot(c[:, 0], c[:, 1]), ro, rtol=1e-12)
+    np.testing.assert_allclose(c[:, 2], 0.0, atol=0)
     # tangent points lie on the temporary cylinder of radius ri around the circle's tangent
     out = WrapTorus("t", "b", inner_radius=ri, outer_radius=ro).wrap_segment(p1, p2)
     w = out.wrapped

@@ -1,10 +1,11 @@
-"""The compiled kernels' plumbing (numba, a core dependency).
+"""The compiled kernels' plumbing (numba, a core dependency; the ``speed`` extra is an empty alias).
 
-Every algorithm of the core is written once, as a numba kernel (:mod:`osim_emb.core.compiled_kernels`);
-:func:`njit` and :data:`prange` fall back to the plain Python function and ``range`` when numba is missing,
-so the same kernels still run (slowly) and give the same numbers.  ``OSIM_EMB_NO_JIT=1`` is read by
-:func:`use_jit` only, for the numpy routes the paths layer still has; the dynamics and the kinematics do not
-consult it.
+Every algorithm of the core and of the muscle paths is written once, as a numba kernel
+(:mod:`osim_emb.core.compiled_kernels`, :mod:`osim_emb.core.kinematics_kernels`,
+``osim_emb.paths.wrapping._kernels*``).  :func:`njit` and :data:`prange` fall back to the plain Python
+function and ``range`` when numba is missing (or ``NUMBA_DISABLE_JIT=1``), so the same kernels still run,
+slowly, and give the same numbers.  ``OSIM_EMB_NO_JIT=1`` no longer selects other code: neither the
+dynamics, the kinematics nor the paths consult it.
 """
 
 from __future__ import annotations

@@ -31,7 +31,6 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from osim_emb.core._accel import use_jit
 from osim_emb.core.configuration import as_configuration
 from osim_emb.core.kinematics import FrameKinematics, forward_kinematics, joint_variables
 from osim_emb.model import Model
@@ -39,6 +38,7 @@ from osim_emb.paths.musculotendon import Musculotendon
 
 __all__ = [
     "PathState",
+    "UnsupportedPathError",
     "path_states",
     "muscle_lengths",
     "moment_arms",
@@ -108,58 +108,55 @@ def path_states(model: Model, q: Any, muscles: Sequence[str] | None = None, *, w
                 allow_out_of_range: bool = False) -> list[PathState]:
     """Effective path points and lengths of the units at a batch of configurations.
 
-    ``q``: see :func:`osim_emb.core.configuration.as_configuration` (array, DataFrame, Series or dict;
-    checked against the coordinate ranges unless ``allow_out_of_range``)."""
+    Computed by the compiled kernels (``wrapping._kernels_muscles.points_kernel`` for the path
+    points and wrap frames, ``wrapping._kernels_path.wrap_paths_kernel`` for OpenSim's path), the
+    same code as :func:`lengths_and_moment_arms`.  ``q``: see
+    :func:`osim_emb.core.configuration.as_configuration` (array, DataFrame, Series or dict;
+    checked against the coordinate ranges unless ``allow_out_of_range``).  ``kin`` is accepted for
+    compatibility and not used (the kernel computes the kinematics).  Raises
+    :class:`UnsupportedPathError` for a unit the kernels cannot take.
+    """
     q = as_configuration(model, q, allow_out_of_range=allow_out_of_range)
-    if kin is None:
-        kin = forward_kinematics(model, q, order=1)
-    body_index, body_frames, body_offsets = _body_table(model)
-    bt = kin.transforms[:, body_frames] @ body_offsets  # (N, nb + ground, 4, 4), as body_transforms
-    wraps_by_name = {w.name: w for w in model.wrap_objects}
-    n = q.shape[0]
-    out = []
-    cache: dict = {}
-    for mu in _muscle_list(model, muscles):
+    units = _muscle_list(model, muscles)
+    for mu in units:
         if not mu.points:
             raise ValueError(f"unit {mu.name!r} has no path points (a FunctionBasedPath): use lengths_and_moment_arms")
-        p = len(mu.points)
-        bi = np.array([body_index[pt.body] for pt in mu.points])
-        t = bt[:, bi]  # (N, P, 4, 4)
-        loc = np.stack([pt.location for pt in mu.points])
-        pos = np.einsum("npij,pj->npi", t[..., :3, :3], loc) + t[..., :3, 3]
-        active = np.ones((n, p), dtype=bool)
-        for k, pt in enumerate(mu.points):
-            if pt.kind == "conditional":
-                v = pt.condition.evaluate(q, 0, cache).value
-                lo, hi = pt.active_range
-                active[:, k] = (v >= lo - 1e-5) & (v <= hi + 1e-5)
-        frames = [int(body_frames[b]) for b in bi]
-        bodies = [pt.body for pt in mu.points]
-        wraps = [w for w in mu.wraps if w.wrap_object in wraps_by_name and wraps_by_name[w.wrap_object].active]
-        if wrapping and wraps:
-            from osim_emb.paths.wrapping.path import PathWrapSpec, wrap_path
-            objs = [wraps_by_name[w.wrap_object] for w in wraps]
-            wt = np.stack([bt[:, body_index[o.body]] @ o.transform_in_body for o in objs], axis=1)  # (N, W, 4, 4)
-            specs = [PathWrapSpec(o, w.method, tuple(w.range)) for o, w in zip(objs, wraps)]
-            wp = wrap_path(pos, active, wt, specs, opensim_compat=opensim_compat)
-            tp = wp.tangent_points  # (N, W, 2, 3) wrap frame
-            tpg = np.einsum("nwij,nwsj->nwsi", wt[..., :3, :3], tp) + wt[..., None, :3, 3]
-            positions = np.concatenate([pos, tpg.reshape(n, -1, 3)], axis=1)
-            for o in objs:
-                frames += [int(body_frames[body_index[o.body]])] * 2
-                bodies += [o.body, o.body]
-            dirpos = None
-            if wp.queried_ground is not None:
-                dirpos = np.concatenate([pos, np.where(np.isnan(wp.queried_ground), tpg, wp.queried_ground)
-                                         .reshape(n, -1, 3)], axis=1)
-            out.append(PathState(mu, wp.sequence, np.array(frames), bodies, positions, wp.length,
-                                 wp.wrap_length, wp.wrapped, tp, dirpos))
+    plan = _jit_plan(model, [m.name for m in units], wrapping)
+    from osim_emb.paths.wrapping._kernels_muscles import points_kernel
+    from osim_emb.paths.wrapping._kernels_path import path_outputs, run_threads, wrap_paths_kernel
+    from osim_emb.paths.wrapping.path import _wrapped_path
+    n = q.shape[0]
+    val, grad = _joint_variable_arrays(model, q)
+    pt_body, pt_loc = plan.points
+    mp, mw, ms, mc = plan.path[:4]
+    pg, T = np.empty((n, mp[-1], 3)), np.empty((n, mw[-1], 4, 4))
+    run_threads(points_kernel, (val, grad, *plan.kin, *plan.bodies, pt_body, pt_loc, *plan.wraps), (pg, T), n)
+    pa = _point_activity(plan, q)
+    out = path_outputs(n, len(units), int(ms[-1]), int(mw[-1]))
+    run_threads(wrap_paths_kernel, (pg, pa, T, *plan.path, bool(opensim_compat)), out, n)
+    seq, r, wlen, in_path, length, _, cache, cached = out
+    slot_frame = plan.frames[0]
+    states = []
+    for m, mu in enumerate(units):
+        p0, p1, w0, w1, s0, s1 = mp[m], mp[m + 1], mw[m], mw[m + 1], ms[m], ms[m + 1]
+        bodies = [pt.body for pt in mu.points] + [b for w in plan.wrap_bodies[m] for b in (w, w)]
+        pos = pg[:, p0:p1]
+        if w1 == w0:
+            states.append(PathState(mu, seq[:, s0:s1], slot_frame[s0:s1].copy(), bodies, pos, length[:, m]))
             continue
-        # no wrapping: the active points in order
-        order = np.argsort(~active, axis=1, kind="stable")
-        seq = np.where(np.take_along_axis(active, order, axis=1), order, -1)
-        out.append(PathState(mu, seq, np.array(frames), bodies, pos, _polyline_length(pos, seq)))
-    return out
+        Tm = T[:, w0:w1]
+        wp = _wrapped_path(Tm, seq[:, s0:s1], r[:, w0:w1], wlen[:, w0:w1], in_path[:, w0:w1], length[:, m], None,
+                           cache[:, w0:w1], cached[:, w0:w1], bool(opensim_compat))
+        tp = wp.tangent_points  # (N, W, 2, 3) wrap frame
+        tpg = np.einsum("nwij,nwsj->nwsi", Tm[..., :3, :3], tp) + Tm[..., None, :3, 3]
+        positions = np.concatenate([pos, tpg.reshape(n, -1, 3)], axis=1)
+        dirpos = None
+        if wp.queried_ground is not None:
+            dirpos = np.concatenate([pos, np.where(np.isnan(wp.queried_ground), tpg, wp.queried_ground)
+                                     .reshape(n, -1, 3)], axis=1)
+        states.append(PathState(mu, wp.sequence, slot_frame[s0:s1].copy(), bodies, positions, wp.length,
+                                wp.wrap_length, wp.wrapped, tp, dirpos))
+    return states
 
 
 def _gather(positions: np.ndarray, seq: np.ndarray) -> np.ndarray:
@@ -167,38 +164,20 @@ def _gather(positions: np.ndarray, seq: np.ndarray) -> np.ndarray:
     return np.take_along_axis(positions, idx[..., None], axis=1)
 
 
-def _polyline_length(positions: np.ndarray, seq: np.ndarray) -> np.ndarray:
-    pts = _gather(positions, seq)
-    valid = (seq[:, :-1] >= 0) & (seq[:, 1:] >= 0)
-    seg = np.linalg.norm(pts[:, 1:] - pts[:, :-1], axis=-1)
-    return np.sum(np.where(valid, seg, 0.0), axis=1)
-
-
 def _moment_arm_of_path(model: Model, kin: FrameKinematics, ps: PathState) -> np.ndarray:
-    """R column (N, n_q) of one unit: sum over segments of J_a^T e - J_b^T e (Eq 195 in ground form)."""
-    seq = ps.sequence
-    pts = _gather(ps.positions, seq)  # (N, S, 3) where the unit forces act
-    dpts = pts if ps.direction_positions is None else _gather(ps.direction_positions, seq)
-    a, b = seq[:, :-1], seq[:, 1:]
-    valid = (a >= 0) & (b >= 0)
-    frame_of = ps.slot_frames[np.where(seq < 0, 0, seq)]  # (N, S)
-    fa, fb = frame_of[:, :-1], frame_of[:, 1:]
-    valid &= fa != fb  # a segment between two points of one body (a wrap arc, say) exerts no net load
-    d = dpts[:, 1:] - dpts[:, :-1]
-    ln = np.linalg.norm(d, axis=-1)
-    e = np.where(valid[..., None], d / np.where(ln > 0, ln, 1.0)[..., None], 0.0)
-    # unit force on each effective point: towards the next point, and towards the previous one
-    force = np.zeros_like(pts)
-    force[:, :-1] += e
-    force[:, 1:] -= e
-    # wrench (moment about the ground origin, force) summed per frame, then J^T wrench
-    wrench = np.concatenate([np.cross(pts, force), force], axis=-1)  # (N, S, 6)
+    """R column (N, n_q) of one unit from its effective points: the sum over segments of J_a^T e - J_b^T e
+    (Eq 195 in ground form), by the compiled kernel that :func:`lengths_and_moment_arms` runs
+    (``wrapping._kernels_muscles._moment_arm_column``).  Used for paths built elsewhere (smooth wrapping)."""
+    from osim_emb.paths.wrapping._kernels_muscles import path_moment_arms_kernel
+    from osim_emb.paths.wrapping._kernels_path import run_threads
+    seq = np.ascontiguousarray(ps.sequence, dtype=np.int64)
+    pts = np.ascontiguousarray(_gather(ps.positions, seq))
+    dpts = pts if ps.direction_positions is None else np.ascontiguousarray(_gather(ps.direction_positions, seq))
+    frames = np.asarray(ps.slot_frames, dtype=np.int64)
+    moving = np.array([f for f in np.unique(frames) if f != 0], dtype=np.int64)
     r = np.zeros((seq.shape[0], kin.jacobian.shape[2]))
-    for f in np.unique(ps.slot_frames):
-        if f == 0:
-            continue  # the ground does no virtual work
-        w = np.einsum("ns,nsc->nc", (frame_of == f) & (seq >= 0), wrench)
-        r += np.einsum("nkc,nc->nk", kin.jacobian[:, f], w)
+    run_threads(path_moment_arms_kernel, (seq, pts, dpts, frames, moving, np.ascontiguousarray(kin.jacobian)), (r,),
+                seq.shape[0])
     return r
 
 
@@ -211,10 +190,11 @@ def lengths_and_moment_arms(model: Model, q: Any, muscles: Sequence[str] | None 
     generalized force per newton of tension (Eqs 192-195); R = -dL/dq where the
     path geometry is exact.
 
-    With numba (``pip install 'osim-emb[speed]'``) the whole computation -- kinematics,
-    wrapping, moment arms -- runs in one compiled kernel, on numba's number of threads
-    (``osim_emb.paths.wrapping._kernels_muscles``); ``OSIM_EMB_NO_JIT=1`` runs the numpy code
-    below.  The two agree to round-off (docs/wrapping.md, "Speed").
+    The whole computation -- kinematics, wrapping, moment arms -- runs in one compiled (numba)
+    kernel, on numba's number of threads (``osim_emb.paths.wrapping._kernels_muscles``; the one
+    implementation: ``OSIM_EMB_NO_JIT`` does not affect it).  A unit the kernel cannot take (a
+    wrap object of an unknown class, a PathWrap range outside its path) raises
+    :class:`UnsupportedPathError` naming the unit and the reason.
 
     ``q`` is an (N, n_q) or (n_q,) array in the model's coordinate order, or a pandas DataFrame,
     Series or dict matched by coordinate name; radians and metres, within the coordinate ranges
@@ -266,17 +246,7 @@ def lengths_and_moment_arms(model: Model, q: Any, muscles: Sequence[str] | None 
         model, q, names, wrapping=wrapping, opensim_compat=opensim_compat, allow_out_of_range=True))
     if out is not None:
         return out
-    if use_jit():
-        out = _lengths_and_moment_arms_jit(model, q, muscles, wrapping, opensim_compat, True)
-        if out is not None:
-            return out
-    kin = forward_kinematics(model, q, order=1)
-    states = path_states(model, q, muscles, wrapping=wrapping, opensim_compat=opensim_compat, kin=kin,
-                         allow_out_of_range=True)
-    lengths = np.stack([s.length for s in states], axis=1) if states else np.zeros((q.shape[0], 0))
-    r = (np.stack([_moment_arm_of_path(model, kin, s) for s in states], axis=2) if states
-         else np.zeros((q.shape[0], model.n_q, 0)))
-    return lengths, r
+    return _lengths_and_moment_arms_kernel(model, q, muscles, wrapping, opensim_compat, True)
 
 
 def muscle_lengths(model: Model, q: Any, muscles: Sequence[str] | None = None, *, wrapping: bool = True,
@@ -312,14 +282,7 @@ def muscle_lengths(model: Model, q: Any, muscles: Sequence[str] | None = None, *
         model, q, names, wrapping=wrapping, opensim_compat=opensim_compat, allow_out_of_range=True))
     if out is not None:
         return out
-    if use_jit():
-        out = _lengths_and_moment_arms_jit(model, q, muscles, wrapping, opensim_compat, False)
-        if out is not None:
-            return out[0]
-    kin = forward_kinematics(model, q, order=0)
-    states = path_states(model, q, muscles, wrapping=wrapping, opensim_compat=opensim_compat, kin=kin,
-                         allow_out_of_range=True)
-    return np.stack([s.length for s in states], axis=1) if states else np.zeros((q.shape[0], 0))
+    return _lengths_and_moment_arms_kernel(model, q, muscles, wrapping, opensim_compat, False)[0]
 
 
 def moment_arms(model: Model, q: Any, muscles: Sequence[str] | None = None, **kw) -> np.ndarray:
@@ -455,7 +418,7 @@ def moment_arms_eq195(model: Model, q: np.ndarray, muscle: str) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------------
-# Compiled path (numba): kinematics, wrapping and moment arms of all units in one kernel
+# The compiled kernel (numba): kinematics, wrapping and moment arms of all units in one kernel
 # ---------------------------------------------------------------------------
 @dataclass
 class _JitPlan:
@@ -469,6 +432,7 @@ class _JitPlan:
     frames: tuple
     path: tuple
     conditional: list  # (global point index, condition function, (lo, hi))
+    wrap_bodies: list  # per unit, the body of each PathWrap's wrap object
 
 
 def _jit_plan(model: Model, muscles: Sequence[str] | None, wrapping: bool) -> _JitPlan:
@@ -481,7 +445,7 @@ def _jit_plan(model: Model, muscles: Sequence[str] | None, wrapping: bool) -> _J
     if key in plans:
         return plans[key]
     from osim_emb.core.calculus import skew
-    from osim_emb.paths.wrapping.path import PathWrapSpec, _pack_for_kernel
+    from osim_emb.paths.wrapping.path import PathWrapSpec, pack_path_wraps
 
     units = _muscle_list(model, muscles)
     nf = model.n_frames
@@ -505,7 +469,15 @@ def _jit_plan(model: Model, muscles: Sequence[str] | None, wrapping: bool) -> _J
     mp, mw, ms, mc, muf = [0], [0], [0], [0], [0]
     packs = []
     conditional = []
+    wrap_bodies = []
     for mu in units:
+        if not mu.points:
+            raise UnsupportedPathError(f"unit {mu.name!r} of model {model.name!r} has no path points (a "
+                                       "FunctionBasedPath): its L and R come from its functions")
+        missing = sorted({pt.body for pt in mu.points} - set(body_index))
+        if missing:
+            raise UnsupportedPathError(f"unit {mu.name!r} of model {model.name!r}: path points on unknown "
+                                       f"body/bodies {', '.join(missing)}")
         p0 = len(pt_body)
         for k, pt in enumerate(mu.points):
             pt_body.append(body_index[pt.body])
@@ -518,10 +490,16 @@ def _jit_plan(model: Model, muscles: Sequence[str] | None, wrapping: bool) -> _J
             wraps = []
         objs = [wraps_by_name[w.wrap_object] for w in wraps]
         specs = [PathWrapSpec(o, w.method, tuple(w.range)) for o, w in zip(objs, wraps)]
-        packed = _pack_for_kernel(specs, len(mu.points)) if specs else _pack_for_kernel([], len(mu.points))
-        if packed is None:
-            raise _NotCompilable(mu.name)
+        try:
+            packed = pack_path_wraps(specs, len(mu.points))
+        except ValueError as err:
+            raise UnsupportedPathError(f"unit {mu.name!r} of model {model.name!r}: {err}") from None
+        bad = sorted({o.name for o in objs if o.body not in body_index})
+        if bad:
+            raise UnsupportedPathError(f"unit {mu.name!r} of model {model.name!r}: wrap object(s) {', '.join(bad)} "
+                                       "on unknown bodies")
         packs.append(packed)
+        wrap_bodies.append([o.body for o in objs])
         for o in objs:
             wr_first.append(first_of.setdefault(o.name, len(wr_body)))
             wr_body.append(body_index[o.body])
@@ -547,35 +525,45 @@ def _jit_plan(model: Model, muscles: Sequence[str] | None, wrapping: bool) -> _J
          cat[2].astype(np.int64), cat[3].astype(np.int64), cat[4].astype(np.int64), cat[5].astype(np.bool_),
          cat[6].astype(np.int64), cat[7].astype(np.int64), cat[8].astype(np.int64)),
         conditional,
+        wrap_bodies,
     )
     plans[key] = plan
     return plan
 
 
-class _NotCompilable(Exception):
-    """A unit the compiled kernel cannot take (a wrap object of another class, a bad range)."""
+class UnsupportedPathError(ValueError):
+    """A unit the compiled path kernel cannot take; the message names the unit and the reason."""
 
 
-def _lengths_and_moment_arms_jit(model: Model, q: np.ndarray, muscles, wrapping: bool, opensim_compat: bool,
-                                 want_r: bool):
-    """lengths_and_moment_arms through ``wrapping._kernels_muscles`` (same results to round-off);
-    None where the kernel cannot take a unit (the caller then runs the numpy code)."""
-    try:
-        plan = _jit_plan(model, muscles, wrapping)
-    except _NotCompilable:
-        return None
-    from osim_emb.paths.wrapping._kernels_muscles import lengths_moment_arms_kernel
-    from osim_emb.paths.wrapping._kernels_path import run_threads
-    n = q.shape[0]
+_NotCompilable = UnsupportedPathError  # the former name (callers catch it)
+
+
+def _joint_variable_arrays(model: Model, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Joint variables (N, nf) and their gradients (N, nf, nq), contiguous, as the kernels take them."""
     jv = joint_variables(model, q, order=1)
-    val = np.ascontiguousarray(jv.value)
-    grad = np.ascontiguousarray(jv.gradient)
-    pt_body, pt_loc = plan.points
-    pa = np.ones((n, pt_body.shape[0]), dtype=np.bool_)
+    return np.ascontiguousarray(jv.value), np.ascontiguousarray(jv.gradient)
+
+
+def _point_activity(plan: _JitPlan, q: np.ndarray) -> np.ndarray:
+    """(N, Ptot) whether each path point is active (ConditionalPathPoints: within their range, 1e-5 slack)."""
+    pa = np.ones((q.shape[0], plan.points[0].shape[0]), dtype=np.bool_)
     cache: dict = {}
     for k, cond, (lo, hi) in plan.conditional:
         v = cond.evaluate(q, 0, cache).value
         pa[:, k] = (v >= lo - 1e-5) & (v <= hi + 1e-5)
+    return pa
+
+
+def _lengths_and_moment_arms_kernel(model: Model, q: np.ndarray, muscles, wrapping: bool, opensim_compat: bool,
+                                    want_r: bool):
+    """L (N, M) and R (N, n_q, M, or None unless ``want_r``) through ``wrapping._kernels_muscles``."""
+    plan = _jit_plan(model, muscles, wrapping)
+    from osim_emb.paths.wrapping._kernels_muscles import lengths_moment_arms_kernel
+    from osim_emb.paths.wrapping._kernels_path import run_threads
+    n = q.shape[0]
+    val, grad = _joint_variable_arrays(model, q)
+    pt_body, pt_loc = plan.points
+    pa = _point_activity(plan, q)
     mp, mw = plan.path[0], plan.path[1]
     out = (np.empty((n, mp[-1], 3)), np.empty((n, mw[-1], 4, 4)), np.zeros((n, mp.shape[0] - 1)),
            np.zeros((n, model.n_q, mp.shape[0] - 1)))
@@ -584,4 +572,3 @@ def _lengths_and_moment_arms_jit(model: Model, q: np.ndarray, muscles, wrapping:
     run_threads(lengths_moment_arms_kernel, args, out, n)
     length, r = out[2], out[3]
     return length, (r if want_r else None)
-

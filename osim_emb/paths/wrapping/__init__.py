@@ -1,4 +1,7 @@
-"""Muscle-path wrapping as in OpenSim 4.6, vectorized over batches of configurations.
+"""Muscle-path wrapping as in OpenSim 4.6, for batches of configurations.
+
+Each algorithm is written once, as a compiled (numba) kernel (``_kernels*.py``); the classes
+and functions here hold the parameters, pack arrays and call the kernels.
 
 Wrap objects (one straight segment at a time, in the object's frame):
 :class:`WrapSphere`, :class:`WrapCylinder`, :class:`WrapTorus`, and

@@ -1,19 +1,12 @@
 """Compiled (numba) scalar kernels of WrapSphere, WrapCylinder and WrapTorus.
 
-These are the per-segment forms of the numpy implementations in :mod:`.sphere`,
-:mod:`.cylinder` and :mod:`.torus`, which remain the reference: every
-expression is written with the same operands in the same order, so that the
-results agree to the last bit wherever the elementary functions do.  The one
-systematic difference: numpy evaluates ``arccos``, ``arcsin`` and ``arctan2``
-of arrays with its own SIMD routines, which differ from the C library's (used
-here, and by OpenSim) by one unit in the last place for a few percent of
-arguments.  Closed-form results then differ by ~1e-16 m; the cylinder's
-over-relaxed tangent adjustment can amplify such a difference where it runs
-away (see ``docs/wrapping.md``).
+The one implementation of these algorithms (described in :mod:`.sphere`,
+:mod:`.cylinder` and :mod:`.torus`, which hold the parameters and call these
+kernels for a batch).  The elementary functions (acos, asin, atan2) are the C
+library's, as OpenSim's.
 
 Vectors are tuples of three floats.  The batch entry points (``*_batch``) loop
-over segments and are what :func:`WrapSphere.wrap_segment` & co. call when
-:func:`osim_emb.core._accel.use_jit` is true.
+over segments and are what :func:`WrapSphere.wrap_segment` & co. call.
 """
 
 from __future__ import annotations
@@ -51,7 +44,7 @@ _DWARF = 1.0e-38
 
 
 # ---------------------------------------------------------------------------
-# 3-vector helpers (same operation order as osim_emb.paths.wrapping._vec)
+# 3-vector helpers (x, then y, then z: the order of SimTK's Vec3 products)
 # ---------------------------------------------------------------------------
 @njit(**_KW)
 def dot(a, b):
@@ -320,7 +313,7 @@ def _cyl_tangent_candidates(p, paxis, radius):
 
 @njit(**_KW)
 def _cyl_spiral(r1, r2, radius, far):
-    """The vector form ``cylinder._spiral``: (theta, axial, length)."""
+    """The helix r1 -> r2 around the axis (long way if ``far``): (theta, axial, length)."""
     r1a, _ = closest_point_on_line(r1, _P0, _DN)
     r2a, _ = closest_point_on_line(r2, _P0, _DN)
     axial = dot(sub(r2a, r1a), _DN)
@@ -335,7 +328,7 @@ def _cyl_spiral(r1, r2, radius, far):
 
 @njit(**_KW)
 def _cyl_spiral_z(x1, y1, z1, x2, y2, z2, radius, far):
-    """``cylinder._spiral_z`` / ``_spiral_s``."""
+    """The helix from the tangent points given by coordinates: (theta, axial, length)."""
     w1 = z1 + 1.0
     m1 = math.sqrt(x1 * x1 + y1 * y1 + w1 * w1)
     a1 = -1.0 + ((w1 * (1.0 / m1)) if m1 >= EPS else 0.0) * m1
@@ -352,7 +345,7 @@ def _cyl_spiral_z(x1, y1, z1, x2, y2, z2, radius, far):
 
 @njit(**_KW)
 def _cyl_adjust(px, py, pz, X, Y, Z, wx, wy, wz):
-    """``cylinder._adjust_z`` for one element: (new Z, adjusted)."""
+    """One tangent-point move of the adjustment loop along the axis: (new Z, adjusted)."""
     dx, dy, dz = X - px, Y - py, Z - pz
     m = math.sqrt(dx * dx + dy * dy + dz * dz)
     okm = m >= EPS
@@ -387,7 +380,7 @@ def cyl_loop(p1, p2, r1, r2, radius, far):
     """OpenSim's tangent-adjustment loop (at most 100 moves): (r1, r2, length).
 
     Exact cycles of period 1 or 2 jump to the state after the last move (the next
-    state is a function of (z1, z2) alone), as the numpy implementation does.
+    state is a function of (z1, z2) alone).
     """
     x1, y1, z1 = r1
     x2, y2, z2 = r2
@@ -606,7 +599,7 @@ def _circle_resid(u, c2, c3, c4, c5, r):
 
 @njit(**_KW)
 def _lmpar(r, diag, qtb, delta, par0):
-    """MINPACK lmpar for one unknown (``torus._lmpar``): (step, parameter)."""
+    """MINPACK lmpar for one unknown: (step, parameter)."""
     x = qtb / r
     dxnorm = abs(diag * x)
     fp = dxnorm - delta
@@ -667,7 +660,8 @@ def _lmpar(r, diag, qtb, delta, par0):
 
 @njit(**_KW)
 def lmdif_circle_one(c2, c3, c4, c5, r):
-    """OpenSim's lmdif_C on one unknown started at 0 (``torus.lmdif_circle`` for one problem)."""
+    """OpenSim's lmdif_C (modified MINPACK lmdif) on one unknown started at 0: lmdif, lmpar and qrsolv
+    with OpenSim's constants and tests (see :mod:`.torus`)."""
     x = 0.0
     f = _circle_resid(x, c2, c3, c4, c5, r)
     fnorm = abs(f)
@@ -782,6 +776,36 @@ def torus_circle_point(radius, p1, p2, ax, sg):
     a = sel3(better1, a1, a2)
     mag = math.sqrt(a[0] * a[0] + a[1] * a[1])
     return found, (a[0] * radius / mag, a[1] * radius / mag, 0.0)
+
+
+@njit(**_KW)
+def torus_circle_points(radius, p1, p2, ax, sg):
+    """:func:`torus_circle_point` for a batch of segments (N, 3): (found (N,), circle points (N, 3))."""
+    n = p1.shape[0]
+    found = np.zeros(n, dtype=np.bool_)
+    pts = np.full((n, 3), NAN)
+    for i in range(n):
+        f, c = torus_circle_point(radius, (p1[i, 0], p1[i, 1], p1[i, 2]), (p2[i, 0], p2[i, 1], p2[i, 2]), ax, sg)
+        found[i] = f
+        pts[i, 0], pts[i, 1], pts[i, 2] = c
+    return found, pts
+
+
+@njit(**_KW)
+def circle_line_search(a, b, radius):
+    """lmdif's end point on each line from a towards b (N, 3): (u (N,), unit direction (N, 3), residual (N,)).
+
+    The first half of :func:`torus_circle_point` (for tests: the residual is calcCircleResids at u)."""
+    n = a.shape[0]
+    u = np.empty(n)
+    d = np.empty((n, 3))
+    res = np.empty(n)
+    for i in range(n):
+        c2, c3, c4, c5, nn = _circle_coeffs((a[i, 0], a[i, 1], a[i, 2]), (b[i, 0], b[i, 1], b[i, 2]))
+        u[i] = lmdif_circle_one(c2, c3, c4, c5, radius)
+        d[i, 0], d[i, 1], d[i, 2] = nn
+        res[i] = _circle_resid(u[i], c2, c3, c4, c5, radius)
+    return u, d, res
 
 
 @njit(**_KW)

@@ -1,8 +1,7 @@
-"""Compiled (numba) scalar kernel of WrapEllipsoid, the per-segment form of :mod:`.ellipsoid`.
+"""Compiled (numba) scalar kernel of WrapEllipsoid: the one implementation of :mod:`.ellipsoid`.
 
-Every step follows the numpy implementation (the reference) operation by
-operation; the numpy code calls only correctly rounded operations and the C
-library's ``pow``/``acos``/``sin``/``cos`` here, so the two agree bitwise.
+Every step follows OpenSim 4.6's WrapEllipsoid operation by operation (the algorithm:
+``docs/wrapping_ellipsoid.md``), with the C library's ``pow``/``acos``/``sin``/``cos``.
 Vectors are tuples of three floats, in OpenSim's normalized units inside the
 wrap (metres times ``factor``).
 """
@@ -112,9 +111,9 @@ def closest_on_ellipse(a, b, u, v):
 
 @njit(**_KW)
 def closest_on_ellipsoid(abc, dims, pt, axis, prev):
-    """Closest point (``ellipsoid._closest_on_ellipsoid`` for one point): (point, converged).
+    """Closest point on the ellipsoid (OpenSim's closestPointToEllipse in 3-D) for one point: (point, converged).
 
-    ``axis`` -1: chosen as in OpenSim (None in the numpy code); 0, 1, 2: forced.
+    ``axis`` -1: chosen as in OpenSim; 0, 1, 2: forced.
     """
     a, b, c = abc
     u, v, w = pt
@@ -183,7 +182,7 @@ def _residuals(r, d, p, vs, vs4, a, asq, e):
 
 @njit(**_KW0)
 def _inv4(m, aug):
-    """Gauss-Jordan inverse with partial pivoting (``ellipsoid._inv4``), in aug (4, 8); returns aug."""
+    """Gauss-Jordan inverse with partial pivoting (as OpenSim), in aug (4, 8); returns aug."""
     for i in range(4):
         for j in range(4):
             aug[i, j] = m[i, j]
@@ -233,7 +232,7 @@ def _damped_step(JJ, diag, dd, vneg, alph, M, aug, step):
 
 @njit(**_KW0)
 def tangent_point(pe, r0, p, vs, vs4, a, wk):
-    """``ellipsoid._tangent_points`` for one point: (tangent point, converged).
+    """The tangent point from one end point (damped Gauss-Newton, OpenSim's stopping rules): (tangent point, converged).
 
     ``wk``: workspace, a tuple of C-contiguous arrays (vectors (7, 4), D, JJ, M (3, 4, 4), aug (4, 8)).
     """
@@ -368,7 +367,7 @@ def tangent_point(pe, r0, p, vs, vs4, a, wk):
 # ---------------------------------------------------------------------------
 @njit(**_KW0)
 def polyline(r1, r2, a, vs, vs4, factor, far_side, pts):
-    """``ellipsoid._polyline`` for one segment: (npts, length, point 1, point npts-2).
+    """The polyline r1 -> r2 of about 1 mm pieces for one segment: (npts, length, point 1, point npts-2).
 
     ``pts`` (>= 500, 3) receives the points when it has rows (else only the two points
     the quadrant check needs are kept).

@@ -11,11 +11,12 @@ One kernel does, for every configuration (in parallel over configurations):
    bodies, summed into a wrench per frame, times the frame's Jacobian (Eq 195 in ground
    form, as :func:`osim_emb.paths.geometry._moment_arm_of_path`).
 
-It is what :func:`osim_emb.paths.geometry.lengths_and_moment_arms` runs when
-:func:`osim_emb.core._accel.use_jit` is true.  The numpy code remains the reference.  Every
+It is what :func:`osim_emb.paths.geometry.lengths_and_moment_arms` runs (the one
+implementation; ``points_kernel`` and ``path_moment_arms_kernel`` are its first and last
+steps alone, for :func:`osim_emb.paths.geometry.path_states` and paths built elsewhere).  Every
 sum is accumulated in the order numpy uses (its matrix products go through BLAS, which
 accumulates with fused multiply-adds; ``einsum`` has its own orders), so that the
-kinematic inputs of the wrapping are bitwise those of the numpy code: the wrapping
+kinematic inputs of the wrapping are bitwise those of :func:`osim_emb.core.kinematics.forward_kinematics`: the wrapping
 algorithms (loose iteration tolerances, the cylinder's over-relaxed adjustment) would
 amplify a difference of 1e-16 m in a path point to ~1e-12 m in a length.  The BLAS
 orders were measured with the OpenBLAS bundled with numpy on x86-64 (FMA); with another
@@ -34,7 +35,7 @@ from osim_emb.core._accel import njit
 from osim_emb.paths.wrapping._kernels_path import _config_path, _max_sizes, _work
 
 
-try:  # imported only when numba is installed (osim_emb.core._accel.use_jit)
+try:  # numba is a dependency of the package
     from numba.core import types
     from numba.extending import intrinsic
 except ImportError:  # pragma: no cover
@@ -153,17 +154,12 @@ def _body_transform(rot, pos, f, off, out):
 
 
 @njit(**_KW0)
-def _config_muscles(n, val, grad, parent, revolute, offs, axes, vt, vt2, body_frame, body_off, body_used, pt_body,
-                    pt_loc, pa, wr_body, wr_off, wr_first, slot_frame, uframe, muf, mp, mw, ms, mc, otype, oprm, oax, osg, ometh, oact,
-                    ows, owe, code_obj, compat, want_r, pg, T, length, R,
-                    rot, pos, jac, bt, wrk, seq_all, r_all, wlen_all, inp_all, cache_all, cached_all, pts, dps, ee,
-                    wrench, wsum):
-    """Configuration n of :func:`lengths_moment_arms_kernel` (allocation-free, so compiled without
-    reference counting: the many array views it makes cost nothing)."""
-    nq = grad.shape[2]
-    M = mp.shape[0] - 1
-    Ptot = mp[M]
-    Wtot = mw[M]
+def _config_points(n, val, grad, parent, revolute, offs, axes, vt, vt2, body_frame, body_off, body_used, pt_body,
+                   pt_loc, wr_body, wr_off, wr_first, pg, T, rot, pos, jac, bt):
+    """Configuration n: frame kinematics (rot, pos, jac), the ground positions of the path points
+    pg[n] and the ground transforms of the wrap frames T[n]."""
+    Ptot = pt_body.shape[0]
+    Wtot = wr_body.shape[0]
     _kinematics(val[n], grad[n], parent, revolute, offs, axes, vt, vt2, rot, pos, jac)
     for b in range(body_frame.shape[0]):
         if body_used[b]:
@@ -186,6 +182,36 @@ def _config_muscles(n, val, grad, parent, revolute, offs, axes, vt, vt2, body_fr
                     T[n, w, a, c] = _mm4(bt[b, a, 0], bt[b, a, 1], bt[b, a, 2], bt[b, a, 3],
                                          wr_off[w, 0, c], wr_off[w, 1, c], wr_off[w, 2, c], wr_off[w, 3, c])
         T[n, w, 3, 0], T[n, w, 3, 1], T[n, w, 3, 2], T[n, w, 3, 3] = 0.0, 0.0, 0.0, 1.0
+
+
+@njit(nogil=True, **_KW)
+def points_kernel(val, grad, parent, revolute, offs, axes, vt, vt2, body_frame, body_off, body_used, pt_body, pt_loc,
+                  wr_body, wr_off, wr_first, start, step, pg, T):
+    """Only the path points pg (N, Ptot, 3) and wrap frames T (N, Wtot, 4, 4) of
+    :func:`lengths_moment_arms_kernel` (the input of :func:`._kernels_path.wrap_paths_kernel`)."""
+    N = val.shape[0]
+    nf = val.shape[1]
+    nq = grad.shape[2]
+    rot = np.empty((nf, 3, 3))
+    pos = np.empty((nf, 3))
+    jac = np.empty((nf, nq, 6))
+    bt = np.empty((body_frame.shape[0], 4, 4))
+    for n in range(start, N, step):
+        _config_points(n, val, grad, parent, revolute, offs, axes, vt, vt2, body_frame, body_off, body_used, pt_body,
+                       pt_loc, wr_body, wr_off, wr_first, pg, T, rot, pos, jac, bt)
+
+
+@njit(**_KW0)
+def _config_muscles(n, val, grad, parent, revolute, offs, axes, vt, vt2, body_frame, body_off, body_used, pt_body,
+                    pt_loc, pa, wr_body, wr_off, wr_first, slot_frame, uframe, muf, mp, mw, ms, mc, otype, oprm, oax, osg, ometh, oact,
+                    ows, owe, code_obj, compat, want_r, pg, T, length, R,
+                    rot, pos, jac, bt, wrk, seq_all, r_all, wlen_all, inp_all, cache_all, cached_all, pts, dps, ee,
+                    wrench, wsum):
+    """Configuration n of :func:`lengths_moment_arms_kernel` (allocation-free, so compiled without
+    reference counting: the many array views it makes cost nothing)."""
+    M = mp.shape[0] - 1
+    _config_points(n, val, grad, parent, revolute, offs, axes, vt, vt2, body_frame, body_off, body_used, pt_body,
+                   pt_loc, wr_body, wr_off, wr_first, pg, T, rot, pos, jac, bt)
     seq_all[:] = -1
     r_all[:] = NAN
     wlen_all[:] = 0.0
@@ -231,67 +257,93 @@ def _config_muscles(n, val, grad, parent, revolute, offs, axes, vt, vt2, body_fr
                         if dv != dv:
                             dv = tgs
                     dps[s, a] = dv
-        for s in range(Sm - 1):
-            a_, b_ = seq[s], seq[s + 1]
-            fa = slot_frame[s0 + (a_ if a_ >= 0 else 0)]
-            fb = slot_frame[s0 + (b_ if b_ >= 0 else 0)]
-            d0 = dps[s + 1, 0] - dps[s, 0]
-            d1 = dps[s + 1, 1] - dps[s, 1]
-            d2 = dps[s + 1, 2] - dps[s, 2]
-            if a_ >= 0 and b_ >= 0 and fa != fb:
-                nrm = math.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
-                den = nrm if nrm > 0 else 1.0
-                ee[s, 0], ee[s, 1], ee[s, 2] = d0 / den, d1 / den, d2 / den
-            else:
-                ee[s, 0], ee[s, 1], ee[s, 2] = 0.0, 0.0, 0.0
+        _moment_arm_column(seq, pts, dps, slot_frame[s0:s1], uframe[muf[m]:muf[m + 1]], jac, R[n, :, m], ee,
+                           wrench, wsum)
+
+
+@njit(**_KW0)
+def _moment_arm_column(seq, pts, dps, slot_frame, uframe, jac, r, ee, wrench, wsum):
+    """Add one path's column of R to r (nq,): the unit tension along each segment between effective
+    points on different frames, summed into a wrench per moving frame, times the frame's Jacobian
+    (Eq 195 in ground form).  seq (S,): slots in path order (-1 padded); pts (S, 3): ground
+    positions along seq (where the forces act); dps (S, 3): the positions that set the directions;
+    slot_frame: frame of each slot; uframe: the path's distinct moving frames; jac (nf, nq, 6)."""
+    Sm = seq.shape[0]
+    nq = r.shape[0]
+    for s in range(Sm - 1):
+        a_, b_ = seq[s], seq[s + 1]
+        fa = slot_frame[a_ if a_ >= 0 else 0]
+        fb = slot_frame[b_ if b_ >= 0 else 0]
+        d0 = dps[s + 1, 0] - dps[s, 0]
+        d1 = dps[s + 1, 1] - dps[s, 1]
+        d2 = dps[s + 1, 2] - dps[s, 2]
+        if a_ >= 0 and b_ >= 0 and fa != fb:
+            nrm = math.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
+            den = nrm if nrm > 0 else 1.0
+            ee[s, 0], ee[s, 1], ee[s, 2] = d0 / den, d1 / den, d2 / den
+        else:
+            ee[s, 0], ee[s, 1], ee[s, 2] = 0.0, 0.0, 0.0
+    for s in range(Sm):
+        f0 = 0.0
+        f1 = 0.0
+        f2 = 0.0
+        if s < Sm - 1:
+            f0, f1, f2 = f0 + ee[s, 0], f1 + ee[s, 1], f2 + ee[s, 2]
+        if s >= 1:
+            f0, f1, f2 = f0 - ee[s - 1, 0], f1 - ee[s - 1, 1], f2 - ee[s - 1, 2]
+        x0, x1, x2 = pts[s, 0], pts[s, 1], pts[s, 2]
+        wrench[s, 0] = x1 * f2 - x2 * f1
+        wrench[s, 1] = x2 * f0 - x0 * f2
+        wrench[s, 2] = x0 * f1 - x1 * f0
+        wrench[s, 3], wrench[s, 4], wrench[s, 5] = f0, f1, f2
+    # wrench per moving frame: einsum('ns,nsc->nc') sums over all slots in order, the other frames'
+    # slots counting as 0 * wrench; where every wrench is finite those terms add nothing (the sum
+    # starts at +0 and can never become -0), so each slot goes straight to its frame's sum
+    nu = uframe.shape[0]
+    finite = True
+    for s in range(Sm):
+        for a in range(6):
+            if not abs(wrench[s, a]) < np.inf:
+                finite = False
+    for u in range(nu):
+        for a in range(6):
+            wsum[u, a] = 0.0
+    if finite:
         for s in range(Sm):
-            f0 = 0.0
-            f1 = 0.0
-            f2 = 0.0
-            if s < Sm - 1:
-                f0, f1, f2 = f0 + ee[s, 0], f1 + ee[s, 1], f2 + ee[s, 2]
-            if s >= 1:
-                f0, f1, f2 = f0 - ee[s - 1, 0], f1 - ee[s - 1, 1], f2 - ee[s - 1, 2]
-            x0, x1, x2 = pts[s, 0], pts[s, 1], pts[s, 2]
-            wrench[s, 0] = x1 * f2 - x2 * f1
-            wrench[s, 1] = x2 * f0 - x0 * f2
-            wrench[s, 2] = x0 * f1 - x1 * f0
-            wrench[s, 3], wrench[s, 4], wrench[s, 5] = f0, f1, f2
-        # wrench per moving frame: einsum('ns,nsc->nc') sums over all slots in order, the other frames'
-        # slots counting as 0 * wrench; where every wrench is finite those terms add nothing (the sum
-        # starts at +0 and can never become -0), so each slot goes straight to its frame's sum
-        nu = muf[m + 1] - muf[m]
-        finite = True
-        for s in range(Sm):
-            for a in range(6):
-                if not abs(wrench[s, a]) < np.inf:
-                    finite = False
+            c = seq[s]
+            if c >= 0:
+                fr = slot_frame[c]
+                for u in range(nu):
+                    if uframe[u] == fr:
+                        for a in range(6):
+                            wsum[u, a] = wsum[u, a] + wrench[s, a]
+    else:
         for u in range(nu):
-            for a in range(6):
-                wsum[u, a] = 0.0
-        if finite:
+            fr = uframe[u]
             for s in range(Sm):
                 c = seq[s]
-                if c >= 0:
-                    fr = slot_frame[s0 + c]
-                    for u in range(nu):
-                        if uframe[muf[m] + u] == fr:
-                            for a in range(6):
-                                wsum[u, a] = wsum[u, a] + wrench[s, a]
-        else:
-            for u in range(nu):
-                fr = uframe[muf[m] + u]
-                for s in range(Sm):
-                    c = seq[s]
-                    on = 1.0 if (c >= 0 and slot_frame[s0 + c] == fr) else 0.0
-                    for a in range(6):
-                        wsum[u, a] = wsum[u, a] + on * wrench[s, a]
-        for u in range(nu):
-            fr = uframe[muf[m] + u]
-            for k in range(nq):  # einsum order over the 6 components: lanes (0, 2, 4) and (1, 3, 5)
-                lane0 = (jac[fr, k, 0] * wsum[u, 0] + jac[fr, k, 2] * wsum[u, 2]) + jac[fr, k, 4] * wsum[u, 4]
-                lane1 = (jac[fr, k, 1] * wsum[u, 1] + jac[fr, k, 3] * wsum[u, 3]) + jac[fr, k, 5] * wsum[u, 5]
-                R[n, k, m] = R[n, k, m] + (lane0 + lane1)
+                on = 1.0 if (c >= 0 and slot_frame[c] == fr) else 0.0
+                for a in range(6):
+                    wsum[u, a] = wsum[u, a] + on * wrench[s, a]
+    for u in range(nu):
+        fr = uframe[u]
+        for k in range(nq):  # einsum order over the 6 components: lanes (0, 2, 4) and (1, 3, 5)
+            lane0 = (jac[fr, k, 0] * wsum[u, 0] + jac[fr, k, 2] * wsum[u, 2]) + jac[fr, k, 4] * wsum[u, 4]
+            lane1 = (jac[fr, k, 1] * wsum[u, 1] + jac[fr, k, 3] * wsum[u, 3]) + jac[fr, k, 5] * wsum[u, 5]
+            r[k] = r[k] + (lane0 + lane1)
+
+
+@njit(nogil=True, **_KW)
+def path_moment_arms_kernel(seq, pts, dps, slot_frame, uframe, jac, start, step, R):
+    """R (N, nq) of one path given its effective points: seq (N, S), pts and dps (N, S, 3) gathered
+    along seq, slot_frame (n_slots,), uframe (distinct moving frames), jac (N, nf, nq, 6)."""
+    N = seq.shape[0]
+    S = max(seq.shape[1], 1)
+    ee = np.empty((S, 3))
+    wrench = np.empty((S, 6))
+    wsum = np.empty((S, 6))
+    for n in range(start, N, step):
+        _moment_arm_column(seq[n], pts[n], dps[n], slot_frame, uframe, jac[n], R[n], ee, wrench, wsum)
 
 
 @njit(nogil=True, **_KW)

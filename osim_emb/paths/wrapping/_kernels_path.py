@@ -1,18 +1,17 @@
 """Compiled (numba) path construction: OpenSim's GeometryPath, one configuration at a time.
 
-This is the per-configuration form of :func:`osim_emb.paths.wrapping.path.wrap_path` (the
-reference, vectorized over configurations with masks): the same passes, PathWrap ranges,
-segment choice, order swap, stale ground positions in compat mode, and the same
-arithmetic (including numpy's summation orders: ``einsum`` over 3 terms, pairwise ``sum``
-of the segment lengths).  The exact shortcuts of the numpy code are kept: the lower bound
-that skips the cylinder's adjustment loop for segments that cannot be chosen, and the
-reuse of a wrap when a segment comes back with bitwise the same end points (here for
-every object: a wrap is a function of its end points).
+The one implementation of :func:`osim_emb.paths.wrapping.path.wrap_path` (whose docstring
+describes OpenSim's algorithm): passes, PathWrap ranges, segment choice, order swap, stale
+ground positions in compat mode.  Sums follow numpy's orders (``einsum`` over 3 terms,
+pairwise ``sum`` of the segment lengths), as the former numpy implementation did, so that
+results are unchanged to the last bit.  Two exact shortcuts: a lower bound skips the
+cylinder's adjustment loop for segments that cannot be chosen, and a wrap is reused when a
+segment comes back with bitwise the same end points (a wrap is a function of its end points).
 
 Wrap objects are passed as arrays: ``otype`` (0 sphere, 1 cylinder, 2 torus,
 3 ellipsoid), ``oprm`` (radius; radius, length; inner, outer radius; or the three
 semi-axes), quadrant axis/sign, method, active flag, and the PathWrap ranges converted to
-0-based point indices (:func:`osim_emb.paths.wrapping.path._pack_for_kernel`).  Many paths
+0-based point indices (:func:`osim_emb.paths.wrapping.path.pack_path_wraps`).  Many paths
 (muscles) are packed one after the other, with offsets.
 
 The kernels release the GIL and :func:`run_threads` shares the configurations among
@@ -27,7 +26,7 @@ import numpy as np
 
 from osim_emb.core._accel import njit
 
-try:  # these modules are only imported when numba is installed (osim_emb.core._accel.use_jit)
+try:  # numba is a dependency of the package; the fallback only serves a broken installation's error path
     from numba import get_num_threads
 except ImportError:  # pragma: no cover
     def get_num_threads():

@@ -91,6 +91,13 @@ def parse_quadrant(quadrant: str) -> tuple[int, int]:
     return _QUADRANTS[q]
 
 
+def _segments(p1, p2) -> tuple[np.ndarray, np.ndarray]:
+    """(N, 3) C-contiguous, writable float arrays of segment end points (what the compiled kernels take)."""
+    cw = ["C", "W"]
+    return (np.require(np.asarray(p1, dtype=float).reshape(-1, 3), requirements=cw),
+            np.require(np.asarray(p2, dtype=float).reshape(-1, 3), requirements=cw))
+
+
 @dataclass(frozen=True)
 class WrapObject:
     """Base of the wrap objects: placement on a body and the active quadrant."""

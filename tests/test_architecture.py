@@ -47,17 +47,6 @@ LOWEST_LAYER_FOR = {"opensim": "opensim", "matplotlib": "report", "lxml": "io"}
 
 # (rule, importing module, what it imports or defines) -> reason.  Shrink only.
 KNOWN_VIOLATIONS = {
-    ("b", "osim_emb.opensim.moment_arms", "osim_emb.report.comparison_figures"):
-        "the comparison harness draws its own figures (should return tables; report draws them)",
-    ("b", "osim_emb.opensim.motion_moment_arms", "osim_emb.report.comparison_figures"):
-        "the motion comparison draws its own figures",
-    ("b", "osim_emb.rhythm.fit", "osim_emb.report"): "plot_fit sits beside the fit; it moves to report/",
-    ("b", "osim_emb.rhythm.fit", "osim_emb.report.figure_style"): "same as above",
-    ("b", "osim_emb.seeds.planar.contributions", "osim_emb.report"):
-        "the seed's contribution plots are drawn beside the planar chain; they move to report/",
-    ("b", "osim_emb.seeds.planar.contributions", "osim_emb.report.figure_style"): "same as above",
-    ("c", "osim_emb.seeds.newton_euler", "opensim"):
-        "opensim_foot_shank_reference, the seed's OpenSim cross-check, sits beside the seed's equations",
     ("d", "osim_emb.muscles.hill", "hill_muscle_from_xml"):
         "reads a muscle from its lxml element (140 lines of XML reading in the muscle model)",
 }
@@ -146,9 +135,9 @@ def test_known_violations_still_exist():
 
 
 def test_scanner_sees_imports_inside_functions():
-    """Independent check of the scanner on a module known to import matplotlib only inside a function."""
-    imported, functions = imports_of("osim_emb.rhythm.fit")
-    assert "osim_emb.report.figure_style" in imported and "plot_fit" in functions
+    """Independent check of the scanner on a module known to import the figures only inside a function."""
+    imported, functions = imports_of("osim_emb.cli.fit_rhythm")
+    assert "osim_emb.report.rhythm_figures" in imported and "cmd_fit_rhythm" in functions
     assert "osim_emb.core.functions.multivariate" in imports_of("osim_emb.rhythm.fit")[0]
 
 

@@ -117,7 +117,8 @@ def outside_range_hint():
 
 def cmd_moment_arms(args: argparse.Namespace) -> int:
     from osim_emb.io.outputs import atomic_folder
-    from osim_emb.opensim.moment_arms import REFERENCES, print_report, run_moment_arm_study
+    from osim_emb.opensim.moment_arms import REFERENCES, print_report
+    from osim_emb.report.comparisons import compare_motion_with_opensim, compare_with_opensim
     _positive("--step", args.step)
     formats = _figure_formats(args.formats)
     refs = [] if args.references == "none" else _csv(args.references)
@@ -136,14 +137,14 @@ def cmd_moment_arms(args: argparse.Namespace) -> int:
     inputs = [args.model] + ([args.motion] if args.motion else [])
     with atomic_folder(out, overwrite=args.overwrite, inputs=inputs) as tmp:
         if args.motion:
-            from osim_emb.opensim.motion_moment_arms import print_motion_report, run_motion_study
+            from osim_emb.opensim.motion_moment_arms import print_motion_report
             with outside_range_hint():
-                result = run_motion_study(args.model, args.motion, muscles=muscles, ma_coordinates=coords,
-                                          reference=args.references != "none", opensim_compat=compat,
-                                          out_dir=tmp, formats=formats, plot=not args.no_plot,
-                                          outside_range=args.outside_range)
+                result = compare_motion_with_opensim(
+                    args.model, args.motion, muscles=muscles, ma_coordinates=coords,
+                    reference=args.references != "none", opensim_compat=compat, out_dir=tmp, formats=formats,
+                    plot=not args.no_plot, outside_range=args.outside_range)
         else:
-            result = run_moment_arm_study(
+            result = compare_with_opensim(
                 args.model, _csv(args.sweep), step_deg=args.step, muscles=muscles, ma_coordinates=coords,
                 references=refs, fixed=fixed, opensim_compat=compat, out_dir=tmp,
                 formats=formats, progress=not args.quiet, workers=args.workers,
@@ -300,7 +301,7 @@ def cmd_inverse_dynamics(args: argparse.Namespace) -> int:
 
 def cmd_run(args: argparse.Namespace) -> int:
     from osim_emb.io.outputs import atomic_folder
-    from osim_emb.opensim.study import run_main_job
+    from osim_emb.report.study import run_main_job
     _positive("--step", args.step)
     formats = _figure_formats(args.formats)
     kw = {"sweep": _csv(args.sweep)} if getattr(args, "sweep", None) else {}

@@ -44,7 +44,7 @@ def _draw(args, refs, out, formats):
         with outside_range_hint():
             res = run_motion_study(args.model, args.motion, muscles=muscles, ma_coordinates=coords,
                                    reference=bool(refs), opensim_compat=not args.fresh_geometry, out_dir=None,
-                                   plot=False, outside_range=args.outside_range)
+                                   outside_range=args.outside_range)
         from osim_emb.report.comparison_figures import moment_arm_curves
         return (moment_arm_curves(res, out, formats, pairs=[("time", c) for c in res["ma_coordinates"]]),
                 res["ma_coordinates"])

@@ -27,6 +27,7 @@ import pandas as pd
 
 from osim_emb.core import functions as fn
 from osim_emb.core.functions.multivariate import polynomial_exponents
+from osim_emb.rhythm.rhythms import Rhythm, RhythmTerm
 
 log = logging.getLogger(__name__)
 
@@ -164,7 +165,6 @@ def fit(data: pd.DataFrame | str | Path, dependents: dict[str, tuple[str, ...]] 
     >>> result.rhythm.inputs
     ('elv_angle', 'shoulder_elv')
     """
-    from osim_emb.rhythm.rhythms import Rhythm, RhythmTerm
     df = read_rhythm_data(data) if not isinstance(data, pd.DataFrame) else data
     for col in ("study", "shoulder", PLANE, ELEVATION):
         if col not in df:

@@ -57,9 +57,11 @@ def compare_with_opensim(model_path: str | Path, sweep: Sequence[str], *, out_di
     --------
     >>> import osim_emb as oe
     >>> from osim_emb.io.builtin_models import builtin_model_path
-    >>> result = oe.compare_with_opensim(builtin_model_path(), ["shoulder_elv"], references=(), step_deg=60,
-    ...                                  muscles=["DELT1"], progress=False)
-    >>> result["table"]["package_m"].abs().max() > 0.01  # DELT1's moment arm about elevation, metres
+    >>> result = oe.compare_with_opensim(builtin_model_path(), ["shoulder_elv"], out_dir="delt1", references=(),
+    ...                                  step_deg=60, muscles=["DELT1"], formats=("png",), progress=False)
+    >>> [p.name for p in result["figures"]]
+    ['moment_arm_shoulder_elv_vs_shoulder_elv.png']
+    >>> bool(result["table"]["package_m"].abs().max() > 0.01)  # DELT1's moment arm about elevation, metres
     True
     """
     result = run_moment_arm_study(str(model_path), sweep, out_dir=out_dir, references=references, **options)

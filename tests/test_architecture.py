@@ -4,7 +4,7 @@ imports inside functions, so a lazy import counts like a top-level one.
 Rules
   (a) the math core and the path/muscle layer never import opensim, matplotlib or lxml;
   (b) a lower layer never imports a higher one;
-  (c) opensim is imported only from the validation layer (the OpenSim bridge) up, matplotlib only from the
+  (c) opensim is imported only from the opensim layer (the OpenSim bridge) up, matplotlib only from the
       report layer up, lxml only from the io layer up;
   (d) below the io layer no function reads XML (a function whose name contains ``xml``).
 Today's exceptions are listed in KNOWN_VIOLATIONS with a reason.  The test fails on a new violation and

@@ -15,7 +15,7 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from osim_emb.io.model_json import write_atomically
+from osim_emb.io.outputs import write_atomically
 
 log = logging.getLogger(__name__)
 

@@ -166,3 +166,14 @@ def test_opensim_values_are_cached_by_model_sweep_and_version(osim, models_dir, 
     pd.testing.assert_frame_equal(first["tables"]["computeMomentArm"], again["tables"]["computeMomentArm"])
     other = run_moment_arm_study(str(models_dir / "arm26.osim"), ["r_elbow_flex"], **{**kw, "step_deg": 20.0})
     assert not any(other["cached"].values())  # another sweep is another key
+
+
+def test_harness_draws_no_figures_and_says_where_they_are_drawn(tmp_path):
+    """The harness (opensim layer) writes tables only; asking it for figures names the report-layer functions."""
+    from osim_emb.io.builtin_models import builtin_model_path
+    with pytest.raises(TypeError, match="compare_with_opensim"):
+        run_moment_arm_study(str(builtin_model_path()), ["shoulder_elv"], references=(), plot=True)
+    res = run_moment_arm_study(str(builtin_model_path()), ["shoulder_elv"], step_deg=90, muscles=["DELT1"],
+                               references=(), out_dir=tmp_path, progress=False)
+    assert res["figures"] == [] and (tmp_path / "package_moment_arms.csv.gz").exists()
+    assert not list(tmp_path.glob("*.png")) and not list(tmp_path.glob("*.pdf"))

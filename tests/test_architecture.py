@@ -35,9 +35,9 @@ LAYER_OF = {
     "osim_emb.io": "io",
     # workflows: simulation, shoulder rhythms, and the seeds' own systems
     "osim_emb.simulation": "workflows", "osim_emb.rhythm": "workflows", "osim_emb.seeds": "workflows",
-    # opensim: the bridge to OpenSim's API, the comparison harness, the main job and batches built on it
+    # opensim: the bridge to OpenSim's API, the comparison harness (tables), OpenSim's side of the seeds, batches
     "osim_emb.opensim": "opensim",
-    # report: figure style, figures, model descriptions
+    # report: figure style, figures drawn from results, comparisons with figures, the main job's report
     "osim_emb.report": "report",
     # cli: the command line
     "osim_emb.cli": "cli",

@@ -357,7 +357,7 @@ def test_kernels_as_plain_python():
     """NUMBA_DISABLE_JIT=1: the very same kernels run as Python and give the same numbers."""
     script = r"""
 import numpy as np
-from osim_emb import dynamics as dyn
+from osim_emb.core import dynamics as dyn
 from osim_emb.core.compiled import compiled_model
 from osim_emb.core.synthetic import random_tree_model
 import osim_emb.core.compiled_kernels as K

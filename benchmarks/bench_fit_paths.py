@@ -65,8 +65,7 @@ def reference_trajectory(model, n_frames: int, stem: str) -> np.ndarray:
 
 
 def coordinate_path(doc, name: str) -> str:
-    from osim_emb.io.osim_writer import _coordinate_path
-    return _coordinate_path(doc, name)
+    return doc.coordinate_path(name)
 
 
 def write_trajectory(model, frames: np.ndarray, path: Path) -> None:

@@ -5,14 +5,16 @@ The functions people call, by task (each has a numpydoc docstring with units and
 - load: :func:`load_osim` (.osim, OpenSim 3.3/4.x), :func:`load_model` (the package's JSON),
   :func:`load_builtin` (the project's own shoulder model, no files needed)
 - convert and export: :func:`save_model` (JSON), :func:`write_osim` (.osim)
+- motions: :func:`read_motion`, :func:`write_motion` (.mot/.sto)
 - configurations: :func:`as_configuration`, :func:`degrees_to_q` (q in radians and metres)
 - lengths and moment arms: :func:`lengths_and_moment_arms` (arrays L, R), :func:`muscle_lengths`,
   :func:`moment_arm_table` (a labelled table)
 - dynamics: :func:`mass_matrix`, :func:`velocity_terms`, :func:`gravity_forces`, :func:`inverse_dynamics`,
   :func:`forward_dynamics`
-- simulate: :func:`simulate`, :func:`inverse_dynamics_of_motion`, :func:`simulate_muscles`
+- simulate: :func:`simulate`, :func:`inverse_dynamics_of_motion`, :func:`simulate_muscles`,
+  :func:`static_optimization` (muscle force sharing)
 - shoulder rhythm: :func:`builtin_rhythm`, :func:`load_rhythm`, :func:`apply_rhythm`, :func:`fit_rhythm`
-- compare with OpenSim: :func:`run_moment_arm_study`
+- compare with OpenSim: :func:`compare_with_opensim` (tables and figures), :func:`run_moment_arm_study` (tables)
 
 The last groups are imported on first use, so ``import osim_emb`` never imports opensim or matplotlib.
 The layers behind these functions: docs/architecture.md.
@@ -26,6 +28,7 @@ from osim_emb.core.configuration import ConfigurationError, as_configuration, de
 from osim_emb.core.dynamics import forward_dynamics, gravity_forces, inverse_dynamics, mass_matrix, velocity_terms
 from osim_emb.io import load_osim
 from osim_emb.io.model_json import load_model, save_model
+from osim_emb.io.motion import read_motion, write_motion
 from osim_emb.io.osim_writer import write_osim
 from osim_emb.model import Body, DependentCoordinate, GeneralizedCoordinate, Joint, Model
 from osim_emb.paths.geometry import lengths_and_moment_arms, moment_arm_table, muscle_lengths
@@ -35,15 +38,17 @@ _LAZY = {
     "simulate": ("osim_emb.simulation.motions", "simulate"),
     "inverse_dynamics_of_motion": ("osim_emb.simulation.motions", "inverse_dynamics_of_motion"),
     "simulate_muscles": ("osim_emb.simulation.muscle_driven", "simulate_muscles"),
+    "static_optimization": ("osim_emb.simulation.static_optimization", "static_optimization"),
     "apply_rhythm": ("osim_emb.rhythm.rhythms", "apply"),
     "builtin_rhythm": ("osim_emb.rhythm.rhythms", "builtin_rhythm"),
     "load_rhythm": ("osim_emb.rhythm.rhythms", "load_rhythm"),
     "fit_rhythm": ("osim_emb.rhythm.fit", "fit"),
     "run_moment_arm_study": ("osim_emb.opensim.moment_arms", "run_moment_arm_study"),
+    "compare_with_opensim": ("osim_emb.report.comparisons", "compare_with_opensim"),
 }
 
 __all__ = ["__version__",
-           "load_osim", "load_model", "load_builtin", "save_model", "write_osim",
+           "load_osim", "load_model", "load_builtin", "save_model", "write_osim", "read_motion", "write_motion",
            "as_configuration", "degrees_to_q", "ConfigurationError",
            "lengths_and_moment_arms", "muscle_lengths", "moment_arm_table",
            "mass_matrix", "velocity_terms", "gravity_forces", "inverse_dynamics", "forward_dynamics",

@@ -25,3 +25,16 @@ def test_help_shows_every_default(name, command):
         helped = " ".join(command.formatter_class(name)._get_help_string(action).split())
         assert "default" in helped, f"{name} {action.option_strings[0]}: help does not state the default"
         assert helped.split("%(")[0][:30] in text  # and the line is in the rendered help
+
+
+def test_each_command_module_registers_one_command_and_writing_commands_exist():
+    """cli/main.py's COMMAND_MODULES: one command per module (a new command is one line there)."""
+    from osim_emb.cli.main import COMMAND_MODULES, WRITING_COMMANDS
+    names = []
+    for module in COMMAND_MODULES:
+        sub = argparse.ArgumentParser().add_subparsers()
+        module.register(sub)
+        assert len(sub.choices) == 1, f"{module.__name__} registers {sorted(sub.choices)}"
+        names += list(sub.choices)
+    assert sorted(names) == [n for n, _ in _commands()]  # every command of the parser comes from one module
+    assert set(WRITING_COMMANDS) <= set(names), sorted(set(WRITING_COMMANDS) - set(names))

@@ -92,7 +92,7 @@ def test_simulate_plot_follows_the_style(tmp_path, capsys, monkeypatch):
     from osim_emb.cli.main import main
     import matplotlib
 
-    from osim_emb.cli.commands import _plot_table
+    from osim_emb.cli.common import _plot_table
     monkeypatch.setitem(matplotlib.rcParams, "savefig.bbox", "tight")  # as some study scripts set globally
     model = tmp_path / "small.osim"
     model.write_text(small_osim())

@@ -15,7 +15,8 @@ from osim_emb.opensim.moment_arms import discontinuities, make_sweeps, run_momen
      {"computeMomentArm": 1e-8, "computeMomentArm_mvp": 1e-8, "minus_dL_dq": 1e-7}),
 ])
 def test_harness_against_opensim(osim, models_dir, tmp_path, name, sweep, limits):
-    res = run_moment_arm_study(str(models_dir / name), sweep, step_deg=15.0, out_dir=tmp_path, formats=("png",),
+    from osim_emb.report.comparisons import compare_with_opensim
+    res = compare_with_opensim(str(models_dir / name), sweep, step_deg=15.0, out_dir=tmp_path, formats=("png",),
                                progress=False, workers=1, cache_dir=False)
     s = res["summary"]
     for ref, lim in limits.items():
@@ -87,7 +88,7 @@ def test_discontinuities_find_jumps_and_kinks_only():
 
 def test_sto_tables_load_in_opensim(osim, models_dir, tmp_path):
     res = run_moment_arm_study(str(models_dir / "arm26.osim"), ["r_elbow_flex"], step_deg=10.0, references=[],
-                               out_dir=tmp_path, formats=("png",), progress=False, plot=False)
+                               out_dir=tmp_path, progress=False)
     t = osim.TimeSeriesTable(str(tmp_path / "sto" / "sweep_r_elbow_flex_MomentArm_r_elbow_flex.sto"))
     assert list(t.getColumnLabels()) == [m.name for m in res["model"].muscles]
     pkg = res["tables"]["package"]
@@ -101,12 +102,12 @@ def test_sto_tables_load_in_opensim(osim, models_dir, tmp_path):
 
 def test_motion_matches_muscle_analysis(osim, models_dir, tmp_path):
     from osim_emb.io.motion import write_motion
-    from osim_emb.opensim.motion_moment_arms import run_motion_study
+    from osim_emb.report.comparisons import compare_motion_with_opensim
     t = np.linspace(0.0, 0.5, 6)
     write_motion(tmp_path / "ik.mot", pd.DataFrame({"time": t, "r_shoulder_elev": 40 * np.sin(3 * t),
                                                     "r_elbow_flex": 15 + 150 * t}), in_degrees=True)
-    res = run_motion_study(str(models_dir / "arm26.osim"), str(tmp_path / "ik.mot"), out_dir=tmp_path / "out",
-                           formats=("svg",))
+    res = compare_motion_with_opensim(str(models_dir / "arm26.osim"), str(tmp_path / "ik.mot"),
+                                      out_dir=tmp_path / "out", formats=("svg",))
     s = res["summary"]
     assert len(s) == 12 and s.max_abs_difference_m.max() <= 1e-8 and s.max_abs_length_difference_m.max() <= 1e-8
     assert (tmp_path / "out" / "moment_arm_r_elbow_flex_vs_time.svg").exists()
@@ -158,10 +159,21 @@ def test_moment_arms_command_on_arm26_explains_every_difference(osim, models_dir
 
 def test_opensim_values_are_cached_by_model_sweep_and_version(osim, models_dir, tmp_path):
     kw = dict(step_deg=30.0, references=["computeMomentArm", "minus_dL_dq"], progress=False, workers=1,
-              cache_dir=tmp_path / "cache", plot=False)
+              cache_dir=tmp_path / "cache")
     first = run_moment_arm_study(str(models_dir / "arm26.osim"), ["r_elbow_flex"], **kw)
     again = run_moment_arm_study(str(models_dir / "arm26.osim"), ["r_elbow_flex"], **kw)
     assert not any(first["cached"].values()) and all(again["cached"].values())
     pd.testing.assert_frame_equal(first["tables"]["computeMomentArm"], again["tables"]["computeMomentArm"])
     other = run_moment_arm_study(str(models_dir / "arm26.osim"), ["r_elbow_flex"], **{**kw, "step_deg": 20.0})
     assert not any(other["cached"].values())  # another sweep is another key
+
+
+def test_harness_draws_no_figures_and_says_where_they_are_drawn(tmp_path):
+    """The harness (opensim layer) writes tables only; asking it for figures names the report-layer functions."""
+    from osim_emb.io.builtin_models import builtin_model_path
+    with pytest.raises(TypeError, match="compare_with_opensim"):
+        run_moment_arm_study(str(builtin_model_path()), ["shoulder_elv"], references=(), plot=True)
+    res = run_moment_arm_study(str(builtin_model_path()), ["shoulder_elv"], step_deg=90, muscles=["DELT1"],
+                               references=(), out_dir=tmp_path, progress=False)
+    assert res["figures"] == [] and (tmp_path / "package_moment_arms.csv.gz").exists()
+    assert not list(tmp_path.glob("*.png")) and not list(tmp_path.glob("*.pdf"))

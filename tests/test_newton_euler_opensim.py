@@ -11,10 +11,9 @@ from osim_emb.seeds.newton_euler import (
     chain_inverse_dynamics,
     energy,
     foot_shank_inverse_dynamics,
-    opensim_foot_shank_reference,
-    pendulum_chain_from_opensim,
     simulate,
 )
+from osim_emb.opensim.newton_euler import opensim_foot_shank_reference, pendulum_chain_from_opensim
 
 pytestmark = pytest.mark.opensim
 

@@ -94,6 +94,5 @@ def test_moment_arms_study_takes_a_json_model(osim, models_dir, tmp_path):
     model = load_osim(models_dir / "arm26.osim")
     save_model(model, tmp_path / "arm26.emb.json")
     res = run_moment_arm_study(str(tmp_path / "arm26.emb.json"), ["r_elbow_flex"], step_deg=30.0,
-                               references=["computeMomentArm"], out_dir=tmp_path / "out", formats=(),
-                               progress=False)
+                               references=["computeMomentArm"], out_dir=tmp_path / "out", progress=False)
     assert res is not None

@@ -442,7 +442,7 @@ def test_stacked_contributions_figure_follows_the_project_style(tmp_path):
     from test_figure_style import check_written_figure
 
     from osim_emb.report import figure_style as fs
-    from osim_emb.seeds.planar import plot_stacked_contributions
+    from osim_emb.report.contribution_figures import plot_stacked_contributions
     rng = np.random.default_rng(41)
     chain = random_chain(rng, 3, n_muscles=9)
     N = 12

@@ -21,7 +21,7 @@ def test_builtin_model_is_the_seeds_shoulder():
 
 
 def test_main_job_validates_against_opensim(osim, tmp_path):
-    from osim_emb.opensim.study import run_main_job
+    from osim_emb.report.study import run_main_job
     res = run_main_job(None, tmp_path, step_deg=30.0, formats=("png", "svg"), progress=False, workers=1,
                        cache_dir=False)
     assert res["length_difference"] < 1e-12
@@ -61,7 +61,7 @@ def test_run_on_any_model_without_flags(osim, models_dir, tmp_path, monkeypatch,
 
 
 def test_default_sweep_is_the_spanned_rotational_coordinates(models_dir):
-    from osim_emb.opensim.study import default_sweep
+    from osim_emb.report.study import default_sweep
     assert default_sweep(load_osim(models_dir / "arm26.osim")) == ["r_shoulder_elev", "r_elbow_flex"]
     leg = default_sweep(load_osim(models_dir / "leg6dof9musc.osim"))
     assert "knee_angle_r" in leg and not any(c.startswith("pelvis") for c in leg)
@@ -74,7 +74,7 @@ def test_run_command_without_arguments_uses_the_builtin(monkeypatch, tmp_path):
         called.update(model=model_path, out=out, **kw)
         return {}
 
-    monkeypatch.setattr("osim_emb.opensim.study.run_main_job", fake)
+    monkeypatch.setattr("osim_emb.report.study.run_main_job", fake)
     assert main(["run", "--out", str(tmp_path), "--step", "5", "--quiet"]) == 0
     assert called["model"] is None and called["step_deg"] == 5.0
 

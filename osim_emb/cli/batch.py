@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-
-def _csv(s: str | None) -> list[str]:
-    return [x.strip() for x in (s or "").split(",") if x.strip()]
+from osim_emb.cli.common import _csv
 
 
 def cmd_batch(args: argparse.Namespace) -> int:

@@ -12,7 +12,8 @@ FIGURE_FORMATS = ("pdf", "png", "svg")
 
 def cmd_fit_rhythm(args: argparse.Namespace) -> int:
     from osim_emb.io.outputs import atomic_files, check_output_file
-    from osim_emb.rhythm.fit import fit, plot_fit, read_rhythm_data
+    from osim_emb.report.rhythm_figures import plot_fit
+    from osim_emb.rhythm.fit import fit, read_rhythm_data
     src = Path(args.data)
     if src.is_dir():
         from osim_emb.rhythm.spartacus import CITATION, read_spartacus

@@ -7,49 +7,42 @@ import errno
 import logging
 import sys
 import traceback
-from pathlib import Path
 from typing import Sequence
 
 from osim_emb._version import __version__
+from osim_emb.cli import (
+    batch,
+    convert,
+    fit_paths,
+    fit_rhythm,
+    inspect_model,
+    inverse_dynamics,
+    moment_arms,
+    plot,
+    rhythm,
+    run,
+    simulate,
+    simulate_muscles,
+)
+from osim_emb.cli.common import _Help
 
-__all__ = ["main", "build_parser"]
+__all__ = ["main", "build_parser", "COMMAND_MODULES"]
 
-
-def _load_any(path: str, strict: bool = True):
-    """An .osim file or a saved .json model."""
-    if not Path(path).exists():
-        raise FileNotFoundError(2, "no such file", str(path))
-    if Path(path).is_dir():
-        raise IsADirectoryError(21, "is a folder, not a model file", str(path))
-    if str(path).endswith(".json"):
-        from osim_emb.io.model_json import load_model
-        return load_model(path)
-    from osim_emb.io import load_osim
-    model = load_osim(path, strict=strict)
-    for s in model.extras.get("skipped", []):
-        logging.getLogger(__name__).warning("%s:%s: left out %s %r: %s", path, s.line or "", s.kind, s.name, s.reason)
-    return model
-
-
-def cmd_inspect(args: argparse.Namespace) -> int:
-    from osim_emb.report.model_description import describe_model
-    model = _load_any(args.model, strict=not args.lenient)
-    print(describe_model(model, functions=not args.brief))
-    return 0
-
-
-def cmd_convert(args: argparse.Namespace) -> int:
-    from osim_emb.io.model_json import save_model
-    from osim_emb.io.outputs import atomic_files
-    out = args.output or str(Path(args.model).with_suffix("")) + ".emb.json"
-    with atomic_files([out], overwrite=args.overwrite, inputs=[args.model]) as (tmp,):
-        model = _load_any(args.model, strict=not args.lenient)
-        save_model(model, tmp, protect=[args.model])
-    skipped = model.extras.get("skipped", [])
-    print(f"wrote {out}: {model.n_q} generalized coordinates, {model.n_joints} one-DOF joints, "
-          f"{len(model.bodies)} bodies, {len(model.muscles)} musculotendon units"
-          + (f"; {len(skipped)} element(s) left out (see 'osim-emb inspect')" if skipped else ""))
-    return 0
+#: The commands in the order of ``osim-emb --help``: each module's ``register(sub)`` adds its subparser.
+COMMAND_MODULES = [
+    inspect_model,
+    convert,
+    run,
+    moment_arms,
+    plot,
+    rhythm,
+    fit_rhythm,
+    simulate,
+    inverse_dynamics,
+    simulate_muscles,
+    fit_paths,
+    batch,
+]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -60,22 +53,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"osim-emb {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
-    s = sub.add_parser("inspect", help="print a model's bodies, joints, coordinates, functions and muscles")
-    s.add_argument("model", help=".osim file (OpenSim 3.3 or 4.x) or a saved .emb.json model")
-    s.add_argument("--brief", action="store_true", help="omit the joint-variable functions")
-    s.add_argument("--lenient", action="store_true", help="import what can be represented and list the rest")
-    s.set_defaults(func=cmd_inspect)
-
-    s = sub.add_parser("convert", help="convert an .osim file to the package's JSON model format")
-    s.add_argument("model", help=".osim file")
-    s.add_argument("-o", "--output", help="output .json file (default: MODEL.emb.json next to the input)")
-    s.add_argument("--lenient", action="store_true", help="import what can be represented and list the rest")
-    s.set_defaults(func=cmd_convert)
-
-    from osim_emb.cli import commands as cli_commands
-    cli_commands.register(sub)
+    for module in COMMAND_MODULES:
+        module.register(sub)
     for name, sp in sub.choices.items():
-        sp.formatter_class = cli_commands._Help  # every command's --help shows the defaults
+        sp.formatter_class = _Help  # every command's --help shows the defaults
         _add_common_options(sp, in_subcommand=True)
         if name in WRITING_COMMANDS:
             sp.add_argument("--overwrite", action="store_true",

@@ -6,9 +6,11 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from osim_emb.cli.common import _csv, _fixed_radians, _formats, _Help, _positive, add_comparison_options, \
+    outside_range_hint
+
 
 def cmd_plot(args: argparse.Namespace) -> int:
-    from osim_emb.cli.commands import _csv, _formats, _positive
     from osim_emb.io.outputs import atomic_folder
     from osim_emb.opensim.moment_arms import REFERENCES
     refs = [] if args.references == "none" else _csv(args.references)
@@ -33,18 +35,16 @@ def cmd_plot(args: argparse.Namespace) -> int:
 
 def _draw(args, refs, out, formats):
     """(figure files written, moment-arm coordinates)."""
-    from osim_emb.cli.commands import _csv, _fixed_radians
     from osim_emb.report.comparison_figures import moment_arm_figures
     from osim_emb.opensim.moment_arms import run_moment_arm_study
     muscles = _csv(args.muscles) if args.muscles else None
     coords = _csv(args.coordinates) if args.coordinates else None
     if args.motion:
-        from osim_emb.cli.commands import outside_range_hint
         from osim_emb.opensim.motion_moment_arms import run_motion_study
         with outside_range_hint():
             res = run_motion_study(args.model, args.motion, muscles=muscles, ma_coordinates=coords,
                                    reference=bool(refs), opensim_compat=not args.fresh_geometry, out_dir=None,
-                                   plot=False, outside_range=args.outside_range)
+                                   outside_range=args.outside_range)
         from osim_emb.report.comparison_figures import moment_arm_curves
         return (moment_arm_curves(res, out, formats, pairs=[("time", c) for c in res["ma_coordinates"]]),
                 res["ma_coordinates"])
@@ -57,7 +57,6 @@ def _draw(args, refs, out, formats):
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from osim_emb.cli.commands import _Help, add_comparison_options
     s = sub.add_parser("plot", help="figures of moment arm against angle (or time along a motion) beside OpenSim",
                        formatter_class=_Help)
     s.add_argument("model", help=".osim file")

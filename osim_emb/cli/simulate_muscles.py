@@ -20,8 +20,7 @@ def _named_specs(items: list[str] | None, what: str) -> dict:
 
 def cmd_simulate_muscles(args: argparse.Namespace) -> int:
     import numpy as np
-    from osim_emb.cli.main import _load_any
-    from osim_emb.cli.commands import _values
+    from osim_emb.cli.common import _load_any, _values
     from osim_emb.io.motion import write_motion
     from osim_emb.io.outputs import atomic_files, check_output_file
     from osim_emb.simulation.muscle_driven import simulate_muscles

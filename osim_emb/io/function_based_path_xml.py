@@ -124,7 +124,6 @@ def document_with_function_based_paths(doc: Any, paths: dict[str, tuple[Sequence
     ``paths[name] = (coordinate names, length function)``; the other forces are unchanged.
     """
     import copy
-    from osim_emb.io.osim_writer import _coordinate_path
     out = copy.copy(doc)
     out.forces = []
     known = {f.name for f in doc.forces}
@@ -136,7 +135,7 @@ def document_with_function_based_paths(doc: Any, paths: dict[str, tuple[Sequence
             out.forces.append(f)
             continue
         names, length = paths[f.name]
-        cps = [_coordinate_path(doc, c) for c in names]
+        cps = [doc.coordinate_path(c) for c in names]
         element = with_function_based_path(f.element, function_based_path_element(cps, length))
         spec = FunctionBasedPathSpec(cps, length, [], None)
         out.forces.append(type(f)(f.name, f.type, element, None, None, f.line, function_path=spec))

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -18,6 +16,7 @@ import numpy as np
 
 from osim_emb.core.functions.base import function_from_dict
 from osim_emb.model import Body, DependentCoordinate, GeneralizedCoordinate, Joint, Model
+from osim_emb.io.outputs import write_atomically
 from osim_emb.paths.musculotendon import Musculotendon, PathPoint, PathWrap
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "model_to_dict", "model_from_dict", "save_model", "load_model",
@@ -282,30 +281,6 @@ def model_from_dict(d: dict, source: str = "<dict>") -> Model:
                      muscles, wraps, extras)
     except (KeyError, TypeError, ValueError, IndexError) as err:
         raise ck.fail("model", f"inconsistent model ({type(err).__name__}: {err})") from None
-
-
-def write_atomically(path: str | Path, text: str, *, protect: Sequence[str | Path] = ()) -> None:
-    """Write ``text`` to ``path`` through a temporary file in the same folder (never half-written).
-
-    Refuses to write over any path in ``protect`` (the inputs of the command).
-    """
-    path = Path(path)
-    for p in protect:
-        if Path(p).exists() and path.exists() and os.path.samefile(p, path):
-            raise ValueError(f"refusing to overwrite the input file {p}")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600 files; give the usual permissions
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 def save_model(model: Model, path: str | Path, *, protect: Sequence[str | Path] = ()) -> None:

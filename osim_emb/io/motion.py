@@ -15,7 +15,7 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from osim_emb.io.model_json import write_atomically
+from osim_emb.io.outputs import write_atomically
 
 log = logging.getLogger(__name__)
 
@@ -32,10 +32,37 @@ class MotionFileError(ValueError):
 
 
 def read_motion(path: str | Path) -> tuple[pd.DataFrame, dict[str, str]]:
-    """(table, header) of a .mot/.sto file; the table has a ``time`` column.
+    """Read an OpenSim motion or storage file (.mot/.sto).
 
     Every cell must be a finite number and time strictly increasing; errors name file, line and column.
-    ``table.attrs['lines']`` holds the file line of each row."""
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        The .mot/.sto file (a header ending in ``endheader``, then a row of column labels and the rows).
+
+    Returns
+    -------
+    table : pandas.DataFrame
+        One column per label, ``time`` in seconds; values as in the file (degrees when the header says
+        ``inDegrees=yes``: :func:`coordinates_from_motion` converts them).  ``table.attrs['lines']`` holds
+        the file line of each row.
+    header : dict of str
+        The header's ``key=value`` lines (and ``name``, the first line).
+
+    Raises
+    ------
+    MotionFileError
+        The file is not a motion, or a cell is not a finite number; the message names file, line and column.
+
+    Examples
+    --------
+    >>> import pandas as pd, osim_emb as oe
+    >>> oe.write_motion("swing.sto", pd.DataFrame({"time": [0.0, 0.1], "elbow": [10.0, 20.0]}), in_degrees=True)
+    >>> table, header = oe.read_motion("swing.sto")
+    >>> header["inDegrees"], table["elbow"].tolist()
+    ('yes', [10.0, 20.0])
+    """
     try:
         text = Path(path).read_text(encoding="utf-8", errors="replace")
     except OSError as err:
@@ -95,7 +122,30 @@ def read_motion(path: str | Path) -> tuple[pd.DataFrame, dict[str, str]]:
 
 def write_motion(path: str | Path, table: pd.DataFrame, *, name: str | None = None, in_degrees: bool = False,
                  protect: Sequence[str | Path] = ()) -> None:
-    """Write a table with a ``time`` column as an OpenSim .mot/.sto file (atomically)."""
+    """Write a table with a ``time`` column as an OpenSim .mot/.sto file (atomically: all or nothing).
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        The file to write (.mot or .sto).
+    table : pandas.DataFrame
+        Columns ``time`` (seconds; written first) and one per quantity, in the units the header states
+        (radians and metres, or degrees for rotational coordinates with ``in_degrees``).
+    name : str, optional
+        The header's first line (default: the file's stem).
+    in_degrees : bool, default False
+        Write ``inDegrees=yes`` (the values must then be in degrees; they are written as given).
+    protect : sequence of paths, optional
+        Files that must not be overwritten (a command's inputs).
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd, osim_emb as oe
+    >>> t = np.linspace(0.0, 1.0, 11)
+    >>> oe.write_motion("elbow.mot", pd.DataFrame({"time": t, "r_elbow_flex": 90 * t}), in_degrees=True)
+    >>> oe.read_motion("elbow.mot")[0].shape
+    (11, 2)
+    """
     if "time" not in table.columns:
         raise ValueError("the table needs a 'time' column")
     cols = ["time"] + [c for c in table.columns if c != "time"]

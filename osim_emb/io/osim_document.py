@@ -204,3 +204,11 @@ class OsimDocument:
     @property
     def wrap_objects(self) -> list[WrapObjectSpec]:
         return [w for b in self.bodies for w in b.wrap_objects]
+
+    def coordinate_path(self, name: str) -> str:
+        """The component path of coordinate ``name`` in OpenSim 4 (``/jointset/JOINT/NAME``)."""
+        for j in self.joints:
+            for c in j.coordinates:
+                if c.name == name:
+                    return f"/jointset/{j.name}/{name}"
+        raise KeyError(f"coordinate {name!r} is on no joint")

@@ -27,7 +27,7 @@ import numpy as np
 from lxml import etree
 
 from osim_emb.io.function_xml import function_to_xml
-from osim_emb.io.model_json import write_atomically
+from osim_emb.io.outputs import write_atomically
 from osim_emb.io.osim_document import (
     BodySpec,
     CoordinateSpec,
@@ -140,14 +140,6 @@ def _coupler(parent: Any, c: CouplerSpec) -> None:
     _sub(e, "scale_factor", float(c.scale))
 
 
-def _coordinate_path(doc: OsimDocument, name: str) -> str:
-    for j in doc.joints:
-        for c in j.coordinates:
-            if c.name == name:
-                return f"/jointset/{j.name}/{name}"
-    raise KeyError(f"coordinate {name!r} is on no joint")
-
-
 def _path_point(parent: Any, doc: OsimDocument, p: PathPointSpec) -> None:
     tag = {"fixed": "PathPoint", "moving": "MovingPathPoint", "conditional": "ConditionalPathPoint"}[p.kind]
     e = _sub(parent, tag, name=p.name)
@@ -156,14 +148,14 @@ def _path_point(parent: Any, doc: OsimDocument, p: PathPointSpec) -> None:
     _sub(e, "socket_parent_frame", _frame_path(doc, p.body))
     if p.kind == "moving":
         for ax, f, c in zip("xyz", p.functions, p.function_coordinates):
-            _sub(e, f"socket_{ax}_coordinate", _coordinate_path(doc, c))
+            _sub(e, f"socket_{ax}_coordinate", doc.coordinate_path(c))
         for ax, f in zip("xyz", p.functions):
             holder = _sub(e, f"{ax}_location")
             holder.append(function_to_xml(f, None))
         return
     _sub(e, "location", p.location)
     if p.kind == "conditional":
-        _sub(e, "socket_coordinate", _coordinate_path(doc, p.coordinate))
+        _sub(e, "socket_coordinate", doc.coordinate_path(p.coordinate))
         _sub(e, "range", list(p.range))
 
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Iterator, Sequence
 
 __all__ = ["OutputError", "safe_output_name", "inside_folder", "check_output_file", "check_output_folder",
-           "atomic_files", "atomic_folder"]
+           "atomic_files", "atomic_folder", "write_atomically"]
 
 log = logging.getLogger(__name__)
 
@@ -243,3 +243,27 @@ def atomic_folder(path: str | Path, *, overwrite: bool = False, inputs: Sequence
         _remove(tmp)
         if not ok:
             _remove_empty(created)
+
+
+def write_atomically(path: str | Path, text: str, *, protect: Sequence[str | Path] = ()) -> None:
+    """Write ``text`` to ``path`` through a temporary file in the same folder (never half-written).
+
+    Refuses to write over any path in ``protect`` (the inputs of the command).
+    """
+    path = Path(path)
+    for p in protect:
+        if Path(p).exists() and path.exists() and os.path.samefile(p, path):
+            raise ValueError(f"refusing to overwrite the input file {p}")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600 files; give the usual permissions
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise

@@ -4,7 +4,7 @@ The models are either a folder of .osim files (e.g. subject-scaled models) or N 
 muscle attachment points (and optionally wrap-object positions) are perturbed uniformly within given
 tolerances, each variant from its own seed.  Each model is one task: it is loaded (and perturbed) on the
 worker, swept with the package's :func:`osim_emb.opensim.moment_arms.make_sweeps` and
-:func:`~osim_emb.opensim.moment_arms.package_moment_arms` (optionally also OpenSim's ``computeMomentArm``
+:func:`~osim_emb.paths.geometry.lengths_and_moment_arms` (optionally also OpenSim's ``computeMomentArm``
 for files), and returns a table with one row per model, muscle, moment-arm coordinate and pose.  The client
 writes each result as it arrives into a Parquet dataset (a folder of part files, read back with
 ``pandas.read_parquet(folder)``); the folder appears only when every task has finished.

@@ -421,12 +421,13 @@ def write_sto_tables(out: Path, model: Model, time_or_index: np.ndarray, length:
 def run_moment_arm_study(model_path: str, sweep: Sequence[str], *, step_deg: float = 1.0,
                          muscles: Sequence[str] | None = None, ma_coordinates: Sequence[str] | None = None,
                          references: Sequence[str] = REFERENCES, fixed: dict[str, float] | None = None,
-                         opensim_compat: bool = True, out_dir: str | Path | None = None,
-                         formats: Sequence[str] = ("pdf", "png", "svg"), model: Model | None = None,
+                         opensim_compat: bool = True, out_dir: str | Path | None = None, model: Model | None = None,
                          progress: bool = True, workers: int | None = None, cache_dir=None,
-                         plot: bool = True, title: str | None = None, cross: bool | Sequence[str] = True,
-                         **_ignored) -> dict:
-    """Run the whole comparison; write tables and figures to ``out_dir``; return the tables and a summary.
+                         cross: bool | Sequence[str] = True, **_ignored) -> dict:
+    """Run the whole comparison; write its tables to ``out_dir``; return the tables and a summary.
+
+    Figures are drawn from the result by :func:`osim_emb.report.comparison_figures.moment_arm_figures`
+    (:func:`osim_emb.report.comparisons.compare_with_opensim` runs both).
 
     ``opensim_compat`` chooses the package mode compared with OpenSim (default: the one that reproduces
     OpenSim's wrap-point cache); the other mode's differences are reported beside it.  ``cross=False``
@@ -449,9 +450,9 @@ def run_moment_arm_study(model_path: str, sweep: Sequence[str], *, step_deg: flo
     fixed : dict, optional
         Coordinate -> value (rad, m) held during the sweeps.
     out_dir : path, optional
-        Where tables (CSV, .sto) and figures are written; None writes nothing.
-    plot, progress : bool
-        Draw figures; show a progress bar.
+        Where tables (CSV, .sto) are written; None writes nothing.
+    progress : bool
+        Show a progress bar.
 
     Returns
     -------
@@ -466,7 +467,7 @@ def run_moment_arm_study(model_path: str, sweep: Sequence[str], *, step_deg: flo
     >>> import osim_emb as oe
     >>> from osim_emb.io.builtin_models import builtin_model_path
     >>> study = oe.run_moment_arm_study(str(builtin_model_path()), ["shoulder_elv"], step_deg=30,
-    ...                                 muscles=["DELT1"], references=(), plot=False, progress=False)
+    ...                                 muscles=["DELT1"], references=(), progress=False)
     >>> len(study["table"])  # 0, 30, ..., 180 degrees
     7
 
@@ -474,11 +475,14 @@ def run_moment_arm_study(model_path: str, sweep: Sequence[str], *, step_deg: flo
 
     >>> import opensim  # the test of this example is skipped without OpenSim
     >>> study = oe.run_moment_arm_study(str(builtin_model_path()), ["shoulder_elv"], step_deg=30,
-    ...                                 muscles=["DELT1"], references=("minus_dL_dq",), plot=False, progress=False)
+    ...                                 muscles=["DELT1"], references=("minus_dL_dq",), progress=False)
     >>> bool(study["table"]["difference_m"].abs().max() < 1e-8)
     True
     """
     from osim_emb.io import load_osim
+    if _ignored.get("plot"):
+        raise TypeError("run_moment_arm_study computes and writes tables only: draw the figures with "
+                        "osim_emb.compare_with_opensim or osim_emb.report.comparison_figures.moment_arm_figures")
     if _ignored:
         log.debug("ignored options: %s", sorted(_ignored))
     is_json = str(model_path).lower().endswith(".json")
@@ -597,9 +601,6 @@ def run_moment_arm_study(model_path: str, sweep: Sequence[str], *, step_deg: flo
             write_sto_tables(out / "sto", model, np.arange(len(s.angles_deg), dtype=float), l_cmp[sl], r_cmp[sl],
                              muscles, ma_coordinates, f"sweep_{s.coordinate}", q=q[sl], protect=[model_path])
             start += len(s.angles_deg)
-        if plot:
-            from osim_emb.report.comparison_figures import moment_arm_figures
-            result["figures"] = moment_arm_figures(result, out, formats, title=title)
     return result
 
 

@@ -67,10 +67,10 @@ def opensim_muscle_analysis(model_path: str | Path, motion_path: str | Path, coo
 
 def run_motion_study(model_path: str, motion_path: str, *, muscles: Sequence[str] | None = None,
                      ma_coordinates: Sequence[str] | None = None, reference: bool = True,
-                     opensim_compat: bool = True, out_dir: str | Path | None = None,
-                     formats: Sequence[str] = ("pdf", "png", "svg"), model: Model | None = None,
-                     plot: bool = True, outside_range: str = "error") -> dict:
-    """L and R along a motion, and (``reference``) OpenSim's MuscleAnalysis on the same file.
+                     opensim_compat: bool = True, out_dir: str | Path | None = None, model: Model | None = None,
+                     outside_range: str = "error") -> dict:
+    """L and R along a motion, and (``reference``) OpenSim's MuscleAnalysis on the same file; the tables are
+    written to ``out_dir`` (figures: :func:`osim_emb.report.comparison_figures.motion_figures`).
     ``outside_range="warn"`` uses coordinates outside their ranges as they are (as MuscleAnalysis does for
     unclamped coordinates) instead of refusing the motion."""
     from osim_emb.io import load_osim
@@ -143,7 +143,8 @@ def run_motion_study(model_path: str, motion_path: str, *, muscles: Sequence[str
     tab = pd.DataFrame(cols)
     result = {"model": model, "table": pd.concat(long_parts, ignore_index=True), "frames": tab, "summary": summary,
               "timings": timings, "references": refs, "muscles": muscles, "ma_coordinates": mac,
-              "sweeps": [Sweep("time", times, q)], "opensim_compat": opensim_compat, "figures": []}
+              "sweeps": [Sweep("time", times, q)], "opensim_compat": opensim_compat, "figures": [],
+              "motion_path": str(motion_path)}
     if out_dir is not None:
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
@@ -151,11 +152,6 @@ def run_motion_study(model_path: str, motion_path: str, *, muscles: Sequence[str
         if len(summary):
             summary.to_csv(out / "motion_summary.csv", index=False, float_format="%.3e")
         write_sto_tables(out / "sto", model, times, length, r, muscles, mac, "motion", protect=[model_path, motion_path])
-        if plot:
-            from osim_emb.report.comparison_figures import moment_arm_curves
-            pairs = [("time", c) for c in mac]
-            result["figures"] = moment_arm_curves(result, out, formats, pairs=pairs,
-                                                  title=f"{model.name}, {Path(motion_path).name}")
     return result
 
 

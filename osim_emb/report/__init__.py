@@ -1,1 +1,2 @@
-"""Outputs for papers: the project's one figure style, comparison figures, model descriptions."""
+"""Outputs for papers: the one figure style, figures drawn from results, comparisons with their figures,
+the main job's report, model descriptions."""

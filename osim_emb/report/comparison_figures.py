@@ -20,7 +20,7 @@ from osim_emb.report import figure_style as fs
 
 log = logging.getLogger(__name__)
 
-__all__ = ["moment_arm_figures", "moment_arm_curves", "error_heatmaps", "GROUP", "HEATMAP_ROWS"]
+__all__ = ["moment_arm_figures", "motion_figures", "moment_arm_curves", "error_heatmaps", "GROUP", "HEATMAP_ROWS"]
 
 GROUP = 7  # muscles per moment-arm figure (one palette colour each; Okabe-Ito's yellow left out on white)
 SPAN = 1e-6  # m: a muscle whose moment arm stays below this about a coordinate does not span it
@@ -141,3 +141,11 @@ def moment_arm_figures(result: dict, out: Path, formats: Sequence[str], title: s
         written += error_heatmaps(result, out, formats, title=title)
     log.info("%d figure files in %s", len(written), out)
     return written
+
+
+def motion_figures(result: dict, out: Path, formats: Sequence[str]) -> list[Path]:
+    """The figures of a motion comparison (:func:`osim_emb.opensim.motion_moment_arms.run_motion_study`):
+    moment arm against time about each moment-arm coordinate, titled with the model and the motion file."""
+    pairs = [("time", c) for c in result["ma_coordinates"]]
+    return moment_arm_curves(result, Path(out), formats, pairs=pairs,
+                             title=f"{result['model'].name}, {Path(result['motion_path']).name}")

@@ -9,7 +9,7 @@
 
 Usage::
 
-    from osim_emb import figure_style as fs
+    from osim_emb.report import figure_style as fs
     fig, axes = fs.figure("double", nrows=2, height=4.0)
     axes[0, 0].plot(x, y, **fs.cue(0))
     fs.legend_below(fig)

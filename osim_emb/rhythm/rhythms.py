@@ -32,7 +32,7 @@ polynomial or a spline surface), either replacing the model's coupler or
 added to it, with the mirrored couplings kept consistent.  Users supply their
 own as a CSV table (linear terms; intercepts in radians, mirrors required) or JSON (any function).
 
-:func:`fit` (:mod:`osim_emb.rhythm.fit`) fits a rhythm to measured kinematics as polynomial surfaces
+:func:`osim_emb.rhythm.fit.fit` fits a rhythm to measured kinematics as polynomial surfaces
 whose every term carries the elevation, so that the girdle does not move with elv_angle at
 shoulder_elv = 0; a fitted rhythm carries the ``domain`` of its data, and evaluating or applying it
 outside warns or refuses (``outside=``).  Built-in ``spartacus2024`` is such a fit to the Spartacus
@@ -57,7 +57,7 @@ from osim_emb.core.functions.base import JointFunction, function_from_dict
 from osim_emb.model import Model
 
 __all__ = ["RhythmTerm", "Rhythm", "apply", "apply_to_document", "builtin_rhythm", "BUILTIN_RHYTHMS",
-           "load_rhythm", "linear_coefficients", "fit", "pole_motion", "as_polynomial", "RhythmDomainWarning"]
+           "load_rhythm", "linear_coefficients", "pole_motion", "as_polynomial", "RhythmDomainWarning"]
 
 log = logging.getLogger(__name__)
 
@@ -530,8 +530,3 @@ def apply(model: Model, rhythm: Rhythm | str, outside: str = "warn") -> Model:
     new.extras["rhythm"] = rhythm
     return new
 
-
-def fit(data, *args, **kwargs):
-    """Fit a pole-safe two-coordinate rhythm to data: :func:`osim_emb.rhythm.fit.fit` (``osim_emb.fit_rhythm``)."""
-    from osim_emb.rhythm.fit import fit as _fit
-    return _fit(data, *args, **kwargs)

@@ -210,18 +210,60 @@ def static_optimization(
 ) -> StaticOptimizationResult:
     """Muscle activations minimizing sum w a^2 with R (a A + P) [+ reserves] = tau, per frame.
 
-    moment_arms: R, (n_q, m) or (N, n_q, m) (generalized force per newton of tension).
-    generalized_forces: tau, (n_q,) or (N, n_q).
-    active, passive: A, P, (m,) or (N, m) (see :func:`muscle_force_coefficients`);
-    passive None means 0 (OpenSim's StaticOptimization ignores passive fiber force).
-    lower, upper: activation bounds, scalars or (m,) or (N, m) (OpenSim: the
-    muscles' min_control, max_control).
-    weights: cost weight of each muscle (default 1).
-    reserves: optimal force of a reserve actuator on each coordinate, scalar or
-    (n_q,) (0 or nan: no reserve there); reserve_weight, reserve_bounds: their
-    cost weight and control bounds.
-    method: "dual-newton" (default, batched) or "slsqp" (SciPy, frame by frame).
-    Raises :class:`InfeasibleError` when some frames admit no solution.
+    The seed's force sharing (section 4-4 C), as OpenSim's StaticOptimization with its default cost
+    (the module's docstring has the dual semismooth-Newton solver).
+
+    Parameters
+    ----------
+    moment_arms : array_like
+        R, (n_q, m) or (N, n_q, m): metres about rotational coordinates (N m per newton of tension),
+        dimensionless along translational ones; e.g. from :func:`osim_emb.lengths_and_moment_arms`.
+    generalized_forces : array_like
+        tau, (n_q,) or (N, n_q): N m about rotational coordinates, N along translational ones; e.g. from
+        :func:`osim_emb.inverse_dynamics`.
+    active, passive : array_like
+        A, P, (m,) or (N, m), newtons: tension F = a A + P (:func:`muscle_force_coefficients`; with a rigid
+        tendon at optimal length, A is the maximum isometric force).  ``passive`` None means 0 (OpenSim's
+        StaticOptimization ignores passive fiber force).
+    lower, upper : float or array_like
+        Activation bounds, scalars or (m,) or (N, m) (OpenSim: the muscles' min_control, max_control).
+    weights : array_like, optional
+        Cost weight of each muscle (default 1).
+    reserves : float or array_like, optional
+        Optimal force of a reserve actuator on each coordinate (N m or N per unit control), scalar or (n_q,)
+        (0 or nan: no reserve there); ``reserve_weight``, ``reserve_bounds``: their cost weight and control
+        bounds.
+    method : {"dual-newton", "slsqp"}
+        Batched semismooth Newton on the dual (default) or SciPy's SLSQP frame by frame.
+    tol, max_iter : float, int
+        Tolerance and iteration limit of the solver.
+    coordinate_names : sequence of str, optional
+        Names used in the error message of an infeasible frame.
+
+    Returns
+    -------
+    StaticOptimizationResult
+        ``activations`` (N, m), ``forces`` (N, m) in newtons, ``reserve_controls`` and ``reserve_forces``
+        (N, n_q), ``residual`` (N, n_q) = tau - R F - reserve forces (N m, N), ``cost`` (N,),
+        ``multipliers``, ``iterations``, ``method``.
+
+    Raises
+    ------
+    InfeasibleError
+        Some frames admit no activations within the bounds; the message names the frames and the
+        generalized force left unmet.
+
+    Examples
+    --------
+    Two muscles about one joint, 1 N m to produce: the activations are proportional to R A
+    (minimum sum of squares on the line 20 a1 + 5 a2 = 1):
+
+    >>> import osim_emb as oe
+    >>> res = oe.static_optimization([[0.02, 0.01]], [1.0], active=[1000.0, 500.0])
+    >>> res.activations.round(5)
+    array([[0.04706, 0.01176]])
+    >>> float(abs(res.residual).max()) < 1e-12
+    True
     """
     tau = np.asarray(generalized_forces, dtype=float)
     if tau.ndim == 1:

@@ -23,7 +23,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1]))
 
-from osim_emb.opensim.moment_arms import TABLE5_LEADERS, print_report, run_moment_arm_study  # noqa: E402
+from osim_emb.opensim.moment_arms import TABLE5_LEADERS, print_report  # noqa: E402
+from osim_emb.report.comparisons import compare_with_opensim  # noqa: E402
 
 SWEEP = ["elv_angle", "shoulder_elv", "shoulder_rot"]
 
@@ -37,7 +38,7 @@ def main() -> None:
     for name, compat in (("mobl_arms_holzbaur_nowrap_variant", False), ("mobl_arms_holzbaur", True)):
         path = str(Path(args.models_dir) / f"{name}.osim")
         full = Path(args.out) / name
-        result = run_moment_arm_study(path, SWEEP, step_deg=args.step, fixed={c: 0.0 for c in SWEEP},
+        result = compare_with_opensim(path, SWEEP, step_deg=args.step, fixed={c: 0.0 for c in SWEEP},
                                       opensim_compat=compat, out_dir=full, formats=("pdf", "png"))
         print_report(result)
         res = HERE / "results" / name

@@ -25,7 +25,8 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import opensim as osim  # noqa: E402
 
-from osim_emb.seeds.newton_euler import energy, pendulum_chain_from_opensim, simulate  # noqa: E402
+from osim_emb.opensim.newton_euler import pendulum_chain_from_opensim  # noqa: E402
+from osim_emb.seeds.newton_euler import energy, simulate  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 OUT = HERE / "results"

@@ -30,8 +30,8 @@ from osim_emb.seeds.newton_euler import (  # noqa: E402
     RigidSegment,
     chain_inverse_dynamics,
     foot_shank_inverse_dynamics,
-    opensim_foot_shank_reference,
 )
+from osim_emb.opensim.newton_euler import opensim_foot_shank_reference  # noqa: E402
 
 OUT = Path(__file__).resolve().parent / "results"
 G = (0.0, -9.80665, 0.0)

@@ -58,9 +58,9 @@ from osim_emb.seeds.planar import (
     joint_reactions,
     joint_torques,
     muscle_torques,
-    plot_stacked_contributions,
     with_base_equilibrium,
 )
+from osim_emb.report.contribution_figures import plot_stacked_contributions
 from osim_emb.seeds.planar import contributions
 
 JOINTS = ["wrist", "MCP", "PIP", "DIP"]

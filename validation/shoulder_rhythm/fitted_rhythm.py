@@ -35,7 +35,8 @@ from osim_emb.io import load_osim  # noqa: E402
 from osim_emb.io.osim_writer import write_osim  # noqa: E402
 from osim_emb.rhythm.rhythms import RhythmDomainWarning, apply  # noqa: E402
 from osim_emb.report import figure_style as fs  # noqa: E402
-from osim_emb.rhythm.fit import MOBL_DEPENDENTS, fit, plot_fit  # noqa: E402
+from osim_emb.report.rhythm_figures import plot_fit  # noqa: E402
+from osim_emb.rhythm.fit import MOBL_DEPENDENTS, fit  # noqa: E402
 from osim_emb.rhythm.spartacus import CITATION  # noqa: E402
 from osim_emb.opensim.moment_arms import TABLE5_LEADERS  # noqa: E402
 

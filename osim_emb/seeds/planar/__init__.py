@@ -20,8 +20,6 @@ from osim_emb.seeds.planar.chain import (
 )
 from osim_emb.seeds.planar.contributions import (
     contributions,
-    plot_contributions,
-    plot_stacked_contributions,
     source_labels,
 )
 from osim_emb.seeds.planar.closed_form import (
@@ -47,8 +45,6 @@ __all__ = [
     "contact_from_vectors",
     "contact_vectors",
     "contributions",
-    "plot_contributions",
-    "plot_stacked_contributions",
     "source_labels",
     "count_inertial_terms",
     "joint_positions",

@@ -34,7 +34,8 @@ from osim_emb.io.osim_writer import moving_points_as_bodies, write_osim
 from osim_emb.io.outputs import inside_folder, safe_output_name
 from osim_emb.model import Model
 from osim_emb.paths.geometry import lengths_and_moment_arms
-from osim_emb.opensim.moment_arms import TOLERANCE, print_report, run_moment_arm_study
+from osim_emb.opensim.moment_arms import TOLERANCE, print_report
+from osim_emb.report.comparisons import compare_with_opensim
 
 log = logging.getLogger(__name__)
 
@@ -150,7 +151,7 @@ def run_main_job(model_path: str | None = None, out_dir: str | Path = "out", *, 
     if not have_osim:
         print("opensim is not installed: computing the package's moment arms only "
               "(pip install 'osim-emb[opensim]' for the side-by-side comparison)")
-        results["A"] = run_moment_arm_study(str(exported), sweep, references=[], out_dir=out / "moment_arms",
+        results["A"] = compare_with_opensim(str(exported), sweep, references=[], out_dir=out / "moment_arms",
                                             model=again, **common)
     else:
         if builtin:
@@ -162,7 +163,7 @@ def run_main_job(model_path: str | None = None, out_dir: str | Path = "out", *, 
         a_common = dict(common)
         if builtin:  # every moment arm against -dL/dq, computeMomentArm about the swept coordinate only:
             a_common["cross"] = ["minus_dL_dq"]  # computeMomentArm's cross terms are part B's subject
-        results["A"] = run_moment_arm_study(str(exported), sweep, references=refs, out_dir=out / "moment_arms",
+        results["A"] = compare_with_opensim(str(exported), sweep, references=refs, out_dir=out / "moment_arms",
                                             model=again, **a_common)
         results["length_difference"] = results["A"]["length_difference"]
         print_report(results["A"])
@@ -172,7 +173,7 @@ def run_main_job(model_path: str | None = None, out_dir: str | Path = "out", *, 
             one = apply(model, builtin_rhythm("holzbaur2005"))
             one_path = inside_folder(out, f"{stem}_elevation_only_rhythm.osim")
             write_osim(one, one_path, protect=[path])
-            results["B"] = run_moment_arm_study(str(one_path), sweep, references=["computeMomentArm_mvp"],
+            results["B"] = compare_with_opensim(str(one_path), sweep, references=["computeMomentArm_mvp"],
                                                 out_dir=out / "moment_arms_elevation_only_rhythm",
                                                 model=load_osim(one_path), **common)
             print_report(results["B"])

@@ -1,0 +1,195 @@
+"""Helpers shared by the commands: loading a model, parsing option values, the --help format, the options
+of the moment-arm comparison, plots of a table against time, warnings of what a command does not apply."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import math
+import textwrap
+from contextlib import contextmanager
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+#: Relative round-off accepted on a range bound (a default of -2e-08 rad for a range starting at 0 is accepted).
+RANGE_ROUNDOFF = 1e-6
+
+
+class _Help(argparse.ArgumentDefaultsHelpFormatter):
+    """Shows each option's default in --help (unless the help already says it, or there is none)."""
+
+    def _get_help_string(self, action):
+        h = action.help or ""
+        if "default" in h or action.default in (None, False, "", argparse.SUPPRESS):
+            return h
+        return super()._get_help_string(action)
+
+
+def _load_any(path: str, strict: bool = True):
+    """An .osim file or a saved .json model."""
+    if not Path(path).exists():
+        raise FileNotFoundError(2, "no such file", str(path))
+    if Path(path).is_dir():
+        raise IsADirectoryError(21, "is a folder, not a model file", str(path))
+    if str(path).endswith(".json"):
+        from osim_emb.io.model_json import load_model
+        return load_model(path)
+    from osim_emb.io import load_osim
+    model = load_osim(path, strict=strict)
+    for s in model.extras.get("skipped", []):
+        log.warning("%s:%s: left out %s %r: %s", path, s.line or "", s.kind, s.name, s.reason)
+    return model
+
+
+def _csv(s: str | None) -> list[str]:
+    """Comma-separated names (None or empty: none)."""
+    return [x.strip() for x in (s or "").split(",") if x.strip()]
+
+
+def _positive(name: str, value: float, allow_zero: bool = False) -> float:
+    if value is None or not math.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
+        raise ValueError(f"{name} must be a positive number, got {value}")
+    return value
+
+
+def _figure_formats(text: str) -> list[str]:
+    from matplotlib.backend_bases import FigureCanvasBase
+    known = FigureCanvasBase.get_supported_filetypes()
+    formats = _csv(text)
+    bad = [f for f in formats if f not in known]
+    if bad or not formats:
+        raise ValueError(f"--formats: unknown figure format(s) {bad or text!r}; known: {', '.join(sorted(known))}")
+    return formats
+
+
+def _formats(text: str) -> list[str]:
+    """Figure formats, checked before any work is done."""
+    return [f.lower().lstrip(".") for f in _figure_formats(text)]
+
+
+def _fixed(pairs: list[str] | None, option: str = "--fixed") -> dict[str, float]:
+    """NAME=VALUE pairs (degrees for rotations, metres for translations), values as given (not converted)."""
+    out = {}
+    for item in pairs or []:
+        for part in _csv(item):
+            name, _, val = part.partition("=")
+            try:
+                v = float(val)
+            except ValueError:
+                v = None
+            if not name.strip() or v is None or not math.isfinite(v):
+                raise ValueError(f"{option} expects NAME=VALUE with a finite number, got {part!r}")
+            out[name.strip()] = v
+    return out
+
+
+def _fixed_radians(pairs: list[str] | None) -> dict[str, float]:
+    import numpy as np
+    return {k: float(np.radians(v)) for k, v in _fixed(pairs).items()}
+
+
+@contextmanager
+def outside_range_hint():
+    """A motion refused for a coordinate outside its range: the error also names --outside-range warn."""
+    try:
+        yield
+    except ValueError as err:
+        if "outside its range" in str(err) and "look like degrees" not in str(err):
+            raise ValueError(f"{err} (--outside-range warn uses such values as they are, e.g. a simulation "
+                             f"that left a range)") from None
+        raise
+
+
+def _values(model, pairs: list[str] | None, default, option: str) -> "object":
+    """The model's default vector with NAME=VALUE pairs applied, degrees converted for angles."""
+    import numpy as np
+    v = np.array(default, dtype=float)
+    from osim_emb.core.configuration import rotational_coordinates
+    angles = rotational_coordinates(model)
+    for name, val in _fixed(pairs, option).items():
+        if name not in model.coordinate_names:
+            raise ValueError(f"{option}: {name!r} is not a generalized coordinate of {model.name!r} "
+                             f"(they are {', '.join(model.coordinate_names)})")
+        k = model.coordinate_index(name)
+        v[k] = np.radians(val) if angles[k] else val
+    return v
+
+
+def _into_range(model, q, what: str):
+    """q with values within round-off of their range clamped into it; farther values refused."""
+    import numpy as np
+    q = np.array(q, dtype=float)
+    for k, c in enumerate(model.coordinates):
+        lo, hi = c.range
+        tol = RANGE_ROUNDOFF * max(1.0, abs(lo) if math.isfinite(lo) else 1.0, abs(hi) if math.isfinite(hi) else 1.0)
+        if q[k] < lo - tol or q[k] > hi + tol:
+            raise ValueError(f"{what}: coordinate {c.name!r} = {q[k]:.6g} is outside its range [{lo:.6g}, {hi:.6g}]")
+        q[k] = min(max(q[k], lo), hi)
+    return q
+
+
+def warn_unapplied_forces(model, command: str) -> None:
+    """One warning per kind of force the minimal-coordinate equations of ``command`` leave out."""
+    by_type: dict[str, list[str]] = {}
+    for m in model.muscles:
+        by_type.setdefault(m.type_name, []).append(m.name)
+    for name, kind in model.extras.get("forces", []):
+        by_type.setdefault(kind, []).append(name)
+    for kind, names in by_type.items():
+        log.warning("%s does not apply the model's %d %s force(s): %s", command, len(names), kind,
+                    ", ".join(names[:12]) + (f", ... ({len(names) - 12} more)" if len(names) > 12 else ""))
+
+
+def _plot_table(table, columns, ylabel, path, title):
+    """Columns of a table against time, in the project's figure style; the format is the path's suffix."""
+    import matplotlib
+    from osim_emb.report import figure_style as fs
+    fig, axes = fs.figure("double", height=3.4)
+    ax = axes[0, 0]
+    for i, c in enumerate(columns):
+        ax.plot(table["time"], table[c], label=c, **fs.cue(i))
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel(ylabel)
+    ax.set_title(textwrap.fill(title, 95), loc="left")  # a long model or file name must not be cut off
+    fs.legend_below(fig)
+    try:
+        fs.check_figure(fig)
+        with fs.style(), matplotlib.rc_context({"savefig.bbox": "standard"}):  # print size
+            fig.savefig(path, format=Path(path).suffix.lstrip(".") or "png", dpi=fs.RC["savefig.dpi"])
+    finally:
+        import matplotlib.pyplot as plt
+        plt.close(fig)
+
+
+def _plot_path(out: Path) -> Path:
+    p = out.with_suffix(".png")
+    if p == out:
+        raise ValueError(f"-o {out}: the motion and its --plot would both be {p}; give the motion a .sto or .mot name")
+    return p
+
+
+def add_comparison_options(s: argparse.ArgumentParser, figures_only: bool = False) -> None:
+    """Options shared by ``moment-arms`` and ``plot`` (``figures_only``: no --no-plot, another default folder)."""
+    s.add_argument("--step", type=float, default=1.0, help="sweep step in degrees")
+    s.add_argument("--coordinates", help="moment-arm coordinates (default: the swept ones, or those the motion moves)")
+    s.add_argument("--muscles", help="comma-separated muscle names (default: all)")
+    s.add_argument("--fixed", action="append", help="values of the other coordinates, NAME=DEGREES[,...] "
+                                                    "(default: their default values, clamped into range)")
+    s.add_argument("--references", default="computeMomentArm,computeMomentArm_mvp,minus_dL_dq",
+                   help="OpenSim references to compare with, or 'none'")
+    s.add_argument("--fresh-geometry", action="store_true",
+                   help="compare the package's fresh-geometry mode with OpenSim (default: opensim_compat, which "
+                        "reproduces OpenSim's stale wrap-point cache; the other mode is always reported beside)")
+    s.add_argument("--opensim-compat", action="store_true", help=argparse.SUPPRESS)  # now the default
+    s.add_argument("--workers", type=int, help="processes for OpenSim's side (default: CPUs, at most 4)")
+    s.add_argument("--cache-dir", help="cache of OpenSim's values (default: $OSIM_EMB_CACHE or "
+                                       "~/.cache/osim-emb/opensim_references)")
+    s.add_argument("--no-cache", action="store_true", help="neither read nor write the OpenSim cache")
+    s.add_argument("--outside-range", choices=("error", "warn"), default="error",
+                   help="with --motion, coordinates outside their ranges: refuse the motion, or warn and use them "
+                        "as they are")
+    s.add_argument("--out", help=f"output folder (default out/MODEL_{'plots' if figures_only else 'moment_arms'})")
+    s.add_argument("--formats", default="pdf,png,svg", help="figure formats")
+    if not figures_only:
+        s.add_argument("--no-plot", action="store_true", help="tables only")

@@ -1,0 +1,80 @@
+"""``osim-emb simulate``: forward simulation of the minimal-coordinate ODE under gravity
+(:func:`osim_emb.simulation.motions.simulate`)."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+from pathlib import Path
+
+from osim_emb.cli.common import _into_range, _load_any, _plot_path, _plot_table, _positive, _values, \
+    warn_unapplied_forces
+
+log = logging.getLogger(__name__)
+
+
+def _warn_range_exits(model, table) -> None:
+    for c in model.coordinates:
+        lo, hi = c.range
+        v = table[c.name].to_numpy()
+        out = (v < lo) | (v > hi)
+        if out.any():
+            k = int(out.argmax())
+            log.warning("coordinate %r leaves its range [%.6g, %.6g] at t = %.6g s (%.6g); the package does not "
+                        "apply OpenSim's coordinate limits or clamping", c.name, lo, hi, table["time"].iloc[k], v[k])
+
+
+def cmd_simulate(args: argparse.Namespace) -> int:
+    import numpy as np
+    from scipy.integrate._ivp.ivp import METHODS
+    from osim_emb.io.motion import write_motion
+    from osim_emb.io.outputs import atomic_files
+    from osim_emb.simulation.motions import simulate
+    _positive("--t-end", args.t_end)
+    _positive("--rtol", args.rtol)
+    _positive("--atol", args.atol)
+    if args.samples < 2:
+        raise ValueError(f"--samples must be at least 2, got {args.samples}")
+    if args.max_steps < 1:
+        raise ValueError(f"--max-steps must be at least 1, got {args.max_steps}")
+    _positive("--max-seconds", args.max_seconds)
+    if args.method not in METHODS:
+        raise ValueError(f"--method {args.method!r} is not a solve_ivp method; choose from {', '.join(METHODS)}")
+    out = Path(args.output)
+    outs = [out] + ([_plot_path(out)] if args.plot else [])
+    with atomic_files(outs, overwrite=args.overwrite, inputs=[args.model]) as tmps:
+        model = _load_any(args.model)
+        q0 = _into_range(model, _values(model, args.q0, model.default_q, "--q0"), "initial configuration")
+        qd0 = _values(model, args.qdot0, np.zeros(model.n_q), "--qdot0")
+        warn_unapplied_forces(model, "simulate")
+        tab = simulate(model, args.t_end, q0, qd0, method=args.method, rtol=args.rtol, atol=args.atol,
+                       n_output=args.samples, max_steps=args.max_steps, max_seconds=args.max_seconds)
+        _warn_range_exits(model, tab)
+        write_motion(tmps[0], tab, name=f"{model.name} passive simulation", protect=[args.model])
+        if args.plot:
+            _plot_table(tab, model.coordinate_names, "generalized coordinates (rad, m)", tmps[1],
+                        f"{model.name}: forward simulation under gravity")
+    print(f"wrote {out}: {len(tab)} samples over {args.t_end} s ({tab.attrs['nfev']} right-hand sides, {args.method})")
+    if args.plot:
+        print(f"wrote {outs[1]}")
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    s = sub.add_parser("simulate", help="forward simulation of the minimal-coordinate ODE under gravity")
+    s.add_argument("model", help=".osim or .emb.json model")
+    s.add_argument("-o", "--output", required=True, help="output .sto file (q and q-dot)")
+    s.add_argument("--t-end", type=float, default=1.0, help="duration in seconds (default 1)")
+    s.add_argument("--q0", action="append", help="initial coordinates NAME=DEGREES (metres for translations)[,...]; "
+                                                 "default: the model's defaults")
+    s.add_argument("--qdot0", action="append", help="initial speeds NAME=DEG_PER_S (m/s for translations)[,...]; "
+                                                    "default 0")
+    s.add_argument("--method", default="DOP853", help="solve_ivp method (default DOP853)")
+    s.add_argument("--rtol", type=float, default=1e-10, help="relative tolerance of the integrator")
+    s.add_argument("--atol", type=float, default=1e-10, help="absolute tolerance of the integrator")
+    s.add_argument("--samples", type=int, default=201, help="output samples (>= 2)")
+    s.add_argument("--max-steps", type=int, default=1_000_000,
+                   help="stop after this many right-hand-side evaluations (default 1,000,000)")
+    s.add_argument("--max-seconds", type=float, default=600.0, help="stop after this wall time (default 600 s)")
+    s.add_argument("--plot", action="store_true", help="also write a PNG plot")
+    s.set_defaults(func=cmd_simulate)

@@ -88,8 +88,7 @@ def main():
                                 "evaluations DAE/ODE": best[dae].nfev / best[ode].nfev})
     with pd.option_context("display.width", 200, "display.float_format", "{:.3g}".format):
         print(pd.DataFrame(out).to_string(index=False))
-    from osim_emb.core._accel import use_jit
-    print(f"\nODE (b) exact chain through the general dynamics ({'compiled' if use_jit() else 'numpy'}) against the "
+    print(f"\nODE (b) exact chain through the general dynamics (compiled) against the "
           "DAE index-1, time ratio DAE/ODE (goal >= 4):")
     for row in out:
         if row["DAE"] == "DAE index-1" and row["ODE"] == "ODE (b) exact chain":

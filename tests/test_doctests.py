@@ -1,8 +1,7 @@
 """The examples in the public API's docstrings (``osim_emb.__all__``) run and give what they show.
 
-They run on the built-in shoulder model (no files from outside) with the numpy dynamics
-(OSIM_EMB_NO_JIT=1: no compilation of the dynamics kernels), which agree with the compiled ones to
-round-off; lengths and moment arms always run the compiled path kernels (their one implementation).
+They run on the built-in shoulder model (no files from outside) through the compiled kernels, the one
+implementation of the kinematics, dynamics and paths (numba's cache makes every run after the first fast).
 Without OpenSim, the examples from the first ``import opensim`` on are left out.
 """
 
@@ -33,7 +32,6 @@ def test_every_public_function_has_a_documented_example():
 
 @pytest.mark.parametrize("name", public_functions())
 def test_docstring_example(name, monkeypatch, tmp_path):
-    monkeypatch.setenv("OSIM_EMB_NO_JIT", "1")
     monkeypatch.setenv("MPLBACKEND", "Agg")
     monkeypatch.chdir(tmp_path)  # examples that write files write here
     func = getattr(osim_emb, name)

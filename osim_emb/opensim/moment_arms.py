@@ -138,9 +138,6 @@ def _warm_up(model: Model, q: np.ndarray, muscles) -> float:
     """Compile the numba kernels outside the timings; if that takes more than 2 s (compiling, not loading
     numba's cache) say so while it runs."""
     import threading
-    from osim_emb.core._accel import use_jit
-    if not use_jit():
-        return 0.0
     t0 = time.perf_counter()
     timer = threading.Timer(2.0, _notice, ("  compiling the numba kernels (first use: about a minute; cached "
                                            "afterwards) ...",))

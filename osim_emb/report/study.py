@@ -52,16 +52,7 @@ def default_sweep(model: Model, threshold: float = 1e-6) -> list[str]:
     hi = np.array([c.range[1] for c in model.coordinates])
     d = np.clip(model.default_q, lo, hi)
     mid = np.where(np.isfinite(lo) & np.isfinite(hi), 0.5 * (lo + hi), d)
-    import os
-    saved = os.environ.get("OSIM_EMB_NO_JIT")
-    os.environ["OSIM_EMB_NO_JIT"] = "1"  # two configurations: numpy, so that numba compiles later, beside OpenSim
-    try:
-        _, r = lengths_and_moment_arms(model, np.vstack([d, mid]), opensim_compat=True)
-    finally:
-        if saved is None:
-            os.environ.pop("OSIM_EMB_NO_JIT", None)
-        else:
-            os.environ["OSIM_EMB_NO_JIT"] = saved
+    _, r = lengths_and_moment_arms(model, np.vstack([d, mid]), opensim_compat=True)
     spanned = np.abs(r).max(axis=(0, 2)) > threshold
     return [model.coordinates[k].name for k in rot
             if spanned[k] and np.isfinite(lo[k]) and np.isfinite(hi[k]) and hi[k] > lo[k]]

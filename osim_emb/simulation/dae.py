@@ -99,31 +99,16 @@ def full_coordinate_document(doc: Any) -> Any:
 
 
 def terms_function(model: Model) -> Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
-    """(q, q̇) -> (M, N q̇ - G) of one state: one call of the compiled model's ``terms`` when numba is on (what
-    :func:`osim_emb.core.dynamics.mass_matrix` and :func:`~osim_emb.core.dynamics.velocity_terms` evaluate), else
-    :func:`osim_emb.core.dynamics.mass_matrix` and :func:`~osim_emb.core.dynamics.inverse_dynamics` (numpy reference)."""
-    from osim_emb.core._accel import use_jit
+    """(q, q̇) -> (M, N q̇ - G) of one state: one call of the compiled model's ``terms`` (what
+    :func:`osim_emb.core.dynamics.mass_matrix` and :func:`~osim_emb.core.dynamics.velocity_terms` evaluate)."""
+    from osim_emb.core.compiled import compiled_model
     n = model.n_q
-    zero = np.zeros(n)
-    fast = None
-    if use_jit():
-        from osim_emb.core.compiled import compiled_model
-        fast = compiled_model(model)
-    if fast is not None and hasattr(fast, "terms"):
-        def terms(q: np.ndarray, qd: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-            m, nqd, g = fast.terms(np.array(q, dtype=float).reshape(1, n), np.array(qd, dtype=float).reshape(1, n))
-            return m[0], nqd[0] - g[0]
-        try:
-            m0, b0 = terms(zero, zero)
-            if m0.shape == (n, n) and b0.shape == (n,):
-                return terms
-        except Exception:  # pragma: no cover - a compiled-model interface this module does not know
-            pass
+    fast = compiled_model(model)
 
-    def terms_public(q: np.ndarray, qd: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        return dyn.mass_matrix(model, q)[0], dyn.inverse_dynamics(model, q, qd, zero)[0]
-
-    return terms_public
+    def terms(q: np.ndarray, qd: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        m, nqd, g = fast.terms(np.array(q, dtype=float).reshape(1, n), np.array(qd, dtype=float).reshape(1, n))
+        return m[0], nqd[0] - g[0]
+    return terms
 
 
 def ode_tracking_rhs(model: Model, desired: Callable[[float], tuple[np.ndarray, np.ndarray, np.ndarray]],

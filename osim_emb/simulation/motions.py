@@ -200,21 +200,14 @@ def inverse_dynamics_of_motion(model: Model, time: np.ndarray, q: np.ndarray, qd
 
 
 def _terms_function(model: Model):
-    """(q, q̇) -> (M, N q̇, G) at one state: the compiled model when available, else the numpy reference."""
-    from osim_emb.core._accel import use_jit
-    if use_jit():
-        from osim_emb.core.compiled import compiled_model
-        cm = compiled_model(model)
+    """(q, q̇) -> (M, N q̇, G) at one state: one call of the compiled model."""
+    from osim_emb.core.compiled import compiled_model
+    cm = compiled_model(model)
 
-        def compiled_terms(q, qd):
-            m, nqd, g = cm.terms(np.asarray(q, dtype=float)[None], np.asarray(qd, dtype=float)[None])
-            return m[0], nqd[0], g[0]
-        return compiled_terms
-
-    def numpy_terms(q, qd):
-        t = dyn.dynamics_terms(model, q, qd)
-        return t.mass[0], t.velocity_forces[0], t.gravity[0]
-    return numpy_terms
+    def compiled_terms(q, qd):
+        m, nqd, g = cm.terms(np.asarray(q, dtype=float)[None], np.asarray(qd, dtype=float)[None])
+        return m[0], nqd[0], g[0]
+    return compiled_terms
 
 
 def minimum_jerk(t: np.ndarray, t0: float, t1: float, a: float, b: float) -> tuple[np.ndarray, ...]:

@@ -298,23 +298,21 @@ def reduced_rhs(model: Model,
     (b = J' beta'^2, f_v the velocity-dependent part of the reference's f), tau the drive
     torque and the spring (:func:`generalized_forces`).  With numba this is the compiled model
     (:meth:`osim_emb.core.compiled.CompiledModel.ode_rhs`): the closed chain (Newton and the projection
-    method, Eqs 100-120), the dynamics and the spring in one kernel call; without numba (or with
-    joint variables the compiled program cannot flatten) it is :func:`reduced_rhs_reference`.
+    method, Eqs 100-120), the dynamics and the spring in one kernel call; with joint variables the compiled
+    program cannot flatten it is :func:`reduced_rhs_reference`.
     """
-    from osim_emb.core._accel import use_jit
-    if use_jit():
-        from osim_emb.core.compiled import compiled_model
-        cm = compiled_model(model)
-        if not cm.externals:
-            spring = (3, spring_point(par), 0, (par.xc, par.yc, 0.0), par.c0, par.l0)
-            drive = par.mom * joint_variables(model, np.zeros((1, 1)), order=1).gradient[0, 1]
-            return cm.ode_rhs(drive, cm.springs(model, [spring]))
+    from osim_emb.core.compiled import compiled_model
+    cm = compiled_model(model)
+    if not cm.externals:
+        spring = (3, spring_point(par), 0, (par.xc, par.yc, 0.0), par.c0, par.l0)
+        drive = par.mom * joint_variables(model, np.zeros((1, 1)), order=1).gradient[0, 1]
+        return cm.ode_rhs(drive, cm.springs(model, [spring]))
     return reduced_rhs_reference(model, par)
 
 
 def reduced_rhs_reference(model: Model,
                           par: AndrewsParameters = AndrewsParameters()) -> Callable[[float, np.ndarray], np.ndarray]:
-    """Test reference (and the path without numba) of :func:`reduced_rhs`: batched numpy.
+    """Test reference (and the route for joint variables the compiled program cannot flatten) of :func:`reduced_rhs`.
 
     M, N beta' from :func:`~osim_emb.core.dynamics.dynamics_terms` (the closed chain by
     :class:`~osim_emb.core.closed_chains.ClosedChain` in numpy), tau from :func:`generalized_forces`.

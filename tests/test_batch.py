@@ -80,3 +80,36 @@ def test_batch_of_a_folder_with_opensim_references(osim, models_dir, tmp_path):
     diff = (table.moment_arm_m - table.opensim_computeMomentArm_m).abs().max()
     print(f"[agreement] batch with OpenSim's computeMomentArm on arm26: {diff:.1e} m")
     assert diff < 1e-10
+
+
+def test_a_failing_model_is_named_and_keep_going_lists_it(models_dir, tmp_path, capsys):
+    import shutil
+    from osim_emb.cli.main import main
+    folder = tmp_path / "cohort"
+    folder.mkdir()
+    shutil.copy(models_dir / "arm26.osim", folder / "subject01.osim")
+    (folder / "subject02.osim").write_text("<OpenSimDocument Version='40000'><Model name='x'>")
+    out = tmp_path / "cohort.parquet"
+    args = ["batch", str(folder), "--sweep", "r_elbow_flex", "--step", "60", "-o", str(out), "--workers", "1",
+            "--quiet"]
+    assert main(args) == 2  # stops, names the model, writes nothing
+    err = capsys.readouterr().err
+    assert "subject02" in err and "malformed XML" in err and "Traceback" not in err
+    assert not out.exists() and not [p for p in tmp_path.iterdir() if p.name.startswith(out.name + ".")]
+    assert main(args + ["--keep-going"]) == 1
+    err = capsys.readouterr().err
+    assert "1 of 2 models failed" in err and "Traceback" not in err
+    assert set(pd.read_parquet(out).model) == {"subject01"}
+    failures = pd.read_csv(out / "_failures.csv")
+    assert failures.model.tolist() == ["subject02"] and "malformed XML" in failures.error[0]
+
+
+def test_options_are_checked_before_any_work(models_dir, tmp_path, capsys):
+    from osim_emb.cli.main import main
+    out = tmp_path / "x.parquet"
+    assert main(["batch", str(models_dir / "arm26.osim"), "--sweep", "r_elbow_flex", "--references", "none",
+                 "-o", str(out), "--quiet"]) == 2
+    assert "unknown reference(s) none" in capsys.readouterr().err and not out.exists()
+    assert main(["batch", str(models_dir / "arm26.osim"), "--variants", "2", "--sweep", "r_elbow_flex",
+                 "--references", "computeMomentArm", "-o", str(out), "--quiet"]) == 2
+    assert "not for perturbed variants" in capsys.readouterr().err

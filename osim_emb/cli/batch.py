@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import logging
 
 from osim_emb.cli.common import _csv
 
@@ -17,9 +18,13 @@ def cmd_batch(args: argparse.Namespace) -> int:
                     ma_coordinates=_csv(args.coordinates) or None, opensim_compat=args.opensim_compat,
                     references=_csv(args.references), scheduler=args.scheduler, n_workers=args.workers,
                     threads_per_worker=args.threads_per_worker, progress=not args.quiet,
-                    overwrite=args.overwrite)
-    print(f"wrote {res['output']}: {res['rows']} rows from {res['models']} models in {res['seconds']:.1f} s "
-          f"({res['models_per_second']:.2f} models/s on {res['workers']} workers)")
+                    overwrite=args.overwrite, keep_going=args.keep_going)
+    print(f"wrote {res['output']}: {res['rows']} rows from {res['models'] - res['failures']} models in "
+          f"{res['seconds']:.1f} s ({res['models_per_second']:.2f} models/s on {res['workers']} workers)")
+    if res["failures"]:
+        logging.getLogger("osim_emb").error("%d of %d models failed: listed in %s", res["failures"],
+                                              res["models"], f"{res['output']}/_failures.csv")
+        return 1
     return 0
 
 
@@ -44,4 +49,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--scheduler", help="address of an existing Dask scheduler (default: an embedded LocalCluster)")
     s.add_argument("--workers", type=int, default=2, help="worker processes of the embedded cluster (default 2)")
     s.add_argument("--threads-per-worker", type=int, default=1, help="threads of each worker process")
+    s.add_argument("--keep-going", action="store_true",
+                   help="run the other models when one fails; failures listed in OUTPUT/_failures.csv, exit code 1")
     s.set_defaults(func=cmd_batch)

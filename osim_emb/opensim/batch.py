@@ -160,6 +160,23 @@ def sweep_task(task: ModelTask, sweep: Sequence[str], step_deg: float, *, muscle
     return table
 
 
+@dataclass(frozen=True)
+class TaskFailure:
+    """A model whose sweep failed: its name, variant and the error in one line (plain data, picklable)."""
+
+    model: str
+    variant: int
+    error: str
+
+
+def _task_or_failure(task: ModelTask, *args, **kwargs):
+    """:func:`sweep_task`, or a :class:`TaskFailure` naming the model and the error (no traceback on the worker)."""
+    try:
+        return sweep_task(task, *args, **kwargs)
+    except Exception as err:  # noqa: BLE001 - every failure of one model is reported, the others go on
+        return TaskFailure(task.name, task.variant, f"{type(err).__name__}: {err}".replace("\n", " "))
+
+
 def _client(scheduler: str | None, n_workers: int, threads_per_worker: int):
     try:
         from dask.distributed import Client, LocalCluster
@@ -167,21 +184,38 @@ def _client(scheduler: str | None, n_workers: int, threads_per_worker: int):
         raise ImportError("osim-emb batch needs dask: pip install 'osim-emb[batch]'") from err
     if scheduler:
         return Client(scheduler), None
+    # the workers' own logs stay quiet: a failing model comes back as a TaskFailure, reported once by run_batch
     cluster = LocalCluster(n_workers=n_workers, threads_per_worker=threads_per_worker, processes=True,
-                           dashboard_address=None)
+                           dashboard_address=":0", silence_logs=logging.CRITICAL)  # no fixed port to clash on
     return Client(cluster), cluster
+
+
+def _first_model(tasks: Sequence[ModelTask], keep_going: bool) -> tuple[ModelTask, Model]:
+    """The first model that imports (with ``keep_going``; otherwise the first model, or its import error)."""
+    for task in tasks if keep_going else tasks[:1]:
+        try:
+            return task, _load(task.path)
+        except Exception:  # noqa: BLE001 - reported again by its task, with the others
+            if not keep_going:
+                raise
+    raise BatchError(f"none of the {len(tasks)} models imports; the first: {tasks[0].path}")
 
 
 def run_batch(tasks: Iterable[ModelTask], sweep: Sequence[str], step_deg: float, output: str | Path, *,
               muscles: Sequence[str] | None = None, ma_coordinates: Sequence[str] | None = None,
               opensim_compat: bool = False, references: Sequence[str] = (), scheduler: str | None = None,
               n_workers: int = 2, threads_per_worker: int = 1, progress: bool = True,
-              overwrite: bool = False) -> dict:
+              overwrite: bool = False, keep_going: bool = False) -> dict:
     """Run the tasks on Dask and write the Parquet dataset ``output`` (a folder of part files).
 
     Returns a summary: number of models and rows, wall time, models per second.  ``output`` must not exist
     unless ``overwrite`` (then it is replaced only when every task succeeded); it is written under a temporary
-    name and renamed into place at the end."""
+    name and renamed into place at the end.
+
+    A model that fails (cannot be imported, lacks a coordinate, ...) stops the batch with a
+    :class:`BatchError` naming it, and nothing is written; with ``keep_going`` the other models run, the
+    failures are listed in ``_failures.csv`` inside the dataset (Parquet readers skip names starting with
+    ``_``), and the summary's ``failures`` counts them."""
     tasks = list(tasks)
     if not tasks:
         raise BatchError("no models to run")
@@ -191,30 +225,51 @@ def run_batch(tasks: Iterable[ModelTask], sweep: Sequence[str], step_deg: float,
                          f"{out}: is a file; the Parquet dataset is a folder")
     if not step_deg > 0:
         raise BatchError(f"--step must be a positive number, got {step_deg}")
-    first = _load(tasks[0].path)  # names checked before the cluster starts
+    from osim_emb.opensim.moment_arms import REFERENCES
+    unknown = [r for r in references if r not in REFERENCES]
+    if unknown:
+        raise BatchError(f"unknown reference(s) {', '.join(unknown)}; choose from {', '.join(REFERENCES)}")
+    if references and any(t.variant >= 0 for t in tasks):
+        raise BatchError("OpenSim references are computed for model files only, not for perturbed variants")
+    first_task, first = _first_model(tasks, keep_going)  # names checked before the cluster starts
     for c in list(sweep) + list(ma_coordinates or []):
         if c not in first.coordinate_names:
-            raise BatchError(f"{tasks[0].path}: no coordinate {c!r} (coordinates: {', '.join(first.coordinate_names)})")
+            raise BatchError(f"{first_task.path}: no coordinate {c!r} (coordinates: "
+                             f"{', '.join(first.coordinate_names)})")
     unknown = [m for m in (muscles or []) if m not in {mu.name for mu in first.muscles}]
     if unknown:
-        raise BatchError(f"{tasks[0].path}: no muscle named {', '.join(map(repr, unknown))}")
+        raise BatchError(f"{first_task.path}: no muscle named {', '.join(map(repr, unknown))}")
     from dask.distributed import as_completed
     from osim_emb.progress import Progress
     tmp = Path(tempfile.mkdtemp(prefix=out.name + ".", dir=out.parent if out.parent.exists() else None))
     client, cluster = _client(scheduler, n_workers, threads_per_worker)
     rows = 0
+    failures: list[TaskFailure] = []
     t0 = time.perf_counter()
     try:
-        futures = client.map(sweep_task, tasks, sweep=list(sweep), step_deg=step_deg, muscles=muscles,
+        futures = client.map(_task_or_failure, tasks, sweep=list(sweep), step_deg=step_deg, muscles=muscles,
                              ma_coordinates=ma_coordinates, opensim_compat=opensim_compat,
                              references=list(references), pure=False)
         index = {f.key: i for i, f in enumerate(futures)}
         with Progress("moment-arm sweeps", len(tasks), enabled=progress, unit="model") as bar:
             for fut in as_completed(futures):
                 table = fut.result()
+                bar.advance()
+                if isinstance(table, TaskFailure):
+                    if not keep_going:
+                        client.cancel(futures)
+                        raise BatchError(f"model {table.model}: {table.error} (nothing written; --keep-going "
+                                         f"runs the other models and lists the failures)")
+                    log.warning("model %s failed: %s", table.model, table.error)
+                    failures.append(table)
+                    continue
                 table.to_parquet(tmp / f"part-{index[fut.key]:05d}.parquet", index=False)
                 rows += len(table)
-                bar.advance()
+        if failures:
+            pd.DataFrame([vars(f) for f in failures]).sort_values(["model", "variant"]).to_csv(
+                tmp / "_failures.csv", index=False)
+        if len(failures) == len(tasks):
+            raise BatchError(f"every model failed; the first: {failures[0].model}: {failures[0].error}")
         wall = time.perf_counter() - t0
         n_workers_used = len(client.scheduler_info().get("workers", {}))
     except BaseException:
@@ -232,4 +287,4 @@ def run_batch(tasks: Iterable[ModelTask], sweep: Sequence[str], step_deg: float,
     else:
         tmp.rename(out)
     return {"models": len(tasks), "rows": rows, "seconds": wall, "models_per_second": len(tasks) / wall,
-            "workers": n_workers_used, "output": str(out)}
+            "workers": n_workers_used, "output": str(out), "failures": len(failures)}

@@ -44,6 +44,8 @@ CAUSES = {
     "stale_cache_getLength": "OpenSim's stale wrap-point cache inside getLength (-dL/dq of the package's "
                              "opensim_compat length agrees)",
     "approximate_wrapping": "generalized force vs -dL/dq under approximate (non-geodesic) wrapping",
+    "finite_difference_noise": "within the noise of OpenSim's -dL/dq: lengths that agree to eps m give finite "
+                               "differences over the step h that agree to 4 eps / h only (iterative wraps)",
     "moving_point_same_body": "moving point beside a point on the same body (OpenSim leaves that segment's "
                               "length change out)",
     "coupler_projection": "coupler of several independent coordinates (OpenSim's coupling projection moves the "
@@ -233,8 +235,12 @@ def explain_differences(model: Model, muscles: Iterable[str]) -> dict[str, dict[
 
 def _classify(reference: str, diff: np.ndarray, other_mode_diff: np.ndarray, pkg: dict, pkg_r: np.ndarray,
               os_vals: np.ndarray, disc: np.ndarray, structural: dict, muscles, ma_coordinates, tol: float,
-              compat: bool) -> np.ndarray:
-    """Cause key (N, M, K) of every difference above tolerance ('' where within tolerance)."""
+              compat: bool, fd_noise: np.ndarray | None = None) -> np.ndarray:
+    """Cause key (N, M, K) of every difference above tolerance ('' where within tolerance).
+
+    ``fd_noise`` (M,): for ``minus_dL_dq``, the bound 4 eps / h on a difference of two finite differences (the
+    one-sided stencil at a range end; 2 eps / h for the central one) of lengths that agree to eps (the largest
+    |L - L_OpenSim| of the muscle over the sweeps)."""
     above = np.abs(diff) > tol
     cause = np.full(diff.shape, "", dtype=object)
     cause[above] = "unexplained"
@@ -242,12 +248,16 @@ def _classify(reference: str, diff: np.ndarray, other_mode_diff: np.ndarray, pkg
     cause[above & disc] = "discontinuity"
     if reference == "minus_dL_dq":
         fd, fdf = pkg["fd"], pkg["fd_fresh"]
-        reproduced = np.abs(fd - os_vals) <= tol  # the package's getLength derivative = OpenSim's
+        noise = 0.0 if fd_noise is None else fd_noise[None, :, None]
+        reproduced = np.abs(fd - os_vals) <= tol + noise  # the package's getLength derivative = OpenSim's
         stale = np.abs(fdf - fd) > tol / 2
         approx = np.abs(pkg_r - fdf) > tol / 2
         rough = np.abs(pkg["fd_wide"] - fd) > 1e-6  # a jump or kink of L within the difference stencil
         cause[todo & reproduced & rough] = "discontinuity"
         todo = todo & ~rough
+        within_noise = todo & (np.abs(diff) <= tol + noise)
+        cause[within_noise] = "finite_difference_noise"
+        todo = todo & ~within_noise
         both = todo & reproduced & stale & approx
         cause[todo & reproduced & stale & ~approx] = "stale_cache_getLength"
         cause[todo & reproduced & ~stale] = "approximate_wrapping"
@@ -303,8 +313,12 @@ def _summaries(model, sweeps, muscles, mac, refs, pkg, osv, compat, structural) 
                     m |= discontinuities(ln, pkg["r"][sl, ks, mi])
                 disc[sl, mi, :] = m[:, None]
             start += n
+        noise = None
+        if ref == "minus_dL_dq" and osv[ref].get("lengths") is not None:
+            eps = np.nanmax(np.abs(pkg["length"] - osv[ref]["lengths"]), axis=0)  # (M,) lengths' agreement, m
+            noise = 4.0 * eps / FD_STEP  # the one-sided stencil at a range end: (3 + 4 + 1) eps / (2 h)
         cause = _classify(ref, diff, other, pkg, r_cmp, vals, disc, structural, muscles, mac, TOLERANCE[ref],
-                          compat)
+                          compat, noise)
         causes_all[ref] = cause
         start = 0
         for s in sweeps:

@@ -155,6 +155,11 @@ def test_moment_arms_command_on_arm26_explains_every_difference(osim, models_dir
                  "--step", "10", "--workers", "1", "--no-cache", "--no-plot", "--quiet", "--out", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "opensim_compat mode" in out and "unexplained" not in out
+    # a count by cause per reference; each unit only with -v (the summary table has them all)
+    assert "units above tolerance; units by cause:" in out and " about r_elbow_flex: max " not in out
+    assert main(["moment-arms", str(models_dir / "arm26.osim"), "--sweep", "r_shoulder_elev,r_elbow_flex",
+                 "--step", "10", "--workers", "1", "--no-cache", "--no-plot", "-v", "--out", str(tmp_path / "v")]) == 0
+    assert " about r_elbow_flex: max " in capsys.readouterr().out
 
 
 def test_opensim_values_are_cached_by_model_sweep_and_version(osim, models_dir, tmp_path):

@@ -654,10 +654,15 @@ def _length_derivative(ref, model: Model, q: np.ndarray, k: int, muscles: Sequen
     return length_derivative(lengths, q, k, lo, hi, h)
 
 
-def print_report(result: dict, stream=None) -> None:
-    """What the command prints: the mode compared, per reference the worst smooth difference, then every
-    unit above tolerance with its cause (discontinuities apart)."""
+def print_report(result: dict, stream=None, detail: bool | None = None) -> None:
+    """What the command prints: the mode compared, per reference the worst smooth difference and the units
+    above tolerance counted by cause, then every unexplained unit; with ``detail`` (``-v``) every unit above
+    tolerance with its causes (discontinuities apart; by default when the ``osim_emb`` logger shows INFO, as
+    with ``-v``).  The summary table has one row per unit in any case."""
+    import logging
     import sys
+    if detail is None:
+        detail = logging.getLogger("osim_emb").isEnabledFor(logging.INFO)
     stream = stream or sys.stdout
     t = result["timings"]
     model = result["model"]
@@ -684,7 +689,21 @@ def print_report(result: dict, stream=None) -> None:
                      f"discontinuities {w['difference']:.3e} m ({w['muscle']} about {w['moment_arm_coordinate']}, "
                      f"swept {w['swept_coordinate']}); {other} mode: max "
                      f"{d.other_mode_max_abs_difference_m.max():.2e} m  (OpenSim {src})\n")
-        for (m, c), g in d[d.max_abs_difference_m > tol].groupby(["muscle", "moment_arm_coordinate"], sort=False):
+        above = d[d.max_abs_difference_m > tol]
+        units = above.groupby(["muscle", "moment_arm_coordinate"], sort=False)
+        if len(units):
+            by_cause: dict[str, int] = {}
+            for _, g in units:
+                for x in dict.fromkeys(x for cc in g.cause for x in cc.split("; ") if x):
+                    by_cause[x] = by_cause.get(x, 0) + 1
+            short = {text: key.replace("_", " ") for key, text in CAUSES.items()}
+            stream.write(f"    {len(units)} units above tolerance; units by cause: "
+                         + ", ".join(f"{short.get(k, k)} {n}" for k, n in sorted(by_cause.items(),
+                                                                                   key=lambda kv: -kv[1]))
+                         + ("" if detail else "  (each unit: -v, or the summary table)") + "\n")
+        for (m, c), g in units:
+            if not detail and not (g.unexplained_points > 0).any():
+                continue
             i = g.max_abs_difference_m.idxmax()
             disc = int(g.discontinuity_points.sum())
             causes = "; ".join(dict.fromkeys(x for cc in g.cause for x in cc.split("; ") if x))

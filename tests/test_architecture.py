@@ -58,8 +58,6 @@ KNOWN_VIOLATIONS = {
     ("b", "osim_emb.seeds.planar.contributions", "osim_emb.report.figure_style"): "same as above",
     ("c", "osim_emb.seeds.newton_euler", "opensim"):
         "opensim_foot_shank_reference, the seed's OpenSim cross-check, sits beside the seed's equations",
-    ("d", "osim_emb.muscles.hill", "hill_muscle_from_xml"):
-        "reads a muscle from its lxml element (140 lines of XML reading in the muscle model)",
 }
 
 

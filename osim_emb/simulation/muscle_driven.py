@@ -105,49 +105,30 @@ class CoordinateActuator:
     optimal_force: float = 1.0
 
 
-def _xml_float(el: Any, tag: str, default: float) -> float:
-    for c in el:
-        if isinstance(c.tag, str) and c.tag == tag and (c.text or "").strip():
-            return float(c.text.strip())
-    return default
-
-
-def _xml_text(el: Any, tag: str, default: str = "") -> str:
-    for c in el:
-        if isinstance(c.tag, str) and c.tag == tag:
-            return (c.text or "").strip()
-    return default
-
-
 def coordinate_forces_from_model(model: Model) -> tuple[list[CoordinateLimitForce], list[CoordinateActuator]]:
-    """The model's CoordinateLimitForces and CoordinateActuators, read from the document it was imported from.
+    """The model's CoordinateLimitForces and CoordinateActuators, read from the document it was imported from
+    (:func:`osim_emb.io.muscle_xml.coordinate_force_records`).
 
     Elements with ``appliesForce`` false are left out; an element on a coordinate that is not one of the
     model's generalized coordinates is an error (named)."""
     doc = model.extras.get("document")
     if doc is None:
         return [], []
+    from osim_emb.io.muscle_xml import coordinate_force_records
     names = {n: k for k, n in enumerate(model.coordinate_names)}
     motion = {c.name: c.motion_type for c in model.coordinates}
     limits, actuators = [], []
-    for f in doc.forces:
-        if f.type not in ("CoordinateLimitForce", "CoordinateActuator"):
-            continue
-        el = f.element
-        if _xml_text(el, "appliesForce", "true").lower() == "false":
-            continue
-        coord = _xml_text(el, "coordinate")
-        if coord not in names:
-            raise MuscleSimulationError(f"{doc.path}: {f.type} {f.name!r} acts on coordinate {coord!r}, which is "
-                                        "not a generalized coordinate of the imported model")
+    for f in coordinate_force_records(doc):
+        if f.coordinate not in names:
+            raise MuscleSimulationError(f"{doc.path}: {f.type} {f.name!r} acts on coordinate {f.coordinate!r}, "
+                                        "which is not a generalized coordinate of the imported model")
+        p = f.parameters
         if f.type == "CoordinateLimitForce":
             limits.append(CoordinateLimitForce(
-                f.name, names[coord], _xml_float(el, "upper_stiffness", 1.0), _xml_float(el, "upper_limit", 0.0),
-                _xml_float(el, "lower_stiffness", 1.0), _xml_float(el, "lower_limit", 0.0),
-                _xml_float(el, "damping", 0.001), _xml_float(el, "transition", 0.1),
-                motion[coord] == "rotational"))
+                f.name, names[f.coordinate], p["upper_stiffness"], p["upper_limit"], p["lower_stiffness"],
+                p["lower_limit"], p["damping"], p["transition"], motion[f.coordinate] == "rotational"))
         else:
-            actuators.append(CoordinateActuator(f.name, names[coord], _xml_float(el, "optimal_force", 1.0)))
+            actuators.append(CoordinateActuator(f.name, names[f.coordinate], p["optimal_force"]))
     return limits, actuators
 
 

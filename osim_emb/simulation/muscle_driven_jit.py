@@ -51,12 +51,11 @@ def _step(y0, y1, x0, x1, x):  # pragma: no cover - compiled
 
 
 @njit(error_model="numpy")
-def _rhs(t, y, prog, geo, mus, clf, act):  # pragma: no cover - compiled
+def _paths(y, prog, geo):  # pragma: no cover - compiled
+    """L (M,) and R (nq, M) at q = y[:nq] (views of the plan's output arrays, overwritten by the next call)."""
     ints, flts, ext, nodes, ci, zero_qd = prog
     args1, args2, val, grad, pa, o0, o1, o2, o3 = geo
-    packed, ekind, evals = mus
     nq = zero_qd.shape[1]
-    nm = packed.shape[0]
     q2 = np.empty((1, nq))
     for k in range(nq):
         q2[0, k] = y[k]
@@ -68,18 +67,28 @@ def _rhs(t, y, prog, geo, mus, clf, act):  # pragma: no cover - compiled
     o2[:] = 0.0
     o3[:] = 0.0
     lengths_moment_arms_kernel(val, grad, *args1, pa, *args2, 0, 1, o0, o1, o2, o3)
+    return o2[0], o3[0]
+
+
+@njit(error_model="numpy")
+def _rest(t, y, length, r, prog, mus, clf, act):  # pragma: no cover - compiled
+    """The right-hand side at (t, y) given the muscles' path lengths and moment arms at y's q."""
+    ints, flts, ext, nodes, ci, zero_qd = prog
+    packed, ekind, evals = mus
+    nq = zero_qd.shape[1]
+    nm = packed.shape[0]
     u = np.empty(nm)
     for m in range(nm):
         u[m] = _excitation(ekind[m], evals[m], t)
     force = np.empty(nm)
     dlf = np.empty(nm)
     adot = np.empty(nm)
-    _thelen_kernel(packed, o2[0], y[2 * nq:2 * nq + nm].copy(), y[2 * nq + nm:].copy(), u, force, dlf, adot)
+    _thelen_kernel(packed, length, y[2 * nq:2 * nq + nm].copy(), y[2 * nq + nm:].copy(), u, force, dlf, adot)
     tau = np.zeros(nq)
     for k in range(nq):
         s = 0.0
         for m in range(nm):
-            s += o3[0, k, m] * force[m]
+            s += r[k, m] * force[m]
         tau[k] = s
     for i in range(clf.shape[0]):  # coordinate, q_up, q_low, K_up, K_low, damping, transition (SI)
         c = int(clf[i, 0])
@@ -97,6 +106,12 @@ def _rhs(t, y, prog, geo, mus, clf, act):  # pragma: no cover - compiled
     out[2 * nq:2 * nq + nm] = adot
     out[2 * nq + nm:] = dlf
     return out
+
+
+@njit(error_model="numpy")
+def _rhs(t, y, prog, geo, mus, clf, act):  # pragma: no cover - compiled
+    length, r = _paths(y, prog, geo)
+    return _rest(t, y, length, r, prog, mus, clf, act)
 
 
 @njit(error_model="numpy")

@@ -42,6 +42,7 @@ __all__ = [
     "Millard2012EquilibriumMuscle",
     "RigidPathActuator",
     "muscle_from_dict",
+    "deprecated_pennation",
     "MUSCLE_TYPES",
 ]
 
@@ -390,11 +391,7 @@ class Schutte1993Muscle(HillMuscle):
 
     def pennation_angle(self, fiber_length) -> np.ndarray:
         """OpenSim's calcPennation: asin(l_opt sin(phi_opt) / l_f), pi/2 once that ratio reaches 1."""
-        lf = np.asarray(fiber_length, dtype=float)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            s = self.parallelogram_height / lf
-        s = np.where(np.isnan(s) | (lf < np.finfo(float).eps), 0.0, s)
-        return np.where(s <= 0.0, 0.0, np.where(s >= 1.0, math.pi / 2, np.arcsin(np.clip(s, 0.0, 1.0))))
+        return deprecated_pennation(fiber_length, self.optimal_fiber_length, self.pennation_angle_at_optimal)
 
     def fiber_forces(self, fiber_length, fiber_velocity, fv_activation=1.0) -> RigidTendonForces:
         """Force coefficients for given fiber length and velocity (tension along the tendon
@@ -620,6 +617,17 @@ MUSCLE_TYPES = dict(_REGISTRY)
 def muscle_from_dict(d: dict[str, Any]) -> HillMuscle:
     """Rebuild any muscle description from :meth:`HillMuscle.to_dict`."""
     return HillMuscle.from_dict(d)
+
+
+def deprecated_pennation(fiber_length, optimal_fiber_length, pennation_at_optimal) -> np.ndarray:
+    """ActivationFiberLengthMuscle_Deprecated::calcPennation (arrays broadcast): asin(l_opt sin(phi_opt) / l_f);
+    0 for a fibre shorter than SimTK::Eps or a ratio that is NaN or <= 0, pi/2 once the ratio reaches 1.
+    OpenSim calls it with lengths in metres (l_opt) or normalized (l_opt = 1)."""
+    lf = np.asarray(fiber_length, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        s = optimal_fiber_length * np.sin(pennation_at_optimal) / lf
+    s = np.where(np.isnan(s) | (lf < np.finfo(float).eps), 0.0, s)
+    return np.where(s <= 0.0, 0.0, np.where(s >= 1.0, math.pi / 2, np.arcsin(np.clip(s, 0.0, 1.0))))
 
 
 # =============================================================================

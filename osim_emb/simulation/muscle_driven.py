@@ -38,10 +38,12 @@ from scipy.integrate import solve_ivp
 from osim_emb.core import dynamics as dyn
 from osim_emb.core._accel import njit, use_jit
 from osim_emb.model import Model
-from osim_emb.muscles.hill import SIGNIFICANT_REAL, Millard2012EquilibriumMuscle, Thelen2003Muscle
+from osim_emb.muscles import curves as C
+from osim_emb.muscles.hill import (SIGNIFICANT_REAL, Millard2012EquilibriumMuscle, Schutte1993Muscle,
+                                   Thelen2003Muscle, deprecated_pennation)
 
 __all__ = ["CoordinateLimitForce", "CoordinateActuator", "MuscleDrivenSystem", "coordinate_forces_from_model",
-           "ExcitationSpec", "thelen_initial_fiber_length",
+           "ExcitationSpec", "thelen_initial_fiber_length", "schutte_initial_fiber_length",
            "simulate_muscles", "MuscleSimulationError"]
 
 log = logging.getLogger(__name__)
@@ -563,6 +565,142 @@ class _MillardGroup:
 
 
 # =============================================================================
+# Schutte 1993 (OpenSim's Schutte1993Muscle_Deprecated), vectorized over muscles (numpy)
+# =============================================================================
+ROUNDOFF_ERROR = 2e-13  # OpenSim's SimmMacros.h (EQUAL_WITHIN_ERROR)
+
+
+class _SchutteGroup:
+    """``Schutte1993Muscle_Deprecated``s: ``computeActuation`` -- activation rate (u − a)(c₁u + c₂) (or
+    (u − a) c₂ when deactivating) / time_scale, the tendon force from the tendon strain, and the fibre
+    velocity of the inverse force-velocity relation with damping -- on the raw states (no clamping),
+    in OpenSim's normalization (lengths by l_opt, times by ``time_scale``)."""
+
+    def __init__(self, muscles):
+        self.muscles = list(muscles)
+        g = lambda attr: np.array([getattr(m, attr) for m in muscles], dtype=float)  # noqa: E731
+        self.fiso, self.lopt, self.lts = g("max_isometric_force"), g("optimal_fiber_length"), g("tendon_slack_length")
+        self.phi_opt, self.time_scale, self.damping = g("pennation_angle_at_optimal"), g("time_scale"), g("damping")
+        self.act1, self.act2 = g("activation1"), g("activation2")
+        self._groups = {}
+        for which, prop in (("active", "active_force_length_curve"), ("passive", "passive_force_length_curve"),
+                            ("tendon", "tendon_force_length_curve")):
+            groups: list = []
+            for k, m in enumerate(self.muscles):
+                c = m._curve(prop) if prop != "passive_force_length_curve" else m.passive_force_length_curve
+                for idx, cc in groups:
+                    if (cc is None and c is None) or (cc is not None and c is not None and cc == c):
+                        idx.append(k)
+                        break
+                else:
+                    groups.append(([k], c))
+            self._groups[which] = [(np.array(i), c) for i, c in groups]
+
+    def curve(self, which, x):
+        out = np.empty_like(x)
+        for idx, c in self._groups[which]:
+            if c is None:  # the passive curve left at its default: OpenSim's exponential
+                out[idx] = np.exp(8.0 * (x[idx] - 1.0)) / math.exp(4.0)
+            else:
+                out[idx] = c.evaluate(x[idx], 0).value
+        return out
+
+    def activation_rate(self, a, u):
+        return np.where(u >= a, (u - a) * (self.act1 * u + self.act2), (u - a) * self.act2) / self.time_scale
+
+    def state_derivatives(self, lmt, speed, a, lf):
+        """(tendon force [N], fibre velocity [m/s]) at path lengths and lengthening speeds, raw activations
+        and fibre lengths."""
+        lopt = self.lopt
+        lN = lf / lopt
+        ca = np.cos(deprecated_pennation(lN, 1.0, self.phi_opt))
+        nmtl = lmt / lopt
+        rest = self.lts / lopt
+        strain = (nmtl - lN * ca - rest) / rest
+        tendon = np.where(strain < 0.0, 0.0, self.curve("tendon", strain))
+        passive = self.curve("passive", lN)
+        active = np.maximum(self.curve("active", lN), 0.0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            vdf = np.maximum(tendon / ca - passive, 0.0)
+        dl = C.schutte_fiber_velocity(a, active, vdf, self.damping)
+        at90 = np.abs(ca) <= ROUNDOFF_ERROR
+        if at90.any():  # fibres at 90 degrees: the stiff-tendon velocity once the tendon pulls (OpenSim's mix
+            h = nmtl - self.lts  # of normalized and absolute lengths kept)
+            w = lopt * np.sin(self.phi_opt)
+            new_ca = np.cos(deprecated_pennation(np.sqrt(h * h + w * w) / lopt, 1.0, self.phi_opt))
+            v90 = np.where(np.abs(tendon) <= ROUNDOFF_ERROR, 0.0, speed * self.time_scale / lopt * new_ca)
+            dl = np.where(at90, v90, dl)
+        return tendon * self.fiso, dl * lopt / self.time_scale
+
+
+def schutte_initial_fiber_length(m: Schutte1993Muscle, activation: float, mt_length: float) -> float:
+    """Fibre length of OpenSim's ``Schutte1993Muscle_Deprecated::computeIsometricForce`` (the equilibrium
+    that ``equilibrateMuscles`` sets: tendon and fibre forces within 0.01 N), ported step by step."""
+    def value(prop, x):
+        return float(m._curve(prop).evaluate(np.array([x]), 0).value[0])
+
+    def passive(lN):
+        return float(m.passive_force_length(np.array(lN)))
+
+    lopt, lts, fiso, phi_opt = (m.optimal_fiber_length, m.tendon_slack_length, m.max_isometric_force,
+                                m.pennation_angle_at_optimal)
+    length = mt_length
+    if lopt < ROUNDOFF_ERROR:
+        return 0.0
+    width = lopt * math.sin(phi_opt)
+    if lts < ROUNDOFF_ERROR:
+        return length / math.cos(math.atan(width / length))
+    if length < lts:
+        return width
+    lf = lopt
+    cos_factor = math.cos(float(deprecated_pennation(lf, lopt, phi_opt)))
+    tendon_length = length - lf * cos_factor
+    if tendon_length < lts:
+        tendon_length = lts
+        cos_factor = math.cos(math.atan(width / (length - tendon_length)))
+        lf = (length - tendon_length) / cos_factor
+        if lf < width:
+            lf = width
+    old_lf = math.nan
+    error_force = 0.0
+    for i in range(100):
+        active = value("active_force_length_curve", lf / lopt) * activation
+        active = max(active, 0.0)
+        pas = max(passive(lf / lopt), 0.0)
+        fiber_force = (active + pas) * fiso * cos_factor
+        strain = tendon_length / lts - 1.0
+        tendon_force = 0.0 if strain < 0.0 else value("tendon_force_length_curve", strain) * fiso
+        old_error = error_force
+        error_force = tendon_force - fiber_force
+        if abs(error_force) <= 0.01:
+            break
+        if i == 0:
+            old_error = error_force
+        if (1 if error_force >= 0.0 else -1) != (1 if old_error >= 0.0 else -1):
+            percent = abs(error_force) / (abs(error_force) + abs(old_error))
+            tmp = old_lf
+            old_lf = lf
+            lf += percent * (tmp - lf)
+        else:
+            tendon_stiffness = value("tendon_force_length_curve", strain) * fiso / lts
+            min_stiffness = (active + pas) * 1200.0 * fiso / (32.0 * lts)
+            tendon_stiffness = max(tendon_stiffness, min_stiffness)
+            fiber_stiffness = fiso / lopt * (value("active_force_length_curve", lf / lopt) + passive(lf / lopt))
+            change = abs(error_force / (fiber_stiffness / cos_factor + tendon_stiffness))
+            if abs(change / lopt) > 0.5:
+                change = 0.5 * lopt
+            old_lf = lf
+            lf = lf + change if error_force > 0.0 else lf - change
+        cos_factor = math.cos(float(deprecated_pennation(lf, lopt, phi_opt)))
+        tendon_length = length - lf * cos_factor
+        if tendon_length < lts:
+            tendon_length = lts
+            cos_factor = math.cos(math.atan(width / (length - tendon_length)))
+            lf = (length - tendon_length) / cos_factor
+    return lf
+
+
+# =============================================================================
 # The system
 # =============================================================================
 Excitation = Callable[[float], float] | float
@@ -649,7 +787,7 @@ class MuscleDrivenSystem:
             p = mt.parameters
             if p is None or not p.applies_force:
                 continue
-            if not isinstance(p, (Thelen2003Muscle, Millard2012EquilibriumMuscle)):
+            if not isinstance(p, (Thelen2003Muscle, Millard2012EquilibriumMuscle, Schutte1993Muscle)):
                 skipped.append((mt.type_name, mt.name))
                 continue
             if p.ignore_tendon_compliance or p.ignore_activation_dynamics:
@@ -665,11 +803,14 @@ class MuscleDrivenSystem:
                 by_type.setdefault(kind, []).append(name)
             has = "; ".join(f"{len(v)} {k} ({', '.join(v[:6])}{', ...' if len(v) > 6 else ''})"
                             for k, v in by_type.items())
-            raise MuscleSimulationError("muscle-driven simulation supports Thelen2003Muscle and "
-                                        f"Millard2012EquilibriumMuscle; model {model.name!r} has {has}")
+            raise MuscleSimulationError("muscle-driven simulation supports Thelen2003Muscle, Millard2012Equilibrium"
+                                        f"Muscle and Schutte1993Muscle_Deprecated; model {model.name!r} has {has}")
         self.muscles = tuple(muscles)
         self.muscle_names = tuple(m.name for m in muscles)
         self._thelen = np.array([isinstance(m.parameters, Thelen2003Muscle) for m in muscles], dtype=bool)
+        self._schutte = np.array([isinstance(m.parameters, Schutte1993Muscle) for m in muscles], dtype=bool)
+        self._millard = ~(self._thelen | self._schutte)
+        self.schutte = _SchutteGroup([m.parameters for m in muscles if isinstance(m.parameters, Schutte1993Muscle)])
         self.params = _ThelenArrays([m.parameters for m in muscles if isinstance(m.parameters, Thelen2003Muscle)])
         self.millard = _MillardGroup([m.parameters for m in muscles
                                       if isinstance(m.parameters, Millard2012EquilibriumMuscle)])
@@ -696,13 +837,13 @@ class MuscleDrivenSystem:
         self._tau = np.zeros(self.n_q)
         self._mech = dyn.ode_rhs(model, lambda t, q, qd: self._tau)
         self._paths = None
-        self.compiled = bool(compiled and use_jit() and self.n_m and self._thelen.all())
-        if self.compiled:
+        if compiled and use_jit() and self.n_m:  # the paths compiled whatever the muscle model
             from osim_emb.paths.geometry import _NotCompilable
             try:
                 self._paths = _CompiledPaths(model, self.muscle_names, wrapping, opensim_compat)
             except _NotCompilable:
-                self.compiled = False
+                pass
+        self.compiled = bool(self._paths is not None and self._thelen.all())  # one compiled muscle loop
 
     # -- inputs -----------------------------------------------------------------------------------
     @staticmethod
@@ -747,15 +888,15 @@ class MuscleDrivenSystem:
             _thelen_kernel(self.params.packed, length, np.ascontiguousarray(a), np.ascontiguousarray(lf), u,
                            force, dlf, adot)
         else:
-            force, dlf, adot = self._muscle_derivatives(length, a, lf, u)
+            force, dlf, adot = self._muscle_derivatives(length, a, lf, u, -(r.T @ qd) if self._schutte.any() else None)
         self._tau = self.generalized_forces(t, q, qd, force, r)
         mech = self._mech(t, y[:2 * self.n_q])
         return np.concatenate([mech, adot, dlf])
 
     __call__ = rhs
 
-    def _muscle_derivatives(self, length, a, lf, u):
-        th, mi = self._thelen, ~self._thelen
+    def _muscle_derivatives(self, length, a, lf, u, speed=None):
+        th, mi, sc = self._thelen, self._millard, self._schutte
         force, dlf, adot = np.empty(self.n_m), np.empty(self.n_m), np.empty(self.n_m)
         if th.any():
             force[th], dlf[th] = self.params.state_derivatives(length[th], a[th], lf[th])
@@ -763,21 +904,27 @@ class MuscleDrivenSystem:
         if mi.any():
             force[mi], dlf[mi] = self.millard.state_derivatives(length[mi], a[mi], lf[mi])
             adot[mi] = self.millard.activation_rate(a[mi], u[mi])
+        if sc.any():
+            force[sc], dlf[sc] = self.schutte.state_derivatives(length[sc], speed[sc], a[sc], lf[sc])
+            adot[sc] = self.schutte.activation_rate(a[sc], u[sc])
         return force, dlf, adot
 
     def tendon_forces(self, y: np.ndarray) -> np.ndarray:
         q, _, a, lf = self.split(y)
-        return self._muscle_derivatives(self.path_lengths(q)[0], a, lf, np.zeros(self.n_m))[0]
+        length, r = self.path_lengths(q)
+        return self._muscle_derivatives(length, a, lf, np.zeros(self.n_m), -(r.T @ self.split(y)[1]))[0]
 
     def initial_state(self, q0: Any = None, qdot0: Any = None, activations: Any = None) -> np.ndarray:
         """[q0, q̇0, a0, l_f0] with OpenSim's equilibrium fibre lengths (activations default to each muscle's
-        ``default_activation``)."""
+        ``default_activation``; 0 for Schutte1993Muscle_Deprecated, which has no such property in OpenSim)."""
         q0 = self.model.default_q if q0 is None else np.asarray(q0, dtype=float)
         qdot0 = np.zeros(self.n_q) if qdot0 is None else np.asarray(qdot0, dtype=float)
+        default = [0.0 if isinstance(m.parameters, Schutte1993Muscle) else m.parameters.default_activation
+                   for m in self.muscles]
         if activations is None:
-            a0 = np.array([m.parameters.default_activation for m in self.muscles])
+            a0 = np.array(default, dtype=float)
         elif isinstance(activations, Mapping):
-            a0 = np.array([activations.get(m.name, m.parameters.default_activation) for m in self.muscles], float)
+            a0 = np.array([activations.get(m.name, d) for m, d in zip(self.muscles, default)], float)
         else:
             a0 = np.broadcast_to(np.asarray(activations, dtype=float), (self.n_m,)).copy()
         length, r = self.path_lengths(q0)
@@ -786,6 +933,8 @@ class MuscleDrivenSystem:
         for m, a, lm, v in zip(self.muscles, a0, length, speed):
             if isinstance(m.parameters, Thelen2003Muscle):
                 lf0.append(thelen_initial_fiber_length(m.parameters, float(a), float(lm), float(v)))
+            elif isinstance(m.parameters, Schutte1993Muscle):
+                lf0.append(schutte_initial_fiber_length(m.parameters, float(a), float(lm)))
             else:
                 lf0.append(self.millard.initial_fiber_length(k_millard, float(a), float(lm)))
                 k_millard += 1

@@ -709,16 +709,22 @@ Excitation = Callable[[float], float] | float
 class _CompiledPaths:
     """L and R of the muscles at one configuration through the package's compiled path kernel
     (``wrapping._kernels_muscles``), without the per-call checks of ``lengths_and_moment_arms``: the joint
-    variables of the compiled dynamics model where it has them, the others evaluated in Python."""
+    variables from one compiled program of every joint (the massless frames of moving path points included,
+    which the compiled dynamics model leaves out), any joint it folds evaluated in Python."""
 
     def __init__(self, model: Model, muscles: Sequence[str], wrapping: bool, opensim_compat: bool):
-        from osim_emb.core.compiled import compiled_model
+        from types import SimpleNamespace
+        from osim_emb.core.compiled import CompiledModel, compiled_model
         from osim_emb.paths.geometry import _jit_plan
         from osim_emb.paths.wrapping._kernels_muscles import lengths_moment_arms_kernel
         self.plan = _jit_plan(model, list(muscles), wrapping)  # raises _NotCompilable
         self.kernel = lengths_moment_arms_kernel
-        self.model, self.cm = model, compiled_model(model)
-        names = {n: k for k, n in enumerate(self.cm.frame_names)}
+        self.model, self.cm = model, compiled_model(model)  # the dynamics
+        # adapter: CompiledModel compiles its argument's dynamics_model; given the full model it compiles the
+        # joint variable of every frame (the massless ones add no mass, so nothing else changes)
+        self.jv = (self.cm if model.dynamics_model is model
+                   else CompiledModel(SimpleNamespace(dynamics_model=model, name=model.name)))
+        names = {n: k for k, n in enumerate(self.jv.frame_names)}
         self.compiled = [(i, names[j.name]) for i, j in enumerate(model.joints, start=1) if j.name in names]
         self.python = [(i, j.variable) for i, j in enumerate(model.joints, start=1) if j.name not in names]
         nq, nf = model.n_q, model.n_frames
@@ -729,7 +735,7 @@ class _CompiledPaths:
         self.n_m = mp.shape[0] - 1
         self.opensim_compat = bool(opensim_compat)
         self._zero_qd = np.zeros((1, nq))
-        self.nodes = self.cm._frame_nodes[self.ck - 1] if self.ck.size else self.ck
+        self.nodes = self.jv._frame_nodes[self.ck - 1] if self.ck.size else self.ck
         plan = self.plan
         pt_body, pt_loc = plan.points
         self._val, self._grad = np.zeros((1, nf)), np.zeros((1, nf, nq))
@@ -743,7 +749,7 @@ class _CompiledPaths:
         from osim_emb.core import compiled_kernels as K
         q2 = np.array(q, dtype=float).reshape(1, self.n_q)
         val, grad = self._val, self._grad
-        cm = self.cm
+        cm = self.jv
         if self.ci.size:
             ext = cm.external_jets(q2) if cm.externals else cm._no_ext
             v, g, _ = K.program(cm.ints, cm.flts, ext, q2, self._zero_qd)

@@ -53,7 +53,7 @@ def _step(y0, y1, x0, x1, x):  # pragma: no cover - compiled
 @njit(error_model="numpy")
 def _paths(y, prog, geo):  # pragma: no cover - compiled
     """L (M,) and R (nq, M) at q = y[:nq] (views of the plan's output arrays, overwritten by the next call)."""
-    ints, flts, ext, nodes, ci, zero_qd = prog
+    ints, flts, ext, nodes, ci, zero_qd, _, _, _ = prog
     args1, args2, val, grad, pa, o0, o1, o2, o3 = geo
     nq = zero_qd.shape[1]
     q2 = np.empty((1, nq))
@@ -73,7 +73,7 @@ def _paths(y, prog, geo):  # pragma: no cover - compiled
 @njit(error_model="numpy")
 def _rest(t, y, length, r, prog, mus, clf, act):  # pragma: no cover - compiled
     """The right-hand side at (t, y) given the muscles' path lengths and moment arms at y's q."""
-    ints, flts, ext, nodes, ci, zero_qd = prog
+    _, _, _, _, _, zero_qd, ints, flts, ext = prog
     packed, ekind, evals = mus
     nq = zero_qd.shape[1]
     nm = packed.shape[0]
@@ -201,7 +201,7 @@ def compiled_plan(system):
     paths = system._paths
     if not system.compiled or paths is None:
         return None, "numba is off or the paths are not compilable"
-    if paths.python or paths.plan.conditional or paths.cm.externals:
+    if paths.python or paths.plan.conditional or paths.jv.externals or paths.cm.externals:
         return None, "the model has functions or conditional path points evaluated in Python"
     specs = list(system._excitation) + list(system._controls)
     if not all(isinstance(s, ExcitationSpec) or isinstance(s, (int, float)) for s in specs):
@@ -215,9 +215,9 @@ def compiled_plan(system):
             vals[i, :len(v)] = v
         return kind, vals
 
-    cm = paths.cm
-    prog = (cm.ints, cm.flts, cm._no_ext, np.ascontiguousarray(paths.nodes), np.ascontiguousarray(paths.ci),
-            paths._zero_qd)
+    jv, cm = paths.jv, paths.cm
+    prog = (jv.ints, jv.flts, jv._no_ext, np.ascontiguousarray(paths.nodes), np.ascontiguousarray(paths.ci),
+            paths._zero_qd, cm.ints, cm.flts, cm._no_ext)
     geo = (paths._args1, paths._args2, paths._val.copy(), paths._grad.copy(), paths._pa.copy(),
            *[o.copy() for o in paths._out])
     ek, ev = encode(system._excitation)

@@ -13,7 +13,7 @@ applies the forces as the package does), 0.1 s: BRA a step to 0.8, DELT1 a sine;
 A tight reference is the package's ODE with DOP853 at rtol 1e-12 (OpenSim at accuracy 1e-9 agrees with it,
 tests/test_muscle_driven.py).  For each OpenSim accuracy (1e-5, its default, and 1e-7) the error of the
 coordinates at 11 instants against the reference is measured; the package then uses the cheapest of
-RK45-jit (the whole integration compiled, osim_emb.simulation.muscle_driven_jit; Thelen2003 models only),
+RK45-jit (the whole integration compiled, osim_emb.simulation.muscle_driven_jit, where the model allows it),
 SciPy's RK45, DOP853, LSODA and BDF over a range of rtol whose error is no larger, and the wall-time ratio
 is printed.  OpenSim integrates to the end in one call (its time excludes model loading and equilibration;
 the package's includes its equilibration).
@@ -40,7 +40,8 @@ from pathlib import Path
 import numpy as np
 
 from osim_emb.io import load_osim
-from osim_emb.simulation.muscle_driven import ExcitationSpec, simulate_muscles
+from osim_emb.simulation.muscle_driven import ExcitationSpec, MuscleDrivenSystem, simulate_muscles
+from osim_emb.simulation.muscle_driven_jit import compiled_plan
 from osim_emb.opensim.muscle_simulation import opensim_muscle_simulation
 
 HERE = Path(__file__).resolve().parent
@@ -74,7 +75,7 @@ def ratio(path: Path, t_end: float, excitations: dict) -> None:
     model = load_osim(str(path))
     times = np.linspace(0.0, t_end, 11)
     methods = ["RK45", "DOP853", "LSODA", "BDF"]
-    if all(type(m.parameters).__name__ == "Thelen2003Muscle" for m in model.muscles):
+    if compiled_plan(MuscleDrivenSystem(model, excitations))[0] is not None:
         methods.insert(0, "RK45-jit")
         simulate_muscles(model, 0.01, excitations, method="RK45-jit")  # compile
     simulate_muscles(model, 0.001, excitations)  # warm caches

@@ -303,3 +303,21 @@ def test_mobl_schutte_muscles_equal_opensim_manager(osim, models_dir, tmp_path):
     assert dq < 1e-6
     assert dl < 1e-8
     assert da < 1e-9
+
+
+def test_compiled_and_numpy_schutte_right_hand_sides_agree(models_dir):
+    """MoBL's 50 Schutte1993 muscles: the compiled loop (curves through the compiled SimmSpline) against numpy."""
+    pytest.importorskip("numba")
+    from osim_emb import load_osim
+    from osim_emb.simulation.muscle_driven import MuscleDrivenSystem
+    model = load_osim(str(models_dir / "mobl_arms_holzbaur.osim"))
+    exc = {"BIClong": ExcitationSpec.parse("0.6"), "TRIlong": ExcitationSpec.parse("sine:0.2:20:0:0.3")}
+    fast, ref = MuscleDrivenSystem(model, exc), MuscleDrivenSystem(model, exc, compiled=False)
+    assert fast.compiled and not ref.compiled
+    y0 = ref.initial_state()
+    rng = np.random.default_rng(2)
+    scale = np.r_[0.05 * np.ones(14), 0.1 * np.ones(50), 0.002 * np.ones(50)]
+    for _ in range(3):
+        y = y0 + rng.normal(size=y0.size) * scale
+        a, b = fast.rhs(0.1, y), ref.rhs(0.1, y)
+        assert np.allclose(a, b, rtol=1e-12, atol=1e-12 * np.abs(b).max())

@@ -37,6 +37,7 @@ from scipy.integrate import solve_ivp
 
 from osim_emb.core import dynamics as dyn
 from osim_emb.core._accel import njit, use_jit
+from osim_emb.core.compiled_kernels import _univariate as K_univariate
 from osim_emb.model import Model
 from osim_emb.muscles import curves as C
 from osim_emb.muscles.hill import (SIGNIFICANT_REAL, Millard2012EquilibriumMuscle, Schutte1993Muscle,
@@ -595,6 +596,34 @@ class _SchutteGroup:
                 else:
                     groups.append(([k], c))
             self._groups[which] = [(np.array(i), c) for i, c in groups]
+        self.packed, self.curve_index, self.curve_ints, self.curve_floats = self._encode()
+
+    def _encode(self):
+        """The compiled kernel's inputs: per-muscle parameters, the curve of each muscle (active, passive,
+        tendon; -1 for the default passive exponential) and the distinct curves as padded rows of the
+        compiled one-input function encoding of :mod:`osim_emb.core.compiled` (None when a curve has none)."""
+        from osim_emb.core.compiled import _univariate_parameters  # adapter: the encoding of K._univariate
+        packed = np.ascontiguousarray(np.stack([self.fiso, self.lopt, self.lts, self.phi_opt, self.time_scale,
+                                                self.damping, self.act1, self.act2], axis=1).reshape(-1, 8))
+        index = np.full((len(self.muscles), 3), -1, dtype=np.int64)
+        encoded = []
+        for col, which in enumerate(("active", "passive", "tendon")):
+            for idx, c in self._groups[which]:
+                if c is None:
+                    continue
+                enc = _univariate_parameters(c)
+                if enc is None:
+                    return packed, index, None, None
+                index[idx, col] = len(encoded)
+                encoded.append(enc)
+        ni = max([len(e[0]) for e in encoded], default=1)
+        nf = max([len(e[1]) for e in encoded], default=1)
+        ints = np.zeros((max(len(encoded), 1), ni), dtype=np.int64)
+        flts = np.zeros((max(len(encoded), 1), nf))
+        for k, (i, f) in enumerate(encoded):
+            ints[k, :len(i)] = i
+            flts[k, :len(f)] = f
+        return packed, index, ints, flts
 
     def curve(self, which, x):
         out = np.empty_like(x)
@@ -698,6 +727,69 @@ def schutte_initial_fiber_length(m: Schutte1993Muscle, activation: float, mt_len
             cos_factor = math.cos(math.atan(width / (length - tendon_length)))
             lf = (length - tendon_length) / cos_factor
     return lf
+
+
+@njit(nogil=True, error_model="numpy")
+def _schutte_curve(cints, cflts, k, x):  # pragma: no cover - compiled
+    return K_univariate(cints[k], cflts[k], 0, 0, x)[0]
+
+
+@njit(nogil=True, error_model="numpy")
+def _deprecated_pennation_scalar(lf, lopt, phi_opt):  # pragma: no cover - compiled
+    if lf < 2.220446049250313e-16:
+        return 0.0
+    v = lopt * math.sin(phi_opt) / lf
+    if math.isnan(v) or v <= 0.0:
+        return 0.0
+    if v >= 1.0:
+        return 0.5 * math.pi
+    return math.asin(v)
+
+
+@njit(nogil=True, error_model="numpy")
+def _schutte_kernel(p, cidx, cints, cflts, lmt, speed, a, lf, u, force, dlf, adot):  # pragma: no cover
+    """:meth:`_SchutteGroup.state_derivatives` and ``activation_rate`` compiled, one muscle at a time."""
+    kv, slope_k, fmax = 0.15, 0.13, 1.4
+    for m in range(lmt.shape[0]):
+        fiso, lopt, lts, phi_opt, ts, d, act1, act2 = p[m]
+        am, um = a[m], u[m]
+        adot[m] = ((um - am) * (act1 * um + act2) if um >= am else (um - am) * act2) / ts
+        ln = lf[m] / lopt
+        ca = math.cos(_deprecated_pennation_scalar(ln, 1.0, phi_opt))
+        nmtl = lmt[m] / lopt
+        rest = lts / lopt
+        strain = (nmtl - ln * ca - rest) / rest
+        tendon = 0.0 if strain < 0.0 else _schutte_curve(cints, cflts, cidx[m, 2], strain)
+        if cidx[m, 1] < 0:
+            passive = math.exp(8.0 * (ln - 1.0)) / math.exp(4.0)
+        else:
+            passive = _schutte_curve(cints, cflts, cidx[m, 1], ln)
+        active = max(_schutte_curve(cints, cflts, cidx[m, 0], ln), 0.0)
+        if abs(ca) <= ROUNDOFF_ERROR:
+            if abs(tendon) <= ROUNDOFF_ERROR:
+                v = 0.0
+            else:
+                h = nmtl - lts
+                w = lopt * math.sin(phi_opt)
+                new_ca = math.cos(_deprecated_pennation_scalar(math.sqrt(h * h + w * w) / lopt, 1.0, phi_opt))
+                v = speed[m] * ts / lopt * new_ca
+        else:
+            vdf = tendon / ca - passive
+            if vdf < 0.0:
+                vdf = 0.0
+            aa = am * active
+            if vdf < -d:
+                v = vdf / d
+            elif vdf < aa:
+                c = kv * (vdf - aa) / d
+                b = -kv * (vdf / kv + aa + d) / d
+                v = (-b - math.sqrt(b * b - 4.0 * c)) / 2.0
+            else:
+                c = -(slope_k * kv / (d * (kv + 1.0))) * (vdf - aa)
+                b = -(vdf / d - fmax * aa / d - slope_k * kv / (kv + 1.0))
+                v = (-b + math.sqrt(b * b - 4.0 * c)) / 2.0
+        force[m] = tendon * fiso
+        dlf[m] = v * lopt / ts
 
 
 # =============================================================================
@@ -849,7 +941,9 @@ class MuscleDrivenSystem:
                 self._paths = _CompiledPaths(model, self.muscle_names, wrapping, opensim_compat)
             except _NotCompilable:
                 pass
-        self.compiled = bool(self._paths is not None and self._thelen.all())  # one compiled muscle loop
+        # one compiled muscle loop: all Thelen2003, or all Schutte1993 with compilable curves
+        self.compiled = bool(self._paths is not None and (
+            self._thelen.all() or (self._schutte.all() and self.schutte.curve_ints is not None)))
 
     # -- inputs -----------------------------------------------------------------------------------
     @staticmethod
@@ -891,8 +985,13 @@ class MuscleDrivenSystem:
         u = self.excitations(t)
         if self.compiled:
             force, dlf, adot = np.empty(self.n_m), np.empty(self.n_m), np.empty(self.n_m)
-            _thelen_kernel(self.params.packed, length, np.ascontiguousarray(a), np.ascontiguousarray(lf), u,
-                           force, dlf, adot)
+            if self._thelen.all():
+                _thelen_kernel(self.params.packed, length, np.ascontiguousarray(a), np.ascontiguousarray(lf), u,
+                               force, dlf, adot)
+            else:
+                sg = self.schutte
+                _schutte_kernel(sg.packed, sg.curve_index, sg.curve_ints, sg.curve_floats, length, -(r.T @ qd),
+                                np.ascontiguousarray(a), np.ascontiguousarray(lf), u, force, dlf, adot)
         else:
             force, dlf, adot = self._muscle_derivatives(length, a, lf, u, -(r.T @ qd) if self._schutte.any() else None)
         self._tau = self.generalized_forces(t, q, qd, force, r)

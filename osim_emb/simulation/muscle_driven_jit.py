@@ -4,7 +4,8 @@ The right-hand side is the one of :class:`osim_emb.simulation.muscle_driven.Musc
 kernels (joint-variable program and dynamics of :mod:`osim_emb.core.compiled`, the path kernel of
 ``wrapping._kernels_muscles``, the Thelen loop of :mod:`osim_emb.simulation.muscle_driven`) called from one compiled
 function -- and the integrator is the Dormand-Prince 5(4) pair with SciPy's ``RK45`` step-size control
-(same error norm, safety factor and limits, same initial-step heuristic).  Steps are shortened to land on
+(same error norm, safety factor and limits, same initial-step heuristic).  Muscles: all Thelen2003 or all
+Schutte1993 (the compiled Schutte loop of :mod:`osim_emb.simulation.muscle_driven`).  Steps are shortened to land on
 the output times instead of interpolating.  Available when the model has no Python-evaluated functions,
 no conditional path points, and excitations/controls are :class:`~osim_emb.simulation.muscle_driven.ExcitationSpec`
 (constant, step, sine).
@@ -19,7 +20,7 @@ import numpy as np
 from osim_emb.core._accel import njit
 from osim_emb.core import compiled_kernels as K
 from osim_emb.paths.wrapping._kernels_muscles import lengths_moment_arms_kernel
-from osim_emb.simulation.muscle_driven import _thelen_kernel
+from osim_emb.simulation.muscle_driven import _schutte_kernel, _thelen_kernel
 
 __all__ = ["compiled_plan", "integrate_compiled"]
 
@@ -74,7 +75,7 @@ def _paths(y, prog, geo):  # pragma: no cover - compiled
 def _rest(t, y, length, r, prog, mus, clf, act):  # pragma: no cover - compiled
     """The right-hand side at (t, y) given the muscles' path lengths and moment arms at y's q."""
     _, _, _, _, _, zero_qd, ints, flts, ext = prog
-    packed, ekind, evals = mus
+    kind, packed, ekind, evals, cidx, cints, cflts = mus
     nq = zero_qd.shape[1]
     nm = packed.shape[0]
     u = np.empty(nm)
@@ -83,7 +84,15 @@ def _rest(t, y, length, r, prog, mus, clf, act):  # pragma: no cover - compiled
     force = np.empty(nm)
     dlf = np.empty(nm)
     adot = np.empty(nm)
-    _thelen_kernel(packed, length, y[2 * nq:2 * nq + nm].copy(), y[2 * nq + nm:].copy(), u, force, dlf, adot)
+    if kind == 0:
+        _thelen_kernel(packed, length, y[2 * nq:2 * nq + nm].copy(), y[2 * nq + nm:].copy(), u, force, dlf, adot)
+    else:
+        speed = np.zeros(nm)  # lengthening speed -R^T q-dot
+        for m in range(nm):
+            for k in range(nq):
+                speed[m] -= r[k, m] * y[nq + k]
+        _schutte_kernel(packed, cidx, cints, cflts, length, speed, y[2 * nq:2 * nq + nm].copy(),
+                        y[2 * nq + nm:].copy(), u, force, dlf, adot)
     tau = np.zeros(nq)
     for k in range(nq):
         s = 0.0
@@ -221,7 +230,12 @@ def compiled_plan(system):
     geo = (paths._args1, paths._args2, paths._val.copy(), paths._grad.copy(), paths._pa.copy(),
            *[o.copy() for o in paths._out])
     ek, ev = encode(system._excitation)
-    mus = (system.params.packed, ek, ev)
+    if system._thelen.all():
+        mus = (0, system.params.packed, ek, ev, np.zeros((0, 3), dtype=np.int64), np.zeros((1, 1), dtype=np.int64),
+               np.zeros((1, 1)))
+    else:
+        sg = system.schutte
+        mus = (1, sg.packed, ek, ev, sg.curve_index, sg.curve_ints, sg.curve_floats)
     rows = []
     for f in system.limit_forces:
         w = math.pi / 180.0 if f.rotational else 1.0

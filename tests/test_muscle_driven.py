@@ -321,3 +321,21 @@ def test_compiled_and_numpy_schutte_right_hand_sides_agree(models_dir):
         y = y0 + rng.normal(size=y0.size) * scale
         a, b = fast.rhs(0.1, y), ref.rhs(0.1, y)
         assert np.allclose(a, b, rtol=1e-12, atol=1e-12 * np.abs(b).max())
+
+
+@pytest.mark.slow
+def test_compiled_integrator_with_conditional_path_points_matches_scipy(models_dir):
+    """leg6dof9musc's conditional path points (linear conditions) evaluated inside the compiled integrator."""
+    pytest.importorskip("numba")
+    from osim_emb import load_osim
+    from osim_emb.simulation.muscle_driven import MuscleDrivenSystem, simulate_muscles
+    from osim_emb.simulation.muscle_driven_jit import compiled_plan
+    model = load_osim(str(models_dir / "leg6dof9musc.osim"))
+    exc = {"vas_int_r": ExcitationSpec.parse("step:0:0.05:0.05:0.6"), "med_gas_r": ExcitationSpec.parse("0.3")}
+    system = MuscleDrivenSystem(model, exc)
+    assert system._paths.plan.conditional and compiled_plan(system)[0] is not None
+    times = np.linspace(0.0, 0.06, 4)
+    ref = simulate_muscles(model, 0.06, exc, t_eval=times, method="DOP853", rtol=1e-11, atol=1e-13)
+    jit = simulate_muscles(model, 0.06, exc, t_eval=times, method="RK45-jit", rtol=1e-9, atol=1e-11)
+    assert np.abs(jit[model.coordinate_names].to_numpy() - ref[model.coordinate_names].to_numpy()).max() < 1e-7
+    assert np.abs(jit.filter(like="_fiber_length").to_numpy() - ref.filter(like="_fiber_length").to_numpy()).max() < 1e-9

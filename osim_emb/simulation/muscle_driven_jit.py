@@ -7,7 +7,7 @@ function -- and the integrator is the Dormand-Prince 5(4) pair with SciPy's ``RK
 (same error norm, safety factor and limits, same initial-step heuristic).  Muscles: all Thelen2003 or all
 Schutte1993 (the compiled Schutte loop of :mod:`osim_emb.simulation.muscle_driven`).  Steps are shortened to land on
 the output times instead of interpolating.  Available when the model has no Python-evaluated functions,
-no conditional path points, and excitations/controls are :class:`~osim_emb.simulation.muscle_driven.ExcitationSpec`
+conditional path points only on linear conditions, and excitations/controls are :class:`~osim_emb.simulation.muscle_driven.ExcitationSpec`
 (constant, step, sine).
 """
 
@@ -55,11 +55,17 @@ def _step(y0, y1, x0, x1, x):  # pragma: no cover - compiled
 def _paths(y, prog, geo):  # pragma: no cover - compiled
     """L (M,) and R (nq, M) at q = y[:nq] (views of the plan's output arrays, overwritten by the next call)."""
     ints, flts, ext, nodes, ci, zero_qd, _, _, _ = prog
-    args1, args2, val, grad, pa, o0, o1, o2, o3 = geo
+    args1, args2, val, grad, pa, o0, o1, o2, o3, cond = geo
     nq = zero_qd.shape[1]
     q2 = np.empty((1, nq))
     for k in range(nq):
         q2[0, k] = y[k]
+    cpoint, ccoef, cint, clo, chi = cond  # conditional path points with linear conditions
+    for i in range(cpoint.shape[0]):
+        c = cint[i]
+        for k in range(nq):
+            c += ccoef[i, k] * y[k]
+        pa[0, cpoint[i]] = c >= clo[i] - 1e-5 and c <= chi[i] + 1e-5
     v, g, _ = K.program(ints, flts, ext, q2, zero_qd)
     for j in range(ci.shape[0]):
         val[0, ci[j]] = v[0, nodes[j]]
@@ -210,8 +216,11 @@ def compiled_plan(system):
     paths = system._paths
     if not system.compiled or paths is None:
         return None, "numba is off or the paths are not compilable"
-    if paths.python or paths.plan.conditional or paths.jv.externals or paths.cm.externals:
-        return None, "the model has functions or conditional path points evaluated in Python"
+    from osim_emb.core.functions import Linear
+    if paths.python or paths.jv.externals or paths.cm.externals:
+        return None, "the model has joint functions evaluated in Python"
+    if not all(type(c) is Linear and c.coefficients.size == system.n_q for _, c, _ in paths.plan.conditional):
+        return None, "a conditional path point depends on a coordinate through a nonlinear function"
     specs = list(system._excitation) + list(system._controls)
     if not all(isinstance(s, ExcitationSpec) or isinstance(s, (int, float)) for s in specs):
         return None, "an excitation or control is a Python function"
@@ -227,8 +236,14 @@ def compiled_plan(system):
     jv, cm = paths.jv, paths.cm
     prog = (jv.ints, jv.flts, jv._no_ext, np.ascontiguousarray(paths.nodes), np.ascontiguousarray(paths.ci),
             paths._zero_qd, cm.ints, cm.flts, cm._no_ext)
+    conditional = paths.plan.conditional
+    cond = (np.array([k for k, _, _ in conditional], dtype=np.int64),
+            np.array([c.coefficients for _, c, _ in conditional], dtype=float).reshape(-1, system.n_q),
+            np.array([c.intercept for _, c, _ in conditional], dtype=float),
+            np.array([r[0] for _, _, r in conditional], dtype=float),
+            np.array([r[1] for _, _, r in conditional], dtype=float))
     geo = (paths._args1, paths._args2, paths._val.copy(), paths._grad.copy(), paths._pa.copy(),
-           *[o.copy() for o in paths._out])
+           *[o.copy() for o in paths._out], cond)
     ek, ev = encode(system._excitation)
     if system._thelen.all():
         mus = (0, system.params.packed, ek, ev, np.zeros((0, 3), dtype=np.int64), np.zeros((1, 1), dtype=np.int64),

@@ -18,6 +18,9 @@ SciPy's RK45, DOP853, LSODA and BDF over a range of rtol whose error is no large
 is printed.  OpenSim integrates to the end in one call (its time excludes model loading and equilibration;
 the package's includes its equilibration).
 
+``--model mobl``: all 50 muscles, 0.05 s, OpenSim on the file described next (its error measured against
+the package's reference on the original model).
+
 ``--mobl-full``: all 50 muscles of MoBL, 5 ms, against OpenSim's Manager (accuracy 1e-9) on the model
 OpenSim reads with every moving path point as a 1e-8 kg body coupled to its coordinate (the seed's set-up,
 :func:`osim_emb.io.osim_writer.moving_points_as_bodies`; OpenSim's own rule for a moving point next to a
@@ -26,6 +29,7 @@ two ODEs differ): prints the agreement (several minutes; OpenSim alone ~40 s).
 
     python benchmarks/bench_muscle_driven.py                 # arm26, about 1 min
     python benchmarks/bench_muscle_driven.py --model mobl4   # about 2 min
+    python benchmarks/bench_muscle_driven.py --model mobl    # several minutes
     python benchmarks/bench_muscle_driven.py --mobl-full     # about 3 min
 """
 
@@ -56,6 +60,7 @@ CASES = {
     "arm26": (1.0, _specs({"BIClong": "step:0.1:0.3:0.05:0.5", "BICshort": "0.2", "BRA": "0.3",
                            "TRIlong": "sine:0.1:10:0:0.2", "TRIlat": "0.2", "TRImed": "0.2"})),
     "mobl4": (0.1, _specs({"BRA": "step:0:0.01:0.0:0.8", "TRIlong": "0.2", "DELT1": "sine:0.2:20:0:0.3"})),
+    "mobl": (0.05, _specs({"BIClong": "step:0:0.01:0.0:0.6", "TRIlong": "0.2", "DELT1": "sine:0.2:20:0:0.3"})),
 }
 MOBL4_MUSCLES = {"DELT1", "TRIlong", "BRA", "ECRL"}
 
@@ -71,8 +76,9 @@ def mobl_with(muscles: set, out: Path) -> Path:
     return out
 
 
-def ratio(path: Path, t_end: float, excitations: dict) -> None:
+def ratio(path: Path, t_end: float, excitations: dict, opensim_path: Path | None = None) -> None:
     model = load_osim(str(path))
+    opensim_path = path if opensim_path is None else opensim_path
     times = np.linspace(0.0, t_end, 11)
     methods = ["RK45", "DOP853", "LSODA", "BDF"]
     if compiled_plan(MuscleDrivenSystem(model, excitations))[0] is not None:
@@ -93,10 +99,10 @@ def ratio(path: Path, t_end: float, excitations: dict) -> None:
             print(f"package {method:8s} rtol {rtol:.0e}: {dt:6.3f} s, {tab.attrs['nfev']:6d} right-hand sides, "
                   f"max |q - q_ref| = {err:.1e} rad")
     for acc in (1e-5, 1e-7):
-        steps = opensim_muscle_simulation(path, times, excitations, accuracy=acc)
+        steps = opensim_muscle_simulation(opensim_path, times, excitations, accuracy=acc)
         cols = [steps["names"].index(n) for n in model.coordinate_names]
         err = np.abs(steps["q"][:, cols] - qref).max()
-        one = opensim_muscle_simulation(path, times, excitations, accuracy=acc, one_shot=True)
+        one = opensim_muscle_simulation(opensim_path, times, excitations, accuracy=acc, one_shot=True)
         ok = [o for o in ours if o[1] <= err]
         if not ok:
             print(f"OpenSim accuracy {acc:.0e}: {one['seconds']:.3f} s, error {err:.1e} rad; no package setting as "
@@ -108,11 +114,11 @@ def ratio(path: Path, t_end: float, excitations: dict) -> None:
               f"{one['seconds'] / best[0]:.2f}x")
 
 
-def mobl_full(tmp: Path) -> None:
+def mobl_mvp(tmp: Path) -> Path:
+    """MoBL as OpenSim reads it with its moving path points as coupled 1e-8 kg bodies (see the docstring)."""
     from lxml import etree
     from osim_emb.io.osim_writer import moving_points_as_bodies, write_osim
-    path = MODELS / "mobl_arms_holzbaur.osim"
-    model = load_osim(str(path))
+    model = load_osim(str(MODELS / "mobl_arms_holzbaur.osim"))
     mvp = tmp / "mobl_mvp.osim"
     write_osim(moving_points_as_bodies(model.extras["document"]), mvp)
     tree = etree.parse(str(mvp))  # OpenSim cannot integrate massless bodies: 1e-8 kg, 1e-12 kg m^2
@@ -123,6 +129,12 @@ def mobl_full(tmp: Path) -> None:
             for t in ("inertia_xx", "inertia_yy", "inertia_zz"):
                 b.find(t).text = "1e-12"
     tree.write(str(mvp))
+    return mvp
+
+
+def mobl_full(tmp: Path) -> None:
+    model = load_osim(str(MODELS / "mobl_arms_holzbaur.osim"))
+    mvp = mobl_mvp(tmp)
     exc = _specs({"BIClong": "step:0:0.01:0.0:0.6", "TRIlong": "0.2", "DELT1": "sine:0.2:20:0:0.3"})
     times = np.linspace(0.0, 0.005, 5)
     t0 = time.perf_counter()
@@ -149,8 +161,12 @@ def main() -> None:
             mobl_full(Path(tmp))
             return
         t_end, exc = CASES[args.model]
-        path = MODELS / "arm26.osim" if args.model == "arm26" else mobl_with(MOBL4_MUSCLES, Path(tmp) / "mobl4.osim")
-        ratio(path, t_end, exc)
+        if args.model == "arm26":
+            ratio(MODELS / "arm26.osim", t_end, exc)
+        elif args.model == "mobl4":
+            ratio(mobl_with(MOBL4_MUSCLES, Path(tmp) / "mobl4.osim"), t_end, exc)
+        else:
+            ratio(MODELS / "mobl_arms_holzbaur.osim", t_end, exc, mobl_mvp(Path(tmp)))
 
 
 if __name__ == "__main__":

@@ -5,10 +5,10 @@ kernels (joint-variable program and dynamics of :mod:`osim_emb.core.compiled`, t
 ``wrapping._kernels_muscles``, the Thelen loop of :mod:`osim_emb.simulation.muscle_driven`) called from one compiled
 function -- and the integrator is the Dormand-Prince 5(4) pair with SciPy's ``RK45`` step-size control
 (same error norm, safety factor and limits, same initial-step heuristic).  Muscles: all Thelen2003 or all
-Schutte1993 (the compiled Schutte loop of :mod:`osim_emb.simulation.muscle_driven`).  Steps are shortened to land on
-the output times instead of interpolating.  Available when the model has no Python-evaluated functions,
-conditional path points only on linear conditions, and excitations/controls are :class:`~osim_emb.simulation.muscle_driven.ExcitationSpec`
-(constant, step, sine).
+Schutte1993 (the compiled Schutte loop of :mod:`osim_emb.simulation.muscle_driven`).  Steps are shortened to
+land on the output times instead of interpolating.  Available when the model has no Python-evaluated
+functions, conditional path points only on linear conditions, and excitations/controls are
+:class:`~osim_emb.simulation.muscle_driven.ExcitationSpec` (constant, step, sine).
 """
 
 from __future__ import annotations

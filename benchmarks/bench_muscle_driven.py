@@ -22,16 +22,18 @@ the package's includes its equilibration).
 the package's reference on the original model; OpenSim's integrator stops at t = 5.95 ms on that file,
 "Unable to advance time", at accuracy 1e-5 and 1e-7 and with 1e-5 kg bodies too).
 
-``--mobl-full``: all 50 muscles of MoBL, 5 ms, against OpenSim's Manager (accuracy 1e-9) on the model
-OpenSim reads with every moving path point as a 1e-8 kg body coupled to its coordinate (the seed's set-up,
+``--agreement``: instead of the ratio, the package (DOP853, rtol 1e-10) beside OpenSim's Manager (accuracy
+1e-9) over the case's motion.  For ``mobl``, OpenSim reads the model with every moving path point as a
+1e-8 kg body coupled to its coordinate (the seed's set-up,
 :func:`osim_emb.io.osim_writer.moving_points_as_bodies`; OpenSim's own rule for a moving point next to a
 point on the same body leaves that segment's length change out of the force, so on the original file the
-two ODEs differ): prints the agreement (several minutes; OpenSim alone ~40 s).
+two ODEs differ).
 
     python benchmarks/bench_muscle_driven.py                 # arm26, about 1 min
     python benchmarks/bench_muscle_driven.py --model mobl4   # about 2 min
     python benchmarks/bench_muscle_driven.py --model mobl    # several minutes
-    python benchmarks/bench_muscle_driven.py --mobl-full     # about 3 min
+    python benchmarks/bench_muscle_driven.py --model mobl4 --agreement   # about 10 s
+    python benchmarks/bench_muscle_driven.py --model mobl --agreement    # about 1 min
 """
 
 from __future__ import annotations
@@ -133,41 +135,41 @@ def mobl_mvp(tmp: Path) -> Path:
     return mvp
 
 
-def mobl_full(tmp: Path) -> None:
-    model = load_osim(str(MODELS / "mobl_arms_holzbaur.osim"))
-    mvp = mobl_mvp(tmp)
-    exc = _specs({"BIClong": "step:0:0.01:0.0:0.6", "TRIlong": "0.2", "DELT1": "sine:0.2:20:0:0.3"})
-    times = np.linspace(0.0, 0.005, 5)
+def agreement(path: Path, t_end: float, excitations: dict, opensim_path: Path | None = None) -> None:
+    """The package (DOP853, rtol 1e-10) beside OpenSim's Manager (accuracy 1e-9) over the case's motion."""
+    model = load_osim(str(path))
+    times = np.linspace(0.0, t_end, 11)
     t0 = time.perf_counter()
-    ref = opensim_muscle_simulation(mvp, times, exc, accuracy=1e-9)
+    ref = opensim_muscle_simulation(path if opensim_path is None else opensim_path, times, excitations,
+                                    accuracy=1e-9)
     t_osim = time.perf_counter() - t0
     t0 = time.perf_counter()
-    ours = simulate_muscles(model, times[-1], exc, t_eval=times, method="DOP853", rtol=1e-9, atol=1e-11)
+    ours = simulate_muscles(model, t_end, excitations, t_eval=times, method="DOP853", rtol=1e-10, atol=1e-12)
     t_ours = time.perf_counter() - t0
     cols = [ref["names"].index(n) for n in model.coordinate_names]
     dq = np.abs(ours[model.coordinate_names].to_numpy() - ref["q"][:, cols]).max()
     dl = np.abs(ours[[f"{m}_fiber_length" for m in ref["muscles"]]].to_numpy() - ref["fiber_length"]).max()
-    print(f"MoBL, 50 Schutte1993 muscles, 5 ms: max |q - q_OpenSim| = {dq:.1e} rad, max |l_f - l_f,OpenSim| = "
-          f"{dl:.1e} m (OpenSim accuracy 1e-9: {t_osim:.1f} s; package DOP853 rtol 1e-9: {t_ours:.1f} s, "
-          f"{ours.attrs['nfev']} right-hand sides)")
+    moved = np.abs(ref["q"][-1, cols] - ref["q"][0, cols]).max()
+    print(f"{model.name}, {len(ref['muscles'])} muscles, {t_end:g} s (q moves up to {moved:.2f} rad): "
+          f"max |q - q_OpenSim| = {dq:.1e} rad, max |l_f - l_f,OpenSim| = {dl:.1e} m (OpenSim accuracy 1e-9: "
+          f"{t_osim:.1f} s; package DOP853 rtol 1e-10: {t_ours:.1f} s, {ours.attrs['nfev']} right-hand sides)")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", choices=sorted(CASES), default="arm26")
-    ap.add_argument("--mobl-full", action="store_true", help="agreement of the full MoBL model instead")
+    ap.add_argument("--agreement", action="store_true",
+                    help="the agreement with OpenSim at tight tolerances instead of the speed ratio")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        if args.mobl_full:
-            mobl_full(Path(tmp))
-            return
         t_end, exc = CASES[args.model]
         if args.model == "arm26":
-            ratio(MODELS / "arm26.osim", t_end, exc)
+            paths = (MODELS / "arm26.osim", None)
         elif args.model == "mobl4":
-            ratio(mobl_with(MOBL4_MUSCLES, Path(tmp) / "mobl4.osim"), t_end, exc)
+            paths = (mobl_with(MOBL4_MUSCLES, Path(tmp) / "mobl4.osim"), None)
         else:
-            ratio(MODELS / "mobl_arms_holzbaur.osim", t_end, exc, mobl_mvp(Path(tmp)))
+            paths = (MODELS / "mobl_arms_holzbaur.osim", mobl_mvp(Path(tmp)))
+        (agreement if args.agreement else ratio)(paths[0], t_end, exc, paths[1])
 
 
 if __name__ == "__main__":

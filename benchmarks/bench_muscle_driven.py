@@ -5,50 +5,96 @@ step 0.05 -> 0.5 over 0.1-0.3 s, TRIlong 0.2 + 0.1 sin(10 t), the other four 0.2
 47 degrees.  (A stronger biceps step, as in tests/test_muscle_driven.py, flexes the elbow through a pose where
 TRIlong's wrapped path jumps by 8.5 mm -- in OpenSim too -- and the state at 1 s then depends on how each
 integrator crosses that jump: no fair accuracy measure.)
+
+``--model mobl4``: MoBL-ARMS (7 coordinates, 13 couplers, 14 CoordinateLimitForces) with four of its
+Schutte1993Muscle_Deprecated units (DELT1, TRIlong, BRA, ECRL: wrapped, no moving path points, so OpenSim
+applies the forces as the package does), 0.1 s: BRA a step to 0.8, DELT1 a sine; the forearm and hand fall.
+
 A tight reference is the package's ODE with DOP853 at rtol 1e-12 (OpenSim at accuracy 1e-9 agrees with it,
 tests/test_muscle_driven.py).  For each OpenSim accuracy (1e-5, its default, and 1e-7) the error of the
 coordinates at 11 instants against the reference is measured; the package then uses the cheapest of
-RK45-jit (the whole integration compiled, osim_emb.simulation.muscle_driven_jit), SciPy's RK45, DOP853, LSODA and BDF
-over a range of rtol whose error is no larger, and the wall-time ratio is printed.  OpenSim integrates
-to 1 s in one call (its time excludes model loading and equilibration; the package's includes its
-equilibration).
+RK45-jit (the whole integration compiled, osim_emb.simulation.muscle_driven_jit, where the model allows it),
+SciPy's RK45, DOP853, LSODA and BDF over a range of rtol whose error is no larger, and the wall-time ratio
+is printed.  OpenSim integrates to the end in one call (its time excludes model loading and equilibration;
+the package's includes its equilibration).
 
-    python benchmarks/bench_muscle_driven.py      # about 1 min
+``--model mobl``: all 50 muscles, 5 ms, OpenSim on the file described next (its error measured against
+the package's reference on the original model; OpenSim's integrator stops at t = 5.95 ms on that file,
+"Unable to advance time", at accuracy 1e-5 and 1e-7 and with 1e-5 kg bodies too).
+
+``--agreement``: instead of the ratio, the package (DOP853, rtol 1e-10) beside OpenSim's Manager (accuracy
+1e-9) over the case's motion.  For ``mobl``, OpenSim reads the model with every moving path point as a
+1e-8 kg body coupled to its coordinate (the seed's set-up,
+:func:`osim_emb.io.osim_writer.moving_points_as_bodies`; OpenSim's own rule for a moving point next to a
+point on the same body leaves that segment's length change out of the force, so on the original file the
+two ODEs differ).
+
+    python benchmarks/bench_muscle_driven.py                 # arm26, about 1 min
+    python benchmarks/bench_muscle_driven.py --model mobl4   # about 2 min
+    python benchmarks/bench_muscle_driven.py --model mobl    # several minutes
+    python benchmarks/bench_muscle_driven.py --model mobl4 --agreement   # about 10 s
+    python benchmarks/bench_muscle_driven.py --model mobl --agreement    # about 1 min
 """
 
 from __future__ import annotations
 
+import argparse
 import os
+import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 
 from osim_emb.io import load_osim
-from osim_emb.simulation.muscle_driven import ExcitationSpec, simulate_muscles
+from osim_emb.simulation.muscle_driven import ExcitationSpec, MuscleDrivenSystem, simulate_muscles
+from osim_emb.simulation.muscle_driven_jit import compiled_plan
 from osim_emb.opensim.muscle_simulation import opensim_muscle_simulation
 
 HERE = Path(__file__).resolve().parent
 MODELS = Path(os.environ.get("OSIM_EMB_MODELS", HERE.parents[1] / "shared" / "models"))
-EXCITATIONS = {name: ExcitationSpec.parse(spec) for name, spec in {
-    "BIClong": "step:0.1:0.3:0.05:0.5", "BICshort": "0.2", "BRA": "0.3", "TRIlong": "sine:0.1:10:0:0.2",
-    "TRIlat": "0.2", "TRImed": "0.2"}.items()}
-T_END = 1.0
 
 
-def main() -> None:
-    path = MODELS / "arm26.osim"
+def _specs(d: dict) -> dict:
+    return {name: ExcitationSpec.parse(spec) for name, spec in d.items()}
+
+
+CASES = {
+    "arm26": (1.0, _specs({"BIClong": "step:0.1:0.3:0.05:0.5", "BICshort": "0.2", "BRA": "0.3",
+                           "TRIlong": "sine:0.1:10:0:0.2", "TRIlat": "0.2", "TRImed": "0.2"})),
+    "mobl4": (0.1, _specs({"BRA": "step:0:0.01:0.0:0.8", "TRIlong": "0.2", "DELT1": "sine:0.2:20:0:0.3"})),
+    "mobl": (0.005, _specs({"BIClong": "step:0:0.01:0.0:0.6", "TRIlong": "0.2", "DELT1": "sine:0.2:20:0:0.3"})),
+}
+MOBL4_MUSCLES = {"DELT1", "TRIlong", "BRA", "ECRL"}
+
+
+def mobl_with(muscles: set, out: Path) -> Path:
+    """A MoBL-ARMS copy with only the named Schutte1993 muscles."""
+    from lxml import etree
+    tree = etree.parse(str(MODELS / "mobl_arms_holzbaur.osim"))
+    for el in list(tree.iter("Schutte1993Muscle_Deprecated")):
+        if el.get("name") not in muscles:
+            el.getparent().remove(el)
+    tree.write(str(out))
+    return out
+
+
+def ratio(path: Path, t_end: float, excitations: dict, opensim_path: Path | None = None) -> None:
     model = load_osim(str(path))
-    times = np.linspace(0.0, T_END, 11)
-    simulate_muscles(model, 0.01, EXCITATIONS)  # compile / warm caches
-    simulate_muscles(model, 0.01, EXCITATIONS, method="RK45-jit")
-    ref = simulate_muscles(model, T_END, EXCITATIONS, t_eval=times, method="DOP853", rtol=1e-12, atol=1e-13)
+    opensim_path = path if opensim_path is None else opensim_path
+    times = np.linspace(0.0, t_end, 11)
+    methods = ["RK45", "DOP853", "LSODA", "BDF"]
+    if compiled_plan(MuscleDrivenSystem(model, excitations))[0] is not None:
+        methods.insert(0, "RK45-jit")
+        simulate_muscles(model, 0.01, excitations, method="RK45-jit")  # compile
+    simulate_muscles(model, 0.001, excitations)  # warm caches
+    ref = simulate_muscles(model, t_end, excitations, t_eval=times, method="DOP853", rtol=1e-12, atol=1e-13)
     qref = ref[model.coordinate_names].to_numpy()
     ours = []
-    for method in ("RK45-jit", "RK45", "DOP853", "LSODA", "BDF"):
+    for method in methods:
         for rtol in (1e-4, 1e-5, 1e-6, 1e-7, 1e-8):
             t0 = time.perf_counter()
-            tab = simulate_muscles(model, T_END, EXCITATIONS, t_eval=times, method=method, rtol=rtol,
+            tab = simulate_muscles(model, t_end, excitations, t_eval=times, method=method, rtol=rtol,
                                    atol=rtol * 1e-2)
             dt = time.perf_counter() - t0
             err = np.abs(tab[model.coordinate_names].to_numpy() - qref).max()
@@ -56,9 +102,10 @@ def main() -> None:
             print(f"package {method:8s} rtol {rtol:.0e}: {dt:6.3f} s, {tab.attrs['nfev']:6d} right-hand sides, "
                   f"max |q - q_ref| = {err:.1e} rad")
     for acc in (1e-5, 1e-7):
-        steps = opensim_muscle_simulation(path, times, EXCITATIONS, accuracy=acc)
-        err = np.abs(steps["q"] - qref).max()
-        one = opensim_muscle_simulation(path, times, EXCITATIONS, accuracy=acc, one_shot=True)
+        steps = opensim_muscle_simulation(opensim_path, times, excitations, accuracy=acc)
+        cols = [steps["names"].index(n) for n in model.coordinate_names]
+        err = np.abs(steps["q"][:, cols] - qref).max()
+        one = opensim_muscle_simulation(opensim_path, times, excitations, accuracy=acc, one_shot=True)
         ok = [o for o in ours if o[1] <= err]
         if not ok:
             print(f"OpenSim accuracy {acc:.0e}: {one['seconds']:.3f} s, error {err:.1e} rad; no package setting as "
@@ -68,6 +115,61 @@ def main() -> None:
         print(f"OpenSim accuracy {acc:.0e}: {one['seconds']:.3f} s, max |q - q_ref| = {err:.1e} rad | package "
               f"{best[2]} rtol {best[3]:.0e}: {best[0]:.3f} s, error {best[1]:.1e} rad | ratio OpenSim/package "
               f"{one['seconds'] / best[0]:.2f}x")
+
+
+def mobl_mvp(tmp: Path) -> Path:
+    """MoBL as OpenSim reads it with its moving path points as coupled 1e-8 kg bodies (see the docstring)."""
+    from lxml import etree
+    from osim_emb.io.osim_writer import moving_points_as_bodies, write_osim
+    model = load_osim(str(MODELS / "mobl_arms_holzbaur.osim"))
+    mvp = tmp / "mobl_mvp.osim"
+    write_osim(moving_points_as_bodies(model.extras["document"]), mvp)
+    tree = etree.parse(str(mvp))  # OpenSim cannot integrate massless bodies: 1e-8 kg, 1e-12 kg m^2
+    for b in tree.iter("Body"):
+        j = b.find("Joint/CustomJoint")
+        if j is not None and j.get("name") == b.get("name") + "_joint":
+            b.find("mass").text = "1e-8"
+            for t in ("inertia_xx", "inertia_yy", "inertia_zz"):
+                b.find(t).text = "1e-12"
+    tree.write(str(mvp))
+    return mvp
+
+
+def agreement(path: Path, t_end: float, excitations: dict, opensim_path: Path | None = None) -> None:
+    """The package (DOP853, rtol 1e-10) beside OpenSim's Manager (accuracy 1e-9) over the case's motion."""
+    model = load_osim(str(path))
+    times = np.linspace(0.0, t_end, 11)
+    t0 = time.perf_counter()
+    ref = opensim_muscle_simulation(path if opensim_path is None else opensim_path, times, excitations,
+                                    accuracy=1e-9)
+    t_osim = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    ours = simulate_muscles(model, t_end, excitations, t_eval=times, method="DOP853", rtol=1e-10, atol=1e-12)
+    t_ours = time.perf_counter() - t0
+    cols = [ref["names"].index(n) for n in model.coordinate_names]
+    dq = np.abs(ours[model.coordinate_names].to_numpy() - ref["q"][:, cols]).max()
+    dl = np.abs(ours[[f"{m}_fiber_length" for m in ref["muscles"]]].to_numpy() - ref["fiber_length"]).max()
+    moved = np.abs(ref["q"][-1, cols] - ref["q"][0, cols]).max()
+    print(f"{model.name}, {len(ref['muscles'])} muscles, {t_end:g} s (q moves up to {moved:.2f} rad): "
+          f"max |q - q_OpenSim| = {dq:.1e} rad, max |l_f - l_f,OpenSim| = {dl:.1e} m (OpenSim accuracy 1e-9: "
+          f"{t_osim:.1f} s; package DOP853 rtol 1e-10: {t_ours:.1f} s, {ours.attrs['nfev']} right-hand sides)")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--model", choices=sorted(CASES), default="arm26")
+    ap.add_argument("--agreement", action="store_true",
+                    help="the agreement with OpenSim at tight tolerances instead of the speed ratio")
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        t_end, exc = CASES[args.model]
+        if args.model == "arm26":
+            paths = (MODELS / "arm26.osim", None)
+        elif args.model == "mobl4":
+            paths = (mobl_with(MOBL4_MUSCLES, Path(tmp) / "mobl4.osim"), None)
+        else:
+            paths = (MODELS / "mobl_arms_holzbaur.osim", mobl_mvp(Path(tmp)))
+        (agreement if args.agreement else ratio)(paths[0], t_end, exc, paths[1])
 
 
 if __name__ == "__main__":

@@ -50,8 +50,6 @@ LOWEST_LAYER_FOR = {"opensim": "opensim", "matplotlib": "report", "lxml": "io"}
 
 # (rule, importing module, what it imports or defines) -> reason.  Shrink only.
 KNOWN_VIOLATIONS = {
-    ("d", "osim_emb.muscles.hill", "hill_muscle_from_xml"):
-        "reads a muscle from its lxml element (140 lines of XML reading in the muscle model)",
 }
 
 

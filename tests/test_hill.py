@@ -23,9 +23,9 @@ from osim_emb.muscles import (
     RigidPathActuator,
     Schutte1993Muscle,
     Thelen2003Muscle,
-    hill_muscle_from_xml,
     muscle_from_dict,
 )
+from osim_emb.io.muscle_xml import hill_muscle_from_xml
 
 
 def _close(ours, ref, rtol=1e-10, atol=1e-13, label=None):

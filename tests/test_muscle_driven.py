@@ -221,12 +221,122 @@ def test_simulate_muscles_command_takes_degrees_and_writes_the_api_result(models
     assert "--q0: 'nonexistent' is not a generalized coordinate" in capsys.readouterr().err
 
 
-def test_unsupported_muscle_types_are_summarized_by_type(models_dir):
-    """MoBL's 50 Schutte1993 units: one short message by type, not 50 names."""
+def test_unsupported_muscle_types_are_summarized_by_type(models_dir, tmp_path):
+    """Plain path actuators are not muscles with states: one short message by type, not every name."""
+    from lxml import etree
     from osim_emb import load_osim
     from osim_emb.simulation.muscle_driven import MuscleDrivenSystem
+    tree = etree.parse(str(models_dir / "arm26.osim"))
+    for el in list(tree.iter("Thelen2003Muscle")):
+        el.tag = "PathActuator"
+        for c in list(el):
+            if c.tag not in ("GeometryPath", "appliesForce", "min_control", "max_control"):
+                el.remove(c)
+    tree.write(str(tmp_path / "arm26_path_actuators.osim"))
     with pytest.raises(MuscleSimulationError) as info:
-        MuscleDrivenSystem(load_osim(str(models_dir / "mobl_arms_holzbaur.osim")))
+        MuscleDrivenSystem(load_osim(str(tmp_path / "arm26_path_actuators.osim")))
     msg = str(info.value)
-    assert "50 Schutte1993Muscle_Deprecated (DELT1, DELT2, DELT3, SUPSP, INFSP, SUBSC, ...)" in msg
+    assert "6 PathActuator (TRIlong, TRIlat, TRImed, BIClong, BICshort, BRA)" in msg
     assert len(msg) < 250
+
+
+def _mobl_with(models_dir, tmp_path, keep):
+    """MoBL-ARMS with only the Schutte1993 muscles named (its 7 coordinates, 13 couplers, 14 CoordinateLimitForces)."""
+    from lxml import etree
+    tree = etree.parse(str(models_dir / "mobl_arms_holzbaur.osim"))
+    for el in list(tree.iter("Schutte1993Muscle_Deprecated")):
+        if el.get("name") not in keep:
+            el.getparent().remove(el)
+    path = tmp_path / "mobl_few_muscles.osim"
+    tree.write(str(path))
+    return path
+
+
+def test_schutte_equilibrium_and_derivatives_against_the_curves():
+    """computeIsometricForce's fibre length balances tendon and fibre forces to its 0.01 N; the fibre velocity
+    inverts F_v = a f_L f_V(v) + d v (Schutte's forward force-velocity relation, an independent formula)."""
+    from osim_emb.core.functions import SimmSpline
+    from osim_emb.muscles.hill import SCHUTTE_DEFAULT_CURVES, Schutte1993Muscle, deprecated_pennation
+    from osim_emb.simulation.muscle_driven import _SchutteGroup, schutte_initial_fiber_length
+    curves = {k: SimmSpline(*v) for k, v in SCHUTTE_DEFAULT_CURVES.items()}
+    m = Schutte1993Muscle("m", max_isometric_force=500.0, optimal_fiber_length=0.1, tendon_slack_length=0.2,
+                          pennation_angle_at_optimal=0.2, damping=0.05, **curves)
+    for a, lmt in [(0.0, 0.30), (0.3, 0.31), (1.0, 0.305)]:
+        lf = schutte_initial_fiber_length(m, a, lmt)
+        ca = math.cos(deprecated_pennation(lf, 0.1, 0.2))
+        ln = lf / 0.1
+        fiber = 500.0 * (a * max(float(m.active_force_length(ln)), 0.0) + float(m.passive_force_length(ln))) * ca
+        tendon = 500.0 * float(m.tendon_force_length((lmt - lf * ca) / 0.2))
+        assert abs(fiber - tendon) <= 0.01
+    group = _SchutteGroup([m])
+    a, lf, lmt = np.array([0.4]), np.array([0.098]), np.array([0.302])
+    force, dlf = group.state_derivatives(lmt, np.zeros(1), a, lf)
+    ca = math.cos(deprecated_pennation(0.98, 1.0, 0.2))
+    fv_dep = force[0] / 500.0 / ca - float(m.passive_force_length(0.98))
+    v = dlf[0] * m.time_scale / 0.1
+    assert a[0] * float(m.active_force_length(0.98)) * float(C.schutte_force_velocity(v)) + 0.05 * v == \
+        pytest.approx(fv_dep, rel=1e-10)
+    assert group.activation_rate(np.array([0.2, 0.6]), np.array([0.5, 0.1])) == pytest.approx(
+        [(0.5 - 0.2) * (7.667 * 0.5 + 1.459854) / 0.1, (0.1 - 0.6) * 1.459854 / 0.1])
+
+
+def test_mobl_schutte_muscles_equal_opensim_manager(osim, models_dir, tmp_path):
+    """Schutte1993Muscle_Deprecated as OpenSim 4.6 integrates it, on MoBL-ARMS (couplers, CoordinateLimitForces,
+    wrapped paths) with four muscles without moving path points, 0.02 s: the forearm swings 0.4 rad."""
+    from osim_emb import load_osim
+    path = _mobl_with(models_dir, tmp_path, {"DELT1", "TRIlong", "BRA", "ECRL"})
+    model = load_osim(str(path))
+    exc = {"BRA": ExcitationSpec.parse("step:0:0.01:0.0:0.8"), "TRIlong": ExcitationSpec.parse("0.2"),
+           "DELT1": ExcitationSpec.parse("sine:0.2:20:0:0.3")}
+    times = np.linspace(0.0, 0.02, 5)
+    from osim_emb.simulation.muscle_driven import simulate_muscles
+    from osim_emb.opensim.muscle_simulation import opensim_muscle_simulation
+    ours = simulate_muscles(model, times[-1], exc, t_eval=times, method="DOP853", rtol=1e-9, atol=1e-11)
+    ref = opensim_muscle_simulation(path, times, exc, accuracy=1e-9)
+    cols = [ref["names"].index(n) for n in model.coordinate_names]
+    dq = np.abs(ours[model.coordinate_names].to_numpy() - ref["q"][:, cols]).max()
+    dl = np.abs(ours[[f"{m}_fiber_length" for m in ref["muscles"]]].to_numpy() - ref["fiber_length"]).max()
+    da = np.abs(ours[[f"{m}_activation" for m in ref["muscles"]]].to_numpy() - ref["activation"]).max()
+    print(f"[agreement] MoBL, 4 Schutte1993 muscles, 0.02 s: max|q - q_OpenSim| = {dq:.2e} rad, "
+          f"max|l_f - l_f,OpenSim| = {dl:.2e} m, activations {da:.1e}")
+    assert np.abs(ref["q"][-1] - ref["q"][0]).max() > 0.1  # it moves
+    assert dq < 1e-6
+    assert dl < 1e-8
+    assert da < 1e-9
+
+
+def test_compiled_and_numpy_schutte_right_hand_sides_agree(models_dir):
+    """MoBL's 50 Schutte1993 muscles: the compiled loop (curves through the compiled SimmSpline) against numpy."""
+    pytest.importorskip("numba")
+    from osim_emb import load_osim
+    from osim_emb.simulation.muscle_driven import MuscleDrivenSystem
+    model = load_osim(str(models_dir / "mobl_arms_holzbaur.osim"))
+    exc = {"BIClong": ExcitationSpec.parse("0.6"), "TRIlong": ExcitationSpec.parse("sine:0.2:20:0:0.3")}
+    fast, ref = MuscleDrivenSystem(model, exc), MuscleDrivenSystem(model, exc, compiled=False)
+    assert fast.compiled and not ref.compiled
+    y0 = ref.initial_state()
+    rng = np.random.default_rng(2)
+    scale = np.r_[0.05 * np.ones(14), 0.1 * np.ones(50), 0.002 * np.ones(50)]
+    for _ in range(3):
+        y = y0 + rng.normal(size=y0.size) * scale
+        a, b = fast.rhs(0.1, y), ref.rhs(0.1, y)
+        assert np.allclose(a, b, rtol=1e-12, atol=1e-12 * np.abs(b).max())
+
+
+@pytest.mark.slow
+def test_compiled_integrator_with_conditional_path_points_matches_scipy(models_dir):
+    """leg6dof9musc's conditional path points (linear conditions) evaluated inside the compiled integrator."""
+    pytest.importorskip("numba")
+    from osim_emb import load_osim
+    from osim_emb.simulation.muscle_driven import MuscleDrivenSystem, simulate_muscles
+    from osim_emb.simulation.muscle_driven_jit import compiled_plan
+    model = load_osim(str(models_dir / "leg6dof9musc.osim"))
+    exc = {"vas_int_r": ExcitationSpec.parse("step:0:0.05:0.05:0.6"), "med_gas_r": ExcitationSpec.parse("0.3")}
+    system = MuscleDrivenSystem(model, exc)
+    assert system._paths.plan.conditional and compiled_plan(system)[0] is not None
+    times = np.linspace(0.0, 0.06, 4)
+    ref = simulate_muscles(model, 0.06, exc, t_eval=times, method="DOP853", rtol=1e-11, atol=1e-13)
+    jit = simulate_muscles(model, 0.06, exc, t_eval=times, method="RK45-jit", rtol=1e-9, atol=1e-11)
+    assert np.abs(jit[model.coordinate_names].to_numpy() - ref[model.coordinate_names].to_numpy()).max() < 1e-7
+    dl = jit.filter(like="_fiber_length").to_numpy() - ref.filter(like="_fiber_length").to_numpy()
+    assert np.abs(dl).max() < 1e-8

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from lxml import etree
 
-from osim_emb.muscles import hill_muscle_from_xml
+from osim_emb.io.muscle_xml import hill_muscle_from_xml
 from osim_emb.simulation.static_optimization import InfeasibleError, muscle_force_coefficients
 from osim_emb.simulation.static_optimization import static_optimization
 

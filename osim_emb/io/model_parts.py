@@ -14,7 +14,7 @@ __all__ = ["muscle_parameters", "wrap_object_from_spec", "WRAP_CLASSES"]
 
 def muscle_parameters(element: Any, doc: OsimDocument):
     """The force model of a muscle element (Thelen2003, Schutte1993, Millard2012, plain path actuators)."""
-    from osim_emb.muscles.hill import hill_muscle_from_xml
+    from osim_emb.io.muscle_xml import hill_muscle_from_xml
     from osim_emb.io.errors import OsimImportError
 
     def fail(e, reason):

@@ -1,6 +1,7 @@
 """Hill-type musculotendon models as OpenSim defines them: force-length-velocity curves and the muscle models.
 
-Paths (lengths, moment arms) are in :mod:`osim_emb.paths`; static optimization in :mod:`osim_emb.simulation`."""
+Paths (lengths, moment arms) are in :mod:`osim_emb.paths`; static optimization in :mod:`osim_emb.simulation`;
+reading them from .osim XML in :mod:`osim_emb.io.muscle_xml`."""
 
 from osim_emb.muscles.curves import (
     ActiveForceLengthCurve,
@@ -18,7 +19,6 @@ from osim_emb.muscles.hill import (
     RigidTendonForces,
     Schutte1993Muscle,
     Thelen2003Muscle,
-    hill_muscle_from_xml,
     muscle_from_dict,
 )
 
@@ -26,5 +26,5 @@ __all__ = [
     "ActiveForceLengthCurve", "FiberForceLengthCurve", "ForceVelocityCurve", "ForceVelocityInverseCurve",
     "SmoothSegmentedCurve", "TendonForceLengthCurve",
     "HillMuscle", "Millard2012EquilibriumMuscle", "MuscleModelError", "RigidPathActuator", "RigidTendonForces",
-    "Schutte1993Muscle", "Thelen2003Muscle", "hill_muscle_from_xml", "muscle_from_dict",
+    "Schutte1993Muscle", "Thelen2003Muscle", "muscle_from_dict",
 ]

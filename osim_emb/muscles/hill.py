@@ -3,7 +3,7 @@
 Immutable descriptions of OpenSim's ``Thelen2003Muscle``,
 ``Schutte1993Muscle_Deprecated`` and ``Millard2012EquilibriumMuscle`` (plus
 :class:`RigidPathActuator` for any other path actuator: force = control x
-optimal_force), read from .osim XML by :func:`hill_muscle_from_xml`.
+optimal_force); :func:`osim_emb.io.muscle_xml.hill_muscle_from_xml` reads them from .osim XML.
 
 With a **rigid tendon** (tendon length = tendon_slack_length, the default for
 muscle force sharing) the fiber state follows from the musculotendon length
@@ -26,8 +26,8 @@ All lengths in metres, velocities in m/s, forces in newtons; inputs broadcast.
 from __future__ import annotations
 
 import math
-from dataclasses import MISSING, dataclass, field, fields, replace
-from typing import Any, Callable, ClassVar, NamedTuple
+from dataclasses import dataclass, field, fields, replace
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
@@ -42,9 +42,8 @@ __all__ = [
     "Millard2012EquilibriumMuscle",
     "RigidPathActuator",
     "muscle_from_dict",
-    "hill_muscle_from_xml",
+    "deprecated_pennation",
     "MUSCLE_TYPES",
-    "SUPPORTED_XML_TYPES",
 ]
 
 SIGNIFICANT_REAL = float(np.finfo(float).eps ** (7.0 / 8.0))  # SimTK::SignificantReal
@@ -392,11 +391,7 @@ class Schutte1993Muscle(HillMuscle):
 
     def pennation_angle(self, fiber_length) -> np.ndarray:
         """OpenSim's calcPennation: asin(l_opt sin(phi_opt) / l_f), pi/2 once that ratio reaches 1."""
-        lf = np.asarray(fiber_length, dtype=float)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            s = self.parallelogram_height / lf
-        s = np.where(np.isnan(s) | (lf < np.finfo(float).eps), 0.0, s)
-        return np.where(s <= 0.0, 0.0, np.where(s >= 1.0, math.pi / 2, np.arcsin(np.clip(s, 0.0, 1.0))))
+        return deprecated_pennation(fiber_length, self.optimal_fiber_length, self.pennation_angle_at_optimal)
 
     def fiber_forces(self, fiber_length, fiber_velocity, fv_activation=1.0) -> RigidTendonForces:
         """Force coefficients for given fiber length and velocity (tension along the tendon
@@ -624,6 +619,17 @@ def muscle_from_dict(d: dict[str, Any]) -> HillMuscle:
     return HillMuscle.from_dict(d)
 
 
+def deprecated_pennation(fiber_length, optimal_fiber_length, pennation_at_optimal) -> np.ndarray:
+    """ActivationFiberLengthMuscle_Deprecated::calcPennation (arrays broadcast): asin(l_opt sin(phi_opt) / l_f);
+    0 for a fibre shorter than SimTK::Eps or a ratio that is NaN or <= 0, pi/2 once the ratio reaches 1.
+    OpenSim calls it with lengths in metres (l_opt) or normalized (l_opt = 1)."""
+    lf = np.asarray(fiber_length, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        s = optimal_fiber_length * np.sin(pennation_at_optimal) / lf
+    s = np.where(np.isnan(s) | (lf < np.finfo(float).eps), 0.0, s)
+    return np.where(s <= 0.0, 0.0, np.where(s >= 1.0, math.pi / 2, np.arcsin(np.clip(s, 0.0, 1.0))))
+
+
 # =============================================================================
 # Pennation helpers (MuscleFixedWidthPennationModel)
 # =============================================================================
@@ -645,327 +651,3 @@ def _rigid_fiber_length(lmt, lts, h, lmin, phi_max):
     lmin_at = lmin * math.cos(phi_max)
     return np.where(along >= lmin_at, np.sqrt(h * h + along * along), lmin)
 
-
-# =============================================================================
-# XML
-# =============================================================================
-SUPPORTED_XML_TYPES = (
-    "Thelen2003Muscle",
-    "Schutte1993Muscle_Deprecated",
-    "Millard2012EquilibriumMuscle",
-)
-
-_COMMON_FLOATS = (
-    "max_isometric_force",
-    "optimal_fiber_length",
-    "tendon_slack_length",
-    "pennation_angle_at_optimal",
-    "max_contraction_velocity",
-)
-
-
-def _local(tag) -> str:
-    return tag.split("}", 1)[-1] if isinstance(tag, str) else ""
-
-
-def _child(el, name):
-    if el is None:
-        return None
-    for c in el:
-        if _local(c.tag) == name:
-            return c
-    return None
-
-
-def _text(el) -> str | None:
-    if el is None:
-        return None
-    return (el.text or "").strip()
-
-
-def _float(text: str, muscle: str, prop: str) -> float:
-    t = text.strip().lower()
-    if t in ("inf", "infinity", "+inf"):
-        return math.inf
-    if t in ("-inf", "-infinity"):
-        return -math.inf
-    if t == "nan":
-        return math.nan
-    try:
-        return float(text)
-    except ValueError:
-        raise MuscleModelError(f"muscle {muscle!r}: property {prop!r} is not a number: {text!r}") from None
-
-
-def _bool(text: str, muscle: str, prop: str) -> bool:
-    t = text.strip().lower()
-    if t in ("true", "1"):
-        return True
-    if t in ("false", "0"):
-        return False
-    raise MuscleModelError(f"muscle {muscle!r}: property {prop!r} is not a boolean: {text!r}")
-
-
-def _document_version(el) -> int | None:
-    try:
-        root = el.getroottree().getroot()
-    except AttributeError:
-        return None
-    v = root.get("Version")
-    try:
-        return int(v) if v is not None else None
-    except ValueError:
-        return None
-
-
-class _Props:
-    """Property lookup: the muscle element, then the <defaults> object, then OpenSim's built-in default."""
-
-    def __init__(self, el, defaults_el, name, type_name, version):
-        self.el = el
-        self.defaults_el = defaults_el
-        self.name = name
-        self.type_name = type_name
-        self.version = version
-
-    def raw(self, prop, *aliases):
-        for src in (self.el, self.defaults_el):
-            for p in (prop, *aliases):
-                c = _child(src, p)
-                if c is not None:
-                    return _text(c)
-        return None
-
-    def float(self, prop, default, *aliases):
-        t = self.raw(prop, *aliases)
-        if t is None or t == "":
-            return default
-        return _float(t, self.name, prop)
-
-    def bool(self, prop, default):
-        t = self.raw(prop)
-        if t is None or t == "":
-            return default
-        return _bool(t, self.name, prop)
-
-
-def _applies_force(props: _Props) -> bool:
-    t = props.raw("appliesForce")
-    if t not in (None, ""):
-        return _bool(t, props.name, "appliesForce")
-    t = props.raw("isDisabled")
-    if t not in (None, ""):
-        return not _bool(t, props.name, "isDisabled")
-    return True
-
-
-def _controls(props: _Props, el, defaults_el, default_min, default_max):
-    """min/max control; OpenSim drops min_control = 0 and max_control = 1 from files older than 30513."""
-    old = props.version is not None and props.version < 30513
-
-    def one(prop, default, dropped_value):
-        for src in (el, defaults_el):
-            c = _child(src, prop)
-            if c is None or _text(c) == "":
-                continue
-            v = _float(_text(c), props.name, prop)
-            if old and math.isclose(v, dropped_value, rel_tol=0, abs_tol=1e-15):
-                continue  # removed by Muscle::updateFromXMLNode; fall back to the defaults object
-            return v
-        return default
-
-    return one("min_control", default_min, 0.0), one("max_control", default_max, 1.0)
-
-
-def _common(props: _Props, el, defaults_el, cls) -> dict[str, Any]:
-    out: dict[str, Any] = {"name": props.name}
-    base = {f.name: f.default for f in fields(cls)}
-    for p in _COMMON_FLOATS:
-        aliases = ("pennation_angle",) if p == "pennation_angle_at_optimal" else ()
-        out[p] = props.float(p, base[p], *aliases)
-    out["min_control"], out["max_control"] = _controls(props, el, defaults_el, base["min_control"], base["max_control"])
-    out["applies_force"] = _applies_force(props)
-    out["ignore_tendon_compliance"] = props.bool("ignore_tendon_compliance", False)
-    out["ignore_activation_dynamics"] = props.bool("ignore_activation_dynamics", False)
-    return out
-
-
-def _find_function_element(el, prop):
-    """The function XML element of a Function-valued property, in 4.x
-    (<prop><SimmSpline .../></prop>) or 3.3 (<SimmSpline name="prop">) spelling."""
-    if el is None:
-        return None
-    c = _child(el, prop)
-    if c is not None:
-        kids = [k for k in c if isinstance(k.tag, str)]
-        if not kids:
-            return None
-        return kids[0]
-    for k in el:
-        if isinstance(k.tag, str) and k.get("name") == prop:
-            return k
-    return None
-
-
-def _parse_curve_object(el, cls, muscle, type_name):
-    """A Millard curve object (unnamed property whose tag is its type)."""
-    kw: dict[str, Any] = {}
-    if el is None:
-        return cls()
-    for f in fields(cls):
-        c = _child(el, f.name)
-        if c is None:
-            continue
-        t = _text(c)
-        if t == "":
-            kw[f.name] = None  # optional property left empty
-            continue
-        kw[f.name] = _float(t, muscle, f"{type_name}/{f.name}")
-    try:
-        obj = cls(**kw)
-        obj.curve  # validate now, with the muscle's name in the message
-    except ValueError as exc:
-        raise MuscleModelError(f"muscle {muscle!r}: {exc}") from None
-    return obj
-
-
-def hill_muscle_from_xml(element, parse_function: Callable | None = None, defaults=None) -> HillMuscle:
-    """A muscle description from the lxml element of a muscle in an .osim file.
-
-    ``element``: e.g. ``<Thelen2003Muscle name="TRIlong">`` (OpenSim 3.3 or 4.x spelling).
-    ``parse_function``: turns a function XML element (``<SimmSpline>`` ...) into
-    an object with the ``JointFunction`` interface; needed for
-    Schutte1993Muscle_Deprecated curves.
-    ``defaults``: the element of the same type in the file's ``<defaults>``
-    section (or an already-parsed description of that type), if any.  As in
-    OpenSim, a property missing from the muscle takes the value of that default
-    object, then OpenSim's built-in default.
-
-    Types: Thelen2003Muscle, Schutte1993Muscle_Deprecated,
-    Millard2012EquilibriumMuscle; PathActuator (tension = control x
-    optimal_force).  Other muscle types raise :class:`MuscleModelError`.
-    """
-    type_name = _local(element.tag)
-    name = element.get("name") or "<unnamed>"
-    version = _document_version(element)
-    defaults_el = None
-    defaults_obj = None
-    if defaults is not None:
-        if isinstance(defaults, HillMuscle):
-            if defaults.type_name != type_name:
-                raise MuscleModelError(
-                    f"muscle {name!r}: defaults object is a {defaults.type_name}, not a {type_name}"
-                )
-            defaults_obj = defaults
-        else:
-            if _local(defaults.tag) != type_name:
-                raise MuscleModelError(
-                    f"muscle {name!r}: defaults element is a {_local(defaults.tag)}, not a {type_name}"
-                )
-            defaults_el = defaults
-    props = _Props(element, defaults_el, name, type_name, version)
-
-    if type_name == "Thelen2003Muscle":
-        cls = Thelen2003Muscle
-    elif type_name == "Schutte1993Muscle_Deprecated":
-        cls = Schutte1993Muscle
-    elif type_name == "Millard2012EquilibriumMuscle":
-        cls = Millard2012EquilibriumMuscle
-    elif type_name == "PathActuator":
-        cls = RigidPathActuator
-    else:
-        raise MuscleModelError(
-            f"muscle {name!r}: type {type_name} is not supported (supported: "
-            f"{', '.join(SUPPORTED_XML_TYPES)}, PathActuator)"
-        )
-
-    if defaults_obj is not None:
-        # fill from an already-parsed default object: its values replace the built-in defaults
-        base_kwargs = {f.name: getattr(defaults_obj, f.name) for f in fields(cls) if f.name != "name"}
-    else:
-        base_kwargs = {}
-
-    def dflt(prop):
-        if prop in base_kwargs:
-            return base_kwargs[prop]
-        for f in fields(cls):
-            if f.name == prop:
-                return f.default_factory() if f.default is MISSING else f.default
-        raise KeyError(prop)
-
-    kw = _common(props, element, defaults_el, cls)
-    if defaults_obj is not None:
-        for p in list(_COMMON_FLOATS) + ["min_control", "max_control"]:
-            if props.raw(p) in (None, ""):
-                kw[p] = base_kwargs[p]
-
-    try:
-        if cls is Thelen2003Muscle:
-            for p in ("FmaxTendonStrain", "FmaxMuscleStrain", "KshapeActive", "KshapePassive", "Af", "Flen",
-                      "fv_linear_extrap_threshold", "maximum_pennation_angle", "activation_time_constant",
-                      "deactivation_time_constant", "minimum_activation", "default_activation"):
-                kw[p] = props.float(p, dflt(p))
-            kw["default_fiber_length"] = props.float("default_fiber_length", kw["optimal_fiber_length"])
-            return Thelen2003Muscle(**kw)
-
-        if cls is Millard2012EquilibriumMuscle:
-            for p in ("fiber_damping", "default_activation", "activation_time_constant",
-                      "deactivation_time_constant", "minimum_activation", "maximum_pennation_angle"):
-                kw[p] = props.float(p, dflt(p))
-            kw["default_fiber_length"] = props.float("default_fiber_length", kw["optimal_fiber_length"])
-            tags = {
-                "active_force_length_curve": ("ActiveForceLengthCurve", C.ActiveForceLengthCurve),
-                "force_velocity_curve": ("ForceVelocityCurve", C.ForceVelocityCurve),
-                "fiber_force_length_curve": ("FiberForceLengthCurve", C.FiberForceLengthCurve),
-                "tendon_force_length_curve": ("TendonForceLengthCurve", C.TendonForceLengthCurve),
-            }
-            for prop, (tag, ccls) in tags.items():
-                cel = _child(element, tag)
-                if cel is None:
-                    cel = _child(defaults_el, tag)
-                if cel is None and prop in base_kwargs:
-                    kw[prop] = base_kwargs[prop]
-                else:
-                    kw[prop] = _parse_curve_object(cel, ccls, name, tag)
-            return Millard2012EquilibriumMuscle(**kw)
-
-        if cls is Schutte1993Muscle:
-            for p in ("time_scale", "activation1", "activation2", "damping", "default_activation"):
-                kw[p] = props.float(p, dflt(p))
-            kw["default_fiber_length"] = props.float("default_fiber_length", kw["optimal_fiber_length"])
-            for prop in ("tendon_force_length_curve", "active_force_length_curve", "passive_force_length_curve"):
-                fel = _find_function_element(element, prop)
-                if fel is None and prop == "passive_force_length_curve":
-                    # OpenSim flags the property as default and uses exp(8(l-1))/exp(4), whatever <defaults> says
-                    kw[prop] = None
-                    continue
-                if fel is None:
-                    fel = _find_function_element(defaults_el, prop)
-                if fel is None:
-                    kw[prop] = base_kwargs.get(prop)
-                    continue
-                if parse_function is None:
-                    raise MuscleModelError(
-                        f"muscle {name!r}: property {prop!r} is a function ({_local(fel.tag)}) and no "
-                        "parse_function was given"
-                    )
-                try:
-                    kw[prop] = parse_function(fel)
-                except Exception as exc:  # report the muscle and property
-                    raise MuscleModelError(
-                        f"muscle {name!r}: cannot read property {prop!r} ({_local(fel.tag)}): {exc}"
-                    ) from exc
-            return Schutte1993Muscle(**kw)
-
-        # PathActuator
-        kw["optimal_force"] = props.float("optimal_force", dflt("optimal_force"))
-        kw["min_control"], kw["max_control"] = _controls(props, element, defaults_el, -math.inf, math.inf)
-        for p in ("max_isometric_force", "optimal_fiber_length", "tendon_slack_length",
-                  "pennation_angle_at_optimal", "max_contraction_velocity"):
-            kw.pop(p, None)
-        kw["source_type"] = type_name
-        return RigidPathActuator(**kw)
-    except MuscleModelError:
-        raise
-    except (TypeError, ValueError) as exc:
-        raise MuscleModelError(f"{type_name} {name!r}: {exc}") from exc

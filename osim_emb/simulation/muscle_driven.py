@@ -37,11 +37,14 @@ from scipy.integrate import solve_ivp
 
 from osim_emb.core import dynamics as dyn
 from osim_emb.core._accel import njit, use_jit
+from osim_emb.core.compiled_kernels import _univariate as K_univariate
 from osim_emb.model import Model
-from osim_emb.muscles.hill import SIGNIFICANT_REAL, Millard2012EquilibriumMuscle, Thelen2003Muscle
+from osim_emb.muscles import curves as C
+from osim_emb.muscles.hill import (SIGNIFICANT_REAL, Millard2012EquilibriumMuscle, Schutte1993Muscle,
+                                   Thelen2003Muscle, deprecated_pennation)
 
 __all__ = ["CoordinateLimitForce", "CoordinateActuator", "MuscleDrivenSystem", "coordinate_forces_from_model",
-           "ExcitationSpec", "thelen_initial_fiber_length",
+           "ExcitationSpec", "thelen_initial_fiber_length", "schutte_initial_fiber_length",
            "simulate_muscles", "MuscleSimulationError"]
 
 log = logging.getLogger(__name__)
@@ -105,49 +108,30 @@ class CoordinateActuator:
     optimal_force: float = 1.0
 
 
-def _xml_float(el: Any, tag: str, default: float) -> float:
-    for c in el:
-        if isinstance(c.tag, str) and c.tag == tag and (c.text or "").strip():
-            return float(c.text.strip())
-    return default
-
-
-def _xml_text(el: Any, tag: str, default: str = "") -> str:
-    for c in el:
-        if isinstance(c.tag, str) and c.tag == tag:
-            return (c.text or "").strip()
-    return default
-
-
 def coordinate_forces_from_model(model: Model) -> tuple[list[CoordinateLimitForce], list[CoordinateActuator]]:
-    """The model's CoordinateLimitForces and CoordinateActuators, read from the document it was imported from.
+    """The model's CoordinateLimitForces and CoordinateActuators, read from the document it was imported from
+    (:func:`osim_emb.io.muscle_xml.coordinate_force_records`).
 
     Elements with ``appliesForce`` false are left out; an element on a coordinate that is not one of the
     model's generalized coordinates is an error (named)."""
     doc = model.extras.get("document")
     if doc is None:
         return [], []
+    from osim_emb.io.muscle_xml import coordinate_force_records
     names = {n: k for k, n in enumerate(model.coordinate_names)}
     motion = {c.name: c.motion_type for c in model.coordinates}
     limits, actuators = [], []
-    for f in doc.forces:
-        if f.type not in ("CoordinateLimitForce", "CoordinateActuator"):
-            continue
-        el = f.element
-        if _xml_text(el, "appliesForce", "true").lower() == "false":
-            continue
-        coord = _xml_text(el, "coordinate")
-        if coord not in names:
-            raise MuscleSimulationError(f"{doc.path}: {f.type} {f.name!r} acts on coordinate {coord!r}, which is "
-                                        "not a generalized coordinate of the imported model")
+    for f in coordinate_force_records(doc):
+        if f.coordinate not in names:
+            raise MuscleSimulationError(f"{doc.path}: {f.type} {f.name!r} acts on coordinate {f.coordinate!r}, "
+                                        "which is not a generalized coordinate of the imported model")
+        p = f.parameters
         if f.type == "CoordinateLimitForce":
             limits.append(CoordinateLimitForce(
-                f.name, names[coord], _xml_float(el, "upper_stiffness", 1.0), _xml_float(el, "upper_limit", 0.0),
-                _xml_float(el, "lower_stiffness", 1.0), _xml_float(el, "lower_limit", 0.0),
-                _xml_float(el, "damping", 0.001), _xml_float(el, "transition", 0.1),
-                motion[coord] == "rotational"))
+                f.name, names[f.coordinate], p["upper_stiffness"], p["upper_limit"], p["lower_stiffness"],
+                p["lower_limit"], p["damping"], p["transition"], motion[f.coordinate] == "rotational"))
         else:
-            actuators.append(CoordinateActuator(f.name, names[coord], _xml_float(el, "optimal_force", 1.0)))
+            actuators.append(CoordinateActuator(f.name, names[f.coordinate], p["optimal_force"]))
     return limits, actuators
 
 
@@ -582,6 +566,233 @@ class _MillardGroup:
 
 
 # =============================================================================
+# Schutte 1993 (OpenSim's Schutte1993Muscle_Deprecated), vectorized over muscles (numpy)
+# =============================================================================
+ROUNDOFF_ERROR = 2e-13  # OpenSim's SimmMacros.h (EQUAL_WITHIN_ERROR)
+
+
+class _SchutteGroup:
+    """``Schutte1993Muscle_Deprecated``s: ``computeActuation`` -- activation rate (u − a)(c₁u + c₂) (or
+    (u − a) c₂ when deactivating) / time_scale, the tendon force from the tendon strain, and the fibre
+    velocity of the inverse force-velocity relation with damping -- on the raw states (no clamping),
+    in OpenSim's normalization (lengths by l_opt, times by ``time_scale``)."""
+
+    def __init__(self, muscles):
+        self.muscles = list(muscles)
+        g = lambda attr: np.array([getattr(m, attr) for m in muscles], dtype=float)  # noqa: E731
+        self.fiso, self.lopt, self.lts = g("max_isometric_force"), g("optimal_fiber_length"), g("tendon_slack_length")
+        self.phi_opt, self.time_scale, self.damping = g("pennation_angle_at_optimal"), g("time_scale"), g("damping")
+        self.act1, self.act2 = g("activation1"), g("activation2")
+        self._groups = {}
+        for which, prop in (("active", "active_force_length_curve"), ("passive", "passive_force_length_curve"),
+                            ("tendon", "tendon_force_length_curve")):
+            groups: list = []
+            for k, m in enumerate(self.muscles):
+                c = m._curve(prop) if prop != "passive_force_length_curve" else m.passive_force_length_curve
+                for idx, cc in groups:
+                    if (cc is None and c is None) or (cc is not None and c is not None and cc == c):
+                        idx.append(k)
+                        break
+                else:
+                    groups.append(([k], c))
+            self._groups[which] = [(np.array(i), c) for i, c in groups]
+        self.packed, self.curve_index, self.curve_ints, self.curve_floats = self._encode()
+
+    def _encode(self):
+        """The compiled kernel's inputs: per-muscle parameters, the curve of each muscle (active, passive,
+        tendon; -1 for the default passive exponential) and the distinct curves as padded rows of the
+        compiled one-input function encoding of :mod:`osim_emb.core.compiled` (None when a curve has none)."""
+        from osim_emb.core.compiled import _univariate_parameters  # adapter: the encoding of K._univariate
+        packed = np.ascontiguousarray(np.stack([self.fiso, self.lopt, self.lts, self.phi_opt, self.time_scale,
+                                                self.damping, self.act1, self.act2], axis=1).reshape(-1, 8))
+        index = np.full((len(self.muscles), 3), -1, dtype=np.int64)
+        encoded = []
+        for col, which in enumerate(("active", "passive", "tendon")):
+            for idx, c in self._groups[which]:
+                if c is None:
+                    continue
+                enc = _univariate_parameters(c)
+                if enc is None:
+                    return packed, index, None, None
+                index[idx, col] = len(encoded)
+                encoded.append(enc)
+        ni = max([len(e[0]) for e in encoded], default=1)
+        nf = max([len(e[1]) for e in encoded], default=1)
+        ints = np.zeros((max(len(encoded), 1), ni), dtype=np.int64)
+        flts = np.zeros((max(len(encoded), 1), nf))
+        for k, (i, f) in enumerate(encoded):
+            ints[k, :len(i)] = i
+            flts[k, :len(f)] = f
+        return packed, index, ints, flts
+
+    def curve(self, which, x):
+        out = np.empty_like(x)
+        for idx, c in self._groups[which]:
+            if c is None:  # the passive curve left at its default: OpenSim's exponential
+                out[idx] = np.exp(8.0 * (x[idx] - 1.0)) / math.exp(4.0)
+            else:
+                out[idx] = c.evaluate(x[idx], 0).value
+        return out
+
+    def activation_rate(self, a, u):
+        return np.where(u >= a, (u - a) * (self.act1 * u + self.act2), (u - a) * self.act2) / self.time_scale
+
+    def state_derivatives(self, lmt, speed, a, lf):
+        """(tendon force [N], fibre velocity [m/s]) at path lengths and lengthening speeds, raw activations
+        and fibre lengths."""
+        lopt = self.lopt
+        lN = lf / lopt
+        ca = np.cos(deprecated_pennation(lN, 1.0, self.phi_opt))
+        nmtl = lmt / lopt
+        rest = self.lts / lopt
+        strain = (nmtl - lN * ca - rest) / rest
+        tendon = np.where(strain < 0.0, 0.0, self.curve("tendon", strain))
+        passive = self.curve("passive", lN)
+        active = np.maximum(self.curve("active", lN), 0.0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            vdf = np.maximum(tendon / ca - passive, 0.0)
+        dl = C.schutte_fiber_velocity(a, active, vdf, self.damping)
+        at90 = np.abs(ca) <= ROUNDOFF_ERROR
+        if at90.any():  # fibres at 90 degrees: the stiff-tendon velocity once the tendon pulls (OpenSim's mix
+            h = nmtl - self.lts  # of normalized and absolute lengths kept)
+            w = lopt * np.sin(self.phi_opt)
+            new_ca = np.cos(deprecated_pennation(np.sqrt(h * h + w * w) / lopt, 1.0, self.phi_opt))
+            v90 = np.where(np.abs(tendon) <= ROUNDOFF_ERROR, 0.0, speed * self.time_scale / lopt * new_ca)
+            dl = np.where(at90, v90, dl)
+        return tendon * self.fiso, dl * lopt / self.time_scale
+
+
+def schutte_initial_fiber_length(m: Schutte1993Muscle, activation: float, mt_length: float) -> float:
+    """Fibre length of OpenSim's ``Schutte1993Muscle_Deprecated::computeIsometricForce`` (the equilibrium
+    that ``equilibrateMuscles`` sets: tendon and fibre forces within 0.01 N), ported step by step."""
+    def value(prop, x):
+        return float(m._curve(prop).evaluate(np.array([x]), 0).value[0])
+
+    def passive(lN):
+        return float(m.passive_force_length(np.array(lN)))
+
+    lopt, lts, fiso, phi_opt = (m.optimal_fiber_length, m.tendon_slack_length, m.max_isometric_force,
+                                m.pennation_angle_at_optimal)
+    length = mt_length
+    if lopt < ROUNDOFF_ERROR:
+        return 0.0
+    width = lopt * math.sin(phi_opt)
+    if lts < ROUNDOFF_ERROR:
+        return length / math.cos(math.atan(width / length))
+    if length < lts:
+        return width
+    lf = lopt
+    cos_factor = math.cos(float(deprecated_pennation(lf, lopt, phi_opt)))
+    tendon_length = length - lf * cos_factor
+    if tendon_length < lts:
+        tendon_length = lts
+        cos_factor = math.cos(math.atan(width / (length - tendon_length)))
+        lf = (length - tendon_length) / cos_factor
+        if lf < width:
+            lf = width
+    old_lf = math.nan
+    error_force = 0.0
+    for i in range(100):
+        active = value("active_force_length_curve", lf / lopt) * activation
+        active = max(active, 0.0)
+        pas = max(passive(lf / lopt), 0.0)
+        fiber_force = (active + pas) * fiso * cos_factor
+        strain = tendon_length / lts - 1.0
+        tendon_force = 0.0 if strain < 0.0 else value("tendon_force_length_curve", strain) * fiso
+        old_error = error_force
+        error_force = tendon_force - fiber_force
+        if abs(error_force) <= 0.01:
+            break
+        if i == 0:
+            old_error = error_force
+        if (1 if error_force >= 0.0 else -1) != (1 if old_error >= 0.0 else -1):
+            percent = abs(error_force) / (abs(error_force) + abs(old_error))
+            tmp = old_lf
+            old_lf = lf
+            lf += percent * (tmp - lf)
+        else:
+            tendon_stiffness = value("tendon_force_length_curve", strain) * fiso / lts
+            min_stiffness = (active + pas) * 1200.0 * fiso / (32.0 * lts)
+            tendon_stiffness = max(tendon_stiffness, min_stiffness)
+            fiber_stiffness = fiso / lopt * (value("active_force_length_curve", lf / lopt) + passive(lf / lopt))
+            change = abs(error_force / (fiber_stiffness / cos_factor + tendon_stiffness))
+            if abs(change / lopt) > 0.5:
+                change = 0.5 * lopt
+            old_lf = lf
+            lf = lf + change if error_force > 0.0 else lf - change
+        cos_factor = math.cos(float(deprecated_pennation(lf, lopt, phi_opt)))
+        tendon_length = length - lf * cos_factor
+        if tendon_length < lts:
+            tendon_length = lts
+            cos_factor = math.cos(math.atan(width / (length - tendon_length)))
+            lf = (length - tendon_length) / cos_factor
+    return lf
+
+
+@njit(nogil=True, error_model="numpy")
+def _schutte_curve(cints, cflts, k, x):  # pragma: no cover - compiled
+    return K_univariate(cints[k], cflts[k], 0, 0, x)[0]
+
+
+@njit(nogil=True, error_model="numpy")
+def _deprecated_pennation_scalar(lf, lopt, phi_opt):  # pragma: no cover - compiled
+    if lf < 2.220446049250313e-16:
+        return 0.0
+    v = lopt * math.sin(phi_opt) / lf
+    if math.isnan(v) or v <= 0.0:
+        return 0.0
+    if v >= 1.0:
+        return 0.5 * math.pi
+    return math.asin(v)
+
+
+@njit(nogil=True, error_model="numpy")
+def _schutte_kernel(p, cidx, cints, cflts, lmt, speed, a, lf, u, force, dlf, adot):  # pragma: no cover
+    """:meth:`_SchutteGroup.state_derivatives` and ``activation_rate`` compiled, one muscle at a time."""
+    kv, slope_k, fmax = 0.15, 0.13, 1.4
+    for m in range(lmt.shape[0]):
+        fiso, lopt, lts, phi_opt, ts, d, act1, act2 = p[m]
+        am, um = a[m], u[m]
+        adot[m] = ((um - am) * (act1 * um + act2) if um >= am else (um - am) * act2) / ts
+        ln = lf[m] / lopt
+        ca = math.cos(_deprecated_pennation_scalar(ln, 1.0, phi_opt))
+        nmtl = lmt[m] / lopt
+        rest = lts / lopt
+        strain = (nmtl - ln * ca - rest) / rest
+        tendon = 0.0 if strain < 0.0 else _schutte_curve(cints, cflts, cidx[m, 2], strain)
+        if cidx[m, 1] < 0:
+            passive = math.exp(8.0 * (ln - 1.0)) / math.exp(4.0)
+        else:
+            passive = _schutte_curve(cints, cflts, cidx[m, 1], ln)
+        active = max(_schutte_curve(cints, cflts, cidx[m, 0], ln), 0.0)
+        if abs(ca) <= ROUNDOFF_ERROR:
+            if abs(tendon) <= ROUNDOFF_ERROR:
+                v = 0.0
+            else:
+                h = nmtl - lts
+                w = lopt * math.sin(phi_opt)
+                new_ca = math.cos(_deprecated_pennation_scalar(math.sqrt(h * h + w * w) / lopt, 1.0, phi_opt))
+                v = speed[m] * ts / lopt * new_ca
+        else:
+            vdf = tendon / ca - passive
+            if vdf < 0.0:
+                vdf = 0.0
+            aa = am * active
+            if vdf < -d:
+                v = vdf / d
+            elif vdf < aa:
+                c = kv * (vdf - aa) / d
+                b = -kv * (vdf / kv + aa + d) / d
+                v = (-b - math.sqrt(b * b - 4.0 * c)) / 2.0
+            else:
+                c = -(slope_k * kv / (d * (kv + 1.0))) * (vdf - aa)
+                b = -(vdf / d - fmax * aa / d - slope_k * kv / (kv + 1.0))
+                v = (-b + math.sqrt(b * b - 4.0 * c)) / 2.0
+        force[m] = tendon * fiso
+        dlf[m] = v * lopt / ts
+
+
+# =============================================================================
 # The system
 # =============================================================================
 Excitation = Callable[[float], float] | float
@@ -590,16 +801,22 @@ Excitation = Callable[[float], float] | float
 class _CompiledPaths:
     """L and R of the muscles at one configuration through the package's compiled path kernel
     (``wrapping._kernels_muscles``), without the per-call checks of ``lengths_and_moment_arms``: the joint
-    variables of the compiled dynamics model where it has them, the others evaluated in Python."""
+    variables from one compiled program of every joint (the massless frames of moving path points included,
+    which the compiled dynamics model leaves out), any joint it folds evaluated in Python."""
 
     def __init__(self, model: Model, muscles: Sequence[str], wrapping: bool, opensim_compat: bool):
-        from osim_emb.core.compiled import compiled_model
+        from types import SimpleNamespace
+        from osim_emb.core.compiled import CompiledModel, compiled_model
         from osim_emb.paths.geometry import _jit_plan
         from osim_emb.paths.wrapping._kernels_muscles import lengths_moment_arms_kernel
         self.plan = _jit_plan(model, list(muscles), wrapping)  # raises _NotCompilable
         self.kernel = lengths_moment_arms_kernel
-        self.model, self.cm = model, compiled_model(model)
-        names = {n: k for k, n in enumerate(self.cm.frame_names)}
+        self.model, self.cm = model, compiled_model(model)  # the dynamics
+        # adapter: CompiledModel compiles its argument's dynamics_model; given the full model it compiles the
+        # joint variable of every frame (the massless ones add no mass, so nothing else changes)
+        self.jv = (self.cm if model.dynamics_model is model
+                   else CompiledModel(SimpleNamespace(dynamics_model=model, name=model.name)))
+        names = {n: k for k, n in enumerate(self.jv.frame_names)}
         self.compiled = [(i, names[j.name]) for i, j in enumerate(model.joints, start=1) if j.name in names]
         self.python = [(i, j.variable) for i, j in enumerate(model.joints, start=1) if j.name not in names]
         nq, nf = model.n_q, model.n_frames
@@ -610,7 +827,7 @@ class _CompiledPaths:
         self.n_m = mp.shape[0] - 1
         self.opensim_compat = bool(opensim_compat)
         self._zero_qd = np.zeros((1, nq))
-        self.nodes = self.cm._frame_nodes[self.ck - 1] if self.ck.size else self.ck
+        self.nodes = self.jv._frame_nodes[self.ck - 1] if self.ck.size else self.ck
         plan = self.plan
         pt_body, pt_loc = plan.points
         self._val, self._grad = np.zeros((1, nf)), np.zeros((1, nf, nq))
@@ -624,7 +841,7 @@ class _CompiledPaths:
         from osim_emb.core import compiled_kernels as K
         q2 = np.array(q, dtype=float).reshape(1, self.n_q)
         val, grad = self._val, self._grad
-        cm = self.cm
+        cm = self.jv
         if self.ci.size:
             ext = cm.external_jets(q2) if cm.externals else cm._no_ext
             v, g, _ = K.program(cm.ints, cm.flts, ext, q2, self._zero_qd)
@@ -668,7 +885,7 @@ class MuscleDrivenSystem:
             p = mt.parameters
             if p is None or not p.applies_force:
                 continue
-            if not isinstance(p, (Thelen2003Muscle, Millard2012EquilibriumMuscle)):
+            if not isinstance(p, (Thelen2003Muscle, Millard2012EquilibriumMuscle, Schutte1993Muscle)):
                 skipped.append((mt.type_name, mt.name))
                 continue
             if p.ignore_tendon_compliance or p.ignore_activation_dynamics:
@@ -684,11 +901,14 @@ class MuscleDrivenSystem:
                 by_type.setdefault(kind, []).append(name)
             has = "; ".join(f"{len(v)} {k} ({', '.join(v[:6])}{', ...' if len(v) > 6 else ''})"
                             for k, v in by_type.items())
-            raise MuscleSimulationError("muscle-driven simulation supports Thelen2003Muscle and "
-                                        f"Millard2012EquilibriumMuscle; model {model.name!r} has {has}")
+            raise MuscleSimulationError("muscle-driven simulation supports Thelen2003Muscle, Millard2012Equilibrium"
+                                        f"Muscle and Schutte1993Muscle_Deprecated; model {model.name!r} has {has}")
         self.muscles = tuple(muscles)
         self.muscle_names = tuple(m.name for m in muscles)
         self._thelen = np.array([isinstance(m.parameters, Thelen2003Muscle) for m in muscles], dtype=bool)
+        self._schutte = np.array([isinstance(m.parameters, Schutte1993Muscle) for m in muscles], dtype=bool)
+        self._millard = ~(self._thelen | self._schutte)
+        self.schutte = _SchutteGroup([m.parameters for m in muscles if isinstance(m.parameters, Schutte1993Muscle)])
         self.params = _ThelenArrays([m.parameters for m in muscles if isinstance(m.parameters, Thelen2003Muscle)])
         self.millard = _MillardGroup([m.parameters for m in muscles
                                       if isinstance(m.parameters, Millard2012EquilibriumMuscle)])
@@ -715,13 +935,15 @@ class MuscleDrivenSystem:
         self._tau = np.zeros(self.n_q)
         self._mech = dyn.ode_rhs(model, lambda t, q, qd: self._tau)
         self._paths = None
-        self.compiled = bool(compiled and use_jit() and self.n_m and self._thelen.all())
-        if self.compiled:
+        if compiled and use_jit() and self.n_m:  # the paths compiled whatever the muscle model
             from osim_emb.paths.geometry import _NotCompilable
             try:
                 self._paths = _CompiledPaths(model, self.muscle_names, wrapping, opensim_compat)
             except _NotCompilable:
-                self.compiled = False
+                pass
+        # one compiled muscle loop: all Thelen2003, or all Schutte1993 with compilable curves
+        self.compiled = bool(self._paths is not None and (
+            self._thelen.all() or (self._schutte.all() and self.schutte.curve_ints is not None)))
 
     # -- inputs -----------------------------------------------------------------------------------
     @staticmethod
@@ -763,18 +985,23 @@ class MuscleDrivenSystem:
         u = self.excitations(t)
         if self.compiled:
             force, dlf, adot = np.empty(self.n_m), np.empty(self.n_m), np.empty(self.n_m)
-            _thelen_kernel(self.params.packed, length, np.ascontiguousarray(a), np.ascontiguousarray(lf), u,
-                           force, dlf, adot)
+            if self._thelen.all():
+                _thelen_kernel(self.params.packed, length, np.ascontiguousarray(a), np.ascontiguousarray(lf), u,
+                               force, dlf, adot)
+            else:
+                sg = self.schutte
+                _schutte_kernel(sg.packed, sg.curve_index, sg.curve_ints, sg.curve_floats, length, -(r.T @ qd),
+                                np.ascontiguousarray(a), np.ascontiguousarray(lf), u, force, dlf, adot)
         else:
-            force, dlf, adot = self._muscle_derivatives(length, a, lf, u)
+            force, dlf, adot = self._muscle_derivatives(length, a, lf, u, -(r.T @ qd) if self._schutte.any() else None)
         self._tau = self.generalized_forces(t, q, qd, force, r)
         mech = self._mech(t, y[:2 * self.n_q])
         return np.concatenate([mech, adot, dlf])
 
     __call__ = rhs
 
-    def _muscle_derivatives(self, length, a, lf, u):
-        th, mi = self._thelen, ~self._thelen
+    def _muscle_derivatives(self, length, a, lf, u, speed=None):
+        th, mi, sc = self._thelen, self._millard, self._schutte
         force, dlf, adot = np.empty(self.n_m), np.empty(self.n_m), np.empty(self.n_m)
         if th.any():
             force[th], dlf[th] = self.params.state_derivatives(length[th], a[th], lf[th])
@@ -782,21 +1009,27 @@ class MuscleDrivenSystem:
         if mi.any():
             force[mi], dlf[mi] = self.millard.state_derivatives(length[mi], a[mi], lf[mi])
             adot[mi] = self.millard.activation_rate(a[mi], u[mi])
+        if sc.any():
+            force[sc], dlf[sc] = self.schutte.state_derivatives(length[sc], speed[sc], a[sc], lf[sc])
+            adot[sc] = self.schutte.activation_rate(a[sc], u[sc])
         return force, dlf, adot
 
     def tendon_forces(self, y: np.ndarray) -> np.ndarray:
         q, _, a, lf = self.split(y)
-        return self._muscle_derivatives(self.path_lengths(q)[0], a, lf, np.zeros(self.n_m))[0]
+        length, r = self.path_lengths(q)
+        return self._muscle_derivatives(length, a, lf, np.zeros(self.n_m), -(r.T @ self.split(y)[1]))[0]
 
     def initial_state(self, q0: Any = None, qdot0: Any = None, activations: Any = None) -> np.ndarray:
         """[q0, q̇0, a0, l_f0] with OpenSim's equilibrium fibre lengths (activations default to each muscle's
-        ``default_activation``)."""
+        ``default_activation``; 0 for Schutte1993Muscle_Deprecated, which has no such property in OpenSim)."""
         q0 = self.model.default_q if q0 is None else np.asarray(q0, dtype=float)
         qdot0 = np.zeros(self.n_q) if qdot0 is None else np.asarray(qdot0, dtype=float)
+        default = [0.0 if isinstance(m.parameters, Schutte1993Muscle) else m.parameters.default_activation
+                   for m in self.muscles]
         if activations is None:
-            a0 = np.array([m.parameters.default_activation for m in self.muscles])
+            a0 = np.array(default, dtype=float)
         elif isinstance(activations, Mapping):
-            a0 = np.array([activations.get(m.name, m.parameters.default_activation) for m in self.muscles], float)
+            a0 = np.array([activations.get(m.name, d) for m, d in zip(self.muscles, default)], float)
         else:
             a0 = np.broadcast_to(np.asarray(activations, dtype=float), (self.n_m,)).copy()
         length, r = self.path_lengths(q0)
@@ -805,6 +1038,8 @@ class MuscleDrivenSystem:
         for m, a, lm, v in zip(self.muscles, a0, length, speed):
             if isinstance(m.parameters, Thelen2003Muscle):
                 lf0.append(thelen_initial_fiber_length(m.parameters, float(a), float(lm), float(v)))
+            elif isinstance(m.parameters, Schutte1993Muscle):
+                lf0.append(schutte_initial_fiber_length(m.parameters, float(a), float(lm)))
             else:
                 lf0.append(self.millard.initial_fiber_length(k_millard, float(a), float(lm)))
                 k_millard += 1

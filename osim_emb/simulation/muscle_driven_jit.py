@@ -4,10 +4,11 @@ The right-hand side is the one of :class:`osim_emb.simulation.muscle_driven.Musc
 kernels (joint-variable program and dynamics of :mod:`osim_emb.core.compiled`, the path kernel of
 ``wrapping._kernels_muscles``, the Thelen loop of :mod:`osim_emb.simulation.muscle_driven`) called from one compiled
 function -- and the integrator is the Dormand-Prince 5(4) pair with SciPy's ``RK45`` step-size control
-(same error norm, safety factor and limits, same initial-step heuristic).  Steps are shortened to land on
-the output times instead of interpolating.  Available when the model has no Python-evaluated functions,
-no conditional path points, and excitations/controls are :class:`~osim_emb.simulation.muscle_driven.ExcitationSpec`
-(constant, step, sine).
+(same error norm, safety factor and limits, same initial-step heuristic).  Muscles: all Thelen2003 or all
+Schutte1993 (the compiled Schutte loop of :mod:`osim_emb.simulation.muscle_driven`).  Steps are shortened to
+land on the output times instead of interpolating.  Available when the model has no Python-evaluated
+functions, conditional path points only on linear conditions, and excitations/controls are
+:class:`~osim_emb.simulation.muscle_driven.ExcitationSpec` (constant, step, sine).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import numpy as np
 from osim_emb.core._accel import njit
 from osim_emb.core import compiled_kernels as K
 from osim_emb.paths.wrapping._kernels_muscles import lengths_moment_arms_kernel
-from osim_emb.simulation.muscle_driven import _thelen_kernel
+from osim_emb.simulation.muscle_driven import _schutte_kernel, _thelen_kernel
 
 __all__ = ["compiled_plan", "integrate_compiled"]
 
@@ -51,15 +52,20 @@ def _step(y0, y1, x0, x1, x):  # pragma: no cover - compiled
 
 
 @njit(error_model="numpy")
-def _rhs(t, y, prog, geo, mus, clf, act):  # pragma: no cover - compiled
-    ints, flts, ext, nodes, ci, zero_qd = prog
-    args1, args2, val, grad, pa, o0, o1, o2, o3 = geo
-    packed, ekind, evals = mus
+def _paths(y, prog, geo):  # pragma: no cover - compiled
+    """L (M,) and R (nq, M) at q = y[:nq] (views of the plan's output arrays, overwritten by the next call)."""
+    ints, flts, ext, nodes, ci, zero_qd, _, _, _ = prog
+    args1, args2, val, grad, pa, o0, o1, o2, o3, cond = geo
     nq = zero_qd.shape[1]
-    nm = packed.shape[0]
     q2 = np.empty((1, nq))
     for k in range(nq):
         q2[0, k] = y[k]
+    cpoint, ccoef, cint, clo, chi = cond  # conditional path points with linear conditions
+    for i in range(cpoint.shape[0]):
+        c = cint[i]
+        for k in range(nq):
+            c += ccoef[i, k] * y[k]
+        pa[0, cpoint[i]] = c >= clo[i] - 1e-5 and c <= chi[i] + 1e-5
     v, g, _ = K.program(ints, flts, ext, q2, zero_qd)
     for j in range(ci.shape[0]):
         val[0, ci[j]] = v[0, nodes[j]]
@@ -68,18 +74,36 @@ def _rhs(t, y, prog, geo, mus, clf, act):  # pragma: no cover - compiled
     o2[:] = 0.0
     o3[:] = 0.0
     lengths_moment_arms_kernel(val, grad, *args1, pa, *args2, 0, 1, o0, o1, o2, o3)
+    return o2[0], o3[0]
+
+
+@njit(error_model="numpy")
+def _rest(t, y, length, r, prog, mus, clf, act):  # pragma: no cover - compiled
+    """The right-hand side at (t, y) given the muscles' path lengths and moment arms at y's q."""
+    _, _, _, _, _, zero_qd, ints, flts, ext = prog
+    kind, packed, ekind, evals, cidx, cints, cflts = mus
+    nq = zero_qd.shape[1]
+    nm = packed.shape[0]
     u = np.empty(nm)
     for m in range(nm):
         u[m] = _excitation(ekind[m], evals[m], t)
     force = np.empty(nm)
     dlf = np.empty(nm)
     adot = np.empty(nm)
-    _thelen_kernel(packed, o2[0], y[2 * nq:2 * nq + nm].copy(), y[2 * nq + nm:].copy(), u, force, dlf, adot)
+    if kind == 0:
+        _thelen_kernel(packed, length, y[2 * nq:2 * nq + nm].copy(), y[2 * nq + nm:].copy(), u, force, dlf, adot)
+    else:
+        speed = np.zeros(nm)  # lengthening speed -R^T q-dot
+        for m in range(nm):
+            for k in range(nq):
+                speed[m] -= r[k, m] * y[nq + k]
+        _schutte_kernel(packed, cidx, cints, cflts, length, speed, y[2 * nq:2 * nq + nm].copy(),
+                        y[2 * nq + nm:].copy(), u, force, dlf, adot)
     tau = np.zeros(nq)
     for k in range(nq):
         s = 0.0
         for m in range(nm):
-            s += o3[0, k, m] * force[m]
+            s += r[k, m] * force[m]
         tau[k] = s
     for i in range(clf.shape[0]):  # coordinate, q_up, q_low, K_up, K_low, damping, transition (SI)
         c = int(clf[i, 0])
@@ -97,6 +121,12 @@ def _rhs(t, y, prog, geo, mus, clf, act):  # pragma: no cover - compiled
     out[2 * nq:2 * nq + nm] = adot
     out[2 * nq + nm:] = dlf
     return out
+
+
+@njit(error_model="numpy")
+def _rhs(t, y, prog, geo, mus, clf, act):  # pragma: no cover - compiled
+    length, r = _paths(y, prog, geo)
+    return _rest(t, y, length, r, prog, mus, clf, act)
 
 
 @njit(error_model="numpy")
@@ -186,8 +216,11 @@ def compiled_plan(system):
     paths = system._paths
     if not system.compiled or paths is None:
         return None, "numba is off or the paths are not compilable"
-    if paths.python or paths.plan.conditional or paths.cm.externals:
-        return None, "the model has functions or conditional path points evaluated in Python"
+    from osim_emb.core.functions import Linear
+    if paths.python or paths.jv.externals or paths.cm.externals:
+        return None, "the model has joint functions evaluated in Python"
+    if not all(type(c) is Linear and c.coefficients.size == system.n_q for _, c, _ in paths.plan.conditional):
+        return None, "a conditional path point depends on a coordinate through a nonlinear function"
     specs = list(system._excitation) + list(system._controls)
     if not all(isinstance(s, ExcitationSpec) or isinstance(s, (int, float)) for s in specs):
         return None, "an excitation or control is a Python function"
@@ -200,13 +233,24 @@ def compiled_plan(system):
             vals[i, :len(v)] = v
         return kind, vals
 
-    cm = paths.cm
-    prog = (cm.ints, cm.flts, cm._no_ext, np.ascontiguousarray(paths.nodes), np.ascontiguousarray(paths.ci),
-            paths._zero_qd)
+    jv, cm = paths.jv, paths.cm
+    prog = (jv.ints, jv.flts, jv._no_ext, np.ascontiguousarray(paths.nodes), np.ascontiguousarray(paths.ci),
+            paths._zero_qd, cm.ints, cm.flts, cm._no_ext)
+    conditional = paths.plan.conditional
+    cond = (np.array([k for k, _, _ in conditional], dtype=np.int64),
+            np.array([c.coefficients for _, c, _ in conditional], dtype=float).reshape(-1, system.n_q),
+            np.array([c.intercept for _, c, _ in conditional], dtype=float),
+            np.array([r[0] for _, _, r in conditional], dtype=float),
+            np.array([r[1] for _, _, r in conditional], dtype=float))
     geo = (paths._args1, paths._args2, paths._val.copy(), paths._grad.copy(), paths._pa.copy(),
-           *[o.copy() for o in paths._out])
+           *[o.copy() for o in paths._out], cond)
     ek, ev = encode(system._excitation)
-    mus = (system.params.packed, ek, ev)
+    if system._thelen.all():
+        mus = (0, system.params.packed, ek, ev, np.zeros((0, 3), dtype=np.int64), np.zeros((1, 1), dtype=np.int64),
+               np.zeros((1, 1)))
+    else:
+        sg = system.schutte
+        mus = (1, sg.packed, ek, ev, sg.curve_index, sg.curve_ints, sg.curve_floats)
     rows = []
     for f in system.limit_forces:
         w = math.pi / 180.0 if f.rotational else 1.0

@@ -75,15 +75,16 @@ def _configurations(n, seed=3, elbow=(-1.2, 1.2)):
     return np.column_stack([rng.uniform(-1.0, 1.0, n), rng.uniform(*elbow, n)])
 
 
-def _opensim_lengths_and_moment_arms(osim, path, q):
+def _opensim_lengths_and_moment_arms(osim, path, q, moment_arms=True):
     """getLength and computeMomentArm, each configuration from a fresh State (OpenSim 4.6 warm-starts the
     wrapping solver from the State's last solution; a fresh State starts from the contact hints)."""
     model = osim.Model(str(path))
     model.initSystem()
-    coords = [model.getCoordinateSet().get(k) for k in range(2)]
+    coords = [model.getCoordinateSet().get(k) for k in range(model.getCoordinateSet().getSize())]
     forces = [osim.PathActuator.safeDownCast(model.getForceSet().get(i)) for i in range(model.getForceSet().getSize())]
+    assert all(f is not None for f in forces)
     lengths = np.zeros((len(q), len(forces)))
-    arms = np.zeros((len(q), 2, len(forces)))
+    arms = np.zeros((len(q), len(coords), len(forces)))
     for n, qn in enumerate(q):
         s = model.initSystem()
         for c, v in zip(coords, qn):
@@ -91,7 +92,7 @@ def _opensim_lengths_and_moment_arms(osim, path, q):
         model.realizePosition(s)
         for m, f in enumerate(forces):
             lengths[n, m] = f.getPath().getLength(s)
-            for k, c in enumerate(coords):
+            for k, c in enumerate(coords if moment_arms else ()):
                 arms[n, k, m] = f.getPath().computeMomentArm(s, c)
     return lengths, arms
 
@@ -218,3 +219,71 @@ def test_unsupported_surface_is_refused(osim, tmp_path):
         load_osim(path)
     model = load_osim(path, strict=False)
     assert not model.muscles
+
+
+def _legacy_elbow_model(osim, path):
+    """arm26-like: humerus (pin, shoulder) and forearm (pin about z, elbow); a WrapCylinder about the elbow axis
+    on the humerus; a triceps-like muscle behind it (wraps in flexion) and a biceps-like one in front."""
+    m = osim.Model()
+    m.setName("elbow_cylinder")
+    hum = osim.Body("humerus", 1.0, osim.Vec3(0), osim.Inertia(0.1))
+    fore = osim.Body("forearm", 1.0, osim.Vec3(0), osim.Inertia(0.1))
+    m.addBody(hum)
+    m.addBody(fore)
+    j1 = osim.PinJoint("shoulder", m.getGround(), osim.Vec3(0), osim.Vec3(0.2, 0, 0), hum, osim.Vec3(0, 0.3, 0),
+                       osim.Vec3(0))
+    j2 = osim.PinJoint("elbow", hum, osim.Vec3(0, -0.3, 0), osim.Vec3(0), fore, osim.Vec3(0, 0.25, 0), osim.Vec3(0))
+    for j, name, lo, hi in ((j1, "shoulder_elev", -0.5, 1.5), (j2, "elbow_flex", 0.0, 2.3)):
+        m.addJoint(j)
+        j.updCoordinate().setName(name)
+        j.updCoordinate().setRangeMin(lo)
+        j.updCoordinate().setRangeMax(hi)
+    cyl = osim.WrapCylinder()
+    cyl.setName("elbow_pulley")
+    cyl.set_radius(0.02)
+    cyl.set_length(0.1)
+    cyl.set_translation(osim.Vec3(0, -0.3, 0))
+    hum.addWrapObject(cyl)
+    for name, pts, wrap in (("triceps", [(m.getGround(), (-0.03, -0.05, 0.0)), (hum, (-0.025, -0.15, 0.005)),
+                                         (fore, (-0.02, 0.22, 0.0))], True),
+                            ("biceps", [(m.getGround(), (0.03, 0.0, 0.01)), (fore, (0.025, 0.15, 0.0))], False)):
+        mus = osim.Thelen2003Muscle(name, 100, 0.1, 0.1, 0.0)
+        for k, (body, p) in enumerate(pts):
+            mus.addNewPathPoint(f"{name}_{k}", body, osim.Vec3(*p))
+        if wrap:
+            mus.updGeometryPath().addPathWrap(cyl)
+        m.addForce(mus)
+    m.finalizeConnections()
+    m.printToXML(str(path))
+
+
+@pytest.mark.opensim
+def test_smooth_paths_command_writes_a_model_opensim_evaluates_alike(osim, tmp_path):
+    """`osim-emb smooth-paths`: the legacy cylinder becomes an obstacle; OpenSim 4.6 loads the file and its
+    lengths equal the package's evaluation of it to 1e-8 m; the input is never overwritten."""
+    from osim_emb.cli.main import main
+    from osim_emb.io import load_osim
+    from osim_emb.paths.geometry import muscle_lengths
+    from osim_emb.paths.scholz import ScholzMusculotendon
+    src = tmp_path / "legacy.osim"
+    _legacy_elbow_model(osim, src)
+    before = src.read_bytes()
+    out = tmp_path / "smooth.osim"
+    assert main(["smooth-paths", str(src), "-o", str(out)]) == 0
+    assert src.read_bytes() == before
+    assert main(["smooth-paths", str(src), "-o", str(out)]) != 0  # an existing output needs --overwrite
+    assert main(["smooth-paths", str(src), "-o", str(out), "--overwrite"]) == 0
+    assert main(["smooth-paths", str(src), "-o", str(src), "--overwrite"]) != 0  # never over the input
+    assert src.read_bytes() == before
+    model = load_osim(out)
+    legacy = load_osim(src)
+    assert isinstance(model.muscles[0], ScholzMusculotendon) and not isinstance(model.muscles[1], ScholzMusculotendon)
+    rng = np.random.default_rng(5)
+    q = np.column_stack([rng.uniform(-0.5, 1.5, 30), rng.uniform(0.0, 2.3, 30)])
+    lengths = muscle_lengths(model, q)
+    ref, _ = _opensim_lengths_and_moment_arms(osim, out, q, moment_arms=False)
+    assert np.abs(lengths - ref).max() < 1e-8
+    # the obstacle is wrapped in part of the sample, and the path is never shorter than the straight line
+    straight = muscle_lengths(legacy, q, wrapping=False)[:, 0]
+    wrapped = lengths[:, 0] > straight + 1e-9
+    assert 5 <= wrapped.sum() <= 25 and (lengths[:, 0] >= straight - 1e-12).all()

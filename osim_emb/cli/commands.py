@@ -426,5 +426,6 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="coordinates outside their ranges: refuse the motion, or warn and use them as they are")
     s.add_argument("--plot", action="store_true", help="also write a PNG plot")
     s.set_defaults(func=cmd_inverse_dynamics)
-    for more in (cli_muscle_sim, cli_fit_paths, cli_batch):
+    from osim_emb.cli import smooth_paths as cli_smooth_paths  # issue 13
+    for more in (cli_muscle_sim, cli_fit_paths, cli_smooth_paths, cli_batch):
         more.register(sub)

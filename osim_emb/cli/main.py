@@ -86,7 +86,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 #: Commands that write files (each takes --overwrite; see docs/cli.md).
 WRITING_COMMANDS = ("convert", "run", "simulate", "inverse-dynamics", "moment-arms", "rhythm", "fit-rhythm",
-                    "fit-paths", "simulate-muscles", "plot", "batch")
+                    "fit-paths", "smooth-paths", "simulate-muscles", "plot", "batch")
 
 
 def _add_common_options(p: argparse.ArgumentParser, in_subcommand: bool) -> None:

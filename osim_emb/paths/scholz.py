@@ -62,7 +62,8 @@ class ScholzPoint:
 @dataclass(frozen=True, eq=False)
 class ScholzObstacle:
     """An obstacle: ``kind`` ('sphere' | 'cylinder') of ``radius`` in the frame ``transform`` (4x4, obstacle
-    frame -> body) on ``body``, and the contact hint (obstacle frame)."""
+    frame -> body) on ``body``, and the contact hint (obstacle frame; NaN: always the short side, the
+    smooth wrapping mode of :mod:`osim_emb.paths.wrapping.smooth`)."""
 
     name: str
     kind: str
@@ -152,7 +153,10 @@ def wraps_short_side(kind: str, hint: Any, p1: Any, p2: Any) -> np.ndarray:
     flat = np.array([1.0, 1.0, 0.0]) if kind == "cylinder" else np.ones(3)
     p1 = np.atleast_2d(np.asarray(p1, dtype=float)) * flat
     p2 = np.atleast_2d(np.asarray(p2, dtype=float)) * flat
-    return np.einsum("ni,i->n", _closest_on_segment(p1, p2), np.asarray(hint, dtype=float).reshape(3) * flat) >= 0.0
+    hint = np.asarray(hint, dtype=float).reshape(3)
+    if np.isnan(hint).any():  # no hint: the short side (the smooth wrapping mode's shortest path)
+        return np.ones(p1.shape[0], dtype=bool)
+    return np.einsum("ni,i->n", _closest_on_segment(p1, p2), hint * flat) >= 0.0
 
 
 def _plane_normal(kind: str, q1: np.ndarray, q2: np.ndarray) -> np.ndarray:
@@ -181,10 +185,12 @@ def wrap_sense(kind: str, radius: float, hint: Any, p1: Any, p2: Any) -> np.ndar
     flat = np.array([1.0, 1.0, 0.0]) if kind == "cylinder" else np.ones(3)
     q1 = np.atleast_2d(np.asarray(p1, dtype=float)) * flat
     q2 = np.atleast_2d(np.asarray(p2, dtype=float)) * flat
+    n = _plane_normal(kind, q1, q2)
+    if np.isnan(np.asarray(hint, dtype=float)).any():
+        return n
     normal_at_hint = np.asarray(hint, dtype=float).reshape(3) * flat
     normal_at_hint = normal_at_hint / np.linalg.norm(normal_at_hint)
     held = (q1 @ normal_at_hint < radius) & (q2 @ normal_at_hint < radius)  # both below the plane at h
-    n = _plane_normal(kind, q1, q2)
     short = np.where(held, wraps_short_side(kind, hint, p1, p2), True)
     return np.where(short[:, None], n, -n)
 
@@ -295,11 +301,17 @@ def span_paths(a: np.ndarray, b: np.ndarray, obstacles: Sequence[ScholzObstacle]
 
     # each obstacle's side, once: the hint against the segment between its neighbours' hints (or the span's
     # end points), as OpenSim's solver starts from zero-length geodesics at the hints
-    hints = [np.einsum("nij,j->ni", rot, ob.hint) + org for ob, (rot, org) in zip(obstacles, frames)]
+    hints = [np.einsum("nij,j->ni", rot, np.nan_to_num(ob.hint)) + org for ob, (rot, org) in zip(obstacles, frames)]
     around = [a] + hints + [b]
     sides = [wrap_sense(ob.kind, ob.radius, ob.hint, np.einsum("nji,nj->ni", rot, around[i] - org),
                                   np.einsum("nji,nj->ni", rot, around[i + 2] - org))
              for i, (ob, (rot, org)) in enumerate(zip(obstacles, frames))]
+    # without hints (the smooth wrapping mode) every obstacle keeps its short side at every step and the path
+    # is a local minimum: Newton steps on a convexified Hessian with a decrease of L; with hints, the path
+    # may be a saddle (the long way round): Newton steps on the stationarity condition
+    shortest = all(np.isnan(ob.hint).any() for ob in obstacles)
+    if shortest:
+        sides = [None] * k
     ends = ends_of(x)
     terms = _span_terms(obstacles, frames, ends, sides)
     length = total(terms)
@@ -319,11 +331,9 @@ def span_paths(a: np.ndarray, b: np.ndarray, obstacles: Sequence[ScholzObstacle]
         hess = 0.5 * (hess + np.swapaxes(hess, 1, 2))
         g = grad.reshape(n, d)
         # Newton on the stationarity condition (OpenSim's solver also finds saddles: the long way round)
-        step = -np.linalg.lstsq(hess[0], g[0], rcond=None)[0][None] if n == 1 else None
-        if step is None:
-            lam, vec = np.linalg.eigh(hess)
-            lam = np.where(np.abs(lam) > 1e-9, lam, 1e-9)
-            step = -np.einsum("nij,nj->ni", vec, np.einsum("nji,nj->ni", vec, g) / lam)
+        lam, vec = np.linalg.eigh(hess)
+        lam = np.maximum(np.abs(lam), 1e-6) if shortest else np.where(np.abs(lam) > 1e-9, lam, 1e-9)
+        step = -np.einsum("nij,nj->ni", vec, np.einsum("nji,nj->ni", vec, g) / lam)
         step = step.reshape(n, k - 1, 2)
         size = np.linalg.norm(g, axis=1)
         scale = np.ones(n)
@@ -332,7 +342,10 @@ def span_paths(a: np.ndarray, b: np.ndarray, obstacles: Sequence[ScholzObstacle]
             ends_t = ends_of(xt)
             terms_t = _span_terms(obstacles, frames, ends_t, sides)
             gt = _span_gradient(terms_t, ends_t, bases)
-            worse = np.linalg.norm(gt.reshape(n, d), axis=1) > size * (1 - 1e-4 * scale)
+            if shortest:
+                worse = total(terms_t) > length - 1e-4 * scale * np.einsum("ni,ni->n", g, -step.reshape(n, d))
+            else:
+                worse = np.linalg.norm(gt.reshape(n, d), axis=1) > size * (1 - 1e-4 * scale)
             worse &= size > tolerance
             if not worse.any():
                 break

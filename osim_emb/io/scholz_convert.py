@@ -138,10 +138,11 @@ def convert_units(model, n_samples: int = 200, seed: int = 0) -> tuple[list[Conv
                 ok = False
                 break
             (count, _), i, c, s, meets = best
-            inside = np.linalg.norm(local[0, [i, i + 1]] * flat, axis=-1) <= obj.radius
+            inside = (np.linalg.norm(local[:, [i, i + 1]] * flat, axis=-1) <= obj.radius).any(axis=1)
             if inside.any():
                 warnings.append(f"unit {unit.name!r} kept as a legacy GeometryPath: a path point next to "
-                                f"{obj.name!r} lies inside it at the default pose")
+                                f"{obj.name!r} lies inside it in {int(inside.sum())} of {len(inside)} sampled "
+                                "configurations (no path round it there; OpenSim refuses such a state)")
                 ok = False
                 break
             if count == 0:

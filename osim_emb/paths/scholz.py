@@ -396,7 +396,11 @@ def scholz_path_lengths_and_moment_arms(model, unit: ScholzMusculotendon, q: Any
             if span_a is not None:
                 frames = [(t_[:, :3, :3] @ ob.transform[:3, :3], np.einsum("nij,j->ni", t_[:, :3, :3],
                            ob.transform[:3, 3]) + t_[:, :3, 3]) for ob, t_, _ in span_obstacles]
-                span_length, contacts = span_paths(span_a, pos, [ob for ob, _, _ in span_obstacles], frames)
+                try:
+                    span_length, contacts = span_paths(span_a, pos, [ob for ob, _, _ in span_obstacles], frames)
+                except (ValueError, RuntimeError) as err:
+                    raise type(err)(f"unit {unit.name!r}, obstacles {[ob.name for ob, _, _ in span_obstacles]}: "
+                                    f"{err}") from None
                 length += span_length
                 for (_, _, first_slot), (t1, t2, w) in zip(span_obstacles, contacts):
                     positions[first_slot] = np.where(w[:, None], t1, np.nan)

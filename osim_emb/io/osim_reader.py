@@ -220,6 +220,8 @@ class _Reader:
         doc.markers = self._read_markers(model)
         for tag in IGNORED_SETS:
             for o in self.objects(model, tag):
+                if o in getattr(self, "scholz_geometries", ()):  # obstacles of Scholz2015GeometryPaths
+                    continue
                 self.notes.append(f"ignored {o.tag} {o.get('name')!r} (line {o.sourceline}): not used by the dynamics")
         doc.skipped = self.skipped
         doc.notes = self.notes

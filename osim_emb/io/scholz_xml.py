@@ -100,6 +100,9 @@ def read_scholz_path(e: Any, owner: Any, model: Any, reader: Any) -> ScholzPath:
                     f"{what}; smooth wrapping supports ContactSphere and ContactCylinder (closed-form geodesics; "
                     "ellipsoids and tori need geodesic integration, not implemented)")
             body = _body_frame(reader, g, "socket_frame", muscle, f"contact geometry {g.get('name')!r}")
+            if not hasattr(reader, "scholz_geometries"):
+                reader.scholz_geometries = set()
+            reader.scholz_geometries.add(g)  # used: not listed among the ignored components
             from osim_emb.paths.wrapping.base import euler_xyz_body_fixed
             t = np.eye(4)
             t[:3, :3] = euler_xyz_body_fixed(reader.floats(g, "orientation", 3, [0, 0, 0]))

@@ -287,3 +287,40 @@ def test_smooth_paths_command_writes_a_model_opensim_evaluates_alike(osim, tmp_p
     straight = muscle_lengths(legacy, q, wrapping=False)[:, 0]
     wrapped = lengths[:, 0] > straight + 1e-9
     assert 5 <= wrapped.sum() <= 25 and (lengths[:, 0] >= straight - 1e-12).all()
+
+
+@pytest.mark.opensim
+def test_malformed_paths_name_file_element_and_reason(osim, scholz_model, tmp_path):
+    """A missing contact geometry, an obstacle first, an obstacle on an offset frame: clear errors."""
+    from osim_emb.io import load_osim
+    from osim_emb.io.errors import OsimImportError, UnsupportedFeatureError
+    text = scholz_model.read_text()
+    bad = tmp_path / "missing.osim"
+    bad.write_text(text.replace("<socket_contact_geometry>/contactgeometryset/elbow_pulley<",
+                                "<socket_contact_geometry>/contactgeometryset/nowhere<", 1))
+    with pytest.raises(OsimImportError, match=r"missing.osim:\d+: <Scholz2015GeometryPathObstacle.*round_cylinder.*"
+                                              r"'/contactgeometryset/nowhere' does not exist"):
+        load_osim(bad)
+    from lxml import etree
+    root = etree.fromstring(text.encode())
+    elements = root.find(".//PathActuator[@name='over_sphere']/Scholz2015GeometryPath/path_elements")
+    elements.insert(0, elements[1])  # the obstacle first
+    first = tmp_path / "first.osim"
+    first.write_bytes(etree.tostring(root))
+    with pytest.raises(OsimImportError, match="over_sphere.*must begin and end with a path point"):
+        load_osim(first)
+    root = etree.fromstring(text.encode())  # the sphere on an offset frame of the humerus
+    g = root.find(".//ContactSphere[@name='elbow_ball']")
+    g.find("socket_frame").text = "/elbow_frame"
+    model = root.find("Model")
+    comps = model.find("components")
+    if comps is None:
+        comps = etree.SubElement(model, "components")
+    frame = etree.SubElement(comps, "PhysicalOffsetFrame", name="elbow_frame")
+    etree.SubElement(frame, "socket_parent").text = "/bodyset/humerus"
+    etree.SubElement(frame, "translation").text = "0 -0.3 0"
+    etree.SubElement(frame, "orientation").text = "0 0 0"
+    offset = tmp_path / "offset.osim"
+    offset.write_bytes(etree.tostring(root))
+    with pytest.raises(UnsupportedFeatureError, match="over_sphere.*offset frame.*ignores the offset"):
+        load_osim(offset)

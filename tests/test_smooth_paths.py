@@ -324,3 +324,11 @@ def test_malformed_paths_name_file_element_and_reason(osim, scholz_model, tmp_pa
     offset.write_bytes(etree.tostring(root))
     with pytest.raises(UnsupportedFeatureError, match="over_sphere.*offset frame.*ignores the offset"):
         load_osim(offset)
+
+
+@pytest.mark.opensim
+def test_json_export_refuses_scholz_paths(scholz_model):
+    from osim_emb.io import load_osim
+    from osim_emb.io.model_json import model_to_dict
+    with pytest.raises(ValueError, match="over_sphere.*Scholz2015GeometryPath.*JSON"):
+        model_to_dict(load_osim(scholz_model))

@@ -16,7 +16,7 @@ def cmd_smooth_paths(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     check_output_file(args.output, overwrite=args.overwrite, inputs=[args.model])
     model = load_osim(args.model, strict=not args.lenient)
-    tree, converted, warnings = smooth_paths_tree(model, args.samples, args.seed)
+    tree, converted, warnings = smooth_paths_tree(model, args.samples, args.seed, args.hints)
     for w in warnings:
         logging.warning("%s: %s", args.model, w)
     if not converted:
@@ -43,8 +43,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                                             "write Scholz2015GeometryPaths (OpenSim 4.6)")
     s.add_argument("model", help=".osim file (OpenSim 4)")
     s.add_argument("-o", "--output", required=True, help="the new .osim file")
-    s.add_argument("--samples", type=int, default=200,
-                   help="configurations sampled to place each obstacle and its contact hint (default 200)")
+    s.add_argument("--samples", type=int, default=1000,
+                   help="configurations sampled to place each obstacle and its contact hint (default 1000)")
     s.add_argument("--seed", type=int, default=0, help="seed of the Latin-hypercube sample (default 0)")
+    s.add_argument("--hints", action="store_true",
+                   help="write contact hints where the legacy wrap has no quadrant (default: none, the short "
+                        "side; OpenSim's solver started from a hint may not converge)")
     s.add_argument("--lenient", action="store_true", help="import what can be represented and list the rest")
     s.set_defaults(func=cmd_smooth_paths)

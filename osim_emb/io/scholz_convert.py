@@ -12,11 +12,17 @@ ContactCylinder (same frame, location, orientation and radius) with a contact hi
   passing nearest when none meets it, with a warning); several obstacles on one segment are
   ordered along it.
 * **Contact hint.**  The legacy quadrant where one is set (``+x``, ``-y``, ...: the side the
-  legacy wrap keeps to), else the mean direction, over the sample, of the point of the segment
-  nearest the obstacle's centre (axis) where the segment meets it: the side the path wraps.
+  legacy wrap keeps to), else none (``NaN NaN NaN``, OpenSim's default): the cable then starts
+  lifted off and touches down where the straight line meets the obstacle, so each obstacle is
+  wrapped on its short side -- the shortest path, and what OpenSim 4.6 reproduces most reliably
+  (docs/paths.md).  With ``hints=True`` (``--hints``): among the middles of the shortest paths'
+  contacts over the sample (and for a cylinder 24 directions round the axis, at its origin's
+  height), the hint under which the Scholz path takes the shortest way round in the most sampled
+  configurations.
 * **What is not converted** (kept as a legacy GeometryPath, with a warning): units with an
   ellipsoid or torus wrap, moving or conditional path points, or a path point inside an
-  obstacle at the default pose (OpenSim cannot start the path there).  A WrapCylinder's finite
+  obstacle at the default pose (OpenSim cannot start the path there).  A point inside an
+  obstacle elsewhere in the sample is warned about (no path exists there).  A WrapCylinder's finite
   length has no counterpart (Simbody's cylinder is infinite): said once.
 """
 
@@ -79,7 +85,8 @@ def _hint_from_quadrant(quadrant: str, kind: str, radius: float) -> np.ndarray |
     return h
 
 
-def convert_units(model, n_samples: int = 200, seed: int = 0) -> tuple[list[ConvertedUnit], list[str]]:
+def convert_units(model, n_samples: int = 1000, seed: int = 0,
+                  hints: bool = False) -> tuple[list[ConvertedUnit], list[str]]:
     """Plan the conversion of every unit with sphere/cylinder wraps: (converted units, warnings)."""
     from osim_emb.core.kinematics import forward_kinematics
     from osim_emb.paths.geometry import _body_table
@@ -139,23 +146,38 @@ def convert_units(model, n_samples: int = 200, seed: int = 0) -> tuple[list[Conv
                 break
             (count, _), i, c, s, meets = best
             inside = (np.linalg.norm(local[:, [i, i + 1]] * flat, axis=-1) <= obj.radius).any(axis=1)
-            if inside.any():
+            if inside[0]:
                 warnings.append(f"unit {unit.name!r} kept as a legacy GeometryPath: a path point next to "
-                                f"{obj.name!r} lies inside it in {int(inside.sum())} of {len(inside)} sampled "
-                                "configurations (no path round it there; OpenSim refuses such a state)")
+                                f"{obj.name!r} lies inside it at the default pose (OpenSim cannot start the path)")
                 ok = False
                 break
+            if inside.any():
+                notes.append(f"a path point next to {obj.name!r} lies inside it in {int(inside.sum())} of "
+                             f"{len(inside)} sampled configurations: no path round it there (OpenSim and the "
+                             "package both refuse those configurations)")
             if count == 0:
                 notes.append(f"{obj.name!r} never meets the straight segment in the sample (placed on the "
                              f"nearest segment, {i + 1}-{i + 2})")
             hint = _hint_from_quadrant(obj.quadrant, kind, obj.radius)
-            if hint is None:
-                where = c[meets] if meets.any() else c
-                direction = np.mean(where / np.maximum(np.linalg.norm(where, axis=-1), 1e-12)[:, None], axis=0)
+            if hint is None and not hints:  # no hint: OpenSim starts lifted off, touches down on the short side
+                hint = np.full(3, np.nan)
+            if hint is None and meets.any():
+                hint = _best_hint(kind, obj.radius, local[:, i], local[:, i + 1], meets)
+            if hint is None:  # never met in the sample: the side the segment passes nearest
+                direction = np.mean(c / np.maximum(np.linalg.norm(c, axis=-1), 1e-12)[:, None], axis=0)
                 if np.linalg.norm(direction) < 1e-9:
                     direction = np.array([1.0, 0, 0])
                 hint = obj.radius * direction / np.linalg.norm(direction)
             placed.setdefault(i, []).append((float(np.mean(s[meets] if meets.any() else s)), obj.name, hint))
+        if ok:  # OpenSim starts each obstacle's path from the hints of its neighbours on the span
+            for i, group in placed.items():
+                clash = _hint_inside_neighbour(group, objects, bt, body_index)
+                if clash:
+                    warnings.append(f"unit {unit.name!r} kept as a legacy GeometryPath: the contact hint of "
+                                    f"{clash[0]!r} lies inside {clash[1]!r} at the default pose (OpenSim cannot "
+                                    "start the path)")
+                    ok = False
+                    break
         if not ok:
             continue
         out = ConvertedUnit(unit.name, notes=notes)
@@ -172,11 +194,63 @@ def convert_units(model, n_samples: int = 200, seed: int = 0) -> tuple[list[Conv
     return converted, warnings
 
 
+def _best_hint(kind: str, radius: float, p1: np.ndarray, p2: np.ndarray, meets: np.ndarray) -> np.ndarray:
+    """The contact hint under which the path takes the shortest way round in the most sampled configurations.
+
+    Candidates: the directions of the middles of the shortest paths' contacts (a subsample) and, for a
+    cylinder, 24 directions round the axis (at the height of its origin).  Ties go to the candidate nearest the mean contact."""
+    from osim_emb.paths.scholz import obstacle_path
+    nan = np.full(3, np.nan)
+    shortest = obstacle_path(kind, radius, nan, p1, p2)[0]
+    _, t1, t2, _ = obstacle_path(kind, radius, nan, p1[meets], p2[meets])
+    mid = 0.5 * (t1 + t2)
+    flat = np.array([1.0, 1.0, 0.0]) if kind == "cylinder" else np.ones(3)
+    on_surface = mid * flat / np.maximum(np.linalg.norm(mid * flat, axis=-1), 1e-12)[:, None]
+    mean = on_surface.mean(axis=0)
+    candidates = on_surface[np.linspace(0, len(on_surface) - 1, min(len(on_surface), 48)).astype(int)]
+    if kind == "cylinder":
+        a = np.linspace(0, 2 * np.pi, 24, endpoint=False)
+        candidates = np.vstack([candidates, np.column_stack([np.cos(a), np.sin(a), np.zeros_like(a)])])
+    candidates = radius * candidates  # (on a cylinder at the height of its origin)
+    best, best_score = None, None
+    for h in candidates:
+        agree = int(np.sum(np.abs(obstacle_path(kind, radius, h, p1, p2)[0] - shortest) < 1e-12))
+        score = (agree, float(h @ mean))
+        if best_score is None or score > best_score:
+            best, best_score = h, score
+    return best
+
+
+def _hint_inside_neighbour(group, objects, bt, body_index) -> tuple[str, str] | None:
+    """(obstacle, other) where an obstacle's hint point (on its surface) lies inside another obstacle of
+    the same segment at the default pose (row 0), else None."""
+    for _, name, hint in group:
+        if np.isnan(hint).any():  # no hint: the cable starts lifted off
+            continue
+        obj = objects[name]
+        t = bt[0, body_index[obj.body]] @ obj.transform_in_body
+        flat = np.array([1.0, 1.0, 0.0]) if obj.type_name == "WrapCylinder" else np.ones(3)
+        on_surface = hint.copy()
+        on_surface[flat > 0] *= obj.radius / max(np.linalg.norm(hint * flat), 1e-12)
+        point = t[:3, :3] @ on_surface + t[:3, 3]
+        for _, other_name, _ in group:
+            if other_name == name:
+                continue
+            other = objects[other_name]
+            u = bt[0, body_index[other.body]] @ other.transform_in_body
+            local = u[:3, :3].T @ (point - u[:3, 3])
+            other_flat = np.array([1.0, 1.0, 0.0]) if other.type_name == "WrapCylinder" else np.ones(3)
+            if np.linalg.norm(local * other_flat) <= other.radius:
+                return name, other_name
+    return None
+
+
 def _frame_path(body: str, ground: str) -> str:
     return "/ground" if body == ground else f"/bodyset/{body}"
 
 
-def smooth_paths_tree(model, n_samples: int = 200, seed: int = 0) -> tuple[Any, list[ConvertedUnit], list[str]]:
+def smooth_paths_tree(model, n_samples: int = 1000, seed: int = 0,
+                      hints: bool = False) -> tuple[Any, list[ConvertedUnit], list[str]]:
     """The source file's XML tree with the convertible units' paths as Scholz2015GeometryPaths.
 
     Returns (tree, converted units, warnings).  The model must come from an OpenSim 4 .osim file.
@@ -187,7 +261,7 @@ def smooth_paths_tree(model, n_samples: int = 200, seed: int = 0) -> tuple[Any, 
     if doc.version < 40000:
         raise ValueError(f"{doc.path}: a version-{doc.version} (OpenSim 3.3) file; Scholz2015GeometryPath is an "
                          "OpenSim 4.6 element: open and save the model in OpenSim 4 (or `osim-emb convert`) first")
-    converted, warnings = convert_units(model, n_samples, seed)
+    converted, warnings = convert_units(model, n_samples, seed, hints)
     root = etree.fromstring(doc.source_text.encode("utf-8") if isinstance(doc.source_text, str) else doc.source_text,
                             etree.XMLParser(remove_comments=False, huge_tree=True))
     m = root.find("Model")

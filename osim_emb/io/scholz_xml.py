@@ -73,6 +73,22 @@ def _body_frame(reader: Any, element: Any, tag: str, muscle: str, what: str) -> 
     return frame.body
 
 
+def _hint(reader: Any, c: Any, muscle: str) -> np.ndarray:
+    """The contact hint: three numbers, or NaN (OpenSim's default: no hint, the cable starts lifted off)."""
+    text = reader.text(c, "contact_hint")
+    if text is None:
+        return np.full(3, np.nan)
+    try:
+        hint = np.array([float(v) for v in text.split()])
+    except ValueError:
+        raise reader.fail(c.find("contact_hint"), f"muscle {muscle!r}: <contact_hint> is not three numbers: "
+                                                  f"{text!r}") from None
+    if hint.size != 3 or (np.isnan(hint).any() and not np.isnan(hint).all()) or np.isinf(hint).any():
+        raise reader.fail(c.find("contact_hint"), f"muscle {muscle!r}: <contact_hint> needs three numbers (or "
+                                                  f"NaN NaN NaN: no hint), got {text!r}")
+    return hint
+
+
 def read_scholz_path(e: Any, owner: Any, model: Any, reader: Any) -> ScholzPath:
     """Parse a ``<Scholz2015GeometryPath>`` of the force ``owner`` (``reader``: the .osim reader, for frames,
     numbers and errors naming file, element and line)."""
@@ -110,11 +126,8 @@ def read_scholz_path(e: Any, owner: Any, model: Any, reader: Any) -> ScholzPath:
             radius = reader.flt(g, "radius", 0.0)
             if not radius > 0:
                 raise reader.fail(g, f"muscle {muscle!r}: the obstacle's radius must be positive, got {radius}")
-            hint = reader.floats(c, "contact_hint", 3, None)
-            if hint is None or not np.all(np.isfinite(hint)):
-                raise UnsupportedFeatureError(reader.path, c, f"muscle {muscle!r}: obstacle without a contact hint "
-                                              "(OpenSim then starts it lifted off; not supported)")
-            elements.append(ScholzObstacle(c.get("name") or g.get("name"), OBSTACLE_KINDS[g.tag], body, t, radius,
+            hint = _hint(reader, c, muscle)
+            elements.append(ScholzObstacle(g.get("name") or c.get("name"), OBSTACLE_KINDS[g.tag], body, t, radius,
                                            hint))
         else:
             raise UnsupportedFeatureError(reader.path, c, f"muscle {muscle!r}: unsupported path element {c.tag}")
@@ -127,7 +140,7 @@ def read_scholz_path(e: Any, owner: Any, model: Any, reader: Any) -> ScholzPath:
 # -- writing ---------------------------------------------------------------------------------------------
 
 def _vec(v: Any) -> str:
-    return " ".join(repr(float(x)) for x in np.asarray(v, dtype=float).reshape(-1))
+    return " ".join("NaN" if np.isnan(x) else repr(float(x) + 0.0) for x in np.asarray(v, dtype=float).reshape(-1))
 
 
 def contact_geometry_element(kind: str, name: str, frame_path: str, location: Any, orientation: Any,

@@ -16,10 +16,11 @@ Here each obstacle's geodesic is in closed form (docs/paths.md):
   xy projection with z linear in the projected arc length.
 
 Of the two stationary ways round (the short side, where the straight segment passes, and the
-long side), the contact hint picks the side: the short side when the hint lies on the side of
-the centre (axis) the straight segment passes, the long way round otherwise.  On the short side
-the path lifts off (a straight segment) when the segment misses the obstacle, as OpenSim's
-lift-off and touch-down rules do.  Several obstacles on one span are joined by straight
+long side), the contact hint picks the side: the path goes round the side where the hint lies
+(the long way round when the straight segment passes on the other side of the centre or axis),
+as OpenSim's solver does from a zero-length geodesic at the hint.  On the short side the path
+lifts off (a straight segment) when the segment misses the obstacle, as OpenSim's lift-off and
+touch-down rules do; without a hint (NaN, OpenSim's default) it always takes the short side.  Several obstacles on one span are joined by straight
 segments; their common stationary path is found by Newton's method over one free point per
 joining segment (in a plane between the two obstacles), each obstacle's part in closed form.
 
@@ -173,26 +174,19 @@ def _plane_normal(kind: str, q1: np.ndarray, q2: np.ndarray) -> np.ndarray:
 
 
 def wrap_sense(kind: str, radius: float, hint: Any, p1: Any, p2: Any) -> np.ndarray:
-    """(N, 3) the axis about which the path p1 -> obstacle -> p2 turns (obstacle frame), as OpenSim's solver
-    started at the hint ends up turning.
+    """(N, 3) the axis about which the path p1 -> obstacle -> p2 turns (obstacle frame).
 
-    The solver starts from a zero-length geodesic at the hint's projection h on the surface.  Where
-    both points lie below the tangent plane at h, the cable is held at h and the geodesic grows
-    there: the path goes round the hint's side (the long way round when the straight segment
-    passes on the other side).  Otherwise it lifts off at once and touches down where the
-    straight segment meets the obstacle: the short side, or a straight line.
+    The path goes round the side of the obstacle where the hint lies: the short side (lifted off,
+    straight, where the segment misses the obstacle) when the straight segment passes on the
+    hint's side of the centre (axis), the long way round otherwise -- what OpenSim's solver
+    reaches from a zero-length geodesic at the hint.  Without a hint (NaN), the short side: the
+    cable starts lifted off and touches down where the segment meets the obstacle.
     """
     flat = np.array([1.0, 1.0, 0.0]) if kind == "cylinder" else np.ones(3)
     q1 = np.atleast_2d(np.asarray(p1, dtype=float)) * flat
     q2 = np.atleast_2d(np.asarray(p2, dtype=float)) * flat
     n = _plane_normal(kind, q1, q2)
-    if np.isnan(np.asarray(hint, dtype=float)).any():
-        return n
-    normal_at_hint = np.asarray(hint, dtype=float).reshape(3) * flat
-    normal_at_hint = normal_at_hint / np.linalg.norm(normal_at_hint)
-    held = (q1 @ normal_at_hint < radius) & (q2 @ normal_at_hint < radius)  # both below the plane at h
-    short = np.where(held, wraps_short_side(kind, hint, p1, p2), True)
-    return np.where(short[:, None], n, -n)
+    return np.where(wraps_short_side(kind, hint, p1, p2)[:, None], n, -n)
 
 
 def obstacle_path(kind: str, radius: float, hint: Any, p1: Any, p2: Any, sense: Any = None):
@@ -266,20 +260,58 @@ def _span_gradient(terms, ends, bases):
 
 
 def span_paths(a: np.ndarray, b: np.ndarray, obstacles: Sequence[ScholzObstacle], frames: Sequence[tuple],
-               tolerance: float = 1e-13, max_iterations: int = 100):
+               tolerance: float = 1e-10, max_iterations: int = 100):
     """The stationary path a -> obstacles -> b (ground, (N, 3)): (length (N,), [(t1, t2, wrapped)] per obstacle).
 
     ``frames[i] = (rot (N, 3, 3), org (N, 3))``: obstacle frame -> ground.  With several obstacles,
     Newton's method over one point X_j on each joining straight segment, X_j in the plane between
-    obstacles j and j + 1 (normal along their origins' line, half way across the gap).
+    obstacles j and j + 1 (normal along their origins' line, half way across the gap).  Each
+    obstacle's turning sense is fixed from its neighbours' hints (as OpenSim's solver starts);
+    where that does not converge, the sense follows the hint at every step.
     """
     k = len(obstacles)
-    n = a.shape[0]
     if k == 0:
         return np.linalg.norm(b - a, axis=-1), []
     if k == 1:
         length, t1, t2, w = _obstacle_in_ground(obstacles[0], *frames[0], a, b)
         return length, [(t1, t2, w)]
+    shortest = all(np.isnan(ob.hint).any() for ob in obstacles)
+    out = _span_newton(a, b, obstacles, frames, "shortest" if shortest else "fixed", tolerance, max_iterations)
+    length, terms, ends, done = out
+    if not done.all() and not shortest:
+        rows = np.flatnonzero(~done)
+        sub = _span_newton(a[rows], b[rows], obstacles, [(r[rows], o[rows]) for r, o in frames], "per_step",
+                           tolerance, max_iterations)
+        length[rows] = sub[0]
+        for t, ts in zip(terms, sub[1]):
+            for arr, arr_sub in zip(t, ts):
+                arr[rows] = arr_sub
+        for e, es in zip(ends, sub[2]):
+            e[rows] = es
+        done[rows] = sub[3]
+    if not done.all():
+        raise RuntimeError(f"the multi-obstacle path did not converge in {max_iterations} Newton steps "
+                           f"in {int((~done).sum())} of {len(done)} configurations")
+    for j in range(1, k):  # the free points must lie on the straight segments between the obstacles
+        _, _, t2, w0 = terms[j - 1]
+        _, t1, _, w1 = terms[j]
+        before = np.where(w0[:, None], t2, ends[j - 1])
+        after = np.where(w1[:, None], t1, ends[j + 1])
+        if (np.einsum("ni,ni->n", ends[j] - before, after - ends[j]) < -1e-12).any():
+            raise ValueError(f"obstacles {obstacles[j - 1].name!r} and {obstacles[j].name!r}: the path between them "
+                             "does not cross the plane half way across their gap (overlapping obstacles?)")
+    return length, [(t[1], t[2], t[3]) for t in terms]
+
+
+def _span_newton(a, b, obstacles, frames, mode: str, tolerance: float, max_iterations: int):
+    """Newton's method for :func:`span_paths`: (length, terms, ends, converged (N,)).
+
+    ``mode``: 'shortest' (no hints: short sides at every step, a minimum: convexified Hessian and a
+    decrease of L), 'fixed' (senses fixed from the hints at the start) or 'per_step' (the hint's side
+    at every step); the last two find saddles too (the long way round): Newton steps on the
+    stationarity condition with a decrease of the tangent mismatch."""
+    k = len(obstacles)
+    n = a.shape[0]
     centres, bases = [], []
     for j in range(k - 1):
         oa, ob_ = frames[j][1], frames[j + 1][1]
@@ -299,19 +331,15 @@ def span_paths(a: np.ndarray, b: np.ndarray, obstacles: Sequence[ScholzObstacle]
     def total(terms):
         return sum(t[0] for t in terms)
 
-    # each obstacle's side, once: the hint against the segment between its neighbours' hints (or the span's
-    # end points), as OpenSim's solver starts from zero-length geodesics at the hints
-    hints = [np.einsum("nij,j->ni", rot, np.nan_to_num(ob.hint)) + org for ob, (rot, org) in zip(obstacles, frames)]
-    around = [a] + hints + [b]
-    sides = [wrap_sense(ob.kind, ob.radius, ob.hint, np.einsum("nji,nj->ni", rot, around[i] - org),
-                                  np.einsum("nji,nj->ni", rot, around[i + 2] - org))
-             for i, (ob, (rot, org)) in enumerate(zip(obstacles, frames))]
-    # without hints (the smooth wrapping mode) every obstacle keeps its short side at every step and the path
-    # is a local minimum: Newton steps on a convexified Hessian with a decrease of L; with hints, the path
-    # may be a saddle (the long way round): Newton steps on the stationarity condition
-    shortest = all(np.isnan(ob.hint).any() for ob in obstacles)
-    if shortest:
+    if mode == "fixed":  # each obstacle's side, once: the hint against the segment between its neighbours' hints
+        hints = [np.einsum("nij,j->ni", rot, np.nan_to_num(ob.hint)) + org for ob, (rot, org) in zip(obstacles, frames)]
+        around = [a] + hints + [b]
+        sides = [wrap_sense(ob.kind, ob.radius, ob.hint, np.einsum("nji,nj->ni", rot, around[i] - org),
+                            np.einsum("nji,nj->ni", rot, around[i + 2] - org))
+                 for i, (ob, (rot, org)) in enumerate(zip(obstacles, frames))]
+    else:
         sides = [None] * k
+    shortest = mode == "shortest"
     ends = ends_of(x)
     terms = _span_terms(obstacles, frames, ends, sides)
     length = total(terms)
@@ -330,14 +358,12 @@ def span_paths(a: np.ndarray, b: np.ndarray, obstacles: Sequence[ScholzObstacle]
             hess[:, :, c] = (gp - gm).reshape(n, d) / (2 * h)
         hess = 0.5 * (hess + np.swapaxes(hess, 1, 2))
         g = grad.reshape(n, d)
-        # Newton on the stationarity condition (OpenSim's solver also finds saddles: the long way round)
         lam, vec = np.linalg.eigh(hess)
         lam = np.maximum(np.abs(lam), 1e-6) if shortest else np.where(np.abs(lam) > 1e-9, lam, 1e-9)
-        step = -np.einsum("nij,nj->ni", vec, np.einsum("nji,nj->ni", vec, g) / lam)
-        step = step.reshape(n, k - 1, 2)
+        step = -np.einsum("nij,nj->ni", vec, np.einsum("nji,nj->ni", vec, g) / lam).reshape(n, k - 1, 2)
         size = np.linalg.norm(g, axis=1)
         scale = np.ones(n)
-        for _ in range(30):  # backtracking where the tangent mismatch grows
+        for _ in range(30):  # backtracking
             xt = x + scale[:, None, None] * step
             ends_t = ends_of(xt)
             terms_t = _span_terms(obstacles, frames, ends_t, sides)
@@ -350,21 +376,9 @@ def span_paths(a: np.ndarray, b: np.ndarray, obstacles: Sequence[ScholzObstacle]
             if not worse.any():
                 break
             scale = np.where(worse, 0.5 * scale, scale)
-        lt = total(terms_t)
         x = xt
-        ends, terms, length, grad = ends_t, terms_t, lt, gt
-    else:
-        raise RuntimeError(f"the multi-obstacle path did not converge in {max_iterations} Newton steps "
-                           f"(largest tangent mismatch {np.abs(grad).max():.2e})")
-    for j in range(1, k):  # the free points must lie on the straight segments between the obstacles
-        _, _, t2, w0 = terms[j - 1]
-        _, t1, _, w1 = terms[j]
-        before = np.where(w0[:, None], t2, ends[j - 1])
-        after = np.where(w1[:, None], t1, ends[j + 1])
-        if (np.einsum("ni,ni->n", ends[j] - before, after - ends[j]) < -1e-12).any():
-            raise ValueError(f"obstacles {obstacles[j - 1].name!r} and {obstacles[j].name!r}: the path between them "
-                             "does not cross the plane half way across their gap (overlapping obstacles?)")
-    return length, [(t[1], t[2], t[3]) for t in terms]
+        ends, terms, length, grad = ends_t, terms_t, total(terms_t), gt
+    return length, terms, ends, np.abs(grad).reshape(n, -1).max(axis=1) < tolerance
 
 
 # -- a unit over a batch of configurations ----------------------------------------------------------------

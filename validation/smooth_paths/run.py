@@ -9,7 +9,7 @@ converted unit:
 * the moment arm R of the legacy path (the package's, = OpenSim's computeMomentArm) and its tendon-
   excursion moment arm -dL/dq (central differences, h = 1e-6 rad);
 * the same for the smooth path, and OpenSim 4.6's getLength / computeMomentArm of the written file (each
-  degree from a fresh State, i.e. from the contact hints);
+  degree from a State initialized there, i.e. from the contact hints);
 * the largest length step between neighbouring degrees (a jump where a legacy wrap engages).
 
 Results in ``results/<model>/``: ``sweep.csv`` (every degree), ``summary.csv`` (per unit),
@@ -33,7 +33,8 @@ HERE = Path(__file__).resolve().parent
 
 
 def _opensim_sweep(path: Path, coordinate_names, q: np.ndarray, units, coordinate: str):
-    """OpenSim's getLength and computeMomentArm (about ``coordinate``) per configuration, each from a fresh State."""
+    """OpenSim's getLength and computeMomentArm (about ``coordinate``) per configuration, each from a State
+    initialized there (OpenSim 4.6 otherwise starts the wrapping solver from the State's previous solution)."""
     import opensim as osim
     model = osim.Model(str(path))
     model.initSystem()
@@ -41,15 +42,24 @@ def _opensim_sweep(path: Path, coordinate_names, q: np.ndarray, units, coordinat
     lengths = np.zeros((len(q), len(units)))
     arms = np.zeros((len(q), len(units)))
     for n, qn in enumerate(q):
+        for name, v in zip(coordinate_names, qn):  # the State starts there: the solver starts from the hints
+            cs.get(name).setDefaultValue(float(v))
         s = model.initSystem()
-        for name, v in zip(coordinate_names, qn):
-            cs.get(name).setValue(s, float(v), False)
         model.realizePosition(s)
         for m, u in enumerate(units):
             path_ = osim.PathActuator.safeDownCast(model.getForceSet().get(u)).getPath()
             lengths[n, m] = path_.getLength(s)
             arms[n, m] = path_.computeMomentArm(s, cs.get(coordinate))
     return lengths, arms
+
+
+def _ok(model, unit, q) -> bool:
+    from osim_emb.paths.geometry import muscle_lengths
+    try:
+        muscle_lengths(model, q, [unit], allow_out_of_range=True)
+        return True
+    except ValueError:
+        return False
 
 
 def main(argv=None) -> int:
@@ -90,16 +100,39 @@ def main(argv=None) -> int:
     h[k] = 1e-6
     t0 = time.perf_counter()
     rows = {}
+    if not units:
+        print(f"{args.model}: no unit converts (see the notes); nothing to compare")
+        return 0
+
+    def evaluate(model):
+        """L, R about the coordinate and -dL/dq per degree; NaN where a path point lies inside an obstacle."""
+        length = np.full((len(q), len(units)), np.nan)
+        arm, fd = length.copy(), length.copy()
+        for m, u in enumerate(units):
+            for rows_ in ([slice(None)] if _ok(model, u, q) else [[n] for n in range(len(q))]):
+                try:
+                    lq, rq = lengths_and_moment_arms(model, q[rows_], [u], allow_out_of_range=True)
+                    lp = muscle_lengths(model, q[rows_] + h, [u], allow_out_of_range=True)
+                    lm = muscle_lengths(model, q[rows_] - h, [u], allow_out_of_range=True)
+                except ValueError:
+                    continue
+                length[rows_, m], arm[rows_, m], fd[rows_, m] = lq[:, 0], rq[:, k, 0], -(lp - lm)[:, 0] / 2e-6
+        skipped = np.isnan(length).any(axis=0)
+        for u, s_ in zip(units, skipped):
+            if s_:
+                print(f"note: {u}: a path point lies inside an obstacle at some degrees (NaN there)")
+        return length, arm, fd
+
     for label, model in (("legacy", legacy), ("smooth", smooth)):
-        length, arm = lengths_and_moment_arms(model, q, units, allow_out_of_range=True)
-        fd = -(muscle_lengths(model, q + h, units, allow_out_of_range=True)
-               - muscle_lengths(model, q - h, units, allow_out_of_range=True)) / 2e-6
-        rows[label] = (length, arm[:, k], fd)
+        rows[label] = evaluate(model)
     t_package = time.perf_counter() - t0
     osim_l = osim_r = None
     if not args.no_opensim:
         t0 = time.perf_counter()
-        osim_l, osim_r = _opensim_sweep(tmp, legacy.coordinate_names, q, units, args.coordinate)
+        try:
+            osim_l, osim_r = _opensim_sweep(tmp, legacy.coordinate_names, q, units, args.coordinate)
+        except RuntimeError as err:
+            print(f"note: OpenSim cannot evaluate the written file: {str(err).splitlines()[-1]}")
         t_opensim = time.perf_counter() - t0
     table = []
     for m, u in enumerate(units):
@@ -134,7 +167,7 @@ def main(argv=None) -> int:
     with pd.option_context("display.width", 200, "display.max_columns", 20):
         print(summary.to_string(index=False))
     print(f"package: L, R and -dL/dq of {len(units)} units x {len(degrees)} degrees, both models, {t_package:.2f} s"
-          + ("" if osim_l is None else f"; OpenSim (fresh State per degree): {t_opensim:.1f} s"))
+          + ("" if osim_l is None else f"; OpenSim (initSystem per degree): {t_opensim:.1f} s"))
     # the figure: at most four units, those whose legacy moment arm departs most from -dL/dq
     shown = list(summary.sort_values("legacy_max_|R+dL/dq|_mm", ascending=False, kind="stable").unit[:4])
     _figure(sweep, [u for u in units if u in shown], args.coordinate, out / "smooth_paths", osim_l is not None)

@@ -196,7 +196,7 @@ def test_two_spheres_on_one_span_is_stationary():
 
 def test_hint_picks_the_side():
     """Short side (or lift-off) when the hint lies where the straight segment passes, the long way round when
-    the hint is on the far side (the values OpenSim 4.6 gives from fresh states)."""
+    the hint is on the far side (the values OpenSim 4.6 gives started from the hints)."""
     p1, p2 = np.array([[-0.1, 0.0, 0.0]]), np.array([[0.1, 0.04, 0.02]])
     short = obstacle_path("sphere", 0.05, (0, 0.05, 0), p1, p2)[0][0]
     long = obstacle_path("sphere", 0.05, (0, -0.05, 0), p1, p2)[0][0]

@@ -368,10 +368,9 @@ def _span_newton(a, b, obstacles, frames, mode: str, tolerance: float, max_itera
             ends_t = ends_of(xt)
             terms_t = _span_terms(obstacles, frames, ends_t, sides)
             gt = _span_gradient(terms_t, ends_t, bases)
-            if shortest:
-                worse = total(terms_t) > length - 1e-4 * scale * np.einsum("ni,ni->n", g, -step.reshape(n, d))
-            else:
-                worse = np.linalg.norm(gt.reshape(n, d), axis=1) > size * (1 - 1e-4 * scale)
+            worse = np.linalg.norm(gt.reshape(n, d), axis=1) > size * (1 - 1e-4 * scale)
+            if shortest:  # a decrease of L, or of the mismatch once L is flat to round-off
+                worse &= total(terms_t) > length - 1e-4 * scale * np.einsum("ni,ni->n", g, -step.reshape(n, d))
             worse &= size > tolerance
             if not worse.any():
                 break

@@ -13,7 +13,8 @@ converted unit:
 * the largest length step between neighbouring degrees (a jump where a legacy wrap engages).
 
 Results in ``results/<model>/``: ``sweep.csv`` (every degree), ``summary.csv`` (per unit),
-``smooth_paths.{pdf,svg,png}`` (at most four units: those whose legacy R departs most from -dL/dq).
+``smooth_paths.{pdf,svg,png}`` (at most four units the coordinate moves: those whose legacy R departs most
+from -dL/dq).
 A 3.3 file (MoBL) is first saved as a 4.x file by OpenSim.
 """
 
@@ -168,8 +169,11 @@ def main(argv=None) -> int:
         print(summary.to_string(index=False))
     print(f"package: L, R and -dL/dq of {len(units)} units x {len(degrees)} degrees, both models, {t_package:.2f} s"
           + ("" if osim_l is None else f"; OpenSim (initSystem per degree): {t_opensim:.1f} s"))
-    # the figure: at most four units, those whose legacy moment arm departs most from -dL/dq
-    shown = list(summary.sort_values("legacy_max_|R+dL/dq|_mm", ascending=False, kind="stable").unit[:4])
+    # the figure: at most four units that the coordinate moves (|R| > 1 mm somewhere), those whose legacy
+    # moment arm departs most from -dL/dq
+    moved = sweep.groupby("unit", sort=False).smooth_R.apply(lambda r: np.nanmax(np.abs(r)) > 1e-3)
+    ranked = summary[summary.unit.map(moved)].sort_values("legacy_max_|R+dL/dq|_mm", ascending=False, kind="stable")
+    shown = list(ranked.unit[:4])
     _figure(sweep, [u for u in units if u in shown], args.coordinate, out / "smooth_paths", osim_l is not None)
     return 0
 

@@ -283,6 +283,12 @@ def test_smooth_paths_command_writes_a_model_opensim_evaluates_alike(osim, tmp_p
     lengths = muscle_lengths(model, q)
     ref, _ = _opensim_lengths_and_moment_arms(osim, out, q, moment_arms=False)
     assert np.abs(lengths - ref).max() < 1e-8
+    assert np.isnan(model.muscles[0].scholz_path.obstacles[0].hint).all()  # no hint: the short side
+    hinted = tmp_path / "hinted.osim"  # --hints: a hint on the side the path wraps (behind the elbow)
+    assert main(["smooth-paths", str(src), "-o", str(hinted), "--hints"]) == 0
+    hint = load_osim(hinted).muscles[0].scholz_path.obstacles[0].hint
+    assert np.isfinite(hint).all() and hint[0] < 0
+    osim.Model(str(hinted)).initSystem()
     # the obstacle is wrapped in part of the sample, and the path is never shorter than the straight line
     straight = muscle_lengths(legacy, q, wrapping=False)[:, 0]
     wrapped = lengths[:, 0] > straight + 1e-9

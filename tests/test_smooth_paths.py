@@ -76,26 +76,23 @@ def _configurations(n, seed=3, elbow=(-1.2, 1.2)):
 
 
 def _opensim_lengths_and_moment_arms(osim, path, q, moment_arms=True):
-    """getLength and computeMomentArm, each configuration from a State initialized there (OpenSim 4.6 starts
-    the wrapping solver from the State's last solution; initSystem at the configuration starts it from the
-    contact hints)."""
-    model = osim.Model(str(path))
-    model.initSystem()
-    coords = [model.getCoordinateSet().get(k) for k in range(model.getCoordinateSet().getSize())]
-    forces = [osim.PathActuator.safeDownCast(model.getForceSet().get(i)) for i in range(model.getForceSet().getSize())]
-    assert all(f is not None for f in forces)
-    lengths = np.zeros((len(q), len(forces)))
-    arms = np.zeros((len(q), len(coords), len(forces)))
-    for n, qn in enumerate(q):
+    """getLength and computeMomentArm, each configuration on a Model loaded afresh and initialized there:
+    OpenSim 4.6 starts the wrapping solver from the State's last solution (initSystem at the configuration
+    starts it from the contact hints), and computeMomentArm's solver keeps a State of its own between calls."""
+    lengths, arms = [], []
+    for qn in q:
+        model = osim.Model(str(path))
+        coords = [model.getCoordinateSet().get(k) for k in range(model.getCoordinateSet().getSize())]
         for c, v in zip(coords, qn):
             c.setDefaultValue(float(v))
         s = model.initSystem()
         model.realizePosition(s)
-        for m, f in enumerate(forces):
-            lengths[n, m] = f.getPath().getLength(s)
-            for k, c in enumerate(coords if moment_arms else ()):
-                arms[n, k, m] = f.getPath().computeMomentArm(s, c)
-    return lengths, arms
+        forces = [osim.PathActuator.safeDownCast(model.getForceSet().get(i))
+                  for i in range(model.getForceSet().getSize())]
+        assert all(f is not None for f in forces)
+        lengths.append([f.getPath().getLength(s) for f in forces])
+        arms.append([[f.getPath().computeMomentArm(s, c) if moment_arms else 0.0 for f in forces] for c in coords])
+    return np.array(lengths), np.array(arms)
 
 
 @pytest.fixture(scope="module")
@@ -126,12 +123,10 @@ def test_lengths_and_moment_arms_equal_opensim(osim, scholz_model):
         fd[:, k] = -(_opensim_lengths_and_moment_arms(osim, scholz_model, q + dq)[0]
                      - _opensim_lengths_and_moment_arms(osim, scholz_model, q - dq)[0]) / (2 * h)
     assert np.abs(arms - fd).max() < 1e-9
-    # OpenSim's computeMomentArm equals it wherever computeMomentArm agrees with OpenSim's own -dL/dq; in many
-    # configurations it does not (a flipped sign, or residuals from the solver's smoothness tolerance):
-    # docs/paths.md
-    consistent = np.abs(ref_r - fd) < 1e-8
-    assert consistent.sum() >= 40
-    assert np.abs(arms - ref_r)[consistent].max() < 1e-8
+    # OpenSim's computeMomentArm: equal to 1e-8 m in most entries, elsewhere within its solver's residual (its
+    # smoothness tolerance is 1e-5 rad: a few micrometres)
+    err = np.abs(arms - ref_r)
+    assert (err < 1e-8).mean() > 0.6 and err.max() < 1e-5
     # each obstacle is wrapped in some configurations and not in others
     straight = np.array([np.linalg.norm(np.diff(_points(model, name, q), axis=1), axis=-1).sum(axis=1)
                          for name in ("over_sphere", "round_cylinder", "two_on_span")]).T

@@ -198,7 +198,8 @@ def _best_hint(kind: str, radius: float, p1: np.ndarray, p2: np.ndarray, meets: 
     """The contact hint under which the path takes the shortest way round in the most sampled configurations.
 
     Candidates: the directions of the middles of the shortest paths' contacts (a subsample) and, for a
-    cylinder, 24 directions round the axis (at the height of its origin).  Ties go to the candidate nearest the mean contact."""
+    cylinder, 24 directions round the axis (at the height of its origin).  Ties go to the candidate
+    nearest the mean contact."""
     from osim_emb.paths.scholz import obstacle_path
     nan = np.full(3, np.nan)
     shortest = obstacle_path(kind, radius, nan, p1, p2)[0]

@@ -20,9 +20,10 @@ long side), the contact hint picks the side: the path goes round the side where 
 (the long way round when the straight segment passes on the other side of the centre or axis),
 as OpenSim's solver does from a zero-length geodesic at the hint.  On the short side the path
 lifts off (a straight segment) when the segment misses the obstacle, as OpenSim's lift-off and
-touch-down rules do; without a hint (NaN, OpenSim's default) it always takes the short side.  Several obstacles on one span are joined by straight
-segments; their common stationary path is found by Newton's method over one free point per
-joining segment (in a plane between the two obstacles), each obstacle's part in closed form.
+touch-down rules do; without a hint (NaN, OpenSim's default) it always takes the short side.
+Several obstacles on one span are joined by straight segments; their common stationary path is
+found by Newton's method over one free point per joining segment (in a plane between the two
+obstacles), each obstacle's part in closed form.
 
 The length is stationary with respect to every contact point, so the derivative of L with
 respect to q is that of the straight segments with their end points fixed on their bodies: the
@@ -42,7 +43,8 @@ from osim_emb.core.functions.base import readonly
 from osim_emb.paths.musculotendon import Musculotendon
 
 __all__ = ["ScholzPoint", "ScholzObstacle", "ScholzPath", "ScholzMusculotendon", "OBSTACLE_KINDS",
-           "wraps_short_side", "wrap_sense", "obstacle_path", "span_paths", "scholz_path_lengths_and_moment_arms", "with_scholz_paths"]
+           "wraps_short_side", "wrap_sense", "obstacle_path", "span_paths", "scholz_path_lengths_and_moment_arms",
+           "with_scholz_paths"]
 
 #: The obstacle surfaces supported (OpenSim contact-geometry tag -> kind).
 OBSTACLE_KINDS = {"ContactSphere": "sphere", "ContactCylinder": "cylinder"}

@@ -204,16 +204,56 @@ def test_hint_picks_the_side():
 def test_unsupported_surface_is_refused(osim, tmp_path):
     from osim_emb.io import load_osim
     from osim_emb.io.errors import UnsupportedFeatureError
-    path = tmp_path / "torus.osim"
-    muscles = (("over_torus", [("p", "humerus", (0.035, -0.05, 0.01)), ("o", "ring", (0.03, 0.0, 0.0)),
-                               ("p", "forearm", (0.03, 0.15, 0.0))]),)
-    surfaces = (("ring", lambda b: osim.ContactEllipsoid(osim.Vec3(0.03, 0.02, 0.04), osim.Vec3(0, -0.3, 0),
-                                                         osim.Vec3(0), b["humerus"], "ring")),)
-    build_scholz_model(osim, path, muscles, surfaces)
-    with pytest.raises(UnsupportedFeatureError, match=r"over_torus.*obstacle_0.*ContactEllipsoid 'ring'"):
-        load_osim(path)
-    model = load_osim(path, strict=False)
-    assert not model.muscles
+
+    def torus(b):
+        t = osim.ContactTorus()
+        t.setName("ring")
+        t.setTorusRadius(0.05)
+        t.setTubeRadius(0.01)
+        t.setFrame(b["humerus"])
+        t.set_location(osim.Vec3(0, -0.3, 0))
+        return t
+
+    for name, make, hint, match in (
+            ("torus", torus, (0.05, 0.0, 0.0), r"over_obstacle.*obstacle_0.*ContactTorus 'ring'"),
+            ("hinted_ellipsoid", lambda b: osim.ContactEllipsoid(osim.Vec3(0.03, 0.02, 0.04), osim.Vec3(0, -0.3, 0),
+                                                                  osim.Vec3(0), b["humerus"], "ring"),
+             (0.03, 0.0, 0.0), r"over_obstacle.*obstacle_0.*ellipsoid with a contact hint")):
+        path = tmp_path / f"{name}.osim"
+        muscles = (("over_obstacle", [("p", "humerus", (0.035, -0.05, 0.01)), ("o", "ring", hint),
+                                      ("p", "forearm", (0.03, 0.15, 0.0))]),)
+        build_scholz_model(osim, path, muscles, (("ring", make),))
+        with pytest.raises(UnsupportedFeatureError, match=match):
+            load_osim(path)
+        assert not load_osim(path, strict=False).muscles
+
+
+@pytest.mark.opensim
+def test_ellipsoid_without_hint_equals_opensim(osim, tmp_path):
+    """An ellipsoid obstacle without a contact hint (the shortest way round, geodesics integrated numerically):
+    L equals OpenSim's to 1e-8 m, R = -dL/dq of OpenSim's lengths to 1e-8 m."""
+    from osim_emb.io import load_osim
+    from osim_emb.paths.geometry import lengths_and_moment_arms, muscle_lengths
+    path = tmp_path / "ellipsoid.osim"
+    nan = (float("nan"),) * 3
+    muscles = (("over_ellipsoid", [("p", "humerus", (0.035, -0.05, 0.01)), ("o", "egg", nan),
+                                   ("p", "forearm", (0.03, 0.15, 0.0))]),)
+    make = (("egg", lambda b: osim.ContactEllipsoid(osim.Vec3(0.03, 0.045, 0.025), osim.Vec3(0, -0.3, 0),
+                                                     osim.Vec3(0.2, 0.3, 0.1), b["humerus"], "egg")),)
+    build_scholz_model(osim, path, muscles, make)
+    model = load_osim(path)
+    q = _configurations(8, seed=4)
+    lengths, arms = lengths_and_moment_arms(model, q)
+    ref, _ = _opensim_lengths_and_moment_arms(osim, path, q, moment_arms=False)
+    assert np.abs(lengths - ref).max() < 1e-8
+    straight = np.linalg.norm(np.diff(_points(model, "over_ellipsoid", q), axis=1), axis=-1).sum(axis=1)
+    assert (lengths[:, 0] > straight + 1e-6).sum() >= 3
+    h = 1e-6
+    for k in range(2):
+        dq = np.zeros(2)
+        dq[k] = h
+        fd = -(muscle_lengths(model, q + dq) - muscle_lengths(model, q - dq)) / (2 * h)
+        assert np.abs(fd - arms[:, k]).max() < 1e-8
 
 
 def _legacy_elbow_model(osim, path):

@@ -199,3 +199,22 @@ def test_two_obstacles_on_one_segment(osim, tmp_path):
     h = 1e-6
     fd = -(smooth_path_lengths_and_moment_arms(model, q + h)[0] - smooth_path_lengths_and_moment_arms(model, q - h)[0])
     assert np.abs(fd / (2 * h) - arms[:, 0, :]).max() < 1e-9
+
+
+def test_ellipsoid_geodesic_equals_the_closed_form_sphere():
+    """The integrated geodesic path over an ellipsoid with equal radii equals the closed-form sphere path
+    (short side, no hint, the long way round)."""
+    from osim_emb.paths.geodesic import Ellipsoid, surface_path
+    rng = np.random.default_rng(0)
+    p1 = np.array([-0.1, 0.02, 0.0]) + rng.normal(0, 0.01, (4, 3))
+    p2 = np.array([0.1, 0.01, 0.01]) + rng.normal(0, 0.01, (4, 3))
+    for hint in [(0, 0.05, 0), (np.nan,) * 3, (0, -0.05, 0)]:
+        length, t1, t2, wrapped = surface_path(Ellipsoid([0.05, 0.05, 0.05]), hint, p1, p2)
+        ref, r1, r2, w = sphere_or_long(hint, p1, p2)
+        assert (wrapped == w).all() and np.abs(length - ref).max() < 1e-10
+        assert np.abs(t1 - r1)[w].max() < 1e-8
+
+
+def sphere_or_long(hint, p1, p2):
+    from osim_emb.paths.scholz import obstacle_path
+    return obstacle_path("sphere", 0.05, hint, p1, p2)

@@ -19,8 +19,11 @@ ContactCylinder (same frame, location, orientation and radius) with a contact hi
   contacts over the sample (and for a cylinder 24 directions round the axis, at its origin's
   height), the hint under which the Scholz path takes the shortest way round in the most sampled
   configurations.
-* **What is not converted** (kept as a legacy GeometryPath, with a warning): units with an
-  ellipsoid or torus wrap, moving or conditional path points, or a path point inside an
+* **Ellipsoids** (WrapEllipsoid -> ContactEllipsoid with the same radii) are converted without a
+  hint and alone between two path points (geodesics integrated numerically); with a quadrant or
+  sharing a segment the unit stays legacy.
+* **What is not converted** (kept as a legacy GeometryPath, with a warning): units with a
+  torus wrap, moving or conditional path points, or a path point inside an
   obstacle at the default pose (OpenSim cannot start the path there).  A point inside an
   obstacle elsewhere in the sample is warned about (no path exists there).  A WrapCylinder's finite
   length has no counterpart (Simbody's cylinder is infinite): said once.
@@ -41,7 +44,7 @@ __all__ = ["ConvertedUnit", "smooth_paths_tree"]
 
 log = logging.getLogger(__name__)
 
-_KIND = {"WrapSphere": "sphere", "WrapCylinder": "cylinder"}
+_KIND = {"WrapSphere": "sphere", "WrapCylinder": "cylinder", "WrapEllipsoid": "ellipsoid"}
 _AXES = {"x": 0, "y": 1, "z": 2}
 
 
@@ -105,7 +108,7 @@ def convert_units(model, n_samples: int = 1000, seed: int = 0,
         bad = [w for w in used if w.type_name not in _KIND]
         if bad:
             warnings.append(f"unit {unit.name!r} kept as a legacy GeometryPath: {bad[0].type_name} "
-                            f"{bad[0].name!r} (smooth wrapping supports spheres and cylinders)")
+                            f"{bad[0].name!r} (smooth wrapping supports spheres, cylinders and ellipsoids)")
             continue
         if any(p.kind != "fixed" for p in unit.points):
             warnings.append(f"unit {unit.name!r} kept as a legacy GeometryPath: it has moving or conditional path "
@@ -128,6 +131,15 @@ def convert_units(model, n_samples: int = 1000, seed: int = 0,
             rot, org = t[:, :3, :3], t[:, :3, 3]
             local = np.einsum("nji,npj->npi", rot, pos - org[:, None])  # points in the obstacle frame
             flat = np.array([1.0, 1.0, 0.0]) if kind == "cylinder" else np.ones(3)
+            radius = obj.radius if kind != "ellipsoid" else 1.0
+            if kind == "ellipsoid":
+                if _hint_from_quadrant(obj.quadrant, "sphere", 1.0) is not None:
+                    warnings.append(f"unit {unit.name!r} kept as a legacy GeometryPath: ellipsoid {obj.name!r} has "
+                                    f"the quadrant {obj.quadrant!r} (an ellipsoid obstacle is supported without a "
+                                    "contact hint only)")
+                    ok = False
+                    break
+                local = local / np.asarray(obj.dimensions)  # the unit sphere: same segments meet it, same places
             lo, hi = pw.range
             first = 0 if lo < 1 else lo - 1
             last = n_points - 1 if hi < 1 else hi - 1
@@ -135,8 +147,8 @@ def convert_units(model, n_samples: int = 1000, seed: int = 0,
             for i in range(first, min(last, n_points - 1)):
                 c, s = _closest(local[:, i] * flat, local[:, i + 1] * flat)
                 dist = np.linalg.norm(c, axis=-1)
-                meets = dist < obj.radius
-                score = (int(meets.sum()), -float(dist.min() / obj.radius))
+                meets = dist < radius
+                score = (int(meets.sum()), -float(dist.min() / radius))
                 if best is None or score > best[0]:
                     best = (score, i, c, s, meets)
             if best is None:
@@ -145,7 +157,7 @@ def convert_units(model, n_samples: int = 1000, seed: int = 0,
                 ok = False
                 break
             (count, _), i, c, s, meets = best
-            inside = (np.linalg.norm(local[:, [i, i + 1]] * flat, axis=-1) <= obj.radius).any(axis=1)
+            inside = (np.linalg.norm(local[:, [i, i + 1]] * flat, axis=-1) <= radius).any(axis=1)
             if inside[0]:
                 warnings.append(f"unit {unit.name!r} kept as a legacy GeometryPath: a path point next to "
                                 f"{obj.name!r} lies inside it at the default pose (OpenSim cannot start the path)")
@@ -158,7 +170,7 @@ def convert_units(model, n_samples: int = 1000, seed: int = 0,
             if count == 0:
                 notes.append(f"{obj.name!r} never meets the straight segment in the sample (placed on the "
                              f"nearest segment, {i + 1}-{i + 2})")
-            hint = _hint_from_quadrant(obj.quadrant, kind, obj.radius)
+            hint = _hint_from_quadrant(obj.quadrant, kind, obj.radius) if kind != "ellipsoid" else np.full(3, np.nan)
             if hint is None and not hints:  # no hint: OpenSim starts lifted off, touches down on the short side
                 hint = np.full(3, np.nan)
             if hint is None and meets.any():
@@ -169,6 +181,12 @@ def convert_units(model, n_samples: int = 1000, seed: int = 0,
                     direction = np.array([1.0, 0, 0])
                 hint = obj.radius * direction / np.linalg.norm(direction)
             placed.setdefault(i, []).append((float(np.mean(s[meets] if meets.any() else s)), obj.name, hint))
+        for i, group in placed.items() if ok else ():  # an ellipsoid obstacle alone between two points
+            shared = [name for _, name, _ in group if _KIND[objects[name].type_name] == "ellipsoid"]
+            if shared and len(group) > 1:
+                warnings.append(f"unit {unit.name!r} kept as a legacy GeometryPath: ellipsoid {shared[0]!r} shares "
+                                "a segment with other wrap objects (supported alone)")
+                ok = False
         if ok:  # OpenSim starts each obstacle's path from the hints of its neighbours on the span
             for i, group in placed.items():
                 clash = _hint_inside_neighbour(group, objects, bt, body_index)
@@ -285,8 +303,9 @@ def smooth_paths_tree(model, n_samples: int = 1000, seed: int = 0,
         while gname in taken:
             gname, k = f"{name}_obstacle{k}", k + 1
         taken.add(gname)
+        size = obj.dimensions if obj.type_name == "WrapEllipsoid" else obj.radius
         holder.append(contact_geometry_element(_KIND[obj.type_name], gname, _frame_path(obj.body, doc.ground),
-                                               obj.translation, obj.xyz_body_rotation, obj.radius))
+                                               obj.translation, obj.xyz_body_rotation, size))
         geometry_path[name] = f"/contactgeometryset/{gname}"
         return geometry_path[name]
 

@@ -34,8 +34,7 @@ from osim_emb.paths.scholz import OBSTACLE_KINDS, ScholzObstacle, ScholzPath, Sc
 __all__ = ["contact_geometry_elements", "read_scholz_path", "scholz_path_element", "contact_geometry_element"]
 
 #: Contact geometries OpenSim's Scholz2015GeometryPath accepts but the package does not evaluate.
-UNSUPPORTED_SURFACES = {"ContactEllipsoid": "an ellipsoid", "ContactTorus": "a torus",
-                        "ContactMesh": "a mesh", "ContactHalfSpace": "a half space"}
+UNSUPPORTED_SURFACES = {"ContactTorus": "a torus", "ContactMesh": "a mesh", "ContactHalfSpace": "a half space"}
 
 
 def contact_geometry_elements(model: Any) -> dict[str, Any]:
@@ -113,8 +112,8 @@ def read_scholz_path(e: Any, owner: Any, model: Any, reader: Any) -> ScholzPath:
                 what = UNSUPPORTED_SURFACES.get(g.tag, g.tag)
                 raise UnsupportedFeatureError(
                     reader.path, c, f"muscle {muscle!r}, obstacle {c.get('name')!r}: {g.tag} {g.get('name')!r} is "
-                    f"{what}; smooth wrapping supports ContactSphere and ContactCylinder (closed-form geodesics; "
-                    "ellipsoids and tori need geodesic integration, not implemented)")
+                    f"{what}; supported: ContactSphere, ContactCylinder (closed-form geodesics) and ContactEllipsoid "
+                    "(integrated geodesics, without a contact hint)")
             body = _body_frame(reader, g, "socket_frame", muscle, f"contact geometry {g.get('name')!r}")
             if not hasattr(reader, "scholz_geometries"):
                 reader.scholz_geometries = set()
@@ -123,14 +122,36 @@ def read_scholz_path(e: Any, owner: Any, model: Any, reader: Any) -> ScholzPath:
             t = np.eye(4)
             t[:3, :3] = euler_xyz_body_fixed(reader.floats(g, "orientation", 3, [0, 0, 0]))
             t[:3, 3] = reader.floats(g, "location", 3, [0, 0, 0])
-            radius = reader.flt(g, "radius", 0.0)
+            hint = _hint(reader, c, muscle)
+            radii = None
+            if g.tag == "ContactEllipsoid":
+                radii = reader.floats(g, "radii", 3, required=True)
+                if (radii <= 0).any():
+                    raise reader.fail(g, f"muscle {muscle!r}: the ellipsoid's radii must be positive, got {radii}")
+                if np.isfinite(hint).any():
+                    raise UnsupportedFeatureError(
+                        reader.path, c, f"muscle {muscle!r}, obstacle {c.get('name')!r}: an ellipsoid with a contact "
+                        "hint (which way OpenSim's solver goes from it is not reproduced; without a hint, the "
+                        "shortest way round, it is)")
+                radius = float(radii.min())
+            else:
+                radius = reader.flt(g, "radius", 0.0)
             if not radius > 0:
                 raise reader.fail(g, f"muscle {muscle!r}: the obstacle's radius must be positive, got {radius}")
-            hint = _hint(reader, c, muscle)
             elements.append(ScholzObstacle(g.get("name") or c.get("name"), OBSTACLE_KINDS[g.tag], body, t, radius,
-                                           hint))
+                                           hint, None if radii is None else tuple(radii)))
         else:
             raise UnsupportedFeatureError(reader.path, c, f"muscle {muscle!r}: unsupported path element {c.tag}")
+    span: list = []
+    for el in elements + [None]:  # an ellipsoid must be alone between two path points
+        if el is None or isinstance(el, ScholzPoint):
+            if len(span) > 1 and any(o.kind == "ellipsoid" for o in span):
+                raise UnsupportedFeatureError(reader.path, e, f"muscle {muscle!r}: the ellipsoid obstacle "
+                                              f"{[o.name for o in span if o.kind == 'ellipsoid'][0]!r} shares a "
+                                              "segment with other obstacles (supported alone)")
+            span = []
+        else:
+            span.append(el)
     try:
         return ScholzPath(tuple(elements))
     except ValueError as err:
@@ -144,14 +165,17 @@ def _vec(v: Any) -> str:
 
 
 def contact_geometry_element(kind: str, name: str, frame_path: str, location: Any, orientation: Any,
-                             radius: float) -> Any:
-    """A ``<ContactSphere>`` or ``<ContactCylinder>`` element."""
+                             radius: Any) -> Any:
+    """A ``<ContactSphere>``, ``<ContactCylinder>`` (``radius``) or ``<ContactEllipsoid>`` (``radius``: the radii)."""
     tag = {v: k for k, v in OBSTACLE_KINDS.items()}[kind]
     e = etree.Element(tag, name=name)
     etree.SubElement(e, "socket_frame").text = frame_path
     etree.SubElement(e, "location").text = _vec(location)
     etree.SubElement(e, "orientation").text = _vec(orientation)
-    etree.SubElement(e, "radius").text = repr(float(radius))
+    if kind == "ellipsoid":
+        etree.SubElement(e, "radii").text = _vec(radius)
+    else:
+        etree.SubElement(e, "radius").text = repr(float(radius))
     return e
 
 

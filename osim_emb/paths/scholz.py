@@ -46,8 +46,9 @@ __all__ = ["ScholzPoint", "ScholzObstacle", "ScholzPath", "ScholzMusculotendon",
            "wraps_short_side", "wrap_sense", "obstacle_path", "span_paths", "scholz_path_lengths_and_moment_arms",
            "with_scholz_paths"]
 
-#: The obstacle surfaces supported (OpenSim contact-geometry tag -> kind).
-OBSTACLE_KINDS = {"ContactSphere": "sphere", "ContactCylinder": "cylinder"}
+#: The obstacle surfaces supported (OpenSim contact-geometry tag -> kind).  Ellipsoids: without a contact hint,
+#: alone on their span (geodesics integrated numerically, :mod:`osim_emb.paths.geodesic`).
+OBSTACLE_KINDS = {"ContactSphere": "sphere", "ContactCylinder": "cylinder", "ContactEllipsoid": "ellipsoid"}
 
 
 @dataclass(frozen=True, eq=False)
@@ -74,10 +75,19 @@ class ScholzObstacle:
     transform: np.ndarray
     radius: float
     hint: np.ndarray
+    radii: tuple | None = None  # an ellipsoid's semi-axes (radius is then the smallest)
 
     def __post_init__(self):
-        if self.kind not in ("sphere", "cylinder"):
-            raise ValueError(f"obstacle {self.name!r}: unsupported kind {self.kind!r} (sphere, cylinder)")
+        if self.kind not in ("sphere", "cylinder", "ellipsoid"):
+            raise ValueError(f"obstacle {self.name!r}: unsupported kind {self.kind!r} (sphere, cylinder, ellipsoid)")
+        if self.kind == "ellipsoid":
+            if self.radii is None or len(self.radii) != 3 or min(self.radii) <= 0:
+                raise ValueError(f"obstacle {self.name!r}: an ellipsoid needs three positive radii, got {self.radii}")
+            if np.isfinite(np.asarray(self.hint, dtype=float)).any():
+                raise ValueError(f"obstacle {self.name!r}: ellipsoid obstacles are supported without a contact hint "
+                                 "only (the shortest way round)")
+            object.__setattr__(self, "radii", tuple(float(r) for r in self.radii))
+            object.__setattr__(self, "radius", min(self.radii))
         if not self.radius > 0:
             raise ValueError(f"obstacle {self.name!r}: radius must be positive, got {self.radius}")
         object.__setattr__(self, "transform", readonly(np.asarray(self.transform, dtype=float).reshape(4, 4)))
@@ -238,7 +248,11 @@ def _obstacle_in_ground(ob: ScholzObstacle, rot: np.ndarray, org: np.ndarray, a:
     wrapped."""
     p1 = np.einsum("nji,nj->ni", rot, a - org)
     p2 = np.einsum("nji,nj->ni", rot, b - org)
-    length, t1, t2, wrapped = obstacle_path(ob.kind, ob.radius, ob.hint, p1, p2, sense)
+    if ob.kind == "ellipsoid":
+        from osim_emb.paths.geodesic import Ellipsoid, surface_path
+        length, t1, t2, wrapped = surface_path(Ellipsoid(ob.radii), ob.hint, p1, p2)
+    else:
+        length, t1, t2, wrapped = obstacle_path(ob.kind, ob.radius, ob.hint, p1, p2, sense)
     return (length, np.einsum("nij,nj->ni", rot, t1) + org, np.einsum("nij,nj->ni", rot, t2) + org, wrapped)
 
 
@@ -277,6 +291,9 @@ def span_paths(a: np.ndarray, b: np.ndarray, obstacles: Sequence[ScholzObstacle]
     if k == 1:
         length, t1, t2, w = _obstacle_in_ground(obstacles[0], *frames[0], a, b)
         return length, [(t1, t2, w)]
+    if any(ob.kind == "ellipsoid" for ob in obstacles):
+        raise ValueError(f"obstacles {[ob.name for ob in obstacles]}: an ellipsoid obstacle must be alone between "
+                         "two path points")
     shortest = all(np.isnan(ob.hint).any() for ob in obstacles)
     out = _span_newton(a, b, obstacles, frames, "shortest" if shortest else "fixed", tolerance, max_iterations)
     length, terms, ends, done = out

@@ -25,8 +25,8 @@ segment passes through the axis (a point where no smooth shortest path exists).
 
 Several obstacles meeting one straight segment are wrapped together: their joint stationary
 path (each on its short side) from :func:`osim_emb.paths.scholz.span_paths`, the evaluator of
-OpenSim's Scholz2015GeometryPath.  Ellipsoids and tori are refused: their geodesics have no
-closed form and need numerical integration with Jacobi fields (not implemented).
+OpenSim's Scholz2015GeometryPath.  Ellipsoids: the shortest path with its geodesic integrated
+numerically (:mod:`osim_emb.paths.geodesic`; alone on its segment).  Tori are refused.
 """
 
 from __future__ import annotations
@@ -106,14 +106,18 @@ def cylinder_shortest_path(p1: Any, p2: Any, radius: float) -> tuple[np.ndarray,
     return length, np.where(wrapped[:, None], t1, nan), np.where(wrapped[:, None], t2, nan), wrapped
 
 
-_KIND = {"WrapSphere": "sphere", "WrapCylinder": "cylinder"}
+_KIND = {"WrapSphere": "sphere", "WrapCylinder": "cylinder", "WrapEllipsoid": "ellipsoid"}
 
 
-def _meets(kind: str, radius: float, p1: np.ndarray, p2: np.ndarray) -> np.ndarray:
-    """(N,) whether the segments p1 p2 (obstacle frame) pass inside the obstacle."""
+def _meets(obj, p1: np.ndarray, p2: np.ndarray) -> np.ndarray:
+    """(N,) whether the segments p1 p2 (obstacle frame) pass inside the wrap object."""
     from osim_emb.paths.scholz import _closest_on_segment
+    kind = _KIND[obj.type_name]
+    if kind == "ellipsoid":  # the unit sphere after scaling by the radii
+        scale = np.asarray(obj.dimensions, dtype=float)
+        return np.linalg.norm(_closest_on_segment(p1 / scale, p2 / scale), axis=-1) < 1.0
     flat = np.array([1.0, 1.0, 0.0]) if kind == "cylinder" else np.ones(3)
-    return np.linalg.norm(_closest_on_segment(p1 * flat, p2 * flat), axis=-1) < radius
+    return np.linalg.norm(_closest_on_segment(p1 * flat, p2 * flat), axis=-1) < obj.radius
 
 
 def smooth_path_lengths_and_moment_arms(model, q: Any, muscles: Sequence[str] | None = None
@@ -124,9 +128,8 @@ def smooth_path_lengths_and_moment_arms(model, q: Any, muscles: Sequence[str] | 
     whose straight line meets the obstacle; the obstacles on one segment are ordered along it and
     the path over them is their joint stationary path, each obstacle on its short side
     (:func:`osim_emb.paths.scholz.span_paths`).  R comes from the package's segment formula with the
-    contact points fixed on the obstacles' bodies, so R = -dL/dq.  Ellipsoids and tori raise: their
-    geodesics have no closed form (they need geodesic integration with Jacobi fields, not
-    implemented).
+    contact points fixed on the obstacles' bodies, so R = -dL/dq.  Ellipsoids: geodesics integrated
+    numerically (:mod:`osim_emb.paths.geodesic`), alone on their segment.  Tori raise.
     """
     from osim_emb.core.kinematics import forward_kinematics
     from osim_emb.paths.geometry import _body_table, _muscle_list, path_states
@@ -152,9 +155,8 @@ def smooth_path_lengths_and_moment_arms(model, q: Any, muscles: Sequence[str] | 
             if obj is None or not obj.active:
                 continue
             if obj.type_name not in _KIND:
-                raise ValueError(f"unit {unit.name!r}: smooth wrapping handles spheres and cylinders (closed-form "
-                                 f"geodesics), not {obj.type_name} {obj.name!r}: its geodesics need numerical "
-                                 "integration with Jacobi fields, not implemented")
+                raise ValueError(f"unit {unit.name!r}: smooth wrapping handles spheres, cylinders (closed-form "
+                                 f"geodesics) and ellipsoids (integrated), not {obj.type_name} {obj.name!r}")
             wraps.append((pw, obj, bt[:, body_index[obj.body]] @ obj.transform_in_body))
         # per configuration: the active points, and for each wrap its segment (index into them) and place on it
         seq = base.sequence  # (N, S) point indices in path order, -1 padded
@@ -174,7 +176,7 @@ def smooth_path_lengths_and_moment_arms(model, q: Any, muscles: Sequence[str] | 
                 k = rows[todo]
                 p1 = np.einsum("nji,nj->ni", rot[k], base.positions[k, i[k]] - org[k])
                 p2 = np.einsum("nji,nj->ni", rot[k], base.positions[k, j[k]] - org[k])
-                hit = _meets(_KIND[obj.type_name], obj.radius, p1, p2)
+                hit = _meets(obj, p1, p2)
                 segment[k[hit], w] = a
                 d = p2[hit] - p1[hit]
                 place[k[hit], w] = -np.einsum("ni,ni->n", p1[hit], d) / np.einsum("ni,ni->n", d, d)
@@ -193,8 +195,11 @@ def smooth_path_lengths_and_moment_arms(model, q: Any, muscles: Sequence[str] | 
                 for w in by_place:
                     if segs[w] == a:
                         pw, obj, _ = wraps[w]
-                        elements.append(ScholzObstacle(obj.name, _KIND[obj.type_name], obj.body,
-                                                       obj.transform_in_body, obj.radius, nan_hint))
+                        kind = _KIND[obj.type_name]
+                        elements.append(ScholzObstacle(
+                            obj.name, kind, obj.body, obj.transform_in_body,
+                            obj.radius if kind != "ellipsoid" else min(obj.dimensions), nan_hint,
+                            tuple(obj.dimensions) if kind == "ellipsoid" else None))
             path_unit = ScholzMusculotendon(unit.name, unit.type_name, (), (), None,
                                             scholz_path=ScholzPath(tuple(elements)))
             idx = np.array(idx)

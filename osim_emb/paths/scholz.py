@@ -29,7 +29,8 @@ The length is stationary with respect to every contact point, so the derivative 
 respect to q is that of the straight segments with their end points fixed on their bodies: the
 package's segment formula (``osim_emb.paths.geometry``) gives R = -dL/dq, which is what OpenSim's
 ``computeMomentArm`` (a ``MomentArmSolver`` over the forces the path applies) returns.
-Ellipsoids and tori (geodesics by numerical integration) are not supported.
+Ellipsoids (without a hint, alone on their span): geodesics integrated numerically
+(:mod:`osim_emb.paths.geodesic`).  Tori are not supported.
 """
 
 from __future__ import annotations

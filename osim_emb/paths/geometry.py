@@ -262,8 +262,8 @@ def lengths_and_moment_arms(model: Model, q: Any, muscles: Sequence[str] | None 
     True
     """
     q = as_configuration(model, q, allow_out_of_range=allow_out_of_range)
-    from osim_emb.paths.scholz import with_scholz_paths  # Scholz2015GeometryPath units (smooth obstacles)
-    out = with_scholz_paths(model, q, _muscle_list(model, muscles), True, lambda names: lengths_and_moment_arms(
+    from osim_emb.paths.musculotendon import with_own_paths  # Scholz2015GeometryPath units (paths.scholz)
+    out = with_own_paths(model, q, _muscle_list(model, muscles), True, lambda names: lengths_and_moment_arms(
         model, q, names, wrapping=wrapping, opensim_compat=opensim_compat, allow_out_of_range=True))
     if out is not None:
         return out
@@ -313,8 +313,8 @@ def muscle_lengths(model: Model, q: Any, muscles: Sequence[str] | None = None, *
     ((1, 2), True)
     """
     q = as_configuration(model, q, allow_out_of_range=allow_out_of_range)
-    from osim_emb.paths.scholz import with_scholz_paths  # Scholz2015GeometryPath units (smooth obstacles)
-    out = with_scholz_paths(model, q, _muscle_list(model, muscles), False, lambda names: muscle_lengths(
+    from osim_emb.paths.musculotendon import with_own_paths  # Scholz2015GeometryPath units (paths.scholz)
+    out = with_own_paths(model, q, _muscle_list(model, muscles), False, lambda names: muscle_lengths(
         model, q, names, wrapping=wrapping, opensim_compat=opensim_compat, allow_out_of_range=True))
     if out is not None:
         return out

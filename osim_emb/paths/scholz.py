@@ -44,8 +44,7 @@ from osim_emb.core.functions.base import readonly
 from osim_emb.paths.musculotendon import Musculotendon
 
 __all__ = ["ScholzPoint", "ScholzObstacle", "ScholzPath", "ScholzMusculotendon", "OBSTACLE_KINDS",
-           "wraps_short_side", "wrap_sense", "obstacle_path", "span_paths", "scholz_path_lengths_and_moment_arms",
-           "with_scholz_paths"]
+           "wraps_short_side", "wrap_sense", "obstacle_path", "span_paths", "scholz_path_lengths_and_moment_arms"]
 
 #: The obstacle surfaces supported (OpenSim contact-geometry tag -> kind).  Ellipsoids: without a contact hint,
 #: alone on their span (geodesics integrated numerically, :mod:`osim_emb.paths.geodesic`).
@@ -128,6 +127,11 @@ class ScholzMusculotendon(Musculotendon):
         super().__post_init__()
         if not isinstance(self.scholz_path, ScholzPath):
             raise ValueError(f"unit {self.name!r}: scholz_path must be a ScholzPath")
+
+    def own_path_lengths_and_moment_arms(self, model, q, need_moment_arms: bool = True):
+        """L (N,) and R (N, n_q) (None without moment arms): see :func:`scholz_path_lengths_and_moment_arms`
+        (called by ``lengths_and_moment_arms`` through ``musculotendon.with_own_paths``)."""
+        return scholz_path_lengths_and_moment_arms(model, self, q, None, need_moment_arms)
 
 
 # -- one obstacle between two points (obstacle frame) -----------------------------------------------------
@@ -459,31 +463,3 @@ def scholz_path_lengths_and_moment_arms(model, unit: ScholzMusculotendon, q: Any
     seq = np.where(np.take_along_axis(active, order, axis=1), order, -1)
     state = PathState(unit, seq, np.asarray(slot_frames), [], np.stack(positions, axis=1), length)
     return length, _moment_arm_of_path(model, kin, state)
-
-
-def with_scholz_paths(model, q: np.ndarray, units: Sequence[Musculotendon], need_moment_arms: bool,
-                      others: Any) -> Any:
-    """L (and R) of a list of units some of which have Scholz2015GeometryPaths, or None when none has.
-
-    ``others(names)`` computes the other units (L, or (L, R)); the columns keep the units' order.
-    """
-    sc = [k for k, u in enumerate(units) if isinstance(u, ScholzMusculotendon)]
-    if not sc:
-        return None
-    rest = [k for k in range(len(units)) if k not in set(sc)]
-    n = q.shape[0]
-    lengths = np.zeros((n, len(units)))
-    arms = np.zeros((n, model.n_q, len(units)))
-    if rest:
-        out = others([units[k].name for k in rest])
-        if need_moment_arms:
-            lengths[:, rest], arms[:, :, rest] = out
-        else:
-            lengths[:, rest] = out
-    from osim_emb.core.kinematics import forward_kinematics
-    kin = forward_kinematics(model, q, order=1 if need_moment_arms else 0)
-    for k in sc:
-        lengths[:, k], r = scholz_path_lengths_and_moment_arms(model, units[k], q, kin, need_moment_arms)
-        if need_moment_arms:
-            arms[:, :, k] = r
-    return (lengths, arms) if need_moment_arms else lengths

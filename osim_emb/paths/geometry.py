@@ -121,8 +121,7 @@ def path_states(model: Model, q: Any, muscles: Sequence[str] | None = None, *, w
     cache: dict = {}
     for mu in _muscle_list(model, muscles):
         if not mu.points:
-            raise ValueError(f"unit {mu.name!r} has no path points (a FunctionBasedPath or Scholz2015GeometryPath): "
-                             "use lengths_and_moment_arms")
+            raise ValueError(f"unit {mu.name!r} has no path points (a FunctionBasedPath): use lengths_and_moment_arms")
         p = len(mu.points)
         bi = np.array([body_index[pt.body] for pt in mu.points])
         t = bt[:, bi]  # (N, P, 4, 4)

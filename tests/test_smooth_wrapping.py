@@ -158,3 +158,63 @@ def test_smooth_moment_arms_equal_minus_dl_dq(osim, tmp_path):
     n_wrapped = int(np.sum(lengths > straight + 1e-9))
     assert n_wrapped > 20
     assert np.all(lengths >= straight - 1e-12)
+
+
+@pytest.mark.opensim
+def test_two_obstacles_on_one_segment(osim, tmp_path):
+    """Two wrap objects meeting one straight segment: the joint path over both (each on its short side), with
+    R = -dL/dq to 1e-9 m, longer than the path over either alone."""
+    from osim_emb.io import load_osim
+    m = osim.Model()
+    m.setName("two_on_segment")
+    arm = osim.Body("arm", 1.0, osim.Vec3(0), osim.Inertia(0.1))
+    m.addBody(arm)
+    j = osim.PinJoint("hinge", m.getGround(), osim.Vec3(0), osim.Vec3(0), arm, osim.Vec3(0), osim.Vec3(0))
+    m.addJoint(j)
+    j.updCoordinate().setName("q")
+    j.updCoordinate().setRangeMin(-1.0)
+    j.updCoordinate().setRangeMax(1.0)
+    balls = []
+    for name, centre, r in (("ball_a", (0.1, 0.02, 0.0), 0.03), ("ball_b", (0.2, -0.01, 0.01), 0.025)):
+        w = osim.WrapSphere()
+        w.setName(name)
+        w.set_radius(r)
+        w.set_translation(osim.Vec3(*centre))
+        m.getGround().addWrapObject(w)
+        balls.append(w)
+    for name, wraps in (("both", balls), ("a_only", balls[:1]), ("b_only", balls[1:])):
+        mus = osim.Thelen2003Muscle(name, 100, 0.1, 0.1, 0.0)
+        mus.addNewPathPoint(f"{name}_0", m.getGround(), osim.Vec3(0.0, 0.0, 0.0))
+        mus.addNewPathPoint(f"{name}_1", arm, osim.Vec3(0.3, 0.0, 0.0))
+        for w in wraps:
+            mus.updGeometryPath().addPathWrap(w)
+        m.addForce(mus)
+    m.finalizeConnections()
+    path = tmp_path / "two.osim"
+    m.printToXML(str(path))
+    model = load_osim(path)
+    q = np.linspace(-0.1, 0.1, 11)[:, None]
+    lengths, arms = smooth_path_lengths_and_moment_arms(model, q)
+    assert (lengths[:, 0] > np.maximum(lengths[:, 1], lengths[:, 2]) + 1e-6).sum() >= 4
+    h = 1e-6
+    fd = -(smooth_path_lengths_and_moment_arms(model, q + h)[0] - smooth_path_lengths_and_moment_arms(model, q - h)[0])
+    assert np.abs(fd / (2 * h) - arms[:, 0, :]).max() < 1e-9
+
+
+def test_ellipsoid_geodesic_equals_the_closed_form_sphere():
+    """The integrated geodesic path over an ellipsoid with equal radii equals the closed-form sphere path
+    (short side, no hint, the long way round)."""
+    from osim_emb.paths.geodesic import Ellipsoid, surface_path
+    rng = np.random.default_rng(0)
+    p1 = np.array([-0.1, 0.02, 0.0]) + rng.normal(0, 0.01, (4, 3))
+    p2 = np.array([0.1, 0.01, 0.01]) + rng.normal(0, 0.01, (4, 3))
+    for hint in [(0, 0.05, 0), (np.nan,) * 3, (0, -0.05, 0)]:
+        length, t1, t2, wrapped = surface_path(Ellipsoid([0.05, 0.05, 0.05]), hint, p1, p2)
+        ref, r1, r2, w = sphere_or_long(hint, p1, p2)
+        assert (wrapped == w).all() and np.abs(length - ref).max() < 1e-10
+        assert np.abs(t1 - r1)[w].max() < 1e-8
+
+
+def sphere_or_long(hint, p1, p2):
+    from osim_emb.paths.scholz import obstacle_path
+    return obstacle_path("sphere", 0.05, hint, p1, p2)

@@ -23,6 +23,7 @@ from osim_emb.cli import (
     run,
     simulate,
     simulate_muscles,
+    smooth_paths,
 )
 from osim_emb.cli.common import _Help
 
@@ -41,6 +42,7 @@ COMMAND_MODULES = [
     inverse_dynamics,
     simulate_muscles,
     fit_paths,
+    smooth_paths,
     batch,
 ]
 
@@ -67,7 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 #: Commands that write files (each takes --overwrite; see docs/cli.md).
 WRITING_COMMANDS = ("convert", "run", "simulate", "inverse-dynamics", "moment-arms", "rhythm", "fit-rhythm",
-                    "fit-paths", "simulate-muscles", "plot", "batch")
+                    "fit-paths", "smooth-paths", "simulate-muscles", "plot", "batch")
 
 
 def _add_common_options(p: argparse.ArgumentParser, in_subcommand: bool) -> None:

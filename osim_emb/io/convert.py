@@ -283,7 +283,8 @@ class _Converter:
             "source": doc.path, "version": doc.version, "document": doc, "conversion": self.log,
             "skipped": self.skipped, "notes": doc.notes,
             "markers": [(m.name, m.body, m.location) for m in doc.markers],
-            "forces": [(f.name, f.type) for f in doc.forces if not f.has_path and f.function_path is None],
+            "forces": [(f.name, f.type) for f in doc.forces
+                       if not f.has_path and f.function_path is None and f.scholz_path is None],
         }
         return Model(doc.name, coords, joints, bodies, doc.gravity, deps, muscles, wraps, extras)
 
@@ -299,6 +300,10 @@ class _Converter:
             if f.function_path is not None:
                 from osim_emb.io.function_based_path_xml import function_based_unit
                 out.append(function_based_unit(f, self))
+                continue
+            if f.scholz_path is not None:  # Scholz2015GeometryPath (paths.scholz)
+                from osim_emb.io.scholz_xml import scholz_unit
+                out.append(scholz_unit(f, self, known_bodies))
                 continue
             if not f.has_path:
                 continue

@@ -72,6 +72,10 @@ def model_to_dict(model: Model) -> dict:
     if fbp:
         raise ValueError(f"model {model.name!r}: unit {fbp[0]!r} has a FunctionBasedPath, which the JSON format "
                          "cannot hold yet (write .osim instead)")
+    scholz = [m.name for m in model.muscles if getattr(m, "scholz_path", None) is not None]
+    if scholz:
+        raise ValueError(f"model {model.name!r}: unit {scholz[0]!r} has a Scholz2015GeometryPath, which the JSON "
+                         "format cannot hold yet (write .osim instead)")
     ex = model.extras
     return {
         "format": FORMAT,

@@ -146,6 +146,7 @@ class ForceSpec:
     wraps: list[PathWrapSpec] | None = None
     line: int | None = None
     function_path: Any = None  # a FunctionBasedPathSpec (io.function_based_path_xml) for a <FunctionBasedPath>
+    scholz_path: Any = None  # a paths.scholz.ScholzPath for a <Scholz2015GeometryPath> (io.scholz_xml)
 
     @property
     def has_path(self) -> bool:

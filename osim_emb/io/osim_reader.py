@@ -220,6 +220,8 @@ class _Reader:
         doc.markers = self._read_markers(model)
         for tag in IGNORED_SETS:
             for o in self.objects(model, tag):
+                if o in getattr(self, "scholz_geometries", ()):  # obstacles of Scholz2015GeometryPaths
+                    continue
                 self.notes.append(f"ignored {o.tag} {o.get('name')!r} (line {o.sourceline}): not used by the dynamics")
         doc.skipped = self.skipped
         doc.notes = self.notes
@@ -643,6 +645,12 @@ class _Reader:
                     continue
                 out.append(ForceSpec(f.get("name"), f.tag, f, None, None, f.sourceline,
                                      function_path=function_path))
+            elif f.find("Scholz2015GeometryPath") is not None:  # smooth obstacle wrapping (io.scholz_xml)
+                from osim_emb.io.scholz_xml import read_scholz_path
+                sgp = f.find("Scholz2015GeometryPath")
+                scholz = self.lenient(f, "force", lambda: read_scholz_path(sgp, f, model, self))
+                if scholz is not None:
+                    out.append(ForceSpec(f.get("name"), f.tag, f, None, None, f.sourceline, scholz_path=scholz))
             elif gp is not None:
                 path = self.lenient(f, "force", lambda: self._path(gp, f, doc))
                 if path is None:

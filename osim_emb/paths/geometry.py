@@ -241,6 +241,11 @@ def lengths_and_moment_arms(model: Model, q: Any, muscles: Sequence[str] | None 
     True
     """
     q = as_configuration(model, q, allow_out_of_range=allow_out_of_range)
+    from osim_emb.paths.musculotendon import with_own_paths  # Scholz2015GeometryPath units (paths.scholz)
+    out = with_own_paths(model, q, _muscle_list(model, muscles), True, lambda names: lengths_and_moment_arms(
+        model, q, names, wrapping=wrapping, opensim_compat=opensim_compat, allow_out_of_range=True))
+    if out is not None:
+        return out
     from osim_emb.paths.function_based_path import with_function_based_paths  # FunctionBasedPath units: L = l(c(q))
     out = with_function_based_paths(model, q, _muscle_list(model, muscles), True, lambda names: lengths_and_moment_arms(
         model, q, names, wrapping=wrapping, opensim_compat=opensim_compat, allow_out_of_range=True))
@@ -277,6 +282,11 @@ def muscle_lengths(model: Model, q: Any, muscles: Sequence[str] | None = None, *
     ((1, 2), True)
     """
     q = as_configuration(model, q, allow_out_of_range=allow_out_of_range)
+    from osim_emb.paths.musculotendon import with_own_paths  # Scholz2015GeometryPath units (paths.scholz)
+    out = with_own_paths(model, q, _muscle_list(model, muscles), False, lambda names: muscle_lengths(
+        model, q, names, wrapping=wrapping, opensim_compat=opensim_compat, allow_out_of_range=True))
+    if out is not None:
+        return out
     from osim_emb.paths.function_based_path import with_function_based_paths  # FunctionBasedPath units: L = l(c(q))
     out = with_function_based_paths(model, q, _muscle_list(model, muscles), False, lambda names: muscle_lengths(
         model, q, names, wrapping=wrapping, opensim_compat=opensim_compat, allow_out_of_range=True))

@@ -110,3 +110,30 @@ def _params_eq(a: Any, b: Any) -> bool:
         return bool(a == b)
     except ValueError:
         return a.to_dict() == b.to_dict()
+
+
+def with_own_paths(model, q: np.ndarray, units: Any, need_moment_arms: bool, others: Any) -> Any:
+    """L (and R) of a list of units some of which evaluate their own paths, or None when none does.
+
+    A unit with an ``own_path_lengths_and_moment_arms(model, q, need_moment_arms)`` method (a
+    Scholz2015GeometryPath, :mod:`osim_emb.paths.scholz`) gives its L (N,) and R (N, n_q) itself;
+    ``others(names)`` computes the rest (L, or (L, R)); the columns keep the units' order.
+    """
+    own = [k for k, u in enumerate(units) if hasattr(u, "own_path_lengths_and_moment_arms")]
+    if not own:
+        return None
+    rest = [k for k in range(len(units)) if k not in set(own)]
+    n = q.shape[0]
+    lengths = np.zeros((n, len(units)))
+    arms = np.zeros((n, model.n_q, len(units)))
+    if rest:
+        out = others([units[k].name for k in rest])
+        if need_moment_arms:
+            lengths[:, rest], arms[:, :, rest] = out
+        else:
+            lengths[:, rest] = out
+    for k in own:
+        lengths[:, k], r = units[k].own_path_lengths_and_moment_arms(model, q, need_moment_arms)
+        if need_moment_arms:
+            arms[:, :, k] = r
+    return (lengths, arms) if need_moment_arms else lengths

@@ -22,6 +22,11 @@ along the straight segment at that end (envelope theorem), so the moment arms of
 segment formula (tangent points fixed on the obstacle's body, the arc on one body) are exactly
 R = -dL/dq.  The side of a cylinder is the shorter way round; it switches where the projected
 segment passes through the axis (a point where no smooth shortest path exists).
+
+Several obstacles meeting one straight segment are wrapped together: their joint stationary
+path (each on its short side) from :func:`osim_emb.paths.scholz.span_paths`, the evaluator of
+OpenSim's Scholz2015GeometryPath.  Ellipsoids: the shortest path with its geodesic integrated
+numerically (:mod:`osim_emb.paths.geodesic`; alone on its segment).  Tori are refused.
 """
 
 from __future__ import annotations
@@ -101,87 +106,111 @@ def cylinder_shortest_path(p1: Any, p2: Any, radius: float) -> tuple[np.ndarray,
     return length, np.where(wrapped[:, None], t1, nan), np.where(wrapped[:, None], t2, nan), wrapped
 
 
-_SHORTEST = {"WrapSphere": sphere_shortest_path, "WrapCylinder": cylinder_shortest_path}
+_KIND = {"WrapSphere": "sphere", "WrapCylinder": "cylinder", "WrapEllipsoid": "ellipsoid"}
+
+
+def _meets(obj, p1: np.ndarray, p2: np.ndarray) -> np.ndarray:
+    """(N,) whether the segments p1 p2 (obstacle frame) pass inside the wrap object."""
+    from osim_emb.paths.scholz import _closest_on_segment
+    kind = _KIND[obj.type_name]
+    if kind == "ellipsoid":  # the unit sphere after scaling by the radii
+        scale = np.asarray(obj.dimensions, dtype=float)
+        return np.linalg.norm(_closest_on_segment(p1 / scale, p2 / scale), axis=-1) < 1.0
+    flat = np.array([1.0, 1.0, 0.0]) if kind == "cylinder" else np.ones(3)
+    return np.linalg.norm(_closest_on_segment(p1 * flat, p2 * flat), axis=-1) < obj.radius
 
 
 def smooth_path_lengths_and_moment_arms(model, q: Any, muscles: Sequence[str] | None = None
                                         ) -> tuple[np.ndarray, np.ndarray]:
     """L (N, M) and R (N, n_q, M) with every sphere and cylinder PathWrap taken as a smooth obstacle.
 
-    Each PathWrap in turn wraps the first segment between two path points of its point range
-    (active points only) that meets the obstacle, with the exact shortest path; R comes from the
-    package's segment formula (:mod:`osim_emb.paths.geometry`) with the tangent points fixed on
-    the obstacle's body, so R = -dL/dq.  Other wrap types raise.  One obstacle per segment: where
-    two obstacles would share a segment the path is not the joint shortest path.
+    Each PathWrap acts on the first segment between two (active) path points of its point range
+    whose straight line meets the obstacle; the obstacles on one segment are ordered along it and
+    the path over them is their joint stationary path, each obstacle on its short side
+    (:func:`osim_emb.paths.scholz.span_paths`).  R comes from the package's segment formula with the
+    contact points fixed on the obstacles' bodies, so R = -dL/dq.  Ellipsoids: geodesics integrated
+    numerically (:mod:`osim_emb.paths.geodesic`), alone on their segment.  Tori raise.
     """
-    from osim_emb.core.kinematics import body_transforms, forward_kinematics
-    from osim_emb.paths.geometry import PathState, _moment_arm_of_path, _muscle_list, path_states
+    from osim_emb.core.kinematics import forward_kinematics
+    from osim_emb.paths.geometry import _body_table, _muscle_list, path_states
+    from osim_emb.paths.scholz import (ScholzMusculotendon, ScholzObstacle, ScholzPath, ScholzPoint,
+                                       scholz_path_lengths_and_moment_arms)
 
     q = model.check_configuration(q, tolerance=np.inf)
     kin = forward_kinematics(model, q, order=1)
-    bt = body_transforms(model, kin)
-    body_index = {b.name: k for k, b in enumerate(model.bodies)}
+    body_index, body_frames, body_offsets = _body_table(model)
+    bt = kin.transforms[:, body_frames] @ body_offsets
     objects = {w.name: w for w in model.wrap_objects}
     units = _muscle_list(model, muscles)
     n = q.shape[0]
     lengths = np.zeros((n, len(units)))
     arms = np.zeros((n, model.n_q, len(units)))
+    nan_hint = np.full(3, np.nan)
     for m, unit in enumerate(units):
         (base,) = path_states(model, q, [unit.name], wrapping=False, kin=kin)
         n_points = len(unit.points)
-        positions = [base.positions]
-        frames = list(base.slot_frames)
-        seq = base.sequence.copy()  # (N, S) slot indices in path order, -1 padded
-        arc = np.zeros(n)  # wrapped arc/helix lengths, summed
-        first_tangents = []
-        rows = np.arange(n)
+        wraps = []
         for pw in unit.wraps:
             obj = objects.get(pw.wrap_object)
             if obj is None or not obj.active:
                 continue
-            if obj.type_name not in _SHORTEST:
-                raise ValueError(f"unit {unit.name!r}: smooth wrapping handles spheres and cylinders, not "
-                                 f"{obj.type_name} {obj.name!r}")
-            t = bt[:, body_index[obj.body]] @ obj.transform_in_body  # (N, 4, 4) wrap frame -> ground
+            if obj.type_name not in _KIND:
+                raise ValueError(f"unit {unit.name!r}: smooth wrapping handles spheres, cylinders (closed-form "
+                                 f"geodesics) and ellipsoids (integrated), not {obj.type_name} {obj.name!r}")
+            wraps.append((pw, obj, bt[:, body_index[obj.body]] @ obj.transform_in_body))
+        # per configuration: the active points, and for each wrap its segment (index into them) and place on it
+        seq = base.sequence  # (N, S) point indices in path order, -1 padded
+        segment = np.full((n, len(wraps)), -1)
+        place = np.zeros((n, len(wraps)))
+        rows = np.arange(n)
+        for w, (pw, obj, t) in enumerate(wraps):
             rot, org = t[:, :3, :3], t[:, :3, 3]
             lo, hi = pw.range
             first = 0 if lo < 1 else lo - 1
             last = n_points - 1 if hi < 1 else hi - 1
-            slot = sum(p.shape[1] for p in positions)
-            tang = np.full((n, 2, 3), np.nan)
-            insert_after = np.full(n, -1)
-            for a in range(seq.shape[1] - 1):  # the first segment of the range that meets the obstacle
+            for a in range(seq.shape[1] - 1):
                 i, j = seq[:, a], seq[:, a + 1]
-                todo = ((insert_after < 0) & (i >= first) & (i <= last) & (j >= first) & (j <= last)
-                        & (i < n_points) & (j < n_points))
+                todo = (segment[:, w] < 0) & (i >= first) & (i <= last) & (j >= first) & (j <= last) & (j >= 0)
                 if not todo.any():
                     continue
                 k = rows[todo]
                 p1 = np.einsum("nji,nj->ni", rot[k], base.positions[k, i[k]] - org[k])
                 p2 = np.einsum("nji,nj->ni", rot[k], base.positions[k, j[k]] - org[k])
-                length, t1, t2, wrapped = _SHORTEST[obj.type_name](p1, p2, obj.radius)
-                k, t1, t2 = k[wrapped], t1[wrapped], t2[wrapped]
-                tang[k, 0] = np.einsum("nij,nj->ni", rot[k], t1) + org[k]
-                tang[k, 1] = np.einsum("nij,nj->ni", rot[k], t2) + org[k]
-                arc[k] += (length[wrapped] - np.linalg.norm(t1 - p1[wrapped], axis=-1)
-                           - np.linalg.norm(p2[wrapped] - t2, axis=-1))
-                insert_after[k] = a
-            # insert the tangent slots after the wrapped segment's first point
-            col = np.arange(seq.shape[1] + 2)[None, :]
-            at = insert_after[:, None]
-            shifted = np.concatenate([seq, np.full((n, 2), -1)], axis=1)
-            back = np.concatenate([np.full((n, 2), -1), seq], axis=1)
-            new = np.where((at < 0) | (col <= at), shifted, np.where(col == at + 1, slot,
-                                                                      np.where(col == at + 2, slot + 1, back)))
-            seq = new
-            first_tangents.append(slot)
-            positions.append(tang)
-            frames += [model.bodies[body_index[obj.body]].frame] * 2
-        allpos = np.concatenate(positions, axis=1)
-        pts = np.take_along_axis(allpos, np.where(seq < 0, 0, seq)[..., None], axis=1)
-        seg = np.linalg.norm(pts[:, 1:] - pts[:, :-1], axis=-1)
-        straight = (seq[:, :-1] >= 0) & (seq[:, 1:] >= 0) & ~np.isin(seq[:, :-1], first_tangents)
-        lengths[:, m] = np.sum(np.where(straight, seg, 0.0), axis=1) + arc
-        state = PathState(unit, seq, np.array(frames), [], allpos, lengths[:, m])
-        arms[:, :, m] = _moment_arm_of_path(model, kin, state)
+                hit = _meets(obj, p1, p2)
+                segment[k[hit], w] = a
+                d = p2[hit] - p1[hit]
+                place[k[hit], w] = -np.einsum("ni,ni->n", p1[hit], d) / np.einsum("ni,ni->n", d, d)
+        # one Scholz path per pattern (active points, wraps per segment), evaluated on its configurations
+        patterns: dict = {}
+        for r in range(n):
+            key = (tuple(seq[r]), tuple(segment[r]),
+                   tuple(np.argsort(np.where(segment[r] >= 0, segment[r] + 0.5 * np.clip(place[r], 0, 1), np.inf))))
+            patterns.setdefault(key, []).append(r)
+        for (points, segs, by_place), idx in patterns.items():
+            elements = []
+            active = [p for p in points if p >= 0]
+            for a, pi in enumerate(active):
+                pt = unit.points[pi]
+                elements.append(ScholzPoint(pt.name, pt.body, pt.location))
+                for w in by_place:
+                    if segs[w] == a:
+                        pw, obj, _ = wraps[w]
+                        kind = _KIND[obj.type_name]
+                        elements.append(ScholzObstacle(
+                            obj.name, kind, obj.body, obj.transform_in_body,
+                            obj.radius if kind != "ellipsoid" else min(obj.dimensions), nan_hint,
+                            tuple(obj.dimensions) if kind == "ellipsoid" else None))
+            path_unit = ScholzMusculotendon(unit.name, unit.type_name, (), (), None,
+                                            scholz_path=ScholzPath(tuple(elements)))
+            idx = np.array(idx)
+            sub = _SubKinematics(kin, idx)
+            lengths[idx, m], arms[idx, :, m] = scholz_path_lengths_and_moment_arms(model, path_unit, q[idx], sub)
     return lengths, arms
+
+
+class _SubKinematics:
+    """The rows ``idx`` of a FrameKinematics (the attributes the path code reads)."""
+
+    def __init__(self, kin, idx):
+        self.transforms = kin.transforms[idx]
+        self.jacobian = kin.jacobian[idx]

@@ -1,0 +1,335 @@
+"""Legacy wrap objects -> Scholz2015GeometryPath obstacles (``osim-emb smooth-paths``, issue 13).
+
+For each path actuator whose wrap objects are all spheres and cylinders and whose path points
+are all fixed, the GeometryPath is replaced by a ``Scholz2015GeometryPath``: its path points (in
+their bodies' frames), and after the point where it acts, each wrap object as a ContactSphere /
+ContactCylinder (same frame, location, orientation and radius) with a contact hint.
+
+* **Where each obstacle goes.**  A legacy PathWrap acts on the segments of its point range; an
+  obstacle of a Scholz path sits between two given path points.  Over a sample of
+  configurations (the default pose and a Latin hypercube over the coordinate ranges), the
+  obstacle goes on the segment of its range whose straight line meets it most often (the one
+  passing nearest when none meets it, with a warning); several obstacles on one segment are
+  ordered along it.
+* **Contact hint.**  The legacy quadrant where one is set (``+x``, ``-y``, ...: the side the
+  legacy wrap keeps to), else none (``NaN NaN NaN``, OpenSim's default): the cable then starts
+  lifted off and touches down where the straight line meets the obstacle, so each obstacle is
+  wrapped on its short side -- the shortest path, and what OpenSim 4.6 reproduces most reliably
+  (docs/paths.md).  With ``hints=True`` (``--hints``): among the middles of the shortest paths'
+  contacts over the sample (and for a cylinder 24 directions round the axis, at its origin's
+  height), the hint under which the Scholz path takes the shortest way round in the most sampled
+  configurations.
+* **Ellipsoids** (WrapEllipsoid -> ContactEllipsoid with the same radii) are converted without a
+  hint and alone between two path points (geodesics integrated numerically); with a quadrant or
+  sharing a segment the unit stays legacy.
+* **What is not converted** (kept as a legacy GeometryPath, with a warning): units with a
+  torus wrap, moving or conditional path points, or a path point inside an
+  obstacle at the default pose (OpenSim cannot start the path there).  A point inside an
+  obstacle elsewhere in the sample is warned about (no path exists there).  A WrapCylinder's finite
+  length has no counterpart (Simbody's cylinder is infinite): said once.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from lxml import etree
+
+from osim_emb.io.scholz_xml import contact_geometry_element, scholz_path_element
+
+__all__ = ["ConvertedUnit", "smooth_paths_tree"]
+
+log = logging.getLogger(__name__)
+
+_KIND = {"WrapSphere": "sphere", "WrapCylinder": "cylinder", "WrapEllipsoid": "ellipsoid"}
+_AXES = {"x": 0, "y": 1, "z": 2}
+
+
+@dataclass
+class ConvertedUnit:
+    """One unit's conversion: its elements (("point", body, location) | ("obstacle", wrap object name, hint))."""
+
+    name: str
+    elements: list = field(default_factory=list)
+    notes: list = field(default_factory=list)
+
+
+def _sample(model, n: int, seed: int) -> np.ndarray:
+    from scipy.stats import qmc
+    lo, hi = model.coordinate_ranges.T.copy()
+    default = model.default_q.reshape(-1)
+    half = np.array([np.pi / 2 if c.motion_type == "rotational" else 0.1 for c in model.coordinates])
+    lo = np.where(np.isfinite(lo), lo, default - half)
+    hi = np.where(np.isfinite(hi), hi, default + half)
+    q = lo + qmc.LatinHypercube(d=model.n_q, seed=seed).random(n) * (hi - lo)
+    return np.vstack([default, q])
+
+
+def _closest(p1: np.ndarray, p2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    d = p2 - p1
+    dd = np.einsum("ni,ni->n", d, d)
+    s = np.clip(-np.einsum("ni,ni->n", p1, d) / np.where(dd > 0, dd, 1.0), 0.0, 1.0)
+    return p1 + s[:, None] * d, s
+
+
+def _hint_from_quadrant(quadrant: str, kind: str, radius: float) -> np.ndarray | None:
+    q = (quadrant or "all").strip().lower()
+    if q in ("all", ""):
+        return None
+    sign = -1.0 if q.startswith("-") else 1.0
+    axis = _AXES.get(q.lstrip("+-"))
+    if axis is None or (kind == "cylinder" and axis == 2):
+        return None
+    h = np.zeros(3)
+    h[axis] = sign * radius
+    return h
+
+
+def convert_units(model, n_samples: int = 1000, seed: int = 0,
+                  hints: bool = False) -> tuple[list[ConvertedUnit], list[str]]:
+    """Plan the conversion of every unit with sphere/cylinder wraps: (converted units, warnings)."""
+    from osim_emb.core.kinematics import forward_kinematics
+    from osim_emb.paths.geometry import _body_table
+
+    q = _sample(model, n_samples, seed)
+    kin = forward_kinematics(model, q, order=0)
+    body_index, body_frames, body_offsets = _body_table(model)
+    bt = kin.transforms[:, body_frames] @ body_offsets
+    objects = {w.name: w for w in model.wrap_objects}
+    converted, warnings = [], []
+    finite_cylinders = set()
+    for unit in model.muscles:
+        if not getattr(unit, "wraps", ()) or not unit.points:
+            continue
+        used = [objects[w.wrap_object] for w in unit.wraps if objects[w.wrap_object].active]
+        bad = [w for w in used if w.type_name not in _KIND]
+        if bad:
+            warnings.append(f"unit {unit.name!r} kept as a legacy GeometryPath: {bad[0].type_name} "
+                            f"{bad[0].name!r} (smooth wrapping supports spheres, cylinders and ellipsoids)")
+            continue
+        if any(p.kind != "fixed" for p in unit.points):
+            warnings.append(f"unit {unit.name!r} kept as a legacy GeometryPath: it has moving or conditional path "
+                            "points (a Scholz2015GeometryPath takes fixed points only)")
+            continue
+        pos = np.stack([np.einsum("nij,j->ni", bt[:, body_index[p.body], :3, :3], p.location)
+                        + bt[:, body_index[p.body], :3, 3] for p in unit.points], axis=1)  # (N, P, 3)
+        n_points = len(unit.points)
+        placed: dict[int, list[tuple[float, str, np.ndarray]]] = {}
+        notes = []
+        ok = True
+        for pw in unit.wraps:
+            obj = objects[pw.wrap_object]
+            if not obj.active:
+                continue
+            kind = _KIND[obj.type_name]
+            if kind == "cylinder":
+                finite_cylinders.add(obj.name)
+            t = bt[:, body_index[obj.body]] @ obj.transform_in_body
+            rot, org = t[:, :3, :3], t[:, :3, 3]
+            local = np.einsum("nji,npj->npi", rot, pos - org[:, None])  # points in the obstacle frame
+            flat = np.array([1.0, 1.0, 0.0]) if kind == "cylinder" else np.ones(3)
+            radius = obj.radius if kind != "ellipsoid" else 1.0
+            if kind == "ellipsoid":
+                if _hint_from_quadrant(obj.quadrant, "sphere", 1.0) is not None:
+                    warnings.append(f"unit {unit.name!r} kept as a legacy GeometryPath: ellipsoid {obj.name!r} has "
+                                    f"the quadrant {obj.quadrant!r} (an ellipsoid obstacle is supported without a "
+                                    "contact hint only)")
+                    ok = False
+                    break
+                local = local / np.asarray(obj.dimensions)  # the unit sphere: same segments meet it, same places
+            lo, hi = pw.range
+            first = 0 if lo < 1 else lo - 1
+            last = n_points - 1 if hi < 1 else hi - 1
+            best = None
+            for i in range(first, min(last, n_points - 1)):
+                c, s = _closest(local[:, i] * flat, local[:, i + 1] * flat)
+                dist = np.linalg.norm(c, axis=-1)
+                meets = dist < radius
+                score = (int(meets.sum()), -float(dist.min() / radius))
+                if best is None or score > best[0]:
+                    best = (score, i, c, s, meets)
+            if best is None:
+                warnings.append(f"unit {unit.name!r} kept as a legacy GeometryPath: the range {pw.range} of wrap "
+                                f"{obj.name!r} holds no segment")
+                ok = False
+                break
+            (count, _), i, c, s, meets = best
+            inside = (np.linalg.norm(local[:, [i, i + 1]] * flat, axis=-1) <= radius).any(axis=1)
+            if inside[0]:
+                warnings.append(f"unit {unit.name!r} kept as a legacy GeometryPath: a path point next to "
+                                f"{obj.name!r} lies inside it at the default pose (OpenSim cannot start the path)")
+                ok = False
+                break
+            if inside.any():
+                notes.append(f"a path point next to {obj.name!r} lies inside it in {int(inside.sum())} of "
+                             f"{len(inside)} sampled configurations: no path round it there (OpenSim and the "
+                             "package both refuse those configurations)")
+            if count == 0:
+                notes.append(f"{obj.name!r} never meets the straight segment in the sample (placed on the "
+                             f"nearest segment, {i + 1}-{i + 2})")
+            hint = _hint_from_quadrant(obj.quadrant, kind, obj.radius) if kind != "ellipsoid" else np.full(3, np.nan)
+            if hint is None and not hints:  # no hint: OpenSim starts lifted off, touches down on the short side
+                hint = np.full(3, np.nan)
+            if hint is None and meets.any():
+                hint = _best_hint(kind, obj.radius, local[:, i], local[:, i + 1], meets)
+            if hint is None:  # never met in the sample: the side the segment passes nearest
+                direction = np.mean(c / np.maximum(np.linalg.norm(c, axis=-1), 1e-12)[:, None], axis=0)
+                if np.linalg.norm(direction) < 1e-9:
+                    direction = np.array([1.0, 0, 0])
+                hint = obj.radius * direction / np.linalg.norm(direction)
+            placed.setdefault(i, []).append((float(np.mean(s[meets] if meets.any() else s)), obj.name, hint))
+        for i, group in placed.items() if ok else ():  # an ellipsoid obstacle alone between two points
+            shared = [name for _, name, _ in group if _KIND[objects[name].type_name] == "ellipsoid"]
+            if shared and len(group) > 1:
+                warnings.append(f"unit {unit.name!r} kept as a legacy GeometryPath: ellipsoid {shared[0]!r} shares "
+                                "a segment with other wrap objects (supported alone)")
+                ok = False
+        if ok:  # OpenSim starts each obstacle's path from the hints of its neighbours on the span
+            for i, group in placed.items():
+                clash = _hint_inside_neighbour(group, objects, bt, body_index)
+                if clash:
+                    warnings.append(f"unit {unit.name!r} kept as a legacy GeometryPath: the contact hint of "
+                                    f"{clash[0]!r} lies inside {clash[1]!r} at the default pose (OpenSim cannot "
+                                    "start the path)")
+                    ok = False
+                    break
+        if not ok:
+            continue
+        out = ConvertedUnit(unit.name, notes=notes)
+        for i, p in enumerate(unit.points):
+            out.elements.append(("point", p.body, np.asarray(p.location)))
+            for _, name, hint in sorted(placed.get(i, []), key=lambda x: x[0]):
+                out.elements.append(("obstacle", name, hint))
+        converted.append(out)
+        for note in notes:
+            warnings.append(f"unit {unit.name!r}: {note}")
+    if finite_cylinders:
+        warnings.append(f"cylinders {sorted(finite_cylinders)}: a ContactCylinder is infinite; the legacy "
+                        "WrapCylinder's length is not carried over")
+    return converted, warnings
+
+
+def _best_hint(kind: str, radius: float, p1: np.ndarray, p2: np.ndarray, meets: np.ndarray) -> np.ndarray:
+    """The contact hint under which the path takes the shortest way round in the most sampled configurations.
+
+    Candidates: the directions of the middles of the shortest paths' contacts (a subsample) and, for a
+    cylinder, 24 directions round the axis (at the height of its origin).  Ties go to the candidate
+    nearest the mean contact."""
+    from osim_emb.paths.scholz import obstacle_path
+    nan = np.full(3, np.nan)
+    shortest = obstacle_path(kind, radius, nan, p1, p2)[0]
+    _, t1, t2, _ = obstacle_path(kind, radius, nan, p1[meets], p2[meets])
+    mid = 0.5 * (t1 + t2)
+    flat = np.array([1.0, 1.0, 0.0]) if kind == "cylinder" else np.ones(3)
+    on_surface = mid * flat / np.maximum(np.linalg.norm(mid * flat, axis=-1), 1e-12)[:, None]
+    mean = on_surface.mean(axis=0)
+    candidates = on_surface[np.linspace(0, len(on_surface) - 1, min(len(on_surface), 48)).astype(int)]
+    if kind == "cylinder":
+        a = np.linspace(0, 2 * np.pi, 24, endpoint=False)
+        candidates = np.vstack([candidates, np.column_stack([np.cos(a), np.sin(a), np.zeros_like(a)])])
+    candidates = radius * candidates  # (on a cylinder at the height of its origin)
+    best, best_score = None, None
+    for h in candidates:
+        agree = int(np.sum(np.abs(obstacle_path(kind, radius, h, p1, p2)[0] - shortest) < 1e-12))
+        score = (agree, float(h @ mean))
+        if best_score is None or score > best_score:
+            best, best_score = h, score
+    return best
+
+
+def _hint_inside_neighbour(group, objects, bt, body_index) -> tuple[str, str] | None:
+    """(obstacle, other) where an obstacle's hint point (on its surface) lies inside another obstacle of
+    the same segment at the default pose (row 0), else None."""
+    for _, name, hint in group:
+        if np.isnan(hint).any():  # no hint: the cable starts lifted off
+            continue
+        obj = objects[name]
+        t = bt[0, body_index[obj.body]] @ obj.transform_in_body
+        flat = np.array([1.0, 1.0, 0.0]) if obj.type_name == "WrapCylinder" else np.ones(3)
+        on_surface = hint.copy()
+        on_surface[flat > 0] *= obj.radius / max(np.linalg.norm(hint * flat), 1e-12)
+        point = t[:3, :3] @ on_surface + t[:3, 3]
+        for _, other_name, _ in group:
+            if other_name == name:
+                continue
+            other = objects[other_name]
+            u = bt[0, body_index[other.body]] @ other.transform_in_body
+            local = u[:3, :3].T @ (point - u[:3, 3])
+            other_flat = np.array([1.0, 1.0, 0.0]) if other.type_name == "WrapCylinder" else np.ones(3)
+            if np.linalg.norm(local * other_flat) <= other.radius:
+                return name, other_name
+    return None
+
+
+def _frame_path(body: str, ground: str) -> str:
+    return "/ground" if body == ground else f"/bodyset/{body}"
+
+
+def smooth_paths_tree(model, n_samples: int = 1000, seed: int = 0,
+                      hints: bool = False) -> tuple[Any, list[ConvertedUnit], list[str]]:
+    """The source file's XML tree with the convertible units' paths as Scholz2015GeometryPaths.
+
+    Returns (tree, converted units, warnings).  The model must come from an OpenSim 4 .osim file.
+    """
+    doc = model.extras.get("document") if isinstance(model.extras, dict) else None
+    if doc is None or not getattr(doc, "source_text", None):
+        raise ValueError("smooth-paths needs a model read from an .osim file")
+    if doc.version < 40000:
+        raise ValueError(f"{doc.path}: a version-{doc.version} (OpenSim 3.3) file; Scholz2015GeometryPath is an "
+                         "OpenSim 4.6 element: open and save the model in OpenSim 4 (or `osim-emb convert`) first")
+    converted, warnings = convert_units(model, n_samples, seed, hints)
+    root = etree.fromstring(doc.source_text.encode("utf-8") if isinstance(doc.source_text, str) else doc.source_text,
+                            etree.XMLParser(remove_comments=False, huge_tree=True))
+    m = root.find("Model")
+    objects = {w.name: w for w in model.wrap_objects}
+    geometry_set = m.find("ContactGeometrySet")
+    if geometry_set is None:
+        geometry_set = etree.SubElement(m, "ContactGeometrySet", name="contactgeometryset")
+    holder = geometry_set.find("objects")
+    if holder is None:
+        holder = etree.SubElement(geometry_set, "objects")
+    taken = {c.get("name") for c in holder if isinstance(c.tag, str)}
+    geometry_path: dict[str, str] = {}
+
+    def geometry_for(name: str) -> str:
+        if name in geometry_path:
+            return geometry_path[name]
+        obj = objects[name]
+        gname = name if name not in taken else f"{name}_obstacle"
+        k = 1
+        while gname in taken:
+            gname, k = f"{name}_obstacle{k}", k + 1
+        taken.add(gname)
+        size = obj.dimensions if obj.type_name == "WrapEllipsoid" else obj.radius
+        holder.append(contact_geometry_element(_KIND[obj.type_name], gname, _frame_path(obj.body, doc.ground),
+                                               obj.translation, obj.xyz_body_rotation, size))
+        geometry_path[name] = f"/contactgeometryset/{gname}"
+        return geometry_path[name]
+
+    forces = {}
+    for f in m.iter():
+        if isinstance(f.tag, str) and f.find("GeometryPath") is not None and f.get("name"):
+            forces.setdefault(f.get("name"), f)
+    for unit in converted:
+        force = forces.get(unit.name)
+        if force is None:
+            warnings.append(f"unit {unit.name!r}: its force element was not found; kept as it is")
+            continue
+        items = [("point", _frame_path(body, doc.ground), loc) if kind == "point" else
+                 ("obstacle", geometry_for(body), loc) for kind, body, loc in unit.elements]
+        old = force.find("GeometryPath")
+        new = scholz_path_element(items, name="path")  # the path actuator's property (OpenSim 4.6)
+        new.tail = old.tail
+        force.replace(old, new)
+    return etree.ElementTree(root), converted, warnings
+
+
+def write_tree(tree: Any, path) -> None:
+    """Write an XML tree as an .osim file (UTF-8, declaration, pretty-printed new elements)."""
+    etree.indent(tree, space="\t")
+    tree.write(str(path), xml_declaration=True, encoding="UTF-8")
+
+

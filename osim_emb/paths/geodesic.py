@@ -1,0 +1,233 @@
+"""Geodesics on smooth implicit surfaces by numerical integration: wrapping over ellipsoids and tori.
+
+A surface f(x) = 0 (f > 0 outside).  A unit-speed geodesic x(s) obeys
+
+    x'' = -(x'^T H x' / |grad f|^2) grad f        (the acceleration is normal to the surface),
+
+integrated here with fixed-step RK4 (``STEPS`` steps over the geodesic's length, then projected
+back onto the surface).  The path p1 -> obstacle -> p2 over one obstacle is the geodesic from P
+(start point, direction angle, length: four unknowns) whose end directions continue the straight
+segments p1 -> P and Q -> p2: four tangency conditions (the components of the segments' directions
+along the surface normal and the geodesic's binormal at P and Q, Scholz et al. 2015, Eq 14),
+solved by Newton's method with a finite-difference Jacobian.  The geodesic starts, as OpenSim's
+solver does, at the hint's projection on the surface with zero length and the direction of
+p2 - p1; it lifts off when its length shrinks to zero with both points above the tangent plane
+there, and (without a hint, or after lifting off) touches down at the point of the straight
+segment p1 p2 deepest inside the surface.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+__all__ = ["Ellipsoid", "Torus", "surface_path", "STEPS"]
+
+#: RK4 steps per geodesic (against the closed-form sphere and OpenSim's ellipsoids: lengths to ~1e-12 m)
+STEPS = 200
+
+
+class Ellipsoid:
+    """x^2/a^2 + y^2/b^2 + z^2/c^2 = 1."""
+
+    def __init__(self, radii):
+        self.radii = np.asarray(radii, dtype=float).reshape(3)
+        self.w = 1.0 / self.radii ** 2
+        self.size = float(self.radii.min())  # the scale of a Newton step
+
+    def f(self, x):
+        return np.einsum("...i,i->...", x * x, self.w) - 1.0
+
+    def grad(self, x):
+        return 2.0 * x * self.w
+
+    def vhv(self, x, v):
+        return 2.0 * np.einsum("...i,i->...", v * v, self.w)
+
+
+class Torus:
+    """(sqrt(x^2 + y^2) - R)^2 + z^2 = r^2 about z (Simbody's ContactGeometry::Torus)."""
+
+    def __init__(self, torus_radius: float, tube_radius: float):
+        self.R, self.r = float(torus_radius), float(tube_radius)
+        self.size = self.r
+
+    def f(self, x):
+        rho = np.hypot(x[..., 0], x[..., 1])
+        return ((rho - self.R) ** 2 + x[..., 2] ** 2 - self.r ** 2) / (2 * self.r)
+
+    def grad(self, x):
+        rho = np.maximum(np.hypot(x[..., 0], x[..., 1]), 1e-300)
+        k = (rho - self.R) / rho
+        return np.stack([k * x[..., 0], k * x[..., 1], x[..., 2]], axis=-1) / self.r
+
+    def vhv(self, x, v):
+        rho = np.maximum(np.hypot(x[..., 0], x[..., 1]), 1e-300)
+        vr = (v[..., 0] * x[..., 0] + v[..., 1] * x[..., 1]) / rho
+        vxy2 = v[..., 0] ** 2 + v[..., 1] ** 2
+        # d2/dx2 of (rho - R)^2 / 2: (1 - R/rho) (I_xy) + (R/rho) (x x^T)/rho^2 on the xy block
+        return ((1 - self.R / rho) * vxy2 + self.R / rho * vr ** 2 + v[..., 2] ** 2) / self.r
+
+
+def _project(surface, x, iterations: int = 6):
+    for _ in range(iterations):
+        g = surface.grad(x)
+        x = x - (surface.f(x) / np.einsum("...i,...i->...", g, g))[..., None] * g
+    return x
+
+
+def _unit(v):
+    n = np.linalg.norm(v, axis=-1, keepdims=True)
+    return v / np.where(n > 0, n, 1.0)
+
+
+def _shoot(surface, x, v, length):
+    """End point and unit direction of the geodesic from (x, v) over ``length`` (N,)."""
+    h = (length / STEPS)[:, None]
+
+    def acc(x, v):
+        g = surface.grad(x)
+        return -(surface.vhv(x, v) / np.einsum("ni,ni->n", g, g))[:, None] * g
+
+    for _ in range(STEPS):
+        k1x, k1v = v, acc(x, v)
+        k2x, k2v = v + 0.5 * h * k1v, acc(x + 0.5 * h * k1x, v + 0.5 * h * k1v)
+        k3x, k3v = v + 0.5 * h * k2v, acc(x + 0.5 * h * k2x, v + 0.5 * h * k2v)
+        k4x, k4v = v + h * k3v, acc(x + h * k3x, v + h * k3v)
+        x = x + h / 6 * (k1x + 2 * k2x + 2 * k3x + k4x)
+        v = v + h / 6 * (k1v + 2 * k2v + 2 * k3v + k4v)
+    x = _project(surface, x)
+    n = _unit(surface.grad(x))
+    v = _unit(v - np.einsum("ni,ni->n", v, n)[:, None] * n)
+    return x, v
+
+
+def _tangent_basis(surface, x, reference):
+    n = _unit(surface.grad(x))
+    a1 = reference - np.einsum("ni,ni->n", reference, n)[:, None] * n
+    bad = np.linalg.norm(a1, axis=-1) < 1e-9
+    alt = np.where(np.abs(n[:, :1]) < 0.9, [[1.0, 0, 0]], [[0, 1.0, 0]])
+    a1 = np.where(bad[:, None], alt - np.einsum("ni,ni->n", alt, n)[:, None] * n, a1)
+    a1 = _unit(a1)
+    return n, a1, np.cross(n, a1)
+
+
+def _state(surface, p0, e1, e2, ref, u):
+    """Start point, direction, length for unknowns u = (s1, s2, angle, length)."""
+    p = _project(surface, p0 + u[:, :1] * e1 + u[:, 1:2] * e2)
+    n, a1, a2 = _tangent_basis(surface, p, ref)
+    t = np.cos(u[:, 2:3]) * a1 + np.sin(u[:, 2:3]) * a2
+    return p, t, np.maximum(u[:, 3], 0.0)
+
+
+def _residual(surface, p1, p2, p0, e1, e2, ref, u):
+    p, t, length = _state(surface, p0, e1, e2, ref, u)
+    q, tq = _shoot(surface, p, t, length)
+    n_p = _unit(surface.grad(p))
+    n_q = _unit(surface.grad(q))
+    b_p, b_q = np.cross(t, n_p), np.cross(tq, n_q)
+    d1, d2 = _unit(p - p1), _unit(p2 - q)
+    r = np.stack([np.einsum("ni,ni->n", d1, n_p), np.einsum("ni,ni->n", d1, b_p),
+                  np.einsum("ni,ni->n", d2, n_q), np.einsum("ni,ni->n", d2, b_q)], axis=1)
+    return r, p, q, length
+
+
+def _touchdown(surface, p1, p2):
+    """The point of each segment p1 p2 deepest inside the surface (least f), and whether f < 0 there."""
+    s = np.linspace(0.0, 1.0, 201)
+    pts = p1[:, None] + s[None, :, None] * (p2 - p1)[:, None]
+    fs = surface.f(pts)
+    k = np.argmin(fs, axis=1)
+    lo, hi = s[np.maximum(k - 1, 0)], s[np.minimum(k + 1, len(s) - 1)]
+    for _ in range(40):  # golden-section refinement of the minimum of f along the segment
+        m1, m2 = lo + 0.382 * (hi - lo), lo + 0.618 * (hi - lo)
+        f1 = surface.f(p1 + m1[:, None] * (p2 - p1))
+        f2 = surface.f(p1 + m2[:, None] * (p2 - p1))
+        lo, hi = np.where(f1 < f2, lo, m1), np.where(f1 < f2, m2, hi)
+    x = p1 + (0.5 * (lo + hi))[:, None] * (p2 - p1)
+    return x, surface.f(x) < 0
+
+
+def surface_path(surface, hint: Any, p1: Any, p2: Any, tolerance: float = 1e-11, max_iterations: int = 60):
+    """The path p1 -> surface -> p2 (surface frame, (N, 3)): (length, t1, t2, wrapped) as
+    :func:`osim_emb.paths.scholz.obstacle_path`; NaN hint: start lifted off (touch down on the chord)."""
+    p1 = np.atleast_2d(np.asarray(p1, dtype=float))
+    p2 = np.atleast_2d(np.asarray(p2, dtype=float))
+    n = p1.shape[0]
+    if (surface.f(p1) <= 0).any() or (surface.f(p2) <= 0).any():
+        raise ValueError("a path point is inside the obstacle: no path round it")
+    hint = np.asarray(hint, dtype=float).reshape(3)
+    straight = np.linalg.norm(p2 - p1, axis=-1)
+    length = straight.copy()
+    t1 = np.full((n, 3), np.nan)
+    t2 = np.full((n, 3), np.nan)
+    wrapped = np.zeros(n, dtype=bool)
+    touch, meets = _touchdown(surface, p1, p2)
+    # the hint's side: where the straight segment passes on the hint's side, the short side (started, like
+    # a missing hint, from the touch-down point: more robust than from the hint); the long way round from the hint
+    short = np.ones(n, dtype=bool) if np.isnan(hint).any() else touch @ hint >= 0
+    start = np.where(short[:, None], touch, np.nan_to_num(hint))
+    active = np.where(short, meets, True)
+    for attempt in range(2):  # from the hint; then, where it lifted off, from the touch-down point
+        rows = np.flatnonzero(active)
+        if rows.size == 0:
+            break
+        a, b = p1[rows], p2[rows]
+        p0 = _project(surface, start[rows])
+        ref = _unit(b - a)
+        nrm, e1, e2 = _tangent_basis(surface, p0, ref)
+        u = np.zeros((rows.size, 4))
+        lifted = np.zeros(rows.size, dtype=bool)
+        r, p, q, ln = _residual(surface, a, b, p0, e1, e2, ref, u)
+        for _ in range(max_iterations):
+            done = (np.abs(r).max(axis=1) < tolerance) | lifted
+            if done.all():
+                break
+            jac = np.empty((rows.size, 4, 4))
+            for c, step in enumerate((1e-7, 1e-7, 1e-7, 1e-7)):
+                du = np.zeros_like(u)
+                du[:, c] = step
+                jac[:, :, c] = (_residual(surface, a, b, p0, e1, e2, ref, u + du)[0]
+                                - _residual(surface, a, b, p0, e1, e2, ref, u - du)[0]) / (2 * step)
+            delta = -np.linalg.lstsq(jac[0], r[0], rcond=None)[0][None] if rows.size == 1 else \
+                -np.einsum("nij,nj->ni", np.linalg.pinv(jac), r)
+            # damped: at most a quarter of the surface's size in position and length, 0.5 rad in angle
+            big = np.maximum(np.abs(delta[:, [0, 1, 3]]).max(axis=1) / (0.25 * surface.size),
+                             np.abs(delta[:, 2]) / 0.5)
+            delta = np.where(done[:, None], 0.0, delta / np.maximum(big, 1.0)[:, None])
+            size = np.linalg.norm(r, axis=1)
+            scale = np.ones(rows.size)
+            for _ in range(12):  # backtracking on the tangent mismatch (a length clamped at zero may lift off)
+                u_new = u + scale[:, None] * delta
+                u_new[:, 3] = np.maximum(u_new[:, 3], 0.0)
+                r_new, p_new, q_new, ln_new = _residual(surface, a, b, p0, e1, e2, ref, u_new)
+                worse = (np.linalg.norm(r_new, axis=1) > size) & ~done & ((u + scale[:, None] * delta)[:, 3] > 0)
+                if not worse.any():
+                    break
+                scale = np.where(worse, 0.5 * scale, scale)
+            # lift-off: the length shrinks to zero with both points above the tangent plane
+            shrunk = ((u + scale[:, None] * delta)[:, 3] <= 0) & ~done
+            if shrunk.any():
+                nn = _unit(surface.grad(p_new))
+                above = (np.einsum("ni,ni->n", a - p_new, nn) > 0) & (np.einsum("ni,ni->n", b - p_new, nn) > 0)
+                lifted |= shrunk & above
+            u, r, p, q, ln = u_new, r_new, p_new, q_new, ln_new
+            # re-centre the unknowns on the current geodesic (natural corrections, as Scholz et al.)
+            _, t_now, _ = _state(surface, p0, e1, e2, ref, u)
+            p0, ref = p, t_now
+            _, e1, e2 = _tangent_basis(surface, p0, ref)
+            u = np.column_stack([np.zeros((rows.size, 3)), u[:, 3]])
+        ok = ~lifted & (np.abs(r).max(axis=1) < tolerance) & (ln > 0)
+        if (~lifted & ~ok).any():
+            raise RuntimeError(f"geodesic wrapping did not converge (largest tangent mismatch "
+                               f"{np.abs(r[~lifted & ~ok]).max():.1e})")
+        good = rows[ok]
+        length[good] = np.linalg.norm(p[ok] - a[ok], axis=-1) + ln[ok] + np.linalg.norm(b[ok] - q[ok], axis=-1)
+        t1[good], t2[good], wrapped[good] = p[ok], q[ok], True
+        # lifted off: touch down where the straight segment dips into the surface, else straight
+        again = rows[lifted] if attempt == 0 else np.empty(0, dtype=int)
+        active = np.zeros(n, dtype=bool)
+        active[again] = meets[again]
+        start = touch
+    return length, t1, t2, wrapped

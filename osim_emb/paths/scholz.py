@@ -1,0 +1,465 @@
+"""OpenSim 4.6 ``Scholz2015GeometryPath``: locally shortest paths over sphere and cylinder obstacles (issue 13).
+
+A path is an ordered list of elements: path points (fixed on bodies; the first and the last are
+the origin and the insertion, the others via points) and obstacles (a contact geometry on a body
+and a *contact hint*, a point in the obstacle's frame).  OpenSim (Simbody's ``CableSpan``, the
+algorithm of Scholz et al. 2015) splits the path at the via points into spans solved
+independently; over each span it finds a path that is straight between obstacles, a geodesic on
+each obstacle it touches, and smooth (tangent-continuous) where they meet: a stationary length,
+reached by Newton steps started from the hints (docs/paths.md, "Scholz2015GeometryPath").
+
+Here each obstacle's geodesic is in closed form (docs/paths.md):
+
+* **sphere** (radius r): a great-circle arc in the plane through the centre and the two points
+  the obstacle's segment joins, tangent segments either side;
+* **cylinder** (radius r about z, infinite, as Simbody's): a helix, the circle problem in the
+  xy projection with z linear in the projected arc length.
+
+Of the two stationary ways round (the short side, where the straight segment passes, and the
+long side), the contact hint picks the side: the path goes round the side where the hint lies
+(the long way round when the straight segment passes on the other side of the centre or axis),
+as OpenSim's solver does from a zero-length geodesic at the hint.  On the short side the path
+lifts off (a straight segment) when the segment misses the obstacle, as OpenSim's lift-off and
+touch-down rules do; without a hint (NaN, OpenSim's default) it always takes the short side.
+Several obstacles on one span are joined by straight segments; their common stationary path is
+found by Newton's method over one free point per joining segment (in a plane between the two
+obstacles), each obstacle's part in closed form.
+
+The length is stationary with respect to every contact point, so the derivative of L with
+respect to q is that of the straight segments with their end points fixed on their bodies: the
+package's segment formula (``osim_emb.paths.geometry``) gives R = -dL/dq, which is what OpenSim's
+``computeMomentArm`` (a ``MomentArmSolver`` over the forces the path applies) returns.
+Ellipsoids (without a hint, alone on their span): geodesics integrated numerically
+(:mod:`osim_emb.paths.geodesic`).  Tori are not supported.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+
+from osim_emb.core.functions.base import readonly
+from osim_emb.paths.musculotendon import Musculotendon
+
+__all__ = ["ScholzPoint", "ScholzObstacle", "ScholzPath", "ScholzMusculotendon", "OBSTACLE_KINDS",
+           "wraps_short_side", "wrap_sense", "obstacle_path", "span_paths", "scholz_path_lengths_and_moment_arms"]
+
+#: The obstacle surfaces supported (OpenSim contact-geometry tag -> kind).  Ellipsoids: without a contact hint,
+#: alone on their span (geodesics integrated numerically, :mod:`osim_emb.paths.geodesic`).
+OBSTACLE_KINDS = {"ContactSphere": "sphere", "ContactCylinder": "cylinder", "ContactEllipsoid": "ellipsoid"}
+
+
+@dataclass(frozen=True, eq=False)
+class ScholzPoint:
+    """A path point fixed on ``body`` at ``location`` (body frame)."""
+
+    name: str
+    body: str
+    location: np.ndarray
+
+    def __post_init__(self):
+        object.__setattr__(self, "location", readonly(np.asarray(self.location, dtype=float).reshape(3)))
+
+
+@dataclass(frozen=True, eq=False)
+class ScholzObstacle:
+    """An obstacle: ``kind`` ('sphere' | 'cylinder') of ``radius`` in the frame ``transform`` (4x4, obstacle
+    frame -> body) on ``body``, and the contact hint (obstacle frame; NaN: always the short side, the
+    smooth wrapping mode of :mod:`osim_emb.paths.wrapping.smooth`)."""
+
+    name: str
+    kind: str
+    body: str
+    transform: np.ndarray
+    radius: float
+    hint: np.ndarray
+    radii: tuple | None = None  # an ellipsoid's semi-axes (radius is then the smallest)
+
+    def __post_init__(self):
+        if self.kind not in ("sphere", "cylinder", "ellipsoid"):
+            raise ValueError(f"obstacle {self.name!r}: unsupported kind {self.kind!r} (sphere, cylinder, ellipsoid)")
+        if self.kind == "ellipsoid":
+            if self.radii is None or len(self.radii) != 3 or min(self.radii) <= 0:
+                raise ValueError(f"obstacle {self.name!r}: an ellipsoid needs three positive radii, got {self.radii}")
+            if np.isfinite(np.asarray(self.hint, dtype=float)).any():
+                raise ValueError(f"obstacle {self.name!r}: ellipsoid obstacles are supported without a contact hint "
+                                 "only (the shortest way round)")
+            object.__setattr__(self, "radii", tuple(float(r) for r in self.radii))
+            object.__setattr__(self, "radius", min(self.radii))
+        if not self.radius > 0:
+            raise ValueError(f"obstacle {self.name!r}: radius must be positive, got {self.radius}")
+        object.__setattr__(self, "transform", readonly(np.asarray(self.transform, dtype=float).reshape(4, 4)))
+        object.__setattr__(self, "hint", readonly(np.asarray(self.hint, dtype=float).reshape(3)))
+
+
+@dataclass(frozen=True, eq=False)
+class ScholzPath:
+    """The ordered elements of a Scholz2015GeometryPath (points first and last)."""
+
+    elements: tuple
+
+    def __post_init__(self):
+        object.__setattr__(self, "elements", tuple(self.elements))
+        el = self.elements
+        if sum(isinstance(e, ScholzPoint) for e in el) < 2:
+            raise ValueError("a Scholz2015GeometryPath needs at least two path points")
+        if not isinstance(el[0], ScholzPoint) or not isinstance(el[-1], ScholzPoint):
+            raise ValueError("a Scholz2015GeometryPath must begin and end with a path point")
+
+    @property
+    def points(self) -> tuple[ScholzPoint, ...]:
+        return tuple(e for e in self.elements if isinstance(e, ScholzPoint))
+
+    @property
+    def obstacles(self) -> tuple[ScholzObstacle, ...]:
+        return tuple(e for e in self.elements if isinstance(e, ScholzObstacle))
+
+
+@dataclass(frozen=True, eq=False)
+class ScholzMusculotendon(Musculotendon):
+    """A musculotendon unit whose path is a :class:`ScholzPath` (``points`` is empty)."""
+
+    scholz_path: ScholzPath | None = None
+
+    def __post_init__(self):
+        super().__post_init__()
+        if not isinstance(self.scholz_path, ScholzPath):
+            raise ValueError(f"unit {self.name!r}: scholz_path must be a ScholzPath")
+
+    def own_path_lengths_and_moment_arms(self, model, q, need_moment_arms: bool = True):
+        """L (N,) and R (N, n_q) (None without moment arms): see :func:`scholz_path_lengths_and_moment_arms`
+        (called by ``lengths_and_moment_arms`` through ``musculotendon.with_own_paths``)."""
+        return scholz_path_lengths_and_moment_arms(model, self, q, None, need_moment_arms)
+
+
+# -- one obstacle between two points (obstacle frame) -----------------------------------------------------
+
+def _unit(v: np.ndarray) -> np.ndarray:
+    n = np.linalg.norm(v, axis=-1, keepdims=True)
+    return v / np.where(n > 0, n, 1.0)
+
+
+def _circle_wrap(p1: np.ndarray, p2: np.ndarray, radius: float, normal: np.ndarray):
+    """Tangent points and arc angle of the path p1 -> circle (centre 0, in the plane with unit ``normal``,
+    going round +normal) -> p2: (t1, t2, theta); the path wraps where theta > 0."""
+    d1 = np.linalg.norm(p1, axis=-1)
+    d2 = np.linalg.norm(p2, axis=-1)
+    u1, u2 = p1 / d1[:, None], p2 / d2[:, None]
+    a1 = np.arccos(np.clip(radius / d1, -1.0, 1.0))
+    a2 = np.arccos(np.clip(radius / d2, -1.0, 1.0))
+    angle = np.mod(np.arctan2(np.einsum("ni,ni->n", np.cross(u1, u2), normal), np.einsum("ni,ni->n", u1, u2)),
+                   2 * np.pi)
+    theta = angle - a1 - a2
+    t1 = radius * (np.cos(a1)[:, None] * u1 + np.sin(a1)[:, None] * np.cross(normal, u1))
+    t2 = radius * (np.cos(a2)[:, None] * u2 - np.sin(a2)[:, None] * np.cross(normal, u2))
+    return t1, t2, theta
+
+
+def _closest_on_segment(p1: np.ndarray, p2: np.ndarray) -> np.ndarray:
+    """The point of each segment p1 p2 nearest the origin."""
+    d = p2 - p1
+    dd = np.einsum("ni,ni->n", d, d)
+    s = np.clip(-np.einsum("ni,ni->n", p1, d) / np.where(dd > 0, dd, 1.0), 0.0, 1.0)
+    return p1 + s[:, None] * d
+
+
+def wraps_short_side(kind: str, hint: Any, p1: Any, p2: Any) -> np.ndarray:
+    """(N,) True where the hint lies on the side of the centre (axis) that the segment p1 p2 passes (obstacle
+    frame): the path takes the short side there, the long way round elsewhere."""
+    flat = np.array([1.0, 1.0, 0.0]) if kind == "cylinder" else np.ones(3)
+    p1 = np.atleast_2d(np.asarray(p1, dtype=float)) * flat
+    p2 = np.atleast_2d(np.asarray(p2, dtype=float)) * flat
+    hint = np.asarray(hint, dtype=float).reshape(3)
+    if np.isnan(hint).any():  # no hint: the short side (the smooth wrapping mode's shortest path)
+        return np.ones(p1.shape[0], dtype=bool)
+    return np.einsum("ni,i->n", _closest_on_segment(p1, p2), hint * flat) >= 0.0
+
+
+def _plane_normal(kind: str, q1: np.ndarray, q2: np.ndarray) -> np.ndarray:
+    """Unit normal of the plane of the circle problem, turning q1 towards q2 the short way (obstacle frame)."""
+    if kind == "cylinder":
+        n = np.zeros_like(q1)
+        n[:, 2] = np.where(np.cross(q1, q2)[:, 2] >= 0, 1.0, -1.0)
+        return n
+    n = np.cross(q1, q2)
+    nn = np.linalg.norm(n, axis=-1)
+    other = np.where(np.abs(q1[:, :1]) < 0.9 * np.linalg.norm(q1, axis=-1)[:, None], [[1.0, 0, 0]], [[0, 1.0, 0]])
+    n = np.where(nn[:, None] > 1e-14 * np.linalg.norm(q1, axis=-1)[:, None] ** 2, n, np.cross(q1, other))
+    return _unit(n)
+
+
+def wrap_sense(kind: str, radius: float, hint: Any, p1: Any, p2: Any) -> np.ndarray:
+    """(N, 3) the axis about which the path p1 -> obstacle -> p2 turns (obstacle frame).
+
+    The path goes round the side of the obstacle where the hint lies: the short side (lifted off,
+    straight, where the segment misses the obstacle) when the straight segment passes on the
+    hint's side of the centre (axis), the long way round otherwise -- what OpenSim's solver
+    reaches from a zero-length geodesic at the hint.  Without a hint (NaN), the short side: the
+    cable starts lifted off and touches down where the segment meets the obstacle.
+    """
+    flat = np.array([1.0, 1.0, 0.0]) if kind == "cylinder" else np.ones(3)
+    q1 = np.atleast_2d(np.asarray(p1, dtype=float)) * flat
+    q2 = np.atleast_2d(np.asarray(p2, dtype=float)) * flat
+    n = _plane_normal(kind, q1, q2)
+    return np.where(wraps_short_side(kind, hint, p1, p2)[:, None], n, -n)
+
+
+def obstacle_path(kind: str, radius: float, hint: Any, p1: Any, p2: Any, sense: Any = None):
+    """The path p1 -> obstacle -> p2 (obstacle frame, (N, 3)) on the side the hint picks (:func:`wrap_sense`).
+
+    ``sense`` (N, 3), when given, fixes the turning sense instead: the path turns about the plane's
+    normal on the side of ``sense`` (a continuous choice while the plane turns, used by the
+    multi-obstacle solver).  Returns (length, t1, t2, wrapped): t1, t2 (N, 3) the contact points
+    (NaN where the path is straight).  Raises where an end point is inside the obstacle.
+    """
+    p1 = np.atleast_2d(np.asarray(p1, dtype=float))
+    p2 = np.atleast_2d(np.asarray(p2, dtype=float))
+    hint = np.asarray(hint, dtype=float).reshape(3)
+    flat = np.array([1.0, 1.0, 0.0]) if kind == "cylinder" else np.ones(3)
+    q1, q2 = p1 * flat, p2 * flat
+    if (np.linalg.norm(q1, axis=-1) < radius).any() or (np.linalg.norm(q2, axis=-1) < radius).any():
+        raise ValueError(f"a path point is inside the {kind} obstacle (radius {radius:g}): no path round it")
+    if sense is None:
+        normal = wrap_sense(kind, radius, hint, p1, p2)
+    else:
+        n = _plane_normal(kind, q1, q2)
+        normal = np.where(np.einsum("ni,ni->n", n, np.broadcast_to(sense, n.shape))[:, None] >= 0, n, -n)
+    t1, t2, theta = _circle_wrap(q1, q2, radius, normal)
+    wrapped = theta > 0
+    s1 = np.linalg.norm(t1 - q1, axis=-1)
+    s2 = np.linalg.norm(q2 - t2, axis=-1)
+    arc = radius * np.where(wrapped, theta, 0.0)
+    if kind == "cylinder":
+        planar = s1 + arc + s2
+        dz = p2[:, 2] - p1[:, 2]
+        safe = np.where(planar > 0, planar, 1.0)
+        t1[:, 2] = p1[:, 2] + dz * s1 / safe
+        t2[:, 2] = p1[:, 2] + dz * (s1 + arc) / safe
+        wrapped_length = np.hypot(planar, dz)
+    else:
+        wrapped_length = s1 + arc + s2
+    length = np.where(wrapped, wrapped_length, np.linalg.norm(p2 - p1, axis=-1))
+    nan = np.full_like(t1, np.nan)
+    return length, np.where(wrapped[:, None], t1, nan), np.where(wrapped[:, None], t2, nan), wrapped
+
+
+# -- a span: end points and obstacles (ground frame) ------------------------------------------------------
+
+def _obstacle_in_ground(ob: ScholzObstacle, rot: np.ndarray, org: np.ndarray, a: np.ndarray, b: np.ndarray,
+                        sense: Any = None):
+    """obstacle_path for ground points a, b (N, 3) with the obstacle's frame (rot, org): length, t1, t2 (ground),
+    wrapped."""
+    p1 = np.einsum("nji,nj->ni", rot, a - org)
+    p2 = np.einsum("nji,nj->ni", rot, b - org)
+    if ob.kind == "ellipsoid":
+        from osim_emb.paths.geodesic import Ellipsoid, surface_path
+        length, t1, t2, wrapped = surface_path(Ellipsoid(ob.radii), ob.hint, p1, p2)
+    else:
+        length, t1, t2, wrapped = obstacle_path(ob.kind, ob.radius, ob.hint, p1, p2, sense)
+    return (length, np.einsum("nij,nj->ni", rot, t1) + org, np.einsum("nij,nj->ni", rot, t2) + org, wrapped)
+
+
+def _span_terms(obstacles, frames, ends, sides):
+    """Length and contact points of each obstacle's part for the points ``ends`` (k + 1 arrays (N, 3))."""
+    return [_obstacle_in_ground(ob, rot, org, ends[i], ends[i + 1], sides[i]) for i, (ob, (rot, org)) in
+            enumerate(zip(obstacles, frames))]
+
+
+def _span_gradient(terms, ends, bases):
+    """dL/dX_j in the planes' bases: (N, k - 1, 2)."""
+    out = []
+    for j in range(1, len(ends) - 1):
+        _, _, t2, w = terms[j - 1]
+        last = np.where(w[:, None], t2, ends[j - 1])
+        _, t1, _, w = terms[j]
+        first = np.where(w[:, None], t1, ends[j + 1])
+        g = _unit(ends[j] - last) - _unit(first - ends[j])
+        out.append(np.einsum("nik,ni->nk", bases[j - 1], g))
+    return np.stack(out, axis=1)
+
+
+def span_paths(a: np.ndarray, b: np.ndarray, obstacles: Sequence[ScholzObstacle], frames: Sequence[tuple],
+               tolerance: float = 1e-10, max_iterations: int = 100):
+    """The stationary path a -> obstacles -> b (ground, (N, 3)): (length (N,), [(t1, t2, wrapped)] per obstacle).
+
+    ``frames[i] = (rot (N, 3, 3), org (N, 3))``: obstacle frame -> ground.  With several obstacles,
+    Newton's method over one point X_j on each joining straight segment, X_j in the plane between
+    obstacles j and j + 1 (normal along their origins' line, half way across the gap).  Each
+    obstacle's turning sense is fixed from its neighbours' hints (as OpenSim's solver starts);
+    where that does not converge, the sense follows the hint at every step.
+    """
+    k = len(obstacles)
+    if k == 0:
+        return np.linalg.norm(b - a, axis=-1), []
+    if k == 1:
+        length, t1, t2, w = _obstacle_in_ground(obstacles[0], *frames[0], a, b)
+        return length, [(t1, t2, w)]
+    if any(ob.kind == "ellipsoid" for ob in obstacles):
+        raise ValueError(f"obstacles {[ob.name for ob in obstacles]}: an ellipsoid obstacle must be alone between "
+                         "two path points")
+    shortest = all(np.isnan(ob.hint).any() for ob in obstacles)
+    out = _span_newton(a, b, obstacles, frames, "shortest" if shortest else "fixed", tolerance, max_iterations)
+    length, terms, ends, done = out
+    if not done.all() and not shortest:
+        rows = np.flatnonzero(~done)
+        sub = _span_newton(a[rows], b[rows], obstacles, [(r[rows], o[rows]) for r, o in frames], "per_step",
+                           tolerance, max_iterations)
+        length[rows] = sub[0]
+        for t, ts in zip(terms, sub[1]):
+            for arr, arr_sub in zip(t, ts):
+                arr[rows] = arr_sub
+        for e, es in zip(ends, sub[2]):
+            e[rows] = es
+        done[rows] = sub[3]
+    if not done.all():
+        raise RuntimeError(f"the multi-obstacle path did not converge in {max_iterations} Newton steps "
+                           f"in {int((~done).sum())} of {len(done)} configurations")
+    for j in range(1, k):  # the free points must lie on the straight segments between the obstacles
+        _, _, t2, w0 = terms[j - 1]
+        _, t1, _, w1 = terms[j]
+        before = np.where(w0[:, None], t2, ends[j - 1])
+        after = np.where(w1[:, None], t1, ends[j + 1])
+        if (np.einsum("ni,ni->n", ends[j] - before, after - ends[j]) < -1e-12).any():
+            raise ValueError(f"obstacles {obstacles[j - 1].name!r} and {obstacles[j].name!r}: the path between them "
+                             "does not cross the plane half way across their gap (overlapping obstacles?)")
+    return length, [(t[1], t[2], t[3]) for t in terms]
+
+
+def _span_newton(a, b, obstacles, frames, mode: str, tolerance: float, max_iterations: int):
+    """Newton's method for :func:`span_paths`: (length, terms, ends, converged (N,)).
+
+    ``mode``: 'shortest' (no hints: short sides at every step, a minimum: convexified Hessian and a
+    decrease of L), 'fixed' (senses fixed from the hints at the start) or 'per_step' (the hint's side
+    at every step); the last two find saddles too (the long way round): Newton steps on the
+    stationarity condition with a decrease of the tangent mismatch."""
+    k = len(obstacles)
+    n = a.shape[0]
+    centres, bases = [], []
+    for j in range(k - 1):
+        oa, ob_ = frames[j][1], frames[j + 1][1]
+        d = ob_ - oa
+        dist = np.linalg.norm(d, axis=-1)
+        e = d / dist[:, None]
+        ra, rb = obstacles[j].radius, obstacles[j + 1].radius
+        centres.append(oa + e * (ra + 0.5 * (dist - ra - rb))[:, None])
+        helper = np.where(np.abs(e[:, :1]) < 0.9, [[1.0, 0, 0]], [[0, 1.0, 0]])
+        u = _unit(np.cross(e, helper))
+        bases.append(np.stack([u, np.cross(e, u)], axis=2))  # (N, 3, 2)
+    x = np.zeros((n, k - 1, 2))
+
+    def ends_of(x):
+        return [a] + [centres[j] + np.einsum("nik,nk->ni", bases[j], x[:, j]) for j in range(k - 1)] + [b]
+
+    def total(terms):
+        return sum(t[0] for t in terms)
+
+    if mode == "fixed":  # each obstacle's side, once: the hint against the segment between its neighbours' hints
+        hints = [np.einsum("nij,j->ni", rot, np.nan_to_num(ob.hint)) + org for ob, (rot, org) in zip(obstacles, frames)]
+        around = [a] + hints + [b]
+        sides = [wrap_sense(ob.kind, ob.radius, ob.hint, np.einsum("nji,nj->ni", rot, around[i] - org),
+                            np.einsum("nji,nj->ni", rot, around[i + 2] - org))
+                 for i, (ob, (rot, org)) in enumerate(zip(obstacles, frames))]
+    else:
+        sides = [None] * k
+    shortest = mode == "shortest"
+    ends = ends_of(x)
+    terms = _span_terms(obstacles, frames, ends, sides)
+    length = total(terms)
+    grad = _span_gradient(terms, ends, bases)
+    d = 2 * (k - 1)
+    h = 1e-7
+    for _ in range(max_iterations):
+        if np.abs(grad).max() < tolerance:
+            break
+        hess = np.empty((n, d, d))
+        for c in range(d):
+            dx = np.zeros((n, k - 1, 2))
+            dx.reshape(n, d)[:, c] = h
+            gp = _span_gradient(_span_terms(obstacles, frames, ends_of(x + dx), sides), ends_of(x + dx), bases)
+            gm = _span_gradient(_span_terms(obstacles, frames, ends_of(x - dx), sides), ends_of(x - dx), bases)
+            hess[:, :, c] = (gp - gm).reshape(n, d) / (2 * h)
+        hess = 0.5 * (hess + np.swapaxes(hess, 1, 2))
+        g = grad.reshape(n, d)
+        lam, vec = np.linalg.eigh(hess)
+        lam = np.maximum(np.abs(lam), 1e-6) if shortest else np.where(np.abs(lam) > 1e-9, lam, 1e-9)
+        step = -np.einsum("nij,nj->ni", vec, np.einsum("nji,nj->ni", vec, g) / lam).reshape(n, k - 1, 2)
+        size = np.linalg.norm(g, axis=1)
+        scale = np.ones(n)
+        for _ in range(30):  # backtracking
+            xt = x + scale[:, None, None] * step
+            ends_t = ends_of(xt)
+            terms_t = _span_terms(obstacles, frames, ends_t, sides)
+            gt = _span_gradient(terms_t, ends_t, bases)
+            worse = np.linalg.norm(gt.reshape(n, d), axis=1) > size * (1 - 1e-4 * scale)
+            if shortest:  # a decrease of L, or of the mismatch once L is flat to round-off
+                worse &= total(terms_t) > length - 1e-4 * scale * np.einsum("ni,ni->n", g, -step.reshape(n, d))
+            worse &= size > tolerance
+            if not worse.any():
+                break
+            scale = np.where(worse, 0.5 * scale, scale)
+        x = xt
+        ends, terms, length, grad = ends_t, terms_t, total(terms_t), gt
+    return length, terms, ends, np.abs(grad).reshape(n, -1).max(axis=1) < tolerance
+
+
+# -- a unit over a batch of configurations ----------------------------------------------------------------
+
+def scholz_path_lengths_and_moment_arms(model, unit: ScholzMusculotendon, q: Any, kin=None,
+                                        need_moment_arms: bool = True):
+    """L (N,) and R (N, n_q) of one unit with a Scholz2015GeometryPath (R = -dL/dq)."""
+    from osim_emb.core.kinematics import forward_kinematics
+    from osim_emb.paths.geometry import PathState, _body_table, _moment_arm_of_path
+
+    q = model.check_configuration(q, tolerance=np.inf)
+    if kin is None:
+        kin = forward_kinematics(model, q, order=1 if need_moment_arms else 0)
+    body_index, body_frames, body_offsets = _body_table(model)
+    bt = kin.transforms[:, body_frames] @ body_offsets
+    n = q.shape[0]
+    path = unit.scholz_path
+    slots, slot_frames, positions = [], [], []  # per element: its slot(s)
+    for e in path.elements:
+        if e.body not in body_index:
+            raise KeyError(f"unit {unit.name!r}: body {e.body!r} of {e.name!r} does not exist")
+    span_a, span_obstacles = None, []
+    length = np.zeros(n)
+    seq_rows = []  # (slot, active (N,)) in path order
+    for e in path.elements:
+        t = bt[:, body_index[e.body]]
+        if isinstance(e, ScholzPoint):
+            pos = np.einsum("nij,j->ni", t[:, :3, :3], e.location) + t[:, :3, 3]
+            if span_a is not None:
+                frames = [(t_[:, :3, :3] @ ob.transform[:3, :3], np.einsum("nij,j->ni", t_[:, :3, :3],
+                           ob.transform[:3, 3]) + t_[:, :3, 3]) for ob, t_, _ in span_obstacles]
+                try:
+                    span_length, contacts = span_paths(span_a, pos, [ob for ob, _, _ in span_obstacles], frames)
+                except (ValueError, RuntimeError) as err:
+                    raise type(err)(f"unit {unit.name!r}, obstacles {[ob.name for ob, _, _ in span_obstacles]}: "
+                                    f"{err}") from None
+                length += span_length
+                for (_, _, first_slot), (t1, t2, w) in zip(span_obstacles, contacts):
+                    positions[first_slot] = np.where(w[:, None], t1, np.nan)
+                    positions[first_slot + 1] = np.where(w[:, None], t2, np.nan)
+                    seq_rows[first_slot] = (first_slot, w)
+                    seq_rows[first_slot + 1] = (first_slot + 1, w)
+            slot = len(positions)
+            positions.append(pos)
+            slot_frames.append(body_frames[body_index[e.body]])
+            seq_rows.append((slot, np.ones(n, dtype=bool)))
+            span_a, span_obstacles = pos, []
+        else:
+            slot = len(positions)
+            span_obstacles.append((e, t, slot))
+            for _ in range(2):
+                positions.append(np.full((n, 3), np.nan))
+                slot_frames.append(body_frames[body_index[e.body]])
+                seq_rows.append((len(seq_rows), np.zeros(n, dtype=bool)))
+    if not need_moment_arms:
+        return length, None
+    active = np.stack([a for _, a in seq_rows], axis=1)  # (N, S)
+    order = np.argsort(~active, axis=1, kind="stable")  # active slots first, in path order
+    seq = np.where(np.take_along_axis(active, order, axis=1), order, -1)
+    state = PathState(unit, seq, np.asarray(slot_frames), [], np.stack(positions, axis=1), length)
+    return length, _moment_arm_of_path(model, kin, state)

@@ -1,0 +1,375 @@
+"""Scholz2015GeometryPath (issue 13): import, L and R against OpenSim 4.6, R = -dL/dq, multi-obstacle spans,
+unsupported surfaces refused."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from osim_emb.paths.scholz import obstacle_path, span_paths, ScholzObstacle
+
+#: (name, [elements]): ("p", body, location) or ("o", geometry, hint in the geometry's frame)
+MUSCLES = (
+    ("over_sphere", [("p", "humerus", (0.035, -0.05, 0.01)), ("o", "elbow_ball", (0.03, 0.0, 0.0)),
+                     ("p", "forearm", (0.03, 0.15, 0.0))]),
+    ("round_cylinder", [("p", "humerus", (-0.03, -0.15, 0.0)), ("o", "elbow_pulley", (-0.025, 0.0, 0.0)),
+                        ("p", "forearm", (-0.02, 0.1, 0.01))]),
+    ("two_on_span", [("p", "humerus", (0.035, -0.05, -0.01)), ("o", "elbow_ball", (0.03, 0.0, 0.0)),
+                     ("o", "forearm_ball", (0.015, 0.0, 0.0)), ("p", "forearm", (0.02, 0.0, 0.0))]),
+    ("via", [("p", "torso", (0.05, 0.05, 0.02)), ("p", "humerus", (0.04, -0.2, 0.0)),
+             ("o", "elbow_ball", (0.03, 0.0, 0.0)), ("p", "forearm", (0.03, 0.12, 0.0)),
+             ("o", "elbow_pulley", (0.0, -0.025, 0.0)), ("p", "forearm", (-0.01, 0.02, 0.03))]),
+)
+
+
+def build_scholz_model(osim, path, muscles=MUSCLES, surfaces=()):
+    """Ground - torso (weld) - humerus (pin q1) - forearm (pin q2, tilted axis); a sphere on the humerus at the
+    elbow, a cylinder about the elbow axis and a sphere on the forearm; path actuators with Scholz paths.
+    ``surfaces``: extra (name, ContactGeometry factory) added to the model."""
+    m = osim.Model()
+    m.setName("scholz_paths")
+    torso = osim.Body("torso", 5.0, osim.Vec3(0), osim.Inertia(0.1))
+    hum = osim.Body("humerus", 1.0, osim.Vec3(0), osim.Inertia(0.1))
+    fore = osim.Body("forearm", 1.0, osim.Vec3(0), osim.Inertia(0.1))
+    for b in (torso, hum, fore):
+        m.addBody(b)
+    m.addJoint(osim.WeldJoint("weld", m.getGround(), osim.Vec3(0), osim.Vec3(0), torso, osim.Vec3(0), osim.Vec3(0)))
+    j1 = osim.PinJoint("shoulder", torso, osim.Vec3(0), osim.Vec3(0.1, 0.0, 0.0), hum, osim.Vec3(0, 0.3, 0),
+                       osim.Vec3(0))
+    j2 = osim.PinJoint("elbow", hum, osim.Vec3(0, -0.3, 0), osim.Vec3(0.15, 0.1, 0), fore, osim.Vec3(0, 0.25, 0),
+                       osim.Vec3(0.15, 0.1, 0))
+    for j, name, lo, hi in ((j1, "q1", -1.0, 1.0), (j2, "q2", -1.2, 1.2)):
+        m.addJoint(j)
+        j.updCoordinate().setName(name)
+        j.updCoordinate().setRangeMin(lo)
+        j.updCoordinate().setRangeMax(hi)
+    geometry = {
+        "elbow_ball": osim.ContactSphere(0.03, osim.Vec3(0, -0.3, 0), hum, "elbow_ball"),
+        "elbow_pulley": osim.ContactCylinder(0.025, osim.Vec3(0, 0.25, 0), osim.Vec3(0.15, 0.1, 0), fore,
+                                             "elbow_pulley"),
+        "forearm_ball": osim.ContactSphere(0.015, osim.Vec3(0.045, 0.12, 0.0), fore, "forearm_ball"),
+    }
+    bodies = {"torso": torso, "humerus": hum, "forearm": fore}
+    for name, make in surfaces:
+        geometry[name] = make(bodies)
+    for g in geometry.values():
+        m.addContactGeometry(g)
+    for name, elements in muscles:
+        actuator = osim.PathActuator()
+        actuator.setName(name)
+        actuator.set_path(osim.Scholz2015GeometryPath())
+        m.addForce(actuator)
+        p = osim.Scholz2015GeometryPath.safeDownCast(actuator.updPath())
+        for kind, what, where in elements:
+            if kind == "p":
+                p.appendPathPoint(bodies[what], osim.Vec3(*where))
+            else:
+                p.appendObstacle(geometry[what], osim.Vec3(*where))
+    m.finalizeConnections()
+    m.printToXML(str(path))
+    return m
+
+
+def _configurations(n, seed=3, elbow=(-1.2, 1.2)):
+    rng = np.random.default_rng(seed)
+    return np.column_stack([rng.uniform(-1.0, 1.0, n), rng.uniform(*elbow, n)])
+
+
+def _opensim_lengths_and_moment_arms(osim, path, q, moment_arms=True):
+    """getLength and computeMomentArm, each configuration on a Model loaded afresh and initialized there:
+    OpenSim 4.6 starts the wrapping solver from the State's last solution (initSystem at the configuration
+    starts it from the contact hints), and computeMomentArm's solver keeps a State of its own between calls."""
+    lengths, arms = [], []
+    for qn in q:
+        model = osim.Model(str(path))
+        coords = [model.getCoordinateSet().get(k) for k in range(model.getCoordinateSet().getSize())]
+        for c, v in zip(coords, qn):
+            c.setDefaultValue(float(v))
+        s = model.initSystem()
+        model.realizePosition(s)
+        forces = [osim.PathActuator.safeDownCast(model.getForceSet().get(i))
+                  for i in range(model.getForceSet().getSize())]
+        assert all(f is not None for f in forces)
+        lengths.append([f.getPath().getLength(s) for f in forces])
+        arms.append([[f.getPath().computeMomentArm(s, c) if moment_arms else 0.0 for f in forces] for c in coords])
+    return np.array(lengths), np.array(arms)
+
+
+@pytest.fixture(scope="module")
+def scholz_model(tmp_path_factory):
+    osim = pytest.importorskip("opensim")
+    path = tmp_path_factory.mktemp("scholz") / "scholz_paths.osim"
+    build_scholz_model(osim, path)
+    return path
+
+
+@pytest.mark.opensim
+def test_lengths_and_moment_arms_equal_opensim(osim, scholz_model):
+    from osim_emb.io import load_osim
+    from osim_emb.paths.geometry import lengths_and_moment_arms, muscle_lengths
+    model = load_osim(scholz_model)
+    # over the ranges: the hint's side (the long way round where the straight segment passes the other side)
+    q = _configurations(30)
+    lengths, arms = lengths_and_moment_arms(model, q)
+    assert np.allclose(muscle_lengths(model, q), lengths, atol=0, rtol=0)
+    ref_l, ref_r = _opensim_lengths_and_moment_arms(osim, scholz_model, q)
+    assert np.abs(lengths - ref_l).max() < 1e-8
+    # R = -dL/dq of OpenSim's own lengths (central differences of getLength)
+    h = 1e-5
+    fd = np.zeros_like(arms)
+    for k in range(2):
+        dq = np.zeros(2)
+        dq[k] = h
+        fd[:, k] = -(_opensim_lengths_and_moment_arms(osim, scholz_model, q + dq)[0]
+                     - _opensim_lengths_and_moment_arms(osim, scholz_model, q - dq)[0]) / (2 * h)
+    assert np.abs(arms - fd).max() < 1e-9
+    # OpenSim's computeMomentArm: equal to 1e-8 m in most entries, elsewhere within its solver's residual (its
+    # smoothness tolerance is 1e-5 rad: a few micrometres)
+    err = np.abs(arms - ref_r)
+    assert (err < 1e-8).mean() > 0.6 and err.max() < 1e-5
+    # each obstacle is wrapped in some configurations and not in others
+    straight = np.array([np.linalg.norm(np.diff(_points(model, name, q), axis=1), axis=-1).sum(axis=1)
+                         for name in ("over_sphere", "round_cylinder", "two_on_span")]).T
+    wrapped = lengths[:, :3] > straight + 1e-9
+    assert (wrapped.sum(axis=0) >= 3).all() and (~wrapped).sum() >= 5
+
+
+def _points(model, name, q):
+    """Ground positions (N, P, 3) of a unit's path points."""
+    from osim_emb.core.kinematics import body_transforms, forward_kinematics
+    unit = next(u for u in model.muscles if u.name == name)
+    bt = body_transforms(model, forward_kinematics(model, q, order=0))
+    index = {b.name: k for k, b in enumerate(model.bodies)}
+    return np.stack([np.einsum("nij,j->ni", bt[:, index[p.body], :3, :3], p.location) + bt[:, index[p.body], :3, 3]
+                     for p in unit.scholz_path.points], axis=1)
+
+
+@pytest.mark.opensim
+def test_moment_arms_are_minus_dl_dq(scholz_model):
+    from osim_emb.io import load_osim
+    from osim_emb.paths.geometry import lengths_and_moment_arms, muscle_lengths
+    model = load_osim(scholz_model)
+    q = _configurations(25, seed=3) + 1e-3  # (the multi-obstacle solver raises in some long-way configurations)
+    _, arms = lengths_and_moment_arms(model, q)
+    h = 1e-6
+    for k in range(2):
+        dq = np.zeros(2)
+        dq[k] = h
+        fd = -(muscle_lengths(model, q + dq) - muscle_lengths(model, q - dq)) / (2 * h)
+        assert np.abs(fd - arms[:, k]).max() < 1e-9
+
+
+def test_two_spheres_on_one_span_is_stationary():
+    """The joint path over two spheres: smooth where the straight segment meets each sphere, and stationary."""
+    rng = np.random.default_rng(0)
+    eye = np.broadcast_to(np.eye(3), (4, 3, 3))
+    obstacles = [ScholzObstacle("a", "sphere", "b", np.eye(4), 0.03, (0, 0.03, 0)),
+                 ScholzObstacle("b", "sphere", "b", np.eye(4), 0.02, (0, -0.02, 0))]
+    frames = [(eye, np.zeros((4, 3))), (eye, np.tile([0.1, 0.0, 0.0], (4, 1)))]
+    a = np.tile([-0.08, 0.015, 0.0], (4, 1)) + rng.normal(0, 0.003, (4, 3))  # over the top of a, under b
+    b = np.tile([0.18, -0.015, 0.0], (4, 1)) + rng.normal(0, 0.003, (4, 3))
+    length, contacts = span_paths(a, b, obstacles, frames)
+    (t1a, t2a, wa), (t1b, t2b, wb) = contacts
+    assert wa.all() and wb.all()
+    # smooth: the joining segment t2a -> t1b is tangent to both spheres
+    e = (t1b - t2a) / np.linalg.norm(t1b - t2a, axis=-1)[:, None]
+    assert np.abs(np.einsum("ni,ni->n", e, t2a)).max() < 1e-9
+    assert np.abs(np.einsum("ni,ni->n", e, t1b - frames[1][1])).max() < 1e-9
+    # stationary: moving the joining segment's mid-point changes L only to second order (a stationary path, as
+    # OpenSim's solver finds; this one, over the top of one sphere and under the other, is a saddle)
+    mid = 0.5 * (t2a + t1b)
+
+    def through(x):
+        return (obstacle_path("sphere", 0.03, (0, 0.03, 0), a, x)[0]
+                + obstacle_path("sphere", 0.02, (0, -0.02, 0), x - [0.1, 0, 0], b - [0.1, 0, 0])[0])
+
+    assert np.abs(through(mid) - length).max() < 1e-15
+    for d in np.eye(3):
+        slope = (through(mid + 1e-6 * d) - through(mid - 1e-6 * d)) / 2e-6
+        assert np.abs(slope).max() < 1e-7
+
+
+def test_hint_picks_the_side():
+    """Short side (or lift-off) when the hint lies where the straight segment passes, the long way round when
+    the hint is on the far side (the values OpenSim 4.6 gives started from the hints)."""
+    p1, p2 = np.array([[-0.1, 0.0, 0.0]]), np.array([[0.1, 0.04, 0.02]])
+    short = obstacle_path("sphere", 0.05, (0, 0.05, 0), p1, p2)[0][0]
+    long = obstacle_path("sphere", 0.05, (0, -0.05, 0), p1, p2)[0][0]
+    assert abs(short - 0.212923) < 1e-6 and abs(long - 0.254976) < 1e-6
+    far = obstacle_path("sphere", 0.05, (0, 0.05, 0), p1, np.array([[0.1, 0.12, 0.0]]))
+    assert not far[3][0] and abs(far[0][0] - np.hypot(0.2, 0.12)) < 1e-15  # lifted off: straight
+
+
+@pytest.mark.opensim
+def test_unsupported_surface_is_refused(osim, tmp_path):
+    from osim_emb.io import load_osim
+    from osim_emb.io.errors import UnsupportedFeatureError
+
+    def torus(b):
+        t = osim.ContactTorus()
+        t.setName("ring")
+        t.setTorusRadius(0.05)
+        t.setTubeRadius(0.01)
+        t.setFrame(b["humerus"])
+        t.set_location(osim.Vec3(0, -0.3, 0))
+        return t
+
+    for name, make, hint, match in (
+            ("torus", torus, (0.05, 0.0, 0.0), r"over_obstacle.*obstacle_0.*ContactTorus 'ring'"),
+            ("hinted_ellipsoid", lambda b: osim.ContactEllipsoid(osim.Vec3(0.03, 0.02, 0.04), osim.Vec3(0, -0.3, 0),
+                                                                  osim.Vec3(0), b["humerus"], "ring"),
+             (0.03, 0.0, 0.0), r"over_obstacle.*obstacle_0.*ellipsoid with a contact hint")):
+        path = tmp_path / f"{name}.osim"
+        muscles = (("over_obstacle", [("p", "humerus", (0.035, -0.05, 0.01)), ("o", "ring", hint),
+                                      ("p", "forearm", (0.03, 0.15, 0.0))]),)
+        build_scholz_model(osim, path, muscles, (("ring", make),))
+        with pytest.raises(UnsupportedFeatureError, match=match):
+            load_osim(path)
+        assert not load_osim(path, strict=False).muscles
+
+
+@pytest.mark.opensim
+def test_ellipsoid_without_hint_equals_opensim(osim, tmp_path):
+    """An ellipsoid obstacle without a contact hint (the shortest way round, geodesics integrated numerically):
+    L equals OpenSim's to 1e-8 m, R = -dL/dq of OpenSim's lengths to 1e-8 m."""
+    from osim_emb.io import load_osim
+    from osim_emb.paths.geometry import lengths_and_moment_arms, muscle_lengths
+    path = tmp_path / "ellipsoid.osim"
+    nan = (float("nan"),) * 3
+    muscles = (("over_ellipsoid", [("p", "humerus", (0.035, -0.05, 0.01)), ("o", "egg", nan),
+                                   ("p", "forearm", (0.03, 0.15, 0.0))]),)
+    make = (("egg", lambda b: osim.ContactEllipsoid(osim.Vec3(0.03, 0.045, 0.025), osim.Vec3(0, -0.3, 0),
+                                                     osim.Vec3(0.2, 0.3, 0.1), b["humerus"], "egg")),)
+    build_scholz_model(osim, path, muscles, make)
+    model = load_osim(path)
+    q = _configurations(8, seed=4)
+    lengths, arms = lengths_and_moment_arms(model, q)
+    ref, _ = _opensim_lengths_and_moment_arms(osim, path, q, moment_arms=False)
+    assert np.abs(lengths - ref).max() < 1e-8
+    straight = np.linalg.norm(np.diff(_points(model, "over_ellipsoid", q), axis=1), axis=-1).sum(axis=1)
+    assert (lengths[:, 0] > straight + 1e-6).sum() >= 3
+    h = 1e-6
+    for k in range(2):
+        dq = np.zeros(2)
+        dq[k] = h
+        fd = -(muscle_lengths(model, q + dq) - muscle_lengths(model, q - dq)) / (2 * h)
+        assert np.abs(fd - arms[:, k]).max() < 1e-8
+
+
+def _legacy_elbow_model(osim, path):
+    """arm26-like: humerus (pin, shoulder) and forearm (pin about z, elbow); a WrapCylinder about the elbow axis
+    on the humerus; a triceps-like muscle behind it (wraps in flexion) and a biceps-like one in front."""
+    m = osim.Model()
+    m.setName("elbow_cylinder")
+    hum = osim.Body("humerus", 1.0, osim.Vec3(0), osim.Inertia(0.1))
+    fore = osim.Body("forearm", 1.0, osim.Vec3(0), osim.Inertia(0.1))
+    m.addBody(hum)
+    m.addBody(fore)
+    j1 = osim.PinJoint("shoulder", m.getGround(), osim.Vec3(0), osim.Vec3(0.2, 0, 0), hum, osim.Vec3(0, 0.3, 0),
+                       osim.Vec3(0))
+    j2 = osim.PinJoint("elbow", hum, osim.Vec3(0, -0.3, 0), osim.Vec3(0), fore, osim.Vec3(0, 0.25, 0), osim.Vec3(0))
+    for j, name, lo, hi in ((j1, "shoulder_elev", -0.5, 1.5), (j2, "elbow_flex", 0.0, 2.3)):
+        m.addJoint(j)
+        j.updCoordinate().setName(name)
+        j.updCoordinate().setRangeMin(lo)
+        j.updCoordinate().setRangeMax(hi)
+    cyl = osim.WrapCylinder()
+    cyl.setName("elbow_pulley")
+    cyl.set_radius(0.02)
+    cyl.set_length(0.1)
+    cyl.set_translation(osim.Vec3(0, -0.3, 0))
+    hum.addWrapObject(cyl)
+    for name, pts, wrap in (("triceps", [(m.getGround(), (-0.03, -0.05, 0.0)), (hum, (-0.025, -0.15, 0.005)),
+                                         (fore, (-0.02, 0.22, 0.0))], True),
+                            ("biceps", [(m.getGround(), (0.03, 0.0, 0.01)), (fore, (0.025, 0.15, 0.0))], False)):
+        mus = osim.Thelen2003Muscle(name, 100, 0.1, 0.1, 0.0)
+        for k, (body, p) in enumerate(pts):
+            mus.addNewPathPoint(f"{name}_{k}", body, osim.Vec3(*p))
+        if wrap:
+            mus.updGeometryPath().addPathWrap(cyl)
+        m.addForce(mus)
+    m.finalizeConnections()
+    m.printToXML(str(path))
+
+
+@pytest.mark.opensim
+def test_smooth_paths_command_writes_a_model_opensim_evaluates_alike(osim, tmp_path):
+    """`osim-emb smooth-paths`: the legacy cylinder becomes an obstacle; OpenSim 4.6 loads the file and its
+    lengths equal the package's evaluation of it to 1e-8 m; the input is never overwritten."""
+    from osim_emb.cli.main import main
+    from osim_emb.io import load_osim
+    from osim_emb.paths.geometry import muscle_lengths
+    from osim_emb.paths.scholz import ScholzMusculotendon
+    src = tmp_path / "legacy.osim"
+    _legacy_elbow_model(osim, src)
+    before = src.read_bytes()
+    out = tmp_path / "smooth.osim"
+    assert main(["smooth-paths", str(src), "-o", str(out)]) == 0
+    assert src.read_bytes() == before
+    assert main(["smooth-paths", str(src), "-o", str(out)]) != 0  # an existing output needs --overwrite
+    assert main(["smooth-paths", str(src), "-o", str(out), "--overwrite"]) == 0
+    assert main(["smooth-paths", str(src), "-o", str(src), "--overwrite"]) != 0  # never over the input
+    assert src.read_bytes() == before
+    model = load_osim(out)
+    legacy = load_osim(src)
+    assert isinstance(model.muscles[0], ScholzMusculotendon) and not isinstance(model.muscles[1], ScholzMusculotendon)
+    rng = np.random.default_rng(5)
+    q = np.column_stack([rng.uniform(-0.5, 1.5, 30), rng.uniform(0.0, 2.3, 30)])
+    lengths = muscle_lengths(model, q)
+    ref, _ = _opensim_lengths_and_moment_arms(osim, out, q, moment_arms=False)
+    assert np.abs(lengths - ref).max() < 1e-8
+    assert np.isnan(model.muscles[0].scholz_path.obstacles[0].hint).all()  # no hint: the short side
+    hinted = tmp_path / "hinted.osim"  # --hints: a hint on the side the path wraps (behind the elbow)
+    assert main(["smooth-paths", str(src), "-o", str(hinted), "--hints"]) == 0
+    hint = load_osim(hinted).muscles[0].scholz_path.obstacles[0].hint
+    assert np.isfinite(hint).all() and hint[0] < 0
+    osim.Model(str(hinted)).initSystem()
+    # the obstacle is wrapped in part of the sample, and the path is never shorter than the straight line
+    straight = muscle_lengths(legacy, q, wrapping=False)[:, 0]
+    wrapped = lengths[:, 0] > straight + 1e-9
+    assert 5 <= wrapped.sum() <= 25 and (lengths[:, 0] >= straight - 1e-12).all()
+
+
+@pytest.mark.opensim
+def test_malformed_paths_name_file_element_and_reason(osim, scholz_model, tmp_path):
+    """A missing contact geometry, an obstacle first, an obstacle on an offset frame: clear errors."""
+    from osim_emb.io import load_osim
+    from osim_emb.io.errors import OsimImportError, UnsupportedFeatureError
+    text = scholz_model.read_text()
+    bad = tmp_path / "missing.osim"
+    bad.write_text(text.replace("<socket_contact_geometry>/contactgeometryset/elbow_pulley<",
+                                "<socket_contact_geometry>/contactgeometryset/nowhere<", 1))
+    with pytest.raises(OsimImportError, match=r"missing.osim:\d+: <Scholz2015GeometryPathObstacle.*round_cylinder.*"
+                                              r"'/contactgeometryset/nowhere' does not exist"):
+        load_osim(bad)
+    from lxml import etree
+    root = etree.fromstring(text.encode())
+    elements = root.find(".//PathActuator[@name='over_sphere']/Scholz2015GeometryPath/path_elements")
+    elements.insert(0, elements[1])  # the obstacle first
+    first = tmp_path / "first.osim"
+    first.write_bytes(etree.tostring(root))
+    with pytest.raises(OsimImportError, match="over_sphere.*must begin and end with a path point"):
+        load_osim(first)
+    root = etree.fromstring(text.encode())  # the sphere on an offset frame of the humerus
+    g = root.find(".//ContactSphere[@name='elbow_ball']")
+    g.find("socket_frame").text = "/elbow_frame"
+    model = root.find("Model")
+    comps = model.find("components")
+    if comps is None:
+        comps = etree.SubElement(model, "components")
+    frame = etree.SubElement(comps, "PhysicalOffsetFrame", name="elbow_frame")
+    etree.SubElement(frame, "socket_parent").text = "/bodyset/humerus"
+    etree.SubElement(frame, "translation").text = "0 -0.3 0"
+    etree.SubElement(frame, "orientation").text = "0 0 0"
+    offset = tmp_path / "offset.osim"
+    offset.write_bytes(etree.tostring(root))
+    with pytest.raises(UnsupportedFeatureError, match="over_sphere.*offset frame.*ignores the offset"):
+        load_osim(offset)
+
+
+@pytest.mark.opensim
+def test_json_export_refuses_scholz_paths(scholz_model):
+    from osim_emb.io import load_osim
+    from osim_emb.io.model_json import model_to_dict
+    with pytest.raises(ValueError, match="over_sphere.*Scholz2015GeometryPath.*JSON"):
+        model_to_dict(load_osim(scholz_model))

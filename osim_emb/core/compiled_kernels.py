@@ -4,8 +4,9 @@ They evaluate a model flattened by :mod:`osim_emb.core.compiled` into two arrays
 ``flts`` (float64), whose layout is described there.  Three passes per state:
 
 1. the **joint-variable program**: nodes in topological order, each carrying its value f, its
-   gradient (n_q) and the Hessian applied to q̇, H q̇ (n_q) -- the full Hessian is never formed,
-   since the dynamics only need H_i q̇ (the second part of Eq 126 contracts D'_i with q̇ ⊗ q̇);
+   gradient (n_q) and its Hessian applied to p directions, H D (n_q, p): the dynamics take D = q̇
+   (p = 1; the second part of Eq 126 contracts D'_i with q̇ ⊗ q̇ and needs only H_i q̇), the kinematics
+   D = I, the full Hessian (:func:`joint_variable_batch`, behind ``core.kinematics.joint_variables``);
 2. the **frames**: ^0_iA_4, the joint twist S_i, the Jacobian columns Ξ_i[k] = Ξ_pr(i)[k] + S_i (∇f_i)_k
    (the closed form of Eq 75) by the package's one frame recursion
    (:func:`osim_emb.core.kinematics_kernels.frame_kinematics`), then the twist V_i = Σ_k Ξ_i[k] q̇_k and the velocity-product
@@ -377,9 +378,9 @@ def _projection_solve(gf, gam, nrm, rhs, x):
 
 
 @njit(**_KW)
-def _closed_chain(ints, flts, ib, ip, fp, q, qd, second, n, val, grad, hq):
+def _closed_chain(ints, flts, ib, ip, fp, q, dirs, second, n, val, grad, hq):
     """The OP_CHAIN node: solve g(f, q) = 0 by Newton from the guess nodes (closed_chains.solve_constraints),
-    then grad f_i (Eq 102) and H_i (Eq 120) by the projection method; writes nodes n..n+m-1."""
+    then grad f_i (Eq 102) and H_i D (Eq 120) by the projection method; writes nodes n..n+m-1."""
     m = ints[ip]
     nq = ints[ip + 1]
     max_iter = ints[ip + 3]
@@ -466,11 +467,13 @@ def _closed_chain(ints, flts, ib, ip, fp, q, qd, second, n, val, grad, hq):
             rhs[i, k] = -gz[i, m + k]
     gr = np.empty((m, nq))
     _projection_solve(gf, gam, nrm, rhs, gr)
+    nd = dirs.shape[1]
     for i in range(m):
         val[n + i] = z[i]
         for k in range(nq):
             grad[n + i, k] = gr[i, k]
-            hq[n + i, k] = 0.0
+            for c in range(nd):
+                hq[n + i, k, c] = 0.0
     if not second:
         return
     # Gamma_i = -(sum_jk g_i,fjfk grad f_j grad f_k^T + sum_j (grad f_j g_i,fjq^T + g_i,qfj grad f_j^T) + g_i,qq)
@@ -490,18 +493,21 @@ def _closed_chain(ints, flts, ib, ip, fp, q, qd, second, n, val, grad, hq):
     _projection_solve(gf, gam, nrm, gm, hs)
     for i in range(m):
         for k in range(nq):
-            s = 0.0
-            for l in range(nq):
-                s += 0.5 * (hs[i, k * nq + l] + hs[i, l * nq + k]) * qd[l]
-            hq[n + i, k] = s
+            for c in range(nd):
+                s = 0.0
+                for l in range(nq):
+                    s += 0.5 * (hs[i, k * nq + l] + hs[i, l * nq + k]) * dirs[l, c]
+                hq[n + i, k, c] = s
 
 
 @njit(**_KW)
-def eval_program(ints, flts, ext, q, qd, second, val, grad, hq):
-    """Run the joint-variable program: val[n] = f_n, grad[n] = ∇f_n, hq[n] = H_n q̇ (if ``second``)."""
+def eval_program(ints, flts, ext, q, dirs, second, val, grad, hq):
+    """Run the joint-variable program: val[n] = f_n, grad[n] = ∇f_n and, if ``second``, hq[n] = H_n D for the
+    directions D = ``dirs`` (n_q, p): D = q̇ (p = 1) gives H_n q̇, D = I the full Hessian."""
     nq = ints[H_NQ]
     nn = ints[H_NNODES]
     on = ints[H_OFF_NODES]
+    p = dirs.shape[1]
     for n in range(nn):
         b = on + NODE_STRIDE * n
         op = ints[b]
@@ -513,40 +519,45 @@ def eval_program(ints, flts, ext, q, qd, second, val, grad, hq):
             val[n] = flts[fp]
             for k in range(nq):
                 grad[n, k] = 0.0
-                hq[n, k] = 0.0
+                for j in range(p):
+                    hq[n, k, j] = 0.0
         elif op == OP_COORD:
             c = ints[ip]
             val[n] = q[c]
             for k in range(nq):
                 grad[n, k] = 0.0
-                hq[n, k] = 0.0
+                for j in range(p):
+                    hq[n, k, j] = 0.0
             grad[n, c] = 1.0
         elif op == OP_LINQ:
             cnt = ints[ip]
             for k in range(nq):
                 grad[n, k] = 0.0
-                hq[n, k] = 0.0
+                for j in range(p):
+                    hq[n, k, j] = 0.0
             s = 0.0
-            for j in range(cnt):
-                c = ints[ip + 1 + j]
-                a = flts[fp + j]
+            for jj in range(cnt):
+                c = ints[ip + 1 + jj]
+                a = flts[fp + jj]
                 s += a * q[c]
                 grad[n, c] = a
             val[n] = s + flts[fp + cnt]
         elif op == OP_LINCOMB:
             for k in range(nq):
                 grad[n, k] = 0.0
-                hq[n, k] = 0.0
+                for j in range(p):
+                    hq[n, k, j] = 0.0
             s = 0.0
-            for j in range(nin):
-                u = ints[ib + j]
-                a = flts[fp + j]
+            for jj in range(nin):
+                u = ints[ib + jj]
+                a = flts[fp + jj]
                 s += a * val[u]
                 for k in range(nq):
                     grad[n, k] += a * grad[u, k]
                 if second:
                     for k in range(nq):
-                        hq[n, k] += a * hq[u, k]
+                        for j in range(p):
+                            hq[n, k, j] += a * hq[u, k, j]
             val[n] = s + flts[fp + nin]
         elif op == OP_SCALE:
             u = ints[ib]
@@ -554,19 +565,21 @@ def eval_program(ints, flts, ext, q, qd, second, val, grad, hq):
             val[n] = a * val[u]
             for k in range(nq):
                 grad[n, k] = a * grad[u, k]
-                hq[n, k] = a * hq[u, k] if second else 0.0
+                for j in range(p):
+                    hq[n, k, j] = a * hq[u, k, j] if second else 0.0
         elif op == OP_UNI:
             u = ints[ib]
             f, f1, f2 = _univariate(ints, flts, ip, fp, val[u])
             val[n] = f
-            d1 = 0.0
-            if second:
-                for k in range(nq):
-                    d1 += grad[u, k] * qd[k]
             for k in range(nq):
-                g = grad[u, k]
-                grad[n, k] = f1 * g
-                hq[n, k] = (f2 * d1 * g + f1 * hq[u, k]) if second else 0.0
+                grad[n, k] = f1 * grad[u, k]
+            for j in range(p):
+                d1 = 0.0
+                if second:
+                    for k in range(nq):
+                        d1 += grad[u, k] * dirs[k, j]
+                for k in range(nq):
+                    hq[n, k, j] = (f2 * d1 * grad[u, k] + f1 * hq[u, k, j]) if second else 0.0
         elif op == OP_MPOLY:
             d = nin
             nt = ints[ip]
@@ -586,7 +599,8 @@ def eval_program(ints, flts, ext, q, qd, second, val, grad, hq):
             val[n] = out[0]
             for k in range(nq):
                 grad[n, k] = 0.0
-                hq[n, k] = 0.0
+                for j in range(p):
+                    hq[n, k, j] = 0.0
             for a in range(d):
                 ua = ints[ib + a]
                 ga = out[1 + a]
@@ -597,17 +611,19 @@ def eval_program(ints, flts, ext, q, qd, second, val, grad, hq):
                     ua = ints[ib + a]
                     for bb in range(d):
                         ub = ints[ib + bb]
-                        db = 0.0
-                        for k in range(nq):
-                            db += grad[ub, k] * qd[k]
-                        hab = out[1 + d + a * d + bb] * db
-                        for k in range(nq):
-                            hq[n, k] += hab * grad[ua, k]
+                        for j in range(p):
+                            db = 0.0
+                            for k in range(nq):
+                                db += grad[ub, k] * dirs[k, j]
+                            hab = out[1 + d + a * d + bb] * db
+                            for k in range(nq):
+                                hq[n, k, j] += hab * grad[ua, k]
                     ga = out[1 + a]
                     for k in range(nq):
-                        hq[n, k] += ga * hq[ua, k]
+                        for j in range(p):
+                            hq[n, k, j] += ga * hq[ua, k, j]
         elif op == OP_CHAIN:
-            _closed_chain(ints, flts, ib, ip, fp, q, qd, second, n, val, grad, hq)
+            _closed_chain(ints, flts, ib, ip, fp, q, dirs, second, n, val, grad, hq)
         elif op == OP_CHAINPART:
             pass
         else:  # OP_EXT
@@ -615,11 +631,12 @@ def eval_program(ints, flts, ext, q, qd, second, val, grad, hq):
             val[n] = ext[s, 0]
             for k in range(nq):
                 grad[n, k] = ext[s, 1 + k]
-                acc = 0.0
-                if second:
-                    for l in range(nq):
-                        acc += ext[s, 1 + nq + k * nq + l] * qd[l]
-                hq[n, k] = acc
+                for j in range(p):
+                    acc = 0.0
+                    if second:
+                        for l in range(nq):
+                            acc += ext[s, 1 + nq + k * nq + l] * dirs[l, j]
+                    hq[n, k, j] = acc
 
 
 @njit(**_KW)
@@ -644,8 +661,8 @@ def tree_arrays(ints, flts):
 @njit(**_KW)
 def _frames(ints, flts, qd, second, val, grad, hq, rot, pos, xi, vel, acc, dxi):
     """^0_iA_4 (rot, pos) and the Jacobian columns Ξ_i[k] (xi) of every compiled frame by the package's one frame
-    recursion (:func:`osim_emb.core.kinematics_kernels.frame_kinematics`); with ``second`` also the twist V_i (vel)
-    and a_i (acc), and with ``dxi`` of shape (n_frames, n_q, 6) dΞ_i[l]/dt = dΞ_pr(i)[l]/dt + (∇f_i)_l (V_pr(i) × S_i)
+    recursion (:func:`osim_emb.core.kinematics_kernels.frame_kinematics`); with ``second`` (hq holds H q̇, shape
+    (n_nodes, n_q, 1)) also the twist V_i (vel) and a_i (acc), and with ``dxi`` of shape (n_frames, n_q, 6) dΞ_i[l]/dt = dΞ_pr(i)[l]/dt + (∇f_i)_l (V_pr(i) × S_i)
     + (H_i q̇)_l S_i, the columns of the seed's velocity matrix N (Eq 126)."""
     want_dxi = dxi.shape[0] > 0
     nq = ints[H_NQ]
@@ -681,7 +698,7 @@ def _frames(ints, flts, qd, second, val, grad, hq, rot, pos, xi, vel, acc, dxi):
         d2 = 0.0
         for k in range(nq):
             d1 += grad[node, k] * qd[k]
-            d2 += hq[node, k] * qd[k]
+            d2 += hq[node, k, 0] * qd[k]
         # dS_i/dt = V_p x S_i (spatial cross product of twists)
         w0 = vel[p, 0]
         w1 = vel[p, 1]
@@ -706,7 +723,7 @@ def _frames(ints, flts, qd, second, val, grad, hq, rot, pos, xi, vel, acc, dxi):
         if want_dxi:
             for k in range(nq):
                 gk = grad[node, k]
-                h = hq[node, k]
+                h = hq[node, k, 0]
                 dxi[i, k, 0] = dxi[p, k, 0] + gk * cw0 + h * s6[0]
                 dxi[i, k, 1] = dxi[p, k, 1] + gk * cw1 + h * s6[1]
                 dxi[i, k, 2] = dxi[p, k, 2] + gk * cw2 + h * s6[2]
@@ -962,7 +979,7 @@ def _solve(a, b, x):
 @njit(**_KW)
 def _state(ints, flts, ext, q, qd, second, want_mass, val, grad, hq, rot, pos, xi, vel, acc, dxi,
            mass, nmat, nqd, grav, work):
-    eval_program(ints, flts, ext, q, qd, second, val, grad, hq)
+    eval_program(ints, flts, ext, q, qd.reshape((qd.shape[0], 1)), second, val, grad, hq)
     _frames(ints, flts, qd, second, val, grad, hq, rot, pos, xi, vel, acc, dxi)
     _bodies(ints, flts, second, want_mass, rot, pos, xi, vel, acc, dxi, mass, nmat, nqd, grav, work)
 
@@ -1026,7 +1043,7 @@ def rhs_springs(ints, flts, ext, y, tau, springs):
         qd[k] = y[nq + k]
     val = np.empty(nn)
     grad = np.empty((nn, nq))
-    hq = np.empty((nn, nq))
+    hq = np.empty((nn, nq, 1))
     rot = np.empty((nf, 3, 3))
     pos = np.empty((nf, 3))
     xi = np.empty((nf, nq, 6))
@@ -1080,7 +1097,7 @@ def _batch_range(ints, flts, ext, q, qd, arg, mode, start, stop, m_out, n_out, n
     yes = nq >= 0
     val = np.empty(nn)
     grad = np.empty((nn, nq))
-    hq = np.empty((nn, nq))
+    hq = np.empty((nn, nq, 1))
     rot = np.empty((nf, 3, 3))
     pos = np.empty((nf, 3))
     xi = np.empty((nf, nq, 6))
@@ -1157,8 +1174,54 @@ def program(ints, flts, ext, q, qd):
     val = np.empty((n, nn))
     grad = np.empty((n, nn, nq))
     hq = np.empty((n, nn, nq))
+    hqs = np.empty((nn, nq, 1))
+    dirs = np.empty((nq, 1))
     yes = nq >= 0
     for s in range(n):
         ext_s = ext[s] if ext.shape[0] > 1 else ext[0]
-        eval_program(ints, flts, ext_s, q[s], qd[s], yes, val[s], grad[s], hq[s])
+        for k in range(nq):
+            dirs[k, 0] = qd[s, k]
+        eval_program(ints, flts, ext_s, q[s], dirs, yes, val[s], grad[s], hqs)
+        for i in range(nn):
+            for k in range(nq):
+                hq[s, i, k] = hqs[i, k, 0]
     return val, grad, hq
+
+
+@njit(**_KW)
+def joint_variable_batch(ints, flts, ext, q, nodes, order):
+    """f, ∇f (order >= 1) and the full Hessian H (order 2) of the program nodes ``nodes`` at N states:
+    (N, k), (N, k, n_q), (N, k, n_q, n_q); outputs ``order`` does not ask for have length 0.  ``ext`` (N or 1,
+    n_external, 1 + n_q + n_q²) holds the external nodes' jets (their Hessians are read for order 2 only)."""
+    nq = ints[H_NQ]
+    nn = ints[H_NNODES]
+    n = q.shape[0]
+    m = nodes.shape[0]
+    second = order >= 2
+    p = nq if second else 0
+    val_out = np.empty((n, m))
+    grad_out = np.empty((n if order >= 1 else 0, m, nq))
+    hess_out = np.empty((n if second else 0, m, nq, nq))
+    dirs = np.zeros((nq, p))
+    for k in range(p):
+        dirs[k, k] = 1.0
+    val = np.empty(nn)
+    grad = np.empty((nn, nq))
+    hq = np.empty((nn, nq, p))
+    qs = np.empty(nq)
+    for s in range(n):
+        ext_s = ext[s] if ext.shape[0] > 1 else ext[0]
+        for k in range(nq):
+            qs[k] = q[s, k]
+        eval_program(ints, flts, ext_s, qs, dirs, second, val, grad, hq)
+        for i in range(m):
+            node = nodes[i]
+            val_out[s, i] = val[node]
+            if order >= 1:
+                for k in range(nq):
+                    grad_out[s, i, k] = grad[node, k]
+            if second:
+                for k in range(nq):
+                    for l in range(nq):
+                        hess_out[s, i, k, l] = hq[node, k, l]
+    return val_out, grad_out, hess_out

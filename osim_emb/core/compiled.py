@@ -238,23 +238,10 @@ _KNOWN = (Constant, Linear, Multiplier, Composite, Clamped, MultivariatePolynomi
 
 
 def _univariate_parameters(f: JointFunction):
-    """(int parameters, float parameters) of a one-input function node, or None."""
-    t = type(f)
-    if t is SimmSpline:
-        return (K.UNI_SIMM, f.x.size), (*f.x, *f.y, *f.b, *f.c, *f.d)
-    if t is PiecewiseLinear:
-        return (K.UNI_PWLINEAR, f.x.size), (*f.x, *f.y, *f.slopes)
-    if t is PiecewiseConstant:
-        return (K.UNI_PWCONSTANT, f.x.size), (*f.x, *f.y)
-    if t is Polynomial:
-        c, d1, d2 = f.coefficients, f._d1, f._d2
-        return (K.UNI_POLYNOMIAL, c.size, d1.size, d2.size), (*c, *d1, *d2)
-    if t is Fourier:
-        return (K.UNI_FOURIER, f.cos.size), (f.a0, f.secular, *f._k, *f.cos, *f.sin)
-    if t in (GCVSpline, NaturalCubicSpline):
-        m = f.half_order
-        return ((K.UNI_NATURAL, m, f.x.size),
-                (*f.x, *f._h, *np.ascontiguousarray(f._coef).ravel(), *np.ascontiguousarray(f._ends).ravel()))
+    """(int parameters, float parameters) of a one-input function node, or None (a type the program does not know,
+    or a subclass of one, which may evaluate differently)."""
+    if type(f) in (SimmSpline, PiecewiseLinear, PiecewiseConstant, Polynomial, Fourier, GCVSpline, NaturalCubicSpline):
+        return f.node_parameters()
     return None
 
 

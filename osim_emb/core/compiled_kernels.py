@@ -29,6 +29,18 @@ import math
 import numpy as np
 
 from osim_emb.core._accel import njit, prange
+from osim_emb.core.functions.kernels import (  # noqa: F401  (UNI_* are the program's OP_UNI kinds)
+    END_KNOT_TOLERANCE,
+    UNI_CLIP,
+    UNI_FOURIER,
+    UNI_NATURAL,
+    UNI_POLYNOMIAL,
+    UNI_PWCONSTANT,
+    UNI_PWLINEAR,
+    UNI_SIMM,
+    _univariate,
+    univariate_batch,
+)
 from osim_emb.core.kinematics_kernels import frame_kinematics
 
 # -- opcodes of the joint-variable program (mirrored in osim_emb.core.compiled) ---------------------------
@@ -42,17 +54,6 @@ OP_MPOLY = 6      # f = P(u_1, ..., u_d)            (MultivariatePolynomial)
 OP_EXT = 7        # f, grad f, Hessian evaluated in Python (functions that are not flattened)
 OP_CHAIN = 8      # the m joint variables of a closed chain (Newton + projection, Eqs 100-120) into nodes n..n+m-1
 OP_CHAINPART = 9  # a node written by the OP_CHAIN node before it (nothing to do)
-
-UNI_SIMM = 0
-UNI_PWLINEAR = 1
-UNI_PWCONSTANT = 2
-UNI_POLYNOMIAL = 3
-UNI_FOURIER = 4
-UNI_NATURAL = 5   # GCVSpline and NaturalCubicSpline (natural spline of degree 2m-1)
-UNI_CLIP = 6      # clip(u, lower, upper), derivative 1 inside and 0 outside (Clamped)
-
-#: OpenSim's ROUNDOFF_ERROR (SimmMacros.h): an argument this close to an end knot gets the end values.
-END_KNOT_TOLERANCE = 2e-13
 
 # -- header of ``ints`` --------------------------------------------------------------------------------
 H_NQ = 0
@@ -77,193 +78,6 @@ CHAIN_FLOATS = 4    # Newton tolerance, length scale, residual tolerance, max co
 SPRING_FLOATS = 10  # frame a, point a (3), frame b, point b (3), stiffness, rest length (compiled frames)
 
 _KW = dict(cache=True, error_model="numpy")
-
-
-@njit(**_KW)
-def _interval(flts, x0, n, t):
-    """OpenSim's bisection for the knot interval (see splines._opensim_interval)."""
-    lo = 0
-    hi = n
-    k = 0
-    for _ in range(n + 1):
-        k = (lo + hi) // 2
-        if t < flts[x0 + k]:
-            hi = k
-        elif t > flts[x0 + min(k + 1, n - 1)]:
-            lo = k
-        else:
-            break
-    return min(k, n - 2)
-
-
-@njit(**_KW)
-def _region(flts, x0, n, t):
-    """-2 below, -1 above, 0 at the first knot, 1 at the last, 2 inside (OpenSim's precedence)."""
-    xa = flts[x0]
-    xb = flts[x0 + n - 1]
-    if t < xa:
-        return -2
-    if t > xb:
-        return -1
-    if abs(t - xa) <= END_KNOT_TOLERANCE:
-        return 0
-    if abs(t - xb) <= END_KNOT_TOLERANCE:
-        return 1
-    return 2
-
-
-@njit(**_KW)
-def _univariate(ints, flts, ip, fp, t):
-    """f(t), f'(t), f''(t) of a one-input function node."""
-    kind = ints[ip]
-    if kind == UNI_SIMM or kind == UNI_PWLINEAR or kind == UNI_PWCONSTANT:
-        n = ints[ip + 1]
-        xs = fp
-        ys = fp + n
-        bs = fp + 2 * n
-        reg = _region(flts, xs, n, t)
-        if kind == UNI_PWCONSTANT:
-            if reg == -2 or reg == 0:
-                return flts[ys], 0.0, 0.0
-            if reg == -1 or reg == 1:
-                return flts[ys + n - 1], 0.0, 0.0
-            k = _interval(flts, xs, n, t)
-            return flts[ys + k], 0.0, 0.0
-        if reg == -2:
-            return flts[ys] + (t - flts[xs]) * flts[bs], flts[bs], 0.0
-        if reg == -1:
-            return flts[ys + n - 1] + (t - flts[xs + n - 1]) * flts[bs + n - 1], flts[bs + n - 1], 0.0
-        if kind == UNI_PWLINEAR:
-            if reg == 0:
-                return flts[ys], flts[bs], 0.0
-            if reg == 1:
-                return flts[ys + n - 1], flts[bs + n - 1], 0.0
-            k = _interval(flts, xs, n, t)
-            return flts[ys + k] + (t - flts[xs + k]) * flts[bs + k], flts[bs + k], 0.0
-        cs = fp + 3 * n
-        ds = fp + 4 * n
-        if reg == 0:
-            return flts[ys], flts[bs], 2.0 * flts[cs]
-        if reg == 1:
-            return flts[ys + n - 1], flts[bs + n - 1], 2.0 * flts[cs + n - 1]
-        k = _interval(flts, xs, n, t)
-        dt = t - flts[xs + k]
-        bk = flts[bs + k]
-        ck = flts[cs + k]
-        dk = flts[ds + k]
-        f = flts[ys + k] + dt * (bk + dt * (ck + dt * dk))
-        return f, bk + dt * (2.0 * ck + 3.0 * dt * dk), 2.0 * ck + 6.0 * dt * dk
-    if kind == UNI_POLYNOMIAL:
-        out0 = 0.0
-        out1 = 0.0
-        out2 = 0.0
-        n0 = ints[ip + 1]
-        n1 = ints[ip + 2]
-        n2 = ints[ip + 3]
-        for j in range(n0):
-            out0 = out0 * t + flts[fp + j]
-        for j in range(n1):
-            out1 = out1 * t + flts[fp + n0 + j]
-        for j in range(n2):
-            out2 = out2 * t + flts[fp + n0 + n1 + j]
-        return out0, out1, out2
-    if kind == UNI_FOURIER:
-        nh = ints[ip + 1]
-        a0 = flts[fp]
-        sec = flts[fp + 1]
-        ks = fp + 2
-        cs = ks + nh
-        ss = cs + nh
-        c0 = 0.0
-        s0 = 0.0
-        c1 = 0.0
-        s1 = 0.0
-        c2 = 0.0
-        s2 = 0.0
-        for j in range(nh):
-            w = flts[ks + j]
-            arg = t * w
-            c = math.cos(arg)
-            s = math.sin(arg)
-            c0 += c * flts[cs + j]
-            s0 += s * flts[ss + j]
-            c1 += (-s * w) * flts[cs + j]
-            s1 += (c * w) * flts[ss + j]
-            w2 = w * w
-            c2 += (-c * w2) * flts[cs + j]
-            s2 += (-s * w2) * flts[ss + j]
-        return a0 + sec * t + c0 + s0, sec + c1 + s1, c2 + s2
-    if kind == UNI_NATURAL:
-        m = ints[ip + 1]
-        n = ints[ip + 2]
-        q = 2 * m
-        xs = fp
-        hs = fp + n
-        cf = hs + n - 1
-        es = cf + (n - 1) * q
-        x0 = flts[xs]
-        xn = flts[xs + n - 1]
-        res0 = 0.0
-        res1 = 0.0
-        res2 = 0.0
-        if t < x0 or t >= xn:  # Taylor polynomial of degree m-1 at the end knot
-            side = 1 if t >= xn else 0
-            dt = t - xn if t >= xn else t - x0
-            for nu in range(3):
-                tay = 0.0
-                for j in range(m - 1, nu - 1, -1):
-                    fct = 1.0
-                    for r in range(2, j - nu + 1):
-                        fct *= r
-                    tay = tay * dt + flts[es + 2 * j + side] / fct
-                if nu == 0:
-                    res0 = tay
-                elif nu == 1:
-                    res1 = tay
-                else:
-                    res2 = tay
-            return res0, res1, res2
-        # interval: searchsorted(x, t, 'right') - 1, clipped to [0, n - 2]
-        lo = 0
-        hi = n
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if flts[xs + mid] <= t:
-                lo = mid + 1
-            else:
-                hi = mid
-        i = min(max(lo - 1, 0), n - 2)
-        h = flts[hs + i]
-        tau = (t - flts[xs + i]) / h
-        base = cf + i * q
-        for nu in range(3):
-            out = 0.0
-            if nu < q:
-                for p in range(q - 1, nu - 1, -1):
-                    if nu == 0:
-                        mult = 1.0
-                    elif nu == 1:
-                        mult = float(p)
-                    else:
-                        mult = float(p * (p - 1))
-                    out = out * tau + flts[base + p] * mult
-            if nu == 0:
-                res0 = out
-            elif nu == 1:
-                res1 = out / h
-            else:
-                res2 = out / (h * h)
-        return res0, res1, res2
-    # UNI_CLIP
-    lower = flts[fp]
-    upper = flts[fp + 1]
-    if t >= lower and t <= upper:
-        return t, 1.0, 0.0
-    if t < lower:
-        return lower, 0.0, 0.0
-    if t > upper:
-        return upper, 0.0, 0.0
-    return t, 0.0, 0.0  # nan
 
 
 @njit(**_KW)

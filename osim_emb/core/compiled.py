@@ -221,9 +221,8 @@ class _Builder:
         if t is MultivariatePolynomial:
             self._count("MultivariatePolynomial")
             ins = self.inputs_as_nodes(inputs)
-            nt = f.coefficients.size
-            return self.node(K.OP_MPOLY, inputs=ins, ints=(nt, *f.exponents.ravel().tolist()),
-                             floats=np.ascontiguousarray(f._all_coef).ravel().tolist())
+            ints, floats = f.node_parameters()
+            return self.node(K.OP_MPOLY, inputs=ins, ints=ints, floats=floats)
         uni = _univariate_parameters(f)
         if uni is None:
             raise _Unflattenable(t.__name__)

@@ -39,6 +39,7 @@ from osim_emb.core.functions.kernels import (  # noqa: F401  (UNI_* are the prog
     UNI_PWLINEAR,
     UNI_SIMM,
     _univariate,
+    multivariate_polynomial,
     univariate_batch,
 )
 from osim_emb.core.kinematics_kernels import frame_kinematics
@@ -398,18 +399,11 @@ def eval_program(ints, flts, ext, q, dirs, second, val, grad, hq):
             d = nin
             nt = ints[ip]
             ex = ip + 1  # exponents (nt, d)
-            ncol = 1 + d + d * d
-            out = np.zeros(ncol)
-            for t in range(nt):
-                mono = 1.0
-                for v in range(d):
-                    e = ints[ex + t * d + v]
-                    pw = 1.0
-                    for _ in range(e):
-                        pw = pw * val[ints[ib + v]]
-                    mono = pw if v == 0 else mono * pw
-                for c in range(ncol):
-                    out[c] += mono * flts[fp + t * ncol + c]
+            out = np.empty(1 + d + d * d)
+            u = np.empty(d)
+            for v in range(d):
+                u[v] = val[ints[ib + v]]
+            multivariate_polynomial(ints, flts, ex, fp, nt, u, out)
             val[n] = out[0]
             for k in range(nq):
                 grad[n, k] = 0.0

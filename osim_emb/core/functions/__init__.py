@@ -2,14 +2,15 @@
 
 Where the numbers come from (issue 16: each formula once):
 
-* The kinematics, the paths and the dynamics never call these objects' ``evaluate``: they run the compiled
-  joint-variable program (:mod:`osim_emb.core.compiled`, ``compiled_kernels.eval_program``), into which every
-  type below except SplineSurface and user-defined types is flattened
-  (:func:`osim_emb.core.kinematics.joint_variables`).
+* A model's joint variables f_i(q), ∇f_i, H_i -- for the kinematics, the paths and the dynamics -- come from the
+  compiled joint-variable program (:mod:`osim_emb.core.compiled`, ``compiled_kernels.eval_program``;
+  :func:`osim_emb.core.kinematics.joint_variables`), into which every type below except SplineSurface and
+  user-defined types is flattened; those are evaluated by their ``evaluate`` (external nodes).
 * The one-input types -- SimmSpline, PiecewiseLinear, PiecewiseConstant, GCVSpline, NaturalCubicSpline,
-  Polynomial, Fourier (:class:`~osim_emb.core.functions.base.CompiledUnivariateFunction`) -- evaluate through the
-  program's own kernel, :func:`osim_emb.core.functions.kernels._univariate`; only their construction (knot checks,
-  spline coefficients, fits) is Python.
+  Polynomial, Fourier (:class:`~osim_emb.core.functions.base.CompiledUnivariateFunction`) -- and
+  MultivariatePolynomial evaluate through the program's own kernels (:mod:`osim_emb.core.functions.kernels`:
+  ``_univariate``, ``multivariate_polynomial``); only their construction (knot checks, spline coefficients,
+  derivative coefficient tables, fits) is Python.
 * ``evaluate`` stays numpy for these, the public API of function objects (rhythm fitting, function-based paths,
   XML and JSON round trips, users' own composition):
 
@@ -17,8 +18,6 @@ Where the numbers come from (issue 16: each formula once):
   - ``Multiplier``, ``Composite``, ``Clamped``: scaling, the chain rule and clipping on arrays.  They compose any
     function, including ones the program cannot flatten (SplineSurface, user types), so they cannot be
     program-only; in the program the same rules are the OP_SCALE, OP_LINCOMB, OP_UNI (UNI_CLIP) nodes;
-  - ``MultivariatePolynomial``: the monomials times the coefficient table ``_all_coef`` (value, gradient and
-    Hessian columns), the table the program's OP_MPOLY node reads;
   - ``SplineSurface`` (scipy ``NdBSpline``) and user-defined types: their ``evaluate`` is their only
     implementation; the program calls it (an external node).
 """

@@ -1,4 +1,4 @@
-"""The compiled kernel of every one-input joint function: value, first and second derivative at a point.
+"""The compiled kernels of the joint functions: one-input functions and multivariate polynomials.
 
 :func:`_univariate` is the one implementation of the spline (SimmSpline, PiecewiseLinear, PiecewiseConstant,
 GCVSpline / NaturalCubicSpline), polynomial and Fourier formulas, with OpenSim 4.6's evaluation semantics (its
@@ -6,7 +6,8 @@ bisection for the knot interval, its end-knot tolerance).  Two callers: the join
 (:mod:`osim_emb.core.compiled_kernels`, for the kinematics, paths and dynamics) and the functions' own
 ``evaluate`` (:class:`osim_emb.core.functions.base.CompiledUnivariateFunction`, through :func:`univariate_batch`).
 A function's parameters are packed by its ``node_parameters()``: ``ints[ip]`` is its kind (``UNI_*``), then its
-int parameters; its float parameters start at ``flts[fp]``.
+int parameters; its float parameters start at ``flts[fp]``.  :func:`multivariate_polynomial` is the
+MultivariatePolynomial's (the program's OP_MPOLY nodes and the object's ``evaluate``).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import numpy as np
 
 from osim_emb.core._accel import njit
 
-__all__ = ["univariate_batch", "END_KNOT_TOLERANCE", "UNI_SIMM", "UNI_PWLINEAR", "UNI_PWCONSTANT", "UNI_POLYNOMIAL",
+__all__ = ["univariate_batch", "multivariate_polynomial_batch", "END_KNOT_TOLERANCE", "UNI_SIMM", "UNI_PWLINEAR", "UNI_PWCONSTANT", "UNI_POLYNOMIAL",
            "UNI_FOURIER", "UNI_NATURAL", "UNI_CLIP"]
 
 UNI_SIMM = 0
@@ -238,4 +239,39 @@ def univariate_batch(ints, flts, t, order):
             out[1, i] = f1
         if order >= 2:
             out[2, i] = f2
+    return out
+
+
+@njit(**_KW)
+def multivariate_polynomial(ints, flts, ex, fp, nt, u, out):
+    """out = (value, gradient (d), Hessian (d, d) row-major) at u (d,) of the polynomial sum_t c_t prod_v u_v^e_tv,
+    from its exponents (nt, d) at ints[ex:] and its coefficient table (nt, 1 + d + d^2: the value's, the gradient's
+    and the Hessian's coefficients over the same monomials) at flts[fp:]."""
+    d = u.shape[0]
+    ncol = 1 + d + d * d
+    for c in range(ncol):
+        out[c] = 0.0
+    for t in range(nt):
+        mono = 1.0
+        for v in range(d):
+            e = ints[ex + t * d + v]
+            pw = 1.0
+            for _ in range(e):
+                pw = pw * u[v]
+            mono = pw if v == 0 else mono * pw
+        for c in range(ncol):
+            out[c] += mono * flts[fp + t * ncol + c]
+
+
+@njit(**_KW)
+def multivariate_polynomial_batch(ints, flts, x):
+    """:func:`multivariate_polynomial` at the points x (N, d) for the parameters ``node_parameters()`` packs
+    (ints: number of terms, exponents; flts: the coefficient table): (N, 1 + d + d^2)."""
+    n, d = x.shape
+    out = np.empty((n, 1 + d + d * d))
+    u = np.empty(d)
+    for i in range(n):
+        for v in range(d):
+            u[v] = x[i, v]
+        multivariate_polynomial(ints, flts, 1, 0, ints[0], u, out[i])
     return out

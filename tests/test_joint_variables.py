@@ -150,3 +150,22 @@ def test_closed_chain_failure_raises_the_detailed_error():
     assert joint_variables(model, [[0.1, 0.1]], 2).value.shape == (1, model.n_frames)
     with pytest.raises(AssemblyError, match="cannot assemble"):
         joint_variables(model, [[np.pi, 0.0]], 1)
+
+
+def test_large_batches_in_parallel_equal_serial_and_keep_errors():
+    """From PARALLEL_MIN_STATES states on the batch runs in chunks on numba's threads: the same numbers, and a
+    chain that fails inside a chunk still raises the chain solver's error."""
+    from osim_emb.core.compiled import PARALLEL_MIN_STATES
+    par = L.FiveBarParameters(l3=1.5, l4=1.5)
+    cons = L.five_bar_constraints(par)
+    f0 = solve_constraints(cons, [[0.0, 0.0]], L.five_bar_reference_assembly(par))[0]
+    model = L.five_bar_model(par, ClosedChain(cons, f0).variables)
+    q = np.random.default_rng(8).uniform(-0.2, 0.2, (PARALLEL_MIN_STATES + 50, 2))
+    big = joint_variables(model, q, 2)
+    for rows in (slice(0, 7), slice(PARALLEL_MIN_STATES - 3, PARALLEL_MIN_STATES + 4)):
+        small = joint_variables(model, q[rows], 2)
+        np.testing.assert_array_equal(big.value[rows], small.value)
+        np.testing.assert_array_equal(big.hessian[rows], small.hessian)
+    q[PARALLEL_MIN_STATES - 3] = [np.pi, 0.0]
+    with pytest.raises(AssemblyError, match="cannot assemble"):
+        joint_variables(model, q, 1)

@@ -314,6 +314,7 @@ class JointProgram:
         self.n_nodes = len(b.nodes)
         self.externals = tuple(b.externals)
         self.frame_nodes = np.array(frame_nodes, dtype=np.int64)
+        self._with_ground = np.array([-1] + frame_nodes, dtype=np.int64)
         self.function_counts = dict(b.kinds)
         self._model = model
         self._no_ext = np.zeros((1, 0, 1 + nq + nq * nq))
@@ -322,13 +323,26 @@ class JointProgram:
         return (f"JointProgram({self._model.name!r}: {len(self.frame_nodes)} joint variables, {self.n_nodes} "
                 f"nodes, {len(self.externals)} external functions)")
 
-    def evaluate(self, q: np.ndarray, order: int = 2):
+    def evaluate(self, q: np.ndarray, order: int = 2, with_ground: bool = False):
         """f (N, n_joints), ∇f (N, n_joints, n_q) and H (N, n_joints, n_q, n_q) of the joints' variables at q
-        (N, n_q); the derivatives ``order`` does not ask for are None."""
+        (N, n_q); the derivatives ``order`` does not ask for are None.  ``with_ground`` puts a zero column first
+        (the frames' numbering: frame 0 is the ground)."""
         q = _writable(q)
-        ext = _external_jets(self.externals, q, self.n_q, order) if self.externals else self._no_ext
+        n, nq = q.shape[0], self.n_q
+        nodes = self._with_ground if with_ground else self.frame_nodes
+        k = nodes.size
+        val = np.empty((n, k))
+        grad = np.empty((n if order >= 1 else 0, k, nq))
+        hess = np.empty((n if order >= 2 else 0, k, nq, nq))
+        ext = _external_jets(self.externals, q, nq, order) if self.externals else self._no_ext
+        threads = thread_count()
         try:
-            val, grad, hess = K.joint_variable_batch(self.ints, self.flts, ext, q, self.frame_nodes, order)
+            done = None
+            if threads > 1 and n >= PARALLEL_MIN_STATES:
+                done = K.joint_variable_batch_parallel(self.ints, self.flts, ext, q, nodes, order, val, grad, hess,
+                                                       min(n, 4 * threads))
+            if done is None or not done.all():  # serially, or again to raise a chunk's error
+                K.joint_variable_batch(self.ints, self.flts, ext, q, nodes, order, val, grad, hess)
         except ValueError as exc:
             raise_joint_function_error(self._model, q, exc)
         return val, (grad if order >= 1 else None), (hess if order >= 2 else None)

@@ -997,19 +997,13 @@ def program(ints, flts, ext, q, qd):
 
 
 @njit(**_KW)
-def joint_variable_batch(ints, flts, ext, q, nodes, order):
-    """f, ∇f (order >= 1) and the full Hessian H (order 2) of the program nodes ``nodes`` at N states:
-    (N, k), (N, k, n_q), (N, k, n_q, n_q); outputs ``order`` does not ask for have length 0.  ``ext`` (N or 1,
-    n_external, 1 + n_q + n_q²) holds the external nodes' jets (their Hessians are read for order 2 only)."""
+def _joint_variable_range(ints, flts, ext, q, nodes, order, start, stop, val_out, grad_out, hess_out):
+    """States start..stop-1 of :func:`joint_variable_batch` (one work space, reused from state to state)."""
     nq = ints[H_NQ]
     nn = ints[H_NNODES]
-    n = q.shape[0]
     m = nodes.shape[0]
     second = order >= 2
     p = nq if second else 0
-    val_out = np.empty((n, m))
-    grad_out = np.empty((n if order >= 1 else 0, m, nq))
-    hess_out = np.empty((n if second else 0, m, nq, nq))
     dirs = np.zeros((nq, p))
     for k in range(p):
         dirs[k, k] = 1.0
@@ -1017,19 +1011,40 @@ def joint_variable_batch(ints, flts, ext, q, nodes, order):
     grad = np.empty((nn, nq))
     hq = np.empty((nn, nq, p))
     qs = np.empty(nq)
-    for s in range(n):
+    for s in range(start, stop):
         ext_s = ext[s] if ext.shape[0] > 1 else ext[0]
         for k in range(nq):
             qs[k] = q[s, k]
         eval_program(ints, flts, ext_s, qs, dirs, second, val, grad, hq)
         for i in range(m):
             node = nodes[i]
-            val_out[s, i] = val[node]
+            val_out[s, i] = val[node] if node >= 0 else 0.0
             if order >= 1:
                 for k in range(nq):
-                    grad_out[s, i, k] = grad[node, k]
+                    grad_out[s, i, k] = grad[node, k] if node >= 0 else 0.0
             if second:
                 for k in range(nq):
                     for l in range(nq):
-                        hess_out[s, i, k, l] = hq[node, k, l]
-    return val_out, grad_out, hess_out
+                        hess_out[s, i, k, l] = hq[node, k, l] if node >= 0 else 0.0
+
+
+@njit(**_KW)
+def joint_variable_batch(ints, flts, ext, q, nodes, order, val_out, grad_out, hess_out):
+    """f, ∇f (order >= 1) and the full Hessian H (order 2) of the program nodes ``nodes`` (a node < 0 gives 0: the
+    ground) at N states into val_out (N, k), grad_out (N, k, n_q) and hess_out (N, k, n_q, n_q) (the outputs
+    ``order`` does not ask for are not touched).  ``ext`` (N or 1, n_external, 1 + n_q + n_q²) holds the external
+    nodes' jets (their Hessians are read for order 2 only)."""
+    _joint_variable_range(ints, flts, ext, q, nodes, order, 0, q.shape[0], val_out, grad_out, hess_out)
+
+
+@njit(parallel=True, **_KW)
+def joint_variable_batch_parallel(ints, flts, ext, q, nodes, order, val_out, grad_out, hess_out, n_chunks):
+    """:func:`joint_variable_batch` in ``n_chunks`` contiguous chunks on numba's threads; ``done`` (n_chunks,) as
+    :func:`batch_parallel` (a chunk that stopped on an error stays 0: run the serial kernel to raise it)."""
+    n = q.shape[0]
+    done = np.zeros(n_chunks, dtype=np.int64)
+    for c in prange(n_chunks):
+        _joint_variable_range(ints, flts, ext, q, nodes, order, (c * n) // n_chunks, ((c + 1) * n) // n_chunks,
+                              val_out, grad_out, hess_out)
+        done[c] = 1
+    return done

@@ -82,18 +82,7 @@ def joint_variables(model: Model, q: Any, order: int = 2) -> JointVariables:
     (SplineSurface, user-defined types) are evaluated by their own ``evaluate``.
     """
     q = _as_q(model, q)
-    n, nq, nf = q.shape[0], model.n_q, model.n_frames
-    val, grad, hess = joint_program(model).evaluate(q, order)
-    value = np.zeros((n, nf))
-    value[:, 1:] = val
-    gradient = hessian = None
-    if order >= 1:
-        gradient = np.zeros((n, nf, nq))
-        gradient[:, 1:] = grad
-    if order >= 2:
-        hessian = np.zeros((n, nf, nq, nq))
-        hessian[:, 1:] = hess
-    return JointVariables(value, gradient, hessian)
+    return JointVariables(*joint_program(model).evaluate(q, order, with_ground=True))
 
 
 def _as_q(model: Model, q: Any) -> np.ndarray:

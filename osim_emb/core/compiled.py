@@ -65,7 +65,8 @@ from osim_emb.core.functions import (
 )
 from osim_emb.model import Model
 
-__all__ = ["CompiledModel", "compiled_model", "warm_up", "PARALLEL_MIN_STATES"]
+__all__ = ["CompiledModel", "compiled_model", "JointProgram", "joint_program", "raise_joint_function_error", "warm_up",
+           "PARALLEL_MIN_STATES"]
 
 #: from this many states on, batches run in parallel chunks over numba's threads.  A state takes ~5 µs; below
 #: ~10 ms of work the threads' start and, on a loaded machine, their waiting for a core cost more than they save
@@ -220,9 +221,8 @@ class _Builder:
         if t is MultivariatePolynomial:
             self._count("MultivariatePolynomial")
             ins = self.inputs_as_nodes(inputs)
-            nt = f.coefficients.size
-            return self.node(K.OP_MPOLY, inputs=ins, ints=(nt, *f.exponents.ravel().tolist()),
-                             floats=np.ascontiguousarray(f._all_coef).ravel().tolist())
+            ints, floats = f.node_parameters()
+            return self.node(K.OP_MPOLY, inputs=ins, ints=ints, floats=floats)
         uni = _univariate_parameters(f)
         if uni is None:
             raise _Unflattenable(t.__name__)
@@ -237,24 +237,124 @@ _KNOWN = (Constant, Linear, Multiplier, Composite, Clamped, MultivariatePolynomi
 
 
 def _univariate_parameters(f: JointFunction):
-    """(int parameters, float parameters) of a one-input function node, or None."""
-    t = type(f)
-    if t is SimmSpline:
-        return (K.UNI_SIMM, f.x.size), (*f.x, *f.y, *f.b, *f.c, *f.d)
-    if t is PiecewiseLinear:
-        return (K.UNI_PWLINEAR, f.x.size), (*f.x, *f.y, *f.slopes)
-    if t is PiecewiseConstant:
-        return (K.UNI_PWCONSTANT, f.x.size), (*f.x, *f.y)
-    if t is Polynomial:
-        c, d1, d2 = f.coefficients, f._d1, f._d2
-        return (K.UNI_POLYNOMIAL, c.size, d1.size, d2.size), (*c, *d1, *d2)
-    if t is Fourier:
-        return (K.UNI_FOURIER, f.cos.size), (f.a0, f.secular, *f._k, *f.cos, *f.sin)
-    if t in (GCVSpline, NaturalCubicSpline):
-        m = f.half_order
-        return ((K.UNI_NATURAL, m, f.x.size),
-                (*f.x, *f._h, *np.ascontiguousarray(f._coef).ravel(), *np.ascontiguousarray(f._ends).ravel()))
+    """(int parameters, float parameters) of a one-input function node, or None (a type the program does not know,
+    or a subclass of one, which may evaluate differently)."""
+    if type(f) in (SimmSpline, PiecewiseLinear, PiecewiseConstant, Polynomial, Fourier, GCVSpline, NaturalCubicSpline):
+        return f.node_parameters()
     return None
+
+
+def _pack_nodes(nodes, ints: list[int], flts: list[float]) -> int:
+    """Append the program's node parameters and then its node table to ``ints`` and ``flts``; the table's offset."""
+    node_rows = []
+    for op, ins, ipar, fpar in nodes:
+        in_start = len(ints)
+        ints.extend(ins)
+        ip = len(ints)
+        ints.extend(ipar)
+        fp = len(flts)
+        flts.extend(fpar)
+        node_rows.append((op, in_start, len(ins), ip, fp))
+    off_nodes = len(ints)
+    for row in node_rows:
+        ints.extend(row)
+    return off_nodes
+
+
+def _external_jets(functions, q: np.ndarray, n_q: int, order: int = 2) -> np.ndarray:
+    """(N, n_external, 1 + n_q + n_q^2): value, gradient and (order 2; zeros otherwise) Hessian of the external
+    functions, from their own ``evaluate``."""
+    out = np.zeros((q.shape[0], len(functions), 1 + n_q + n_q * n_q))
+    cache: dict = {}
+    for s, f in enumerate(functions):
+        jet = f.evaluate(q, max(order, 1), cache)
+        out[:, s, 0] = jet.value
+        out[:, s, 1:1 + n_q] = jet.gradient
+        if order >= 2:
+            out[:, s, 1 + n_q:] = jet.hessian.reshape(q.shape[0], n_q * n_q)
+    return out
+
+
+def raise_joint_function_error(model: Model, q: np.ndarray, exc: Exception):
+    """A joint-variable program failed at the configurations q (a closed chain's Newton or projection): raise the
+    detailed error of the chain's own solver (:class:`~osim_emb.core.closed_chains.ClosedChain`: configuration,
+    residual, condition number) by evaluating the joint functions in Python there; if that passes, raise ``exc``."""
+    if "closed chain" in str(exc) or isinstance(exc, np.linalg.LinAlgError):
+        cache: dict = {}
+        for joint in model.joints:
+            joint.variable.evaluate(q, 2, cache)
+    raise exc
+
+
+class JointProgram:
+    """The joint-variable program of *every* joint of a model (nothing folded, massless frames included): f_i,
+    ∇f_i and the full Hessian H_i for a batch, by :func:`~osim_emb.core.compiled_kernels.joint_variable_batch`.
+    The kinematics and the paths use it (``core.kinematics.joint_variables``); build with :func:`joint_program`.
+
+    Functions the program cannot flatten (``externals``: SplineSurface, user-defined types, closed chains that
+    are not trigonometric) are evaluated by their own ``evaluate`` before the kernel runs, as in the dynamics.
+    """
+
+    def __init__(self, model: Model):
+        nq = model.n_q
+        b = _Builder(nq)
+        frame_nodes = [b.compile(joint.variable, _Q) for joint in model.joints]
+        ints: list[int] = [0] * K.HEADER_SIZE
+        flts: list[float] = []
+        off_nodes = _pack_nodes(b.nodes, ints, flts)
+        ints[K.H_NQ] = nq
+        ints[K.H_NNODES] = len(b.nodes)
+        ints[K.H_OFF_NODES] = off_nodes
+        ints[K.H_NEXT] = len(b.externals)
+        self.ints = np.array(ints, dtype=np.int64)
+        self.flts = np.array(flts, dtype=np.float64)
+        self.ints.setflags(write=False)
+        self.flts.setflags(write=False)
+        self.n_q = nq
+        self.n_nodes = len(b.nodes)
+        self.externals = tuple(b.externals)
+        self.frame_nodes = np.array(frame_nodes, dtype=np.int64)
+        self._with_ground = np.array([-1] + frame_nodes, dtype=np.int64)
+        self.function_counts = dict(b.kinds)
+        self._model = model
+        self._no_ext = np.zeros((1, 0, 1 + nq + nq * nq))
+
+    def __repr__(self) -> str:
+        return (f"JointProgram({self._model.name!r}: {len(self.frame_nodes)} joint variables, {self.n_nodes} "
+                f"nodes, {len(self.externals)} external functions)")
+
+    def evaluate(self, q: np.ndarray, order: int = 2, with_ground: bool = False):
+        """f (N, n_joints), ∇f (N, n_joints, n_q) and H (N, n_joints, n_q, n_q) of the joints' variables at q
+        (N, n_q); the derivatives ``order`` does not ask for are None.  ``with_ground`` puts a zero column first
+        (the frames' numbering: frame 0 is the ground)."""
+        q = _writable(q)
+        n, nq = q.shape[0], self.n_q
+        nodes = self._with_ground if with_ground else self.frame_nodes
+        k = nodes.size
+        val = np.empty((n, k))
+        grad = np.empty((n if order >= 1 else 0, k, nq))
+        hess = np.empty((n if order >= 2 else 0, k, nq, nq))
+        ext = _external_jets(self.externals, q, nq, order) if self.externals else self._no_ext
+        threads = thread_count()
+        try:
+            done = None
+            if threads > 1 and n >= PARALLEL_MIN_STATES:
+                done = K.joint_variable_batch_parallel(self.ints, self.flts, ext, q, nodes, order, val, grad, hess,
+                                                       min(n, 4 * threads))
+            if done is None or not done.all():  # serially, or again to raise a chunk's error
+                K.joint_variable_batch(self.ints, self.flts, ext, q, nodes, order, val, grad, hess)
+        except ValueError as exc:
+            raise_joint_function_error(self._model, q, exc)
+        return val, (grad if order >= 1 else None), (hess if order >= 2 else None)
+
+
+def joint_program(model: Model) -> JointProgram:
+    """The joint-variable program of all of a model's joints, built once and cached on the (immutable) model."""
+    cached = model.__dict__.get("_joint_program")
+    if cached is None:
+        cached = JointProgram(model)
+        object.__setattr__(model, "_joint_program", cached)
+    return cached
 
 
 class CompiledModel:
@@ -302,18 +402,7 @@ class CompiledModel:
         nodes = b.nodes
         ints: list[int] = [0] * K.HEADER_SIZE
         flts: list[float] = [float(g) for g in dm.gravity]
-        node_rows = []
-        for op, ins, ipar, fpar in nodes:
-            in_start = len(ints)
-            ints.extend(ins)
-            ip = len(ints)
-            ints.extend(ipar)
-            fp = len(flts)
-            flts.extend(fpar)
-            node_rows.append((op, in_start, len(ins), ip, fp))
-        off_nodes = len(ints)
-        for row in node_rows:
-            ints.extend(row)
+        off_nodes = _pack_nodes(nodes, ints, flts)
         off_frames = len(ints)
         ints.extend([0] * K.FRAME_STRIDE)  # the ground
         for parent, kind, node, axis, offset in frames:
@@ -379,16 +468,7 @@ class CompiledModel:
         """(N, n_external, 1 + n_q + n_q^2): value, gradient and Hessian of every external function."""
         if not self.externals:
             return self._no_ext
-        q = np.atleast_2d(q)
-        nq = self.n_q
-        out = np.empty((q.shape[0], len(self.externals), self._ext_width))
-        cache: dict = {}
-        for s, f in enumerate(self.externals):
-            jet = f.evaluate(q, 2, cache)
-            out[:, s, 0] = jet.value
-            out[:, s, 1:1 + nq] = jet.gradient
-            out[:, s, 1 + nq:] = jet.hessian.reshape(q.shape[0], nq * nq)
-        return out
+        return _external_jets(self.externals, np.atleast_2d(q), self.n_q)
 
     # -- evaluation ------------------------------------------------------------------------
     def rhs(self, y: np.ndarray, tau: np.ndarray | None = None) -> np.ndarray:
@@ -467,13 +547,8 @@ class CompiledModel:
         return fun
 
     def _explain(self, q: np.ndarray, exc: ValueError):
-        """A closed chain failed in the kernel at the states q (N, n_q): raise the numpy reference's detailed
-        error (configuration, residual, condition number) from evaluating the joint variables there; if that
-        passes, raise ``exc``."""
-        if "closed chain" in str(exc) or isinstance(exc, np.linalg.LinAlgError):
-            from osim_emb.core.kinematics import joint_variables
-            joint_variables(self._model, q, 2)
-        raise exc
+        """A closed chain failed in the kernel at the states q (N, n_q): :func:`raise_joint_function_error`."""
+        raise_joint_function_error(self._model, q, exc)
 
     def _batch(self, q: np.ndarray, qd: np.ndarray | None, arg: np.ndarray | None, mode: int):
         """The kernel :func:`~osim_emb.core.compiled_kernels.batch` over the states (in parallel chunks over

@@ -4,8 +4,9 @@ They evaluate a model flattened by :mod:`osim_emb.core.compiled` into two arrays
 ``flts`` (float64), whose layout is described there.  Three passes per state:
 
 1. the **joint-variable program**: nodes in topological order, each carrying its value f, its
-   gradient (n_q) and the Hessian applied to q̇, H q̇ (n_q) -- the full Hessian is never formed,
-   since the dynamics only need H_i q̇ (the second part of Eq 126 contracts D'_i with q̇ ⊗ q̇);
+   gradient (n_q) and its Hessian applied to p directions, H D (n_q, p): the dynamics take D = q̇
+   (p = 1; the second part of Eq 126 contracts D'_i with q̇ ⊗ q̇ and needs only H_i q̇), the kinematics
+   D = I, the full Hessian (:func:`joint_variable_batch`, behind ``core.kinematics.joint_variables``);
 2. the **frames**: ^0_iA_4, the joint twist S_i, the Jacobian columns Ξ_i[k] = Ξ_pr(i)[k] + S_i (∇f_i)_k
    (the closed form of Eq 75) by the package's one frame recursion
    (:func:`osim_emb.core.kinematics_kernels.frame_kinematics`), then the twist V_i = Σ_k Ξ_i[k] q̇_k and the velocity-product
@@ -28,6 +29,19 @@ import math
 import numpy as np
 
 from osim_emb.core._accel import njit, prange
+from osim_emb.core.functions.kernels import (  # noqa: F401  (UNI_* are the program's OP_UNI kinds)
+    END_KNOT_TOLERANCE,
+    UNI_CLIP,
+    UNI_FOURIER,
+    UNI_NATURAL,
+    UNI_POLYNOMIAL,
+    UNI_PWCONSTANT,
+    UNI_PWLINEAR,
+    UNI_SIMM,
+    _univariate,
+    multivariate_polynomial,
+    univariate_batch,
+)
 from osim_emb.core.kinematics_kernels import frame_kinematics
 
 # -- opcodes of the joint-variable program (mirrored in osim_emb.core.compiled) ---------------------------
@@ -41,17 +55,6 @@ OP_MPOLY = 6      # f = P(u_1, ..., u_d)            (MultivariatePolynomial)
 OP_EXT = 7        # f, grad f, Hessian evaluated in Python (functions that are not flattened)
 OP_CHAIN = 8      # the m joint variables of a closed chain (Newton + projection, Eqs 100-120) into nodes n..n+m-1
 OP_CHAINPART = 9  # a node written by the OP_CHAIN node before it (nothing to do)
-
-UNI_SIMM = 0
-UNI_PWLINEAR = 1
-UNI_PWCONSTANT = 2
-UNI_POLYNOMIAL = 3
-UNI_FOURIER = 4
-UNI_NATURAL = 5   # GCVSpline and NaturalCubicSpline (natural spline of degree 2m-1)
-UNI_CLIP = 6      # clip(u, lower, upper), derivative 1 inside and 0 outside (Clamped)
-
-#: OpenSim's ROUNDOFF_ERROR (SimmMacros.h): an argument this close to an end knot gets the end values.
-END_KNOT_TOLERANCE = 2e-13
 
 # -- header of ``ints`` --------------------------------------------------------------------------------
 H_NQ = 0
@@ -76,193 +79,6 @@ CHAIN_FLOATS = 4    # Newton tolerance, length scale, residual tolerance, max co
 SPRING_FLOATS = 10  # frame a, point a (3), frame b, point b (3), stiffness, rest length (compiled frames)
 
 _KW = dict(cache=True, error_model="numpy")
-
-
-@njit(**_KW)
-def _interval(flts, x0, n, t):
-    """OpenSim's bisection for the knot interval (see splines._opensim_interval)."""
-    lo = 0
-    hi = n
-    k = 0
-    for _ in range(n + 1):
-        k = (lo + hi) // 2
-        if t < flts[x0 + k]:
-            hi = k
-        elif t > flts[x0 + min(k + 1, n - 1)]:
-            lo = k
-        else:
-            break
-    return min(k, n - 2)
-
-
-@njit(**_KW)
-def _region(flts, x0, n, t):
-    """-2 below, -1 above, 0 at the first knot, 1 at the last, 2 inside (OpenSim's precedence)."""
-    xa = flts[x0]
-    xb = flts[x0 + n - 1]
-    if t < xa:
-        return -2
-    if t > xb:
-        return -1
-    if abs(t - xa) <= END_KNOT_TOLERANCE:
-        return 0
-    if abs(t - xb) <= END_KNOT_TOLERANCE:
-        return 1
-    return 2
-
-
-@njit(**_KW)
-def _univariate(ints, flts, ip, fp, t):
-    """f(t), f'(t), f''(t) of a one-input function node."""
-    kind = ints[ip]
-    if kind == UNI_SIMM or kind == UNI_PWLINEAR or kind == UNI_PWCONSTANT:
-        n = ints[ip + 1]
-        xs = fp
-        ys = fp + n
-        bs = fp + 2 * n
-        reg = _region(flts, xs, n, t)
-        if kind == UNI_PWCONSTANT:
-            if reg == -2 or reg == 0:
-                return flts[ys], 0.0, 0.0
-            if reg == -1 or reg == 1:
-                return flts[ys + n - 1], 0.0, 0.0
-            k = _interval(flts, xs, n, t)
-            return flts[ys + k], 0.0, 0.0
-        if reg == -2:
-            return flts[ys] + (t - flts[xs]) * flts[bs], flts[bs], 0.0
-        if reg == -1:
-            return flts[ys + n - 1] + (t - flts[xs + n - 1]) * flts[bs + n - 1], flts[bs + n - 1], 0.0
-        if kind == UNI_PWLINEAR:
-            if reg == 0:
-                return flts[ys], flts[bs], 0.0
-            if reg == 1:
-                return flts[ys + n - 1], flts[bs + n - 1], 0.0
-            k = _interval(flts, xs, n, t)
-            return flts[ys + k] + (t - flts[xs + k]) * flts[bs + k], flts[bs + k], 0.0
-        cs = fp + 3 * n
-        ds = fp + 4 * n
-        if reg == 0:
-            return flts[ys], flts[bs], 2.0 * flts[cs]
-        if reg == 1:
-            return flts[ys + n - 1], flts[bs + n - 1], 2.0 * flts[cs + n - 1]
-        k = _interval(flts, xs, n, t)
-        dt = t - flts[xs + k]
-        bk = flts[bs + k]
-        ck = flts[cs + k]
-        dk = flts[ds + k]
-        f = flts[ys + k] + dt * (bk + dt * (ck + dt * dk))
-        return f, bk + dt * (2.0 * ck + 3.0 * dt * dk), 2.0 * ck + 6.0 * dt * dk
-    if kind == UNI_POLYNOMIAL:
-        out0 = 0.0
-        out1 = 0.0
-        out2 = 0.0
-        n0 = ints[ip + 1]
-        n1 = ints[ip + 2]
-        n2 = ints[ip + 3]
-        for j in range(n0):
-            out0 = out0 * t + flts[fp + j]
-        for j in range(n1):
-            out1 = out1 * t + flts[fp + n0 + j]
-        for j in range(n2):
-            out2 = out2 * t + flts[fp + n0 + n1 + j]
-        return out0, out1, out2
-    if kind == UNI_FOURIER:
-        nh = ints[ip + 1]
-        a0 = flts[fp]
-        sec = flts[fp + 1]
-        ks = fp + 2
-        cs = ks + nh
-        ss = cs + nh
-        c0 = 0.0
-        s0 = 0.0
-        c1 = 0.0
-        s1 = 0.0
-        c2 = 0.0
-        s2 = 0.0
-        for j in range(nh):
-            w = flts[ks + j]
-            arg = t * w
-            c = math.cos(arg)
-            s = math.sin(arg)
-            c0 += c * flts[cs + j]
-            s0 += s * flts[ss + j]
-            c1 += (-s * w) * flts[cs + j]
-            s1 += (c * w) * flts[ss + j]
-            w2 = w * w
-            c2 += (-c * w2) * flts[cs + j]
-            s2 += (-s * w2) * flts[ss + j]
-        return a0 + sec * t + c0 + s0, sec + c1 + s1, c2 + s2
-    if kind == UNI_NATURAL:
-        m = ints[ip + 1]
-        n = ints[ip + 2]
-        q = 2 * m
-        xs = fp
-        hs = fp + n
-        cf = hs + n - 1
-        es = cf + (n - 1) * q
-        x0 = flts[xs]
-        xn = flts[xs + n - 1]
-        res0 = 0.0
-        res1 = 0.0
-        res2 = 0.0
-        if t < x0 or t >= xn:  # Taylor polynomial of degree m-1 at the end knot
-            side = 1 if t >= xn else 0
-            dt = t - xn if t >= xn else t - x0
-            for nu in range(3):
-                tay = 0.0
-                for j in range(m - 1, nu - 1, -1):
-                    fct = 1.0
-                    for r in range(2, j - nu + 1):
-                        fct *= r
-                    tay = tay * dt + flts[es + 2 * j + side] / fct
-                if nu == 0:
-                    res0 = tay
-                elif nu == 1:
-                    res1 = tay
-                else:
-                    res2 = tay
-            return res0, res1, res2
-        # interval: searchsorted(x, t, 'right') - 1, clipped to [0, n - 2]
-        lo = 0
-        hi = n
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if flts[xs + mid] <= t:
-                lo = mid + 1
-            else:
-                hi = mid
-        i = min(max(lo - 1, 0), n - 2)
-        h = flts[hs + i]
-        tau = (t - flts[xs + i]) / h
-        base = cf + i * q
-        for nu in range(3):
-            out = 0.0
-            if nu < q:
-                for p in range(q - 1, nu - 1, -1):
-                    if nu == 0:
-                        mult = 1.0
-                    elif nu == 1:
-                        mult = float(p)
-                    else:
-                        mult = float(p * (p - 1))
-                    out = out * tau + flts[base + p] * mult
-            if nu == 0:
-                res0 = out
-            elif nu == 1:
-                res1 = out / h
-            else:
-                res2 = out / (h * h)
-        return res0, res1, res2
-    # UNI_CLIP
-    lower = flts[fp]
-    upper = flts[fp + 1]
-    if t >= lower and t <= upper:
-        return t, 1.0, 0.0
-    if t < lower:
-        return lower, 0.0, 0.0
-    if t > upper:
-        return upper, 0.0, 0.0
-    return t, 0.0, 0.0  # nan
 
 
 @njit(**_KW)
@@ -377,9 +193,9 @@ def _projection_solve(gf, gam, nrm, rhs, x):
 
 
 @njit(**_KW)
-def _closed_chain(ints, flts, ib, ip, fp, q, qd, second, n, val, grad, hq):
+def _closed_chain(ints, flts, ib, ip, fp, q, dirs, second, n, val, grad, hq):
     """The OP_CHAIN node: solve g(f, q) = 0 by Newton from the guess nodes (closed_chains.solve_constraints),
-    then grad f_i (Eq 102) and H_i (Eq 120) by the projection method; writes nodes n..n+m-1."""
+    then grad f_i (Eq 102) and H_i D (Eq 120) by the projection method; writes nodes n..n+m-1."""
     m = ints[ip]
     nq = ints[ip + 1]
     max_iter = ints[ip + 3]
@@ -466,11 +282,13 @@ def _closed_chain(ints, flts, ib, ip, fp, q, qd, second, n, val, grad, hq):
             rhs[i, k] = -gz[i, m + k]
     gr = np.empty((m, nq))
     _projection_solve(gf, gam, nrm, rhs, gr)
+    nd = dirs.shape[1]
     for i in range(m):
         val[n + i] = z[i]
         for k in range(nq):
             grad[n + i, k] = gr[i, k]
-            hq[n + i, k] = 0.0
+            for c in range(nd):
+                hq[n + i, k, c] = 0.0
     if not second:
         return
     # Gamma_i = -(sum_jk g_i,fjfk grad f_j grad f_k^T + sum_j (grad f_j g_i,fjq^T + g_i,qfj grad f_j^T) + g_i,qq)
@@ -490,18 +308,21 @@ def _closed_chain(ints, flts, ib, ip, fp, q, qd, second, n, val, grad, hq):
     _projection_solve(gf, gam, nrm, gm, hs)
     for i in range(m):
         for k in range(nq):
-            s = 0.0
-            for l in range(nq):
-                s += 0.5 * (hs[i, k * nq + l] + hs[i, l * nq + k]) * qd[l]
-            hq[n + i, k] = s
+            for c in range(nd):
+                s = 0.0
+                for l in range(nq):
+                    s += 0.5 * (hs[i, k * nq + l] + hs[i, l * nq + k]) * dirs[l, c]
+                hq[n + i, k, c] = s
 
 
 @njit(**_KW)
-def eval_program(ints, flts, ext, q, qd, second, val, grad, hq):
-    """Run the joint-variable program: val[n] = f_n, grad[n] = ∇f_n, hq[n] = H_n q̇ (if ``second``)."""
+def eval_program(ints, flts, ext, q, dirs, second, val, grad, hq):
+    """Run the joint-variable program: val[n] = f_n, grad[n] = ∇f_n and, if ``second``, hq[n] = H_n D for the
+    directions D = ``dirs`` (n_q, p): D = q̇ (p = 1) gives H_n q̇, D = I the full Hessian."""
     nq = ints[H_NQ]
     nn = ints[H_NNODES]
     on = ints[H_OFF_NODES]
+    p = dirs.shape[1]
     for n in range(nn):
         b = on + NODE_STRIDE * n
         op = ints[b]
@@ -513,40 +334,45 @@ def eval_program(ints, flts, ext, q, qd, second, val, grad, hq):
             val[n] = flts[fp]
             for k in range(nq):
                 grad[n, k] = 0.0
-                hq[n, k] = 0.0
+                for j in range(p):
+                    hq[n, k, j] = 0.0
         elif op == OP_COORD:
             c = ints[ip]
             val[n] = q[c]
             for k in range(nq):
                 grad[n, k] = 0.0
-                hq[n, k] = 0.0
+                for j in range(p):
+                    hq[n, k, j] = 0.0
             grad[n, c] = 1.0
         elif op == OP_LINQ:
             cnt = ints[ip]
             for k in range(nq):
                 grad[n, k] = 0.0
-                hq[n, k] = 0.0
+                for j in range(p):
+                    hq[n, k, j] = 0.0
             s = 0.0
-            for j in range(cnt):
-                c = ints[ip + 1 + j]
-                a = flts[fp + j]
+            for jj in range(cnt):
+                c = ints[ip + 1 + jj]
+                a = flts[fp + jj]
                 s += a * q[c]
                 grad[n, c] = a
             val[n] = s + flts[fp + cnt]
         elif op == OP_LINCOMB:
             for k in range(nq):
                 grad[n, k] = 0.0
-                hq[n, k] = 0.0
+                for j in range(p):
+                    hq[n, k, j] = 0.0
             s = 0.0
-            for j in range(nin):
-                u = ints[ib + j]
-                a = flts[fp + j]
+            for jj in range(nin):
+                u = ints[ib + jj]
+                a = flts[fp + jj]
                 s += a * val[u]
                 for k in range(nq):
                     grad[n, k] += a * grad[u, k]
                 if second:
                     for k in range(nq):
-                        hq[n, k] += a * hq[u, k]
+                        for j in range(p):
+                            hq[n, k, j] += a * hq[u, k, j]
             val[n] = s + flts[fp + nin]
         elif op == OP_SCALE:
             u = ints[ib]
@@ -554,39 +380,35 @@ def eval_program(ints, flts, ext, q, qd, second, val, grad, hq):
             val[n] = a * val[u]
             for k in range(nq):
                 grad[n, k] = a * grad[u, k]
-                hq[n, k] = a * hq[u, k] if second else 0.0
+                for j in range(p):
+                    hq[n, k, j] = a * hq[u, k, j] if second else 0.0
         elif op == OP_UNI:
             u = ints[ib]
             f, f1, f2 = _univariate(ints, flts, ip, fp, val[u])
             val[n] = f
-            d1 = 0.0
-            if second:
-                for k in range(nq):
-                    d1 += grad[u, k] * qd[k]
             for k in range(nq):
-                g = grad[u, k]
-                grad[n, k] = f1 * g
-                hq[n, k] = (f2 * d1 * g + f1 * hq[u, k]) if second else 0.0
+                grad[n, k] = f1 * grad[u, k]
+            for j in range(p):
+                d1 = 0.0
+                if second:
+                    for k in range(nq):
+                        d1 += grad[u, k] * dirs[k, j]
+                for k in range(nq):
+                    hq[n, k, j] = (f2 * d1 * grad[u, k] + f1 * hq[u, k, j]) if second else 0.0
         elif op == OP_MPOLY:
             d = nin
             nt = ints[ip]
             ex = ip + 1  # exponents (nt, d)
-            ncol = 1 + d + d * d
-            out = np.zeros(ncol)
-            for t in range(nt):
-                mono = 1.0
-                for v in range(d):
-                    e = ints[ex + t * d + v]
-                    pw = 1.0
-                    for _ in range(e):
-                        pw = pw * val[ints[ib + v]]
-                    mono = pw if v == 0 else mono * pw
-                for c in range(ncol):
-                    out[c] += mono * flts[fp + t * ncol + c]
+            out = np.empty(1 + d + d * d)
+            u = np.empty(d)
+            for v in range(d):
+                u[v] = val[ints[ib + v]]
+            multivariate_polynomial(ints, flts, ex, fp, nt, u, out)
             val[n] = out[0]
             for k in range(nq):
                 grad[n, k] = 0.0
-                hq[n, k] = 0.0
+                for j in range(p):
+                    hq[n, k, j] = 0.0
             for a in range(d):
                 ua = ints[ib + a]
                 ga = out[1 + a]
@@ -597,17 +419,19 @@ def eval_program(ints, flts, ext, q, qd, second, val, grad, hq):
                     ua = ints[ib + a]
                     for bb in range(d):
                         ub = ints[ib + bb]
-                        db = 0.0
-                        for k in range(nq):
-                            db += grad[ub, k] * qd[k]
-                        hab = out[1 + d + a * d + bb] * db
-                        for k in range(nq):
-                            hq[n, k] += hab * grad[ua, k]
+                        for j in range(p):
+                            db = 0.0
+                            for k in range(nq):
+                                db += grad[ub, k] * dirs[k, j]
+                            hab = out[1 + d + a * d + bb] * db
+                            for k in range(nq):
+                                hq[n, k, j] += hab * grad[ua, k]
                     ga = out[1 + a]
                     for k in range(nq):
-                        hq[n, k] += ga * hq[ua, k]
+                        for j in range(p):
+                            hq[n, k, j] += ga * hq[ua, k, j]
         elif op == OP_CHAIN:
-            _closed_chain(ints, flts, ib, ip, fp, q, qd, second, n, val, grad, hq)
+            _closed_chain(ints, flts, ib, ip, fp, q, dirs, second, n, val, grad, hq)
         elif op == OP_CHAINPART:
             pass
         else:  # OP_EXT
@@ -615,11 +439,12 @@ def eval_program(ints, flts, ext, q, qd, second, val, grad, hq):
             val[n] = ext[s, 0]
             for k in range(nq):
                 grad[n, k] = ext[s, 1 + k]
-                acc = 0.0
-                if second:
-                    for l in range(nq):
-                        acc += ext[s, 1 + nq + k * nq + l] * qd[l]
-                hq[n, k] = acc
+                for j in range(p):
+                    acc = 0.0
+                    if second:
+                        for l in range(nq):
+                            acc += ext[s, 1 + nq + k * nq + l] * dirs[l, j]
+                    hq[n, k, j] = acc
 
 
 @njit(**_KW)
@@ -644,8 +469,8 @@ def tree_arrays(ints, flts):
 @njit(**_KW)
 def _frames(ints, flts, qd, second, val, grad, hq, rot, pos, xi, vel, acc, dxi):
     """^0_iA_4 (rot, pos) and the Jacobian columns Ξ_i[k] (xi) of every compiled frame by the package's one frame
-    recursion (:func:`osim_emb.core.kinematics_kernels.frame_kinematics`); with ``second`` also the twist V_i (vel)
-    and a_i (acc), and with ``dxi`` of shape (n_frames, n_q, 6) dΞ_i[l]/dt = dΞ_pr(i)[l]/dt + (∇f_i)_l (V_pr(i) × S_i)
+    recursion (:func:`osim_emb.core.kinematics_kernels.frame_kinematics`); with ``second`` (hq holds H q̇, shape
+    (n_nodes, n_q, 1)) also the twist V_i (vel) and a_i (acc), and with ``dxi`` of shape (n_frames, n_q, 6) dΞ_i[l]/dt = dΞ_pr(i)[l]/dt + (∇f_i)_l (V_pr(i) × S_i)
     + (H_i q̇)_l S_i, the columns of the seed's velocity matrix N (Eq 126)."""
     want_dxi = dxi.shape[0] > 0
     nq = ints[H_NQ]
@@ -681,7 +506,7 @@ def _frames(ints, flts, qd, second, val, grad, hq, rot, pos, xi, vel, acc, dxi):
         d2 = 0.0
         for k in range(nq):
             d1 += grad[node, k] * qd[k]
-            d2 += hq[node, k] * qd[k]
+            d2 += hq[node, k, 0] * qd[k]
         # dS_i/dt = V_p x S_i (spatial cross product of twists)
         w0 = vel[p, 0]
         w1 = vel[p, 1]
@@ -706,7 +531,7 @@ def _frames(ints, flts, qd, second, val, grad, hq, rot, pos, xi, vel, acc, dxi):
         if want_dxi:
             for k in range(nq):
                 gk = grad[node, k]
-                h = hq[node, k]
+                h = hq[node, k, 0]
                 dxi[i, k, 0] = dxi[p, k, 0] + gk * cw0 + h * s6[0]
                 dxi[i, k, 1] = dxi[p, k, 1] + gk * cw1 + h * s6[1]
                 dxi[i, k, 2] = dxi[p, k, 2] + gk * cw2 + h * s6[2]
@@ -962,7 +787,7 @@ def _solve(a, b, x):
 @njit(**_KW)
 def _state(ints, flts, ext, q, qd, second, want_mass, val, grad, hq, rot, pos, xi, vel, acc, dxi,
            mass, nmat, nqd, grav, work):
-    eval_program(ints, flts, ext, q, qd, second, val, grad, hq)
+    eval_program(ints, flts, ext, q, qd.reshape((qd.shape[0], 1)), second, val, grad, hq)
     _frames(ints, flts, qd, second, val, grad, hq, rot, pos, xi, vel, acc, dxi)
     _bodies(ints, flts, second, want_mass, rot, pos, xi, vel, acc, dxi, mass, nmat, nqd, grav, work)
 
@@ -1026,7 +851,7 @@ def rhs_springs(ints, flts, ext, y, tau, springs):
         qd[k] = y[nq + k]
     val = np.empty(nn)
     grad = np.empty((nn, nq))
-    hq = np.empty((nn, nq))
+    hq = np.empty((nn, nq, 1))
     rot = np.empty((nf, 3, 3))
     pos = np.empty((nf, 3))
     xi = np.empty((nf, nq, 6))
@@ -1080,7 +905,7 @@ def _batch_range(ints, flts, ext, q, qd, arg, mode, start, stop, m_out, n_out, n
     yes = nq >= 0
     val = np.empty(nn)
     grad = np.empty((nn, nq))
-    hq = np.empty((nn, nq))
+    hq = np.empty((nn, nq, 1))
     rot = np.empty((nf, 3, 3))
     pos = np.empty((nf, 3))
     xi = np.empty((nf, nq, 6))
@@ -1157,8 +982,69 @@ def program(ints, flts, ext, q, qd):
     val = np.empty((n, nn))
     grad = np.empty((n, nn, nq))
     hq = np.empty((n, nn, nq))
+    hqs = np.empty((nn, nq, 1))
+    dirs = np.empty((nq, 1))
     yes = nq >= 0
     for s in range(n):
         ext_s = ext[s] if ext.shape[0] > 1 else ext[0]
-        eval_program(ints, flts, ext_s, q[s], qd[s], yes, val[s], grad[s], hq[s])
+        for k in range(nq):
+            dirs[k, 0] = qd[s, k]
+        eval_program(ints, flts, ext_s, q[s], dirs, yes, val[s], grad[s], hqs)
+        for i in range(nn):
+            for k in range(nq):
+                hq[s, i, k] = hqs[i, k, 0]
     return val, grad, hq
+
+
+@njit(**_KW)
+def _joint_variable_range(ints, flts, ext, q, nodes, order, start, stop, val_out, grad_out, hess_out):
+    """States start..stop-1 of :func:`joint_variable_batch` (one work space, reused from state to state)."""
+    nq = ints[H_NQ]
+    nn = ints[H_NNODES]
+    m = nodes.shape[0]
+    second = order >= 2
+    p = nq if second else 0
+    dirs = np.zeros((nq, p))
+    for k in range(p):
+        dirs[k, k] = 1.0
+    val = np.empty(nn)
+    grad = np.empty((nn, nq))
+    hq = np.empty((nn, nq, p))
+    qs = np.empty(nq)
+    for s in range(start, stop):
+        ext_s = ext[s] if ext.shape[0] > 1 else ext[0]
+        for k in range(nq):
+            qs[k] = q[s, k]
+        eval_program(ints, flts, ext_s, qs, dirs, second, val, grad, hq)
+        for i in range(m):
+            node = nodes[i]
+            val_out[s, i] = val[node] if node >= 0 else 0.0
+            if order >= 1:
+                for k in range(nq):
+                    grad_out[s, i, k] = grad[node, k] if node >= 0 else 0.0
+            if second:
+                for k in range(nq):
+                    for l in range(nq):
+                        hess_out[s, i, k, l] = hq[node, k, l] if node >= 0 else 0.0
+
+
+@njit(**_KW)
+def joint_variable_batch(ints, flts, ext, q, nodes, order, val_out, grad_out, hess_out):
+    """f, ∇f (order >= 1) and the full Hessian H (order 2) of the program nodes ``nodes`` (a node < 0 gives 0: the
+    ground) at N states into val_out (N, k), grad_out (N, k, n_q) and hess_out (N, k, n_q, n_q) (the outputs
+    ``order`` does not ask for are not touched).  ``ext`` (N or 1, n_external, 1 + n_q + n_q²) holds the external
+    nodes' jets (their Hessians are read for order 2 only)."""
+    _joint_variable_range(ints, flts, ext, q, nodes, order, 0, q.shape[0], val_out, grad_out, hess_out)
+
+
+@njit(parallel=True, **_KW)
+def joint_variable_batch_parallel(ints, flts, ext, q, nodes, order, val_out, grad_out, hess_out, n_chunks):
+    """:func:`joint_variable_batch` in ``n_chunks`` contiguous chunks on numba's threads; ``done`` (n_chunks,) as
+    :func:`batch_parallel` (a chunk that stopped on an error stays 0: run the serial kernel to raise it)."""
+    n = q.shape[0]
+    done = np.zeros(n_chunks, dtype=np.int64)
+    for c in prange(n_chunks):
+        _joint_variable_range(ints, flts, ext, q, nodes, order, (c * n) // n_chunks, ((c + 1) * n) // n_chunks,
+                              val_out, grad_out, hess_out)
+        done[c] = 1
+    return done

@@ -191,18 +191,21 @@ def rotational_coordinates(model) -> list[bool]:
     (moving via points, which are translations of massless bodies, do not count)."""
     import numpy as np
     from osim_emb.model import REVOLUTE
+    from osim_emb.core.kinematics import joint_variables
     q = np.asarray(model.default_q, dtype=float)[None]
+    grad = None
     out = []
     for k, c in enumerate(model.coordinates):
         if c.motion_type != "coupled":
             out.append(c.motion_type == "rotational")
             continue
+        if grad is None:
+            grad = joint_variables(model, q, 1).gradient[0, 1:]  # (n_joints, n_q)
         kinds = set()
-        for j in model.joints:
+        for i, j in enumerate(model.joints):
             if str(j.source).startswith("MovingPathPoint"):
                 continue
-            g = j.variable.evaluate(q, 1).gradient
-            if g is not None and abs(g[0, k]) > 0:
+            if abs(grad[i, k]) > 0:
                 kinds.add(j.kind)
         out.append(REVOLUTE in kinds or not kinds)
     return out

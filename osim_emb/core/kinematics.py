@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from osim_emb.core.compiled import joint_program
 from osim_emb.core.kinematics_kernels import batch_frame_kinematics, frame_tree
 from osim_emb.model import Model
 
@@ -74,21 +75,14 @@ class FrameKinematics:
 
 
 def joint_variables(model: Model, q: Any, order: int = 2) -> JointVariables:
-    """Evaluate every joint variable f_i(q) with its gradient and Hessian (order 2)."""
+    """Every joint variable f_i(q) with its gradient (order >= 1) and full Hessian (order 2), for a batch.
+
+    Evaluated by the compiled joint-variable program (:class:`osim_emb.core.compiled.JointProgram`), the one
+    evaluation of the joint functions that the dynamics also runs; functions it cannot flatten
+    (SplineSurface, user-defined types) are evaluated by their own ``evaluate``.
+    """
     q = _as_q(model, q)
-    n, nq, nf = q.shape[0], model.n_q, model.n_frames
-    value = np.zeros((n, nf))
-    grad = np.zeros((n, nf, nq)) if order >= 1 else None
-    hess = np.zeros((n, nf, nq, nq)) if order >= 2 else None
-    cache: dict = {}
-    for i, joint in enumerate(model.joints, start=1):
-        jet = joint.variable.evaluate(q, order, cache)
-        value[:, i] = jet.value
-        if order >= 1:
-            grad[:, i] = jet.gradient
-        if order >= 2:
-            hess[:, i] = jet.hessian
-    return JointVariables(value, grad, hess)
+    return JointVariables(*joint_program(model).evaluate(q, order, with_ground=True))
 
 
 def _as_q(model: Model, q: Any) -> np.ndarray:

@@ -2,7 +2,8 @@
 
 One configuration at a time, dense matrices in the layout of Definition 1.
 This is the reference implementation the fast module :mod:`osim_emb.core.kinematics`
-is tested against; it is meant for small models (sizes grow as n_q^2).
+is tested against; it is meant for small models (sizes grow as n_q^2).  Its joint variables come from
+each joint function's own ``evaluate``, not from the compiled joint-variable program.
 
 Two printed equations are corrected here (both checked against finite
 differences in the tests):
@@ -21,7 +22,6 @@ from __future__ import annotations
 import numpy as np
 
 from osim_emb.core.calculus import commutation_matrix
-from osim_emb.core.kinematics import joint_variables
 from osim_emb.model import Model
 
 __all__ = [
@@ -46,10 +46,14 @@ class SeedKinematics:
     def __init__(self, model: Model, q: np.ndarray):
         self.model = model
         self.q = np.asarray(q, dtype=float).reshape(-1)
-        jv = joint_variables(model, self.q[None, :], order=2)
-        self.f = jv.value[0]
-        self.grad = [g.reshape(-1, 1) for g in jv.gradient[0]]  # column vectors
-        self.hess = list(jv.hessian[0])
+        # each joint function's own evaluate (its numpy chain rule and closed-chain solver), not the compiled
+        # joint-variable program that core.kinematics.joint_variables runs: the reference stays independent
+        cache: dict = {}
+        jets = [j.variable.evaluate(self.q[None, :], 2, cache) for j in model.joints]
+        nq = model.n_q
+        self.f = np.array([0.0] + [float(jet.value[0]) for jet in jets])
+        self.grad = [np.zeros((nq, 1))] + [jet.gradient[0].reshape(-1, 1) for jet in jets]  # column vectors
+        self.hess = [np.zeros((nq, nq))] + [jet.hessian[0] for jet in jets]
         self.nq = model.n_q
         self.local = local_transforms(model, self.f)  # ^{pr(i)}_iA_4
         self.global_ = global_transforms(model, self.local)  # ^0_iA_4

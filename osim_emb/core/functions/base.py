@@ -18,10 +18,13 @@ from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
+from osim_emb.core.functions import kernels as K
+
 __all__ = [
     "Jet",
     "JointFunction",
     "UnivariateFunction",
+    "CompiledUnivariateFunction",
     "FunctionError",
     "function_from_dict",
     "as_batch",
@@ -179,3 +182,23 @@ class UnivariateFunction(JointFunction):
         t = np.asarray(t, dtype=float)
         out = self._derivatives(t.reshape(-1), k)[k]
         return out.reshape(t.shape)
+
+
+class CompiledUnivariateFunction(UnivariateFunction):
+    """A one-input function evaluated by the compiled kernel of the joint-variable program
+    (:func:`osim_emb.core.functions.kernels._univariate`, through ``univariate_batch``): its formulas exist once,
+    for this ``evaluate`` and for the program's OP_UNI nodes.  Subclasses give :meth:`node_parameters`."""
+
+    @abstractmethod
+    def node_parameters(self) -> tuple[tuple[int, ...], tuple[float, ...]]:
+        """(int parameters, float parameters) of the program node (``ints[ip:]``, ``flts[fp:]`` of ``_univariate``)."""
+
+    def _derivatives(self, t, order):
+        packed = self.__dict__.get("_packed")
+        if packed is None:
+            ints, flts = self.node_parameters()
+            packed = (np.array(ints, dtype=np.int64), np.array(flts, dtype=np.float64))
+            self._packed = packed
+        t = np.ascontiguousarray(t, dtype=float)
+        out = K.univariate_batch(packed[0], packed[1], t.reshape(-1), order).reshape((3,) + t.shape)
+        return out[0], (out[1] if order >= 1 else None), (out[2] if order >= 2 else None)

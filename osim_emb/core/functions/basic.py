@@ -6,7 +6,14 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from osim_emb.core.functions.base import FunctionError, Jet, JointFunction, UnivariateFunction, readonly
+from osim_emb.core.functions import kernels as K
+from osim_emb.core.functions.base import (
+    CompiledUnivariateFunction,
+    FunctionError,
+    Jet,
+    JointFunction,
+    readonly,
+)
 
 __all__ = [
     "Constant",
@@ -87,7 +94,7 @@ def coordinate(index: int, n_inputs: int) -> Linear:
     return Linear(a, 0.0)
 
 
-class Polynomial(UnivariateFunction):
+class Polynomial(CompiledUnivariateFunction):
     """f(t) = c_0 t^n + ... + c_n, coefficients from the highest power down (OpenSim ``PolynomialFunction``)."""
 
     type_name = "Polynomial"
@@ -99,11 +106,9 @@ class Polynomial(UnivariateFunction):
         self._d1 = np.polyder(self.coefficients, 1) if self.coefficients.size > 1 else np.zeros(1)
         self._d2 = np.polyder(self.coefficients, 2) if self.coefficients.size > 2 else np.zeros(1)
 
-    def _derivatives(self, t, order):
-        f = np.polyval(self.coefficients, t)
-        d1 = np.polyval(self._d1, t) if order >= 1 else None
-        d2 = np.polyval(self._d2, t) if order >= 2 else None
-        return f, d1, d2
+    def node_parameters(self):
+        c, d1, d2 = self.coefficients, self._d1, self._d2  # Horner on each, from the highest power down
+        return (K.UNI_POLYNOMIAL, c.size, d1.size, d2.size), (*c, *d1, *d2)
 
     def parameters(self):
         return {"coefficients": self.coefficients.tolist()}
@@ -112,7 +117,7 @@ class Polynomial(UnivariateFunction):
         return f"polynomial of degree {self.coefficients.size - 1}"
 
 
-class Fourier(UnivariateFunction):
+class Fourier(CompiledUnivariateFunction):
     """Fourier series with an optional secular (linear) term, for periodic or revolving joints:
 
         f(t) = a_0 + s t + sum_{k=1}^{K} [a_k cos(k w t) + b_k sin(k w t)],   w = 2 pi / period.
@@ -158,17 +163,8 @@ class Fourier(UnivariateFunction):
             i = 2
         return cls(period, coef[0], coef[i:i + n_harmonics], coef[i + n_harmonics:], s)
 
-    def _derivatives(self, t, order):
-        arg = np.outer(t, self._k)
-        c, s = np.cos(arg), np.sin(arg)
-        f = self.a0 + self.secular * t + c @ self.cos + s @ self.sin
-        d1 = d2 = None
-        if order >= 1:
-            d1 = self.secular + (-s * self._k) @ self.cos + (c * self._k) @ self.sin
-        if order >= 2:
-            k2 = self._k ** 2
-            d2 = (-c * k2) @ self.cos + (-s * k2) @ self.sin
-        return f, d1, d2
+    def node_parameters(self):
+        return (K.UNI_FOURIER, self.cos.size), (self.a0, self.secular, *self._k, *self.cos, *self.sin)
 
     def parameters(self):
         return {"period": self.period, "a0": self.a0, "cos": self.cos.tolist(),

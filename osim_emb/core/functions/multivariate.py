@@ -17,6 +17,7 @@ from typing import Any, Sequence
 import numpy as np
 from scipy.interpolate import NdBSpline, make_interp_spline
 
+from osim_emb.core.functions import kernels as K
 from osim_emb.core.functions.base import FunctionError, Jet, JointFunction, function_from_dict, readonly
 
 __all__ = ["MultivariatePolynomial", "Clamped", "SplineSurface", "polynomial_exponents"]
@@ -93,7 +94,8 @@ class MultivariatePolynomial(JointFunction):
             [c[None, :], self._grad_coef, self._hess_coef.reshape(d * d, nt)]).T)  # (nt, 1 + d + d^2)
 
     def _monomials(self, x: np.ndarray) -> np.ndarray:
-        """Values of all monomials at the points, shape (N, n_terms)."""
+        """Values of all monomials at the points, shape (N, n_terms): the least-squares basis of fits
+        (``rhythm.as_polynomial``); evaluation runs the compiled kernel."""
         powers = np.empty((x.shape[0], self.dimension, self.order + 1))  # x_v^e by products
         powers[:, :, 0] = 1.0
         for e in range(1, self.order + 1):
@@ -103,10 +105,20 @@ class MultivariatePolynomial(JointFunction):
             mono = mono * powers[:, v, self.exponents[:, v]]
         return mono
 
+    def node_parameters(self) -> tuple[tuple[int, ...], tuple[float, ...]]:
+        """(number of terms, exponents) and the coefficient table (n_terms, 1 + d + d^2), as the program's OP_MPOLY
+        node and :func:`osim_emb.core.functions.kernels.multivariate_polynomial` read them."""
+        return ((self.coefficients.size, *self.exponents.ravel().tolist()),
+                tuple(np.ascontiguousarray(self._all_coef).ravel().tolist()))
+
     def _evaluate(self, x, order, cache):
         d = self.dimension
-        n_out = 1 + (d if order >= 1 else 0) + (d * d if order >= 2 else 0)
-        out = self._monomials(x) @ self._all_coef[:, :n_out]  # value | gradient | Hessian columns
+        packed = self.__dict__.get("_packed")
+        if packed is None:
+            ints, flts = self.node_parameters()
+            packed = (np.array(ints, dtype=np.int64), np.array(flts, dtype=np.float64))
+            self._packed = packed
+        out = K.multivariate_polynomial_batch(packed[0], packed[1], np.ascontiguousarray(x, dtype=float))
         value = out[:, 0]
         grad = out[:, 1:1 + d] if order >= 1 else None
         hess = out[:, 1 + d:].reshape(-1, d, d) if order >= 2 else None

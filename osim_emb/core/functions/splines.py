@@ -14,7 +14,9 @@ type                   what it is
 =====================  =====================================================
 
 All of them evaluate value, first and second derivative for a whole batch of
-arguments at once (no Python loop over the points).  Every constructor checks
+arguments with the compiled kernel the joint-variable program uses
+(:func:`osim_emb.core.functions.kernels._univariate`); this module builds their
+parameters (knot checks, spline coefficients).  Every constructor checks
 its knots and raises :class:`~osim_emb.core.functions.base.FunctionError` with a
 message that says what is wrong.
 """
@@ -29,7 +31,8 @@ from scipy.linalg import solve_banded
 from scipy.sparse import csc_matrix
 from scipy.sparse.linalg import splu
 
-from osim_emb.core.functions.base import FunctionError, UnivariateFunction, readonly
+from osim_emb.core.functions import kernels as K
+from osim_emb.core.functions.base import CompiledUnivariateFunction, FunctionError, readonly
 
 __all__ = [
     "SimmSpline",
@@ -45,7 +48,7 @@ __all__ = [
 #: OpenSim (SimmMacros.h ``TINY_NUMBER``): knot spacings below this are replaced by it.
 KNOT_SPACING_FLOOR = 1e-7
 #: OpenSim (SimmMacros.h ``ROUNDOFF_ERROR``): an argument this close to an end knot gets the end values.
-END_KNOT_TOLERANCE = 2e-13
+END_KNOT_TOLERANCE = K.END_KNOT_TOLERANCE
 
 
 def validate_knots(x: Any, y: Any, min_count: int, what: str = "function",
@@ -88,35 +91,7 @@ def validate_knots(x: Any, y: Any, min_count: int, what: str = "function",
     return readonly(xa), readonly(ya)
 
 
-def _opensim_interval(xk: np.ndarray, t: np.ndarray) -> np.ndarray:
-    """The knot interval k (x[k] <= t <= x[k+1]) found by OpenSim's bisection.
-
-    OpenSim halves [i, j) starting from i = 0, j = n with k = (i + j) // 2,
-    moving j to k when t < x[k], i to k when t > x[k+1], and stopping
-    otherwise.  At an interior knot the interval it stops in (left or right of
-    the knot) depends on the path of the search, which matters for functions
-    whose derivative or value jumps there (piecewise linear / constant), so
-    the same search is reproduced here, for all points at once.  ``t`` must
-    lie strictly inside the knot range.
-    """
-    n = xk.size
-    lo = np.zeros(t.shape, dtype=np.intp)
-    hi = np.full(t.shape, n, dtype=np.intp)
-    k = np.zeros(t.shape, dtype=np.intp)
-    active = np.ones(t.shape, dtype=bool)
-    for _ in range(n + 1):  # bisection: about log2(n) passes
-        if not active.any():
-            break
-        k = np.where(active, (lo + hi) // 2, k)
-        left = active & (t < xk[k])
-        right = active & ~left & (t > xk[np.minimum(k + 1, n - 1)])
-        hi = np.where(left, k, hi)
-        lo = np.where(right, k, lo)
-        active = left | right
-    return np.minimum(k, n - 2)
-
-
-class _KnotFunction(UnivariateFunction):
+class _KnotFunction(CompiledUnivariateFunction):
     """Shared parts of the knot-based functions: x, y, parameters, description."""
 
     min_knots = 2
@@ -136,18 +111,6 @@ class _KnotFunction(UnivariateFunction):
 
     def describe(self) -> str:
         return f"{self.type_name}, {self.x.size} knots on [{self.x[0]:g}, {self.x[-1]:g}]"
-
-    def _regions(self, t: np.ndarray):
-        """Masks (below, at first knot, at last knot, inside, above) with OpenSim's precedence."""
-        x0, xn = self.x[0], self.x[-1]
-        below = t < x0
-        above = t > xn
-        rest = ~(below | above)
-        at0 = rest & (np.abs(t - x0) <= END_KNOT_TOLERANCE)
-        atn = rest & ~at0 & (np.abs(t - xn) <= END_KNOT_TOLERANCE)
-        inside = rest & ~(at0 | atn)
-        return below, at0, atn, inside, above
-
 
 class SimmSpline(_KnotFunction):
     """OpenSim's ``SimmSpline``: the Forsythe-Malcolm-Moler interpolating cubic.
@@ -230,30 +193,8 @@ class SimmSpline(_KnotFunction):
         d[-1] = d[-2]
         return b, c, d
 
-    def _derivatives(self, t, order):
-        t = np.asarray(t, dtype=float)
-        x, y, b, c, d = self.x, self.y, self.b, self.c, self.d
-        below, at0, atn, inside, above = self._regions(t)
-        k = _opensim_interval(x, np.where(inside, t, 0.5 * (x[0] + x[-1])))
-        dt = t - x[k]
-        bk, ck, dk = b[k], c[k], d[k]
-
-        f = y[k] + dt * (bk + dt * (ck + dt * dk))
-        f = np.where(below, y[0] + (t - x[0]) * b[0], f)
-        f = np.where(above, y[-1] + (t - x[-1]) * b[-1], f)
-        f = np.where(at0, y[0], f)
-        f = np.where(atn, y[-1], f)
-        d1 = d2 = None
-        if order >= 1:
-            d1 = bk + dt * (2.0 * ck + 3.0 * dt * dk)
-            d1 = np.where(below | at0, b[0], d1)
-            d1 = np.where(above | atn, b[-1], d1)
-        if order >= 2:
-            d2 = 2.0 * ck + 6.0 * dt * dk
-            d2 = np.where(below | above, 0.0, d2)
-            d2 = np.where(at0, 2.0 * c[0], d2)
-            d2 = np.where(atn, 2.0 * c[-1], d2)
-        return f, d1, d2
+    def node_parameters(self):
+        return (K.UNI_SIMM, self.x.size), (*self.x, *self.y, *self.b, *self.c, *self.d)
 
 
 class _NaturalSpline(_KnotFunction):
@@ -331,50 +272,16 @@ class _NaturalSpline(_KnotFunction):
 
         # Derivatives 0..m-1 at the end knots, for the Taylor continuation outside.
         ends = np.empty((m, 2))
+        last = self._coef[-1]  # the last piece at tau = 1: s^(j)(x_{n-1}) = sum_p a_p p!/(p-j)! / h^j
         for j in range(m):
             ends[j, 0] = self._coef[0, j] * factorial(j) / h[0] ** j
-            ends[j, 1] = self._inside(np.array([x[-1]]), j, last=True)[0]
+            ends[j, 1] = sum(last[p] * (factorial(p) // factorial(p - j)) for p in range(q - 1, j - 1, -1)) / h[-1] ** j
         ends[0] = [y[0], y[-1]]  # exact end values
         self._ends = ends
 
-    def _inside(self, t: np.ndarray, nu: int, last: bool = False) -> np.ndarray:
-        """nu-th derivative of the spline's polynomial pieces (interval containing t, clipped)."""
-        m = self.half_order
-        q = 2 * m
-        if nu >= q:
-            return np.zeros_like(t)
-        if last:
-            i = np.full(t.shape, self.x.size - 2)
-        else:
-            i = np.clip(np.searchsorted(self.x, t, side="right") - 1, 0, self.x.size - 2)
-        hi = self._h[i]
-        tau = (t - self.x[i]) / hi
-        c = self._coef[i]
-        out = np.zeros_like(t)
-        for p in range(q - 1, nu - 1, -1):  # Horner: sum_p a_p p!/(p-nu)! tau^(p-nu)
-            out = out * tau + c[:, p] * (factorial(p) // factorial(p - nu))
-        return out / hi ** nu
-
-    def _derivatives(self, t, order):
-        t = np.asarray(t, dtype=float)
-        m = self.half_order
-        x0, xn = self.x[0], self.x[-1]
-        below = t < x0
-        above = t >= xn
-        outside = below | above
-        side = above.astype(np.intp)  # 0: first knot, 1: last knot
-        dt = np.where(above, t - xn, t - x0)
-        tin = np.clip(t, x0, xn)
-        out = []
-        for nu in range(min(order, 2) + 1):
-            inner = self._inside(tin, nu)
-            taylor = np.zeros_like(t)
-            for j in range(m - 1, nu - 1, -1):  # Horner form of sum_j D_j dt^(j-nu) / (j-nu)!
-                taylor = taylor * dt + self._ends[j, side] / factorial(j - nu)
-            out.append(np.where(outside, taylor, inner))
-        while len(out) < 3:
-            out.append(None)
-        return tuple(out)
+    def node_parameters(self):
+        coef, ends = np.ascontiguousarray(self._coef).ravel(), np.ascontiguousarray(self._ends).ravel()
+        return (K.UNI_NATURAL, self.half_order, self.x.size), (*self.x, *self._h, *coef, *ends)
 
 
 class NaturalCubicSpline(_NaturalSpline):
@@ -482,24 +389,8 @@ class PiecewiseLinear(_KnotFunction):
         slope = np.diff(self.y) / np.maximum(KNOT_SPACING_FLOOR, np.diff(self.x))
         self.slopes = readonly(np.append(slope, slope[-1]))
 
-    def _derivatives(self, t, order):
-        t = np.asarray(t, dtype=float)
-        x, y, b = self.x, self.y, self.slopes
-        below, at0, atn, inside, above = self._regions(t)
-        k = _opensim_interval(x, np.where(inside, t, 0.5 * (x[0] + x[-1])))
-        f = y[k] + (t - x[k]) * b[k]
-        f = np.where(below, y[0] + (t - x[0]) * b[0], f)
-        f = np.where(above, y[-1] + (t - x[-1]) * b[-1], f)
-        f = np.where(at0, y[0], f)
-        f = np.where(atn, y[-1], f)
-        d1 = d2 = None
-        if order >= 1:
-            d1 = b[k]
-            d1 = np.where(below | at0, b[0], d1)
-            d1 = np.where(above | atn, b[-1], d1)
-        if order >= 2:
-            d2 = np.zeros_like(t)
-        return f, d1, d2
+    def node_parameters(self):
+        return (K.UNI_PWLINEAR, self.x.size), (*self.x, *self.y, *self.slopes)
 
 
 class PiecewiseConstant(_KnotFunction):
@@ -518,13 +409,5 @@ class PiecewiseConstant(_KnotFunction):
     def __init__(self, x: Sequence[float], y: Sequence[float]):
         self._set_knots(x, y)
 
-    def _derivatives(self, t, order):
-        t = np.asarray(t, dtype=float)
-        x, y = self.x, self.y
-        below, at0, atn, inside, above = self._regions(t)
-        k = _opensim_interval(x, np.where(inside, t, 0.5 * (x[0] + x[-1])))
-        f = y[k]
-        f = np.where(below | at0, y[0], f)
-        f = np.where(above | atn, y[-1], f)
-        zero = np.zeros_like(t)
-        return f, zero if order >= 1 else None, zero.copy() if order >= 2 else None
+    def node_parameters(self):
+        return (K.UNI_PWCONSTANT, self.x.size), (*self.x, *self.y)

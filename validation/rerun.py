@@ -141,6 +141,11 @@ STUDIES: tuple[Study, ...] = (
           rules=(TIMING_ROWS, TIMING, Rule("results/run.json", "workers|machine", ignore=True, reason="machine, not results"))),
     Study("shoulder_rhythm", (("run.py", "--out", "{results}"), ("fitted_rhythm.py", "--out", "{results}/fitted")),
           150, rules=(Rule("results/grid_model.txt", "number_1", ignore=True, reason=WALL_TIME),
+                      Rule("results/opensim_agreement*.csv", "opensim_minus_dL_dq|minus_dL_dq_difference|"
+                           "max_diff_vs_minus_dL_dq", atol=1e-8,
+                           reason="central difference of OpenSim's lengths (h = 1e-6): their rounding (1e-16..1e-15 m) / h"),
+                      rounding("results/opensim_agreement*.csv", "length_difference|max_length_difference"),
+                      rounding("results/*changes*.csv", ".*_m"),
                       Rule("results/fitted/grid.txt", "number_3", ignore=True, reason=WALL_TIME), TIMING_ROWS, TIMING),
           note="derive_spartacus.py (data/ from the Spartacus repository) is not re-run: it needs that repository"),
     Study("shoulder_tracking", (("run_tracking.py", "--out", "{results}"),), 600,

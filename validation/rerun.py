@@ -489,16 +489,22 @@ def run_study(study: Study, scratch: Path, timeout: float) -> tuple[bool, str, f
     return True, "", time.perf_counter() - t0
 
 
+SECONDS_FILE = "rerun_seconds.txt"  # the run time of the study's scripts, beside its outputs
+
+
 def check_study(study: Study, scratch: Path, run: bool, timeout: float, reference: Path = HERE) -> StudyResult:
     res = StudyResult(study)
     if run:
         ok, msg, res.seconds = run_study(study, scratch, timeout)
+        (scratch / SECONDS_FILE).write_text(f"{res.seconds:.1f}\n")
         if not ok:
             res.status, res.message = "FAILED", msg
             return res
     elif not scratch.is_dir():
         res.status, res.message = "skipped", f"no outputs in {scratch}"
         return res
+    elif (scratch / SECONDS_FILE).is_file():
+        res.seconds = float((scratch / SECONDS_FILE).read_text())
     for folder in study.compared:
         res.files += compare_folders(reference / study.name / folder, scratch / folder, folder, study.rules,
                                      study.keys)
@@ -510,6 +516,46 @@ def check_study(study: Study, scratch: Path, run: bool, timeout: float, referenc
         level = logging.WARNING if f.status in ("changed", "error", "missing", "extra") else logging.DEBUG
         log.log(level, "%s %s: %s %s %s", study.name, f.file, f.status, f.where, "; ".join(f.notes))
     return res
+
+
+# Each benchmark once, small, to show it runs (its ratios are wall times: not compared).
+BENCHMARKS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("bench_import.py", ()), ("bench_kinematics.py", ()), ("bench_planar_chain.py", ()),
+    ("bench_closed_chains.py", ()), ("bench_andrews.py", ("--repeat", "1")), ("bench_moment_arms.py", ("--repeat", "1")),
+    ("bench_dynamics.py", ("--t-end", "0.2", "--accuracies", "1e-8")), ("bench_muscle_driven.py", ()),
+    ("bench_ode_vs_dae.py", ("--repeat", "1")), ("bench_fit_paths.py", ("--frames", "10", "--samples-per-frame", "5")),
+    ("bench_batch.py", ("--variants", "4")), ("bench_main_job.py", ()))
+
+
+def run_benchmarks(scratch: Path, timeout: float) -> list[tuple[str, str, int | str, float, str]]:
+    """(script, arguments, exit status, seconds, last line of output) of every benchmarks/*.py."""
+    folder = ROOT / "benchmarks"
+    known = dict(BENCHMARKS)
+    on_disk = sorted(p.name for p in folder.glob("bench_*.py"))
+    for name in on_disk:
+        if name not in known:
+            log.warning("benchmarks/%s is not in rerun.py's BENCHMARKS: run without arguments", name)
+    env = dict(os.environ, MPLBACKEND="Agg", PYTHONPATH=os.pathsep.join(
+        [str(ROOT)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
+    scratch.mkdir(parents=True, exist_ok=True)
+    rows = []
+    with Progress("benchmarks", len(on_disk), unit="benchmark") as bar:
+        for name in on_disk:
+            args = known.get(name, ())
+            logfile = scratch / f"{Path(name).stem}.log"
+            t0 = time.perf_counter()
+            with open(logfile, "w") as f:
+                try:
+                    rc = subprocess.run([sys.executable, str(folder / name), *args], cwd=ROOT, env=env, stdout=f,
+                                        stderr=subprocess.STDOUT, timeout=timeout).returncode
+                except subprocess.TimeoutExpired:
+                    rc = "timeout"
+            lines = [x for x in logfile.read_text().splitlines() if x.strip()]
+            rows.append((name, " ".join(args), rc, time.perf_counter() - t0, lines[-1].strip() if lines else ""))
+            if rc != 0:
+                log.warning("benchmarks/%s exited %s (log %s)", name, rc, logfile)
+            bar.advance()
+    return rows
 
 
 # -- reporting --------------------------------------------------------------------------------------------------
@@ -546,7 +592,7 @@ def fmt(x: float) -> str:
     return "0" if x == 0 else ("inf" if math.isinf(x) else f"{x:.1e}")
 
 
-def markdown(results: list[StudyResult], prov, command: str) -> str:
+def markdown(results: list[StudyResult], prov, command: str, benchmarks=()) -> str:
     lines = ["# Re-run of the validation studies", "",
              f"`{command}`", "", "| | |", "|---|---|"] + [f"| {k} | {v} |" for k, v in prov] + [
         "", "| study | tables compared | worst relative difference | status | run time (s) | note |",
@@ -561,6 +607,11 @@ def markdown(results: list[StudyResult], prov, command: str) -> str:
         for r, f in details:
             where = "; ".join(([f.where] if f.where and f.status != "same" else []) + f.notes).replace("|", "/")
             lines.append(f"| {r.study.name} | {f.file} | {f.status} | {fmt(f.worst)} | {where} |")
+    if benchmarks:
+        lines += ["", "## Benchmarks (run once each, small; their ratios are wall times and not compared)", "",
+                  "| benchmark | arguments | exit status | seconds | last line of its output |", "|---|---|---|---:|---|"]
+        lines += [f"| {n} | {a} | {rc} | {sec:.0f} | {last[:140].replace('|', '/')} |"
+                  for n, a, rc, sec, last in benchmarks]
     lines += ["", "Tolerance: |a - b| <= atol + rtol max(|a|, |b|), rtol = 1e-9 and atol = 0 unless a rule in "
               "`validation/rerun.py` (STUDIES) says otherwise, with its reason.  Status *same*: every number within "
               "1e-9; *same under rules*: some only within a study's looser rule (listed above); *CHANGED*: some "
@@ -579,7 +630,7 @@ def table(results: list[StudyResult]) -> str:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
-    ap.add_argument("--studies", default="", help="comma-separated study names (default: all)")
+    ap.add_argument("--studies", default="", help="comma-separated study names (default: all; 'none': none)")
     ap.add_argument("--quick", action="store_true", help="skip the studies that take more than about a minute")
     ap.add_argument("--slow", action="store_true", help="also the model corpus (about 15 min)")
     ap.add_argument("--keep", type=Path, help="write the outputs here (a folder per study) and keep them")
@@ -589,6 +640,7 @@ def main(argv=None) -> int:
                     help="compare with DIR/<study>/results (e.g. another checkout's validation/ after running its "
                          "scripts) instead of the committed results")
     ap.add_argument("--report", type=Path, default=HERE / "rerun_report.md", help="Markdown report ('-': none)")
+    ap.add_argument("--benchmarks", action="store_true", help="also run each benchmarks/*.py once (small)")
     ap.add_argument("--timeout", type=float, default=3600.0, help="seconds per script")
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args(argv)
@@ -599,7 +651,9 @@ def main(argv=None) -> int:
     for name in on_disk:
         if name not in known:
             logging.warning("validation/%s is not in rerun.py's STUDIES: not re-run", name)
-    if args.studies:
+    if args.studies == "none":
+        chosen = []
+    elif args.studies:
         names = [s.strip() for s in args.studies.split(",") if s.strip()]
         unknown = [n for n in names if n not in known]
         if unknown:
@@ -613,7 +667,7 @@ def main(argv=None) -> int:
 
     base = args.compare_only or args.keep or Path(tempfile.mkdtemp(prefix="osim_emb_rerun_"))
     results = []
-    with Progress("studies", len(chosen), unit="study") as bar:
+    with Progress("studies", len(chosen), unit="study folder") as bar:
         for s in chosen:
             scratch = base / s.name
             if args.compare_only is None and scratch.exists():
@@ -621,18 +675,21 @@ def main(argv=None) -> int:
             results.append(check_study(s, scratch, run=args.compare_only is None, timeout=args.timeout,
                                        reference=args.against))
             bar.advance()
+    bench = run_benchmarks(base / "benchmarks", args.timeout) if args.benchmarks else []
     if args.compare_only is None and args.keep is None:
         shutil.rmtree(base, ignore_errors=True)
 
     print(table(results))
+    for n, a, rc, sec, _ in bench:
+        print(f"benchmarks/{n} {a}: exit {rc}, {sec:.0f} s")
     if str(args.report) != "-":
         command = "python validation/rerun.py " + " ".join(argv if argv is not None else sys.argv[1:])
         prov = provenance(args.compare_only)
         if args.against.resolve() != HERE:
             prov.append(("reference", f"{args.against} (not the committed results)"))
-        args.report.write_text(markdown(results, prov, command.strip()))
+        args.report.write_text(markdown(results, prov, command.strip(), bench))
         print(f"wrote {args.report}")
-    return 1 if any(r.status in ("CHANGED", "FAILED") for r in results) else 0
+    return 1 if any(r.status in ("CHANGED", "FAILED") for r in results) or any(b[2] != 0 for b in bench) else 0
 
 
 if __name__ == "__main__":

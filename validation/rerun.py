@@ -89,7 +89,6 @@ TIMING = Rule("*", r"(?i).*(seconds|\btime_s\b|wall|elapsed|per_second|speedup).
               ignore=True, reason=WALL_TIME)
 
 
-
 def rounding(files: str, columns: str, atol: float = 1e-13) -> Rule:
     """A difference between two exact routes (or its relative size), at rounding level."""
     return Rule(files, columns, atol=atol, reason="difference between two exact routes at rounding level: its last "
@@ -149,7 +148,8 @@ STUDIES: tuple[Study, ...] = (
                  rounding("results/agreement.csv", "relative_to_max|max_pointwise_relative"),
                  digits("results/agreement.csv"))),
     Study("model_corpus", (("run.py", "--out", "{results}/corpus.csv"),), 900, slow_only=True,
-          rules=(TIMING_ROWS, TIMING), note="needs the corpus (extracted from the git mirrors to the temp folder): --slow"),
+          rules=(TIMING_ROWS, TIMING),
+          note="needs the corpus (extracted from the git mirrors to the temp folder): --slow"),
     Study("newton_euler", (("double_pendulum_opensim.py", "--out", "{results}"),
                            ("notebook_vs_equation.py", "--out", "{results}"),
                            ("foot_shank_opensim.py", "--out", "{results}")), 60,
@@ -174,7 +174,8 @@ STUDIES: tuple[Study, ...] = (
     Study("sensitivity", (("run.py", "--out", "{results}"),), 300, compared=("results", "figures"),
           keys=(("results/summary_by_pose.csv.gz", ("muscle", "swept_coordinate", "swept_value_deg_or_mm")),
                 ("results/spread_by_muscle.csv", ("muscle", "swept_coordinate"))),
-          rules=(TIMING_ROWS, TIMING, Rule("results/run.json", "workers|machine", ignore=True, reason="machine, not results"),
+          rules=(TIMING_ROWS, TIMING,
+                 Rule("results/run.json", "workers|machine", ignore=True, reason="machine, not results"),
                  rounding("results/*.csv*", ".*_m", 1e-14)),
           note="the sweeps now include both range ends (elbow_flexion and elv_angle 130 deg, shoulder_rot 20 deg: "
                "150 poses more) since batch uses the harness' make_sweeps (3a4c8cd, 8118372); the common poses agree "
@@ -183,7 +184,8 @@ STUDIES: tuple[Study, ...] = (
           150, rules=(Rule("results/grid_model.txt", "number_1", ignore=True, reason=WALL_TIME),
                       Rule("results/opensim_agreement*.csv", "opensim_minus_dL_dq|minus_dL_dq_difference|"
                            "max_diff_vs_minus_dL_dq", atol=1e-8,
-                           reason="central difference of OpenSim's lengths (h = 1e-6): their rounding (1e-16..1e-15 m) / h"),
+                           reason="central difference of OpenSim's lengths (h = 1e-6): their rounding "
+                                  "(1e-16..1e-15 m) / h"),
                       rounding("results/opensim_agreement*.csv", "length_difference|max_length_difference"),
                       rounding("results/*changes*.csv", ".*_m"),
                       Rule("results/fitted/opensim_accelerations*.csv", ".*_qddot_difference", atol=1e-9,
@@ -300,7 +302,8 @@ def relative_difference(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 def rule_for(rules, file: str, column: str, row: str = "") -> Rule:
     for r in rules:
-        if fnmatch.fnmatch(file, r.files) and re.fullmatch(r.columns, column) and (not r.rows or re.search(r.rows, row)):
+        if fnmatch.fnmatch(file, r.files) and re.fullmatch(r.columns, column) and \
+                (not r.rows or re.search(r.rows, row)):
             return r
     return Rule("*")
 
@@ -521,7 +524,8 @@ def check_study(study: Study, scratch: Path, run: bool, timeout: float, referenc
 # Each benchmark once, small, to show it runs (its ratios are wall times: not compared).
 BENCHMARKS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("bench_import.py", ()), ("bench_kinematics.py", ()), ("bench_planar_chain.py", ()),
-    ("bench_closed_chains.py", ()), ("bench_andrews.py", ("--repeat", "1")), ("bench_moment_arms.py", ("--repeat", "1")),
+    ("bench_closed_chains.py", ()), ("bench_andrews.py", ("--repeat", "1")),
+    ("bench_moment_arms.py", ("--repeat", "1")),
     ("bench_dynamics.py", ("--t-end", "0.2", "--accuracies", "1e-8")), ("bench_muscle_driven.py", ()),
     ("bench_ode_vs_dae.py", ("--repeat", "1")), ("bench_fit_paths.py", ("--frames", "10", "--samples-per-frame", "5")),
     ("bench_batch.py", ("--variants", "4")), ("bench_main_job.py", ()))
@@ -609,7 +613,8 @@ def markdown(results: list[StudyResult], prov, command: str, benchmarks=()) -> s
             lines.append(f"| {r.study.name} | {f.file} | {f.status} | {fmt(f.worst)} | {where} |")
     if benchmarks:
         lines += ["", "## Benchmarks (run once each, small; their ratios are wall times and not compared)", "",
-                  "| benchmark | arguments | exit status | seconds | last line of its output |", "|---|---|---|---:|---|"]
+                  "| benchmark | arguments | exit status | seconds | last line of its output |",
+                  "|---|---|---|---:|---|"]
         lines += [f"| {n} | {a} | {rc} | {sec:.0f} | {last[:140].replace('|', '/')} |"
                   for n, a, rc, sec, last in benchmarks]
     lines += ["", "Tolerance: |a - b| <= atol + rtol max(|a|, |b|), rtol = 1e-9 and atol = 0 unless a rule in "

@@ -57,6 +57,12 @@ def test_shape_text_and_header_changes(rerun, tmp_path):
     assert rerun.compare_frames(old, old.rename(columns={"x": "y"}), "t.csv").status == "changed"
     assert rerun.compare_frames(old, old.assign(case=["a", "c"]), "t.csv").status == "changed"
     assert rerun.compare_frames(old, old.assign(x=["1.0", "nan"]), "t.csv").status == "changed"
+    # rows matched on keys: a new order is no change, a new row is, and the common rows are still compared
+    assert rerun.compare_frames(old, old.iloc[::-1], "t.csv", keys=("case",)).status == "same"
+    longer = pd.concat([old, pd.DataFrame({"case": ["z"], "x": ["3.0"]})], ignore_index=True)
+    res = rerun.compare_frames(old, longer, "t.csv", keys=("case",))
+    assert res.status == "changed" and "1 rows new only" in res.notes[0]
+    assert rerun.compare_frames(old, old.assign(x=["1.0", "2.5"]).iloc[::-1], "t.csv", keys=("case",)).worst > 0.1
     ignored = rerun.compare_frames(old, old.assign(x=["5", "6"]), "t.csv", (rerun.Rule("*", "x", ignore=True,
                                                                                         reason="timing"),))
     assert ignored.status == "same" and "timing" in ignored.notes[0]

@@ -470,10 +470,15 @@ class StudyResult:
         return max((f.worst for f in self.files), default=0.0)
 
 
+def script_environment() -> dict[str, str]:
+    """This checkout first on PYTHONPATH, figures without a display."""
+    return dict(os.environ, MPLBACKEND="Agg", PYTHONPATH=os.pathsep.join(
+        [str(ROOT)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
+
+
 def run_study(study: Study, scratch: Path, timeout: float) -> tuple[bool, str, float]:
     folder = HERE / study.name
-    env = dict(os.environ, MPLBACKEND="Agg", PYTHONPATH=os.pathsep.join(
-        [str(ROOT)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
+    env = script_environment()
     t0 = time.perf_counter()
     for script, *args in study.scripts:
         argv = [a.format(results=scratch / "results", study=scratch) for a in args]
@@ -539,8 +544,7 @@ def run_benchmarks(scratch: Path, timeout: float) -> list[tuple[str, str, int | 
     for name in on_disk:
         if name not in known:
             log.warning("benchmarks/%s is not in rerun.py's BENCHMARKS: run without arguments", name)
-    env = dict(os.environ, MPLBACKEND="Agg", PYTHONPATH=os.pathsep.join(
-        [str(ROOT)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
+    env = script_environment()
     scratch.mkdir(parents=True, exist_ok=True)
     rows = []
     with Progress("benchmarks", len(on_disk), unit="benchmark") as bar:
@@ -646,6 +650,9 @@ def main(argv=None) -> int:
                          "scripts) instead of the committed results")
     ap.add_argument("--report", type=Path, default=HERE / "rerun_report.md", help="Markdown report ('-': none)")
     ap.add_argument("--benchmarks", action="store_true", help="also run each benchmarks/*.py once (small)")
+    ap.add_argument("--fresh-opensim", action="store_true",
+                    help="an empty cache of OpenSim's reference values (default: the harness's cache, "
+                         "$OSIM_EMB_CACHE, keyed by the model file's sha256 and the configurations)")
     ap.add_argument("--timeout", type=float, default=3600.0, help="seconds per script")
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args(argv)
@@ -671,6 +678,8 @@ def main(argv=None) -> int:
             logging.warning("not re-run: %s (%s)", ", ".join(left), "--quick / --slow" if args.quick else "--slow")
 
     base = args.compare_only or args.keep or Path(tempfile.mkdtemp(prefix="osim_emb_rerun_"))
+    if args.fresh_opensim:
+        os.environ["OSIM_EMB_CACHE"] = tempfile.mkdtemp(prefix="osim_emb_rerun_cache_")
     results = []
     with Progress("studies", len(chosen), unit="study folder") as bar:
         for s in chosen:
@@ -690,6 +699,10 @@ def main(argv=None) -> int:
     if str(args.report) != "-":
         command = "python validation/rerun.py " + " ".join(argv if argv is not None else sys.argv[1:])
         prov = provenance(args.compare_only)
+        if args.compare_only is None:
+            prov.append(("OpenSim reference values", "computed afresh (--fresh-opensim)" if args.fresh_opensim else
+                         "from the harness's cache where the same model file and configurations were computed "
+                         "before (--fresh-opensim to recompute)"))
         if args.against.resolve() != HERE:
             prov.append(("reference", f"{args.against} (not the committed results)"))
         args.report.write_text(markdown(results, prov, command.strip(), bench))

@@ -72,7 +72,8 @@ class Rule:
 class Study:
     """``scripts``: (script, arguments...) relative to the study folder; ``{results}`` is the scratch counterpart of
     the committed ``results/``, ``{study}`` of the study folder.  ``compared``: committed folders compared.
-    ``seconds``: typical run time on the 2-core development machine (for --quick)."""
+    ``seconds``: run time on the 2-core development machine with numba's cache warm and OpenSim's values
+    computed afresh (for --quick; 2026-11-25)."""
     name: str
     scripts: tuple[tuple[str, ...], ...]
     seconds: float
@@ -115,7 +116,7 @@ def integrated_states(files: str) -> Rule:
 
 
 STUDIES: tuple[Study, ...] = (
-    Study("andrews_squeezer", (("run_andrews.py", "--out", "{results}"),), 120,
+    Study("andrews_squeezer", (("run_andrews.py", "--out", "{results}"),), 25,
           rules=(TIMING_ROWS, TIMING,
                  Rule("results/premodel_fits.csv", "max_error_.*", atol=1e-11,
                       reason="errors of the pre-model fits (1e-5..1e-4): their rounding"),
@@ -130,7 +131,7 @@ STUDIES: tuple[Study, ...] = (
                       "column's scale)"),
                  Rule("results/residuals.csv", atol=1e-14, scale=1e-2, reason="constraint residuals |g|: rounding "
                       "level, or the integration error of the stabilised DAE at rtol 1e-6"))),
-    Study("holzbaur_moment_arms", (("run.py", "--out", "{study}/full", "--results", "{results}"),), 1400,
+    Study("holzbaur_moment_arms", (("run.py", "--out", "{study}/full", "--results", "{results}"),), 480,
           rules=(Rule("results/*/timings.csv", ignore=True, reason=WALL_TIME), TIMING_ROWS, TIMING,
                  Rule("results/*/summary.csv", "angle_of_max", rows="computeMomentArm_mvp", ignore=True,
                       reason="where a rounding-level difference (< 5e-15 m) peaks: ties between last bits"),
@@ -140,7 +141,7 @@ STUDIES: tuple[Study, ...] = (
                  Rule("results/*/leaders.csv.gz", "opensim_m", atol=1e-12,
                       reason="OpenSim's moment arms: rounding of its wrap iterations (1e-13 m)"),
                  rounding("results/*/worst.txt", r"number_\d+", 1e-14))),
-    Study("linkages", (("run_linkages.py", "--out", "{results}"),), 30,
+    Study("linkages", (("run_linkages.py", "--out", "{results}"),), 15,
           rules=(Rule("results/timings.csv", ignore=True, reason=WALL_TIME), TIMING_ROWS, TIMING,
                  Rule("results/agreement.csv", rows="molecule", rtol=0.05,
                       reason="error of a finite-difference molecule (h = 1e-5): rounding-dominated, eps / h^2"),
@@ -158,13 +159,13 @@ STUDIES: tuple[Study, ...] = (
           note="needs the corpus (extracted from the git mirrors to the temp folder): --slow"),
     Study("newton_euler", (("double_pendulum_opensim.py", "--out", "{results}"),
                            ("notebook_vs_equation.py", "--out", "{results}"),
-                           ("foot_shank_opensim.py", "--out", "{results}")), 60,
+                           ("foot_shank_opensim.py", "--out", "{results}")), 15,
           rules=(TIMING_ROWS, TIMING, integrator_error("results/double_pendulum_opensim.csv", ".*energy_drift_J"),
                  rounding("results/foot_shank_opensim.csv", "max_rel_diff.*"),
                  Rule("results/foot_shank_opensim.csv", "opensim_udot_error", rtol=1e-2,
                       reason="OpenSim's accelerations against ours at 1e-10..1e-12: rounding of its solver"),
                  integrator_error("results/notebook_vs_equation.csv", "equation|code"))),
-    Study("passive_swing", (("run_swing.py", "--out", "{results}"),), 300,
+    Study("passive_swing", (("run_swing.py", "--out", "{results}"),), 30,
           rules=(TIMING_ROWS, TIMING, integrated_states("results/trajectories.csv"),
                  Rule("results/agreement.csv", rtol=0.1, reason="errors of the integrations against the reference "
                       "(OpenSim's Manager at 1e-8..1e-12, DAE, ODE): their size, not their digits"),
@@ -174,10 +175,10 @@ STUDIES: tuple[Study, ...] = (
                  Rule("results/summary.csv", "value", rtol=0.1, atol=1e-11, reason="errors, constraint errors and "
                       "step counts of the integrations: their size, not their digits"))),
     Study("planar_chain", (("verify_closed_forms.py", "--out", "{results}"), ("finger.py", "--out", "{results}"),
-                           ("leg.py", "--out", "{results}")), 40,
+                           ("leg.py", "--out", "{results}")), 25,
           rules=(Rule("results/timing.csv", ignore=True, reason=WALL_TIME), TIMING_ROWS, TIMING,
                  rounding("results/agreement.csv", "max_rel_diff"))),
-    Study("sensitivity", (("run.py", "--out", "{results}"),), 300, compared=("results", "figures"),
+    Study("sensitivity", (("run.py", "--out", "{results}"),), 50, compared=("results", "figures"),
           keys=(("results/summary_by_pose.csv.gz", ("muscle", "swept_coordinate", "swept_value_deg_or_mm")),
                 ("results/spread_by_muscle.csv", ("muscle", "swept_coordinate"))),
           rules=(TIMING_ROWS, TIMING,
@@ -187,7 +188,7 @@ STUDIES: tuple[Study, ...] = (
                "150 poses more) since batch uses the harness' make_sweeps (3a4c8cd, 8118372); the common poses agree "
                "to rounding"),
     Study("shoulder_rhythm", (("run.py", "--out", "{results}"), ("fitted_rhythm.py", "--out", "{results}/fitted")),
-          150, rules=(Rule("results/grid_model.txt", "number_1", ignore=True, reason=WALL_TIME),
+          35, rules=(Rule("results/grid_model.txt", "number_1", ignore=True, reason=WALL_TIME),
                       Rule("results/opensim_agreement*.csv", "opensim_minus_dL_dq|minus_dL_dq_difference|"
                            "max_diff_vs_minus_dL_dq", atol=1e-8,
                            reason="central difference of OpenSim's lengths (h = 1e-6): their rounding "
@@ -199,7 +200,7 @@ STUDIES: tuple[Study, ...] = (
                                   "solve (1e-11 rad/s^2)"),
                       Rule("results/fitted/grid.txt", "number_3", ignore=True, reason=WALL_TIME), TIMING_ROWS, TIMING),
           note="derive_spartacus.py (data/ from the Spartacus repository) is not re-run: it needs that repository"),
-    Study("shoulder_tracking", (("run_tracking.py", "--out", "{results}"),), 600,
+    Study("shoulder_tracking", (("run_tracking.py", "--out", "{results}"),), 90,
           rules=(TIMING_ROWS, TIMING, integrated_states("results/tracking_states.csv"),
                  integrated_states("results/shoulder_tracking_states.sto"),
                  rounding("results/so_comparison.csv", "opensim_.*_minus_package_.*"),
@@ -207,7 +208,7 @@ STUDIES: tuple[Study, ...] = (
                  Rule("results/summary.csv", "value", rtol=1e-3, atol=1e-12,
                       reason="errors and residuals of integrations and optimisations (tracking errors, max|tau - "
                              "ID|, static optimisation residuals): their size, not their last digits"))),
-    Study("stale_cache", (("run.py", "--out", "{results}"),), 90, rules=(TIMING_ROWS, TIMING)),
+    Study("stale_cache", (("run.py", "--out", "{results}"),), 5, rules=(TIMING_ROWS, TIMING)),
 )
 
 

@@ -687,6 +687,15 @@ def main(argv=None) -> int:
     base = args.compare_only or args.keep or Path(tempfile.mkdtemp(prefix="osim_emb_rerun_"))
     if args.fresh_opensim:
         os.environ["OSIM_EMB_CACHE"] = tempfile.mkdtemp(prefix="osim_emb_rerun_cache_")
+    marker = base / "rerun_opensim.txt"  # where OpenSim's values came from, for a later --compare-only
+    if args.compare_only is None:
+        opensim_source = "computed afresh (--fresh-opensim)" if args.fresh_opensim else \
+            "from the harness's cache where the same model file and configurations were computed before " \
+            "(--fresh-opensim to recompute)"
+        base.mkdir(parents=True, exist_ok=True)
+        marker.write_text(opensim_source + "\n")
+    else:
+        opensim_source = marker.read_text().strip() if marker.is_file() else ""
     results = []
     with Progress("studies", len(chosen), unit="study folder") as bar:
         for s in chosen:
@@ -706,10 +715,8 @@ def main(argv=None) -> int:
     if str(args.report) != "-":
         command = "python validation/rerun.py " + " ".join(argv if argv is not None else sys.argv[1:])
         prov = provenance(args.compare_only)
-        if args.compare_only is None:
-            prov.append(("OpenSim reference values", "computed afresh (--fresh-opensim)" if args.fresh_opensim else
-                         "from the harness's cache where the same model file and configurations were computed "
-                         "before (--fresh-opensim to recompute)"))
+        if opensim_source:
+            prov.append(("OpenSim reference values", opensim_source))
         if args.against.resolve() != HERE:
             prov.append(("reference", f"{args.against} (not the committed results)"))
         args.report.write_text(markdown(results, prov, command.strip(), bench))

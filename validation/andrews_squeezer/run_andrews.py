@@ -28,6 +28,7 @@ without or with Baumgarte stabilization.  All integrated with SciPy's DOP853
 
 from __future__ import annotations
 
+import argparse
 import time
 from pathlib import Path
 
@@ -120,6 +121,10 @@ def reduced_check(model, par, rng):
 
 
 def main():
+    global OUT
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--out", type=Path, default=OUT, help="output folder (default: this study's results/)")
+    OUT = ap.parse_args().out
     OUT.mkdir(parents=True, exist_ok=True)
     par = A.AndrewsParameters()
     chain = A.andrews_chain(par)

@@ -33,7 +33,10 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--step", type=float, default=1.0)
     ap.add_argument("--models-dir", default=os.environ.get("OSIM_EMB_MODELS", str(HERE.parents[2] / "shared" / "models")))
-    ap.add_argument("--out", default=str(HERE.parents[1] / "out" / "holzbaur_moment_arms"))
+    ap.add_argument("--out", default=str(HERE.parents[1] / "out" / "holzbaur_moment_arms"),
+                    help="folder of the full outputs (not committed)")
+    ap.add_argument("--results", type=Path, default=HERE / "results",
+                    help="folder of the committed subset (default: results/)")
     args = ap.parse_args()
     for name, compat in (("mobl_arms_holzbaur_nowrap_variant", False), ("mobl_arms_holzbaur", True)):
         path = str(Path(args.models_dir) / f"{name}.osim")
@@ -41,7 +44,7 @@ def main() -> None:
         result = compare_with_opensim(path, SWEEP, step_deg=args.step, fixed={c: 0.0 for c in SWEEP},
                                       opensim_compat=compat, out_dir=full, formats=("pdf", "png"))
         print_report(result)
-        res = HERE / "results" / name
+        res = args.results / name
         res.mkdir(parents=True, exist_ok=True)
         for f in list(res.glob("*.pdf")) + list(res.glob("*.png")):
             f.unlink()  # figures of an earlier layout

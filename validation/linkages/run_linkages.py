@@ -21,6 +21,7 @@ five-bar at q = (0, 0), has no relative accuracy there).  Significant figures = 
 
 from __future__ import annotations
 
+import argparse
 import time
 from pathlib import Path
 
@@ -251,6 +252,10 @@ def five_bar(rows, timings):
 
 
 def main():
+    global OUT
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--out", type=Path, default=OUT, help="output folder (default: this study's results/)")
+    OUT = ap.parse_args().out
     OUT.mkdir(parents=True, exist_ok=True)
     rows, timings = [], []
     four_bar(rows, timings)

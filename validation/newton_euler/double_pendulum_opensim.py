@@ -14,6 +14,7 @@ Run:  python validation/newton_euler/double_pendulum_opensim.py
 
 from __future__ import annotations
 
+import argparse
 import os
 from pathlib import Path
 
@@ -56,6 +57,10 @@ def opensim_run(path, accuracy):
 
 
 def main():
+    global OUT
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--out", type=Path, default=OUT, help="output folder (default: this study's results/)")
+    OUT = ap.parse_args().out
     OUT.mkdir(parents=True, exist_ok=True)
     path = MODELS / "double_pendulum.osim"
     chain, offsets, names = pendulum_chain_from_opensim(str(path))

@@ -17,6 +17,7 @@ Run:  python validation/newton_euler/foot_shank_opensim.py
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 
 import matplotlib
@@ -62,6 +63,10 @@ def solve_both(ref, GRF, COP):
 
 
 def main():
+    global OUT
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--out", type=Path, default=OUT, help="output folder (default: this study's results/)")
+    OUT = ap.parse_args().out
     OUT.mkdir(parents=True, exist_ok=True)
     rows = []
     # random states

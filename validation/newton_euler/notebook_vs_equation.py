@@ -16,6 +16,7 @@ Run:  python validation/newton_euler/notebook_vs_equation.py
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 
 import matplotlib
@@ -54,6 +55,10 @@ def notebook_euler(chain, q0, qd0, dt=1e-4, t_final=T_FINAL):
 
 
 def main():
+    global OUT
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--out", type=Path, default=OUT, help="output folder (default: this study's results/)")
+    OUT = ap.parse_args().out
     OUT.mkdir(parents=True, exist_ok=True)
     chain = PendulumChain.slender_rods([1.0, 1.0], [1.0, 0.5], g=9.81)
     q0, qd0 = [np.pi / 10, np.pi / 3], [2 * np.pi, -6 * np.pi]

@@ -230,10 +230,13 @@ def floor(a, lo=1e-18):
 
 
 def main(argv=None):
+    global OUT
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--out", type=Path, default=OUT, help="output folder (default: this study's results/)")
     ap.add_argument("--t-end", type=float, default=1.0)
     ap.add_argument("--mobl", type=Path, default=default_mobl())
     args = ap.parse_args(argv)
+    OUT = args.out
     times = np.round(np.linspace(0.0, args.t_end, int(round(args.t_end / 0.01)) + 1), 12)
 
     doc = locked_document(args.mobl)

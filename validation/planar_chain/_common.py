@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 
 import numpy as np
@@ -112,6 +113,15 @@ def moment_arm_table(chain: PlanarChain, theta, joint_names) -> pd.DataFrame:
     """Eq 22 per unit tension (m) for each muscle and joint at one posture (positive = counter-clockwise)."""
     A = muscle_joint_moments(chain, np.atleast_2d(theta), np.ones((1, chain.n_muscles)))[0]  # (n, M)
     return pd.DataFrame(A.T, index=chain.muscle_names, columns=joint_names)
+
+
+def parse_out(description: str) -> Path:
+    """The --out option of the scripts (default results/); sets the folder savefig writes to."""
+    global OUT
+    ap = argparse.ArgumentParser(description=description)
+    ap.add_argument("--out", type=Path, default=OUT, help="output folder (default: results/)")
+    OUT = ap.parse_args().out
+    return OUT
 
 
 def savefig(fig, stem: str):

@@ -47,6 +47,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _common  # noqa: E402
 from _common import OUT, draw_chain, minimum_jerk, moment_arm_table, project_reactions, savefig  # noqa: E402
 from _common import static_optimization  # noqa: E402
 
@@ -113,6 +114,8 @@ def task(N=161):
 
 
 def main():
+    global OUT
+    OUT = _common.parse_out(__doc__.split("\n")[0])
     OUT.mkdir(parents=True, exist_ok=True)
     chain = build_finger()
     t, th, dth, ddth, Ftip = task()

@@ -48,6 +48,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _common  # noqa: E402
 from _common import OUT, draw_chain, local_point, minimum_jerk, moment_arm_table, project_reactions  # noqa: E402
 from _common import savefig, static_optimization  # noqa: E402
 
@@ -152,6 +153,8 @@ def task(chain, theta_ref, N=121, duration=0.6):
 
 
 def main():
+    global OUT
+    OUT = _common.parse_out(__doc__.split("\n")[0])
     OUT.mkdir(parents=True, exist_ok=True)
     chain, theta_ref = build_leg()
     t, th, dth, ddth = task(chain, theta_ref)

@@ -28,6 +28,7 @@ import pandas as pd  # noqa: E402
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parents[1] / "tests"))
+import _common  # noqa: E402
 from _common import OUT  # noqa: E402
 from test_planar_chain_reference import random_chain, random_states, recursive_newton_euler  # noqa: E402
 
@@ -74,6 +75,8 @@ def compare(label, chain, th, dth, ddth, T, R, g, with_opensim=True):
 
 
 def main():
+    global OUT
+    OUT = _common.parse_out(__doc__.split("\n")[0])
     OUT.mkdir(parents=True, exist_ok=True)
     rows = []
     for n in range(1, 7):

@@ -92,11 +92,14 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--keep", help="write the full Parquet dataset here (a new folder)")
     ap.add_argument("--figures-only", action="store_true", help="redraw the figures from the committed results")
+    ap.add_argument("--out", type=Path, default=HERE / "results",
+                    help="folder of the tables (default: results/); the figures go to its sibling figures/")
     args = ap.parse_args()
+    figures_dir = args.out.parent / "figures"
     if args.figures_only:
         by_pose = pd.read_csv(HERE / "results" / "summary_by_pose.csv.gz")
         spread = pd.read_csv(HERE / "results" / "spread_by_muscle.csv")
-        for p in figures(by_pose, spread, HERE / "figures"):
+        for p in figures(by_pose, spread, figures_dir):
             print("wrote", p)
         return
     model = MODELS / "mobl_arms_holzbaur.osim"
@@ -109,8 +112,8 @@ def main() -> None:
     table = pd.read_parquet(parquet, columns=["variant", "muscle", "swept_coordinate", "swept_value_deg_or_mm",
                                               "moment_arm_coordinate", "moment_arm_m"])
     by_pose, spread = summarise(table)
-    results = HERE / "results"
-    results.mkdir(exist_ok=True)
+    results = args.out
+    results.mkdir(parents=True, exist_ok=True)
     by_pose.to_csv(results / "summary_by_pose.csv.gz", index=False, float_format="%.6e")
     spread.sort_values("max_band_5_95_m", ascending=False).to_csv(results / "spread_by_muscle.csv", index=False,
                                                                     float_format="%.4e")
@@ -119,7 +122,7 @@ def main() -> None:
             "seconds": round(res["seconds"], 1), "workers": res["workers"], "machine": platform.processor() or
             platform.machine()}
     (results / "run.json").write_text(json.dumps(meta, indent=1) + "\n")
-    for p in figures(by_pose, spread, HERE / "figures"):
+    for p in figures(by_pose, spread, figures_dir):
         print("wrote", p)
     top = spread.sort_values("max_band_5_95_m", ascending=False).head(8)
     print(top.to_string(index=False, float_format=lambda v: f"{v:.4g}"))

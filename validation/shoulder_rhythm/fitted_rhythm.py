@@ -237,9 +237,14 @@ def opensim_checks(models_dir, rhythm_path, n=20, seed=5):
 
 
 def main():
+    global OUT
     ap = argparse.ArgumentParser()
+    ap.add_argument("--out", type=Path, default=OUT,
+                    help="output folder (default: results/fitted/, and then the rhythm is also copied to the package)")
     ap.add_argument("--models-dir", default=os.environ.get("OSIM_EMB_MODELS", str(ROOT.parent / "shared" / "models")))
     args = ap.parse_args()
+    to_package = args.out.resolve() == OUT.resolve()
+    OUT = args.out
     logging.basicConfig(level=logging.WARNING, format="%(message)s")
     OUT.mkdir(parents=True, exist_ok=True)
     data = pd.read_csv(DATA)
@@ -249,7 +254,8 @@ def main():
     res = fit(data, degree=degree, plane_degree=plane_degree, name="spartacus2024", reference=CITATION)
     rpath = OUT / "spartacus2024.json"
     rpath.write_text(json.dumps(res.rhythm.to_dict(), indent=1) + "\n")
-    shutil.copyfile(rpath, ROOT / "osim_emb" / "data" / "rhythm" / "spartacus2024.json")
+    if to_package:
+        shutil.copyfile(rpath, ROOT / "osim_emb" / "data" / "rhythm" / "spartacus2024.json")
     res.summary().to_csv(OUT / "fit_summary.csv", float_format="%.3f")
     res.cv_by_study.to_csv(OUT / "cv_by_study.csv", index=False, float_format="%.3f")
     plot_fit(res, data, OUT / "surfaces", formats=("pdf", "png", "svg"))

@@ -100,13 +100,16 @@ def opensim_agreement(nowrap_path, wrap_path, n=25, seed=3):
 
 
 def main():
+    global OUT
     ap = argparse.ArgumentParser()
+    ap.add_argument("--out", type=Path, default=OUT, help="output folder (default: results/)")
     ap.add_argument("--step", type=float, default=1.0)
     ap.add_argument("--wrapped", action="store_true",
                     help="use the wrapped model for the grid (OpenSim's cylinder adjustment loops can run away and "
                          "produce metre-long paths in some poses; such poses, |R| > 0.15 m, are left out)")
     ap.add_argument("--models-dir", default=os.environ.get("OSIM_EMB_MODELS", str(HERE.parents[2] / "shared" / "models")))
     args = ap.parse_args()
+    OUT = args.out
     OUT.mkdir(parents=True, exist_ok=True)
     path = Path(args.models_dir) / "mobl_arms_holzbaur.osim"
     grid_path = Path(args.models_dir) / ("mobl_arms_holzbaur.osim" if args.wrapped else

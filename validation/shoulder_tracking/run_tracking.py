@@ -28,6 +28,7 @@ Writes into validation/shoulder_tracking/results/ the figures (PDF and PNG) and 
 
 from __future__ import annotations
 
+import argparse
 import sys
 import tempfile
 import time
@@ -82,6 +83,10 @@ def errors(res, names):
 
 
 def main():
+    global OUT
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--out", type=Path, default=OUT, help="output folder (default: this study's results/)")
+    OUT = ap.parse_args().out
     import opensim as osim
     osim.Logger.setLevelString("error")
     model = load_builtin("shoulder3d")

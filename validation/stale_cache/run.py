@@ -31,8 +31,9 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--models-dir", default=os.environ.get("OSIM_EMB_MODELS", str(HERE.parents[2] / "shared" / "models")))
     ap.add_argument("--poses", type=int, default=500)
+    ap.add_argument("--out", type=Path, default=HERE / "results", help="output folder (default: results/)")
     args = ap.parse_args()
-    out = HERE / "results"
+    out = args.out
     out.mkdir(parents=True, exist_ok=True)
     path = Path(args.models_dir) / "mobl_arms_holzbaur.osim"
     m = load_osim(path)

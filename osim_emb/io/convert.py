@@ -295,6 +295,7 @@ class _Converter:
     def muscles(self, joints: list[Joint], bodies: list[Body]) -> list[Musculotendon]:
         from osim_emb.io.model_parts import muscle_parameters
         out = []
+        without_model: dict[str, list[str]] = {}  # reason -> muscles imported as paths only
         known_bodies = {b.name for b in self.doc.bodies}
         for f in self.doc.forces:
             if f.function_path is not None:
@@ -332,9 +333,13 @@ class _Converter:
                 params = muscle_parameters(f.element, self.doc)
             except Exception as err:  # parameters are optional for geometry; say why they are missing
                 self.log.append(f"muscle {f.name!r}: force model not imported ({err})")
-                logging.getLogger(__name__).warning("%s: muscle %r: force model not imported, path only (%s)",
-                                                    self.doc.path, f.name, " ".join(str(err).split()))
+                reason = " ".join(str(err).split()).replace(f"muscle {f.name!r}: ", "")
+                without_model.setdefault(reason, []).append(f.name)
             out.append(Musculotendon(f.name, f.type, points, pw, params))
+        for reason, names in without_model.items():  # one warning per reason, not per muscle
+            shown = ", ".join(names[:5]) + (f", ... ({len(names)} in all)" if len(names) > 5 else "")
+            logging.getLogger(__name__).warning("%s: %d muscle(s) imported as paths only, force model not imported "
+                                                "(%s): %s", self.doc.path, len(names), reason, shown)
         return out
 
     def moving_point(self, muscle: str, k: int, p, joints: list[Joint], bodies: list[Body], used: set[str]) -> PathPoint:

@@ -74,10 +74,27 @@ class _Reader:
             raise UnsupportedFeatureError(self.path, element, reason + " (load with strict=False to import the rest)")
         self.skipped.append(Skipped(kind, name, getattr(element, "sourceline", None), reason))
 
+    def legacy_name(self, e: Any, name: str | None) -> str | None:
+        """OpenSim's reading of names in files older than 3.5 (Component::updateFromXMLNode): whitespace is removed
+        and a missing name becomes the lowercased element type; later versions keep the name as written."""
+        if getattr(self, "version", 40000) >= 30500:
+            return name
+        if not name:
+            new = str(e.tag).lower()
+            self.notes.append(f"line {e.sourceline}: unnamed <{e.tag}> named {new!r}, as OpenSim reads "
+                              f"version-{self.version} files")
+            return new
+        new = "".join(name.split())
+        if new != name:
+            self.notes.append(f"line {e.sourceline}: name {name!r} read as {new!r} (whitespace removed, as OpenSim "
+                              f"reads version-{self.version} files)")
+        return new
+
     def optional_name(self, e: Any, kind: str) -> str:
         """A name OpenSim fills in when it is empty (path points, markers, path wraps): refused only if illegal."""
         name = e.get("name") or ""
         if name:
+            name = self.legacy_name(e, name)
             reason = check_component_name(name)
             if reason is not None:
                 raise self.fail(e, f"{kind} {reason}")
@@ -85,7 +102,7 @@ class _Reader:
 
     def name_of(self, e: Any, kind: str) -> str:
         """The element's name, refused (with the element named) when OpenSim would refuse it."""
-        name = e.get("name")
+        name = self.legacy_name(e, e.get("name"))
         reason = check_component_name(name)
         if reason is not None:
             raise self.fail(e, f"{kind} {reason}")
@@ -195,7 +212,7 @@ class _Reader:
                 if isinstance(c.tag, str):
                     self.defaults[c.tag] = c
         gravity = self.floats(model, "gravity", 3, default=[0.0, -9.80665, 0.0])
-        model_name = model.get("name") or Path(self.path).stem
+        model_name = self.legacy_name(model, model.get("name")) or Path(self.path).stem
         reason = check_component_name(model_name)
         if reason is not None:
             raise self.fail(model, f"model {reason}")

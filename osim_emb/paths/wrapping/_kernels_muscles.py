@@ -271,17 +271,15 @@ def pose_workspace(nf, nq, body_frame, mp, mw, ms):
 
 
 @njit(**_KW0)
-def pose_lengths_moment_arms(val, grad, parent, revolute, offs, axes, vt, vt2,
-                             body_frame, body_off, body_used, pt_body, pt_loc, pa, wr_body, wr_off, wr_first,
-                             slot_frame, uframe, muf, mp, mw, ms, mc,
-                             otype, oprm, oax, osg, ometh, oact, ows, owe, code_obj, compat, want_r,
-                             pg, T, length, R, ws):
-    """L (1, M) and R (1, nq, M) of one configuration, without allocating: the arguments of
-    :func:`lengths_moment_arms_kernel` for N = 1 (R need not be zeroed) and the work arrays ``ws`` of
-    :func:`pose_workspace`.  Callable from other compiled code (the muscle-driven right-hand side)."""
-    _config_muscles(0, val, grad, parent, revolute, offs, axes, vt, vt2, body_frame, body_off, body_used, pt_body,
-                    pt_loc, pa, wr_body, wr_off, wr_first, slot_frame, uframe, muf, mp, mw, ms, mc, otype, oprm, oax,
-                    osg, ometh, oact, ows, owe, code_obj, compat, want_r, pg, T, length, R, ws)
+def pose_lengths_moment_arms(val, grad, pa, model_arrays, path_arrays, out, ws):
+    """L and R of one configuration without allocating, callable from other compiled code (the
+    muscle-driven right-hand side): the arguments of :func:`lengths_moment_arms_kernel` for N = 1,
+    grouped -- ``model_arrays`` = (parent, ..., pt_loc), ``path_arrays`` = (wr_body, ..., want_r),
+    ``out`` = (pg, T, length, R) (R need not be zeroed) -- and the work arrays ``ws`` of
+    :func:`pose_workspace`.  Compiled without reference counting, and the tuples are unpacked here:
+    a caller with reference counting that unpacked them would incref and decref every array (two
+    atomic operations each, ~3 us a call for the ~90 arrays)."""
+    _config_muscles(0, val, grad, *model_arrays, pa, *path_arrays, *out, ws)
 
 
 @njit(nogil=True, **_KW)

@@ -435,7 +435,7 @@ class _JitPlan:
     """The model and the units packed into the arrays of ``wrapping._kernels_muscles``."""
 
     muscles: list
-    kin: tuple
+    kin: tuple  # core.kinematics_kernels.frame_tree(model).arrays()
     bodies: tuple
     points: tuple
     wraps: tuple
@@ -454,24 +454,10 @@ def _jit_plan(model: Model, muscles: Sequence[str] | None, wrapping: bool) -> _J
         object.__setattr__(model, "_jit_muscle_plans", plans)
     if key in plans:
         return plans[key]
-    from osim_emb.core.calculus import skew
+    from osim_emb.core.kinematics_kernels import frame_tree
     from osim_emb.paths.wrapping.path import PathWrapSpec, pack_path_wraps
 
     units = _muscle_list(model, muscles)
-    nf = model.n_frames
-    parent = np.zeros(nf, dtype=np.int64)
-    revolute = np.zeros(nf, dtype=np.bool_)
-    offs = np.zeros((nf, 4, 4))
-    axes = np.zeros((nf, 3))
-    vt = np.zeros((nf, 3, 3))
-    vt2 = np.zeros((nf, 3, 3))
-    for i, j in enumerate(model.joints, start=1):
-        parent[i] = j.parent
-        revolute[i] = j.is_revolute
-        offs[i] = j.offset
-        axes[i] = j.axis
-        vt[i] = skew(j.axis)
-        vt2[i] = vt[i] @ vt[i]
     body_index, body_frame, body_off = _body_table(model)
     wraps_by_name = {w.name: w for w in model.wrap_objects}
     pt_body, pt_loc, wr_body, wr_off, wr_first, slot_frame, uframe = [], [], [], [], [], [], []
@@ -526,7 +512,7 @@ def _jit_plan(model: Model, muscles: Sequence[str] | None, wrapping: bool) -> _J
     i64 = lambda x: np.asarray(x, dtype=np.int64)  # noqa: E731
     plan = _JitPlan(
         units,
-        (parent, revolute, offs, axes, vt, vt2),
+        frame_tree(model).arrays(),
         (body_frame, body_off, np.isin(np.arange(len(body_frame)), pt_body + wr_body)),
         (i64(pt_body), np.array(pt_loc, dtype=float).reshape(-1, 3)),
         (i64(wr_body), np.array(wr_off, dtype=float).reshape(-1, 4, 4), i64(wr_first)),

@@ -19,7 +19,7 @@ import numpy as np
 
 from osim_emb.core._accel import njit
 from osim_emb.core import compiled_kernels as K
-from osim_emb.paths.wrapping._kernels_muscles import lengths_moment_arms_kernel
+from osim_emb.paths.wrapping._kernels_muscles import pose_lengths_moment_arms, pose_workspace
 from osim_emb.simulation.muscle_driven import _schutte_kernel, _thelen_kernel
 
 __all__ = ["compiled_plan", "integrate_compiled"]
@@ -55,26 +55,32 @@ def _step(y0, y1, x0, x1, x):  # pragma: no cover - compiled
 def _paths(y, prog, geo):  # pragma: no cover - compiled
     """L (M,) and R (nq, M) at q = y[:nq] (views of the plan's output arrays, overwritten by the next call)."""
     ints, flts, ext, nodes, ci, zero_qd, _, _, _ = prog
-    args1, args2, val, grad, pa, o0, o1, o2, o3, cond = geo
     nq = zero_qd.shape[1]
     q2 = np.empty((1, nq))
     for k in range(nq):
         q2[0, k] = y[k]
+    v, g, _ = K.program(ints, flts, ext, q2, zero_qd)
+    _pose_paths(y, v, g, nodes, ci, geo)
+    out = geo[5]  # (not unpacking geo here: with reference counting that costs two atomic operations an array)
+    return out[2][0], out[3][0]
+
+
+@njit(error_model="numpy", _nrt=False)
+def _pose_paths(y, v, g, nodes, ci, geo):  # pragma: no cover - compiled
+    """The path kernel at the joint variables v, g of the program's nodes (allocation-free)."""
+    args1, args2, val, grad, pa, out, cond, ws = geo
+    nq = grad.shape[2]
     cpoint, ccoef, cint, clo, chi = cond  # conditional path points with linear conditions
     for i in range(cpoint.shape[0]):
         c = cint[i]
         for k in range(nq):
             c += ccoef[i, k] * y[k]
         pa[0, cpoint[i]] = c >= clo[i] - 1e-5 and c <= chi[i] + 1e-5
-    v, g, _ = K.program(ints, flts, ext, q2, zero_qd)
     for j in range(ci.shape[0]):
         val[0, ci[j]] = v[0, nodes[j]]
         for k in range(nq):
             grad[0, ci[j], k] = g[0, nodes[j], k]
-    o2[:] = 0.0
-    o3[:] = 0.0
-    lengths_moment_arms_kernel(val, grad, *args1, pa, *args2, 0, 1, o0, o1, o2, o3)
-    return o2[0], o3[0]
+    pose_lengths_moment_arms(val, grad, pa, args1, args2, out, ws)
 
 
 @njit(error_model="numpy")
@@ -243,7 +249,8 @@ def compiled_plan(system):
             np.array([r[0] for _, _, r in conditional], dtype=float),
             np.array([r[1] for _, _, r in conditional], dtype=float))
     geo = (paths._args1, paths._args2, paths._val.copy(), paths._grad.copy(), paths._pa.copy(),
-           *[o.copy() for o in paths._out], cond)
+           tuple(o.copy() for o in paths._out), cond,
+           pose_workspace(paths.n_f, paths.n_q, paths.plan.bodies[0], *paths.plan.path[:3]))
     ek, ev = encode(system._excitation)
     if system._thelen.all():
         mus = (0, system.params.packed, ek, ev, np.zeros((0, 3), dtype=np.int64), np.zeros((1, 1), dtype=np.int64),

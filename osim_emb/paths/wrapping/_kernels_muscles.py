@@ -29,116 +29,19 @@ import math
 
 import numpy as np
 
-from llvmlite import ir
-
 from osim_emb.core._accel import njit
+from osim_emb.core.kinematics_kernels import _fma, frame_kinematics
 from osim_emb.paths.wrapping._kernels_path import _config_path, _max_sizes, _work
-
-
-try:  # numba is a dependency of the package
-    from numba.core import types
-    from numba.extending import intrinsic
-except ImportError:  # pragma: no cover
-    intrinsic = None
 
 _KW = dict(cache=True, error_model="numpy")
 _KW0 = dict(_KW, _nrt=False)  # functions that take arrays but allocate nothing (see _kernels_path)
 NAN = math.nan
 
 
-@intrinsic
-def _fma(typingctx, a, b, c):
-    """Fused multiply-add a * b + c, rounded once (LLVM's llvm.fma)."""
-    sig = types.float64(types.float64, types.float64, types.float64)
-
-    def codegen(context, builder, signature, args):
-        d = ir.DoubleType()
-        fnty = ir.FunctionType(d, [d, d, d])
-        try:
-            fn = builder.module.get_global("llvm.fma.f64")
-        except KeyError:
-            fn = ir.Function(builder.module, fnty, "llvm.fma.f64")
-        a_, b_, c_ = (context.cast(builder, v, t, types.float64) for v, t in zip(args, signature.args))
-        return builder.call(fn, [a_, b_, c_])
-
-    return sig, codegen
-
-
-# numpy's matrix products (BLAS) accumulate with fused multiply-adds; the kinematics below follow the
-# same order, so that positions and Jacobians equal those of forward_kinematics to the last bit
-# (checked by the tests: where a BLAS accumulates differently, they agree to round-off).
-@njit(**_KW)
-def _mm3(a0, a1, a2, b0, b1, b2):
-    """Matrix-matrix entry sum_k a_k b_k as numpy's (N,3,3) @ (3,3): fma chain k = 0, 1, 2."""
-    return _fma(a2, b2, _fma(a1, b1, a0 * b0))
-
-
-@njit(**_KW)
-def _mv3(a0, a1, a2, b0, b1, b2):
-    """Matrix-vector entry as numpy's (N,3,3) @ (3,): fma(a2 b2, fma(a0 b0, a1 b1))."""
-    return _fma(a2, b2, _fma(a0, b0, a1 * b1))
-
-
-@njit(**_KW)
-def _mm4(a0, a1, a2, a3, b0, b1, b2, b3):
-    """Matrix-matrix entry of numpy's 4x4 products: fma chain k = 0..3."""
-    return _fma(a3, b3, _fma(a2, b2, _fma(a1, b1, a0 * b0)))
-
-
 @njit(**_KW0)
-def _kinematics(val, grad, parent, revolute, offs, axes, vt, vt2, rot, pos, jac):
-    """Frame rotations, origins and spatial Jacobians (nq, 6: omega, v) of one configuration,
-    as :func:`osim_emb.core.kinematics.forward_kinematics` computes them (order 1)."""
-    nf = rot.shape[0]
-    nq = jac.shape[1]
-    for a in range(3):
-        for b in range(3):
-            rot[0, a, b] = 1.0 if a == b else 0.0
-        pos[0, a] = 0.0
-    for k in range(nq):
-        for c in range(6):
-            jac[0, k, c] = 0.0
-    for i in range(1, nf):
-        p = parent[i]
-        f = val[i]
-        # r_c = R_p C, o_c = o_p + R_p c
-        rc = ((_mm3(rot[p, 0, 0], rot[p, 0, 1], rot[p, 0, 2], offs[i, 0, 0], offs[i, 1, 0], offs[i, 2, 0]),
-               _mm3(rot[p, 0, 0], rot[p, 0, 1], rot[p, 0, 2], offs[i, 0, 1], offs[i, 1, 1], offs[i, 2, 1]),
-               _mm3(rot[p, 0, 0], rot[p, 0, 1], rot[p, 0, 2], offs[i, 0, 2], offs[i, 1, 2], offs[i, 2, 2])),
-              (_mm3(rot[p, 1, 0], rot[p, 1, 1], rot[p, 1, 2], offs[i, 0, 0], offs[i, 1, 0], offs[i, 2, 0]),
-               _mm3(rot[p, 1, 0], rot[p, 1, 1], rot[p, 1, 2], offs[i, 0, 1], offs[i, 1, 1], offs[i, 2, 1]),
-               _mm3(rot[p, 1, 0], rot[p, 1, 1], rot[p, 1, 2], offs[i, 0, 2], offs[i, 1, 2], offs[i, 2, 2])),
-              (_mm3(rot[p, 2, 0], rot[p, 2, 1], rot[p, 2, 2], offs[i, 0, 0], offs[i, 1, 0], offs[i, 2, 0]),
-               _mm3(rot[p, 2, 0], rot[p, 2, 1], rot[p, 2, 2], offs[i, 0, 1], offs[i, 1, 1], offs[i, 2, 1]),
-               _mm3(rot[p, 2, 0], rot[p, 2, 1], rot[p, 2, 2], offs[i, 0, 2], offs[i, 1, 2], offs[i, 2, 2])))
-        oc = (pos[p, 0] + _mv3(rot[p, 0, 0], rot[p, 0, 1], rot[p, 0, 2], offs[i, 0, 3], offs[i, 1, 3], offs[i, 2, 3]),
-              pos[p, 1] + _mv3(rot[p, 1, 0], rot[p, 1, 1], rot[p, 1, 2], offs[i, 0, 3], offs[i, 1, 3], offs[i, 2, 3]),
-              pos[p, 2] + _mv3(rot[p, 2, 0], rot[p, 2, 1], rot[p, 2, 2], offs[i, 0, 3], offs[i, 1, 3], offs[i, 2, 3]))
-        ax0, ax1, ax2 = axes[i, 0], axes[i, 1], axes[i, 2]
-        ag = (_mv3(rc[0][0], rc[0][1], rc[0][2], ax0, ax1, ax2), _mv3(rc[1][0], rc[1][1], rc[1][2], ax0, ax1, ax2),
-              _mv3(rc[2][0], rc[2][1], rc[2][2], ax0, ax1, ax2))
-        if revolute[i]:
-            s = math.sin(f)
-            h = 1.0 - math.cos(f)
-            for b in range(3):
-                e0 = (1.0 if b == 0 else 0.0) + vt[i, 0, b] * s + vt2[i, 0, b] * h
-                e1 = (1.0 if b == 1 else 0.0) + vt[i, 1, b] * s + vt2[i, 1, b] * h
-                e2 = (1.0 if b == 2 else 0.0) + vt[i, 2, b] * s + vt2[i, 2, b] * h
-                for a in range(3):
-                    rot[i, a, b] = _mm3(rc[a][0], rc[a][1], rc[a][2], e0, e1, e2)
-            pos[i, 0], pos[i, 1], pos[i, 2] = oc
-            tw = (ag[0], ag[1], ag[2], oc[1] * ag[2] - oc[2] * ag[1], oc[2] * ag[0] - oc[0] * ag[2],
-                  oc[0] * ag[1] - oc[1] * ag[0])
-        else:
-            for a in range(3):
-                for b in range(3):
-                    rot[i, a, b] = rc[a][b]
-            pos[i, 0], pos[i, 1], pos[i, 2] = oc[0] + ag[0] * f, oc[1] + ag[1] * f, oc[2] + ag[2] * f
-            tw = (0.0, 0.0, 0.0, ag[0], ag[1], ag[2])
-        for k in range(nq):
-            g = grad[i, k]
-            for c in range(6):
-                jac[i, k, c] = jac[p, k, c] + g * tw[c]
+def _mm4(a0, a1, a2, a3, b0, b1, b2, b3):
+    """Matrix-matrix entry of numpy's 4x4 products (BLAS: fused multiply-adds, chain k = 0..3)."""
+    return _fma(a3, b3, _fma(a2, b2, _fma(a1, b1, a0 * b0)))
 
 
 @njit(**_KW0)
@@ -155,12 +58,12 @@ def _body_transform(rot, pos, f, off, out):
 
 @njit(**_KW0)
 def _config_points(n, val, grad, parent, revolute, offs, axes, vt, vt2, body_frame, body_off, body_used, pt_body,
-                   pt_loc, wr_body, wr_off, wr_first, pg, T, rot, pos, jac, bt):
-    """Configuration n: frame kinematics (rot, pos, jac), the ground positions of the path points
+                   pt_loc, wr_body, wr_off, wr_first, pg, T, rot, pos, twist, jac, bt):
+    """Configuration n: frame kinematics (rot, pos, twist, jac), the ground positions of the path points
     pg[n] and the ground transforms of the wrap frames T[n]."""
     Ptot = pt_body.shape[0]
     Wtot = wr_body.shape[0]
-    _kinematics(val[n], grad[n], parent, revolute, offs, axes, vt, vt2, rot, pos, jac)
+    frame_kinematics(val[n], grad[n], parent, revolute, offs, axes, vt, vt2, rot, pos, twist, jac)
     for b in range(body_frame.shape[0]):
         if body_used[b]:
             _body_transform(rot, pos, body_frame[b], body_off[b], bt[b])
@@ -194,24 +97,26 @@ def points_kernel(val, grad, parent, revolute, offs, axes, vt, vt2, body_frame, 
     nq = grad.shape[2]
     rot = np.empty((nf, 3, 3))
     pos = np.empty((nf, 3))
+    twist = np.empty((nf, 6))
     jac = np.empty((nf, nq, 6))
     bt = np.empty((body_frame.shape[0], 4, 4))
     for n in range(start, N, step):
         _config_points(n, val, grad, parent, revolute, offs, axes, vt, vt2, body_frame, body_off, body_used, pt_body,
-                       pt_loc, wr_body, wr_off, wr_first, pg, T, rot, pos, jac, bt)
+                       pt_loc, wr_body, wr_off, wr_first, pg, T, rot, pos, twist, jac, bt)
 
 
 @njit(**_KW0)
 def _config_muscles(n, val, grad, parent, revolute, offs, axes, vt, vt2, body_frame, body_off, body_used, pt_body,
-                    pt_loc, pa, wr_body, wr_off, wr_first, slot_frame, uframe, muf, mp, mw, ms, mc, otype, oprm, oax, osg, ometh, oact,
-                    ows, owe, code_obj, compat, want_r, pg, T, length, R,
-                    rot, pos, jac, bt, wrk, seq_all, r_all, wlen_all, inp_all, cache_all, cached_all, pts, dps, ee,
-                    wrench, wsum):
-    """Configuration n of :func:`lengths_moment_arms_kernel` (allocation-free, so compiled without
-    reference counting: the many array views it makes cost nothing)."""
+                    pt_loc, pa, wr_body, wr_off, wr_first, slot_frame, uframe, muf, mp, mw, ms, mc, otype, oprm, oax,
+                    osg, ometh, oact, ows, owe, code_obj, compat, want_r, pg, T, length, R, ws):
+    """Configuration n of :func:`lengths_moment_arms_kernel` with the work arrays ``ws`` of
+    :func:`pose_workspace` (allocation-free, so compiled without reference counting: the many array
+    views it makes cost nothing)."""
+    (rot, pos, twist, jac, bt, wrk, seq_all, r_all, wlen_all, inp_all, cache_all, cached_all, pts, dps, ee, wrench,
+     wsum) = ws
     M = mp.shape[0] - 1
     _config_points(n, val, grad, parent, revolute, offs, axes, vt, vt2, body_frame, body_off, body_used, pt_body,
-                   pt_loc, wr_body, wr_off, wr_first, pg, T, rot, pos, jac, bt)
+                   pt_loc, wr_body, wr_off, wr_first, pg, T, rot, pos, twist, jac, bt)
     seq_all[:] = -1
     r_all[:] = NAN
     wlen_all[:] = 0.0
@@ -232,6 +137,8 @@ def _config_muscles(n, val, grad, parent, revolute, offs, axes, vt, vt2, body_fr
         length[n, m] = ln
         if not want_r:
             continue
+        for k in range(R.shape[1]):
+            R[n, k, m] = 0.0
         # ---- the moment arms: effective points, lines of action, wrenches per frame ----
         Sm = s1 - s0
         Pm = p1 - p0
@@ -346,6 +253,35 @@ def path_moment_arms_kernel(seq, pts, dps, slot_frame, uframe, jac, start, step,
         _moment_arm_column(seq[n], pts[n], dps[n], slot_frame, uframe, jac[n], R[n], ee, wrench, wsum)
 
 
+@njit(**_KW)
+def pose_workspace(nf, nq, body_frame, mp, mw, ms):
+    """The work arrays of one configuration of :func:`lengths_moment_arms_kernel` (nf frames, nq
+    coordinates, the model's bodies, the paths' offsets mp, mw, ms): allocate once, reuse for any
+    number of configurations (:func:`pose_lengths_moment_arms`)."""
+    M = mp.shape[0] - 1
+    Wtot = mw[M]
+    S, W = _max_sizes(mp, mw)
+    return (np.empty((nf, 3, 3)), np.empty((nf, 3)), np.empty((nf, 6)), np.empty((nf, nq, 6)),
+            np.empty((body_frame.shape[0], 4, 4)), _work(S, W),
+            # this configuration's path outputs, shaped as wrap_paths_kernel's (one compiled _config_path)
+            np.empty((1, ms[M]), dtype=np.int64), np.empty((1, Wtot, 2, 3)), np.empty((1, Wtot)),
+            np.empty((1, Wtot), dtype=np.bool_), np.empty((1, Wtot, 2, 3)), np.empty((1, Wtot, 2), dtype=np.bool_),
+            np.empty((S, 3)), np.empty((S, 3)), np.empty((max(S - 1, 1), 3)), np.empty((S, 6)),
+            np.empty((max(S, 1), 6)))  # wsum: at most one moving frame per slot
+
+
+@njit(**_KW0)
+def pose_lengths_moment_arms(val, grad, pa, model_arrays, path_arrays, out, ws):
+    """L and R of one configuration without allocating, callable from other compiled code (the
+    muscle-driven right-hand side): the arguments of :func:`lengths_moment_arms_kernel` for N = 1,
+    grouped -- ``model_arrays`` = (parent, ..., pt_loc), ``path_arrays`` = (wr_body, ..., want_r),
+    ``out`` = (pg, T, length, R) (R need not be zeroed) -- and the work arrays ``ws`` of
+    :func:`pose_workspace`.  Compiled without reference counting, and the tuples are unpacked here:
+    a caller with reference counting that unpacked them would incref and decref every array (two
+    atomic operations each, ~3 us a call for the ~90 arrays)."""
+    _config_muscles(0, val, grad, *model_arrays, pa, *path_arrays, *out, ws)
+
+
 @njit(nogil=True, **_KW)
 def lengths_moment_arms_kernel(val, grad, parent, revolute, offs, axes, vt, vt2,
                                body_frame, body_off, body_used, pt_body, pt_loc, pa, wr_body, wr_off, wr_first,
@@ -361,34 +297,11 @@ def lengths_moment_arms_kernel(val, grad, parent, revolute, offs, axes, vt, vt2,
     frames (Stot,) and, per path, the distinct moving frames uframe[muf[m]:muf[m+1]].  The path
     arrays as for :func:`._kernels_path.wrap_paths_kernel`; configurations start, start + step, ...
     (threads: :func:`._kernels_path.run_threads`).  Outputs: pg (N, Ptot, 3), T (N, Wtot, 4, 4),
-    length (N, M), R (N, nq, M) (zeros).
+    length (N, M), R (N, nq, M).
     """
     N = val.shape[0]
-    nf = val.shape[1]
-    nq = grad.shape[2]
-    M = mp.shape[0] - 1
-    Wtot = mw[M]
-    S, W = _max_sizes(mp, mw)
-    rot = np.empty((nf, 3, 3))
-    pos = np.empty((nf, 3))
-    jac = np.empty((nf, nq, 6))
-    bt = np.empty((body_frame.shape[0], 4, 4))
-    wrk = _work(S, W)
-    # this configuration's path outputs, shaped as wrap_paths_kernel's (one compiled _config_path)
-    seq_all = np.empty((1, ms[M]), dtype=np.int64)
-    r_all = np.empty((1, Wtot, 2, 3))
-    wlen_all = np.empty((1, Wtot))
-    inp_all = np.empty((1, Wtot), dtype=np.bool_)
-    cache_all = np.empty((1, Wtot, 2, 3))
-    cached_all = np.empty((1, Wtot, 2), dtype=np.bool_)
-    pts = np.empty((S, 3))
-    dps = np.empty((S, 3))
-    ee = np.empty((max(S - 1, 1), 3))
-    wrench = np.empty((S, 6))
-    wsum = np.empty((max(S, 1), 6))  # at most one moving frame per slot
+    ws = pose_workspace(val.shape[1], grad.shape[2], body_frame, mp, mw, ms)
     for n in range(start, N, step):
         _config_muscles(n, val, grad, parent, revolute, offs, axes, vt, vt2, body_frame, body_off, body_used, pt_body,
-                        pt_loc, pa, wr_body, wr_off, wr_first, slot_frame, uframe, muf, mp, mw, ms, mc, otype, oprm, oax, osg, ometh,
-                        oact, ows, owe, code_obj, compat, want_r, pg, T, length, R,
-                        rot, pos, jac, bt, wrk, seq_all, r_all, wlen_all, inp_all, cache_all, cached_all, pts, dps,
-                        ee, wrench, wsum)
+                        pt_loc, pa, wr_body, wr_off, wr_first, slot_frame, uframe, muf, mp, mw, ms, mc, otype, oprm,
+                        oax, osg, ometh, oact, ows, owe, code_obj, compat, want_r, pg, T, length, R, ws)

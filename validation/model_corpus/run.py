@@ -84,10 +84,15 @@ def study_one(path: str, poses: int, seed: int, ma_budget: int) -> dict:
     row.update(bodies=m.getBodySet().getSize(), coordinates=m.getCoordinateSet().getSize(),
                muscles=sum(1 for f in forces if f.hasProperty("path") or f.hasProperty("GeometryPath")))
     from osim_emb.io import UnsupportedFeatureError, load_osim
+    from osim_emb.io.errors import OsimImportError
     try:
         model = load_osim(path)
     except UnsupportedFeatureError as err:
         row.update(status="refused", refused_element=err.element, reason=err.reason.split(" (load with")[0])
+        row["time_s"] = time.perf_counter() - t0
+        return row
+    except OsimImportError as err:  # data the package refuses (named) although OpenSim loads it
+        row.update(status="invalid_input", refused_element=err.element, reason=err.reason[:400])
         row["time_s"] = time.perf_counter() - t0
         return row
     except Exception as err:  # noqa: BLE001 - a defect: report it

@@ -186,10 +186,7 @@ STUDIES: tuple[Study, ...] = (
                 ("results/spread_by_muscle.csv", ("muscle", "swept_coordinate"))),
           rules=(TIMING_ROWS, TIMING,
                  Rule("results/run.json", "workers|machine", ignore=True, reason="machine, not results"),
-                 rounding("results/*.csv*", ".*_m", 1e-14)),
-          note="the sweeps now include both range ends (elbow_flexion and elv_angle 130 deg, shoulder_rot 20 deg: "
-               "150 poses more) since batch uses the harness' make_sweeps (3a4c8cd, 8118372); the common poses agree "
-               "to rounding"),
+                 rounding("results/*.csv*", ".*_m", 1e-14))),
     Study("shoulder_rhythm", (("run.py", "--out", "{results}"), ("fitted_rhythm.py", "--out", "{results}/fitted")),
           35, rules=(Rule("results/grid_model.txt", "number_1", ignore=True, reason=WALL_TIME),
                       Rule("results/opensim_agreement*.csv", "opensim_minus_dL_dq|minus_dL_dq_difference|"

@@ -7,7 +7,7 @@ The functions people call, by task (each has a numpydoc docstring with units and
 - convert and export: :func:`save_model` (JSON), :func:`write_osim` (.osim)
 - motions: :func:`read_motion`, :func:`write_motion` (.mot/.sto)
 - configurations: :func:`as_configuration`, :func:`degrees_to_q` (q in radians and metres)
-- lengths and moment arms: :func:`lengths_and_moment_arms` (arrays L, R), :func:`muscle_lengths`,
+- lengths and moment arms: :func:`lengths_and_moment_arms` (arrays L, R), :func:`moment_arms`, :func:`muscle_lengths`,
   :func:`moment_arm_table` (a labelled table)
 - dynamics: :func:`mass_matrix`, :func:`velocity_terms`, :func:`gravity_forces`, :func:`inverse_dynamics`,
   :func:`forward_dynamics`
@@ -31,7 +31,7 @@ from osim_emb.io.model_json import load_model, save_model
 from osim_emb.io.motion import read_motion, write_motion
 from osim_emb.io.osim_writer import write_osim
 from osim_emb.model import Body, DependentCoordinate, GeneralizedCoordinate, Joint, Model
-from osim_emb.paths.geometry import lengths_and_moment_arms, moment_arm_table, muscle_lengths
+from osim_emb.paths.geometry import lengths_and_moment_arms, moment_arm_table, moment_arms, muscle_lengths
 
 # name -> (module, attribute): imported on first access (module-level __getattr__, PEP 562)
 _LAZY = {
@@ -50,7 +50,7 @@ _LAZY = {
 __all__ = ["__version__",
            "load_osim", "load_model", "load_builtin", "save_model", "write_osim", "read_motion", "write_motion",
            "as_configuration", "degrees_to_q", "ConfigurationError",
-           "lengths_and_moment_arms", "muscle_lengths", "moment_arm_table",
+           "lengths_and_moment_arms", "moment_arms", "muscle_lengths", "moment_arm_table",
            "mass_matrix", "velocity_terms", "gravity_forces", "inverse_dynamics", "forward_dynamics",
            *_LAZY,
            "Model", "Joint", "Body", "GeneralizedCoordinate", "DependentCoordinate"]

@@ -296,7 +296,40 @@ def muscle_lengths(model: Model, q: Any, muscles: Sequence[str] | None = None, *
 
 
 def moment_arms(model: Model, q: Any, muscles: Sequence[str] | None = None, **kw) -> np.ndarray:
-    """R (N, n_q, M) (Eq 195)."""
+    """Moment arms R(q) of the muscles about every generalized coordinate (Eq 195), in closed form.
+
+    Parameters
+    ----------
+    model : Model
+    q : array_like, DataFrame, Series or dict
+        (N, n_q) or (n_q,) configurations: radians, metres (see :func:`osim_emb.as_configuration`).
+    muscles : sequence of str, optional
+        Muscle names (default: all, in the model's order).
+    **kw
+        ``wrapping`` (default True), ``opensim_compat`` (reproduce OpenSim's stale wrap-point cache, default
+        False), ``allow_out_of_range``: as :func:`osim_emb.lengths_and_moment_arms`.
+
+    Returns
+    -------
+    numpy.ndarray
+        (N, n_q, M) metres (m per rad about a rotational coordinate; dimensionless, m/m, along a translational
+        one), the sign of OpenSim's ``computeMomentArm``: R = -dL/dq for a smooth path.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import osim_emb as oe
+    >>> model = oe.load_builtin()
+    >>> q = oe.degrees_to_q(model, [[0, 30, 0], [40, 60, -20]])
+    >>> R = oe.moment_arms(model, q, ["DELT2"])
+    >>> R.shape
+    (2, 3, 1)
+
+    The same numbers as the second output of :func:`osim_emb.lengths_and_moment_arms`:
+
+    >>> bool(np.array_equal(R, oe.lengths_and_moment_arms(model, q, ["DELT2"])[1]))
+    True
+    """
     return lengths_and_moment_arms(model, q, muscles, **kw)[1]
 
 

@@ -44,3 +44,15 @@ def test_names_with_whitespace_refused_in_4x_files(models_dir, tmp_path):
     path = _legacy_variant(models_dir, tmp_path, version="40000")
     with pytest.raises(OsimImportError, match="OpenSim refuses"):
         load_osim(path)
+
+
+def test_renamed_muscle_type_read_as_opensim_reads_it(osim, models_dir, tmp_path):
+    """OpenSim reads <Schutte1993Muscle> (2.x/3.x files) as Schutte1993Muscle_Deprecated (Object::renameType)."""
+    text = (models_dir / "mobl_arms_holzbaur.osim").read_text()
+    path = tmp_path / "renamed.osim"
+    path.write_text(text.replace("Schutte1993Muscle_Deprecated", "Schutte1993Muscle"))
+    ours, original = load_osim(path), load_osim(models_dir / "mobl_arms_holzbaur.osim")
+    assert all(m.parameters is not None for m in ours.muscles)
+    assert [m.parameters for m in ours.muscles] == [m.parameters for m in original.muscles]
+    theirs = osim.Model(str(path))
+    assert theirs.getMuscles().get(0).getConcreteClassName() == "Schutte1993Muscle_Deprecated"

@@ -203,6 +203,10 @@ def _parse_curve_object(el, cls, muscle, type_name):
     return obj
 
 
+#: Types OpenSim 4.6 reads under a new name (``Object::renameType`` in RegisterTypes_osimActuators.cpp).
+RENAMED_TYPES = {"Schutte1993Muscle": "Schutte1993Muscle_Deprecated"}
+
+
 def hill_muscle_from_xml(element, parse_function: Callable | None = None, defaults=None) -> HillMuscle:
     """A muscle description from the lxml element of a muscle in an .osim file.
 
@@ -219,7 +223,7 @@ def hill_muscle_from_xml(element, parse_function: Callable | None = None, defaul
     Millard2012EquilibriumMuscle; PathActuator (tension = control x
     optimal_force).  Other muscle types raise :class:`MuscleModelError`.
     """
-    type_name = _local(element.tag)
+    type_name = RENAMED_TYPES.get(_local(element.tag), _local(element.tag))
     name = element.get("name") or "<unnamed>"
     version = _document_version(element)
     defaults_el = None
@@ -232,7 +236,7 @@ def hill_muscle_from_xml(element, parse_function: Callable | None = None, defaul
                 )
             defaults_obj = defaults
         else:
-            if _local(defaults.tag) != type_name:
+            if RENAMED_TYPES.get(_local(defaults.tag), _local(defaults.tag)) != type_name:
                 raise MuscleModelError(
                     f"muscle {name!r}: defaults element is a {_local(defaults.tag)}, not a {type_name}"
                 )

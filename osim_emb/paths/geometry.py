@@ -241,17 +241,7 @@ def lengths_and_moment_arms(model: Model, q: Any, muscles: Sequence[str] | None 
     True
     """
     q = as_configuration(model, q, allow_out_of_range=allow_out_of_range)
-    from osim_emb.paths.musculotendon import with_own_paths  # Scholz2015GeometryPath units (paths.scholz)
-    out = with_own_paths(model, q, _muscle_list(model, muscles), True, lambda names: lengths_and_moment_arms(
-        model, q, names, wrapping=wrapping, opensim_compat=opensim_compat, allow_out_of_range=True))
-    if out is not None:
-        return out
-    from osim_emb.paths.function_based_path import with_function_based_paths  # FunctionBasedPath units: L = l(c(q))
-    out = with_function_based_paths(model, q, _muscle_list(model, muscles), True, lambda names: lengths_and_moment_arms(
-        model, q, names, wrapping=wrapping, opensim_compat=opensim_compat, allow_out_of_range=True))
-    if out is not None:
-        return out
-    return _lengths_and_moment_arms_kernel(model, q, muscles, wrapping, opensim_compat, True)
+    return _paths_of_every_kind(model, q, muscles, wrapping, opensim_compat, True)
 
 
 def muscle_lengths(model: Model, q: Any, muscles: Sequence[str] | None = None, *, wrapping: bool = True,
@@ -282,17 +272,25 @@ def muscle_lengths(model: Model, q: Any, muscles: Sequence[str] | None = None, *
     ((1, 2), True)
     """
     q = as_configuration(model, q, allow_out_of_range=allow_out_of_range)
-    from osim_emb.paths.musculotendon import with_own_paths  # Scholz2015GeometryPath units (paths.scholz)
-    out = with_own_paths(model, q, _muscle_list(model, muscles), False, lambda names: muscle_lengths(
-        model, q, names, wrapping=wrapping, opensim_compat=opensim_compat, allow_out_of_range=True))
-    if out is not None:
-        return out
-    from osim_emb.paths.function_based_path import with_function_based_paths  # FunctionBasedPath units: L = l(c(q))
-    out = with_function_based_paths(model, q, _muscle_list(model, muscles), False, lambda names: muscle_lengths(
-        model, q, names, wrapping=wrapping, opensim_compat=opensim_compat, allow_out_of_range=True))
-    if out is not None:
-        return out
-    return _lengths_and_moment_arms_kernel(model, q, muscles, wrapping, opensim_compat, False)[0]
+    return _paths_of_every_kind(model, q, muscles, wrapping, opensim_compat, False)
+
+
+def _paths_of_every_kind(model: Model, q: np.ndarray, muscles, wrapping: bool, opensim_compat: bool, want_r: bool):
+    """L (and R with ``want_r``) of units of any path type: Scholz2015GeometryPath units (paths.scholz) and
+    FunctionBasedPath units (L = l(c(q))) are split off and evaluated by their modules, which call back here for
+    the rest; GeometryPaths go to the compiled kernel."""
+    from osim_emb.paths.function_based_path import with_function_based_paths
+    from osim_emb.paths.musculotendon import with_own_paths
+    units = _muscle_list(model, muscles)
+
+    def rest(names):
+        return _paths_of_every_kind(model, q, names, wrapping, opensim_compat, want_r)
+    for split in (with_own_paths, with_function_based_paths):
+        out = split(model, q, units, want_r, rest)
+        if out is not None:
+            return out
+    out = _lengths_and_moment_arms_kernel(model, q, muscles, wrapping, opensim_compat, want_r)
+    return out if want_r else out[0]
 
 
 def moment_arms(model: Model, q: Any, muscles: Sequence[str] | None = None, **kw) -> np.ndarray:

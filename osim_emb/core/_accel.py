@@ -4,8 +4,9 @@ Every algorithm of the core and of the muscle paths is written once, as a numba 
 (:mod:`osim_emb.core.compiled_kernels`, :mod:`osim_emb.core.kinematics_kernels`,
 ``osim_emb.paths.wrapping._kernels*``).  :func:`njit` and :data:`prange` fall back to the plain Python
 function and ``range`` when numba is missing (or ``NUMBA_DISABLE_JIT=1``), so the same kernels still run,
-slowly, and give the same numbers.  ``OSIM_EMB_NO_JIT=1`` no longer selects other code: neither the
-dynamics, the kinematics nor the paths consult it.
+slowly, and give the same numbers.  ``OSIM_EMB_NO_JIT=1`` no longer selects other code in the dynamics,
+the kinematics or the paths; only the muscle-driven simulation reads it (:func:`use_jit`) to choose between its
+two routes (docs/architecture.md, "Implementations").
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ except ImportError:  # pragma: no cover
 
 
 def use_jit() -> bool:
-    """True when compiled kernels are available and not disabled by OSIM_EMB_NO_JIT=1 (paths layer only)."""
+    """True when numba is installed and OSIM_EMB_NO_JIT=1 is not set: read only by the muscle-driven simulation to
+    choose its compiled muscle loops (simulation/muscle_driven.py); every other kernel is compiled regardless."""
     return HAVE_NUMBA and os.environ.get("OSIM_EMB_NO_JIT", "") not in ("1", "true", "yes")
 
 

@@ -87,20 +87,27 @@ def test_coordinate_limit_force_and_actuator_equal_opensim(osim, models_dir, tmp
     assert dq < 1e-6
 
 
-def test_compiled_and_numpy_right_hand_sides_agree(models_dir):
+@pytest.mark.parametrize("name, n_q, n_m, draws, t", [("arm26", 2, 6, 5, 0.2), ("mobl_arms_holzbaur", 7, 50, 3, 0.1)],
+                         ids=["arm26-thelen", "mobl-schutte"])
+def test_compiled_and_numpy_right_hand_sides_agree(models_dir, name, n_q, n_m, draws, t):
+    """The compiled muscle loops (Thelen on arm26; Schutte1993 with curves through the compiled SimmSpline on MoBL)
+    against the numpy muscle models, at random states around the initial equilibrium."""
     pytest.importorskip("numba")
     from osim_emb import load_osim
     from osim_emb.simulation.muscle_driven import MuscleDrivenSystem
-    model = load_osim(str(models_dir / "arm26.osim"))
+    model = load_osim(str(models_dir / f"{name}.osim"))
     exc = {"BIClong": ExcitationSpec.parse("0.6"), "TRIlong": ExcitationSpec.parse("sine:0.2:20:0:0.3")}
     fast, ref = MuscleDrivenSystem(model, exc), MuscleDrivenSystem(model, exc, compiled=False)
     assert fast.compiled and not ref.compiled
     y0 = ref.initial_state()
     rng = np.random.default_rng(1)
-    scale = np.r_[0.5, 0.5, 1.0, 1.0, 0.1 * np.ones(6), 0.005 * np.ones(6)]
-    for _ in range(5):
+    speed = 0.5 if n_q == 2 else 0.05
+    scale = np.r_[speed * np.ones(n_q), (1.0 if n_q == 2 else 0.05) * np.ones(n_q), 0.1 * np.ones(n_m),
+                  (0.005 if n_q == 2 else 0.002) * np.ones(n_m)]
+    assert scale.size == y0.size
+    for _ in range(draws):
         y = y0 + rng.normal(size=y0.size) * scale
-        a, b = fast.rhs(0.2, y), ref.rhs(0.2, y)
+        a, b = fast.rhs(t, y), ref.rhs(t, y)
         assert np.allclose(a, b, rtol=1e-12, atol=1e-12 * np.abs(b).max())
 
 
@@ -303,24 +310,6 @@ def test_mobl_schutte_muscles_equal_opensim_manager(osim, models_dir, tmp_path):
     assert dq < 1e-6
     assert dl < 1e-8
     assert da < 1e-9
-
-
-def test_compiled_and_numpy_schutte_right_hand_sides_agree(models_dir):
-    """MoBL's 50 Schutte1993 muscles: the compiled loop (curves through the compiled SimmSpline) against numpy."""
-    pytest.importorskip("numba")
-    from osim_emb import load_osim
-    from osim_emb.simulation.muscle_driven import MuscleDrivenSystem
-    model = load_osim(str(models_dir / "mobl_arms_holzbaur.osim"))
-    exc = {"BIClong": ExcitationSpec.parse("0.6"), "TRIlong": ExcitationSpec.parse("sine:0.2:20:0:0.3")}
-    fast, ref = MuscleDrivenSystem(model, exc), MuscleDrivenSystem(model, exc, compiled=False)
-    assert fast.compiled and not ref.compiled
-    y0 = ref.initial_state()
-    rng = np.random.default_rng(2)
-    scale = np.r_[0.05 * np.ones(14), 0.1 * np.ones(50), 0.002 * np.ones(50)]
-    for _ in range(3):
-        y = y0 + rng.normal(size=y0.size) * scale
-        a, b = fast.rhs(0.1, y), ref.rhs(0.1, y)
-        assert np.allclose(a, b, rtol=1e-12, atol=1e-12 * np.abs(b).max())
 
 
 @pytest.mark.slow

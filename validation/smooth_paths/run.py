@@ -42,15 +42,18 @@ def _opensim_sweep(path: Path, coordinate_names, q: np.ndarray, units, coordinat
     cs = model.getCoordinateSet()
     lengths = np.zeros((len(q), len(units)))
     arms = np.zeros((len(q), len(units)))
-    for n, qn in enumerate(q):
-        for name, v in zip(coordinate_names, qn):  # the State starts there: the solver starts from the hints
-            cs.get(name).setDefaultValue(float(v))
-        s = model.initSystem()
-        model.realizePosition(s)
-        for m, u in enumerate(units):
-            path_ = osim.PathActuator.safeDownCast(model.getForceSet().get(u)).getPath()
-            lengths[n, m] = path_.getLength(s)
-            arms[n, m] = path_.computeMomentArm(s, cs.get(coordinate))
+    from osim_emb.progress import Progress
+    with Progress("OpenSim getLength / computeMomentArm (initSystem at each)", len(q)) as bar:
+        for n, qn in enumerate(q):
+            for name, v in zip(coordinate_names, qn):  # the State starts there: the solver starts from the hints
+                cs.get(name).setDefaultValue(float(v))
+            s = model.initSystem()
+            model.realizePosition(s)
+            for m, u in enumerate(units):
+                path_ = osim.PathActuator.safeDownCast(model.getForceSet().get(u)).getPath()
+                lengths[n, m] = path_.getLength(s)
+                arms[n, m] = path_.computeMomentArm(s, cs.get(coordinate))
+            bar.advance()
     return lengths, arms
 
 

@@ -8,7 +8,8 @@ The functions people call, by task (each has a numpydoc docstring with units and
 - motions: :func:`read_motion`, :func:`write_motion` (.mot/.sto)
 - configurations: :func:`as_configuration`, :func:`degrees_to_q` (q in radians and metres)
 - lengths and moment arms: :func:`lengths_and_moment_arms` (arrays L, R), :func:`moment_arms`, :func:`muscle_lengths`,
-  :func:`moment_arm_table` (a labelled table)
+  :func:`moment_arm_table` (a labelled table), :func:`lengthening_speeds` (dL/dt), :func:`path_states` (the
+  effective path points, wrap tangent points and lengths, for drawing a path or exporting it)
 - dynamics: :func:`mass_matrix`, :func:`velocity_terms`, :func:`gravity_forces`, :func:`inverse_dynamics`,
   :func:`forward_dynamics`
 - simulate: :func:`simulate`, :func:`inverse_dynamics_of_motion`, :func:`simulate_muscles`,
@@ -31,7 +32,8 @@ from osim_emb.io.model_json import load_model, save_model
 from osim_emb.io.motion import read_motion, write_motion
 from osim_emb.io.osim_writer import write_osim
 from osim_emb.model import Body, DependentCoordinate, GeneralizedCoordinate, Joint, Model
-from osim_emb.paths.geometry import lengths_and_moment_arms, moment_arm_table, moment_arms, muscle_lengths
+from osim_emb.paths.geometry import (PathState, lengthening_speeds, lengths_and_moment_arms, moment_arm_table, moment_arms,
+                                    muscle_lengths, path_states)
 
 # name -> (module, attribute): imported on first access (module-level __getattr__, PEP 562)
 _LAZY = {
@@ -50,7 +52,8 @@ _LAZY = {
 __all__ = ["__version__",
            "load_osim", "load_model", "load_builtin", "save_model", "write_osim", "read_motion", "write_motion",
            "as_configuration", "degrees_to_q", "ConfigurationError",
-           "lengths_and_moment_arms", "moment_arms", "muscle_lengths", "moment_arm_table",
+           "lengths_and_moment_arms", "moment_arms", "muscle_lengths", "moment_arm_table", "lengthening_speeds",
+           "path_states", "PathState",
            "mass_matrix", "velocity_terms", "gravity_forces", "inverse_dynamics", "forward_dynamics",
            *_LAZY,
            "Model", "Joint", "Body", "GeneralizedCoordinate", "DependentCoordinate"]

@@ -8,7 +8,7 @@ import pytest
 
 from osim_emb.io import load_osim
 from osim_emb.io.errors import OsimImportError
-from osim_emb.paths.function_based_path import lengthening_speeds
+from osim_emb.paths.geometry import lengthening_speeds
 from osim_emb.paths.geometry import lengths_and_moment_arms, muscle_lengths
 
 TOL = 1e-8

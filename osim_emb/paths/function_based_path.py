@@ -31,7 +31,7 @@ from osim_emb.core.functions.base import JointFunction
 from osim_emb.paths.musculotendon import Musculotendon
 
 __all__ = ["FunctionBasedPath", "FunctionBasedMusculotendon", "coordinate_values",
-           "function_path_lengths_and_moment_arms", "lengthening_speeds", "split_units",
+           "function_path_lengths_and_moment_arms", "function_path_speeds", "split_units",
            "with_function_based_paths"]
 
 
@@ -135,24 +135,15 @@ def function_path_lengths_and_moment_arms(model, unit: FunctionBasedMusculotendo
     return length, np.einsum("ni,nik->nk", r, dc)
 
 
-def lengthening_speeds(model, q: Any, qdot: Any, muscles: Sequence[str] | None = None, **kw) -> np.ndarray:
-    """dL/dt (N, M) of the units at a batch of states.
-
-    Function-based units with a lengthening-speed function s(c, dc/dt) use it, as
-    OpenSim does; every other unit gives -R^T qdot (R of :func:`lengths_and_moment_arms`).
-    """
-    from osim_emb.paths.geometry import _muscle_list, lengths_and_moment_arms
-    q = model.check_configuration(q, tolerance=np.inf)
-    qdot = np.asarray(qdot, dtype=float).reshape(q.shape)
-    _, r = lengths_and_moment_arms(model, q, muscles, **kw)
-    speed = -np.einsum("nkm,nk->nm", r, qdot)
-    for m, unit in enumerate(_muscle_list(model, muscles)):
-        path = getattr(unit, "function_path", None)
-        if path is not None and path.speed_function is not None:
-            c, dc = coordinate_values(model, q, path.coordinates)
-            cdot = np.einsum("nik,nk->ni", dc, qdot)
-            speed[:, m] = path.speed_function.evaluate(np.hstack([c, cdot]), order=0).value
-    return speed
+def function_path_speeds(model, unit: FunctionBasedMusculotendon, q: np.ndarray, qdot: np.ndarray) -> np.ndarray | None:
+    """dL/dt (N,) of a function-based unit from its lengthening-speed function s(c, dc/dt), or None when it has
+    none (then dL/dt = -R^T qdot)."""
+    path = getattr(unit, "function_path", None)
+    if path is None or path.speed_function is None:
+        return None
+    c, dc = coordinate_values(model, q, path.coordinates)
+    cdot = np.einsum("nik,nk->ni", dc, qdot)
+    return path.speed_function.evaluate(np.hstack([c, cdot]), order=0).value
 
 
 def split_units(units: Sequence[Musculotendon]) -> tuple[list[int], list[int]]:

@@ -42,6 +42,7 @@ __all__ = [
     "path_states",
     "muscle_lengths",
     "moment_arms",
+    "lengthening_speeds",
     "lengths_and_moment_arms",
     "moment_arm_table",
     "oriented_attachment_sequence",
@@ -106,15 +107,47 @@ def _ground_names(model: Model) -> tuple[str, ...]:
 def path_states(model: Model, q: Any, muscles: Sequence[str] | None = None, *, wrapping: bool = True,
                 opensim_compat: bool = False, kin: FrameKinematics | None = None,
                 allow_out_of_range: bool = False) -> list[PathState]:
-    """Effective path points and lengths of the units at a batch of configurations.
+    """The effective paths of the units at a batch of configurations: points in order, wrap tangent points, lengths.
 
-    Computed by the compiled kernels (``wrapping._kernels_muscles.points_kernel`` for the path
-    points and wrap frames, ``wrapping._kernels_path.wrap_paths_kernel`` for OpenSim's path), the
-    same code as :func:`lengths_and_moment_arms`.  ``q``: see
-    :func:`osim_emb.core.configuration.as_configuration` (array, DataFrame, Series or dict;
-    checked against the coordinate ranges unless ``allow_out_of_range``).  ``kin`` is accepted for
-    compatibility and not used (the kernel computes the kinematics).  Raises
-    :class:`UnsupportedPathError` for a unit the kernels cannot take.
+    What a figure of a path or an export of its geometry needs (lengths and moment arms alone:
+    :func:`lengths_and_moment_arms`). Computed by the compiled kernels that give L and R.
+
+    Parameters
+    ----------
+    model : Model
+    q : array_like, DataFrame, Series or dict
+        (N, n_q) or (n_q,) configurations: radians, metres (see :func:`osim_emb.as_configuration`).
+    muscles : sequence of str, optional
+        Muscle names (default: all, in the model's order); GeometryPath units only.
+    wrapping, opensim_compat, allow_out_of_range
+        As :func:`lengths_and_moment_arms`.
+    kin
+        Ignored (kept for callers of earlier versions: the kernel computes the kinematics).
+
+    Returns
+    -------
+    list of PathState
+        One per unit: ``positions`` (N, n_slots, 3) ground positions in metres of the path points and
+        wrap tangent points (NaN where a slot is unused: an inactive conditional point, a wrap not
+        touched), ``sequence`` (N, S) the slots in path order (-1 padded), ``slot_bodies`` the body of each
+        slot, ``length`` (N,) metres, and for wrapped units ``wrap_length``, ``wrapped`` and
+        ``tangent_points`` (in the wrap frames).
+
+    Raises
+    ------
+    UnsupportedPathError
+        For a unit the kernels cannot take; ``ValueError`` for a FunctionBasedPath unit (no points).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import osim_emb as oe
+    >>> model = oe.load_builtin()
+    >>> (state,) = oe.path_states(model, oe.degrees_to_q(model, [0, 30, 0]), ["DELT2"])
+    >>> points = state.positions[0, state.sequence[0][state.sequence[0] >= 0]]
+    >>> polyline = np.linalg.norm(np.diff(points, axis=0), axis=1).sum()
+    >>> bool(abs(polyline - state.length[0]) < 1e-12)  # DELT2 does not touch its wrap here
+    True
     """
     q = as_configuration(model, q, allow_out_of_range=allow_out_of_range)
     units = _muscle_list(model, muscles)
@@ -329,6 +362,52 @@ def moment_arms(model: Model, q: Any, muscles: Sequence[str] | None = None, **kw
     True
     """
     return lengths_and_moment_arms(model, q, muscles, **kw)[1]
+
+
+def lengthening_speeds(model: Model, q: Any, qdot: Any, muscles: Sequence[str] | None = None, *,
+                       wrapping: bool = True, opensim_compat: bool = False,
+                       allow_out_of_range: bool = False) -> np.ndarray:
+    """Lengthening speeds dL/dt of the musculotendon units at a batch of states.
+
+    Parameters
+    ----------
+    model : Model
+    q, qdot : array_like
+        (N, n_q) or (n_q,) configurations (radians, metres) and generalized speeds (rad/s, m/s).
+    muscles : sequence of str, optional
+        Muscle names (default: all, in the model's order).
+    wrapping, opensim_compat, allow_out_of_range
+        As :func:`lengths_and_moment_arms`.
+
+    Returns
+    -------
+    numpy.ndarray
+        (N, M) m/s: dL/dt = -R(q)^T qdot; a FunctionBasedPath with a lengthening-speed function
+        s(c, dc/dt) uses it instead, as OpenSim does.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import osim_emb as oe
+    >>> model = oe.load_builtin()
+    >>> q, qdot = oe.degrees_to_q(model, [10, 40, 0]), np.array([0.0, 1.0, 0.0])
+    >>> v = oe.lengthening_speeds(model, q, qdot, ["DELT2"])
+    >>> R = oe.moment_arms(model, q, ["DELT2"])
+    >>> bool(np.allclose(v, -R[:, 1, :]))
+    True
+    """
+    from osim_emb.paths.function_based_path import function_path_speeds
+    q = as_configuration(model, q, allow_out_of_range=allow_out_of_range)
+    qdot = np.asarray(qdot, dtype=float).reshape(q.shape)
+    units = _muscle_list(model, muscles)
+    _, r = lengths_and_moment_arms(model, q, [u.name for u in units], wrapping=wrapping,
+                                   opensim_compat=opensim_compat, allow_out_of_range=True)
+    speed = -np.einsum("nkm,nk->nm", r, qdot)
+    for m, unit in enumerate(units):
+        own = function_path_speeds(model, unit, q, qdot)
+        if own is not None:
+            speed[:, m] = own
+    return speed
 
 
 def moment_arm_table(model: Model, q: Any, muscles: Sequence[str] | None = None, *, wrapping: bool = True,

@@ -277,8 +277,10 @@ def _external_jets(functions, q: np.ndarray, n_q: int, order: int = 2) -> np.nda
 
 def raise_joint_function_error(model: Model, q: np.ndarray, exc: Exception):
     """A joint-variable program failed at the configurations q (a closed chain's Newton or projection): raise the
-    detailed error of the chain's own solver (:class:`~osim_emb.core.closed_chains.ClosedChain`: configuration,
-    residual, condition number) by evaluating the joint functions in Python there; if that passes, raise ``exc``."""
+    detailed error (configuration, residual, condition number) through
+    :class:`~osim_emb.core.closed_chains.ClosedChain`, which runs the same compiled closed-chain kernels
+    (:mod:`osim_emb.core.closed_chain_kernels`) batched and turns their status codes into the exception; if that
+    passes, raise ``exc``."""
     if "closed chain" in str(exc) or isinstance(exc, np.linalg.LinAlgError):
         cache: dict = {}
         for joint in model.joints:

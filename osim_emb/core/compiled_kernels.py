@@ -67,6 +67,8 @@ OP_MPOLY = 6      # f = P(u_1, ..., u_d)            (MultivariatePolynomial)
 OP_EXT = 7        # f, grad f, Hessian evaluated in Python (functions that are not flattened)
 OP_CHAIN = 8      # the m joint variables of a closed chain (Newton + projection, Eqs 100-120) into nodes n..n+m-1
 OP_CHAINPART = 9  # a node written by the OP_CHAIN node before it (nothing to do)
+OP_EXTIN = 10     # f = F(u_1, ..., u_d), F's value, gradient and Hessian in u evaluated in Python (an external
+                  # function of program nodes: functions.program.FunctionProgram), then the chain rule
 
 # -- header of ``ints`` --------------------------------------------------------------------------------
 H_NQ = 0
@@ -164,6 +166,41 @@ def _closed_chain(ints, flts, ib, ip, fp, q, dirs, second, n, val, grad, hq):
 
 
 @njit(**_KW)
+def _outer_chain_rule(ints, ib, d, out, dirs, second, n, val, grad, hq):
+    """Node n = F(u_1..u_d) of the input nodes ints[ib:ib+d], from F's value out[0], gradient out[1:1+d] and
+    Hessian out[1+d:] (row-major) in u: the chain rule ∇f = Σ_a F_a ∇u_a,
+    H f D = Σ_ab F_ab ∇u_a (∇u_b · D) + Σ_a F_a H u_a D (the one chain rule of the program: OP_MPOLY, OP_EXTIN)."""
+    nq = grad.shape[1]
+    p = dirs.shape[1]
+    val[n] = out[0]
+    for k in range(nq):
+        grad[n, k] = 0.0
+        for j in range(p):
+            hq[n, k, j] = 0.0
+    for a in range(d):
+        ua = ints[ib + a]
+        ga = out[1 + a]
+        for k in range(nq):
+            grad[n, k] += ga * grad[ua, k]
+    if second:
+        for a in range(d):
+            ua = ints[ib + a]
+            for bb in range(d):
+                ub = ints[ib + bb]
+                for j in range(p):
+                    db = 0.0
+                    for k in range(nq):
+                        db += grad[ub, k] * dirs[k, j]
+                    hab = out[1 + d + a * d + bb] * db
+                    for k in range(nq):
+                        hq[n, k, j] += hab * grad[ua, k]
+            ga = out[1 + a]
+            for k in range(nq):
+                for j in range(p):
+                    hq[n, k, j] += ga * hq[ua, k, j]
+
+
+@njit(**_KW)
 def eval_program(ints, flts, ext, q, dirs, second, val, grad, hq):
     """Run the joint-variable program: val[n] = f_n, grad[n] = ∇f_n and, if ``second``, hq[n] = H_n D for the
     directions D = ``dirs`` (n_q, p): D = q̇ (p = 1) gives H_n q̇, D = I the full Hessian."""
@@ -252,32 +289,9 @@ def eval_program(ints, flts, ext, q, dirs, second, val, grad, hq):
             for v in range(d):
                 u[v] = val[ints[ib + v]]
             multivariate_polynomial(ints, flts, ex, fp, nt, u, out)
-            val[n] = out[0]
-            for k in range(nq):
-                grad[n, k] = 0.0
-                for j in range(p):
-                    hq[n, k, j] = 0.0
-            for a in range(d):
-                ua = ints[ib + a]
-                ga = out[1 + a]
-                for k in range(nq):
-                    grad[n, k] += ga * grad[ua, k]
-            if second:
-                for a in range(d):
-                    ua = ints[ib + a]
-                    for bb in range(d):
-                        ub = ints[ib + bb]
-                        for j in range(p):
-                            db = 0.0
-                            for k in range(nq):
-                                db += grad[ub, k] * dirs[k, j]
-                            hab = out[1 + d + a * d + bb] * db
-                            for k in range(nq):
-                                hq[n, k, j] += hab * grad[ua, k]
-                    ga = out[1 + a]
-                    for k in range(nq):
-                        for j in range(p):
-                            hq[n, k, j] += ga * hq[ua, k, j]
+            _outer_chain_rule(ints, ib, d, out, dirs, second, n, val, grad, hq)
+        elif op == OP_EXTIN:
+            _outer_chain_rule(ints, ib, nin, ext[ints[ip]], dirs, second, n, val, grad, hq)
         elif op == OP_CHAIN:
             _closed_chain(ints, flts, ib, ip, fp, q, dirs, second, n, val, grad, hq)
         elif op == OP_CHAINPART:

@@ -22,7 +22,7 @@ This module provides
   (b) numerical differentiation on a computational molecule,
   :func:`molecule_derivatives` (the seed's Fig 2 stencil);
   (c) the analytical projection method, :func:`projection_gradients` (Eqs 102-119)
-  and :func:`projection_hessians` (Eq 120 with the Gamma of :func:`hessian_rhs`);
+  and :func:`projection_hessians` (Eq 120; its right-hand side Gamma is derived at :func:`hessian_rhs`);
   (d) the implicit-function theorem, :func:`implicit_derivatives`
   (grad f = -g_f^-1 g_q and the corresponding Hessian);
 * :class:`ClosedChain` and :class:`ChainVariable`: a JointFunction f_i(q) that

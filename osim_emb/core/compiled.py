@@ -52,10 +52,10 @@ from osim_emb.core.functions.program import (
     _UNIVARIATE,
     COORDINATES,
     ProgramBuilder,
-    external_jets,
     flattenable_type,
-    pack_nodes,
 )
+from osim_emb.core.functions.program import external_jets as _external_jets
+from osim_emb.core.functions.program import pack_nodes as _pack_nodes
 from osim_emb.model import Model
 
 __all__ = ["CompiledModel", "compiled_model", "JointProgram", "joint_program", "raise_joint_function_error", "warm_up",
@@ -67,9 +67,6 @@ __all__ = ["CompiledModel", "compiled_model", "JointProgram", "joint_program", "
 PARALLEL_MIN_STATES = 2048
 
 _Q = COORDINATES  # the inputs of a top-level joint variable: the generalized coordinates themselves
-_Builder = ProgramBuilder  # the functions -> nodes compiler (osim_emb.core.functions.program)
-_pack_nodes = pack_nodes
-_external_jets = external_jets
 
 
 def _univariate_parameters(f: JointFunction):
@@ -104,7 +101,7 @@ class JointProgram:
 
     def __init__(self, model: Model):
         nq = model.n_q
-        b = _Builder(nq)
+        b = ProgramBuilder(nq)
         frame_nodes = [b.compile(joint.variable, _Q) for joint in model.joints]
         ints: list[int] = [0] * K.HEADER_SIZE
         flts: list[float] = []
@@ -177,7 +174,7 @@ class CompiledModel:
         dm = model.dynamics_model
         nq = dm.n_q
         self.n_q = nq
-        b = _Builder(nq)
+        b = ProgramBuilder(nq)
         # frames: original frame -> (compiled frame, constant transform from it to the original frame)
         where: dict[int, tuple[int, np.ndarray]] = {0: (0, np.eye(4))}
         frames: list[tuple[int, int, int, np.ndarray, np.ndarray]] = []  # parent, kind, node, axis, offset

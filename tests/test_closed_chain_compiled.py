@@ -1,9 +1,10 @@
-"""Closed chains in the compiled program (OP_CHAIN: Newton + the projection method, Eqs 100-120, in one kernel)
-equal independent references to round-off: the joint variables with their gradients and H q̇ against ClosedChain
-(numpy), the dynamics of a two-coordinate chain against the literal Kronecker forms (whose joint variables come from
-ClosedChain), and Andrews' reduced right-hand side with its spring in the kernel against reduced_rhs_reference (the
-spring's generalized force in numpy, Eq 46) at random states.  Failures in the kernel raise the numpy
-reference's detailed error.  No timings here: see benchmarks/bench_andrews.py."""
+"""Closed chains in the compiled program (OP_CHAIN: Newton + the projection method, Eqs 100-120, the kernels of
+core/closed_chain_kernels in one program node) equal independent references to round-off: the joint variables with
+their gradients and H q̇ against the implicit-function theorem (numpy LU solves on the constraint jets at the
+solution), the dynamics of a two-coordinate chain against the literal Kronecker forms, and Andrews' reduced
+right-hand side with its spring in the kernel against reduced_rhs_reference (the spring's generalized force in
+numpy, Eq 46) at random states.  Failures in the kernel raise ClosedChain's detailed errors (its status codes).
+No timings here: see benchmarks/bench_andrews.py."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from osim_emb.core import dynamics as dyn
 from osim_emb.core import dynamics_kronecker as dk
 from osim_emb.core._accel import HAVE_NUMBA
 from osim_emb.core.closed_chains import (AssemblyError, ClosedChain, SingularConstraintError, constraint_condition,
-                                   solve_constraints)
+                                         implicit_derivatives, solve_constraints)
 from osim_emb.core.compiled import compiled_model
 from osim_emb.seeds.mechanisms import andrews as A
 from osim_emb.seeds.mechanisms import linkages as L
@@ -73,12 +74,16 @@ def test_compiled_chain_variables_equal_closed_chain(which, request):
     rng = np.random.default_rng(3)
     q = rng.uniform(-np.pi, np.pi, (8, nq)) if nq == 1 else rng.uniform(-0.2, 0.2, (8, nq))
     qd = rng.normal(size=(8, nq))
-    jet = chain.evaluate(q, order=2)
     val, grad, hq = cm.joint_variables(q, qd)
     cols = [cm.frame_names.index(n) - 1 for n in chain.constraints.variable_names]
-    np.testing.assert_allclose(val[:, cols], jet.value, rtol=0, atol=1e-12)
-    np.testing.assert_allclose(grad[:, cols], jet.gradient, rtol=1e-11, atol=1e-12)
-    np.testing.assert_allclose(hq[:, cols], np.einsum("nikl,nl->nik", jet.hessian, qd), rtol=1e-10, atol=1e-11)
+    f = val[:, cols]
+    cj = chain.constraints.evaluate(f, q, order=2)
+    np.testing.assert_array_less(np.abs(cj.value), 1e-12)  # f solves the constraint equations
+    ref_grad, ref_hess = implicit_derivatives(cj, 2)  # independent: LU solves, numpy
+    np.testing.assert_allclose(grad[:, cols], ref_grad, rtol=1e-11, atol=1e-12)
+    np.testing.assert_allclose(hq[:, cols], np.einsum("nikl,nl->nik", ref_hess, qd), rtol=1e-10, atol=1e-11)
+    jet = chain.evaluate(q, order=2)  # the Python route through the same kernels: the same branch and numbers
+    np.testing.assert_allclose(jet.value, f, rtol=0, atol=1e-12)
 
 
 def test_two_coordinate_chain_dynamics(five_bar):

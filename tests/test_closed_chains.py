@@ -149,6 +149,21 @@ def test_singular_jacobian_error_names_configuration_and_condition():
         cc.projection_matrices(np.array([[[1.0, 2.0], [2.0, 4.0]]]))
 
 
+def test_newton_failures_come_back_as_detailed_errors():
+    """The compiled Newton step's status codes: an exactly singular dg/df at the iterate (g = f^2 - q at f = 0) and
+    a non-finite iterate (g = cbrt(f - q): Newton's step doubles |f - q| with alternating sign, until it
+    overflows) name the configuration."""
+    with pytest.raises(cc.SingularConstraintError, match=r"singular during Newton .*configuration 1") as err:
+        cc.solve_constraints(_parabola(), [[1.0], [2.0]], [[1.0], [0.0]])
+    assert err.value.index == 1 and err.value.condition == np.inf
+    cube_root = cc.HolonomicConstraints("cube root", 1, 1, lambda f, q: np.cbrt(f - q),
+                                        lambda f, q: ((np.abs(f - q) ** (-2 / 3) / 3)[:, :, None],
+                                                      (-np.abs(f - q) ** (-2 / 3) / 3)[:, :, None]))
+    with np.errstate(all="ignore"), pytest.raises(cc.AssemblyError, match=r"Newton diverged \(non-finite") as err:
+        cc.solve_constraints(cube_root, [[0.0], [0.5]], [[0.0], [1.0]], max_iter=3000)
+    assert err.value.index == 1
+
+
 def test_assembly_error_reports_residual_and_iterations():
     with pytest.raises(cc.AssemblyError, match=r"residual \|g\| = .* iterations|did not converge") as err:
         cc.solve_constraints(_parabola(), [[4.0], [-1.0]], [[2.0], [0.5]], max_iter=20)

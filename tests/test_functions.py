@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from osim_emb.core.functions import (
-    Clamped, Composite, Constant, Fourier, FunctionError, GCVSpline, Linear, Multiplier,
+    Clamped, Composite, Constant, Fourier, FunctionError, GCVSpline, Jet, JointFunction, Linear, Multiplier,
     MultivariatePolynomial, NaturalCubicSpline, PiecewiseConstant, PiecewiseLinear, Polynomial,
     SimmSpline, SplineSurface, coordinate, function_from_dict, polynomial_exponents,
 )
@@ -75,7 +75,32 @@ def _functions() -> dict[str, tuple[object, tuple[float, float], np.ndarray | No
         "Composite_nested": (nested, (-1.0, 1.0), None),
         "Composite_deeper": (deeper, (-1.0, 1.0), None),
         "SplineSurface": (surface, (-0.9, 0.9), None),
+        # compositions the program evaluates with external nodes inside (their own evaluate, the kernel's chain rule)
+        "Composite_surface": (Composite(Multiplier(0.5, surface), [Linear([0.8, 0.0], 0.0), Linear([0.3, 0.5], 1.0)]),
+                              (-0.9, 0.9), None),
+        "Composite_user_type": (Composite(Multiplier(-1.5, _UserCubic(0.7)), [Clamped(SimmSpline(KX, KY), -0.5, 1.8)]),
+                                (-1.6, 3.0), np.r_[KX, -0.5, 1.8]),
+        "Multiplier_of_constant": (Multiplier(2.0, Constant(3.0)), (-2, 2), None),
+        "Clamped_to_a_point": (Clamped(SimmSpline(KX, KY), 0.3, 0.3), (-1.6, 3.0), None),
     }
+
+
+class _UserCubic(JointFunction):
+    """A user-defined type the compiled program does not know: f(t) = a t^3 (an external node)."""
+
+    type_name = "TestUserCubic"
+    n_inputs = 1
+
+    def __init__(self, a: float):
+        self.a = float(a)
+
+    def _evaluate(self, x, order, cache):
+        t = x[:, 0]
+        return Jet(self.a * t ** 3, 3 * self.a * t[:, None] ** 2 if order >= 1 else None,
+                   6 * self.a * t[:, None, None] if order >= 2 else None)
+
+    def parameters(self):
+        return {"a": self.a}
 
 
 FUNCTIONS = _functions()
@@ -158,13 +183,14 @@ def test_dict_round_trip(name):
     assert isinstance(f.describe(), str) and f.describe()
 
 
-def test_cache_shares_inner_evaluations():
+def test_shared_inner_function_is_evaluated_once():
+    """A function used twice in a Composite is one node of the compiled program the Composite evaluates through."""
+    from osim_emb.core.functions.program import function_program
     inner = SimmSpline(KX, KY)
     f = Composite(Linear([1.0, 2.0], 0.0), [inner, inner])
-    cache: dict = {}
     x = np.linspace(-1, 2, 5)
-    jet = f.evaluate(x, cache=cache)
-    assert (id(inner), 2) in cache
+    jet = f.evaluate(x, cache={})
+    assert function_program(f).n_nodes == 3  # the input, the spline, the linear outer function
     np.testing.assert_allclose(jet.value, 3 * inner(x))
 
 
@@ -366,3 +392,17 @@ def test_bad_parameters_raise_function_error(make, message):
 def test_unknown_type_in_dict():
     with pytest.raises(FunctionError, match="unknown function type 'NoSuch'"):
         function_from_dict({"type": "NoSuch"})
+
+
+def test_compositions_run_the_program_with_external_nodes_inside():
+    """Multiplier, Composite and Clamped evaluate through their compiled program; a type the program cannot flatten
+    enters as an external node of its input nodes (its own evaluate, the kernel's chain rule); constants fold."""
+    from osim_emb.core.functions.program import function_program
+    prog = function_program(FUNCTIONS["Composite_surface"][0])
+    assert [type(f).__name__ for f in prog.externals] == ["SplineSurface"] and prog.external_inputs[0].size == 2
+    prog = function_program(FUNCTIONS["Composite_user_type"][0])
+    assert [type(f).__name__ for f in prog.externals] == ["_UserCubic"]
+    assert function_program(FUNCTIONS["Multiplier_of_constant"][0]).n_nodes == 2  # the constants 3 and 6
+    assert function_program(FUNCTIONS["Clamped_to_a_point"][0]).n_nodes == 2  # 0.3 and the spline there
+    np.testing.assert_array_equal(FUNCTIONS["Clamped_to_a_point"][0](np.array([-1.0, 2.0])),
+                                  SimmSpline(KX, KY)(np.array([0.3, 0.3])))

@@ -22,7 +22,7 @@ This module provides
   (b) numerical differentiation on a computational molecule,
   :func:`molecule_derivatives` (the seed's Fig 2 stencil);
   (c) the analytical projection method, :func:`projection_gradients` (Eqs 102-119)
-  and :func:`projection_hessians` (Eq 120 with the Gamma of :func:`hessian_rhs`);
+  and :func:`projection_hessians` (Eq 120; its right-hand side Gamma is derived at :func:`hessian_rhs`);
   (d) the implicit-function theorem, :func:`implicit_derivatives`
   (grad f = -g_f^-1 g_q and the corresponding Hessian);
 * :class:`ClosedChain` and :class:`ChainVariable`: a JointFunction f_i(q) that
@@ -42,6 +42,22 @@ Errors are :class:`ClosedChainError` (a ``ValueError``) subclasses that say what
 failed: :class:`SingularConstraintError` (configuration and condition number of
 dg/df), :class:`AssemblyError` (Newton did not converge: residual and
 iterations), :class:`CoordinateRangeError` (a coordinate outside its range).
+
+Where the algorithm lives (issue 16: once)
+------------------------------------------
+Newton's step, the projection matrices (Eqs 110, 114-117), the recursive solve (Eqs 118-119), Gamma of
+Eq 120 and the condition test exist once, compiled, in :mod:`osim_emb.core.closed_chain_kernels`.  The
+compiled joint-variable program's OP_CHAIN node runs them on trigonometric constraints;
+:func:`solve_constraints` and :meth:`ClosedChain.evaluate` evaluate the constraints here (their Python
+callables, batched) and call the same kernels, which return status codes that become the errors above
+with their details (no numpy re-solve).  :func:`projection_matrices`, :func:`projection_solve`,
+:func:`projection_gradients`, :func:`projection_hessians` and :func:`constraint_condition` are thin
+wrappers of those kernels.  What stays numpy is independent of them and serves as a reference in the
+tests: the implicit-function theorem (:func:`implicit_derivatives` with :func:`hessian_rhs`, LU
+solves; also ``ClosedChain(method='implicit')``), the computational molecule
+(:func:`molecule_derivatives`) and the literal Kronecker form (:func:`projection_gradients_kronecker`);
+the continuation predictors of :func:`solve_path` and :func:`continuation_guess` use the
+implicit-function tangent.
 """
 
 from __future__ import annotations
@@ -51,6 +67,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from osim_emb.core import closed_chain_kernels as CK
 from osim_emb.core.functions.base import FunctionError, Jet, JointFunction
 
 __all__ = [
@@ -312,6 +329,11 @@ def _guess_array(constraints, guess, q) -> np.ndarray:
     return g
 
 
+def _c(a: Any) -> np.ndarray:
+    """A C-contiguous float64 array (the one type the closed-chain kernels are compiled for)."""
+    return np.ascontiguousarray(a, dtype=float)
+
+
 def solve_constraints(constraints: HolonomicConstraints, q: Any, guess: Any, *, tol: float = 1e-12,
                       max_iter: int = 30, residual_tol: float | None = None, max_condition: float = 1e10,
                       check_range: bool = True, return_jet: int | None = None):
@@ -321,6 +343,9 @@ def solve_constraints(constraints: HolonomicConstraints, q: Any, guess: Any, *, 
     Iterates f <- f - g_f^-1 g until every Newton step is below ``tol`` relative
     to 1 + |f| (or the residual is at round-off level, 4 eps ``length_scale``),
     then checks the residual against ``residual_tol`` (default 1e-9 * ``length_scale``).
+    The constraints are evaluated here (batched, by their Python callables); the Newton step, the
+    condition test and the projection method are the compiled kernels of
+    :mod:`osim_emb.core.closed_chain_kernels` (the ones the compiled program's closed chains run).
 
     Raises :class:`CoordinateRangeError` (q outside the constraints' range),
     :class:`SingularConstraintError` (the condition number of dg/df, as defined by
@@ -330,39 +355,53 @@ def solve_constraints(constraints: HolonomicConstraints, q: Any, guess: Any, *, 
     Returns f (N, m); with ``return_jet`` = 1 or 2, (f, the
     :class:`ConstraintJet` of that order at the solution), sparing a re-evaluation.
     """
+    f, g, _, _ = _solve_and_derive(constraints, q, guess, tol=tol, max_iter=max_iter, residual_tol=residual_tol,
+                                   max_condition=max_condition, check_range=check_range,
+                                   jet_order=max(1, return_jet or 1), order=0)
+    if return_jet:
+        return f, g
+    return f
+
+
+def _solve_and_derive(constraints: HolonomicConstraints, q: Any, guess: Any, *, tol: float, max_iter: int,
+                      residual_tol: float | None, max_condition: float | None, check_range: bool, jet_order: int,
+                      order: int):
+    """Newton (:func:`~osim_emb.core.closed_chain_kernels.newton_steps`), the residual check, then the condition
+    test and, for ``order`` >= 1, the gradients and Hessians by the projection method
+    (:func:`~osim_emb.core.closed_chain_kernels.chain_derivatives_batch`): (f, jet of ``jet_order``, grad, hess).
+    Every failure comes back from the kernels as a status code and is raised here with its details."""
     q = _as_q(constraints, q)
     if check_range:
         check_coordinates(constraints, q)
     f = _guess_array(constraints, guess, q)
     if residual_tol is None:
         residual_tol = 1e-9 * constraints.length_scale
+    floor = 4 * np.finfo(float).eps * constraints.length_scale
     n = q.shape[0]
     active = np.ones(n, dtype=bool)
     iters = np.zeros(n, dtype=int)
     for it in range(1, max_iter + 1):
         idx = np.flatnonzero(active)
         cj = constraints.evaluate(f[idx], q[idx], order=1)
-        try:
-            step = np.linalg.solve(cj.f, cj.value[..., None])[..., 0]
-        except np.linalg.LinAlgError:
-            cond = constraint_condition(cj.f, cj.q)
-            k = int(np.argmax(cond))
+        fa = _c(f[idx])
+        status = CK.newton_steps(_c(cj.f), _c(cj.value), fa, float(tol), float(floor))
+        singular = status == CK.STATUS_SINGULAR
+        if np.any(singular):
+            cond = CK.condition_numbers(_c(cj.f), _c(cj.q))
+            k = int(np.argmax(np.where(singular, cond, -1.0)))
             _raise_singular(constraints, q[idx[k]], f[idx[k]], float(cond[k]), int(idx[k]), "during Newton")
-        f[idx] -= step
+        f[idx] = fa
         iters[idx] = it
-        small = np.max(np.abs(step), axis=1) <= tol * (1.0 + np.max(np.abs(f[idx]), axis=1))
-        # a residual at round-off level ends the iteration even if round-off keeps the step above tol
-        small |= np.max(np.abs(cj.value), axis=1) <= 4 * np.finfo(float).eps * constraints.length_scale
-        bad = ~np.all(np.isfinite(f[idx]), axis=1)
+        bad = status == CK.STATUS_DIVERGED
         if np.any(bad):
             k = int(idx[np.flatnonzero(bad)[0]])
             raise AssemblyError(
                 f"{constraints.name}: cannot assemble at q = {_fmt(q[k])} (configuration {k}): Newton diverged "
                 f"(non-finite iterate after {it} iterations)", q[k], np.inf, it, k)
-        active[idx[small]] = False
+        active[idx[status == CK.NEWTON_CONVERGED]] = False
         if not active.any():
             break
-    g = constraints.evaluate(f, q, order=max(1, return_jet or 1))
+    g = constraints.evaluate(f, q, order=max(jet_order, order, 1))
     res = np.max(np.abs(g.value), axis=1)
     failed = active | ~(res <= residual_tol)
     if np.any(failed):
@@ -371,10 +410,19 @@ def solve_constraints(constraints: HolonomicConstraints, q: Any, guess: Any, *, 
             f"{constraints.name}: cannot assemble at q = {_fmt(q[k])} (configuration {k}): Newton did not converge "
             f"in {iters[k]} iterations, residual |g| = {res[k]:.3e} (tolerance {residual_tol:.1e})",
             q[k], float(res[k]), int(iters[k]), k)
-    _check_condition(constraints, q, f, g.f, g.q, max_condition)
-    if return_jet:
-        return f, g
-    return f
+    max_cond = np.inf if max_condition is None else float(max_condition)
+    grad = hess = None
+    if order >= 1 or np.isfinite(max_cond):
+        m, nq = constraints.n_f, constraints.n_q
+        if order >= 2:
+            second = (_c(g.ff), _c(g.fq), _c(g.qq))
+        else:
+            second = (np.zeros((0, m, m, m)), np.zeros((0, m, m, nq)), np.zeros((0, m, nq, nq)))
+        grad, hess, status, cond = CK.chain_derivatives_batch(_c(g.f), _c(g.q), *second, max_cond, int(order))
+        if np.any(status != CK.STATUS_OK):
+            k = int(np.argmax(np.where(status != CK.STATUS_OK, cond, -1.0)))
+            _raise_singular(constraints, q[k], f[k], float(cond[k]), k)
+    return f, g, (grad if order >= 1 else None), (hess if order >= 2 else None)
 
 
 def _raise_singular(constraints, q, f, cond, index, when=""):
@@ -390,23 +438,11 @@ def constraint_condition(gf: np.ndarray, gq: np.ndarray) -> np.ndarray:
 
     Large when f is a steep or non-smooth function of q (||grad f|| <= ||g_q|| / sigma_min);
     unlike cond(g_f) it also flags a single constraint (m = 1) whose derivative vanishes.
-    (The Frobenius norm bounds the 2-norm from above within a factor sqrt(m).)
+    (The Frobenius norm bounds the 2-norm from above within a factor sqrt(m).)  The compiled
+    :func:`~osim_emb.core.closed_chain_kernels.condition_number`, at every configuration.
     """
-    smin = np.linalg.svd(gf, compute_uv=False)[..., -1]
-    full = np.sqrt(np.einsum("nij,nij->n", gf, gf) + np.einsum("nij,nij->n", gq, gq))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        cond = full / smin
-    return np.where(np.isfinite(cond), cond, np.inf)
-
-
-def _check_condition(constraints, q, f, gf, gq, max_condition):
-    if max_condition is None or not np.isfinite(max_condition):
-        return
-    cond = constraint_condition(gf, gq)
-    bad = cond > max_condition
-    if np.any(bad):
-        k = int(np.argmax(cond))
-        _raise_singular(constraints, q[k], f[k], float(cond[k]), k)
+    gf, gq = _c(gf), _c(gq)
+    return CK.condition_numbers(gf.reshape(-1, *gf.shape[-2:]), gq.reshape(-1, *gq.shape[-2:]))
 
 
 def solve_path(constraints: HolonomicConstraints, q_path: Any, f_start: Any, *, tol: float = 1e-12,
@@ -528,32 +564,17 @@ def projection_matrices(gbar: np.ndarray, *, singular_tol: float = 1e-13) -> tup
     ``norms2`` (N, m + 1) with ``norms2[:, i]`` = ||gamma_{i+1} g-bar_i||^2 for i = 1..m.
     A norm that vanishes relative to ||g-bar_i||^2 (below ``singular_tol``) means
     that g-bar_i lies in the span of g-bar_{i+1..m}: dg/df is singular, and
-    :class:`SingularConstraintError` is raised.
+    :class:`SingularConstraintError` is raised.  The compiled
+    :func:`~osim_emb.core.closed_chain_kernels.projection_factor` at every configuration.
     """
-    gbar = np.asarray(gbar, dtype=float)
-    n, m, _ = gbar.shape
-    eye = np.eye(m)
-    gammas = np.zeros((n, m + 2, m, m))
-    gammas[:, m + 1] = eye
-    norms2 = np.zeros((n, m + 1))
-    for i in range(m, 0, -1):
-        g_i = gbar[:, :, i - 1]  # (N, m)
-        pg = np.einsum("nab,nb->na", gammas[:, i + 1], g_i)  # gamma_{i+1} g-bar_i
-        nrm2 = np.einsum("na,na->n", pg, pg)
-        ref = np.einsum("na,na->n", g_i, g_i)
-        bad = ~(nrm2 > singular_tol * np.maximum(ref, np.finfo(float).tiny))
-        if np.any(bad):
-            k = int(np.flatnonzero(bad)[0])
-            cond = float(np.linalg.cond(gbar[k]))
-            raise SingularConstraintError(
-                f"projection method: ||gamma_{i + 1} g-bar_{i}||^2 = {nrm2[k]:.3e} vanishes (configuration {k}); "
-                f"the constraint Jacobian dg/df is singular, condition number {cond:.3e}", None, None, cond, k)
-        norms2[:, i] = nrm2
-        if i >= 2:
-            # sigma_i = I - g_i (g_i^T gamma_{i+1}) / ||.||^2 ; gamma_i = gamma_{i+1} sigma_i
-            w = np.einsum("na,nab->nb", g_i, gammas[:, i + 1])  # g-bar_i^T gamma_{i+1}
-            sigma = eye - np.einsum("na,nb->nab", g_i, w) / nrm2[:, None, None]
-            gammas[:, i] = gammas[:, i + 1] @ sigma
+    gbar = _c(gbar)
+    gammas, norms2, ok = CK.projection_factor_batch(gbar, float(singular_tol))
+    if not ok.all():
+        k = int(np.flatnonzero(~ok)[0])
+        cond = float(np.linalg.cond(gbar[k]))
+        raise SingularConstraintError(
+            f"projection method: a norm ||gamma_(i+1) g-bar_i||^2 vanishes (configuration {k}); "
+            f"the constraint Jacobian dg/df is singular, condition number {cond:.3e}", None, None, cond, k)
     return gammas, norms2
 
 
@@ -571,21 +592,12 @@ def projection_solve(gbar: np.ndarray, rhs: np.ndarray, projections: tuple | Non
     for i = 1..m.  A product (a^T (x) I_p) v with v stacked as m blocks of p is
     a^T V for the (m, p) matrix V of blocks, and g-bar (x) x is the outer product;
     these identities replace the Kronecker products (the literal version is
-    :func:`projection_gradients_kronecker`).
+    :func:`projection_gradients_kronecker`).  The compiled
+    :func:`~osim_emb.core.closed_chain_kernels.projection_solve` at every configuration.
     """
-    gbar = np.asarray(gbar, dtype=float)
-    rhs = np.asarray(rhs, dtype=float)
-    n, m, p = rhs.shape
+    gbar = _c(gbar)
     gammas, norms2 = projection_matrices(gbar) if projections is None else projections
-    eta = np.zeros((n, m, p))
-    x = np.empty((n, m, p))
-    for i in range(1, m + 1):
-        g_i = gbar[:, :, i - 1]
-        w = np.einsum("na,nab->nb", g_i, gammas[:, i + 1])  # g-bar_i^T gamma_{i+1}
-        x_i = np.einsum("na,nap->np", w, rhs - eta) / norms2[:, i, None]
-        x[:, i - 1] = x_i
-        eta += g_i[:, :, None] * x_i[:, None, :]
-    return x
+    return CK.projection_solve_batch(gbar, _c(gammas), _c(norms2), _c(rhs))
 
 
 def projection_gradients(cj: ConstraintJet, projections: tuple | None = None) -> np.ndarray:
@@ -644,11 +656,11 @@ def hessian_rhs(cj: ConstraintJet, grad: np.ndarray) -> np.ndarray:
 
 
 def projection_hessians(cj: ConstraintJet, grad: np.ndarray, projections: tuple | None = None) -> np.ndarray:
-    """H_i (N, m, n_q, n_q) by the projection method on Eq 120 (the algorithm of Eqs 116-119 with I_{n_q^2})."""
-    n, m, nq = grad.shape
-    gam = hessian_rhs(cj, grad).reshape(n, m, nq * nq)
-    h = projection_solve(cj.f, gam, projections).reshape(n, m, nq, nq)
-    return 0.5 * (h + np.swapaxes(h, -1, -2))
+    """H_i (N, m, n_q, n_q) by the projection method on Eq 120 (the algorithm of Eqs 116-119 with I_{n_q^2}): the
+    compiled :func:`~osim_emb.core.closed_chain_kernels.hessian_rhs` and ``projection_solve``."""
+    gammas, norms2 = projection_matrices(cj.f) if projections is None else projections
+    return CK.projection_hessians_batch(_c(cj.f), _c(cj.q), _c(cj.ff), _c(cj.fq), _c(cj.qq), _c(grad), _c(gammas),
+                                        _c(norms2))
 
 
 # --------------------------------------------------------------------------------------------
@@ -854,21 +866,17 @@ class ClosedChain:
                                  max_condition=self.max_condition, check_range=self.check_range)
 
     def evaluate(self, q: Any, order: int = 2) -> ChainJet:
-        """Solve at q and return f with its gradients (order >= 1) and Hessians (order 2)."""
-        q = _as_q(self.constraints, q)
-        f, cj = solve_constraints(self.constraints, q, self.guess, tol=self.tol, max_iter=self.max_iter,
-                                  max_condition=self.max_condition, check_range=self.check_range,
-                                  return_jet=max(order, 1))
+        """Solve at q and return f with its gradients (order >= 1) and Hessians (order 2): Newton, the condition
+        test and the projection method in the compiled closed-chain kernels (one call each per Newton iteration
+        and for the derivatives), with the constraints evaluated in Python."""
+        projection = self.method == "projection"
+        f, cj, grad, hess = _solve_and_derive(self.constraints, q, self.guess, tol=self.tol, max_iter=self.max_iter,
+                                              residual_tol=None, max_condition=self.max_condition,
+                                              check_range=self.check_range, jet_order=max(order, 1),
+                                              order=order if projection else 0)
         residual = np.max(np.abs(cj.value), axis=1)
-        grad = hess = None
-        if order >= 1:
-            if self.method == "projection":
-                proj = projection_matrices(cj.f)
-                grad = projection_gradients(cj, proj)
-                if order >= 2:
-                    hess = projection_hessians(cj, grad, proj)
-            else:
-                grad, hess = implicit_derivatives(cj, order)
+        if order >= 1 and not projection:
+            grad, hess = implicit_derivatives(cj, order)
         return ChainJet(f, grad, hess, residual)
 
 

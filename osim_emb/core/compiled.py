@@ -9,7 +9,8 @@
   MultivariatePolynomial, and closed chains with trigonometric constraints: one OP_CHAIN node that
   solves the chain and writes its m variables, Newton + projection, Eqs 100-120), as a topologically
   ordered list of nodes with their parameters
-  (linear forms, spline coefficient tables, ...).  Identical sub-expressions are evaluated once,
+  (linear forms, spline coefficient tables, ...), built by
+  :class:`osim_emb.core.functions.program.ProgramBuilder`.  Identical sub-expressions are evaluated once,
   and constant ones are folded at compile time.  A function the program cannot flatten
   (SplineSurface, a user-defined type, a subclass that may evaluate differently) becomes an
   *external* node: its ``evaluate`` is called from Python before the kernel runs, so the results
@@ -46,23 +47,15 @@ import numpy as np
 from osim_emb.core import compiled_kernels as K
 from osim_emb.core._accel import thread_count
 from osim_emb.core.calculus import skew
-from osim_emb.core.closed_chains import ChainVariable
-from osim_emb.core.functions import (
-    Clamped,
-    Composite,
-    Constant,
-    Fourier,
-    GCVSpline,
-    JointFunction,
-    Linear,
-    MultivariatePolynomial,
-    Multiplier,
-    NaturalCubicSpline,
-    PiecewiseConstant,
-    PiecewiseLinear,
-    Polynomial,
-    SimmSpline,
+from osim_emb.core.functions.base import JointFunction
+from osim_emb.core.functions.program import (
+    _UNIVARIATE,
+    COORDINATES,
+    ProgramBuilder,
+    flattenable_type,
 )
+from osim_emb.core.functions.program import external_jets as _external_jets
+from osim_emb.core.functions.program import pack_nodes as _pack_nodes
 from osim_emb.model import Model
 
 __all__ = ["CompiledModel", "compiled_model", "JointProgram", "joint_program", "raise_joint_function_error", "warm_up",
@@ -73,212 +66,23 @@ __all__ = ["CompiledModel", "compiled_model", "JointProgram", "joint_program", "
 #: (measured on 2 shared cores: docs/dynamics.md)
 PARALLEL_MIN_STATES = 2048
 
-_Q = "q"  # the inputs of a top-level joint variable: the generalized coordinates themselves
-
-
-class _Unflattenable(Exception):
-    pass
-
-
-class _Builder:
-    """Collects program nodes (deduplicated by their operation, inputs and parameters)."""
-
-    def __init__(self, nq: int):
-        self.nq = nq
-        self.nodes: list[tuple[int, tuple[int, ...], tuple[int, ...], tuple[float, ...]]] = []
-        self.index: dict[Any, int] = {}
-        self.const: dict[int, float] = {}
-        self.memo: dict[tuple[int, Any], int] = {}
-        self.externals: list[JointFunction] = []
-        self.kinds: dict[str, int] = {}
-        self.chains: dict[int, int] = {}  # id(ClosedChain) -> its OP_CHAIN node
-
-    def node(self, op: int, inputs=(), ints=(), floats=()) -> int:
-        key = (op, tuple(int(i) for i in inputs), tuple(int(i) for i in ints),
-               tuple(float(x) for x in floats))
-        hit = self.index.get(key)
-        if hit is not None:
-            return hit
-        self.nodes.append(key)
-        n = len(self.nodes) - 1
-        self.index[key] = n
-        if op == K.OP_CONST:
-            self.const[n] = key[3][0]
-        return n
-
-    def constant(self, value: float) -> int:
-        return self.node(K.OP_CONST, floats=(float(value),))
-
-    def coordinate(self, k: int) -> int:
-        return self.node(K.OP_COORD, ints=(k,))
-
-    def inputs_as_nodes(self, inputs) -> tuple[int, ...]:
-        return tuple(self.coordinate(k) for k in range(self.nq)) if inputs == _Q else tuple(inputs)
-
-    # -- functions -> nodes ---------------------------------------------------------------
-    def compile(self, f: JointFunction, inputs) -> int:
-        key = (id(f), inputs)
-        hit = self.memo.get(key)
-        if hit is not None:
-            return hit
-        try:
-            n = self._compile(f, inputs)
-        except _Unflattenable:
-            if inputs != _Q:
-                raise
-            n = self._external(f)
-        self.memo[key] = n
-        return n
-
-    def _external(self, f: JointFunction) -> int:
-        self.externals.append(f)
-        self.kinds["external"] = self.kinds.get("external", 0) + 1
-        return self.node(K.OP_EXT, ints=(len(self.externals) - 1,))
-
-    def _count(self, name: str) -> None:
-        self.kinds[name] = self.kinds.get(name, 0) + 1
-
-    def _chain(self, chain) -> int:
-        """The OP_CHAIN node of a closed chain and its m - 1 OP_CHAINPART nodes (consecutive)."""
-        hit = self.chains.get(id(chain))
-        if hit is not None:
-            return hit
-        cons = chain.constraints
-        if chain.method != "projection" or cons.trigonometric is None or cons.n_q != self.nq:
-            raise _Unflattenable("ClosedChain")
-        rows, coef, is_sin, w, lin, const = cons.trigonometric
-        m, nq = cons.n_f, cons.n_q
-        guess = chain.guess
-        if hasattr(guess, "functions"):
-            ins = tuple(self.compile(g, _Q) for g in guess.functions)
-        elif callable(guess):
-            raise _Unflattenable("ClosedChain guess")
-        else:
-            ins = tuple(self.constant(v) for v in np.broadcast_to(np.asarray(guess, dtype=float).ravel(), (m,)))
-        if any(self.nodes[i][0] == K.OP_EXT for i in ins):
-            raise _Unflattenable("ClosedChain guess")
-        rng = cons.coordinate_range
-        check = bool(chain.check_range and np.any(np.isfinite(rng)))
-        n_nodes = len(self.nodes)
-        base = self.node(K.OP_CHAIN, inputs=ins,
-                         ints=(m, nq, len(coef), chain.max_iter, int(check), *rows.tolist(),
-                               *is_sin.astype(int).tolist()),
-                         floats=(chain.tol, cons.length_scale, 1e-9 * cons.length_scale,
-                                 np.inf if chain.max_condition is None else chain.max_condition,
-                                 *coef.tolist(), *w.ravel().tolist(), *lin.ravel().tolist(), *const.tolist(),
-                                 *rng[:, 0].tolist(), *rng[:, 1].tolist()))
-        if base != n_nodes:  # an identical chain compiled before under another identity: reuse it
-            self.chains[id(chain)] = base
-            return base
-        for i in range(1, m):
-            part = self.node(K.OP_CHAINPART, ints=(base, i))
-            assert part == base + i
-        self._count("ClosedChain")
-        self.chains[id(chain)] = base
-        return base
-
-    def _compile(self, f: JointFunction, inputs) -> int:
-        t = type(f)
-        if t is ChainVariable:
-            if inputs != _Q:
-                raise _Unflattenable("ClosedChain")
-            return self._chain(f.chain) + f.index
-        if inputs != _Q and all(i in self.const for i in inputs):
-            # every input is constant: so is f (its gradient is zero through the chain rule)
-            x = np.array([[self.const[i] for i in inputs]])
-            return self.constant(float(f.evaluate(x, order=0).value[0]))
-        if f.is_constant and t in _KNOWN:
-            return self.constant(float(f.evaluate(np.zeros((1, f.n_inputs)), order=0).value[0]))
-        if t is Constant:
-            return self.constant(f.value)
-        if t is Linear:
-            self._count("Linear")
-            a = f.coefficients
-            nz = np.flatnonzero(a)
-            if inputs == _Q:
-                if nz.size == 0:
-                    return self.constant(f.intercept)
-                return self.node(K.OP_LINQ, ints=(nz.size, *nz.tolist()), floats=(*a[nz].tolist(), f.intercept))
-            ins = [inputs[j] for j in nz]
-            if not ins:
-                return self.constant(f.intercept)
-            return self.node(K.OP_LINCOMB, inputs=ins, floats=(*a[nz].tolist(), f.intercept))
-        if t is Multiplier:
-            self._count("Multiplier")
-            inner = self.compile(f.function, inputs)
-            if inner in self.const:
-                return self.constant(f.scale * self.const[inner])
-            return self.node(K.OP_SCALE, inputs=(inner,), floats=(f.scale,))
-        if t is Composite:
-            self._count("Composite")
-            inner = tuple(self.compile(g, inputs) for g in f.inners)
-            return self.compile(f.outer, inner)
-        if t is Clamped:
-            self._count("Clamped")
-            (u,) = self.inputs_as_nodes(inputs)
-            clip = self.node(K.OP_UNI, inputs=(u,), ints=(K.UNI_CLIP,), floats=(f.lower, f.upper))
-            return self.compile(f.function, (clip,))
-        if t is MultivariatePolynomial:
-            self._count("MultivariatePolynomial")
-            ins = self.inputs_as_nodes(inputs)
-            ints, floats = f.node_parameters()
-            return self.node(K.OP_MPOLY, inputs=ins, ints=ints, floats=floats)
-        uni = _univariate_parameters(f)
-        if uni is None:
-            raise _Unflattenable(t.__name__)
-        self._count(t.__name__)
-        (u,) = self.inputs_as_nodes(inputs)
-        ints, floats = uni
-        return self.node(K.OP_UNI, inputs=(u,), ints=ints, floats=floats)
-
-
-_KNOWN = (Constant, Linear, Multiplier, Composite, Clamped, MultivariatePolynomial, SimmSpline, PiecewiseLinear,
-          PiecewiseConstant, Polynomial, Fourier, GCVSpline, NaturalCubicSpline)
+_Q = COORDINATES  # the inputs of a top-level joint variable: the generalized coordinates themselves
 
 
 def _univariate_parameters(f: JointFunction):
     """(int parameters, float parameters) of a one-input function node, or None (a type the program does not know,
     or a subclass of one, which may evaluate differently)."""
-    if type(f) in (SimmSpline, PiecewiseLinear, PiecewiseConstant, Polynomial, Fourier, GCVSpline, NaturalCubicSpline):
+    if flattenable_type(f) in _UNIVARIATE:
         return f.node_parameters()
     return None
 
 
-def _pack_nodes(nodes, ints: list[int], flts: list[float]) -> int:
-    """Append the program's node parameters and then its node table to ``ints`` and ``flts``; the table's offset."""
-    node_rows = []
-    for op, ins, ipar, fpar in nodes:
-        in_start = len(ints)
-        ints.extend(ins)
-        ip = len(ints)
-        ints.extend(ipar)
-        fp = len(flts)
-        flts.extend(fpar)
-        node_rows.append((op, in_start, len(ins), ip, fp))
-    off_nodes = len(ints)
-    for row in node_rows:
-        ints.extend(row)
-    return off_nodes
-
-
-def _external_jets(functions, q: np.ndarray, n_q: int, order: int = 2) -> np.ndarray:
-    """(N, n_external, 1 + n_q + n_q^2): value, gradient and (order 2; zeros otherwise) Hessian of the external
-    functions, from their own ``evaluate``."""
-    out = np.zeros((q.shape[0], len(functions), 1 + n_q + n_q * n_q))
-    cache: dict = {}
-    for s, f in enumerate(functions):
-        jet = f.evaluate(q, max(order, 1), cache)
-        out[:, s, 0] = jet.value
-        out[:, s, 1:1 + n_q] = jet.gradient
-        if order >= 2:
-            out[:, s, 1 + n_q:] = jet.hessian.reshape(q.shape[0], n_q * n_q)
-    return out
-
-
 def raise_joint_function_error(model: Model, q: np.ndarray, exc: Exception):
     """A joint-variable program failed at the configurations q (a closed chain's Newton or projection): raise the
-    detailed error of the chain's own solver (:class:`~osim_emb.core.closed_chains.ClosedChain`: configuration,
-    residual, condition number) by evaluating the joint functions in Python there; if that passes, raise ``exc``."""
+    detailed error (configuration, residual, condition number) through
+    :class:`~osim_emb.core.closed_chains.ClosedChain`, which runs the same compiled closed-chain kernels
+    (:mod:`osim_emb.core.closed_chain_kernels`) batched and turns their status codes into the exception; if that
+    passes, raise ``exc``."""
     if "closed chain" in str(exc) or isinstance(exc, np.linalg.LinAlgError):
         cache: dict = {}
         for joint in model.joints:
@@ -297,7 +101,7 @@ class JointProgram:
 
     def __init__(self, model: Model):
         nq = model.n_q
-        b = _Builder(nq)
+        b = ProgramBuilder(nq)
         frame_nodes = [b.compile(joint.variable, _Q) for joint in model.joints]
         ints: list[int] = [0] * K.HEADER_SIZE
         flts: list[float] = []
@@ -370,7 +174,7 @@ class CompiledModel:
         dm = model.dynamics_model
         nq = dm.n_q
         self.n_q = nq
-        b = _Builder(nq)
+        b = ProgramBuilder(nq)
         # frames: original frame -> (compiled frame, constant transform from it to the original frame)
         where: dict[int, tuple[int, np.ndarray]] = {0: (0, np.eye(4))}
         frames: list[tuple[int, int, int, np.ndarray, np.ndarray]] = []  # parent, kind, node, axis, offset

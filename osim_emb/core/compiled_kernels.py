@@ -42,6 +42,18 @@ from osim_emb.core.functions.kernels import (  # noqa: F401  (UNI_* are the prog
     multivariate_polynomial,
     univariate_batch,
 )
+from osim_emb.core.closed_chain_kernels import (  # noqa: F401  (CHAIN_INTS, CHAIN_FLOATS: the OP_CHAIN layout)
+    CHAIN_FLOATS,
+    CHAIN_INTS,
+    NEWTON_CONVERGED,
+    STATUS_DIVERGED,
+    STATUS_OK,
+    STATUS_SINGULAR,
+    chain_derivatives,
+    newton_step,
+    solve_linear,
+    trig_constraints,
+)
 from osim_emb.core.kinematics_kernels import frame_kinematics
 
 # -- opcodes of the joint-variable program (mirrored in osim_emb.core.compiled) ---------------------------
@@ -55,6 +67,8 @@ OP_MPOLY = 6      # f = P(u_1, ..., u_d)            (MultivariatePolynomial)
 OP_EXT = 7        # f, grad f, Hessian evaluated in Python (functions that are not flattened)
 OP_CHAIN = 8      # the m joint variables of a closed chain (Newton + projection, Eqs 100-120) into nodes n..n+m-1
 OP_CHAINPART = 9  # a node written by the OP_CHAIN node before it (nothing to do)
+OP_EXTIN = 10     # f = F(u_1, ..., u_d), F's value, gradient and Hessian in u evaluated in Python (an external
+                  # function of program nodes: functions.program.FunctionProgram), then the chain rule
 
 # -- header of ``ints`` --------------------------------------------------------------------------------
 H_NQ = 0
@@ -72,130 +86,17 @@ NODE_STRIDE = 5     # op, first input, number of inputs, int parameters, float p
 FRAME_STRIDE = 3    # parent, kind (0 revolute, 1 prismatic), node of f_i (the geometry: the tree arrays)
 MASS_STRIDE = 2     # frame, float parameters
 MASS_FLOATS = 13    # m, h = m c (3), inertia about the frame origin (9), all in frame coordinates
-CHAIN_INTS = 5      # m, n_q, number of trigonometric terms T, max Newton iterations, check the range; then rows (T),
-                    # is_sin (T)
-CHAIN_FLOATS = 4    # Newton tolerance, length scale, residual tolerance, max condition; then coef (T),
-                    # weights (T, m + n_q), linear part (m, m + n_q), constant (m), range lower (n_q), upper (n_q)
 SPRING_FLOATS = 10  # frame a, point a (3), frame b, point b (3), stiffness, rest length (compiled frames)
 
 _KW = dict(cache=True, error_model="numpy")
 
 
 @njit(**_KW)
-def _trig_constraints(ints, flts, ip, fp, z, order, g, gz, gzz):
-    """g(z), dg/dz (order >= 1) and d2g/dz2 (order 2) of trigonometric constraints (planar.trigonometric_constraints):
-    g_i = sum_{t: row_t = i} coef_t trig_t(w_t . z) + lin_i . z + c_i."""
-    m = ints[ip]
-    nz = m + ints[ip + 1]
-    nt = ints[ip + 2]
-    rows = ip + CHAIN_INTS
-    sins = rows + nt
-    co = fp + CHAIN_FLOATS
-    wo = co + nt
-    lo = wo + nt * nz
-    cc = lo + m * nz
-    for i in range(m):
-        s = flts[cc + i]
-        for a in range(nz):
-            s += flts[lo + i * nz + a] * z[a]
-        g[i] = s
-        if order >= 1:
-            for a in range(nz):
-                gz[i, a] = flts[lo + i * nz + a]
-        if order >= 2:
-            for a in range(nz):
-                for b in range(nz):
-                    gzz[i, a, b] = 0.0
-    for t in range(nt):
-        i = ints[rows + t]
-        arg = 0.0
-        for a in range(nz):
-            arg += flts[wo + t * nz + a] * z[a]
-        c = math.cos(arg)
-        sn = math.sin(arg)
-        coef = flts[co + t]
-        if ints[sins + t] == 1:
-            v0 = coef * sn
-            v1 = coef * c
-        else:
-            v0 = coef * c
-            v1 = -coef * sn
-        g[i] += v0
-        if order >= 1:
-            for a in range(nz):
-                gz[i, a] += v1 * flts[wo + t * nz + a]
-        if order >= 2:
-            for a in range(nz):
-                wa = -v0 * flts[wo + t * nz + a]
-                for b in range(nz):
-                    gzz[i, a, b] += wa * flts[wo + t * nz + b]
-
-
-@njit(**_KW)
-def _gbar_times_gamma(gf, gam, i, out):
-    """out = g-bar_i^T gamma_{i+1} (the row both the factorisation and the solve of Eqs 114-119 need)."""
-    m = gf.shape[0]
-    for b in range(m):
-        s = 0.0
-        for a in range(m):
-            s += gf[a, i - 1] * gam[i + 1, a, b]
-        out[b] = s
-
-
-@njit(**_KW)
-def _projection_matrices(gf, gam, nrm):
-    """gamma_i (gam[i], i = 2..m+1) and ||gamma_{i+1} g-bar_i||^2 (nrm[i]) of Eqs 110, 114-117
-    (closed_chains.projection_matrices)."""
-    m = gf.shape[0]
-    for a in range(m):
-        for b in range(m):
-            gam[m + 1, a, b] = 1.0 if a == b else 0.0
-    wv = np.empty(m)
-    for i in range(m, 0, -1):
-        n2 = 0.0
-        ref = 0.0
-        for a in range(m):
-            s = 0.0
-            for b in range(m):
-                s += gam[i + 1, a, b] * gf[b, i - 1]
-            n2 += s * s
-            ref += gf[a, i - 1] * gf[a, i - 1]
-        if not n2 > 1e-13 * max(ref, 2.2250738585072014e-308):
-            raise ValueError("closed chain: the constraint Jacobian dg/df is singular (projection method)")
-        nrm[i] = n2
-        if i >= 2:
-            _gbar_times_gamma(gf, gam, i, wv)
-            # gamma_i = gamma_{i+1} (I - g_i w^T / n2)
-            for a in range(m):
-                s = 0.0
-                for c in range(m):
-                    s += gam[i + 1, a, c] * gf[c, i - 1]
-                for b in range(m):
-                    gam[i, a, b] = gam[i + 1, a, b] - s * wv[b] / n2
-
-
-@njit(**_KW)
-def _projection_solve(gf, gam, nrm, rhs, x):
-    """sum_j g-bar_j (x) x_j = rhs by Eqs 118-119 (closed_chains.projection_solve); rhs, x (m, p)."""
-    m, p = rhs.shape
-    eta = np.zeros((m, p))
-    wv = np.empty(m)
-    for i in range(1, m + 1):
-        _gbar_times_gamma(gf, gam, i, wv)
-        for c in range(p):
-            s = 0.0
-            for a in range(m):
-                s += wv[a] * (rhs[a, c] - eta[a, c])
-            x[i - 1, c] = s / nrm[i]
-        for a in range(m):
-            for c in range(p):
-                eta[a, c] += gf[a, i - 1] * x[i - 1, c]
-
-
-@njit(**_KW)
 def _closed_chain(ints, flts, ib, ip, fp, q, dirs, second, n, val, grad, hq):
-    """The OP_CHAIN node: solve g(f, q) = 0 by Newton from the guess nodes (closed_chains.solve_constraints),
-    then grad f_i (Eq 102) and H_i D (Eq 120) by the projection method; writes nodes n..n+m-1."""
+    """The OP_CHAIN node: Newton on the trigonometric constraints from the guess nodes, then grad f_i (Eq 102) and
+    H_i D (Eq 120) by the projection method -- the closed-chain kernels of :mod:`osim_emb.core.closed_chain_kernels`
+    (the ones ``closed_chains.ClosedChain`` runs); writes nodes n..n+m-1.  A failure raises ValueError("closed
+    chain: ..."); the caller explains it through ``ClosedChain.evaluate`` (``compiled.raise_joint_function_error``)."""
     m = ints[ip]
     nq = ints[ip + 1]
     max_iter = ints[ip + 3]
@@ -224,64 +125,28 @@ def _closed_chain(ints, flts, ib, ip, fp, q, dirs, second, n, val, grad, hq):
     eps4 = 4.0 * 2.220446049250313e-16 * scale
     done = False
     for _ in range(max_iter):
-        _trig_constraints(ints, flts, ip, fp, z, 1, g, gz, gzz)
-        gmax = 0.0
-        for i in range(m):
-            b[i] = g[i]
-            gmax = max(gmax, abs(g[i]))
-            for j in range(m):
-                a[i, j] = gz[i, j]
-        _solve(a, b, step)
-        smax = 0.0
-        fmax = 0.0
-        finite = True
-        for j in range(m):
-            z[j] -= step[j]
-            smax = max(smax, abs(step[j]))
-            fmax = max(fmax, abs(z[j]))
-            finite = finite and math.isfinite(z[j])
-        if not finite:
+        trig_constraints(ints, flts, ip, fp, z, 1, g, gz, gzz)
+        st = newton_step(gz, g, z, tol, eps4, a, b, step)  # updates z[:m]
+        if st == STATUS_SINGULAR:
+            raise np.linalg.LinAlgError("closed chain: the constraint Jacobian dg/df is singular (Newton)")
+        if st == STATUS_DIVERGED:
             raise ValueError("closed chain: Newton diverged (non-finite iterate)")
-        if smax <= tol * (1.0 + fmax) or gmax <= eps4:
+        if st == NEWTON_CONVERGED:
             done = True
             break
-    _trig_constraints(ints, flts, ip, fp, z, 2, g, gz, gzz)
+    trig_constraints(ints, flts, ip, fp, z, 2, g, gz, gzz)
     res = 0.0
     for i in range(m):
         res = max(res, abs(g[i]))
     if not done or not res <= res_tol:
         raise ValueError("closed chain: Newton did not converge")
-    gf = np.ascontiguousarray(gz[:, :m])
-    gam = np.empty((m + 2, m, m))
-    nrm = np.empty(m + 1)
-    _projection_matrices(gf, gam, nrm)
-    if math.isfinite(max_cond):
-        # condition ||[g_f g_q]||_F / sigma_min(g_f) (closed_chains.constraint_condition); since
-        # 1 / sigma_min <= ||g_f^-1||_F, the SVD is needed only when that bound exceeds the limit
-        full = 0.0
-        for i in range(m):
-            for j in range(nz):
-                full += gz[i, j] * gz[i, j]
-        full = math.sqrt(full)
-        eye = np.zeros((m, m))
-        for i in range(m):
-            eye[i, i] = 1.0
-        inv = np.empty((m, m))
-        _projection_solve(gf, gam, nrm, eye, inv)
-        nrm_inv = 0.0
-        for i in range(m):
-            for j in range(m):
-                nrm_inv += inv[i, j] * inv[i, j]
-        if not full * math.sqrt(nrm_inv) <= max_cond:
-            smin = np.linalg.svd(gf)[1][m - 1]
-            if not full <= max_cond * smin:
-                raise ValueError("closed chain: the constraint Jacobian dg/df is ill-conditioned")
-    rhs = np.empty((m, nq))
-    for i in range(m):
-        for k in range(nq):
-            rhs[i, k] = -gz[i, m + k]
     gr = np.empty((m, nq))
-    _projection_solve(gf, gam, nrm, rhs, gr)
+    hs = np.empty((m, nq, nq))
+    st, _ = chain_derivatives(gz, gzz, m, max_cond, 2 if second else 1, gr, hs)
+    if st == STATUS_SINGULAR:
+        raise ValueError("closed chain: the constraint Jacobian dg/df is singular (projection method)")
+    if st != STATUS_OK:
+        raise ValueError("closed chain: the constraint Jacobian dg/df is ill-conditioned")
     nd = dirs.shape[1]
     for i in range(m):
         val[n + i] = z[i]
@@ -291,28 +156,48 @@ def _closed_chain(ints, flts, ib, ip, fp, q, dirs, second, n, val, grad, hq):
                 hq[n + i, k, c] = 0.0
     if not second:
         return
-    # Gamma_i = -(sum_jk g_i,fjfk grad f_j grad f_k^T + sum_j (grad f_j g_i,fjq^T + g_i,qfj grad f_j^T) + g_i,qq)
-    gm = np.empty((m, nq * nq))
-    for i in range(m):
-        for p in range(nq):
-            for r in range(nq):
-                s = gzz[i, m + p, m + r]
-                for j in range(m):
-                    s += gr[j, p] * gzz[i, j, m + r] + gzz[i, m + p, j] * gr[j, r]
-                    t = 0.0
-                    for k in range(m):
-                        t += gzz[i, j, k] * gr[k, r]
-                    s += gr[j, p] * t
-                gm[i, p * nq + r] = -s
-    hs = np.empty((m, nq * nq))
-    _projection_solve(gf, gam, nrm, gm, hs)
     for i in range(m):
         for k in range(nq):
             for c in range(nd):
                 s = 0.0
                 for l in range(nq):
-                    s += 0.5 * (hs[i, k * nq + l] + hs[i, l * nq + k]) * dirs[l, c]
+                    s += hs[i, k, l] * dirs[l, c]
                 hq[n + i, k, c] = s
+
+
+@njit(**_KW)
+def _outer_chain_rule(ints, ib, d, out, dirs, second, n, val, grad, hq):
+    """Node n = F(u_1..u_d) of the input nodes ints[ib:ib+d], from F's value out[0], gradient out[1:1+d] and
+    Hessian out[1+d:] (row-major) in u: the chain rule ∇f = Σ_a F_a ∇u_a,
+    H f D = Σ_ab F_ab ∇u_a (∇u_b · D) + Σ_a F_a H u_a D (the one chain rule of the program: OP_MPOLY, OP_EXTIN)."""
+    nq = grad.shape[1]
+    p = dirs.shape[1]
+    val[n] = out[0]
+    for k in range(nq):
+        grad[n, k] = 0.0
+        for j in range(p):
+            hq[n, k, j] = 0.0
+    for a in range(d):
+        ua = ints[ib + a]
+        ga = out[1 + a]
+        for k in range(nq):
+            grad[n, k] += ga * grad[ua, k]
+    if second:
+        for a in range(d):
+            ua = ints[ib + a]
+            for bb in range(d):
+                ub = ints[ib + bb]
+                for j in range(p):
+                    db = 0.0
+                    for k in range(nq):
+                        db += grad[ub, k] * dirs[k, j]
+                    hab = out[1 + d + a * d + bb] * db
+                    for k in range(nq):
+                        hq[n, k, j] += hab * grad[ua, k]
+            ga = out[1 + a]
+            for k in range(nq):
+                for j in range(p):
+                    hq[n, k, j] += ga * hq[ua, k, j]
 
 
 @njit(**_KW)
@@ -404,32 +289,9 @@ def eval_program(ints, flts, ext, q, dirs, second, val, grad, hq):
             for v in range(d):
                 u[v] = val[ints[ib + v]]
             multivariate_polynomial(ints, flts, ex, fp, nt, u, out)
-            val[n] = out[0]
-            for k in range(nq):
-                grad[n, k] = 0.0
-                for j in range(p):
-                    hq[n, k, j] = 0.0
-            for a in range(d):
-                ua = ints[ib + a]
-                ga = out[1 + a]
-                for k in range(nq):
-                    grad[n, k] += ga * grad[ua, k]
-            if second:
-                for a in range(d):
-                    ua = ints[ib + a]
-                    for bb in range(d):
-                        ub = ints[ib + bb]
-                        for j in range(p):
-                            db = 0.0
-                            for k in range(nq):
-                                db += grad[ub, k] * dirs[k, j]
-                            hab = out[1 + d + a * d + bb] * db
-                            for k in range(nq):
-                                hq[n, k, j] += hab * grad[ua, k]
-                    ga = out[1 + a]
-                    for k in range(nq):
-                        for j in range(p):
-                            hq[n, k, j] += ga * hq[ua, k, j]
+            _outer_chain_rule(ints, ib, d, out, dirs, second, n, val, grad, hq)
+        elif op == OP_EXTIN:
+            _outer_chain_rule(ints, ib, nin, ext[ints[ip]], dirs, second, n, val, grad, hq)
         elif op == OP_CHAIN:
             _closed_chain(ints, flts, ib, ip, fp, q, dirs, second, n, val, grad, hq)
         elif op == OP_CHAINPART:
@@ -750,38 +612,10 @@ def _bodies(ints, flts, second, want_mass, rot, pos, xi, vel, acc, dxi, mass, nm
 
 @njit(**_KW)
 def _solve(a, b, x):
-    """x = a^-1 b by Gaussian elimination with partial pivoting (a and b are overwritten); an exactly
-    singular a raises numpy's LinAlgError, as np.linalg.solve does."""
-    n = b.size
-    for k in range(n):
-        p = k
-        amax = abs(a[k, k])
-        for r in range(k + 1, n):
-            if abs(a[r, k]) > amax:
-                amax = abs(a[r, k])
-                p = r
-        if p != k:
-            for c in range(n):
-                t = a[k, c]
-                a[k, c] = a[p, c]
-                a[p, c] = t
-            t = b[k]
-            b[k] = b[p]
-            b[p] = t
-        piv = a[k, k]
-        if piv == 0.0:
-            raise np.linalg.LinAlgError("Singular matrix")
-        for r in range(k + 1, n):
-            lr = a[r, k] / piv
-            if lr != 0.0:
-                for c in range(k + 1, n):
-                    a[r, c] -= lr * a[k, c]
-                b[r] -= lr * b[k]
-    for k in range(n - 1, -1, -1):
-        s = b[k]
-        for c in range(k + 1, n):
-            s -= a[k, c] * x[c]
-        x[k] = s / a[k, k]
+    """x = a^-1 b (closed_chain_kernels.solve_linear: Gaussian elimination, partial pivoting; a and b are
+    overwritten); an exactly singular a raises numpy's LinAlgError, as np.linalg.solve does."""
+    if not solve_linear(a, b, x):
+        raise np.linalg.LinAlgError("Singular matrix")
 
 
 @njit(**_KW)

@@ -10,10 +10,10 @@ from osim_emb.core.functions import kernels as K
 from osim_emb.core.functions.base import (
     CompiledUnivariateFunction,
     FunctionError,
-    Jet,
     JointFunction,
     readonly,
 )
+from osim_emb.core.functions.program import function_program
 
 __all__ = [
     "Constant",
@@ -36,13 +36,7 @@ class Constant(JointFunction):
         self.n_inputs = int(n_inputs)
 
     def _evaluate(self, x, order, cache):
-        n = x.shape[0]
-        k = self.n_inputs
-        return Jet(
-            np.full(n, self.value),
-            np.zeros((n, k)) if order >= 1 else None,
-            np.zeros((n, k, k)) if order >= 2 else None,
-        )
+        return function_program(self).evaluate(x, order, cache)  # the compiled program (functions.program)
 
     @property
     def is_constant(self) -> bool:
@@ -71,13 +65,7 @@ class Linear(JointFunction):
         self.n_inputs = self.coefficients.size
 
     def _evaluate(self, x, order, cache):
-        n = x.shape[0]
-        k = self.n_inputs
-        return Jet(
-            x @ self.coefficients + self.intercept,
-            np.broadcast_to(self.coefficients, (n, k)).copy() if order >= 1 else None,
-            np.zeros((n, k, k)) if order >= 2 else None,
-        )
+        return function_program(self).evaluate(x, order, cache)  # the compiled program (functions.program)
 
     def parameters(self):
         return {"coefficients": self.coefficients.tolist(), "intercept": self.intercept}
@@ -185,11 +173,7 @@ class Multiplier(JointFunction):
         self.n_inputs = function.n_inputs
 
     def _evaluate(self, x, order, cache):
-        j = self.function.evaluate(x, order, cache)
-        s = self.scale
-        return Jet(s * j.value,
-                   s * j.gradient if j.gradient is not None else None,
-                   s * j.hessian if j.hessian is not None else None)
+        return function_program(self).evaluate(x, order, cache)  # the compiled program (functions.program)
 
     @property
     def is_constant(self) -> bool:
@@ -231,18 +215,7 @@ class Composite(JointFunction):
         self.n_inputs = n.pop()
 
     def _evaluate(self, x, order, cache):
-        jets = [g.evaluate(x, order, cache) for g in self.inners]
-        u = np.stack([j.value for j in jets], axis=1)
-        o = self.outer.evaluate(u, order, None)
-        grad = hess = None
-        if order >= 1:
-            gi = np.stack([j.gradient for j in jets], axis=1)  # (N, k, n)
-            grad = np.einsum("na,nai->ni", o.gradient, gi)
-            if order >= 2:
-                hi = np.stack([j.hessian for j in jets], axis=1)  # (N, k, n, n)
-                hess = (np.einsum("nab,nai,nbj->nij", o.hessian, gi, gi)
-                        + np.einsum("na,naij->nij", o.gradient, hi))
-        return Jet(o.value, grad, hess)
+        return function_program(self).evaluate(x, order, cache)  # the compiled program (functions.program)
 
     @property
     def is_constant(self) -> bool:

@@ -19,6 +19,7 @@ from scipy.interpolate import NdBSpline, make_interp_spline
 
 from osim_emb.core.functions import kernels as K
 from osim_emb.core.functions.base import FunctionError, Jet, JointFunction, function_from_dict, readonly
+from osim_emb.core.functions.program import function_program
 
 __all__ = ["MultivariatePolynomial", "Clamped", "SplineSurface", "polynomial_exponents"]
 
@@ -164,12 +165,7 @@ class Clamped(JointFunction):
         self.upper = upper
 
     def _evaluate(self, x, order, cache):
-        t = x[:, 0]
-        j = self.function.evaluate(np.clip(t, self.lower, self.upper)[:, None], order, None)
-        inside = ((t >= self.lower) & (t <= self.upper)).astype(float)
-        grad = j.gradient * inside[:, None] if order >= 1 else None
-        hess = j.hessian * inside[:, None, None] if order >= 2 else None
-        return Jet(j.value, grad, hess)
+        return function_program(self).evaluate(x, order, cache)  # the compiled program (functions.program)
 
     @property
     def is_constant(self) -> bool:

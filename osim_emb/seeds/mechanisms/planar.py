@@ -24,6 +24,7 @@ from typing import Any, Sequence
 import numpy as np
 from scipy.interpolate import CubicHermiteSpline
 
+from osim_emb.core import closed_chain_kernels as CK
 from osim_emb.core.closed_chains import AssemblyError, HolonomicConstraints, SingularConstraintError
 from osim_emb.core.functions.base import JointFunction
 from osim_emb.model import Joint
@@ -71,38 +72,30 @@ def trigonometric_constraints(name: str, n_f: int, n_q: int, terms: Sequence[Tri
     lin = np.zeros((m, nz)) if linear is None else np.asarray(linear, dtype=float).reshape(m, nz)
     c = np.zeros(m) if constant is None else np.asarray(constant, dtype=float).reshape(m)
 
-    def parts(f, q):
-        z = np.concatenate([f, q], axis=1)
-        arg = z @ w.T
-        return z, np.cos(arg), np.sin(arg)
-
-    def residual(f, q):
-        z, ca, sa = parts(f, q)
-        return (coef * np.where(is_sin, sa, ca)) @ r.T + z @ lin.T + c
-
-    def first(f, q):
-        z, ca, sa = parts(f, q)
-        d1 = coef * np.where(is_sin, ca, -sa)  # (N, T)
-        gz = np.einsum("it,nt,tz->niz", r, d1, w) + lin
-        return gz[:, :, :n_f], gz[:, :, n_f:]
-
-    def second(f, q):
-        z, ca, sa = parts(f, q)
-        d2 = -coef * np.where(is_sin, sa, ca)
-        gzz = np.einsum("it,nt,ty,tz->niyz", r, d2, w, w)
-        return gzz[:, :, :n_f, :n_f], gzz[:, :, :n_f, n_f:], gzz[:, :, n_f:, n_f:]
+    # the compiled constraints of the closed-chain kernels (closed_chain_kernels.trig_constraints), the same ones the
+    # compiled program's OP_CHAIN node evaluates
+    ints = np.array([m, n_q, len(terms), 0, 0, *rows.tolist(), *is_sin.astype(int).tolist()], dtype=np.int64)
+    flts = np.array([0.0] * CK.CHAIN_FLOATS + [*coef.tolist(), *w.ravel().tolist(), *lin.ravel().tolist(),
+                                               *c.tolist()], dtype=float)
 
     def combined(f, q, order):
-        z, ca, sa = parts(f, q)
-        g = (coef * np.where(is_sin, sa, ca)) @ r.T + z @ lin.T + c
+        g, gz, gzz = CK.trig_constraints_batch(ints, flts, np.ascontiguousarray(f, dtype=float),
+                                               np.ascontiguousarray(q, dtype=float), int(order))
         if order < 1:
             return g, None, None, None, None, None
-        gz = np.einsum("it,nt,tz->niz", r, coef * np.where(is_sin, ca, -sa), w) + lin
         if order < 2:
             return g, gz[:, :, :n_f], gz[:, :, n_f:], None, None, None
-        gzz = np.einsum("it,nt,ty,tz->niyz", r, -coef * np.where(is_sin, sa, ca), w, w)
         return (g, gz[:, :, :n_f], gz[:, :, n_f:], gzz[:, :, :n_f, :n_f], gzz[:, :, :n_f, n_f:],
                 gzz[:, :, n_f:, n_f:])
+
+    def residual(f, q):
+        return combined(f, q, 0)[0]
+
+    def first(f, q):
+        return combined(f, q, 1)[1:3]
+
+    def second(f, q):
+        return combined(f, q, 2)[3:]
 
     trig = (rows, coef, is_sin, w, lin, c)  # g_i = sum_{t: rows_t = i} coef_t trig_t(w_t . z) + lin_i . z + c_i
     return HolonomicConstraints(name, n_f, n_q, residual, first, second, combined=combined, trigonometric=trig,

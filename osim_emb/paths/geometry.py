@@ -474,6 +474,7 @@ class _JitPlan:
     path: tuple
     conditional: list  # (global point index, condition function, (lo, hi))
     wrap_bodies: list  # per unit, the body of each PathWrap's wrap object
+    relative_frames: list  # per unit, the frames its path depends on (_relative_frames)
 
 
 def _jit_plan(model: Model, muscles: Sequence[str] | None, wrapping: bool) -> _JitPlan:
@@ -553,6 +554,7 @@ def _jit_plan(model: Model, muscles: Sequence[str] | None, wrapping: bool) -> _J
          cat[6].astype(np.int64), cat[7].astype(np.int64), cat[8].astype(np.int64)),
         conditional,
         wrap_bodies,
+        _relative_frames(frame_tree(model).parent, body_frame, pt_body, wr_body, mp, mw),
     )
     plans[key] = plan
     return plan
@@ -581,21 +583,84 @@ def _point_activity(plan: _JitPlan, q: np.ndarray) -> np.ndarray:
     return pa
 
 
+def _relative_frames(parent: np.ndarray, body_frame: np.ndarray, pt_body: list, wr_body: list, mp: list,
+                     mw: list) -> list:
+    """Per unit, the frames between its bodies (path points' and wrap objects') and their deepest common
+    ancestor: the unit's path, hence L and R, is a function of these frames' joint variables and
+    gradients alone (the frames above move the whole path rigidly)."""
+    def chain(f):
+        out = [f]
+        while parent[f] != f and parent[f] >= 0:
+            f = int(parent[f])
+            out.append(f)
+        return out
+    frames = []
+    for m in range(len(mp) - 1):
+        bodies = list(pt_body[mp[m]:mp[m + 1]]) + list(wr_body[mw[m]:mw[m + 1]])
+        chains = [set(chain(int(body_frame[b]))) for b in bodies]
+        if not chains:
+            frames.append(np.zeros(0, dtype=np.int64))
+            continue
+        frames.append(np.array(sorted(set().union(*chains) - set.intersection(*chains)), dtype=np.int64))
+    return frames
+
+
+def _units_fixed_in_batch(plan: _JitPlan, val: np.ndarray, grad: np.ndarray, pa: np.ndarray) -> np.ndarray:
+    """(M,) bool: units whose relative configuration -- the joint variables and gradients of their
+    :func:`_relative_frames`, and their conditional points' activity -- is bitwise the same in every
+    configuration of the batch (e.g. the units that do not cross the swept joints of a sweep)."""
+    n = val.shape[0]
+    v = val.view(np.uint64)
+    g = grad.view(np.uint64)
+    frame_fixed = (v == v[:1]).all(axis=0) & (g == g[:1]).all(axis=(0, 2))
+    point_fixed = (pa == pa[:1]).all(axis=0)
+    mp = plan.path[0]
+    return np.array([n > 1 and bool(frame_fixed[f].all()) and bool(point_fixed[mp[m]:mp[m + 1]].all())
+                     for m, f in enumerate(plan.relative_frames)], dtype=bool)
+
+
 def _lengths_and_moment_arms_kernel(model: Model, q: np.ndarray, muscles, wrapping: bool, opensim_compat: bool,
                                     want_r: bool):
-    """L (N, M) and R (N, n_q, M, or None unless ``want_r``) through ``wrapping._kernels_muscles``."""
+    """L (N, M) and R (N, n_q, M, or None unless ``want_r``) through ``wrapping._kernels_muscles``.
+
+    A unit whose relative configuration is the same in the whole batch (:func:`_units_fixed_in_batch`)
+    is evaluated at the first configuration only and its L and R are repeated: they are functions of
+    that relative configuration (the kernel's values at the other configurations differ from them only
+    by the round-off of working in ground coordinates, measured below 1e-14 m: docs/wrapping.md)."""
     plan = _jit_plan(model, muscles, wrapping)
+    val, grad = _joint_variable_arrays(model, q)
+    pa = _point_activity(plan, q)
+    fixed = _units_fixed_in_batch(plan, val, grad, pa)
+    if not fixed.any():
+        return _run_lengths_kernel(model, plan, val, grad, pa, opensim_compat, want_r)
+    n, nu = q.shape[0], len(plan.muscles)
+    names = [mu.name for mu in plan.muscles]
+    length = np.empty((n, nu))
+    r = np.empty((n, model.n_q, nu)) if want_r else None
+    for sel, rows in ((np.flatnonzero(fixed), slice(0, 1)), (np.flatnonzero(~fixed), slice(None))):
+        if sel.size == 0:
+            continue
+        sub = plan if sel.size == nu else _jit_plan(model, [names[k] for k in sel], wrapping)
+        ls, rs = _run_lengths_kernel(model, sub, val[rows], grad[rows], _point_activity(sub, q[rows]),
+                                     opensim_compat, want_r)
+        length[:, sel] = ls
+        if want_r:
+            r[:, :, sel] = rs
+    return length, r
+
+
+def _run_lengths_kernel(model: Model, plan: _JitPlan, val: np.ndarray, grad: np.ndarray, pa: np.ndarray,
+                        opensim_compat: bool, want_r: bool):
+    """The kernel on the plan's units at the configurations of val, grad (joint variables) and pa."""
     from osim_emb.paths.wrapping._kernels_muscles import lengths_moment_arms_kernel
     from osim_emb.paths.wrapping._kernels_path import run_threads
-    n = q.shape[0]
-    val, grad = _joint_variable_arrays(model, q)
+    n = val.shape[0]
     pt_body, pt_loc = plan.points
-    pa = _point_activity(plan, q)
     mp, mw = plan.path[0], plan.path[1]
     out = (np.empty((n, mp[-1], 3)), np.empty((n, mw[-1], 4, 4)), np.zeros((n, mp.shape[0] - 1)),
            np.zeros((n, model.n_q, mp.shape[0] - 1)))
-    args = (val, grad, *plan.kin, *plan.bodies, pt_body, pt_loc, pa, *plan.wraps, *plan.frames, *plan.path,
-            bool(opensim_compat), bool(want_r))
+    args = (np.ascontiguousarray(val), np.ascontiguousarray(grad), *plan.kin, *plan.bodies, pt_body, pt_loc, pa,
+            *plan.wraps, *plan.frames, *plan.path, bool(opensim_compat), bool(want_r))
     run_threads(lengths_moment_arms_kernel, args, out, n)
     length, r = out[2], out[3]
     return length, (r if want_r else None)

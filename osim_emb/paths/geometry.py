@@ -194,7 +194,10 @@ def lengths_and_moment_arms(model: Model, q: Any, muscles: Sequence[str] | None 
     kernel, on numba's number of threads (``osim_emb.paths.wrapping._kernels_muscles``; the one
     implementation: ``OSIM_EMB_NO_JIT`` does not affect it).  A unit the kernel cannot take (a
     wrap object of an unknown class, a PathWrap range outside its path) raises
-    :class:`UnsupportedPathError` naming the unit and the reason.
+    :class:`UnsupportedPathError` naming the unit and the reason.  A unit whose relative
+    configuration (the joints between its bodies) is the same in every configuration of the batch,
+    e.g. one that does not cross the swept joint of a sweep, is evaluated once (docs/wrapping.md,
+    "Profile of the sweep").
 
     ``q`` is an (N, n_q) or (n_q,) array in the model's coordinate order, or a pandas DataFrame,
     Series or dict matched by coordinate name; radians and metres, within the coordinate ranges

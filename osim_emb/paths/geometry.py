@@ -477,7 +477,7 @@ class _JitPlan:
     path: tuple
     conditional: list  # (global point index, condition function, (lo, hi))
     wrap_bodies: list  # per unit, the body of each PathWrap's wrap object
-    relative_frames: list  # per unit, the frames its path depends on (_relative_frames)
+    relative_frames: np.ndarray  # (M, n_frames) bool: the frames each unit's path depends on
 
 
 def _jit_plan(model: Model, muscles: Sequence[str] | None, wrapping: bool) -> _JitPlan:
@@ -587,24 +587,22 @@ def _point_activity(plan: _JitPlan, q: np.ndarray) -> np.ndarray:
 
 
 def _relative_frames(parent: np.ndarray, body_frame: np.ndarray, pt_body: list, wr_body: list, mp: list,
-                     mw: list) -> list:
-    """Per unit, the frames between its bodies (path points' and wrap objects') and their deepest common
-    ancestor: the unit's path, hence L and R, is a function of these frames' joint variables and
-    gradients alone (the frames above move the whole path rigidly)."""
+                     mw: list) -> np.ndarray:
+    """(M, n_frames) bool: per unit, the frames between its bodies (path points' and wrap objects') and
+    their deepest common ancestor.  The unit's path, hence L and R, is a function of these frames' joint
+    variables and gradients alone (the frames above move the whole path rigidly)."""
     def chain(f):
         out = [f]
         while parent[f] != f and parent[f] >= 0:
             f = int(parent[f])
             out.append(f)
         return out
-    frames = []
+    frames = np.zeros((len(mp) - 1, len(parent)), dtype=bool)
     for m in range(len(mp) - 1):
         bodies = list(pt_body[mp[m]:mp[m + 1]]) + list(wr_body[mw[m]:mw[m + 1]])
         chains = [set(chain(int(body_frame[b]))) for b in bodies]
-        if not chains:
-            frames.append(np.zeros(0, dtype=np.int64))
-            continue
-        frames.append(np.array(sorted(set().union(*chains) - set.intersection(*chains)), dtype=np.int64))
+        if chains:
+            frames[m, sorted(set().union(*chains) - set.intersection(*chains))] = True
     return frames
 
 
@@ -612,14 +610,18 @@ def _units_fixed_in_batch(plan: _JitPlan, val: np.ndarray, grad: np.ndarray, pa:
     """(M,) bool: units whose relative configuration -- the joint variables and gradients of their
     :func:`_relative_frames`, and their conditional points' activity -- is bitwise the same in every
     configuration of the batch (e.g. the units that do not cross the swept joints of a sweep)."""
-    n = val.shape[0]
+    nu = len(plan.muscles)
+    if val.shape[0] < 2:
+        return np.zeros(nu, dtype=bool)
     v = val.view(np.uint64)
     g = grad.view(np.uint64)
-    frame_fixed = (v == v[:1]).all(axis=0) & (g == g[:1]).all(axis=(0, 2))
-    point_fixed = (pa == pa[:1]).all(axis=0)
+    frame_moves = ~((v == v[:1]).all(axis=0) & (g == g[:1]).all(axis=(0, 2)))
+    point_moves = ~(pa == pa[:1]).all(axis=0)
     mp = plan.path[0]
-    return np.array([n > 1 and bool(frame_fixed[f].all()) and bool(point_fixed[mp[m]:mp[m + 1]].all())
-                     for m, f in enumerate(plan.relative_frames)], dtype=bool)
+    unit_of_point = np.repeat(np.arange(nu), np.diff(mp))
+    moves = (plan.relative_frames & frame_moves).any(axis=1)
+    moves[unit_of_point[point_moves]] = True
+    return ~moves
 
 
 def _lengths_and_moment_arms_kernel(model: Model, q: np.ndarray, muscles, wrapping: bool, opensim_compat: bool,

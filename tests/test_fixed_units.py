@@ -41,3 +41,11 @@ def test_a_batch_that_moves_every_joint_has_no_fixed_unit(models_dir):
     plan = _jit_plan(model, None, True)
     val, grad = _joint_variable_arrays(model, q)
     assert not _units_fixed_in_batch(plan, val, grad, _point_activity(plan, q)).any()
+
+
+def test_a_batch_of_one_repeated_configuration_is_one_evaluation(models_dir):
+    model = load_osim(models_dir / "arm26.osim")
+    q1 = np.array([0.3, 1.1])[:model.n_q]
+    L1, R1 = lengths_and_moment_arms(model, q1)
+    L, R = lengths_and_moment_arms(model, np.tile(q1, (4, 1)))
+    assert np.array_equal(L, np.repeat(L1, 4, axis=0)) and np.array_equal(R, np.repeat(R1, 4, axis=0))

@@ -76,7 +76,7 @@ def main(argv=None) -> int:
     plan = G._jit_plan(model, None, True)
     val, grad = G._joint_variable_arrays(model, q)
     n_fixed = int(G._units_fixed_in_batch(plan, val, grad, G._point_activity(plan, q)).sum())
-    print(f"  {n_fixed} of {len(plan.muscles)} path units do not move relative to themselves in the sweep "
+    print(f"  {n_fixed} of {len(plan.muscles)} path units keep their relative configuration at every pose "
           "(evaluated once by the package)")
 
     # ---- OpenSim: computeMomentArm loop -------------------------------------------------

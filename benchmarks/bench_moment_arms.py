@@ -10,6 +10,9 @@ configurations), all 50 muscles, moment arms about the three swept coordinates.
   (kinematics, wrapping and the whole moment-arm matrix, all coordinates), the compiled
   (numba) kernel -- the package's one implementation -- after one warm-up call, so that JIT
   compilation / loading numba's cache is not timed, with all of numba's threads and with one.
+  Units that do not cross the swept joints (here the 32 elbow, forearm, wrist and hand muscles)
+  have the same relative configuration at every pose and are evaluated once (docs/wrapping.md,
+  "Profile of the sweep"); the count is printed.
 
     python benchmarks/bench_moment_arms.py [--model PATH] [--repeat 7]
 
@@ -69,6 +72,12 @@ def main(argv=None) -> int:
     n_calls = q.shape[0] * len(muscles) * len(SWEEP)
     print(f"model {Path(args.model).name}: {q.shape[0]} configurations x {len(muscles)} muscles x "
           f"{len(SWEEP)} coordinates = {n_calls} moment arms")
+    from osim_emb.paths import geometry as G
+    plan = G._jit_plan(model, None, True)
+    val, grad = G._joint_variable_arrays(model, q)
+    n_fixed = int(G._units_fixed_in_batch(plan, val, grad, G._point_activity(plan, q)).sum())
+    print(f"  {n_fixed} of {len(plan.muscles)} path units keep their relative configuration at every pose "
+          "(evaluated once by the package)")
 
     # ---- OpenSim: computeMomentArm loop -------------------------------------------------
     ref = OpenSimReference(args.model, model)

@@ -227,7 +227,10 @@ def lengths_and_moment_arms(model: Model, q: Any, muscles: Sequence[str] | None 
     kernel, on numba's number of threads (``osim_emb.paths.wrapping._kernels_muscles``; the one
     implementation: ``OSIM_EMB_NO_JIT`` does not affect it).  A unit the kernel cannot take (a
     wrap object of an unknown class, a PathWrap range outside its path) raises
-    :class:`UnsupportedPathError` naming the unit and the reason.
+    :class:`UnsupportedPathError` naming the unit and the reason.  A unit whose relative
+    configuration (the joints between its bodies) is the same in every configuration of the batch,
+    e.g. one that does not cross the swept joint of a sweep, is evaluated once (docs/wrapping.md,
+    "Profile of the sweep").
 
     ``q`` is an (N, n_q) or (n_q,) array in the model's coordinate order, or a pandas DataFrame,
     Series or dict matched by coordinate name; radians and metres, within the coordinate ranges
@@ -553,6 +556,7 @@ class _JitPlan:
     path: tuple
     conditional: list  # (global point index, condition function, (lo, hi))
     wrap_bodies: list  # per unit, the body of each PathWrap's wrap object
+    relative_frames: np.ndarray  # (M, n_frames) bool: the frames each unit's path depends on
 
 
 def _jit_plan(model: Model, muscles: Sequence[str] | None, wrapping: bool) -> _JitPlan:
@@ -632,6 +636,7 @@ def _jit_plan(model: Model, muscles: Sequence[str] | None, wrapping: bool) -> _J
          cat[6].astype(np.int64), cat[7].astype(np.int64), cat[8].astype(np.int64)),
         conditional,
         wrap_bodies,
+        _relative_frames(frame_tree(model).parent, body_frame, pt_body, wr_body, mp, mw),
     )
     plans[key] = plan
     return plan
@@ -660,21 +665,86 @@ def _point_activity(plan: _JitPlan, q: np.ndarray) -> np.ndarray:
     return pa
 
 
+def _relative_frames(parent: np.ndarray, body_frame: np.ndarray, pt_body: list, wr_body: list, mp: list,
+                     mw: list) -> np.ndarray:
+    """(M, n_frames) bool: per unit, the frames between its bodies (path points' and wrap objects') and
+    their deepest common ancestor.  The unit's path, hence L and R, is a function of these frames' joint
+    variables and gradients alone (the frames above move the whole path rigidly)."""
+    def chain(f):
+        out = [f]
+        while parent[f] != f and parent[f] >= 0:
+            f = int(parent[f])
+            out.append(f)
+        return out
+    frames = np.zeros((len(mp) - 1, len(parent)), dtype=bool)
+    for m in range(len(mp) - 1):
+        bodies = list(pt_body[mp[m]:mp[m + 1]]) + list(wr_body[mw[m]:mw[m + 1]])
+        chains = [set(chain(int(body_frame[b]))) for b in bodies]
+        if chains:
+            frames[m, sorted(set().union(*chains) - set.intersection(*chains))] = True
+    return frames
+
+
+def _units_fixed_in_batch(plan: _JitPlan, val: np.ndarray, grad: np.ndarray, pa: np.ndarray) -> np.ndarray:
+    """(M,) bool: units whose relative configuration -- the joint variables and gradients of their
+    :func:`_relative_frames`, and their conditional points' activity -- is bitwise the same in every
+    configuration of the batch (e.g. the units that do not cross the swept joints of a sweep)."""
+    nu = len(plan.muscles)
+    if val.shape[0] < 2:
+        return np.zeros(nu, dtype=bool)
+    v = val.view(np.uint64)
+    g = grad.view(np.uint64)
+    frame_moves = ~((v == v[:1]).all(axis=0) & (g == g[:1]).all(axis=(0, 2)))
+    point_moves = ~(pa == pa[:1]).all(axis=0)
+    mp = plan.path[0]
+    unit_of_point = np.repeat(np.arange(nu), np.diff(mp))
+    moves = (plan.relative_frames & frame_moves).any(axis=1)
+    moves[unit_of_point[point_moves]] = True
+    return ~moves
+
+
 def _lengths_and_moment_arms_kernel(model: Model, q: np.ndarray, muscles, wrapping: bool, opensim_compat: bool,
                                     want_r: bool):
-    """L (N, M) and R (N, n_q, M, or None unless ``want_r``) through ``wrapping._kernels_muscles``."""
+    """L (N, M) and R (N, n_q, M, or None unless ``want_r``) through ``wrapping._kernels_muscles``.
+
+    A unit whose relative configuration is the same in the whole batch (:func:`_units_fixed_in_batch`)
+    is evaluated at the first configuration only and its L and R are repeated: they are functions of
+    that relative configuration (the kernel's values at the other configurations differ from them only
+    by the round-off of working in ground coordinates, measured below 1e-14 m: docs/wrapping.md)."""
     plan = _jit_plan(model, muscles, wrapping)
+    val, grad = _joint_variable_arrays(model, q)
+    pa = _point_activity(plan, q)
+    fixed = _units_fixed_in_batch(plan, val, grad, pa)
+    if not fixed.any():
+        return _run_lengths_kernel(model, plan, val, grad, pa, opensim_compat, want_r)
+    n, nu = q.shape[0], len(plan.muscles)
+    names = [mu.name for mu in plan.muscles]
+    length = np.empty((n, nu))
+    r = np.empty((n, model.n_q, nu)) if want_r else None
+    for sel, rows in ((np.flatnonzero(fixed), slice(0, 1)), (np.flatnonzero(~fixed), slice(None))):
+        if sel.size == 0:
+            continue
+        sub = plan if sel.size == nu else _jit_plan(model, [names[k] for k in sel], wrapping)
+        ls, rs = _run_lengths_kernel(model, sub, val[rows], grad[rows], _point_activity(sub, q[rows]),
+                                     opensim_compat, want_r)
+        length[:, sel] = ls
+        if want_r:
+            r[:, :, sel] = rs
+    return length, r
+
+
+def _run_lengths_kernel(model: Model, plan: _JitPlan, val: np.ndarray, grad: np.ndarray, pa: np.ndarray,
+                        opensim_compat: bool, want_r: bool):
+    """The kernel on the plan's units at the configurations of val, grad (joint variables) and pa."""
     from osim_emb.paths.wrapping._kernels_muscles import lengths_moment_arms_kernel
     from osim_emb.paths.wrapping._kernels_path import run_threads
-    n = q.shape[0]
-    val, grad = _joint_variable_arrays(model, q)
+    n = val.shape[0]
     pt_body, pt_loc = plan.points
-    pa = _point_activity(plan, q)
     mp, mw = plan.path[0], plan.path[1]
     out = (np.empty((n, mp[-1], 3)), np.empty((n, mw[-1], 4, 4)), np.zeros((n, mp.shape[0] - 1)),
            np.zeros((n, model.n_q, mp.shape[0] - 1)))
-    args = (val, grad, *plan.kin, *plan.bodies, pt_body, pt_loc, pa, *plan.wraps, *plan.frames, *plan.path,
-            bool(opensim_compat), bool(want_r))
+    args = (np.ascontiguousarray(val), np.ascontiguousarray(grad), *plan.kin, *plan.bodies, pt_body, pt_loc, pa,
+            *plan.wraps, *plan.frames, *plan.path, bool(opensim_compat), bool(want_r))
     run_threads(lengths_moment_arms_kernel, args, out, n)
     length, r = out[2], out[3]
     return length, (r if want_r else None)

@@ -29,6 +29,7 @@ _N_FAN = 300
 _SV_BOUNDARY_BLEND = 0.3
 _SV_HI = 1.0 - _SV_BOUNDARY_BLEND
 _ROUNDOFF = 2e-13
+_SURELY_INSIDE = 1.0 - 1e-12  # (x/a)^2 + ... < 1 certain whatever the rounding of either form
 _EPS = float(np.finfo(float).eps)
 _SEG_LEN = 0.001
 _MAX_SEGS = 499
@@ -470,7 +471,9 @@ def fan_direction(a, dims, r1, r1r2, start_pt, fw, act):
     cx = fw[8]
     cy = fw[9]
     cz = fw[10]
+    ia2, ib2, ic2 = 1.0 / a2, 1.0 / b2, 1.0 / c2
     nspecial = 0
+    nslow = 0
     for i in range(n):  # (branch-free, so that it vectorizes)
         tt = float(i + 1) / _N_FAN
         u = r1[0] + tt * r1r2[0]
@@ -485,8 +488,17 @@ def fan_direction(a, dims, r1, r1r2, start_pt, fw, act):
         sp = (abs(0.0 - u) <= _ROUNDOFF) | (abs(0.0 - v) <= _ROUNDOFF) | (abs(0.0 - w) <= _ROUNDOFF)
         nspecial += sp
         act[i] = not sp
-        inside = (u / aa) * (u / aa) + (v / bb) * (v / bb) + (w / cc) * (w / cc) < 1.0
-        t[i] = 0.0 if (sp or inside) else amax * math.sqrt(u * u + v * v + w * w)
+        # the start of the iteration: 0 inside the ellipsoid (every sample of a chord, in practice);
+        # decided without divisions where the test cannot be near its threshold, else below as written
+        sure_in = (u * u) * ia2 + (v * v) * ib2 + (w * w) * ic2 < _SURELY_INSIDE
+        nslow += not (sp or sure_in)
+        t[i] = 0.0
+    if nslow > 0:
+        for i in range(n):
+            u, v, w = su[i], sv[i], sw[i]
+            sp = (abs(0.0 - u) <= _ROUNDOFF) | (abs(0.0 - v) <= _ROUNDOFF) | (abs(0.0 - w) <= _ROUNDOFF)
+            inside = (u / aa) * (u / aa) + (v / bb) * (v / bb) + (w / cc) * (w / cc) < 1.0
+            t[i] = 0.0 if (sp or inside) else amax * math.sqrt(u * u + v * v + w * w)
     special = nspecial > 0
     nact = 0
     for _ in range(_NEWTON_IT):

@@ -59,8 +59,6 @@ KNOWN_CYCLES = {
     frozenset({"osim_emb.paths.function_based_path", "osim_emb.paths.geometry"}):
         "geometry applies FunctionBasedPaths (with_function_based_paths) and function_based_path fits from "
         "lengths_and_moment_arms (paths helper, issue 16 item 1)",
-    frozenset({"osim_emb.simulation.muscle_driven", "osim_emb.simulation.muscle_driven_jit"}):
-        "the muscle-driven simulation and its compiled route call each other (muscles helper)",
 }
 
 

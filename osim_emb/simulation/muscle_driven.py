@@ -36,10 +36,11 @@ import pandas as pd
 from scipy.integrate import solve_ivp
 
 from osim_emb.core import dynamics as dyn
-from osim_emb.core._accel import njit, use_jit
-from osim_emb.core.compiled_kernels import _univariate as K_univariate
+from osim_emb.core._accel import use_jit
 from osim_emb.model import Model
 from osim_emb.muscles import curves as C
+from osim_emb.muscles import kernels as MK
+from osim_emb.simulation.excitations import ExcitationSpec, MuscleSimulationError, smooth_step
 from osim_emb.muscles.hill import (SIGNIFICANT_REAL, Millard2012EquilibriumMuscle, Schutte1993Muscle,
                                    Thelen2003Muscle, deprecated_pennation)
 
@@ -52,27 +53,9 @@ log = logging.getLogger(__name__)
 SQRT_EPS = math.sqrt(np.finfo(float).eps)  # SimTK::SqrtEps
 
 
-class MuscleSimulationError(ValueError):
-    """The model cannot be simulated with muscles (unsupported element, bad excitation, no equilibrium)."""
-
-
 # =============================================================================
 # Coordinate forces
 # =============================================================================
-def _step_up(x: float) -> float:
-    """SimTK::stepUp: the quintic 10x³ − 15x⁴ + 6x⁵ on [0, 1]."""
-    return x * x * x * (10.0 + x * (6.0 * x - 15.0))
-
-
-def _step(y0: float, y1: float, x0: float, x1: float, x: float) -> float:
-    """SimTK::Function::Step(y0, y1, x0, x1)."""
-    if x <= x0:
-        return y0
-    if x >= x1:
-        return y1
-    return y0 + (y1 - y0) * _step_up((x - x0) / (x1 - x0))
-
-
 @dataclass(frozen=True)
 class CoordinateLimitForce:
     """OpenSim ``CoordinateLimitForce``; limits in degrees (rotational) or metres, stiffness per degree, as in XML."""
@@ -93,8 +76,8 @@ class CoordinateLimitForce:
         w = math.pi / 180.0 if self.rotational else 1.0
         qup, qlow = w * self.upper_limit, w * self.lower_limit
         kup, klow, damp = self.upper_stiffness / w, self.lower_stiffness / w, self.damping / w
-        k_up = _step(0.0, kup, qup, qup + w * self.transition, q)
-        k_low = _step(klow, 0.0, qlow - w * self.transition, qlow, q)
+        k_up = smooth_step(0.0, kup, qup, qup + w * self.transition, q)
+        k_low = smooth_step(klow, 0.0, qlow - w * self.transition, qlow, q)
         ramp = (k_up / kup if kup != 0.0 else 0.0) + (k_low / klow if klow != 0.0 else 0.0)
         return -k_up * (q - qup) + k_low * (qlow - q) - damp * ramp * qdot
 
@@ -160,9 +143,7 @@ class _ThelenArrays:
         self.klin = 0.67 / (self.e0 - self.etoe)
         self.ftoe_scale = 0.33 / (math.exp(3.0) - 1.0)
         self.fpe_den = np.exp(self.kpe) - 1.0
-        self.packed = np.ascontiguousarray(np.stack([np.broadcast_to(np.asarray(getattr(self, f), dtype=float),
-                                                                     self.fiso.shape) for f in _P_FIELDS], axis=1)
-                                           if len(muscles) else np.zeros((0, len(_P_FIELDS))))
+        self.packed = MK.thelen_parameters(muscles)
 
     # curves (OpenSim's calcfse, calcfal, calcfpe) ----------------------------------------
     def fse(self, tlN):
@@ -227,76 +208,9 @@ class _ThelenArrays:
         return self.fiso * fse, dl
 
 
-# --- the same, compiled (numba): one call for all muscles ------------------------------------
-_P_FIELDS = ("fiso", "lopt", "lts", "h", "sin_max", "phi_max", "lmin", "vmax", "etoe", "klin", "e0m", "kact", "kpe",
-             "fpe_den", "af", "flen", "thr", "tau_act", "tau_deact", "amin", "pennated")
-
-
-@njit(nogil=True, error_model="numpy")  # divisions by zero give inf/nan as in the numpy version
-def _thelen_kernel(p, lmt, a, lf_state, u, force, dlf, adot):  # pragma: no cover - compiled
-    ftoe_scale = 0.33 / (math.exp(3.0) - 1.0)
-    for m in range(lmt.shape[0]):
-        (fiso, lopt, lts, h, sin_max, phi_max, lmin, vmax, etoe, klin, e0m, kact, kpe, fpe_den, af, flen, thr,
-         tau_act, tau_deact, amin, pennated) = p[m]
-        ac = min(max(a[m], amin), 1.0)
-        tau = tau_act * (0.5 + 1.5 * ac) if u[m] > ac else tau_deact / (0.5 + 1.5 * ac)
-        adot[m] = (u[m] - ac) / tau
-        lf = max(lf_state[m], lmin)
-        phi = 0.0
-        if pennated > 0.5:
-            if lf > lmin:
-                s = h / lf
-                phi = math.asin(s) if s < sin_max else phi_max
-            else:
-                phi = phi_max
-        cphi = math.cos(phi)
-        lN = lf / lopt
-        x = (lmt[m] - lf * cphi) / lts - 1.0
-        if x > etoe:
-            fse = klin * (x - etoe) + 0.33
-        elif x > 0.0:
-            fse = ftoe_scale * (math.exp(3.0 * x / etoe) - 1.0)
-        else:
-            fse = 0.0
-        fal = math.exp(-((lN - 1.0) ** 2) / kact)
-        fpe = (math.exp(kpe * (lN - 1.0) / e0m) - 1.0) / fpe_den if lN > 1.0 else 0.0
-        fm = fse / cphi - fpe
-        afl = ac * fal
-        k = 0.25 + 0.75 * ac
-        c = (2.0 + 2.0 / af) / (flen - 1.0)
-        if fm > 0.0 and fm < afl * flen * thr:
-            b = afl + fm / af if fm <= afl else c * (afl * flen - fm)
-            dlN = k * (fm - afl) / b
-        else:
-            if fm <= 0.0:
-                fm0 = 0.0
-                b0 = afl + fm0 / af
-                db0 = 1.0 / af
-            else:
-                fm0 = afl * flen * thr
-                b0 = c * (afl * flen - fm0)
-                db0 = -c
-            dlN = k * (fm0 - afl) / b0 + (k / b0 - k * (fm0 - afl) / (b0 * b0) * db0) * (fm - fm0)
-        force[m] = fiso * fse
-        dlf[m] = 0.0 if (lf_state[m] <= lmin and dlN <= 0.0) else dlN * vmax * lopt
-
-
 # --- scalar port of Thelen2003Muscle::initMuscleState --------------------------------------
 def _scalar_dlceN(m: Thelen2003Muscle, a, fal, fm):
-    afl = a * fal
-    flen, af, thr = m.Flen, m.Af, m.fv_linear_extrap_threshold
-    asy_e = afl * flen
-    if 0.0 < fm < asy_e * thr:
-        b = afl + fm / af if fm <= afl else ((2 + 2 / af) * (afl * flen - fm)) / (flen - 1)
-        return (0.25 + 0.75 * a) * (fm - afl) / b
-    if fm <= 0.0:
-        fm0, b, db = 0.0, afl, 1 / af
-    else:
-        fm0 = thr * asy_e
-        b, db = ((2 + 2 / af) * (afl * flen - fm0)) / (flen - 1), ((2 + 2 / af) * (-1)) / (flen - 1)
-    d0 = (0.25 + 0.75 * a) * (fm0 - afl) / b
-    slope = (0.25 + 0.75 * a) / b - ((0.25 + 0.75 * a) * (fm0 - afl) / (b * b)) * db
-    return d0 + slope * (fm - fm0)
+    return MK.thelen_fiber_velocity(0.25 + 0.75 * a, a * fal, fm, m.Af, m.Flen, m.fv_linear_extrap_threshold)
 
 
 def _scalar_ddlce(m: Thelen2003Muscle, a, fal, fm):
@@ -568,7 +482,7 @@ class _MillardGroup:
 # =============================================================================
 # Schutte 1993 (OpenSim's Schutte1993Muscle_Deprecated), vectorized over muscles (numpy)
 # =============================================================================
-ROUNDOFF_ERROR = 2e-13  # OpenSim's SimmMacros.h (EQUAL_WITHIN_ERROR)
+ROUNDOFF_ERROR = MK.ROUNDOFF_ERROR
 
 
 class _SchutteGroup:
@@ -729,69 +643,6 @@ def schutte_initial_fiber_length(m: Schutte1993Muscle, activation: float, mt_len
     return lf
 
 
-@njit(nogil=True, error_model="numpy")
-def _schutte_curve(cints, cflts, k, x):  # pragma: no cover - compiled
-    return K_univariate(cints[k], cflts[k], 0, 0, x)[0]
-
-
-@njit(nogil=True, error_model="numpy")
-def _deprecated_pennation_scalar(lf, lopt, phi_opt):  # pragma: no cover - compiled
-    if lf < 2.220446049250313e-16:
-        return 0.0
-    v = lopt * math.sin(phi_opt) / lf
-    if math.isnan(v) or v <= 0.0:
-        return 0.0
-    if v >= 1.0:
-        return 0.5 * math.pi
-    return math.asin(v)
-
-
-@njit(nogil=True, error_model="numpy")
-def _schutte_kernel(p, cidx, cints, cflts, lmt, speed, a, lf, u, force, dlf, adot):  # pragma: no cover
-    """:meth:`_SchutteGroup.state_derivatives` and ``activation_rate`` compiled, one muscle at a time."""
-    kv, slope_k, fmax = 0.15, 0.13, 1.4
-    for m in range(lmt.shape[0]):
-        fiso, lopt, lts, phi_opt, ts, d, act1, act2 = p[m]
-        am, um = a[m], u[m]
-        adot[m] = ((um - am) * (act1 * um + act2) if um >= am else (um - am) * act2) / ts
-        ln = lf[m] / lopt
-        ca = math.cos(_deprecated_pennation_scalar(ln, 1.0, phi_opt))
-        nmtl = lmt[m] / lopt
-        rest = lts / lopt
-        strain = (nmtl - ln * ca - rest) / rest
-        tendon = 0.0 if strain < 0.0 else _schutte_curve(cints, cflts, cidx[m, 2], strain)
-        if cidx[m, 1] < 0:
-            passive = math.exp(8.0 * (ln - 1.0)) / math.exp(4.0)
-        else:
-            passive = _schutte_curve(cints, cflts, cidx[m, 1], ln)
-        active = max(_schutte_curve(cints, cflts, cidx[m, 0], ln), 0.0)
-        if abs(ca) <= ROUNDOFF_ERROR:
-            if abs(tendon) <= ROUNDOFF_ERROR:
-                v = 0.0
-            else:
-                h = nmtl - lts
-                w = lopt * math.sin(phi_opt)
-                new_ca = math.cos(_deprecated_pennation_scalar(math.sqrt(h * h + w * w) / lopt, 1.0, phi_opt))
-                v = speed[m] * ts / lopt * new_ca
-        else:
-            vdf = tendon / ca - passive
-            if vdf < 0.0:
-                vdf = 0.0
-            aa = am * active
-            if vdf < -d:
-                v = vdf / d
-            elif vdf < aa:
-                c = kv * (vdf - aa) / d
-                b = -kv * (vdf / kv + aa + d) / d
-                v = (-b - math.sqrt(b * b - 4.0 * c)) / 2.0
-            else:
-                c = -(slope_k * kv / (d * (kv + 1.0))) * (vdf - aa)
-                b = -(vdf / d - fmax * aa / d - slope_k * kv / (kv + 1.0))
-                v = (-b + math.sqrt(b * b - 4.0 * c)) / 2.0
-        force[m] = tendon * fiso
-        dlf[m] = v * lopt / ts
-
-
 # =============================================================================
 # The system
 # =============================================================================
@@ -941,9 +792,23 @@ class MuscleDrivenSystem:
                 self._paths = _CompiledPaths(model, self.muscle_names, wrapping, opensim_compat)
             except _NotCompilable:
                 pass
-        # one compiled muscle loop: all Thelen2003, or all Schutte1993 with compilable curves
-        self.compiled = bool(self._paths is not None and (
-            self._thelen.all() or (self._schutte.all() and self.schutte.curve_ints is not None)))
+        # the compiled muscle loops (any mix of Thelen2003, Millard2012 and Schutte1993 with compilable curves)
+        self.compiled = bool(self._paths is not None and (not self._schutte.any()
+                                                          or self.schutte.curve_ints is not None))
+        self.groups = self._muscle_groups() if self.compiled else None
+
+    def _muscle_groups(self):
+        """The ``groups`` argument of :func:`osim_emb.muscles.kernels.muscle_derivatives`."""
+        th, sc, mi = MK.empty_groups()
+        index = lambda mask: np.flatnonzero(mask).astype(np.int64)  # noqa: E731
+        if self._thelen.any():
+            th = (index(self._thelen), self.params.packed)
+        if self._schutte.any():
+            sg = self.schutte
+            sc = (index(self._schutte), sg.packed, sg.curve_index, sg.curve_ints, sg.curve_floats)
+        if self._millard.any():
+            mi = (index(self._millard), *MK.millard_parameters(self.millard.muscles))
+        return th, sc, mi
 
     # -- inputs -----------------------------------------------------------------------------------
     @staticmethod
@@ -985,13 +850,8 @@ class MuscleDrivenSystem:
         u = self.excitations(t)
         if self.compiled:
             force, dlf, adot = np.empty(self.n_m), np.empty(self.n_m), np.empty(self.n_m)
-            if self._thelen.all():
-                _thelen_kernel(self.params.packed, length, np.ascontiguousarray(a), np.ascontiguousarray(lf), u,
-                               force, dlf, adot)
-            else:
-                sg = self.schutte
-                _schutte_kernel(sg.packed, sg.curve_index, sg.curve_ints, sg.curve_floats, length, -(r.T @ qd),
-                                np.ascontiguousarray(a), np.ascontiguousarray(lf), u, force, dlf, adot)
+            MK.muscle_derivatives(self.groups, length, -(r.T @ qd), np.ascontiguousarray(a), np.ascontiguousarray(lf),
+                                  u, force, dlf, adot)
         else:
             force, dlf, adot = self._muscle_derivatives(length, a, lf, u, -(r.T @ qd) if self._schutte.any() else None)
         self._tau = self.generalized_forces(t, q, qd, force, r)
@@ -1141,54 +1001,3 @@ def simulate_muscles(model: Model, t_end: float, excitations: Mapping[str, Excit
     out = pd.DataFrame(data)
     out.attrs["nfev"] = sol.nfev
     return out
-
-
-# =============================================================================
-# Excitation functions (the same in OpenSim: Constant, StepFunction, Sine)
-# =============================================================================
-@dataclass(frozen=True)
-class ExcitationSpec:
-    """An excitation u(t) that OpenSim can also evaluate: ``constant`` (value), ``step`` (t0, t1, u0, u1; SimTK's
-    quintic smooth step, OpenSim ``StepFunction``) or ``sine`` (amplitude, omega [rad/s], phase, offset; OpenSim
-    ``Sine``: A sin(ω t + φ) + offset)."""
-
-    kind: str
-    values: tuple[float, ...]
-
-    def __post_init__(self):
-        n = {"constant": 1, "step": 4, "sine": 4}.get(self.kind)
-        if n is None:
-            raise MuscleSimulationError(f"excitation kind {self.kind!r} is not one of constant, step, sine")
-        if len(self.values) != n:
-            raise MuscleSimulationError(f"a {self.kind} excitation takes {n} numbers, got {len(self.values)}")
-        if self.kind == "step" and not self.values[1] > self.values[0]:
-            raise MuscleSimulationError(f"step excitation: the end time {self.values[1]} must follow the start "
-                                        f"time {self.values[0]}")
-
-    @classmethod
-    def parse(cls, text: str) -> "ExcitationSpec":
-        """'0.3' (constant), 'step:T0:T1:U0:U1', 'sine:AMPLITUDE:OMEGA:PHASE:OFFSET'."""
-        parts = text.strip().split(":")
-        try:
-            if len(parts) == 1:
-                return cls("constant", (float(parts[0]),))
-            return cls(parts[0].strip().lower(), tuple(float(p) for p in parts[1:]))
-        except ValueError:
-            raise MuscleSimulationError(f"excitation {text!r}: expected a number, 'step:T0:T1:U0:U1' or "
-                                        "'sine:AMPLITUDE:OMEGA:PHASE:OFFSET'") from None
-
-    def __call__(self, t: float) -> float:
-        v = self.values
-        if self.kind == "constant":
-            return v[0]
-        if self.kind == "step":
-            return _step(v[2], v[3], v[0], v[1], t)
-        return v[0] * math.sin(v[1] * t + v[2]) + v[3]
-
-    def to_opensim(self, osim: Any):
-        v = self.values
-        if self.kind == "constant":
-            return osim.Constant(v[0])
-        if self.kind == "step":
-            return osim.StepFunction(v[0], v[1], v[2], v[3])
-        return osim.Sine(v[0], v[1], v[2], v[3])

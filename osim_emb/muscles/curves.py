@@ -27,6 +27,8 @@ from typing import Any
 
 import numpy as np
 
+from osim_emb.muscles.kernels import thelen_fiber_velocity_array
+
 __all__ = [
     "SmoothSegmentedCurve",
     "quintic_bezier_corner",
@@ -558,21 +560,15 @@ def _thelen_ecc_constants(activation, af, flen, threshold):
 
 def thelen_fiber_velocity(fv, activation, af: float, flen: float, threshold: float) -> np.ndarray:
     """Normalized fiber velocity v~ (per v_max l_opt; > 0 lengthening) at which the Thelen
-    force-velocity multiplier equals ``fv`` (OpenSim's ``calcdlceN`` divided by a f_L;
-    independent of f_L).  Linear extrapolation below fv = 0 and above threshold*Flen."""
-    fv = np.asarray(fv, dtype=float)
-    k, c = _thelen_ecc_constants(np.asarray(activation, dtype=float), af, flen, threshold)
-    fv_thr = threshold * flen
-    # concentric hyperbola (0 < fv <= 1), eccentric (1 < fv < thr*Flen)
-    conc = k * (fv - 1.0) / (1.0 + fv / af)
-    ecc = k * (fv - 1.0) / (c * (flen - fv))
-    # linear pieces
-    conc_lin = -k + k * (1.0 + 1.0 / af) * fv  # slope at fv = 0: k(1 + 1/af)
-    b0 = c * flen * (1.0 - threshold)
-    v0 = k * (fv_thr - 1.0) / b0
-    slope = k / b0 + k * (fv_thr - 1.0) * c / (b0 * b0)
-    ecc_lin = v0 + slope * (fv - fv_thr)
-    return np.where(fv <= 0.0, conc_lin, np.where(fv <= 1.0, conc, np.where(fv < fv_thr, ecc, ecc_lin)))
+    force-velocity multiplier equals ``fv`` (OpenSim's ``calcdlceN`` at a f_L = 1; it depends on the force only
+    through F / (a f_L)).  Linear extrapolation below fv = 0 and above threshold*Flen.  Evaluated by the
+    compiled muscle loop's :func:`osim_emb.muscles.kernels.thelen_fiber_velocity`."""
+    fv, a = np.broadcast_arrays(np.asarray(fv, dtype=float), np.asarray(activation, dtype=float))
+    out = np.empty(fv.shape)
+    thelen_fiber_velocity_array(np.ascontiguousarray(0.25 + 0.75 * a).reshape(-1),
+                                np.ascontiguousarray(fv).reshape(-1), float(af), float(flen), float(threshold),
+                                out.reshape(-1))
+    return out
 
 
 def thelen_force_velocity(norm_fiber_velocity, activation, af: float, flen: float, threshold: float) -> np.ndarray:

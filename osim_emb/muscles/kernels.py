@@ -29,7 +29,7 @@ import numpy as np
 from osim_emb.core._accel import njit
 from osim_emb.core.compiled_kernels import _univariate as K_univariate
 
-__all__ = ["THELEN_FIELDS", "thelen_parameters", "thelen_kernel", "thelen_fiber_velocity", "schutte_kernel",
+__all__ = ["THELEN_FIELDS", "thelen_parameters", "thelen_kernel", "thelen_fiber_velocity", "thelen_fiber_velocity_array", "schutte_kernel",
            "MILLARD_FIELDS", "millard_parameters", "millard_kernel", "bezier_curve", "muscle_derivatives",
            "empty_groups"]
 
@@ -78,6 +78,14 @@ def thelen_fiber_velocity(k, afl, fm, af, flen, thr):  # pragma: no cover - comp
         b0 = c * (afl * flen - fm0)
         db0 = -c
     return k * (fm0 - afl) / b0 + (k / b0 - k * (fm0 - afl) / (b0 * b0) * db0) * (fm - fm0)
+
+
+@njit(nogil=True, error_model="numpy")
+def thelen_fiber_velocity_array(k, fv, af, flen, thr, out):  # pragma: no cover - compiled
+    """:func:`thelen_fiber_velocity` at a f_L = 1 over arrays: the normalized fibre velocity at force-velocity
+    multipliers ``fv`` (k = 0.25 + 0.75 a)."""
+    for i in range(fv.shape[0]):
+        out[i] = thelen_fiber_velocity(k[i], 1.0, fv[i], af, flen, thr)
 
 
 @njit(nogil=True, error_model="numpy")
@@ -279,12 +287,11 @@ MILLARD_FIELDS = ("fiso", "lopt", "lts", "vmax", "beta", "tau_act", "tau_deact",
                   "phi_max", "lmin_pennation", "pennated")
 
 
-def millard_parameters(muscles):
+def millard_parameters(muscles, fal_fv, fv_inverse):
     """(packed (M, len(MILLARD_FIELDS)), curve index (M, 5): f_L, f_V, f_V inverse, f_PE, f_SE rows of the
     encoded curves, *encoded curves) of :func:`millard_kernel` for damped, elastic-tendon
-    ``Millard2012EquilibriumMuscle``s (f_L and f_V as OpenSim adjusts them; the inverse's end slopes at least
-    1e-3, its only use being the Newton start)."""
-    from osim_emb.muscles.curves import ForceVelocityInverseCurve
+    ``Millard2012EquilibriumMuscle``s, given each muscle's (f_L, f_V) as OpenSim adjusts them
+    (``curves_in_use(rigid_tendon=False)``) and an inverse force-velocity curve (the Newton start)."""
     rows, index, curves, keys = [], [], [], {}
 
     def add(c):
@@ -294,12 +301,7 @@ def millard_parameters(muscles):
             curves.append(c)
         return keys[key]
 
-    for m in muscles:
-        fal, fv = m.curves_in_use(rigid_tendon=False)
-        d = {f: getattr(fv, f) for f in fv.__dataclass_fields__}
-        d["concentric_slope_at_vmax"] = max(d["concentric_slope_at_vmax"], 1e-3)
-        d["eccentric_slope_at_vmax"] = max(d["eccentric_slope_at_vmax"], 1e-3)
-        fvinv = ForceVelocityInverseCurve(**d)
+    for m, (fal, fv), fvinv in zip(muscles, fal_fv, fv_inverse):
         index.append([add(fal.curve), add(fv.curve), add(fvinv.curve), add(m.fiber_force_length_curve.curve),
                       add(m.tendon_force_length_curve.curve)])
         rows.append([m.max_isometric_force, m.optimal_fiber_length, m.tendon_slack_length,

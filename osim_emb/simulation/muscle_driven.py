@@ -122,70 +122,18 @@ def coordinate_forces_from_model(model: Model) -> tuple[list[CoordinateLimitForc
 # Thelen 2003, vectorized over muscles
 # =============================================================================
 class _ThelenArrays:
-    """Per-muscle parameters as arrays (one entry per muscle)."""
+    """Thelen2003Muscles: the packed parameters of the compiled loop (:func:`osim_emb.muscles.kernels.thelen_kernel`)
+    and, for the numpy reference route (``compiled=False``, tests), the same derivatives from the muscle models'
+    own numpy curves (:class:`osim_emb.muscles.hill.Thelen2003Muscle`)."""
 
     def __init__(self, muscles: Sequence[Thelen2003Muscle]):
+        self.muscles = list(muscles)
         g = lambda attr: np.array([getattr(m, attr) for m in muscles], dtype=float)  # noqa: E731
         self.fiso, self.lopt, self.lts = g("max_isometric_force"), g("optimal_fiber_length"), g("tendon_slack_length")
-        self.phi_opt, self.phi_max = g("pennation_angle_at_optimal"), g("maximum_pennation_angle")
-        self.h = self.lopt * np.sin(self.phi_opt)
-        self.sin_max = np.sin(self.phi_max)
-        self.lmin = g("minimum_fiber_length")
-        self.vmax = g("max_contraction_velocity")
-        self.e0, self.e0m = g("FmaxTendonStrain"), g("FmaxMuscleStrain")
-        self.kact, self.kpe = g("KshapeActive"), g("KshapePassive")
-        self.af, self.flen, self.thr = g("Af"), g("Flen"), g("fv_linear_extrap_threshold")
+        self.lmin, self.vmax = g("minimum_fiber_length"), g("max_contraction_velocity")
         self.tau_act, self.tau_deact = g("activation_time_constant"), g("deactivation_time_constant")
         self.amin = g("minimum_activation")
-        self.pennated = self.phi_opt > np.finfo(float).eps
-        e3 = math.exp(3.0)
-        self.etoe = 99.0 * self.e0 * e3 / (166.0 * e3 - 67.0)
-        self.klin = 0.67 / (self.e0 - self.etoe)
-        self.ftoe_scale = 0.33 / (math.exp(3.0) - 1.0)
-        self.fpe_den = np.exp(self.kpe) - 1.0
         self.packed = MK.thelen_parameters(muscles)
-
-    # curves (OpenSim's calcfse, calcfal, calcfpe) ----------------------------------------
-    def fse(self, tlN):
-        x = tlN - 1.0
-        with np.errstate(over="ignore"):
-            toe = self.ftoe_scale * (np.exp(3.0 * x / self.etoe) - 1.0)
-        return np.where(x > self.etoe, self.klin * (x - self.etoe) + 0.33, np.where(x > 0.0, toe, 0.0))
-
-    def fal(self, lN):
-        return np.exp(-((lN - 1.0) ** 2) / self.kact)
-
-    def fpe(self, lN):
-        with np.errstate(over="ignore"):
-            f = (np.exp(self.kpe * (lN - 1.0) / self.e0m) - 1.0) / self.fpe_den
-        return np.where(lN > 1.0, f, 0.0)
-
-    def pennation(self, lf):
-        with np.errstate(divide="ignore", invalid="ignore"):
-            s = self.h / lf
-        phi = np.where(s < self.sin_max, np.arcsin(np.clip(s, -1.0, 1.0)), self.phi_max)
-        phi = np.where(lf > self.lmin, phi, self.phi_max)
-        return np.where(self.pennated, phi, 0.0)
-
-    def dlceN(self, a, fal, fm):
-        """calcdlceN: normalized fibre velocity from the normalized active fibre force a f_L f_V (Thelen Eqs 6-7,
-        continued linearly)."""
-        afl = a * fal
-        k = 0.25 + 0.75 * a
-        c = (2.0 + 2.0 / self.af) / (self.flen - 1.0)
-        upper = afl * self.flen * self.thr
-        inside = (fm > 0.0) & (fm < upper)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            b_in = np.where(fm <= afl, afl + fm / self.af, c * (afl * self.flen - fm))
-            v_in = k * (fm - afl) / b_in
-            conc = fm <= 0.0
-            fm0 = np.where(conc, 0.0, upper)
-            b0 = np.where(conc, afl + fm0 / self.af, c * (afl * self.flen - fm0))
-            db0 = np.where(conc, 1.0 / self.af, -c)
-            v0 = k * (fm0 - afl) / b0
-            slope = k / b0 - k * (fm0 - afl) / (b0 * b0) * db0
-            v_out = v0 + slope * (fm - fm0)
-        return np.where(inside, v_in, v_out)
 
     def activation_rate(self, a, u):
         ac = np.clip(a, self.amin, 1.0)
@@ -196,13 +144,16 @@ class _ThelenArrays:
         """(tendon force [N], fibre velocity [m/s]) at musculotendon lengths, activations and fibre lengths."""
         ac = np.clip(a, self.amin, 1.0)
         lf = np.maximum(lf_state, self.lmin)
-        phi = self.pennation(lf)
-        cphi = np.cos(phi)
-        lN = lf / self.lopt
-        fse = self.fse((lmt - lf * cphi) / self.lts)
-        fal = self.fal(lN)
-        fm = fse / cphi - self.fpe(lN)
-        dlN = self.dlceN(ac, fal, fm)
+        fse, dlN = np.empty_like(lf), np.empty_like(lf)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            for k, m in enumerate(self.muscles):
+                cphi = math.cos(float(m._pennation(lf[k])))
+                lN = lf[k] / self.lopt[k]
+                fse[k] = m.tendon_force_length((lmt[k] - lf[k] * cphi) / self.lts[k])
+                afl = ac[k] * float(m.active_force_length(lN))
+                fm = fse[k] / cphi - float(m.passive_force_length(lN))
+                # calcdlceN depends on the force only through f_M / (a f_L) (the force-velocity multiplier)
+                dlN[k] = C.thelen_fiber_velocity(fm / afl, ac[k], m.Af, m.Flen, m.fv_linear_extrap_threshold)
         clamped = (lf_state <= self.lmin) & (dlN <= 0.0)
         dl = np.where(clamped, 0.0, dlN * self.vmax * self.lopt)
         return self.fiso * fse, dl
@@ -807,7 +758,8 @@ class MuscleDrivenSystem:
             sg = self.schutte
             sc = (index(self._schutte), sg.packed, sg.curve_index, sg.curve_ints, sg.curve_floats)
         if self._millard.any():
-            mi = (index(self._millard), *MK.millard_parameters(self.millard.muscles))
+            mg = self.millard
+            mi = (index(self._millard), *MK.millard_parameters(mg.muscles, mg.curves, mg.fv_inverse))
         return th, sc, mi
 
     # -- inputs -----------------------------------------------------------------------------------

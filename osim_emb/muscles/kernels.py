@@ -97,11 +97,13 @@ def _activation_rate(a, u, amin, tau_act, tau_deact):  # pragma: no cover - comp
 
 
 @njit(nogil=True, error_model="numpy")  # divisions by zero give inf/nan as numpy does
-def thelen_kernel(p, lmt, a, lf_state, u, force, dlf, adot):  # pragma: no cover - compiled
+def thelen_kernel(p, idx, lmt, a, lf_state, u, force, dlf, adot):  # pragma: no cover - compiled
+    """Muscles idx[j] (parameters p[j]) of the model's arrays: tendon force, fibre velocity, activation rate."""
     ftoe_scale = 0.33 / (math.exp(3.0) - 1.0)
-    for m in range(lmt.shape[0]):
+    for j in range(idx.shape[0]):
+        m = idx[j]
         (fiso, lopt, lts, h, sin_max, phi_max, lmin, vmax, etoe, klin, e0m, kact, kpe, fpe_den, af, flen, thr,
-         tau_act, tau_deact, amin, pennated) = p[m]
+         tau_act, tau_deact, amin, pennated) = p[j]
         adot[m] = _activation_rate(a[m], u[m], amin, tau_act, tau_deact)
         ac = min(max(a[m], amin), 1.0)
         lf = max(lf_state[m], lmin)
@@ -151,13 +153,14 @@ def deprecated_pennation_scalar(lf, lopt, phi_opt):  # pragma: no cover - compil
 
 
 @njit(nogil=True, error_model="numpy")
-def schutte_kernel(p, cidx, cints, cflts, lmt, speed, a, lf, u, force, dlf, adot):  # pragma: no cover
-    """``computeActuation`` of Schutte1993Muscle_Deprecated, one muscle at a time; p rows: F_max, l_opt, l_TS,
+def schutte_kernel(p, idx, cidx, cints, cflts, lmt, speed, a, lf, u, force, dlf, adot):  # pragma: no cover
+    """``computeActuation`` of Schutte1993Muscle_Deprecated for muscles idx[j]; p rows: F_max, l_opt, l_TS,
     phi_opt, time_scale, damping, activation1, activation2; cidx: (active, passive, tendon) curve rows of
     cints/cflts (-1 passive: OpenSim's default exponential)."""
     kv, slope_k, fmax = 0.15, 0.13, 1.4
-    for m in range(lmt.shape[0]):
-        fiso, lopt, lts, phi_opt, ts, d, act1, act2 = p[m]
+    for j in range(idx.shape[0]):
+        m = idx[j]
+        fiso, lopt, lts, phi_opt, ts, d, act1, act2 = p[j]
         am, um = a[m], u[m]
         adot[m] = ((um - am) * (act1 * um + act2) if um >= am else (um - am) * act2) / ts
         ln = lf[m] / lopt
@@ -165,12 +168,12 @@ def schutte_kernel(p, cidx, cints, cflts, lmt, speed, a, lf, u, force, dlf, adot
         nmtl = lmt[m] / lopt
         rest = lts / lopt
         strain = (nmtl - ln * ca - rest) / rest
-        tendon = 0.0 if strain < 0.0 else _schutte_curve(cints, cflts, cidx[m, 2], strain)
-        if cidx[m, 1] < 0:
+        tendon = 0.0 if strain < 0.0 else _schutte_curve(cints, cflts, cidx[j, 2], strain)
+        if cidx[j, 1] < 0:
             passive = math.exp(8.0 * (ln - 1.0)) / math.exp(4.0)
         else:
-            passive = _schutte_curve(cints, cflts, cidx[m, 1], ln)
-        active = max(_schutte_curve(cints, cflts, cidx[m, 0], ln), 0.0)
+            passive = _schutte_curve(cints, cflts, cidx[j, 1], ln)
+        active = max(_schutte_curve(cints, cflts, cidx[j, 0], ln), 0.0)
         if abs(ca) <= ROUNDOFF_ERROR:
             if abs(tendon) <= ROUNDOFF_ERROR:
                 v = 0.0
@@ -314,10 +317,11 @@ def millard_parameters(muscles, fal_fv, fv_inverse):
 
 
 @njit(nogil=True, error_model="numpy")
-def millard_kernel(p, cidx, rows, cx, cy, ends, lmt, a, lf_state, u, force, dlf, adot):  # pragma: no cover
-    """``Millard2012EquilibriumMuscle::calcFiberVelocityInfo``'s damped branch, one muscle at a time."""
-    for m in range(lmt.shape[0]):
-        fiso, lopt, lts, vmax, beta, tau_act, tau_deact, amin, lmin, h, sin_max, phi_max, lmin_pen, pennated = p[m]
+def millard_kernel(p, idx, cidx, rows, cx, cy, ends, lmt, a, lf_state, u, force, dlf, adot):  # pragma: no cover
+    """``Millard2012EquilibriumMuscle::calcFiberVelocityInfo``'s damped branch for muscles idx[j]."""
+    for j in range(idx.shape[0]):
+        m = idx[j]
+        fiso, lopt, lts, vmax, beta, tau_act, tau_deact, amin, lmin, h, sin_max, phi_max, lmin_pen, pennated = p[j]
         adot[m] = _activation_rate(a[m], u[m], amin, tau_act, tau_deact)
         ac = min(max(a[m], amin), 1.0)
         lf = max(lf_state[m], lmin)
@@ -330,13 +334,13 @@ def millard_kernel(p, cidx, rows, cx, cy, ends, lmt, a, lf_state, u, force, dlf,
                 phi = phi_max
         cphi = math.cos(phi)
         lN = lf / lopt
-        fal = bezier_curve(rows, cx, cy, ends, cidx[m, 0], lN)[0]
-        fpe = bezier_curve(rows, cx, cy, ends, cidx[m, 3], lN)[0]
-        fse = bezier_curve(rows, cx, cy, ends, cidx[m, 4], (lmt[m] - lf * cphi) / lts)[0]
+        fal = bezier_curve(rows, cx, cy, ends, cidx[j, 0], lN)[0]
+        fpe = bezier_curve(rows, cx, cy, ends, cidx[j, 3], lN)[0]
+        fse = bezier_curve(rows, cx, cy, ends, cidx[j, 4], (lmt[m] - lf * cphi) / lts)[0]
         fv0 = (fse / max(cphi, 0.01) - fpe) / (max(ac, 0.01) * max(fal, 0.01))
-        d = min(max(bezier_curve(rows, cx, cy, ends, cidx[m, 2], fv0)[0], -1.0), 1.0)
+        d = min(max(bezier_curve(rows, cx, cy, ends, cidx[j, 2], fv0)[0], -1.0), 1.0)
         for _ in range(50):  # Newton on the damped balance (one root: f_V' >= 0, beta > 0)
-            fv, dfv = bezier_curve(rows, cx, cy, ends, cidx[m, 1], d)
+            fv, dfv = bezier_curve(rows, cx, cy, ends, cidx[j, 1], d)
             err = (ac * fal * fv + fpe + beta * d) * cphi - fse
             step = -err / ((ac * fal * dfv + beta) * cphi)
             d += step
@@ -360,43 +364,11 @@ def empty_groups():
 
 
 @njit(nogil=True, error_model="numpy")
-def _gather(idx, x):  # pragma: no cover - compiled
-    out = np.empty(idx.shape[0])
-    for i in range(idx.shape[0]):
-        out[i] = x[idx[i]]
-    return out
-
-
-@njit(nogil=True, error_model="numpy")
-def _scatter(idx, src, dst):  # pragma: no cover - compiled
-    for i in range(idx.shape[0]):
-        dst[idx[i]] = src[i]
-
-
-@njit(nogil=True, error_model="numpy")
 def muscle_derivatives(groups, lmt, speed, a, lf, u, force, dlf, adot):  # pragma: no cover - compiled
     """Tendon forces, fibre velocities and activation rates of every muscle: ``groups`` = (Thelen (indices,
     parameters), Schutte (indices, parameters, curve index, curve ints, curve floats), Millard (indices,
     *:func:`millard_parameters`)); speed: the paths' lengthening speeds (Schutte's 90-degree case)."""
     th, sc, mi = groups
-    for g in range(3):
-        if g == 0:
-            idx = th[0]
-        elif g == 1:
-            idx = sc[0]
-        else:
-            idx = mi[0]
-        n = idx.shape[0]
-        if n == 0:
-            continue
-        gl, ga, gf, gu = _gather(idx, lmt), _gather(idx, a), _gather(idx, lf), _gather(idx, u)
-        fo, dl, ad = np.empty(n), np.empty(n), np.empty(n)
-        if g == 0:
-            thelen_kernel(th[1], gl, ga, gf, gu, fo, dl, ad)
-        elif g == 1:
-            schutte_kernel(sc[1], sc[2], sc[3], sc[4], gl, _gather(idx, speed), ga, gf, gu, fo, dl, ad)
-        else:
-            millard_kernel(mi[1], mi[2], mi[3], mi[4], mi[5], mi[6], gl, ga, gf, gu, fo, dl, ad)
-        _scatter(idx, fo, force)
-        _scatter(idx, dl, dlf)
-        _scatter(idx, ad, adot)
+    thelen_kernel(th[1], th[0], lmt, a, lf, u, force, dlf, adot)
+    schutte_kernel(sc[1], sc[0], sc[2], sc[3], sc[4], lmt, speed, a, lf, u, force, dlf, adot)
+    millard_kernel(mi[1], mi[0], mi[2], mi[3], mi[4], mi[5], mi[6], lmt, a, lf, u, force, dlf, adot)

@@ -827,9 +827,15 @@ class MuscleDrivenSystem:
         return force, dlf, adot
 
     def tendon_forces(self, y: np.ndarray) -> np.ndarray:
-        q, _, a, lf = self.split(y)
+        """Tendon forces [N] at a state (the same muscle loops as :meth:`rhs`)."""
+        q, qd, a, lf = self.split(y)
         length, r = self.path_lengths(q)
-        return self._muscle_derivatives(length, a, lf, np.zeros(self.n_m), -(r.T @ self.split(y)[1]))[0]
+        if not self.compiled:
+            return self._muscle_derivatives(length, a, lf, np.zeros(self.n_m), -(r.T @ qd))[0]
+        force, dlf, adot = np.empty(self.n_m), np.empty(self.n_m), np.empty(self.n_m)
+        MK.muscle_derivatives(self.groups, length, -(r.T @ qd), np.ascontiguousarray(a), np.ascontiguousarray(lf),
+                              np.zeros(self.n_m), force, dlf, adot)
+        return force
 
     def initial_state(self, q0: Any = None, qdot0: Any = None, activations: Any = None) -> np.ndarray:
         """[q0, q̇0, a0, l_f0] with OpenSim's equilibrium fibre lengths (activations default to each muscle's

@@ -62,21 +62,18 @@ def _rest(t, y, length, r, prog, mus, clf, act):  # pragma: no cover - compiled
     """The right-hand side at (t, y) given the muscles' path lengths and moment arms at y's q."""
     _, _, _, _, _, zero_qd, ints, flts, ext = prog
     nq = zero_qd.shape[1]
-    groups, ekind, evals = mus
+    groups, ekind, evals, work, tau = mus  # work rows: u, speed, force, dlf, adot, a, l_f (no allocation)
     nm = ekind.shape[0]
-    u = np.empty(nm)
+    u, speed, force, dlf, adot, a, lf = work[0], work[1], work[2], work[3], work[4], work[5], work[6]
     for m in range(nm):
         u[m] = excitation_value(ekind[m], evals[m], t)
-    speed = np.zeros(nm)  # lengthening speeds -R^T q-dot (Schutte's fibres at 90 degrees)
-    for m in range(nm):
+        s = 0.0  # lengthening speed -R^T q-dot (Schutte's fibres at 90 degrees)
         for k in range(nq):
-            speed[m] -= r[k, m] * y[nq + k]
-    force = np.empty(nm)
-    dlf = np.empty(nm)
-    adot = np.empty(nm)
-    muscle_derivatives(groups, length, speed, y[2 * nq:2 * nq + nm].copy(), y[2 * nq + nm:].copy(), u, force, dlf,
-                       adot)
-    tau = np.zeros(nq)
+            s -= r[k, m] * y[nq + k]
+        speed[m] = s
+        a[m] = y[2 * nq + m]
+        lf[m] = y[2 * nq + nm + m]
+    muscle_derivatives(groups, length, speed, a, lf, u, force, dlf, adot)
     for k in range(nq):
         s = 0.0
         for m in range(nm):
@@ -95,8 +92,9 @@ def _rest(t, y, length, r, prog, mus, clf, act):  # pragma: no cover - compiled
     mech = K.rhs(ints, flts, ext, y[:2 * nq].copy(), tau)
     out = np.empty(y.shape[0])
     out[:2 * nq] = mech
-    out[2 * nq:2 * nq + nm] = adot
-    out[2 * nq + nm:] = dlf
+    for m in range(nm):
+        out[2 * nq + m] = adot[m]
+        out[2 * nq + nm + m] = dlf[m]
     return out
 
 
@@ -222,7 +220,7 @@ def compiled_plan(system):
            tuple(o.copy() for o in paths._out), cond,
            pose_workspace(paths.n_f, paths.n_q, paths.plan.bodies[0], *paths.plan.path[:3]))
     ek, ev = encode(system._excitation)
-    mus = (system.groups, ek, ev)
+    mus = (system.groups, ek, ev, np.zeros((7, system.n_m)), np.zeros(system.n_q))
     rows = []
     for f in system.limit_forces:
         w = math.pi / 180.0 if f.rotational else 1.0

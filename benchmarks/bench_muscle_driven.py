@@ -6,6 +6,9 @@ step 0.05 -> 0.5 over 0.1-0.3 s, TRIlong 0.2 + 0.1 sin(10 t), the other four 0.2
 TRIlong's wrapped path jumps by 8.5 mm -- in OpenSim too -- and the state at 1 s then depends on how each
 integrator crosses that jump: no fair accuracy measure.)
 
+``--model arm26-millard``: the same arm26 motion with its six muscles made Millard2012EquilibriumMuscles (same
+paths and common parameters, Millard's default curves, damping and elastic tendon: OpenSim's defaults); 0.3 s.
+
 ``--model mobl4``: MoBL-ARMS (7 coordinates, 13 couplers, 14 CoordinateLimitForces) with four of its
 Schutte1993Muscle_Deprecated units (DELT1, TRIlong, BRA, ECRL: wrapped, no moving path points, so OpenSim
 applies the forces as the package does), 0.1 s: BRA a step to 0.8, DELT1 a sine; the forearm and hand fall.
@@ -30,6 +33,7 @@ point on the same body leaves that segment's length change out of the force, so 
 two ODEs differ).
 
     python benchmarks/bench_muscle_driven.py                 # arm26, about 1 min
+    python benchmarks/bench_muscle_driven.py --model arm26-millard   # about 2 min
     python benchmarks/bench_muscle_driven.py --model mobl4   # about 2 min
     python benchmarks/bench_muscle_driven.py --model mobl    # several minutes
     python benchmarks/bench_muscle_driven.py --model mobl4 --agreement   # about 10 s
@@ -62,10 +66,26 @@ def _specs(d: dict) -> dict:
 CASES = {
     "arm26": (1.0, _specs({"BIClong": "step:0.1:0.3:0.05:0.5", "BICshort": "0.2", "BRA": "0.3",
                            "TRIlong": "sine:0.1:10:0:0.2", "TRIlat": "0.2", "TRImed": "0.2"})),
+    "arm26-millard": (0.3, _specs({"BIClong": "step:0.1:0.3:0.05:0.5", "BICshort": "0.2", "BRA": "0.3",
+                                   "TRIlong": "sine:0.1:10:0:0.2", "TRIlat": "0.2", "TRImed": "0.2"})),
     "mobl4": (0.1, _specs({"BRA": "step:0:0.01:0.0:0.8", "TRIlong": "0.2", "DELT1": "sine:0.2:20:0:0.3"})),
     "mobl": (0.005, _specs({"BIClong": "step:0:0.01:0.0:0.6", "TRIlong": "0.2", "DELT1": "sine:0.2:20:0:0.3"})),
 }
 MOBL4_MUSCLES = {"DELT1", "TRIlong", "BRA", "ECRL"}
+
+
+def arm26_millard(out: Path) -> Path:
+    """arm26 with its Thelen2003Muscles turned into Millard2012EquilibriumMuscles (OpenSim's default curves)."""
+    from lxml import etree
+    tree = etree.parse(str(MODELS / "arm26.osim"))
+    for el in tree.iter("Thelen2003Muscle"):
+        el.tag = "Millard2012EquilibriumMuscle"
+        for c in list(el):
+            if c.tag in ("FmaxTendonStrain", "FmaxMuscleStrain", "KshapeActive", "KshapePassive", "Af", "Flen",
+                         "fv_linear_extrap_threshold"):
+                el.remove(c)
+    tree.write(str(out))
+    return out
 
 
 def mobl_with(muscles: set, out: Path) -> Path:
@@ -165,6 +185,8 @@ def main() -> None:
         t_end, exc = CASES[args.model]
         if args.model == "arm26":
             paths = (MODELS / "arm26.osim", None)
+        elif args.model == "arm26-millard":
+            paths = (arm26_millard(Path(tmp) / "arm26_millard.osim"), None)
         elif args.model == "mobl4":
             paths = (mobl_with(MOBL4_MUSCLES, Path(tmp) / "mobl4.osim"), None)
         else:

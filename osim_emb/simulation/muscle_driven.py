@@ -18,8 +18,12 @@ the right-hand side follows OpenSim 4.6's ``Thelen2003Muscle`` (an ``ActivationF
 
 Initial fibre lengths come from OpenSim's ``Thelen2003Muscle::initMuscleState`` (the Newton iteration of
 ``computeInitialFiberEquilibrium``), ported step by step so the starting state is OpenSim's.
-``Millard2012EquilibriumMuscle`` (elastic tendon, fibre damping: OpenSim's defaults) is supported too, in
-numpy: its fibre velocity solves the damped force balance by Newton's method (:class:`_MillardGroup`).
+``Millard2012EquilibriumMuscle`` (elastic tendon, fibre damping: OpenSim's defaults) and
+``Schutte1993Muscle_Deprecated`` are supported too, in any mix.  The muscle equations are the compiled loops of
+:mod:`osim_emb.muscles.kernels`, called here and by the compiled integrator
+(:mod:`osim_emb.simulation.muscle_driven_jit`).  The numpy groups below (``_ThelenArrays``, ``_MillardGroup``,
+``_SchutteGroup``: the muscle models' own curves) are the independent reference route (``compiled=False``) the
+tests compare with; they also compute the initial equilibria.
 
 Excitations are functions of time (or constants), by muscle name.  Lengths in metres, angles in radians.
 """

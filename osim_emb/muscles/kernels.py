@@ -30,7 +30,7 @@ from osim_emb.core._accel import njit
 from osim_emb.core.compiled_kernels import _univariate as K_univariate
 
 __all__ = ["THELEN_FIELDS", "thelen_parameters", "thelen_kernel", "thelen_fiber_velocity", "thelen_fiber_velocity_array", "schutte_kernel",
-           "MILLARD_FIELDS", "millard_parameters", "millard_kernel", "bezier_curve", "muscle_derivatives",
+           "MILLARD_FIELDS", "millard_parameters", "millard_kernel", "millard_length_terms", "millard_static_balance", "bezier_curve", "muscle_derivatives",
            "empty_groups"]
 
 ROUNDOFF_ERROR = 2e-13  # OpenSim's SimmMacros.h (EQUAL_WITHIN_ERROR)
@@ -317,26 +317,44 @@ def millard_parameters(muscles, fal_fv, fv_inverse):
 
 
 @njit(nogil=True, error_model="numpy")
+def millard_length_terms(p, cidx, rows, cx, cy, ends, j, lmt, lf_state):  # pragma: no cover - compiled
+    """(l_f clamped to its minimum, cos phi, f_L, f_PE, f_SE) of the Millard muscle in row j at path length lmt."""
+    lopt, lts, lmin, h, sin_max, phi_max, lmin_pen, pennated = (p[j, 1], p[j, 2], p[j, 8], p[j, 9], p[j, 10],
+                                                                p[j, 11], p[j, 12], p[j, 13])
+    lf = max(lf_state, lmin)
+    phi = 0.0
+    if pennated > 0.5:  # MuscleFixedWidthPennationModel
+        if lf > lmin_pen:
+            s = h / lf
+            phi = math.asin(min(max(s, -1.0), 1.0)) if s < sin_max else phi_max
+        else:
+            phi = phi_max
+    cphi = math.cos(phi)
+    lN = lf / lopt
+    fal = bezier_curve(rows, cx, cy, ends, cidx[j, 0], lN)[0]
+    fpe = bezier_curve(rows, cx, cy, ends, cidx[j, 3], lN)[0]
+    fse = bezier_curve(rows, cx, cy, ends, cidx[j, 4], (lmt - lf * cphi) / lts)[0]
+    return lf, cphi, fal, fpe, fse
+
+
+@njit(nogil=True, error_model="numpy")
+def millard_static_balance(p, cidx, rows, cx, cy, ends, j, lmt, a, lf):  # pragma: no cover - compiled
+    """F_max-normalized fibre force along the tendon minus tendon force at zero fibre velocity,
+    (a f_L + f_PE) cos phi - f_SE (a clamped to [a_min, 1]): zero at the initial equilibrium."""
+    ac = min(max(a, p[j, 7]), 1.0)
+    _, cphi, fal, fpe, fse = millard_length_terms(p, cidx, rows, cx, cy, ends, j, lmt, lf)
+    return (ac * fal + fpe) * cphi - fse
+
+
+@njit(nogil=True, error_model="numpy")
 def millard_kernel(p, idx, cidx, rows, cx, cy, ends, lmt, a, lf_state, u, force, dlf, adot):  # pragma: no cover
     """``Millard2012EquilibriumMuscle::calcFiberVelocityInfo``'s damped branch for muscles idx[j]."""
     for j in range(idx.shape[0]):
         m = idx[j]
-        fiso, lopt, lts, vmax, beta, tau_act, tau_deact, amin, lmin, h, sin_max, phi_max, lmin_pen, pennated = p[j]
+        fiso, lopt, _, vmax, beta, tau_act, tau_deact, amin, lmin, _, _, _, _, _ = p[j]
         adot[m] = _activation_rate(a[m], u[m], amin, tau_act, tau_deact)
         ac = min(max(a[m], amin), 1.0)
-        lf = max(lf_state[m], lmin)
-        phi = 0.0
-        if pennated > 0.5:  # MuscleFixedWidthPennationModel
-            if lf > lmin_pen:
-                s = h / lf
-                phi = math.asin(min(max(s, -1.0), 1.0)) if s < sin_max else phi_max
-            else:
-                phi = phi_max
-        cphi = math.cos(phi)
-        lN = lf / lopt
-        fal = bezier_curve(rows, cx, cy, ends, cidx[j, 0], lN)[0]
-        fpe = bezier_curve(rows, cx, cy, ends, cidx[j, 3], lN)[0]
-        fse = bezier_curve(rows, cx, cy, ends, cidx[j, 4], (lmt[m] - lf * cphi) / lts)[0]
+        lf, cphi, fal, fpe, fse = millard_length_terms(p, cidx, rows, cx, cy, ends, j, lmt[m], lf_state[m])
         fv0 = (fse / max(cphi, 0.01) - fpe) / (max(ac, 0.01) * max(fal, 0.01))
         d = min(max(bezier_curve(rows, cx, cy, ends, cidx[j, 2], fv0)[0], -1.0), 1.0)
         for _ in range(50):  # Newton on the damped balance (one root: f_V' >= 0, beta > 0)

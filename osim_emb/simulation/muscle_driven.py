@@ -356,6 +356,8 @@ class _MillardGroup:
             d["concentric_slope_at_vmax"] = max(d["concentric_slope_at_vmax"], 1e-3)
             d["eccentric_slope_at_vmax"] = max(d["eccentric_slope_at_vmax"], 1e-3)
             self.fv_inverse.append(ForceVelocityInverseCurve(**d))
+        # (packed parameters, curve index, encoded curves) of the compiled loop
+        self.kernel_args = MK.millard_parameters(self.muscles, self.curves, self.fv_inverse)
 
     def activation_rate(self, a, u):
         ac = np.clip(a, self.amin, 1.0)
@@ -413,16 +415,14 @@ class _MillardGroup:
 
     def initial_fiber_length(self, k, activation, lmt):
         """The fibre length of the static equilibrium F_max (a f_L + f_PE) cos φ = F_max f_SE (OpenSim's
-        computeFiberEquilibrium at zero speed, solved here to round-off with Brent's method)."""
+        computeFiberEquilibrium at zero speed, solved here to round-off with Brent's method on the compiled
+        :func:`osim_emb.muscles.kernels.millard_static_balance`)."""
         from scipy.optimize import brentq
         m = self.muscles[k]
-        a = min(max(activation, self.amin[k]), 1.0)
+        args = self.kernel_args
 
         def balance(lf):
-            lmts = np.full(len(self.muscles), lmt)
-            lfs = np.full(len(self.muscles), lf)
-            _, cphi, fal, fpe, fse = self._length_terms(lmts, lfs)
-            return (a * fal[k] + fpe[k]) * cphi[k] - fse[k]
+            return MK.millard_static_balance(*args, k, float(lmt), float(activation), float(lf))
 
         lo = self.lmin[k]
         hi = math.hypot(lmt - self.lts[k], m.parallelogram_height) + 1e-9  # tendon at slack: no tendon force
@@ -762,8 +762,7 @@ class MuscleDrivenSystem:
             sg = self.schutte
             sc = (index(self._schutte), sg.packed, sg.curve_index, sg.curve_ints, sg.curve_floats)
         if self._millard.any():
-            mg = self.millard
-            mi = (index(self._millard), *MK.millard_parameters(mg.muscles, mg.curves, mg.fv_inverse))
+            mi = (index(self._millard), *self.millard.kernel_args)
         return th, sc, mi
 
     # -- inputs -----------------------------------------------------------------------------------

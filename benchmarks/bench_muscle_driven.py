@@ -34,6 +34,7 @@ point on the same body leaves that segment's length change out of the force, so 
 two ODEs differ).
 
     python benchmarks/bench_muscle_driven.py                 # arm26, about 1 min
+    python benchmarks/bench_muscle_driven.py --repeat 5      # each time the fastest of 5 (a shared machine)
     python benchmarks/bench_muscle_driven.py --model arm26-millard   # about 2 min
     python benchmarks/bench_muscle_driven.py --model mobl4   # about 2 min
     python benchmarks/bench_muscle_driven.py --model mobl    # several minutes
@@ -44,6 +45,7 @@ two ODEs differ).
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import tempfile
 import time
@@ -100,7 +102,7 @@ def mobl_with(muscles: set, out: Path) -> Path:
     return out
 
 
-def ratio(path: Path, t_end: float, excitations: dict, opensim_path: Path | None = None) -> None:
+def ratio(path: Path, t_end: float, excitations: dict, opensim_path: Path | None = None, repeat: int = 1) -> None:
     model = load_osim(str(path))
     opensim_path = path if opensim_path is None else opensim_path
     times = np.linspace(0.0, t_end, 11)
@@ -114,10 +116,12 @@ def ratio(path: Path, t_end: float, excitations: dict, opensim_path: Path | None
     ours = []
     for method in methods:
         for rtol in (1e-4, 1e-5, 1e-6, 1e-7, 1e-8):
-            t0 = time.perf_counter()
-            tab = simulate_muscles(model, t_end, excitations, t_eval=times, method=method, rtol=rtol,
-                                   atol=rtol * 1e-2)
-            dt = time.perf_counter() - t0
+            dt = math.inf
+            for _ in range(repeat):
+                t0 = time.perf_counter()
+                tab = simulate_muscles(model, t_end, excitations, t_eval=times, method=method, rtol=rtol,
+                                       atol=rtol * 1e-2)
+                dt = min(dt, time.perf_counter() - t0)
             err = np.abs(tab[model.coordinate_names].to_numpy() - qref).max()
             ours.append((dt, err, method, rtol, tab.attrs["nfev"]))
             print(f"package {method:8s} rtol {rtol:.0e}: {dt:6.3f} s, {tab.attrs['nfev']:6d} right-hand sides, "
@@ -126,7 +130,8 @@ def ratio(path: Path, t_end: float, excitations: dict, opensim_path: Path | None
         steps = opensim_muscle_simulation(opensim_path, times, excitations, accuracy=acc)
         cols = [steps["names"].index(n) for n in model.coordinate_names]
         err = np.abs(steps["q"][:, cols] - qref).max()
-        one = opensim_muscle_simulation(opensim_path, times, excitations, accuracy=acc, one_shot=True)
+        one = min((opensim_muscle_simulation(opensim_path, times, excitations, accuracy=acc, one_shot=True)
+                   for _ in range(repeat)), key=lambda r: r["seconds"])
         ok = [o for o in ours if o[1] <= err]
         if not ok:
             print(f"OpenSim accuracy {acc:.0e}: {one['seconds']:.3f} s, error {err:.1e} rad; no package setting as "
@@ -181,6 +186,8 @@ def main() -> None:
     ap.add_argument("--model", choices=sorted(CASES), default="arm26")
     ap.add_argument("--agreement", action="store_true",
                     help="the agreement with OpenSim at tight tolerances instead of the speed ratio")
+    ap.add_argument("--repeat", type=int, default=1,
+                    help="time each run this many times and keep the fastest (package and OpenSim alike)")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         t_end, exc = CASES[args.model]
@@ -192,7 +199,10 @@ def main() -> None:
             paths = (mobl_with(MOBL4_MUSCLES, Path(tmp) / "mobl4.osim"), None)
         else:
             paths = (MODELS / "mobl_arms_holzbaur.osim", mobl_mvp(Path(tmp)))
-        (agreement if args.agreement else ratio)(paths[0], t_end, exc, paths[1])
+        if args.agreement:
+            agreement(paths[0], t_end, exc, paths[1])
+        else:
+            ratio(paths[0], t_end, exc, paths[1], args.repeat)
 
 
 if __name__ == "__main__":

@@ -29,8 +29,9 @@ import numpy as np
 from osim_emb.core._accel import njit
 from osim_emb.core.compiled_kernels import _univariate as K_univariate
 
-__all__ = ["THELEN_FIELDS", "thelen_parameters", "thelen_kernel", "thelen_fiber_velocity", "thelen_fiber_velocity_array", "schutte_kernel",
-           "MILLARD_FIELDS", "millard_parameters", "millard_kernel", "millard_length_terms", "millard_static_balance", "bezier_curve", "muscle_derivatives",
+__all__ = ["THELEN_FIELDS", "thelen_parameters", "thelen_kernel", "thelen_fiber_velocity",
+           "thelen_fiber_velocity_array", "schutte_kernel", "MILLARD_FIELDS", "millard_parameters", "millard_kernel",
+           "millard_length_terms", "millard_static_balance", "bezier_curve", "encode_curves", "muscle_derivatives",
            "empty_groups"]
 
 ROUNDOFF_ERROR = 2e-13  # OpenSim's SimmMacros.h (EQUAL_WITHIN_ERROR)
@@ -141,7 +142,7 @@ def _schutte_curve(cints, cflts, k, x):  # pragma: no cover - compiled
 
 @njit(nogil=True, error_model="numpy")
 def deprecated_pennation_scalar(lf, lopt, phi_opt):  # pragma: no cover - compiled
-    """ActivationFiberLengthMuscle_Deprecated::calcPennation (see :func:`osim_emb.muscles.hill.deprecated_pennation`)."""
+    """ActivationFiberLengthMuscle_Deprecated::calcPennation (:func:`osim_emb.muscles.hill.deprecated_pennation`)."""
     if lf < _EPS:
         return 0.0
     v = lopt * math.sin(phi_opt) / lf

@@ -23,7 +23,8 @@ class MuscleSimulationError(ValueError):
 
 @njit(error_model="numpy")
 def smooth_step(y0, y1, x0, x1, x):  # pragma: no cover - compiled
-    """SimTK::Function::Step(y0, y1, x0, x1): y0 before x0, y1 after x1, the quintic 10s³ − 15s⁴ + 6s⁵ between."""
+    """SimTK::Function::Step(y0, y1, x0, x1): y0 before x0, y1 after x1, the quintic 10s³ − 15s⁴ + 6s⁵
+    between."""
     if x <= x0:
         return y0
     if x >= x1:

@@ -200,7 +200,8 @@ def compiled_plan(system):
         return None, "an excitation or control is a Python function"
 
     def encode(items):
-        kind = np.array([EXCITATION_KINDS[s.kind] if isinstance(s, ExcitationSpec) else 0 for s in items], dtype=np.int64)
+        kind = np.array([EXCITATION_KINDS[s.kind] if isinstance(s, ExcitationSpec) else 0 for s in items],
+                        dtype=np.int64)
         vals = np.zeros((len(items), 4))
         for i, s in enumerate(items):
             v = s.values if isinstance(s, ExcitationSpec) else (float(s),)

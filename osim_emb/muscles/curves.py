@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from osim_emb.muscles.kernels import thelen_fiber_velocity_array
+from osim_emb.muscles.kernels import thelen_curve_array, thelen_fiber_velocity_array
 
 __all__ = [
     "SmoothSegmentedCurve",
@@ -520,18 +520,22 @@ class TendonForceLengthCurve(_MillardCurve):
 # =============================================================================
 # Thelen 2003 (as implemented in OpenSim's Thelen2003Muscle)
 # =============================================================================
+def _thelen_curve(which: int, x, p0: float, p1: float = 0.0, p2: float = 0.0) -> np.ndarray:
+    """A Thelen curve over an array, by the compiled muscle loop's own formula (osim_emb.muscles.kernels)."""
+    xa = np.asarray(x, dtype=float)
+    out = np.empty(xa.shape)
+    thelen_curve_array(which, np.ascontiguousarray(xa).reshape(-1), float(p0), float(p1), float(p2), out.reshape(-1))
+    return out
+
+
 def thelen_active_force_length(norm_fiber_length, k_shape_active: float) -> np.ndarray:
     """f_L = exp(-(l~ - 1)^2 / gamma)  (Thelen 2003 Eq. 3; gamma = KshapeActive)."""
-    x = np.asarray(norm_fiber_length, dtype=float) - 1.0
-    return np.exp(-(x * x) / k_shape_active)
+    return _thelen_curve(1, norm_fiber_length, k_shape_active)
 
 
 def thelen_passive_force_length(norm_fiber_length, fmax_muscle_strain: float, k_shape_passive: float) -> np.ndarray:
     """f_PE = (exp(k_PE (l~ - 1)/e0_M) - 1) / (exp(k_PE) - 1) for l~ > 1, else 0 (Thelen 2003 Eq. 2)."""
-    lN = np.asarray(norm_fiber_length, dtype=float)
-    with np.errstate(over="ignore"):
-        f = (np.exp(k_shape_passive * (lN - 1.0) / fmax_muscle_strain) - 1.0) / (np.exp(k_shape_passive) - 1.0)
-    return np.where(lN > 1.0, f, 0.0)
+    return _thelen_curve(2, norm_fiber_length, k_shape_passive, fmax_muscle_strain, np.exp(k_shape_passive) - 1.0)
 
 
 def _thelen_tendon_constants(e0: float):
@@ -545,11 +549,8 @@ def _thelen_tendon_constants(e0: float):
 
 def thelen_tendon_force_length(norm_tendon_length, fmax_tendon_strain: float) -> np.ndarray:
     """Thelen 2003 Eq. 1 tendon force (OpenSim's exact e_toe, k_lin so that f_T(1 + e0) = 1)."""
-    x = np.asarray(norm_tendon_length, dtype=float) - 1.0
-    k_toe, f_toe, e_toe, k_lin = _thelen_tendon_constants(fmax_tendon_strain)
-    with np.errstate(over="ignore"):
-        toe = f_toe / (np.exp(k_toe) - 1.0) * (np.exp(k_toe * x / e_toe) - 1.0)
-    return np.where(x > e_toe, k_lin * (x - e_toe) + f_toe, np.where(x > 0.0, toe, 0.0))
+    _, _, e_toe, k_lin = _thelen_tendon_constants(fmax_tendon_strain)
+    return _thelen_curve(0, norm_tendon_length, e_toe, k_lin)
 
 
 def _thelen_ecc_constants(activation, af, flen, threshold):

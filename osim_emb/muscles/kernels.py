@@ -30,7 +30,8 @@ from osim_emb.core._accel import njit
 from osim_emb.core.compiled_kernels import _univariate as K_univariate
 
 __all__ = ["THELEN_FIELDS", "thelen_parameters", "thelen_kernel", "thelen_fiber_velocity",
-           "thelen_fiber_velocity_array", "schutte_kernel", "MILLARD_FIELDS", "millard_parameters", "millard_kernel",
+           "thelen_fiber_velocity_array", "thelen_tendon_force", "thelen_active_force", "thelen_passive_force",
+           "thelen_curve_array", "schutte_kernel", "MILLARD_FIELDS", "millard_parameters", "millard_kernel",
            "millard_length_terms", "millard_static_balance", "bezier_curve", "encode_curves", "muscle_derivatives",
            "empty_groups"]
 
@@ -82,6 +83,43 @@ def thelen_fiber_velocity(k, afl, fm, af, flen, thr):  # pragma: no cover - comp
 
 
 @njit(nogil=True, error_model="numpy")
+def thelen_tendon_force(tlN, etoe, klin):  # pragma: no cover - compiled
+    """Thelen 2003 Eq 1 as OpenSim's ``calcfse``: f_SE at normalized tendon length tlN (toe region to
+    strain etoe, then linear with slope klin)."""
+    x = tlN - 1.0
+    if x > etoe:
+        return klin * (x - etoe) + 0.33
+    if x > 0.0:
+        return 0.33 / (math.exp(3.0) - 1.0) * (math.exp(3.0 * x / etoe) - 1.0)
+    return 0.0
+
+
+@njit(nogil=True, error_model="numpy")
+def thelen_active_force(lN, kact):  # pragma: no cover - compiled
+    """Thelen 2003 Eq 3: f_L = exp(-(l~ - 1)^2 / gamma)."""
+    return math.exp(-((lN - 1.0) * (lN - 1.0)) / kact)
+
+
+@njit(nogil=True, error_model="numpy")
+def thelen_passive_force(lN, kpe, e0m, fpe_den):  # pragma: no cover - compiled
+    """Thelen 2003 Eq 2 (0 below l~ = 1); fpe_den = exp(kpe) - 1."""
+    return (math.exp(kpe * (lN - 1.0) / e0m) - 1.0) / fpe_den if lN > 1.0 else 0.0
+
+
+@njit(nogil=True, error_model="numpy")
+def thelen_curve_array(which, x, p0, p1, p2, out):  # pragma: no cover - compiled
+    """One Thelen curve over an array: which 0 = f_SE(x; etoe p0, klin p1), 1 = f_L(x; gamma p0),
+    2 = f_PE(x; kpe p0, e0m p1, exp(kpe) - 1 p2)."""
+    for i in range(x.shape[0]):
+        if which == 0:
+            out[i] = thelen_tendon_force(x[i], p0, p1)
+        elif which == 1:
+            out[i] = thelen_active_force(x[i], p0)
+        else:
+            out[i] = thelen_passive_force(x[i], p0, p1, p2)
+
+
+@njit(nogil=True, error_model="numpy")
 def thelen_fiber_velocity_array(k, fv, af, flen, thr, out):  # pragma: no cover - compiled
     """:func:`thelen_fiber_velocity` at a f_L = 1 over arrays: the normalized fibre velocity at force-velocity
     multipliers ``fv`` (k = 0.25 + 0.75 a)."""
@@ -100,7 +138,6 @@ def _activation_rate(a, u, amin, tau_act, tau_deact):  # pragma: no cover - comp
 @njit(nogil=True, error_model="numpy")  # divisions by zero give inf/nan as numpy does
 def thelen_kernel(p, idx, lmt, a, lf_state, u, force, dlf, adot):  # pragma: no cover - compiled
     """Muscles idx[j] (parameters p[j]) of the model's arrays: tendon force, fibre velocity, activation rate."""
-    ftoe_scale = 0.33 / (math.exp(3.0) - 1.0)
     for j in range(idx.shape[0]):
         m = idx[j]
         (fiso, lopt, lts, h, sin_max, phi_max, lmin, vmax, etoe, klin, e0m, kact, kpe, fpe_den, af, flen, thr,
@@ -117,15 +154,9 @@ def thelen_kernel(p, idx, lmt, a, lf_state, u, force, dlf, adot):  # pragma: no 
                 phi = phi_max
         cphi = math.cos(phi)
         lN = lf / lopt
-        x = (lmt[m] - lf * cphi) / lts - 1.0
-        if x > etoe:
-            fse = klin * (x - etoe) + 0.33
-        elif x > 0.0:
-            fse = ftoe_scale * (math.exp(3.0 * x / etoe) - 1.0)
-        else:
-            fse = 0.0
-        fal = math.exp(-((lN - 1.0) ** 2) / kact)
-        fpe = (math.exp(kpe * (lN - 1.0) / e0m) - 1.0) / fpe_den if lN > 1.0 else 0.0
+        fse = thelen_tendon_force((lmt[m] - lf * cphi) / lts, etoe, klin)
+        fal = thelen_active_force(lN, kact)
+        fpe = thelen_passive_force(lN, kpe, e0m, fpe_den)
         fm = fse / cphi - fpe
         dlN = thelen_fiber_velocity(0.25 + 0.75 * ac, ac * fal, fm, af, flen, thr)
         force[m] = fiso * fse

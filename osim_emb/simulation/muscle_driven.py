@@ -204,14 +204,15 @@ def _scalar_fv_inverse(m: Thelen2003Muscle, a, fal, dlceN, tol, max_iter=100):
 
 
 def _thelen_curves(m: Thelen2003Muscle):
+    """The Thelen curves (the compiled loop's formulas) and their derivatives, scalar, for the initial
+    equilibrium."""
     e0, e3 = m.FmaxTendonStrain, math.exp(3.0)
     etoe = (99.0 * e0 * e3) / (166.0 * e3 - 67.0)
     klin = 0.67 / (e0 - etoe)
+    fpe_den = math.exp(m.KshapePassive) - 1.0
 
     def fse(tlN):
-        x = tlN - 1
-        return klin * (x - etoe) + 0.33 if x > etoe else (0.33 / (math.exp(3.0) - 1) * (math.exp(3 * x / etoe) - 1)
-                                                        if x > 0 else 0.0)
+        return MK.thelen_tendon_force(tlN, etoe, klin)
 
     def dfse(tlN):
         x = tlN - 1
@@ -219,16 +220,14 @@ def _thelen_curves(m: Thelen2003Muscle):
                                       if x > 0 else 0.0)
 
     def fal(lN):
-        return math.exp(-((lN - 1) * (lN - 1)) / m.KshapeActive)
+        return MK.thelen_active_force(lN, m.KshapeActive)
 
     def dfal(lN):
         t1 = lN - 1
         return -2 * t1 / m.KshapeActive * math.exp(-t1 * t1 / m.KshapeActive)
 
     def fpe(lN):
-        if lN > 1.0:
-            return (math.exp(m.KshapePassive * (lN - 1) / m.FmaxMuscleStrain) - 1) / (math.exp(m.KshapePassive) - 1)
-        return 0.0
+        return MK.thelen_passive_force(lN, m.KshapePassive, m.FmaxMuscleStrain, fpe_den)
 
     def dfpe(lN):
         if lN > 1.0:

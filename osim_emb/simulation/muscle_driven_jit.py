@@ -25,6 +25,7 @@ from osim_emb.simulation.excitations import EXCITATION_KINDS, ExcitationSpec, ex
 
 __all__ = ["compiled_plan", "integrate_compiled"]
 
+
 @njit(error_model="numpy")
 def _paths(y, prog, geo):  # pragma: no cover - compiled
     """L (M,) and R (nq, M) at q = y[:nq] (views of the plan's output arrays, overwritten by the next call)."""

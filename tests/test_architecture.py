@@ -56,8 +56,6 @@ KNOWN_VIOLATIONS = {
 # Import cycles of today (modules of one strongly connected component) -> reason.  Shrink only: a cycle found
 # must lie inside one listed here, and each listed one must still be (part of) a cycle.
 KNOWN_CYCLES = {
-    frozenset({"osim_emb.simulation.muscle_driven", "osim_emb.simulation.muscle_driven_jit"}):
-        "the muscle-driven simulation and its compiled route call each other (muscles helper)",
 }
 
 

@@ -87,15 +87,24 @@ def test_coordinate_limit_force_and_actuator_equal_opensim(osim, models_dir, tmp
     assert dq < 1e-6
 
 
-@pytest.mark.parametrize("name, n_q, n_m, draws, t", [("arm26", 2, 6, 5, 0.2), ("mobl_arms_holzbaur", 7, 50, 3, 0.1)],
-                         ids=["arm26-thelen", "mobl-schutte"])
-def test_compiled_and_numpy_right_hand_sides_agree(models_dir, name, n_q, n_m, draws, t):
-    """The compiled muscle loops (Thelen on arm26; Schutte1993 with curves through the compiled SimmSpline on MoBL)
-    against the numpy muscle models, at random states around the initial equilibrium."""
+MIXED = ("BIClong", "BRA", "TRIlat")  # arm26's muscles made Millard2012 in the mixed-type tests
+
+
+@pytest.mark.parametrize("name, n_q, n_m, draws, t", [("arm26", 2, 6, 5, 0.2), ("mobl_arms_holzbaur", 7, 50, 3, 0.1),
+                                                      ("arm26_mixed", 2, 6, 5, 0.2)],
+                         ids=["arm26-thelen", "mobl-schutte", "arm26-thelen-millard"])
+def test_compiled_and_numpy_right_hand_sides_agree(models_dir, tmp_path, name, n_q, n_m, draws, t):
+    """The compiled muscle loops (Thelen on arm26; Schutte1993 with curves through the compiled SimmSpline on MoBL;
+    Thelen and Millard2012 with its Bezier curves compiled in one arm26) against the numpy muscle models, at random
+    states around the initial equilibrium."""
     pytest.importorskip("numba")
     from osim_emb import load_osim
     from osim_emb.simulation.muscle_driven import MuscleDrivenSystem
-    model = load_osim(str(models_dir / f"{name}.osim"))
+    if name == "arm26_mixed":
+        _millard_copy(models_dir / "arm26.osim", tmp_path / "mixed.osim", MIXED)
+        model = load_osim(str(tmp_path / "mixed.osim"))
+    else:
+        model = load_osim(str(models_dir / f"{name}.osim"))
     exc = {"BIClong": ExcitationSpec.parse("0.6"), "TRIlong": ExcitationSpec.parse("sine:0.2:20:0:0.3")}
     fast, ref = MuscleDrivenSystem(model, exc), MuscleDrivenSystem(model, exc, compiled=False)
     assert fast.compiled and not ref.compiled
@@ -152,12 +161,14 @@ def test_muscles_with_a_limit_force_equal_opensim_in_the_compiled_integrator(osi
     assert dq < 1e-6
 
 
-def _millard_copy(src, dst):
-    """arm26 with its Thelen2003Muscles turned into Millard2012EquilibriumMuscles (same path and the common
-    parameters; Millard's default curves, damping and compliant tendon)."""
+def _millard_copy(src, dst, names=None):
+    """arm26 with its Thelen2003Muscles (or those in ``names``) turned into Millard2012EquilibriumMuscles (same path
+    and the common parameters; Millard's default curves, damping and compliant tendon)."""
     from lxml import etree
     tree = etree.parse(str(src))
-    for el in tree.iter("Thelen2003Muscle"):
+    for el in list(tree.iter("Thelen2003Muscle")):
+        if names is not None and el.get("name") not in names:
+            continue
         el.tag = "Millard2012EquilibriumMuscle"
         for c in list(el):
             if c.tag in ("FmaxTendonStrain", "FmaxMuscleStrain", "KshapeActive", "KshapePassive", "Af", "Flen",
@@ -180,6 +191,52 @@ def test_millard_muscles_equal_opensim_manager(osim, models_dir, tmp_path):
           f"max|l_f - l_f,OpenSim| = {dl:.2e} m")
     assert dq < 1e-6
     assert dl < 1e-7
+
+
+def test_mixed_thelen_and_millard_muscles_equal_opensim_in_the_compiled_integrator(osim, models_dir, tmp_path):
+    """arm26 with three muscles made Millard2012EquilibriumMuscle (default curves, damping, elastic tendon) beside
+    three Thelen2003Muscle, integrated by the compiled integrator, against OpenSim's Manager."""
+    pytest.importorskip("numba")
+    from osim_emb import load_osim
+    from osim_emb.simulation.muscle_driven import MuscleDrivenSystem, simulate_muscles
+    from osim_emb.opensim.muscle_simulation import opensim_muscle_simulation
+    path = tmp_path / "arm26_mixed.osim"
+    _millard_copy(models_dir / "arm26.osim", path, MIXED)
+    model = load_osim(str(path))
+    kinds = {m.name: type(m.parameters).__name__ for m in model.muscles}
+    assert sorted(set(kinds.values())) == ["Millard2012EquilibriumMuscle", "Thelen2003Muscle"]
+    exc = {"BIClong": ExcitationSpec.parse("step:0.0:0.05:0.02:0.8"), "TRIlong": ExcitationSpec.parse("0.3"),
+           "BRA": ExcitationSpec.parse("sine:0.2:20:0:0.3")}
+    assert MuscleDrivenSystem(model, exc).compiled
+    times = np.linspace(0.0, 0.1, 6)
+    ours = simulate_muscles(model, times[-1], exc, t_eval=times, method="RK45-jit", rtol=1e-10, atol=1e-12)
+    ref = opensim_muscle_simulation(path, times, exc, accuracy=1e-9)
+    dq = np.abs(ours[model.coordinate_names].to_numpy() - ref["q"]).max()
+    dl = np.abs(ours[[f"{m}_fiber_length" for m in ref["muscles"]]].to_numpy() - ref["fiber_length"]).max()
+    print(f"[agreement] arm26, 3 Millard2012 + 3 Thelen2003 muscles, 0.1 s (compiled integrator): "
+          f"max|q - q_OpenSim| = {dq:.2e} rad, max|l_f - l_f,OpenSim| = {dl:.2e} m")
+    assert np.abs(ref["q"][-1] - ref["q"][0]).max() > 0.05  # it moves
+    assert dq < 1e-5
+    assert dl < 1e-7
+
+
+def test_millard_options_other_than_opensims_defaults_are_refused(models_dir, tmp_path):
+    from lxml import etree
+    from osim_emb import load_osim
+    from osim_emb.simulation.muscle_driven import MuscleDrivenSystem
+    for tag, text, message in (("fiber_damping", "0", "without fibre damping"),
+                               ("ignore_tendon_compliance", "true", "ignore_tendon_compliance")):
+        _millard_copy(models_dir / "arm26.osim", tmp_path / "m.osim", ("BRA",))
+        tree = etree.parse(str(tmp_path / "m.osim"))
+        el = next(tree.iter("Millard2012EquilibriumMuscle"))
+        child = el.find(tag)
+        if child is None:
+            child = etree.SubElement(el, tag)
+        child.text = text
+        tree.write(str(tmp_path / "m.osim"))
+        with pytest.raises(MuscleSimulationError, match=message) as info:
+            MuscleDrivenSystem(load_osim(str(tmp_path / "m.osim")))
+        assert "BRA" in str(info.value)
 
 
 @pytest.mark.slow

@@ -27,6 +27,8 @@ from typing import Any
 
 import numpy as np
 
+from osim_emb.muscles.kernels import thelen_curve_array, thelen_fiber_velocity_array
+
 __all__ = [
     "SmoothSegmentedCurve",
     "quintic_bezier_corner",
@@ -518,18 +520,22 @@ class TendonForceLengthCurve(_MillardCurve):
 # =============================================================================
 # Thelen 2003 (as implemented in OpenSim's Thelen2003Muscle)
 # =============================================================================
+def _thelen_curve(which: int, x, p0: float, p1: float = 0.0, p2: float = 0.0) -> np.ndarray:
+    """A Thelen curve over an array, by the compiled muscle loop's own formula (osim_emb.muscles.kernels)."""
+    xa = np.asarray(x, dtype=float)
+    out = np.empty(xa.shape)
+    thelen_curve_array(which, np.ascontiguousarray(xa).reshape(-1), float(p0), float(p1), float(p2), out.reshape(-1))
+    return out
+
+
 def thelen_active_force_length(norm_fiber_length, k_shape_active: float) -> np.ndarray:
     """f_L = exp(-(l~ - 1)^2 / gamma)  (Thelen 2003 Eq. 3; gamma = KshapeActive)."""
-    x = np.asarray(norm_fiber_length, dtype=float) - 1.0
-    return np.exp(-(x * x) / k_shape_active)
+    return _thelen_curve(1, norm_fiber_length, k_shape_active)
 
 
 def thelen_passive_force_length(norm_fiber_length, fmax_muscle_strain: float, k_shape_passive: float) -> np.ndarray:
     """f_PE = (exp(k_PE (l~ - 1)/e0_M) - 1) / (exp(k_PE) - 1) for l~ > 1, else 0 (Thelen 2003 Eq. 2)."""
-    lN = np.asarray(norm_fiber_length, dtype=float)
-    with np.errstate(over="ignore"):
-        f = (np.exp(k_shape_passive * (lN - 1.0) / fmax_muscle_strain) - 1.0) / (np.exp(k_shape_passive) - 1.0)
-    return np.where(lN > 1.0, f, 0.0)
+    return _thelen_curve(2, norm_fiber_length, k_shape_passive, fmax_muscle_strain, np.exp(k_shape_passive) - 1.0)
 
 
 def _thelen_tendon_constants(e0: float):
@@ -543,11 +549,8 @@ def _thelen_tendon_constants(e0: float):
 
 def thelen_tendon_force_length(norm_tendon_length, fmax_tendon_strain: float) -> np.ndarray:
     """Thelen 2003 Eq. 1 tendon force (OpenSim's exact e_toe, k_lin so that f_T(1 + e0) = 1)."""
-    x = np.asarray(norm_tendon_length, dtype=float) - 1.0
-    k_toe, f_toe, e_toe, k_lin = _thelen_tendon_constants(fmax_tendon_strain)
-    with np.errstate(over="ignore"):
-        toe = f_toe / (np.exp(k_toe) - 1.0) * (np.exp(k_toe * x / e_toe) - 1.0)
-    return np.where(x > e_toe, k_lin * (x - e_toe) + f_toe, np.where(x > 0.0, toe, 0.0))
+    _, _, e_toe, k_lin = _thelen_tendon_constants(fmax_tendon_strain)
+    return _thelen_curve(0, norm_tendon_length, e_toe, k_lin)
 
 
 def _thelen_ecc_constants(activation, af, flen, threshold):
@@ -558,21 +561,15 @@ def _thelen_ecc_constants(activation, af, flen, threshold):
 
 def thelen_fiber_velocity(fv, activation, af: float, flen: float, threshold: float) -> np.ndarray:
     """Normalized fiber velocity v~ (per v_max l_opt; > 0 lengthening) at which the Thelen
-    force-velocity multiplier equals ``fv`` (OpenSim's ``calcdlceN`` divided by a f_L;
-    independent of f_L).  Linear extrapolation below fv = 0 and above threshold*Flen."""
-    fv = np.asarray(fv, dtype=float)
-    k, c = _thelen_ecc_constants(np.asarray(activation, dtype=float), af, flen, threshold)
-    fv_thr = threshold * flen
-    # concentric hyperbola (0 < fv <= 1), eccentric (1 < fv < thr*Flen)
-    conc = k * (fv - 1.0) / (1.0 + fv / af)
-    ecc = k * (fv - 1.0) / (c * (flen - fv))
-    # linear pieces
-    conc_lin = -k + k * (1.0 + 1.0 / af) * fv  # slope at fv = 0: k(1 + 1/af)
-    b0 = c * flen * (1.0 - threshold)
-    v0 = k * (fv_thr - 1.0) / b0
-    slope = k / b0 + k * (fv_thr - 1.0) * c / (b0 * b0)
-    ecc_lin = v0 + slope * (fv - fv_thr)
-    return np.where(fv <= 0.0, conc_lin, np.where(fv <= 1.0, conc, np.where(fv < fv_thr, ecc, ecc_lin)))
+    force-velocity multiplier equals ``fv`` (OpenSim's ``calcdlceN`` at a f_L = 1; it depends on the force only
+    through F / (a f_L)).  Linear extrapolation below fv = 0 and above threshold*Flen.  Evaluated by the
+    compiled muscle loop's :func:`osim_emb.muscles.kernels.thelen_fiber_velocity`."""
+    fv, a = np.broadcast_arrays(np.asarray(fv, dtype=float), np.asarray(activation, dtype=float))
+    out = np.empty(fv.shape)
+    thelen_fiber_velocity_array(np.ascontiguousarray(0.25 + 0.75 * a).reshape(-1),
+                                np.ascontiguousarray(fv).reshape(-1), float(af), float(flen), float(threshold),
+                                out.reshape(-1))
+    return out
 
 
 def thelen_force_velocity(norm_fiber_velocity, activation, af: float, flen: float, threshold: float) -> np.ndarray:

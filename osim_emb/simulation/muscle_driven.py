@@ -18,8 +18,12 @@ the right-hand side follows OpenSim 4.6's ``Thelen2003Muscle`` (an ``ActivationF
 
 Initial fibre lengths come from OpenSim's ``Thelen2003Muscle::initMuscleState`` (the Newton iteration of
 ``computeInitialFiberEquilibrium``), ported step by step so the starting state is OpenSim's.
-``Millard2012EquilibriumMuscle`` (elastic tendon, fibre damping: OpenSim's defaults) is supported too, in
-numpy: its fibre velocity solves the damped force balance by Newton's method (:class:`_MillardGroup`).
+``Millard2012EquilibriumMuscle`` (elastic tendon, fibre damping: OpenSim's defaults) and
+``Schutte1993Muscle_Deprecated`` are supported too, in any mix.  The muscle equations are the compiled loops of
+:mod:`osim_emb.muscles.kernels`, called here and by the compiled integrator
+(:mod:`osim_emb.simulation.muscle_driven_jit`).  The numpy groups below (``_ThelenArrays``, ``_MillardGroup``,
+``_SchutteGroup``: the muscle models' own curves) are the independent reference route (``compiled=False``) the
+tests compare with; they also compute the initial equilibria.
 
 Excitations are functions of time (or constants), by muscle name.  Lengths in metres, angles in radians.
 """
@@ -36,10 +40,11 @@ import pandas as pd
 from scipy.integrate import solve_ivp
 
 from osim_emb.core import dynamics as dyn
-from osim_emb.core._accel import njit, use_jit
-from osim_emb.core.compiled_kernels import _univariate as K_univariate
+from osim_emb.core._accel import use_jit
 from osim_emb.model import Model
 from osim_emb.muscles import curves as C
+from osim_emb.muscles import kernels as MK
+from osim_emb.simulation.excitations import ExcitationSpec, MuscleSimulationError, smooth_step
 from osim_emb.muscles.hill import (SIGNIFICANT_REAL, Millard2012EquilibriumMuscle, Schutte1993Muscle,
                                    Thelen2003Muscle, deprecated_pennation)
 
@@ -52,27 +57,9 @@ log = logging.getLogger(__name__)
 SQRT_EPS = math.sqrt(np.finfo(float).eps)  # SimTK::SqrtEps
 
 
-class MuscleSimulationError(ValueError):
-    """The model cannot be simulated with muscles (unsupported element, bad excitation, no equilibrium)."""
-
-
 # =============================================================================
 # Coordinate forces
 # =============================================================================
-def _step_up(x: float) -> float:
-    """SimTK::stepUp: the quintic 10x³ − 15x⁴ + 6x⁵ on [0, 1]."""
-    return x * x * x * (10.0 + x * (6.0 * x - 15.0))
-
-
-def _step(y0: float, y1: float, x0: float, x1: float, x: float) -> float:
-    """SimTK::Function::Step(y0, y1, x0, x1)."""
-    if x <= x0:
-        return y0
-    if x >= x1:
-        return y1
-    return y0 + (y1 - y0) * _step_up((x - x0) / (x1 - x0))
-
-
 @dataclass(frozen=True)
 class CoordinateLimitForce:
     """OpenSim ``CoordinateLimitForce``; limits in degrees (rotational) or metres, stiffness per degree, as in XML."""
@@ -93,8 +80,8 @@ class CoordinateLimitForce:
         w = math.pi / 180.0 if self.rotational else 1.0
         qup, qlow = w * self.upper_limit, w * self.lower_limit
         kup, klow, damp = self.upper_stiffness / w, self.lower_stiffness / w, self.damping / w
-        k_up = _step(0.0, kup, qup, qup + w * self.transition, q)
-        k_low = _step(klow, 0.0, qlow - w * self.transition, qlow, q)
+        k_up = smooth_step(0.0, kup, qup, qup + w * self.transition, q)
+        k_low = smooth_step(klow, 0.0, qlow - w * self.transition, qlow, q)
         ramp = (k_up / kup if kup != 0.0 else 0.0) + (k_low / klow if klow != 0.0 else 0.0)
         return -k_up * (q - qup) + k_low * (qlow - q) - damp * ramp * qdot
 
@@ -139,72 +126,18 @@ def coordinate_forces_from_model(model: Model) -> tuple[list[CoordinateLimitForc
 # Thelen 2003, vectorized over muscles
 # =============================================================================
 class _ThelenArrays:
-    """Per-muscle parameters as arrays (one entry per muscle)."""
+    """Thelen2003Muscles: the packed parameters of the compiled loop (:func:`osim_emb.muscles.kernels.thelen_kernel`)
+    and, for the numpy reference route (``compiled=False``, tests), the same derivatives from the muscle models'
+    own numpy curves (:class:`osim_emb.muscles.hill.Thelen2003Muscle`)."""
 
     def __init__(self, muscles: Sequence[Thelen2003Muscle]):
+        self.muscles = list(muscles)
         g = lambda attr: np.array([getattr(m, attr) for m in muscles], dtype=float)  # noqa: E731
         self.fiso, self.lopt, self.lts = g("max_isometric_force"), g("optimal_fiber_length"), g("tendon_slack_length")
-        self.phi_opt, self.phi_max = g("pennation_angle_at_optimal"), g("maximum_pennation_angle")
-        self.h = self.lopt * np.sin(self.phi_opt)
-        self.sin_max = np.sin(self.phi_max)
-        self.lmin = g("minimum_fiber_length")
-        self.vmax = g("max_contraction_velocity")
-        self.e0, self.e0m = g("FmaxTendonStrain"), g("FmaxMuscleStrain")
-        self.kact, self.kpe = g("KshapeActive"), g("KshapePassive")
-        self.af, self.flen, self.thr = g("Af"), g("Flen"), g("fv_linear_extrap_threshold")
+        self.lmin, self.vmax = g("minimum_fiber_length"), g("max_contraction_velocity")
         self.tau_act, self.tau_deact = g("activation_time_constant"), g("deactivation_time_constant")
         self.amin = g("minimum_activation")
-        self.pennated = self.phi_opt > np.finfo(float).eps
-        e3 = math.exp(3.0)
-        self.etoe = 99.0 * self.e0 * e3 / (166.0 * e3 - 67.0)
-        self.klin = 0.67 / (self.e0 - self.etoe)
-        self.ftoe_scale = 0.33 / (math.exp(3.0) - 1.0)
-        self.fpe_den = np.exp(self.kpe) - 1.0
-        self.packed = np.ascontiguousarray(np.stack([np.broadcast_to(np.asarray(getattr(self, f), dtype=float),
-                                                                     self.fiso.shape) for f in _P_FIELDS], axis=1)
-                                           if len(muscles) else np.zeros((0, len(_P_FIELDS))))
-
-    # curves (OpenSim's calcfse, calcfal, calcfpe) ----------------------------------------
-    def fse(self, tlN):
-        x = tlN - 1.0
-        with np.errstate(over="ignore"):
-            toe = self.ftoe_scale * (np.exp(3.0 * x / self.etoe) - 1.0)
-        return np.where(x > self.etoe, self.klin * (x - self.etoe) + 0.33, np.where(x > 0.0, toe, 0.0))
-
-    def fal(self, lN):
-        return np.exp(-((lN - 1.0) ** 2) / self.kact)
-
-    def fpe(self, lN):
-        with np.errstate(over="ignore"):
-            f = (np.exp(self.kpe * (lN - 1.0) / self.e0m) - 1.0) / self.fpe_den
-        return np.where(lN > 1.0, f, 0.0)
-
-    def pennation(self, lf):
-        with np.errstate(divide="ignore", invalid="ignore"):
-            s = self.h / lf
-        phi = np.where(s < self.sin_max, np.arcsin(np.clip(s, -1.0, 1.0)), self.phi_max)
-        phi = np.where(lf > self.lmin, phi, self.phi_max)
-        return np.where(self.pennated, phi, 0.0)
-
-    def dlceN(self, a, fal, fm):
-        """calcdlceN: normalized fibre velocity from the normalized active fibre force a f_L f_V (Thelen Eqs 6-7,
-        continued linearly)."""
-        afl = a * fal
-        k = 0.25 + 0.75 * a
-        c = (2.0 + 2.0 / self.af) / (self.flen - 1.0)
-        upper = afl * self.flen * self.thr
-        inside = (fm > 0.0) & (fm < upper)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            b_in = np.where(fm <= afl, afl + fm / self.af, c * (afl * self.flen - fm))
-            v_in = k * (fm - afl) / b_in
-            conc = fm <= 0.0
-            fm0 = np.where(conc, 0.0, upper)
-            b0 = np.where(conc, afl + fm0 / self.af, c * (afl * self.flen - fm0))
-            db0 = np.where(conc, 1.0 / self.af, -c)
-            v0 = k * (fm0 - afl) / b0
-            slope = k / b0 - k * (fm0 - afl) / (b0 * b0) * db0
-            v_out = v0 + slope * (fm - fm0)
-        return np.where(inside, v_in, v_out)
+        self.packed = MK.thelen_parameters(muscles)
 
     def activation_rate(self, a, u):
         ac = np.clip(a, self.amin, 1.0)
@@ -215,88 +148,24 @@ class _ThelenArrays:
         """(tendon force [N], fibre velocity [m/s]) at musculotendon lengths, activations and fibre lengths."""
         ac = np.clip(a, self.amin, 1.0)
         lf = np.maximum(lf_state, self.lmin)
-        phi = self.pennation(lf)
-        cphi = np.cos(phi)
-        lN = lf / self.lopt
-        fse = self.fse((lmt - lf * cphi) / self.lts)
-        fal = self.fal(lN)
-        fm = fse / cphi - self.fpe(lN)
-        dlN = self.dlceN(ac, fal, fm)
+        fse, dlN = np.empty_like(lf), np.empty_like(lf)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            for k, m in enumerate(self.muscles):
+                cphi = math.cos(float(m._pennation(lf[k])))
+                lN = lf[k] / self.lopt[k]
+                fse[k] = m.tendon_force_length((lmt[k] - lf[k] * cphi) / self.lts[k])
+                afl = ac[k] * float(m.active_force_length(lN))
+                fm = fse[k] / cphi - float(m.passive_force_length(lN))
+                # calcdlceN depends on the force only through f_M / (a f_L) (the force-velocity multiplier)
+                dlN[k] = C.thelen_fiber_velocity(fm / afl, ac[k], m.Af, m.Flen, m.fv_linear_extrap_threshold)
         clamped = (lf_state <= self.lmin) & (dlN <= 0.0)
         dl = np.where(clamped, 0.0, dlN * self.vmax * self.lopt)
         return self.fiso * fse, dl
 
 
-# --- the same, compiled (numba): one call for all muscles ------------------------------------
-_P_FIELDS = ("fiso", "lopt", "lts", "h", "sin_max", "phi_max", "lmin", "vmax", "etoe", "klin", "e0m", "kact", "kpe",
-             "fpe_den", "af", "flen", "thr", "tau_act", "tau_deact", "amin", "pennated")
-
-
-@njit(nogil=True, error_model="numpy")  # divisions by zero give inf/nan as in the numpy version
-def _thelen_kernel(p, lmt, a, lf_state, u, force, dlf, adot):  # pragma: no cover - compiled
-    ftoe_scale = 0.33 / (math.exp(3.0) - 1.0)
-    for m in range(lmt.shape[0]):
-        (fiso, lopt, lts, h, sin_max, phi_max, lmin, vmax, etoe, klin, e0m, kact, kpe, fpe_den, af, flen, thr,
-         tau_act, tau_deact, amin, pennated) = p[m]
-        ac = min(max(a[m], amin), 1.0)
-        tau = tau_act * (0.5 + 1.5 * ac) if u[m] > ac else tau_deact / (0.5 + 1.5 * ac)
-        adot[m] = (u[m] - ac) / tau
-        lf = max(lf_state[m], lmin)
-        phi = 0.0
-        if pennated > 0.5:
-            if lf > lmin:
-                s = h / lf
-                phi = math.asin(s) if s < sin_max else phi_max
-            else:
-                phi = phi_max
-        cphi = math.cos(phi)
-        lN = lf / lopt
-        x = (lmt[m] - lf * cphi) / lts - 1.0
-        if x > etoe:
-            fse = klin * (x - etoe) + 0.33
-        elif x > 0.0:
-            fse = ftoe_scale * (math.exp(3.0 * x / etoe) - 1.0)
-        else:
-            fse = 0.0
-        fal = math.exp(-((lN - 1.0) ** 2) / kact)
-        fpe = (math.exp(kpe * (lN - 1.0) / e0m) - 1.0) / fpe_den if lN > 1.0 else 0.0
-        fm = fse / cphi - fpe
-        afl = ac * fal
-        k = 0.25 + 0.75 * ac
-        c = (2.0 + 2.0 / af) / (flen - 1.0)
-        if fm > 0.0 and fm < afl * flen * thr:
-            b = afl + fm / af if fm <= afl else c * (afl * flen - fm)
-            dlN = k * (fm - afl) / b
-        else:
-            if fm <= 0.0:
-                fm0 = 0.0
-                b0 = afl + fm0 / af
-                db0 = 1.0 / af
-            else:
-                fm0 = afl * flen * thr
-                b0 = c * (afl * flen - fm0)
-                db0 = -c
-            dlN = k * (fm0 - afl) / b0 + (k / b0 - k * (fm0 - afl) / (b0 * b0) * db0) * (fm - fm0)
-        force[m] = fiso * fse
-        dlf[m] = 0.0 if (lf_state[m] <= lmin and dlN <= 0.0) else dlN * vmax * lopt
-
-
 # --- scalar port of Thelen2003Muscle::initMuscleState --------------------------------------
 def _scalar_dlceN(m: Thelen2003Muscle, a, fal, fm):
-    afl = a * fal
-    flen, af, thr = m.Flen, m.Af, m.fv_linear_extrap_threshold
-    asy_e = afl * flen
-    if 0.0 < fm < asy_e * thr:
-        b = afl + fm / af if fm <= afl else ((2 + 2 / af) * (afl * flen - fm)) / (flen - 1)
-        return (0.25 + 0.75 * a) * (fm - afl) / b
-    if fm <= 0.0:
-        fm0, b, db = 0.0, afl, 1 / af
-    else:
-        fm0 = thr * asy_e
-        b, db = ((2 + 2 / af) * (afl * flen - fm0)) / (flen - 1), ((2 + 2 / af) * (-1)) / (flen - 1)
-    d0 = (0.25 + 0.75 * a) * (fm0 - afl) / b
-    slope = (0.25 + 0.75 * a) / b - ((0.25 + 0.75 * a) * (fm0 - afl) / (b * b)) * db
-    return d0 + slope * (fm - fm0)
+    return MK.thelen_fiber_velocity(0.25 + 0.75 * a, a * fal, fm, m.Af, m.Flen, m.fv_linear_extrap_threshold)
 
 
 def _scalar_ddlce(m: Thelen2003Muscle, a, fal, fm):
@@ -335,14 +204,15 @@ def _scalar_fv_inverse(m: Thelen2003Muscle, a, fal, dlceN, tol, max_iter=100):
 
 
 def _thelen_curves(m: Thelen2003Muscle):
+    """The Thelen curves (the compiled loop's formulas) and their derivatives, scalar, for the initial
+    equilibrium."""
     e0, e3 = m.FmaxTendonStrain, math.exp(3.0)
     etoe = (99.0 * e0 * e3) / (166.0 * e3 - 67.0)
     klin = 0.67 / (e0 - etoe)
+    fpe_den = math.exp(m.KshapePassive) - 1.0
 
     def fse(tlN):
-        x = tlN - 1
-        return klin * (x - etoe) + 0.33 if x > etoe else (0.33 / (math.exp(3.0) - 1) * (math.exp(3 * x / etoe) - 1)
-                                                        if x > 0 else 0.0)
+        return MK.thelen_tendon_force(tlN, etoe, klin)
 
     def dfse(tlN):
         x = tlN - 1
@@ -350,16 +220,14 @@ def _thelen_curves(m: Thelen2003Muscle):
                                       if x > 0 else 0.0)
 
     def fal(lN):
-        return math.exp(-((lN - 1) * (lN - 1)) / m.KshapeActive)
+        return MK.thelen_active_force(lN, m.KshapeActive)
 
     def dfal(lN):
         t1 = lN - 1
         return -2 * t1 / m.KshapeActive * math.exp(-t1 * t1 / m.KshapeActive)
 
     def fpe(lN):
-        if lN > 1.0:
-            return (math.exp(m.KshapePassive * (lN - 1) / m.FmaxMuscleStrain) - 1) / (math.exp(m.KshapePassive) - 1)
-        return 0.0
+        return MK.thelen_passive_force(lN, m.KshapePassive, m.FmaxMuscleStrain, fpe_den)
 
     def dfpe(lN):
         if lN > 1.0:
@@ -487,6 +355,8 @@ class _MillardGroup:
             d["concentric_slope_at_vmax"] = max(d["concentric_slope_at_vmax"], 1e-3)
             d["eccentric_slope_at_vmax"] = max(d["eccentric_slope_at_vmax"], 1e-3)
             self.fv_inverse.append(ForceVelocityInverseCurve(**d))
+        # (packed parameters, curve index, encoded curves) of the compiled loop
+        self.kernel_args = MK.millard_parameters(self.muscles, self.curves, self.fv_inverse)
 
     def activation_rate(self, a, u):
         ac = np.clip(a, self.amin, 1.0)
@@ -544,16 +414,14 @@ class _MillardGroup:
 
     def initial_fiber_length(self, k, activation, lmt):
         """The fibre length of the static equilibrium F_max (a f_L + f_PE) cos φ = F_max f_SE (OpenSim's
-        computeFiberEquilibrium at zero speed, solved here to round-off with Brent's method)."""
+        computeFiberEquilibrium at zero speed, solved here to round-off with Brent's method on the compiled
+        :func:`osim_emb.muscles.kernels.millard_static_balance`)."""
         from scipy.optimize import brentq
         m = self.muscles[k]
-        a = min(max(activation, self.amin[k]), 1.0)
+        args = self.kernel_args
 
         def balance(lf):
-            lmts = np.full(len(self.muscles), lmt)
-            lfs = np.full(len(self.muscles), lf)
-            _, cphi, fal, fpe, fse = self._length_terms(lmts, lfs)
-            return (a * fal[k] + fpe[k]) * cphi[k] - fse[k]
+            return MK.millard_static_balance(*args, k, float(lmt), float(activation), float(lf))
 
         lo = self.lmin[k]
         hi = math.hypot(lmt - self.lts[k], m.parallelogram_height) + 1e-9  # tendon at slack: no tendon force
@@ -568,7 +436,7 @@ class _MillardGroup:
 # =============================================================================
 # Schutte 1993 (OpenSim's Schutte1993Muscle_Deprecated), vectorized over muscles (numpy)
 # =============================================================================
-ROUNDOFF_ERROR = 2e-13  # OpenSim's SimmMacros.h (EQUAL_WITHIN_ERROR)
+ROUNDOFF_ERROR = MK.ROUNDOFF_ERROR
 
 
 class _SchutteGroup:
@@ -729,69 +597,6 @@ def schutte_initial_fiber_length(m: Schutte1993Muscle, activation: float, mt_len
     return lf
 
 
-@njit(nogil=True, error_model="numpy")
-def _schutte_curve(cints, cflts, k, x):  # pragma: no cover - compiled
-    return K_univariate(cints[k], cflts[k], 0, 0, x)[0]
-
-
-@njit(nogil=True, error_model="numpy")
-def _deprecated_pennation_scalar(lf, lopt, phi_opt):  # pragma: no cover - compiled
-    if lf < 2.220446049250313e-16:
-        return 0.0
-    v = lopt * math.sin(phi_opt) / lf
-    if math.isnan(v) or v <= 0.0:
-        return 0.0
-    if v >= 1.0:
-        return 0.5 * math.pi
-    return math.asin(v)
-
-
-@njit(nogil=True, error_model="numpy")
-def _schutte_kernel(p, cidx, cints, cflts, lmt, speed, a, lf, u, force, dlf, adot):  # pragma: no cover
-    """:meth:`_SchutteGroup.state_derivatives` and ``activation_rate`` compiled, one muscle at a time."""
-    kv, slope_k, fmax = 0.15, 0.13, 1.4
-    for m in range(lmt.shape[0]):
-        fiso, lopt, lts, phi_opt, ts, d, act1, act2 = p[m]
-        am, um = a[m], u[m]
-        adot[m] = ((um - am) * (act1 * um + act2) if um >= am else (um - am) * act2) / ts
-        ln = lf[m] / lopt
-        ca = math.cos(_deprecated_pennation_scalar(ln, 1.0, phi_opt))
-        nmtl = lmt[m] / lopt
-        rest = lts / lopt
-        strain = (nmtl - ln * ca - rest) / rest
-        tendon = 0.0 if strain < 0.0 else _schutte_curve(cints, cflts, cidx[m, 2], strain)
-        if cidx[m, 1] < 0:
-            passive = math.exp(8.0 * (ln - 1.0)) / math.exp(4.0)
-        else:
-            passive = _schutte_curve(cints, cflts, cidx[m, 1], ln)
-        active = max(_schutte_curve(cints, cflts, cidx[m, 0], ln), 0.0)
-        if abs(ca) <= ROUNDOFF_ERROR:
-            if abs(tendon) <= ROUNDOFF_ERROR:
-                v = 0.0
-            else:
-                h = nmtl - lts
-                w = lopt * math.sin(phi_opt)
-                new_ca = math.cos(_deprecated_pennation_scalar(math.sqrt(h * h + w * w) / lopt, 1.0, phi_opt))
-                v = speed[m] * ts / lopt * new_ca
-        else:
-            vdf = tendon / ca - passive
-            if vdf < 0.0:
-                vdf = 0.0
-            aa = am * active
-            if vdf < -d:
-                v = vdf / d
-            elif vdf < aa:
-                c = kv * (vdf - aa) / d
-                b = -kv * (vdf / kv + aa + d) / d
-                v = (-b - math.sqrt(b * b - 4.0 * c)) / 2.0
-            else:
-                c = -(slope_k * kv / (d * (kv + 1.0))) * (vdf - aa)
-                b = -(vdf / d - fmax * aa / d - slope_k * kv / (kv + 1.0))
-                v = (-b + math.sqrt(b * b - 4.0 * c)) / 2.0
-        force[m] = tendon * fiso
-        dlf[m] = v * lopt / ts
-
-
 # =============================================================================
 # The system
 # =============================================================================
@@ -941,9 +746,23 @@ class MuscleDrivenSystem:
                 self._paths = _CompiledPaths(model, self.muscle_names, wrapping, opensim_compat)
             except _NotCompilable:
                 pass
-        # one compiled muscle loop: all Thelen2003, or all Schutte1993 with compilable curves
-        self.compiled = bool(self._paths is not None and (
-            self._thelen.all() or (self._schutte.all() and self.schutte.curve_ints is not None)))
+        # the compiled muscle loops (any mix of Thelen2003, Millard2012 and Schutte1993 with compilable curves)
+        self.compiled = bool(self._paths is not None and (not self._schutte.any()
+                                                          or self.schutte.curve_ints is not None))
+        self.groups = self._muscle_groups() if self.compiled else None
+
+    def _muscle_groups(self):
+        """The ``groups`` argument of :func:`osim_emb.muscles.kernels.muscle_derivatives`."""
+        th, sc, mi = MK.empty_groups()
+        index = lambda mask: np.flatnonzero(mask).astype(np.int64)  # noqa: E731
+        if self._thelen.any():
+            th = (index(self._thelen), self.params.packed)
+        if self._schutte.any():
+            sg = self.schutte
+            sc = (index(self._schutte), sg.packed, sg.curve_index, sg.curve_ints, sg.curve_floats)
+        if self._millard.any():
+            mi = (index(self._millard), *self.millard.kernel_args)
+        return th, sc, mi
 
     # -- inputs -----------------------------------------------------------------------------------
     @staticmethod
@@ -985,13 +804,8 @@ class MuscleDrivenSystem:
         u = self.excitations(t)
         if self.compiled:
             force, dlf, adot = np.empty(self.n_m), np.empty(self.n_m), np.empty(self.n_m)
-            if self._thelen.all():
-                _thelen_kernel(self.params.packed, length, np.ascontiguousarray(a), np.ascontiguousarray(lf), u,
-                               force, dlf, adot)
-            else:
-                sg = self.schutte
-                _schutte_kernel(sg.packed, sg.curve_index, sg.curve_ints, sg.curve_floats, length, -(r.T @ qd),
-                                np.ascontiguousarray(a), np.ascontiguousarray(lf), u, force, dlf, adot)
+            MK.muscle_derivatives(self.groups, length, -(r.T @ qd), np.ascontiguousarray(a), np.ascontiguousarray(lf),
+                                  u, force, dlf, adot)
         else:
             force, dlf, adot = self._muscle_derivatives(length, a, lf, u, -(r.T @ qd) if self._schutte.any() else None)
         self._tau = self.generalized_forces(t, q, qd, force, r)
@@ -1015,9 +829,15 @@ class MuscleDrivenSystem:
         return force, dlf, adot
 
     def tendon_forces(self, y: np.ndarray) -> np.ndarray:
-        q, _, a, lf = self.split(y)
+        """Tendon forces [N] at a state (the same muscle loops as :meth:`rhs`)."""
+        q, qd, a, lf = self.split(y)
         length, r = self.path_lengths(q)
-        return self._muscle_derivatives(length, a, lf, np.zeros(self.n_m), -(r.T @ self.split(y)[1]))[0]
+        if not self.compiled:
+            return self._muscle_derivatives(length, a, lf, np.zeros(self.n_m), -(r.T @ qd))[0]
+        force, dlf, adot = np.empty(self.n_m), np.empty(self.n_m), np.empty(self.n_m)
+        MK.muscle_derivatives(self.groups, length, -(r.T @ qd), np.ascontiguousarray(a), np.ascontiguousarray(lf),
+                              np.zeros(self.n_m), force, dlf, adot)
+        return force
 
     def initial_state(self, q0: Any = None, qdot0: Any = None, activations: Any = None) -> np.ndarray:
         """[q0, q̇0, a0, l_f0] with OpenSim's equilibrium fibre lengths (activations default to each muscle's
@@ -1132,63 +952,8 @@ def simulate_muscles(model: Model, t_end: float, excitations: Mapping[str, Excit
                 bar.advance(len(te) - bar.done)
         if not sol.success:
             raise RuntimeError(f"integration failed: {sol.message}")
-    data = {"time": sol.t}
-    for k, n in enumerate(system.state_names()):
-        data[n] = sol.y[k]
     forces = np.array([system.tendon_forces(sol.y[:, i]) for i in range(sol.y.shape[1])]).reshape(len(sol.t), -1)
-    for k, n in enumerate(system.muscle_names):
-        data[f"{n}_tendon_force"] = forces[:, k]
-    out = pd.DataFrame(data)
+    columns = ["time", *system.state_names(), *[f"{n}_tendon_force" for n in system.muscle_names]]
+    out = pd.DataFrame(np.column_stack([sol.t, sol.y.T, forces]), columns=columns)  # one block: no consolidation
     out.attrs["nfev"] = sol.nfev
     return out
-
-
-# =============================================================================
-# Excitation functions (the same in OpenSim: Constant, StepFunction, Sine)
-# =============================================================================
-@dataclass(frozen=True)
-class ExcitationSpec:
-    """An excitation u(t) that OpenSim can also evaluate: ``constant`` (value), ``step`` (t0, t1, u0, u1; SimTK's
-    quintic smooth step, OpenSim ``StepFunction``) or ``sine`` (amplitude, omega [rad/s], phase, offset; OpenSim
-    ``Sine``: A sin(ω t + φ) + offset)."""
-
-    kind: str
-    values: tuple[float, ...]
-
-    def __post_init__(self):
-        n = {"constant": 1, "step": 4, "sine": 4}.get(self.kind)
-        if n is None:
-            raise MuscleSimulationError(f"excitation kind {self.kind!r} is not one of constant, step, sine")
-        if len(self.values) != n:
-            raise MuscleSimulationError(f"a {self.kind} excitation takes {n} numbers, got {len(self.values)}")
-        if self.kind == "step" and not self.values[1] > self.values[0]:
-            raise MuscleSimulationError(f"step excitation: the end time {self.values[1]} must follow the start "
-                                        f"time {self.values[0]}")
-
-    @classmethod
-    def parse(cls, text: str) -> "ExcitationSpec":
-        """'0.3' (constant), 'step:T0:T1:U0:U1', 'sine:AMPLITUDE:OMEGA:PHASE:OFFSET'."""
-        parts = text.strip().split(":")
-        try:
-            if len(parts) == 1:
-                return cls("constant", (float(parts[0]),))
-            return cls(parts[0].strip().lower(), tuple(float(p) for p in parts[1:]))
-        except ValueError:
-            raise MuscleSimulationError(f"excitation {text!r}: expected a number, 'step:T0:T1:U0:U1' or "
-                                        "'sine:AMPLITUDE:OMEGA:PHASE:OFFSET'") from None
-
-    def __call__(self, t: float) -> float:
-        v = self.values
-        if self.kind == "constant":
-            return v[0]
-        if self.kind == "step":
-            return _step(v[2], v[3], v[0], v[1], t)
-        return v[0] * math.sin(v[1] * t + v[2]) + v[3]
-
-    def to_opensim(self, osim: Any):
-        v = self.values
-        if self.kind == "constant":
-            return osim.Constant(v[0])
-        if self.kind == "step":
-            return osim.StepFunction(v[0], v[1], v[2], v[3])
-        return osim.Sine(v[0], v[1], v[2], v[3])

@@ -2,13 +2,13 @@
 
 The right-hand side is the one of :class:`osim_emb.simulation.muscle_driven.MuscleDrivenSystem` -- the same compiled
 kernels (joint-variable program and dynamics of :mod:`osim_emb.core.compiled`, the path kernel of
-``wrapping._kernels_muscles``, the Thelen loop of :mod:`osim_emb.simulation.muscle_driven`) called from one compiled
+``wrapping._kernels_muscles``, the muscle loops of :mod:`osim_emb.muscles.kernels`) called from one compiled
 function -- and the integrator is the Dormand-Prince 5(4) pair with SciPy's ``RK45`` step-size control
-(same error norm, safety factor and limits, same initial-step heuristic).  Muscles: all Thelen2003 or all
-Schutte1993 (the compiled Schutte loop of :mod:`osim_emb.simulation.muscle_driven`).  Steps are shortened to
-land on the output times instead of interpolating.  Available when the model has no Python-evaluated
-functions, conditional path points only on linear conditions, and excitations/controls are
-:class:`~osim_emb.simulation.muscle_driven.ExcitationSpec` (constant, step, sine).
+(same error norm, safety factor and limits, same initial-step heuristic).  Muscles: Thelen2003,
+Millard2012Equilibrium and Schutte1993 in any mix.  Steps are shortened to land on the output times instead of
+interpolating.  Available when the model has no Python-evaluated functions, conditional path points only on
+linear conditions, and excitations/controls are :class:`~osim_emb.simulation.excitations.ExcitationSpec`
+(constant, step, sine).
 """
 
 from __future__ import annotations
@@ -19,36 +19,11 @@ import numpy as np
 
 from osim_emb.core._accel import njit
 from osim_emb.core import compiled_kernels as K
+from osim_emb.muscles.kernels import muscle_derivatives
 from osim_emb.paths.wrapping._kernels_muscles import pose_lengths_moment_arms, pose_workspace
-from osim_emb.simulation.muscle_driven import _schutte_kernel, _thelen_kernel
+from osim_emb.simulation.excitations import EXCITATION_KINDS, ExcitationSpec, excitation_value, smooth_step
 
 __all__ = ["compiled_plan", "integrate_compiled"]
-
-_KINDS = {"constant": 0, "step": 1, "sine": 2}
-
-
-@njit(error_model="numpy")
-def _excitation(kind, v, t):  # pragma: no cover - compiled
-    if kind == 0:
-        return v[0]
-    if kind == 1:
-        if t <= v[0]:
-            return v[2]
-        if t >= v[1]:
-            return v[3]
-        x = (t - v[0]) / (v[1] - v[0])
-        return v[2] + (v[3] - v[2]) * (x * x * x * (10.0 + x * (6.0 * x - 15.0)))
-    return v[0] * math.sin(v[1] * t + v[2]) + v[3]
-
-
-@njit(error_model="numpy")
-def _step(y0, y1, x0, x1, x):  # pragma: no cover - compiled
-    if x <= x0:
-        return y0
-    if x >= x1:
-        return y1
-    u = (x - x0) / (x1 - x0)
-    return y0 + (y1 - y0) * (u * u * u * (10.0 + u * (6.0 * u - 15.0)))
 
 
 @njit(error_model="numpy")
@@ -87,25 +62,19 @@ def _pose_paths(y, v, g, nodes, ci, geo):  # pragma: no cover - compiled
 def _rest(t, y, length, r, prog, mus, clf, act):  # pragma: no cover - compiled
     """The right-hand side at (t, y) given the muscles' path lengths and moment arms at y's q."""
     _, _, _, _, _, zero_qd, ints, flts, ext = prog
-    kind, packed, ekind, evals, cidx, cints, cflts = mus
     nq = zero_qd.shape[1]
-    nm = packed.shape[0]
-    u = np.empty(nm)
+    groups, ekind, evals, work, tau = mus  # work rows: u, speed, force, dlf, adot, a, l_f (no allocation)
+    nm = ekind.shape[0]
+    u, speed, force, dlf, adot, a, lf = work[0], work[1], work[2], work[3], work[4], work[5], work[6]
     for m in range(nm):
-        u[m] = _excitation(ekind[m], evals[m], t)
-    force = np.empty(nm)
-    dlf = np.empty(nm)
-    adot = np.empty(nm)
-    if kind == 0:
-        _thelen_kernel(packed, length, y[2 * nq:2 * nq + nm].copy(), y[2 * nq + nm:].copy(), u, force, dlf, adot)
-    else:
-        speed = np.zeros(nm)  # lengthening speed -R^T q-dot
-        for m in range(nm):
-            for k in range(nq):
-                speed[m] -= r[k, m] * y[nq + k]
-        _schutte_kernel(packed, cidx, cints, cflts, length, speed, y[2 * nq:2 * nq + nm].copy(),
-                        y[2 * nq + nm:].copy(), u, force, dlf, adot)
-    tau = np.zeros(nq)
+        u[m] = excitation_value(ekind[m], evals[m], t)
+        s = 0.0  # lengthening speed -R^T q-dot (Schutte's fibres at 90 degrees)
+        for k in range(nq):
+            s -= r[k, m] * y[nq + k]
+        speed[m] = s
+        a[m] = y[2 * nq + m]
+        lf[m] = y[2 * nq + nm + m]
+    muscle_derivatives(groups, length, speed, a, lf, u, force, dlf, adot)
     for k in range(nq):
         s = 0.0
         for m in range(nm):
@@ -114,18 +83,19 @@ def _rest(t, y, length, r, prog, mus, clf, act):  # pragma: no cover - compiled
     for i in range(clf.shape[0]):  # coordinate, q_up, q_low, K_up, K_low, damping, transition (SI)
         c = int(clf[i, 0])
         qq, qqd = y[c], y[nq + c]
-        kup = _step(0.0, clf[i, 3], clf[i, 1], clf[i, 1] + clf[i, 6], qq)
-        klow = _step(clf[i, 4], 0.0, clf[i, 2] - clf[i, 6], clf[i, 2], qq)
+        kup = smooth_step(0.0, clf[i, 3], clf[i, 1], clf[i, 1] + clf[i, 6], qq)
+        klow = smooth_step(clf[i, 4], 0.0, clf[i, 2] - clf[i, 6], clf[i, 2], qq)
         ramp = (kup / clf[i, 3] if clf[i, 3] != 0.0 else 0.0) + (klow / clf[i, 4] if clf[i, 4] != 0.0 else 0.0)
         tau[c] += -kup * (qq - clf[i, 1]) + klow * (clf[i, 2] - qq) - clf[i, 5] * ramp * qqd
     acoord, aforce, akind, avals = act
     for i in range(acoord.shape[0]):
-        tau[acoord[i]] += _excitation(akind[i], avals[i], t) * aforce[i]
+        tau[acoord[i]] += excitation_value(akind[i], avals[i], t) * aforce[i]
     mech = K.rhs(ints, flts, ext, y[:2 * nq].copy(), tau)
     out = np.empty(y.shape[0])
     out[:2 * nq] = mech
-    out[2 * nq:2 * nq + nm] = adot
-    out[2 * nq + nm:] = dlf
+    for m in range(nm):
+        out[2 * nq + m] = adot[m]
+        out[2 * nq + nm + m] = dlf[m]
     return out
 
 
@@ -218,7 +188,6 @@ def integrate_kernel(y0, t_eval, rtol, atol, prog, geo, mus, clf, act):  # pragm
 def compiled_plan(system):
     """The arguments of :func:`integrate_kernel` for a :class:`MuscleDrivenSystem`, or None (with the
     reason) when the system has something only Python evaluates."""
-    from osim_emb.simulation.muscle_driven import ExcitationSpec
     paths = system._paths
     if not system.compiled or paths is None:
         return None, "numba is off or the paths are not compilable"
@@ -232,7 +201,8 @@ def compiled_plan(system):
         return None, "an excitation or control is a Python function"
 
     def encode(items):
-        kind = np.array([_KINDS[s.kind] if isinstance(s, ExcitationSpec) else 0 for s in items], dtype=np.int64)
+        kind = np.array([EXCITATION_KINDS[s.kind] if isinstance(s, ExcitationSpec) else 0 for s in items],
+                        dtype=np.int64)
         vals = np.zeros((len(items), 4))
         for i, s in enumerate(items):
             v = s.values if isinstance(s, ExcitationSpec) else (float(s),)
@@ -252,12 +222,7 @@ def compiled_plan(system):
            tuple(o.copy() for o in paths._out), cond,
            pose_workspace(paths.n_f, paths.n_q, paths.plan.bodies[0], *paths.plan.path[:3]))
     ek, ev = encode(system._excitation)
-    if system._thelen.all():
-        mus = (0, system.params.packed, ek, ev, np.zeros((0, 3), dtype=np.int64), np.zeros((1, 1), dtype=np.int64),
-               np.zeros((1, 1)))
-    else:
-        sg = system.schutte
-        mus = (1, sg.packed, ek, ev, sg.curve_index, sg.curve_ints, sg.curve_floats)
+    mus = (system.groups, ek, ev, np.zeros((7, system.n_m)), np.zeros(system.n_q))
     rows = []
     for f in system.limit_forces:
         w = math.pi / 180.0 if f.rotational else 1.0

@@ -218,3 +218,80 @@ def test_ellipsoid_geodesic_equals_the_closed_form_sphere():
 def sphere_or_long(hint, p1, p2):
     from osim_emb.paths.scholz import obstacle_path
     return obstacle_path("sphere", 0.05, hint, p1, p2)
+
+
+def _polyline_over_torus(torus, a, b, n_points):
+    """The shortest polyline a -> n_points vertices -> b with its vertices outside the torus, vertex k in the
+    plane across a b at k / (n_points + 1) of the way (SLSQP, analytic gradients): a path that converges to the
+    shortest path as O(h^2) from below (chords cut the tube between vertices)."""
+    s = np.linspace(0, 1, n_points + 2)[1:-1]
+    d = b - a
+    e = d / np.linalg.norm(d)
+    u1 = np.cross(e, [1.0, 0, 0])
+    u1 /= np.linalg.norm(u1)
+    basis = np.stack([u1, np.cross(e, u1)], axis=1)
+    base = a + s[:, None] * d
+    rho = np.hypot(base[:, 0], base[:, 1])
+    core = np.column_stack([torus.R * base[:, 0] / rho, torus.R * base[:, 1] / rho, 0 * rho])
+    out = base - core
+    dist = np.linalg.norm(out, axis=1)
+    start = np.where((dist < torus.r)[:, None], core + out / dist[:, None] * torus.r * 1.01, base)  # outside
+
+    def points(z):
+        return base + z.reshape(-1, 2) @ basis.T
+
+    def length(z):
+        step = np.diff(np.vstack([a, points(z), b]), axis=0)
+        norm = np.linalg.norm(step, axis=1)
+        u = step / norm[:, None]
+        return norm.sum(), ((u[:-1] - u[1:]) @ basis).ravel()
+
+    def jacobian(z):
+        g = torus.grad(points(z)) @ basis
+        jac = np.zeros((n_points, 2 * n_points))
+        k = np.arange(n_points)
+        jac[k, 2 * k], jac[k, 2 * k + 1] = g[:, 0], g[:, 1]
+        return jac
+
+    res = minimize(length, ((start - base) @ basis).ravel(), jac=True, method="SLSQP",
+                   constraints=[dict(type="ineq", fun=lambda z: torus.f(points(z)), jac=jacobian)],
+                   options=dict(ftol=1e-16, maxiter=3000))
+    assert res.success, res.message
+    return res.fun
+
+
+def test_torus_path_is_the_limit_of_constrained_polylines():
+    """Over a torus (segments through its tube, on the hole's side and across the top), the integrated geodesic
+    path is the limit of the shortest polylines kept outside the torus: they approach it from below as h^2
+    (error ratio 4 when h halves) and their Richardson extrapolation equals it to 3e-8 m."""
+    from osim_emb.paths.geodesic import Torus, surface_path
+    torus = Torus(0.04, 0.015)
+    p1 = np.array([[0.03, 0.005, 0.08], [0.05, 0.0, 0.04]])
+    p2 = np.array([[0.025, -0.01, -0.07], [0.05, 0.01, -0.05]])
+    length, t1, t2, wrapped = surface_path(torus, (np.nan,) * 3, p1, p2)
+    assert wrapped.all() and (length > np.linalg.norm(p2 - p1, axis=1) + 5e-5).all()
+    for k in range(1):  # one case: SLSQP over 400 unknowns takes a few seconds
+        coarse, fine = (_polyline_over_torus(torus, p1[k], p2[k], n) for n in (100, 200))
+        assert coarse < fine < length[k]
+        assert 3.0 < (length[k] - coarse) / (length[k] - fine) < 5.0
+        assert abs((4 * fine - coarse) / 3 - length[k]) < 3e-8
+
+
+def test_torus_with_a_large_major_radius_tends_to_the_cylinder():
+    """A torus whose centre circle is large is, near its outer equator, a cylinder of the tube's radius about the
+    circle's tangent: the integrated torus path tends to the closed-form cylinder helix as 1/R (R (L_torus -
+    L_cylinder) the same for R = 10, 100, 1000 m to 1e-3)."""
+    from osim_emb.paths.geodesic import Torus, surface_path
+    r = 0.015
+    c1 = np.array([[0.005, 0.08, -0.05], [-0.004, 0.06, -0.03]])  # cylinder frame, axis z
+    c2 = np.array([[-0.003, -0.07, 0.05], [0.006, -0.05, 0.04]])
+    cylinder, _, _, wrapped = cylinder_shortest_path(c1, c2, r)
+    assert wrapped.all()
+    scaled = []
+    for big in (10.0, 100.0, 1000.0):
+        def to_torus(c):  # the cylinder's axis along the torus's y axis at (R, 0, 0)
+            return np.column_stack([big + c[:, 0], c[:, 2], c[:, 1]])
+        length = surface_path(Torus(big, r), (np.nan,) * 3, to_torus(c1), to_torus(c2))[0]
+        assert np.abs(length - cylinder).max() < 2e-5 / big
+        scaled.append(big * (length - cylinder))
+    assert np.abs(scaled[1] / scaled[0] - 1).max() < 1e-3 and np.abs(scaled[2] / scaled[0] - 1).max() < 1e-3

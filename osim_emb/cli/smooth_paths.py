@@ -20,7 +20,8 @@ def cmd_smooth_paths(args: argparse.Namespace) -> int:
     for w in warnings:
         logging.warning("%s: %s", args.model, w)
     if not converted:
-        raise ValueError(f"{args.model}: no unit has sphere or cylinder wrap objects to convert; nothing written")
+        raise ValueError(f"{args.model}: no unit has wrap objects that convert (spheres, cylinders, ellipsoids, tori; "
+                         f"see the warnings for the units kept legacy); nothing written")
     with atomic_files([args.output], overwrite=args.overwrite, inputs=[args.model]) as (tmp,):
         write_tree(tree, tmp)
         smooth = load_osim(tmp)  # the written file reads back; its lengths at the default pose
@@ -39,7 +40,7 @@ def cmd_smooth_paths(args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    s = sub.add_parser("smooth-paths", help="convert legacy sphere and cylinder wrap objects to smooth obstacles: "
+    s = sub.add_parser("smooth-paths", help="convert legacy wrap objects (spheres, cylinders, ellipsoids, tori) to smooth obstacles: "
                                             "write Scholz2015GeometryPaths (OpenSim 4.6)")
     s.add_argument("model", help=".osim file (OpenSim 4)")
     s.add_argument("-o", "--output", required=True, help="the new .osim file")

@@ -22,8 +22,12 @@ ContactCylinder (same frame, location, orientation and radius) with a contact hi
 * **Ellipsoids** (WrapEllipsoid -> ContactEllipsoid with the same radii) are converted without a
   hint and alone between two path points (geodesics integrated numerically); with a quadrant or
   sharing a segment the unit stays legacy.
-* **What is not converted** (kept as a legacy GeometryPath, with a warning): units with a
-  torus wrap, moving or conditional path points, or a path point inside an
+* **Tori** (WrapTorus -> ContactTorus, torus radius = outer_radius, tube radius = inner_radius) likewise.
+  The legacy WrapTorus is a ring the path is held inside (it wraps on the tube's side facing the axis
+  whenever the line passes the ring); the obstacle is a solid torus, acting only where the straight
+  segment meets its tube: said once per model.
+* **What is not converted** (kept as a legacy GeometryPath, with a warning): units with
+  moving or conditional path points, or a path point inside an
   obstacle at the default pose (OpenSim cannot start the path there).  A point inside an
   obstacle elsewhere in the sample is warned about (no path exists there).  A WrapCylinder's finite
   length has no counterpart (Simbody's cylinder is infinite): said once.
@@ -39,12 +43,13 @@ import numpy as np
 from lxml import etree
 
 from osim_emb.io.scholz_xml import contact_geometry_element, scholz_path_element
+from osim_emb.paths.wrapping.smooth import obstacle_radii
 
 __all__ = ["ConvertedUnit", "smooth_paths_tree"]
 
 log = logging.getLogger(__name__)
 
-_KIND = {"WrapSphere": "sphere", "WrapCylinder": "cylinder", "WrapEllipsoid": "ellipsoid"}
+_KIND = {"WrapSphere": "sphere", "WrapCylinder": "cylinder", "WrapEllipsoid": "ellipsoid", "WrapTorus": "torus"}
 _AXES = {"x": 0, "y": 1, "z": 2}
 
 
@@ -90,7 +95,7 @@ def _hint_from_quadrant(quadrant: str, kind: str, radius: float) -> np.ndarray |
 
 def convert_units(model, n_samples: int = 1000, seed: int = 0,
                   hints: bool = False) -> tuple[list[ConvertedUnit], list[str]]:
-    """Plan the conversion of every unit with sphere/cylinder wraps: (converted units, warnings)."""
+    """Plan the conversion of every unit with wrap objects: (converted units, warnings)."""
     from osim_emb.core.kinematics import forward_kinematics
     from osim_emb.paths.geometry import _body_table
 
@@ -100,7 +105,7 @@ def convert_units(model, n_samples: int = 1000, seed: int = 0,
     bt = kin.transforms[:, body_frames] @ body_offsets
     objects = {w.name: w for w in model.wrap_objects}
     converted, warnings = [], []
-    finite_cylinders = set()
+    finite_cylinders, rings = set(), set()
     for unit in model.muscles:
         if not getattr(unit, "wraps", ()) or not unit.points:
             continue
@@ -108,7 +113,7 @@ def convert_units(model, n_samples: int = 1000, seed: int = 0,
         bad = [w for w in used if w.type_name not in _KIND]
         if bad:
             warnings.append(f"unit {unit.name!r} kept as a legacy GeometryPath: {bad[0].type_name} "
-                            f"{bad[0].name!r} (smooth wrapping supports spheres, cylinders and ellipsoids)")
+                            f"{bad[0].name!r} (smooth wrapping supports spheres, cylinders, ellipsoids and tori)")
             continue
         if any(p.kind != "fixed" for p in unit.points):
             warnings.append(f"unit {unit.name!r} kept as a legacy GeometryPath: it has moving or conditional path "
@@ -127,26 +132,32 @@ def convert_units(model, n_samples: int = 1000, seed: int = 0,
             kind = _KIND[obj.type_name]
             if kind == "cylinder":
                 finite_cylinders.add(obj.name)
+            if kind == "torus":
+                rings.add(obj.name)
             t = bt[:, body_index[obj.body]] @ obj.transform_in_body
             rot, org = t[:, :3, :3], t[:, :3, 3]
             local = np.einsum("nji,npj->npi", rot, pos - org[:, None])  # points in the obstacle frame
             flat = np.array([1.0, 1.0, 0.0]) if kind == "cylinder" else np.ones(3)
-            radius = obj.radius if kind != "ellipsoid" else 1.0
-            if kind == "ellipsoid":
+            radius = obj.radius if kind not in ("ellipsoid", "torus") else 1.0
+            if kind in ("ellipsoid", "torus"):
                 if _hint_from_quadrant(obj.quadrant, "sphere", 1.0) is not None:
-                    warnings.append(f"unit {unit.name!r} kept as a legacy GeometryPath: ellipsoid {obj.name!r} has "
-                                    f"the quadrant {obj.quadrant!r} (an ellipsoid obstacle is supported without a "
+                    warnings.append(f"unit {unit.name!r} kept as a legacy GeometryPath: {kind} {obj.name!r} has "
+                                    f"the quadrant {obj.quadrant!r} (an {kind} obstacle is supported without a "
                                     "contact hint only)")
                     ok = False
                     break
+            if kind == "ellipsoid":
                 local = local / np.asarray(obj.dimensions)  # the unit sphere: same segments meet it, same places
             lo, hi = pw.range
             first = 0 if lo < 1 else lo - 1
             last = n_points - 1 if hi < 1 else hi - 1
             best = None
             for i in range(first, min(last, n_points - 1)):
-                c, s = _closest(local[:, i] * flat, local[:, i + 1] * flat)
-                dist = np.linalg.norm(c, axis=-1)
+                if kind == "torus":  # the deepest point of the segment in the tube, its depth in tube radii
+                    c, s, dist = _torus_depth(obj, local[:, i], local[:, i + 1])
+                else:
+                    c, s = _closest(local[:, i] * flat, local[:, i + 1] * flat)
+                    dist = np.linalg.norm(c, axis=-1)
                 meets = dist < radius
                 score = (int(meets.sum()), -float(dist.min() / radius))
                 if best is None or score > best[0]:
@@ -157,7 +168,12 @@ def convert_units(model, n_samples: int = 1000, seed: int = 0,
                 ok = False
                 break
             (count, _), i, c, s, meets = best
-            inside = (np.linalg.norm(local[:, [i, i + 1]] * flat, axis=-1) <= radius).any(axis=1)
+            if kind == "torus":
+                big, tube = obstacle_radii(obj)
+                ends = local[:, [i, i + 1]]
+                inside = (np.hypot(np.hypot(ends[..., 0], ends[..., 1]) - big, ends[..., 2]) <= tube).any(axis=1)
+            else:
+                inside = (np.linalg.norm(local[:, [i, i + 1]] * flat, axis=-1) <= radius).any(axis=1)
             if inside[0]:
                 warnings.append(f"unit {unit.name!r} kept as a legacy GeometryPath: a path point next to "
                                 f"{obj.name!r} lies inside it at the default pose (OpenSim cannot start the path)")
@@ -170,7 +186,8 @@ def convert_units(model, n_samples: int = 1000, seed: int = 0,
             if count == 0:
                 notes.append(f"{obj.name!r} never meets the straight segment in the sample (placed on the "
                              f"nearest segment, {i + 1}-{i + 2})")
-            hint = _hint_from_quadrant(obj.quadrant, kind, obj.radius) if kind != "ellipsoid" else np.full(3, np.nan)
+            hint = (np.full(3, np.nan) if kind in ("ellipsoid", "torus") else
+                    _hint_from_quadrant(obj.quadrant, kind, obj.radius))
             if hint is None and not hints:  # no hint: OpenSim starts lifted off, touches down on the short side
                 hint = np.full(3, np.nan)
             if hint is None and meets.any():
@@ -181,11 +198,12 @@ def convert_units(model, n_samples: int = 1000, seed: int = 0,
                     direction = np.array([1.0, 0, 0])
                 hint = obj.radius * direction / np.linalg.norm(direction)
             placed.setdefault(i, []).append((float(np.mean(s[meets] if meets.any() else s)), obj.name, hint))
-        for i, group in placed.items() if ok else ():  # an ellipsoid obstacle alone between two points
-            shared = [name for _, name, _ in group if _KIND[objects[name].type_name] == "ellipsoid"]
+        for i, group in placed.items() if ok else ():  # an ellipsoid or torus obstacle alone between two points
+            shared = [name for _, name, _ in group if _KIND[objects[name].type_name] in ("ellipsoid", "torus")]
             if shared and len(group) > 1:
-                warnings.append(f"unit {unit.name!r} kept as a legacy GeometryPath: ellipsoid {shared[0]!r} shares "
-                                "a segment with other wrap objects (supported alone)")
+                warnings.append(f"unit {unit.name!r} kept as a legacy GeometryPath: "
+                                f"{_KIND[objects[shared[0]].type_name]} {shared[0]!r} shares a segment with other "
+                                "wrap objects (supported alone)")
                 ok = False
         if ok:  # OpenSim starts each obstacle's path from the hints of its neighbours on the span
             for i, group in placed.items():
@@ -206,10 +224,26 @@ def convert_units(model, n_samples: int = 1000, seed: int = 0,
         converted.append(out)
         for note in notes:
             warnings.append(f"unit {unit.name!r}: {note}")
+    if rings:
+        warnings.append(f"tori {sorted(rings)}: a legacy WrapTorus holds the path inside its ring; a ContactTorus "
+                        "is a solid obstacle that acts only where the straight segment meets its tube")
     if finite_cylinders:
         warnings.append(f"cylinders {sorted(finite_cylinders)}: a ContactCylinder is infinite; the legacy "
                         "WrapCylinder's length is not carried over")
     return converted, warnings
+
+
+def _torus_depth(obj, p1: np.ndarray, p2: np.ndarray):
+    """The point of each segment p1 p2 (torus frame) nearest the tube's core circle, its place on the segment and
+    its distance from the core in tube radii (< 1: the segment meets the tube)."""
+    from osim_emb.paths.geodesic import _touchdown, surface_of
+    from osim_emb.paths.wrapping.smooth import obstacle_radii
+    big, tube = obstacle_radii(obj)
+    c, _ = _touchdown(surface_of("torus", (big, tube)), p1, p2)
+    d = p2 - p1
+    dd = np.einsum("ni,ni->n", d, d)
+    s = np.einsum("ni,ni->n", c - p1, d) / np.where(dd > 0, dd, 1.0)
+    return c, s, np.hypot(np.hypot(c[:, 0], c[:, 1]) - big, c[:, 2]) / tube
 
 
 def _best_hint(kind: str, radius: float, p1: np.ndarray, p2: np.ndarray, meets: np.ndarray) -> np.ndarray:
@@ -303,7 +337,7 @@ def smooth_paths_tree(model, n_samples: int = 1000, seed: int = 0,
         while gname in taken:
             gname, k = f"{name}_obstacle{k}", k + 1
         taken.add(gname)
-        size = obj.dimensions if obj.type_name == "WrapEllipsoid" else obj.radius
+        size = obstacle_radii(obj) or obj.radius
         holder.append(contact_geometry_element(_KIND[obj.type_name], gname, _frame_path(obj.body, doc.ground),
                                                obj.translation, obj.xyz_body_rotation, size))
         geometry_path[name] = f"/contactgeometryset/{gname}"

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Ellipsoid", "Torus", "surface_path", "STEPS"]
+__all__ = ["Ellipsoid", "Torus", "surface_of", "segment_meets", "surface_path", "STEPS"]
 
 #: RK4 steps per geodesic (against the closed-form sphere and OpenSim's ellipsoids: lengths to ~1e-12 m)
 STEPS = 200
@@ -68,6 +68,21 @@ class Torus:
         vxy2 = v[..., 0] ** 2 + v[..., 1] ** 2
         # d2/dx2 of (rho - R)^2 / 2: (1 - R/rho) (I_xy) + (R/rho) (x x^T)/rho^2 on the xy block
         return ((1 - self.R / rho) * vxy2 + self.R / rho * vr ** 2 + v[..., 2] ** 2) / self.r
+
+
+def surface_of(kind: str, radii):
+    """The surface of an obstacle: 'ellipsoid' (three semi-axes) or 'torus' (torus radius R, tube radius r)."""
+    if kind == "ellipsoid":
+        return Ellipsoid(radii)
+    if kind == "torus":
+        return Torus(*radii)
+    raise ValueError(f"no integrated geodesics for {kind!r} obstacles")
+
+
+def segment_meets(surface, p1, p2) -> np.ndarray:
+    """(N,) whether the straight segments p1 p2 (surface frame, (N, 3)) pass inside the surface."""
+    return _touchdown(surface, np.atleast_2d(np.asarray(p1, dtype=float)),
+                      np.atleast_2d(np.asarray(p2, dtype=float)))[1]
 
 
 def _project(surface, x, iterations: int = 6):

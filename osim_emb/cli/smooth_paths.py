@@ -20,6 +20,9 @@ def cmd_smooth_paths(args: argparse.Namespace) -> int:
     for w in warnings:
         logging.warning("%s: %s", args.model, w)
     if not converted:
+        if not any(getattr(u, "wraps", ()) for u in model.muscles):
+            raise ValueError(f"{args.model}: no muscle has wrap objects ({len(model.muscles)} muscles, "
+                             f"{len(model.wrap_objects)} wrap objects); nothing written")
         raise ValueError(f"{args.model}: no unit has wrap objects that convert (spheres, cylinders, ellipsoids, tori; "
                          f"see the warnings for the units kept legacy); nothing written")
     with atomic_files([args.output], overwrite=args.overwrite, inputs=[args.model]) as (tmp,):

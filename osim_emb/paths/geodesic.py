@@ -164,6 +164,57 @@ def _touchdown(surface, p1, p2):
     return x, surface.f(x) < 0
 
 
+def _newton(surface, a, b, start, tolerance: float, max_iterations: int):
+    """Newton's method on the four tangency conditions from a zero-length geodesic at ``start`` (projected on the
+    surface) heading along b - a: (converged, lifted off, residual, P, Q, geodesic length) per row."""
+    n = a.shape[0]
+    p0 = _project(surface, start)
+    ref = _unit(b - a)
+    nrm, e1, e2 = _tangent_basis(surface, p0, ref)
+    u = np.zeros((n, 4))
+    lifted = np.zeros(n, dtype=bool)
+    r, p, q, ln = _residual(surface, a, b, p0, e1, e2, ref, u)
+    for _ in range(max_iterations):
+        done = (np.abs(r).max(axis=1) < tolerance) | lifted
+        if done.all():
+            break
+        jac = np.empty((n, 4, 4))
+        for c, step in enumerate((1e-7, 1e-7, 1e-7, 1e-7)):
+            du = np.zeros_like(u)
+            du[:, c] = step
+            jac[:, :, c] = (_residual(surface, a, b, p0, e1, e2, ref, u + du)[0]
+                            - _residual(surface, a, b, p0, e1, e2, ref, u - du)[0]) / (2 * step)
+        delta = -np.linalg.lstsq(jac[0], r[0], rcond=None)[0][None] if n == 1 else \
+            -np.einsum("nij,nj->ni", np.linalg.pinv(jac), r)
+        # damped: at most a quarter of the surface's size in position and length, 0.5 rad in angle
+        big = np.maximum(np.abs(delta[:, [0, 1, 3]]).max(axis=1) / (0.25 * surface.size),
+                         np.abs(delta[:, 2]) / 0.5)
+        delta = np.where(done[:, None], 0.0, delta / np.maximum(big, 1.0)[:, None])
+        size = np.linalg.norm(r, axis=1)
+        scale = np.ones(n)
+        for _ in range(12):  # backtracking on the tangent mismatch (a length clamped at zero may lift off)
+            u_new = u + scale[:, None] * delta
+            u_new[:, 3] = np.maximum(u_new[:, 3], 0.0)
+            r_new, p_new, q_new, ln_new = _residual(surface, a, b, p0, e1, e2, ref, u_new)
+            worse = (np.linalg.norm(r_new, axis=1) > size) & ~done & ((u + scale[:, None] * delta)[:, 3] > 0)
+            if not worse.any():
+                break
+            scale = np.where(worse, 0.5 * scale, scale)
+        # lift-off: the length shrinks to zero with both points above the tangent plane
+        shrunk = ((u + scale[:, None] * delta)[:, 3] <= 0) & ~done
+        if shrunk.any():
+            nn = _unit(surface.grad(p_new))
+            above = (np.einsum("ni,ni->n", a - p_new, nn) > 0) & (np.einsum("ni,ni->n", b - p_new, nn) > 0)
+            lifted |= shrunk & above
+        u, r, p, q, ln = u_new, r_new, p_new, q_new, ln_new
+        # re-centre the unknowns on the current geodesic (natural corrections, as Scholz et al.)
+        _, t_now, _ = _state(surface, p0, e1, e2, ref, u)
+        p0, ref = p, t_now
+        _, e1, e2 = _tangent_basis(surface, p0, ref)
+        u = np.column_stack([np.zeros((n, 3)), u[:, 3]])
+    return ~lifted & (np.abs(r).max(axis=1) < tolerance) & (ln > 0), lifted, r, p, q, ln
+
+
 def surface_path(surface, hint: Any, p1: Any, p2: Any, tolerance: float = 1e-11, max_iterations: int = 60):
     """The path p1 -> surface -> p2 (surface frame, (N, 3)): (length, t1, t2, wrapped) as
     :func:`osim_emb.paths.scholz.obstacle_path`; NaN hint: start lifted off (touch down on the chord)."""
@@ -184,65 +235,22 @@ def surface_path(surface, hint: Any, p1: Any, p2: Any, tolerance: float = 1e-11,
     short = np.ones(n, dtype=bool) if np.isnan(hint).any() else touch @ hint >= 0
     start = np.where(short[:, None], touch, np.nan_to_num(hint))
     active = np.where(short, meets, True)
-    for attempt in range(2):  # from the hint; then, where it lifted off, from the touch-down point
-        rows = np.flatnonzero(active)
-        if rows.size == 0:
+    # stage 0: from the hint, or the touch-down point on the short side; stage 1: where the geodesic lifted off,
+    # from the touch-down point (where the segment meets the surface)
+    pending = np.flatnonzero(active)
+    begin = start[pending]
+    for stage in range(2):
+        if pending.size == 0:
             break
-        a, b = p1[rows], p2[rows]
-        p0 = _project(surface, start[rows])
-        ref = _unit(b - a)
-        nrm, e1, e2 = _tangent_basis(surface, p0, ref)
-        u = np.zeros((rows.size, 4))
-        lifted = np.zeros(rows.size, dtype=bool)
-        r, p, q, ln = _residual(surface, a, b, p0, e1, e2, ref, u)
-        for _ in range(max_iterations):
-            done = (np.abs(r).max(axis=1) < tolerance) | lifted
-            if done.all():
-                break
-            jac = np.empty((rows.size, 4, 4))
-            for c, step in enumerate((1e-7, 1e-7, 1e-7, 1e-7)):
-                du = np.zeros_like(u)
-                du[:, c] = step
-                jac[:, :, c] = (_residual(surface, a, b, p0, e1, e2, ref, u + du)[0]
-                                - _residual(surface, a, b, p0, e1, e2, ref, u - du)[0]) / (2 * step)
-            delta = -np.linalg.lstsq(jac[0], r[0], rcond=None)[0][None] if rows.size == 1 else \
-                -np.einsum("nij,nj->ni", np.linalg.pinv(jac), r)
-            # damped: at most a quarter of the surface's size in position and length, 0.5 rad in angle
-            big = np.maximum(np.abs(delta[:, [0, 1, 3]]).max(axis=1) / (0.25 * surface.size),
-                             np.abs(delta[:, 2]) / 0.5)
-            delta = np.where(done[:, None], 0.0, delta / np.maximum(big, 1.0)[:, None])
-            size = np.linalg.norm(r, axis=1)
-            scale = np.ones(rows.size)
-            for _ in range(12):  # backtracking on the tangent mismatch (a length clamped at zero may lift off)
-                u_new = u + scale[:, None] * delta
-                u_new[:, 3] = np.maximum(u_new[:, 3], 0.0)
-                r_new, p_new, q_new, ln_new = _residual(surface, a, b, p0, e1, e2, ref, u_new)
-                worse = (np.linalg.norm(r_new, axis=1) > size) & ~done & ((u + scale[:, None] * delta)[:, 3] > 0)
-                if not worse.any():
-                    break
-                scale = np.where(worse, 0.5 * scale, scale)
-            # lift-off: the length shrinks to zero with both points above the tangent plane
-            shrunk = ((u + scale[:, None] * delta)[:, 3] <= 0) & ~done
-            if shrunk.any():
-                nn = _unit(surface.grad(p_new))
-                above = (np.einsum("ni,ni->n", a - p_new, nn) > 0) & (np.einsum("ni,ni->n", b - p_new, nn) > 0)
-                lifted |= shrunk & above
-            u, r, p, q, ln = u_new, r_new, p_new, q_new, ln_new
-            # re-centre the unknowns on the current geodesic (natural corrections, as Scholz et al.)
-            _, t_now, _ = _state(surface, p0, e1, e2, ref, u)
-            p0, ref = p, t_now
-            _, e1, e2 = _tangent_basis(surface, p0, ref)
-            u = np.column_stack([np.zeros((rows.size, 3)), u[:, 3]])
-        ok = ~lifted & (np.abs(r).max(axis=1) < tolerance) & (ln > 0)
-        if (~lifted & ~ok).any():
-            raise RuntimeError(f"geodesic wrapping did not converge (largest tangent mismatch "
-                               f"{np.abs(r[~lifted & ~ok]).max():.1e})")
-        good = rows[ok]
+        a, b = p1[pending], p2[pending]
+        ok, lifted, r, p, q, ln = _newton(surface, a, b, begin, tolerance, max_iterations)
+        good = pending[ok]
         length[good] = np.linalg.norm(p[ok] - a[ok], axis=-1) + ln[ok] + np.linalg.norm(b[ok] - q[ok], axis=-1)
         t1[good], t2[good], wrapped[good] = p[ok], q[ok], True
-        # lifted off: touch down where the straight segment dips into the surface, else straight
-        again = rows[lifted] if attempt == 0 else np.empty(0, dtype=int)
-        active = np.zeros(n, dtype=bool)
-        active[again] = meets[again]
-        start = touch
+        failed = ~ok & ~lifted
+        if failed.any():
+            raise RuntimeError(f"geodesic wrapping did not converge (largest tangent mismatch "
+                               f"{np.abs(r[failed]).max():.1e})")
+        pending = pending[lifted & meets[pending]] if stage == 0 else np.empty(0, dtype=int)
+        begin = touch[pending]
     return length, t1, t2, wrapped

@@ -291,6 +291,38 @@ def test_torus_without_hint_equals_opensim(osim, tmp_path):
         assert np.abs(fd - arms[:, k]).max() < 1e-9
 
 
+@pytest.mark.opensim
+def test_ellipsoid_sharing_a_span_equals_opensim(osim, tmp_path):
+    """An ellipsoid and a sphere on one span (either order), no hints: the joint stationary path (Newton over the
+    point between them, the ellipsoid's part integrated) equals OpenSim's to 1e-8 m; R = -dL/dq to 1e-9 m."""
+    from osim_emb.io import load_osim
+    from osim_emb.paths.geometry import lengths_and_moment_arms, muscle_lengths
+    path = tmp_path / "shared.osim"
+    nan = (float("nan"),) * 3
+    start, end = ("p", "humerus", (0.035, -0.05, -0.01)), ("p", "forearm", (0.02, 0.0, 0.0))
+    muscles = (("ball_then_egg", [start, ("o", "elbow_ball", nan), ("o", "egg_f", nan), end]),
+               ("egg_then_ball", [start, ("o", "egg_h", nan), ("o", "forearm_ball", nan), end]))
+    make = (("egg_f", lambda b: osim.ContactEllipsoid(osim.Vec3(0.012, 0.02, 0.015), osim.Vec3(0.045, 0.12, 0.0),
+                                                       osim.Vec3(0.2, 0.3, 0.1), b["forearm"], "egg_f")),
+            ("egg_h", lambda b: osim.ContactEllipsoid(osim.Vec3(0.025, 0.035, 0.03), osim.Vec3(0, -0.3, 0),
+                                                       osim.Vec3(0.2, 0.3, 0.1), b["humerus"], "egg_h")))
+    build_scholz_model(osim, path, muscles, make)
+    model = load_osim(path)
+    q = _configurations(6, seed=3)
+    lengths, arms = lengths_and_moment_arms(model, q)
+    ref, _ = _opensim_lengths_and_moment_arms(osim, path, q, moment_arms=False)
+    assert np.abs(lengths - ref).max() < 1e-8
+    straight = np.column_stack([np.linalg.norm(np.diff(_points(model, name, q), axis=1), axis=-1).sum(axis=1)
+                                for name, _ in muscles])
+    assert (lengths > straight + 1e-5).sum() >= 4
+    h = 1e-6
+    for k in range(2):
+        dq = np.zeros(2)
+        dq[k] = h
+        fd = -(muscle_lengths(model, q + dq) - muscle_lengths(model, q - dq)) / (2 * h)
+        assert np.abs(fd - arms[:, k]).max() < 1e-9
+
+
 def _legacy_elbow_model(osim, path):
     """arm26-like: humerus (pin, shoulder) and forearm (pin about z, elbow); a WrapCylinder about the elbow axis
     on the humerus; a triceps-like muscle behind it (wraps in flexion) and a biceps-like one in front."""

@@ -20,9 +20,10 @@ ContactCylinder (same frame, location, orientation and radius) with a contact hi
   height), the hint under which the Scholz path takes the shortest way round in the most sampled
   configurations.
 * **Ellipsoids** (WrapEllipsoid -> ContactEllipsoid with the same radii) are converted without a
-  hint and alone between two path points (geodesics integrated numerically); with a quadrant or
-  sharing a segment the unit stays legacy.
-* **Tori** (WrapTorus -> ContactTorus, torus radius = outer_radius, tube radius = inner_radius) likewise.
+  hint (geodesics integrated numerically), also sharing a segment with other obstacles; with a
+  quadrant the unit stays legacy.
+* **Tori** (WrapTorus -> ContactTorus, torus radius = outer_radius, tube radius = inner_radius) likewise,
+  alone between two path points (sharing a segment, the unit stays legacy).
   The legacy WrapTorus is a ring the path is held inside (it wraps on the tube's side facing the axis
   whenever the line passes the ring); the obstacle is a solid torus, acting only where the straight
   segment meets its tube: said once per model.
@@ -198,12 +199,11 @@ def convert_units(model, n_samples: int = 1000, seed: int = 0,
                     direction = np.array([1.0, 0, 0])
                 hint = obj.radius * direction / np.linalg.norm(direction)
             placed.setdefault(i, []).append((float(np.mean(s[meets] if meets.any() else s)), obj.name, hint))
-        for i, group in placed.items() if ok else ():  # an ellipsoid or torus obstacle alone between two points
-            shared = [name for _, name, _ in group if _KIND[objects[name].type_name] in ("ellipsoid", "torus")]
+        for i, group in placed.items() if ok else ():  # a torus obstacle alone between two points
+            shared = [name for _, name, _ in group if _KIND[objects[name].type_name] == "torus"]
             if shared and len(group) > 1:
-                warnings.append(f"unit {unit.name!r} kept as a legacy GeometryPath: "
-                                f"{_KIND[objects[shared[0]].type_name]} {shared[0]!r} shares a segment with other "
-                                "wrap objects (supported alone)")
+                warnings.append(f"unit {unit.name!r} kept as a legacy GeometryPath: torus {shared[0]!r} shares a "
+                                "segment with other wrap objects (supported alone)")
                 ok = False
         if ok:  # OpenSim starts each obstacle's path from the hints of its neighbours on the span
             for i, group in placed.items():
@@ -292,8 +292,12 @@ def _hint_inside_neighbour(group, objects, bt, body_index) -> tuple[str, str] | 
             other = objects[other_name]
             u = bt[0, body_index[other.body]] @ other.transform_in_body
             local = u[:3, :3].T @ (point - u[:3, 3])
-            other_flat = np.array([1.0, 1.0, 0.0]) if other.type_name == "WrapCylinder" else np.ones(3)
-            if np.linalg.norm(local * other_flat) <= other.radius:
+            if other.type_name == "WrapEllipsoid":
+                inside = np.linalg.norm(local / np.asarray(other.dimensions, dtype=float)) <= 1.0
+            else:
+                other_flat = np.array([1.0, 1.0, 0.0]) if other.type_name == "WrapCylinder" else np.ones(3)
+                inside = np.linalg.norm(local * other_flat) <= other.radius
+            if inside:
                 return name, other_name
     return None
 

@@ -148,9 +148,9 @@ def read_scholz_path(e: Any, owner: Any, model: Any, reader: Any) -> ScholzPath:
         else:
             raise UnsupportedFeatureError(reader.path, c, f"muscle {muscle!r}: unsupported path element {c.tag}")
     span: list = []
-    for el in elements + [None]:  # an ellipsoid or torus must be alone between two path points
+    for el in elements + [None]:  # a torus must be alone between two path points
         if el is None or isinstance(el, ScholzPoint):
-            alone = [o for o in span if o.kind in INTEGRATED_KINDS]
+            alone = [o for o in span if o.kind == "torus"]
             if len(span) > 1 and alone:
                 raise UnsupportedFeatureError(reader.path, e, f"muscle {muscle!r}: the {alone[0].kind} obstacle "
                                               f"{alone[0].name!r} shares a segment with other obstacles (supported "

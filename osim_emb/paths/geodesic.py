@@ -35,6 +35,7 @@ class Ellipsoid:
         self.radii = np.asarray(radii, dtype=float).reshape(3)
         self.w = 1.0 / self.radii ** 2
         self.size = float(self.radii.min())  # the scale of a Newton step
+        self.kind_code, self.constants = 0, self.w  # for the compiled kernel
 
     def f(self, x):
         return np.einsum("...i,i->...", x * x, self.w) - 1.0
@@ -52,6 +53,7 @@ class Torus:
     def __init__(self, torus_radius: float, tube_radius: float):
         self.R, self.r = float(torus_radius), float(tube_radius)
         self.size = self.r
+        self.kind_code, self.constants = 1, np.array([self.R, self.r])
 
     def f(self, x):
         rho = np.hypot(x[..., 0], x[..., 1])
@@ -98,7 +100,23 @@ def _unit(v):
 
 
 def _shoot(surface, x, v, length):
-    """End point and unit direction of the geodesic from (x, v) over ``length`` (N,)."""
+    """End point and unit direction of the geodesic from (x, v) over ``length`` (N,) (compiled RK4,
+    :mod:`osim_emb.paths._geodesic_kernels`; :func:`_shoot_numpy` is the same in numpy)."""
+    from osim_emb.paths._geodesic_kernels import shoot_batch
+    x, v = shoot_batch(surface.kind_code, surface.constants, np.ascontiguousarray(x, dtype=float),
+                       np.ascontiguousarray(v, dtype=float), np.ascontiguousarray(length, dtype=float), STEPS)
+    return _end_state(surface, x, v)
+
+
+def _end_state(surface, x, v):
+    x = _project(surface, x)
+    n = _unit(surface.grad(x))
+    v = _unit(v - np.einsum("ni,ni->n", v, n)[:, None] * n)
+    return x, v
+
+
+def _shoot_numpy(surface, x, v, length):
+    """:func:`_shoot` in numpy (the reference of the compiled kernel's tests)."""
     h = (length / STEPS)[:, None]
 
     def acc(x, v):
@@ -112,10 +130,7 @@ def _shoot(surface, x, v, length):
         k4x, k4v = v + h * k3v, acc(x + h * k3x, v + h * k3v)
         x = x + h / 6 * (k1x + 2 * k2x + 2 * k3x + k4x)
         v = v + h / 6 * (k1v + 2 * k2v + 2 * k3v + k4v)
-    x = _project(surface, x)
-    n = _unit(surface.grad(x))
-    v = _unit(v - np.einsum("ni,ni->n", v, n)[:, None] * n)
-    return x, v
+    return _end_state(surface, x, v)
 
 
 def _tangent_basis(surface, x, reference):

@@ -29,8 +29,8 @@ The length is stationary with respect to every contact point, so the derivative 
 respect to q is that of the straight segments with their end points fixed on their bodies: the
 package's segment formula (``osim_emb.paths.geometry``) gives R = -dL/dq, which is what OpenSim's
 ``computeMomentArm`` (a ``MomentArmSolver`` over the forces the path applies) returns.
-Ellipsoids and tori (without a hint, alone on their span): geodesics integrated numerically
-(:mod:`osim_emb.paths.geodesic`).
+Ellipsoids and tori (without a hint; a torus alone on its span): geodesics integrated numerically
+(:mod:`osim_emb.paths.geodesic`, compiled).
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ __all__ = ["ScholzPoint", "ScholzObstacle", "ScholzPath", "ScholzMusculotendon",
            "wraps_short_side", "wrap_sense", "obstacle_path", "span_paths", "scholz_path_lengths_and_moment_arms"]
 
 #: The obstacle surfaces supported (OpenSim contact-geometry tag -> kind).  Ellipsoids and tori: without a contact
-#: hint, alone on their span (geodesics integrated numerically, :mod:`osim_emb.paths.geodesic`).
+#: hint, a torus alone on its span (geodesics integrated numerically, :mod:`osim_emb.paths.geodesic`).
 OBSTACLE_KINDS = {"ContactSphere": "sphere", "ContactCylinder": "cylinder", "ContactEllipsoid": "ellipsoid",
                   "ContactTorus": "torus"}
 
@@ -304,9 +304,9 @@ def span_paths(a: np.ndarray, b: np.ndarray, obstacles: Sequence[ScholzObstacle]
     if k == 1:
         length, t1, t2, w = _obstacle_in_ground(obstacles[0], *frames[0], a, b)
         return length, [(t1, t2, w)]
-    if any(ob.kind in INTEGRATED_KINDS for ob in obstacles):
-        raise ValueError(f"obstacles {[ob.name for ob in obstacles]}: an ellipsoid or torus obstacle must be alone "
-                         "between two path points")
+    if any(ob.kind == "torus" for ob in obstacles):
+        raise ValueError(f"obstacles {[ob.name for ob in obstacles]}: a torus obstacle must be alone between two "
+                         "path points")
     shortest = all(np.isnan(ob.hint).any() for ob in obstacles)
     out = _span_newton(a, b, obstacles, frames, "shortest" if shortest else "fixed", tolerance, max_iterations)
     length, terms, ends, done = out

@@ -27,7 +27,7 @@ segment passes through the axis (a point where no smooth shortest path exists).
 Several obstacles meeting one straight segment are wrapped together: their joint stationary
 path (each on its short side) from :func:`osim_emb.paths.scholz.span_paths`, the evaluator of
 OpenSim's Scholz2015GeometryPath.  Ellipsoids: the shortest path with its geodesic integrated
-numerically (:mod:`osim_emb.paths.geodesic`; alone on its segment); tori likewise (a legacy WrapTorus,
+numerically (:mod:`osim_emb.paths.geodesic`); tori likewise, alone on their segment (a legacy WrapTorus,
 a ring the path is held inside, becomes a solid torus: it acts where the straight segment meets its tube).
 """
 
@@ -144,7 +144,7 @@ def smooth_path_lengths_and_moment_arms(model, q: Any, muscles: Sequence[str] | 
     the path over them is their joint stationary path, each obstacle on its short side
     (:func:`osim_emb.paths.scholz.span_paths`).  R comes from the package's segment formula with the
     contact points fixed on the obstacles' bodies, so R = -dL/dq.  Ellipsoids: geodesics integrated
-    and tori: geodesics integrated numerically (:mod:`osim_emb.paths.geodesic`), alone on their segment.
+    and tori: geodesics integrated numerically (:mod:`osim_emb.paths.geodesic`), a torus alone on its segment.
     """
     from osim_emb.core.kinematics import forward_kinematics
     from osim_emb.paths.geometry import _body_table, _muscle_list, path_states

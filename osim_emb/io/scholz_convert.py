@@ -94,9 +94,11 @@ def _hint_from_quadrant(quadrant: str, kind: str, radius: float) -> np.ndarray |
     return h
 
 
-def convert_units(model, n_samples: int = 1000, seed: int = 0,
-                  hints: bool = False) -> tuple[list[ConvertedUnit], list[str]]:
-    """Plan the conversion of every unit with wrap objects: (converted units, warnings)."""
+def convert_units(model, n_samples: int = 1000, seed: int = 0, hints: bool = False,
+                  keep_legacy: dict | None = None) -> tuple[list[ConvertedUnit], list[str]]:
+    """Plan the conversion of every unit with wrap objects: (converted units, warnings).  ``keep_legacy``: unit
+    name -> reason, units left as they are (with a warning)."""
+    keep_legacy = keep_legacy or {}
     from osim_emb.core.kinematics import forward_kinematics
     from osim_emb.paths.geometry import _body_table
 
@@ -109,6 +111,9 @@ def convert_units(model, n_samples: int = 1000, seed: int = 0,
     finite_cylinders, rings = set(), set()
     for unit in model.muscles:
         if not getattr(unit, "wraps", ()) or not unit.points:
+            continue
+        if unit.name in keep_legacy:
+            warnings.append(f"unit {unit.name!r} kept as a legacy GeometryPath: {keep_legacy[unit.name]}")
             continue
         used = [objects[w.wrap_object] for w in unit.wraps if objects[w.wrap_object].active]
         bad = [w for w in used if w.type_name not in _KIND]
@@ -306,11 +311,12 @@ def _frame_path(body: str, ground: str) -> str:
     return "/ground" if body == ground else f"/bodyset/{body}"
 
 
-def smooth_paths_tree(model, n_samples: int = 1000, seed: int = 0,
-                      hints: bool = False) -> tuple[Any, list[ConvertedUnit], list[str]]:
+def smooth_paths_tree(model, n_samples: int = 1000, seed: int = 0, hints: bool = False,
+                      keep_legacy: dict | None = None) -> tuple[Any, list[ConvertedUnit], list[str]]:
     """The source file's XML tree with the convertible units' paths as Scholz2015GeometryPaths.
 
     Returns (tree, converted units, warnings).  The model must come from an OpenSim 4 .osim file.
+    ``keep_legacy``: unit name -> reason, units left as legacy GeometryPaths (with a warning).
     """
     doc = model.extras.get("document") if isinstance(model.extras, dict) else None
     if doc is None or not getattr(doc, "source_text", None):
@@ -318,7 +324,7 @@ def smooth_paths_tree(model, n_samples: int = 1000, seed: int = 0,
     if doc.version < 40000:
         raise ValueError(f"{doc.path}: a version-{doc.version} (OpenSim 3.3) file; Scholz2015GeometryPath is an "
                          "OpenSim 4.6 element: open and save the model in OpenSim 4 (or `osim-emb convert`) first")
-    converted, warnings = convert_units(model, n_samples, seed, hints)
+    converted, warnings = convert_units(model, n_samples, seed, hints, keep_legacy)
     root = etree.fromstring(doc.source_text.encode("utf-8") if isinstance(doc.source_text, str) else doc.source_text,
                             etree.XMLParser(remove_comments=False, huge_tree=True))
     m = root.find("Model")

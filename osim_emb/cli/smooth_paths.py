@@ -4,32 +4,20 @@ from __future__ import annotations
 
 import argparse
 import logging
-import tempfile
 import time
-from pathlib import Path
 
 
 def cmd_smooth_paths(args: argparse.Namespace) -> int:
     from osim_emb.io import load_osim
     from osim_emb.io.outputs import atomic_files, check_output_file
-    from osim_emb.io.scholz_convert import smooth_paths_tree, write_tree
+    from osim_emb.io.scholz_convert import solvable_smooth_paths_tree, write_tree
     from osim_emb.paths.geometry import muscle_lengths
 
     t0 = time.perf_counter()
     check_output_file(args.output, overwrite=args.overwrite, inputs=[args.model])
     model = load_osim(args.model, strict=not args.lenient)
-    keep_legacy: dict = {}
-    with tempfile.TemporaryDirectory() as scratch:
-        trial = Path(scratch) / Path(args.output).name
-        for _ in range(3):  # units whose smooth path has no solution at the default pose stay legacy
-            tree, converted, warnings = smooth_paths_tree(model, args.samples, args.seed, args.hints, keep_legacy)
-            if not converted:
-                break
-            write_tree(tree, trial)
-            unsolved = _unsolved_at_default_pose(load_osim(trial, strict=not args.lenient), converted)
-            if not unsolved:
-                break
-            keep_legacy.update(unsolved)
+    tree, converted, warnings = solvable_smooth_paths_tree(model, args.samples, args.seed, args.hints,
+                                                           strict=not args.lenient)
     for w in warnings:
         logging.warning("%s: %s", args.model, w)
     if not converted:
@@ -53,18 +41,6 @@ def cmd_smooth_paths(args: argparse.Namespace) -> int:
     print(f"wrote {args.output}: {len(converted)} Scholz2015GeometryPaths ({len(warnings)} warnings) in "
           f"{time.perf_counter() - t0:.2f} s")
     return 0
-
-
-def _unsolved_at_default_pose(smooth, converted) -> dict:
-    """unit name -> reason, for the converted units whose path the package cannot evaluate at the default pose."""
-    from osim_emb.paths.geometry import muscle_lengths
-    out = {}
-    for u in converted:
-        try:
-            muscle_lengths(smooth, smooth.default_q, [u.name])
-        except (ValueError, RuntimeError) as err:
-            out[u.name] = f"its smooth path has no solution at the default pose ({err})"
-    return out
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -46,7 +46,7 @@ from lxml import etree
 from osim_emb.io.scholz_xml import contact_geometry_element, scholz_path_element
 from osim_emb.paths.wrapping.smooth import obstacle_radii
 
-__all__ = ["ConvertedUnit", "smooth_paths_tree"]
+__all__ = ["ConvertedUnit", "smooth_paths_tree", "solvable_smooth_paths_tree"]
 
 log = logging.getLogger(__name__)
 
@@ -377,3 +377,34 @@ def write_tree(tree: Any, path) -> None:
     tree.write(str(path), xml_declaration=True, encoding="UTF-8")
 
 
+
+
+def solvable_smooth_paths_tree(model, n_samples: int = 1000, seed: int = 0, hints: bool = False,
+                               strict: bool = True) -> tuple[Any, list[ConvertedUnit], list[str]]:
+    """:func:`smooth_paths_tree`, with the units whose smooth path the package cannot solve at the default pose
+    (a path point inside an infinite cylinder that the legacy finite one left outside, a geodesic that does
+    not converge) kept as legacy GeometryPaths, each with the reason."""
+    import tempfile
+    from pathlib import Path
+
+    from osim_emb.io import load_osim
+    from osim_emb.paths.geometry import muscle_lengths
+    keep_legacy: dict = {}
+    with tempfile.TemporaryDirectory() as scratch:
+        trial = Path(scratch) / "trial.osim"
+        for _ in range(3):
+            tree, converted, warnings = smooth_paths_tree(model, n_samples, seed, hints, keep_legacy)
+            if not converted:
+                break
+            write_tree(tree, trial)
+            smooth = load_osim(trial, strict=strict)
+            unsolved = {}
+            for u in converted:
+                try:
+                    muscle_lengths(smooth, smooth.default_q, [u.name])
+                except (ValueError, RuntimeError) as err:
+                    unsolved[u.name] = f"its smooth path has no solution at the default pose ({err})"
+            if not unsolved:
+                break
+            keep_legacy.update(unsolved)
+    return tree, converted, warnings

@@ -308,7 +308,11 @@ def span_paths(a: np.ndarray, b: np.ndarray, obstacles: Sequence[ScholzObstacle]
         raise ValueError(f"obstacles {[ob.name for ob in obstacles]}: a torus obstacle must be alone between two "
                          "path points")
     shortest = all(np.isnan(ob.hint).any() for ob in obstacles)
-    out = _span_newton(a, b, obstacles, frames, "shortest" if shortest else "fixed", tolerance, max_iterations)
+    try:
+        out = _span_newton(a, b, obstacles, frames, "shortest" if shortest else "fixed", tolerance, max_iterations)
+    except ValueError as err:  # an end point inside an obstacle, or a Newton iterate between two obstacles in one
+        raise ValueError(f"{err}, or the solver's point between two obstacles fell inside one (obstacles that "
+                         "nearly meet along the path; a cylinder is infinite here)") from None
     length, terms, ends, done = out
     if not done.all() and not shortest:
         rows = np.flatnonzero(~done)

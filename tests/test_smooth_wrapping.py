@@ -319,3 +319,19 @@ def test_compiled_geodesics_equal_numpy():
         finally:
             geodesic._shoot = fast
         assert np.abs(compiled - reference).max() < 1e-12
+
+
+def test_segments_through_a_fat_torus_never_pass_straight():
+    """A fat torus (MoBL's ECU: R = 9 mm, tube 6 mm, a 3 mm hole): segments that pass through the tube near the
+    hole wrap (the start is projected radially from the core circle; Newton's projection along the gradient
+    overshot across the hole and the path lifted off, straight through the tube)."""
+    from osim_emb.paths.geodesic import Torus, segment_meets, surface_path
+    torus = Torus(0.009, 0.006)
+    rng = np.random.default_rng(3)
+    p1 = np.array([0.0056, 0.0071, 0.0118]) + rng.normal(0, 0.002, (12, 3))
+    p2 = np.array([0.009, -0.0111, -0.0314]) + rng.normal(0, 0.002, (12, 3))
+    length, t1, t2, wrapped = surface_path(torus, (np.nan,) * 3, p1, p2)
+    meets = segment_meets(torus, p1, p2)
+    assert meets.sum() >= 8 and (wrapped == meets).all()
+    assert (length[meets] > np.linalg.norm(p2 - p1, axis=1)[meets] + 1e-5).all()
+    assert np.abs(torus.f(t1[meets])).max() < 1e-12 and np.abs(torus.f(t2[meets])).max() < 1e-12

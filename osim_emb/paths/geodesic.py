@@ -64,6 +64,12 @@ class Torus:
         k = (rho - self.R) / rho
         return np.stack([k * x[..., 0], k * x[..., 1], x[..., 2]], axis=-1) / self.r
 
+    def project(self, x):
+        """The nearest surface point: from the nearest point of the core circle, out along x's direction from it."""
+        rho = np.maximum(np.hypot(x[..., 0], x[..., 1]), 1e-300)
+        core = np.stack([self.R * x[..., 0] / rho, self.R * x[..., 1] / rho, np.zeros_like(rho)], axis=-1)
+        return core + self.r * _unit(x - core)
+
     def vhv(self, x, v):
         rho = np.maximum(np.hypot(x[..., 0], x[..., 1]), 1e-300)
         vr = (v[..., 0] * x[..., 0] + v[..., 1] * x[..., 1]) / rho
@@ -88,6 +94,10 @@ def segment_meets(surface, p1, p2) -> np.ndarray:
 
 
 def _project(surface, x, iterations: int = 6):
+    """The surface point on the gradient line through x: Newton's method on f along the gradient, or the surface's
+    closed form (a torus: radially from its core circle; Newton's steps overshoot from near the core)."""
+    if hasattr(surface, "project"):
+        return surface.project(x)
     for _ in range(iterations):
         g = surface.grad(x)
         x = x - (surface.f(x) / np.einsum("...i,...i->...", g, g))[..., None] * g
@@ -266,6 +276,9 @@ def surface_path(surface, hint: Any, p1: Any, p2: Any, tolerance: float = 1e-11,
         if failed.any():
             raise RuntimeError(f"geodesic wrapping did not converge (largest tangent mismatch "
                                f"{np.abs(r[failed]).max():.1e})")
+        if stage == 1 and (lifted & meets[pending]).any():  # never straight through the obstacle
+            raise RuntimeError("geodesic wrapping lifted off although the straight segment passes inside the "
+                               "obstacle (no stationary path found from the touch-down point)")
         pending = pending[lifted & meets[pending]] if stage == 0 else np.empty(0, dtype=int)
         begin = touch[pending]
     return length, t1, t2, wrapped

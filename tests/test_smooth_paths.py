@@ -459,6 +459,30 @@ def test_smooth_paths_converts_a_torus(osim, tmp_path, caplog):
 
 
 @pytest.mark.opensim
+def test_unit_unsolvable_at_the_default_pose_stays_legacy(osim, tmp_path, monkeypatch):
+    """A converted unit whose smooth path the package cannot solve at the default pose (here: made to raise) is
+    kept as a legacy GeometryPath with the reason, instead of failing the whole conversion."""
+    import osim_emb.paths.geometry as geometry
+    from osim_emb.io import load_osim
+    from osim_emb.io.scholz_convert import solvable_smooth_paths_tree
+    src = tmp_path / "legacy.osim"
+    _legacy_elbow_model(osim, src)
+    model = load_osim(src)
+    real = geometry.muscle_lengths
+
+    def failing(model_, q, muscles=None, *args, **kwargs):
+        if muscles == ["triceps"] and any(hasattr(u, "scholz_path") for u in model_.muscles):
+            raise RuntimeError("geodesic wrapping did not converge (test)")
+        return real(model_, q, muscles, *args, **kwargs)
+
+    monkeypatch.setattr(geometry, "muscle_lengths", failing)
+    tree, converted, warnings = solvable_smooth_paths_tree(model, 20)
+    assert not converted
+    assert any("'triceps' kept as a legacy GeometryPath: its smooth path has no solution at the default pose "
+               "(geodesic wrapping did not converge (test))" in w for w in warnings)
+
+
+@pytest.mark.opensim
 def test_malformed_paths_name_file_element_and_reason(osim, scholz_model, tmp_path):
     """A missing contact geometry, an obstacle first, an obstacle on an offset frame: clear errors."""
     from osim_emb.io import load_osim

@@ -483,6 +483,25 @@ def test_unit_unsolvable_at_the_default_pose_stays_legacy(osim, tmp_path, monkey
 
 
 @pytest.mark.opensim
+def test_smooth_paths_keeps_element_names_with_colons(osim, tmp_path):
+    """Older 4.x files name elements 'HuntCrossleyForce::ContactParametersSet' (not XML; OpenSim reads them): the
+    conversion parses them and writes them back unchanged, and OpenSim loads the result."""
+    from osim_emb.cli.main import main
+    src = tmp_path / "legacy.osim"
+    _legacy_elbow_model(osim, src)
+    text = src.read_text()
+    contact = ('<HuntCrossleyForce name="contact"><HuntCrossleyForce::ContactParametersSet name="parameters">'
+               '<objects /></HuntCrossleyForce::ContactParametersSet></HuntCrossleyForce>')
+    start = text.index("<objects>", text.index("<ForceSet")) + len("<objects>")
+    src.write_text(text[:start] + contact + text[start:])
+    out = tmp_path / "smooth.osim"
+    assert main(["smooth-paths", str(src), "-o", str(out), "--samples", "20", "--lenient"]) == 0
+    written = out.read_text()
+    assert "<HuntCrossleyForce::ContactParametersSet" in written and "Scholz2015GeometryPath" in written
+    osim.Model(str(out)).initSystem()
+
+
+@pytest.mark.opensim
 def test_malformed_paths_name_file_element_and_reason(osim, scholz_model, tmp_path):
     """A missing contact geometry, an obstacle first, an obstacle on an offset frame: clear errors."""
     from osim_emb.io import load_osim

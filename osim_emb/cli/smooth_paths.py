@@ -28,7 +28,7 @@ def cmd_smooth_paths(args: argparse.Namespace) -> int:
                          f"see the warnings for the units kept legacy); nothing written")
     with atomic_files([args.output], overwrite=args.overwrite, inputs=[args.model]) as (tmp,):
         write_tree(tree, tmp)
-        smooth = load_osim(tmp)  # the written file reads back; its lengths at the default pose
+        smooth = load_osim(tmp, strict=not args.lenient)  # the written file reads back; its lengths at the default pose
         names = [u.name for u in converted]
         q = model.default_q
         legacy_l = muscle_lengths(model, q, names)[0]

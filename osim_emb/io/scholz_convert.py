@@ -37,7 +37,9 @@ ContactCylinder (same frame, location, orientation and radius) with a contact hi
 from __future__ import annotations
 
 import logging
+import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -50,6 +52,8 @@ __all__ = ["ConvertedUnit", "smooth_paths_tree", "solvable_smooth_paths_tree"]
 
 log = logging.getLogger(__name__)
 
+#: stands for '::' in element names while the tree is parsed (HuntCrossleyForce::ContactParametersSet)
+_COLONS = b"__osim_emb_colons__"
 _KIND = {"WrapSphere": "sphere", "WrapCylinder": "cylinder", "WrapEllipsoid": "ellipsoid", "WrapTorus": "torus"}
 _AXES = {"x": 0, "y": 1, "z": 2}
 
@@ -325,8 +329,12 @@ def smooth_paths_tree(model, n_samples: int = 1000, seed: int = 0, hints: bool =
         raise ValueError(f"{doc.path}: a version-{doc.version} (OpenSim 3.3) file; Scholz2015GeometryPath is an "
                          "OpenSim 4.6 element: open and save the model in OpenSim 4 (or `osim-emb convert`) first")
     converted, warnings = convert_units(model, n_samples, seed, hints, keep_legacy)
-    root = etree.fromstring(doc.source_text.encode("utf-8") if isinstance(doc.source_text, str) else doc.source_text,
-                            etree.XMLParser(remove_comments=False, huge_tree=True))
+    source = doc.source_text.encode("utf-8") if isinstance(doc.source_text, str) else doc.source_text
+    try:
+        root = etree.fromstring(source, etree.XMLParser(remove_comments=False, huge_tree=True))
+    except etree.XMLSyntaxError:  # element names with '::', which OpenSim writes and reads (write_tree restores them)
+        source = re.sub(rb"<(/?)([A-Za-z_][\w.-]*)::", rb"<\1\2" + _COLONS, source)
+        root = etree.fromstring(source, etree.XMLParser(remove_comments=False, huge_tree=True))
     m = root.find("Model")
     objects = {w.name: w for w in model.wrap_objects}
     geometry_set = m.find("ContactGeometrySet")
@@ -372,9 +380,10 @@ def smooth_paths_tree(model, n_samples: int = 1000, seed: int = 0, hints: bool =
 
 
 def write_tree(tree: Any, path) -> None:
-    """Write an XML tree as an .osim file (UTF-8, declaration, pretty-printed new elements)."""
+    """Write an XML tree as an .osim file (UTF-8, declaration, pretty-printed new elements; element names with
+    '::' as they were)."""
     etree.indent(tree, space="\t")
-    tree.write(str(path), xml_declaration=True, encoding="UTF-8")
+    Path(path).write_bytes(etree.tostring(tree, xml_declaration=True, encoding="UTF-8").replace(_COLONS, b"::"))
 
 
 
@@ -385,7 +394,6 @@ def solvable_smooth_paths_tree(model, n_samples: int = 1000, seed: int = 0, hint
     (a path point inside an infinite cylinder that the legacy finite one left outside, a geodesic that does
     not converge) kept as legacy GeometryPaths, each with the reason."""
     import tempfile
-    from pathlib import Path
 
     from osim_emb.io import load_osim
     from osim_emb.paths.geometry import muscle_lengths

@@ -454,8 +454,9 @@ def test_smooth_paths_converts_a_torus(osim, tmp_path, caplog):
     assert np.abs(smooth - lengths).max() < 1e-12
     assert (smooth[:, 0] > muscle_lengths(legacy, q, wrapping=False)[:, 0] + 1e-5).sum() >= 2
     h = np.array([0.0, 1e-6])
-    fd = -(smooth_path_lengths_and_moment_arms(legacy, q + h)[0] - smooth_path_lengths_and_moment_arms(legacy, q - h)[0])
-    assert np.abs(fd / 2e-6 - arms[:, 1, :]).max() < 1e-9
+    fd = -(smooth_path_lengths_and_moment_arms(legacy, q + h)[0]
+           - smooth_path_lengths_and_moment_arms(legacy, q - h)[0]) / 2e-6
+    assert np.abs(fd - arms[:, 1, :]).max() < 1e-9
 
 
 @pytest.mark.opensim

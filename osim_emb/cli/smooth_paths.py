@@ -44,8 +44,8 @@ def cmd_smooth_paths(args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    s = sub.add_parser("smooth-paths", help="convert legacy wrap objects (spheres, cylinders, ellipsoids, tori) to smooth obstacles: "
-                                            "write Scholz2015GeometryPaths (OpenSim 4.6)")
+    s = sub.add_parser("smooth-paths", help="convert legacy wrap objects (spheres, cylinders, ellipsoids, tori) to "
+                                            "smooth obstacles: write Scholz2015GeometryPaths (OpenSim 4.6)")
     s.add_argument("model", help=".osim file (OpenSim 4)")
     s.add_argument("-o", "--output", required=True, help="the new .osim file")
     s.add_argument("--samples", type=int, default=1000,

@@ -143,8 +143,8 @@ def smooth_path_lengths_and_moment_arms(model, q: Any, muscles: Sequence[str] | 
     whose straight line meets the obstacle; the obstacles on one segment are ordered along it and
     the path over them is their joint stationary path, each obstacle on its short side
     (:func:`osim_emb.paths.scholz.span_paths`).  R comes from the package's segment formula with the
-    contact points fixed on the obstacles' bodies, so R = -dL/dq.  Ellipsoids: geodesics integrated
-    and tori: geodesics integrated numerically (:mod:`osim_emb.paths.geodesic`), a torus alone on its segment.
+    contact points fixed on the obstacles' bodies, so R = -dL/dq.  Ellipsoids and tori: geodesics integrated
+    numerically (:mod:`osim_emb.paths.geodesic`), a torus alone on its segment.
     """
     from osim_emb.core.kinematics import forward_kinematics
     from osim_emb.paths.geometry import _body_table, _muscle_list, path_states

@@ -218,3 +218,146 @@ def test_ellipsoid_geodesic_equals_the_closed_form_sphere():
 def sphere_or_long(hint, p1, p2):
     from osim_emb.paths.scholz import obstacle_path
     return obstacle_path("sphere", 0.05, hint, p1, p2)
+
+
+def _polyline_over_torus(torus, a, b, n_points):
+    """The shortest polyline a -> n_points vertices -> b with its vertices outside the torus, vertex k in the
+    plane across a b at k / (n_points + 1) of the way (SLSQP, analytic gradients): a path that converges to the
+    shortest path as O(h^2) from below (chords cut the tube between vertices)."""
+    s = np.linspace(0, 1, n_points + 2)[1:-1]
+    d = b - a
+    e = d / np.linalg.norm(d)
+    u1 = np.cross(e, [1.0, 0, 0])
+    u1 /= np.linalg.norm(u1)
+    basis = np.stack([u1, np.cross(e, u1)], axis=1)
+    base = a + s[:, None] * d
+    rho = np.hypot(base[:, 0], base[:, 1])
+    core = np.column_stack([torus.R * base[:, 0] / rho, torus.R * base[:, 1] / rho, 0 * rho])
+    out = base - core
+    dist = np.linalg.norm(out, axis=1)
+    start = np.where((dist < torus.r)[:, None], core + out / dist[:, None] * torus.r * 1.01, base)  # outside
+
+    def points(z):
+        return base + z.reshape(-1, 2) @ basis.T
+
+    def length(z):
+        step = np.diff(np.vstack([a, points(z), b]), axis=0)
+        norm = np.linalg.norm(step, axis=1)
+        u = step / norm[:, None]
+        return norm.sum(), ((u[:-1] - u[1:]) @ basis).ravel()
+
+    def jacobian(z):
+        g = torus.grad(points(z)) @ basis
+        jac = np.zeros((n_points, 2 * n_points))
+        k = np.arange(n_points)
+        jac[k, 2 * k], jac[k, 2 * k + 1] = g[:, 0], g[:, 1]
+        return jac
+
+    res = minimize(length, ((start - base) @ basis).ravel(), jac=True, method="SLSQP",
+                   constraints=[dict(type="ineq", fun=lambda z: torus.f(points(z)), jac=jacobian)],
+                   options=dict(ftol=1e-16, maxiter=3000))
+    assert res.success, res.message
+    return res.fun
+
+
+def test_torus_path_is_the_limit_of_constrained_polylines():
+    """Over a torus (segments through its tube, on the hole's side and across the top), the integrated geodesic
+    path is the limit of the shortest polylines kept outside the torus: they approach it from below as h^2
+    (error ratio 4 when h halves) and their Richardson extrapolation equals it to 3e-8 m."""
+    from osim_emb.paths.geodesic import Torus, surface_path
+    torus = Torus(0.04, 0.015)
+    p1 = np.array([[0.03, 0.005, 0.08], [0.05, 0.0, 0.04]])
+    p2 = np.array([[0.025, -0.01, -0.07], [0.05, 0.01, -0.05]])
+    length, t1, t2, wrapped = surface_path(torus, (np.nan,) * 3, p1, p2)
+    assert wrapped.all() and (length > np.linalg.norm(p2 - p1, axis=1) + 5e-5).all()
+    for k in range(1):  # one case: SLSQP over 400 unknowns takes a few seconds
+        coarse, fine = (_polyline_over_torus(torus, p1[k], p2[k], n) for n in (100, 200))
+        assert coarse < fine < length[k]
+        assert 3.0 < (length[k] - coarse) / (length[k] - fine) < 5.0
+        assert abs((4 * fine - coarse) / 3 - length[k]) < 3e-8
+
+
+def test_torus_with_a_large_major_radius_tends_to_the_cylinder():
+    """A torus whose centre circle is large is, near its outer equator, a cylinder of the tube's radius about the
+    circle's tangent: the integrated torus path tends to the closed-form cylinder helix as 1/R (R (L_torus -
+    L_cylinder) the same for R = 10, 100, 1000 m to 1e-3)."""
+    from osim_emb.paths.geodesic import Torus, surface_path
+    r = 0.015
+    c1 = np.array([[0.005, 0.08, -0.05], [-0.004, 0.06, -0.03]])  # cylinder frame, axis z
+    c2 = np.array([[-0.003, -0.07, 0.05], [0.006, -0.05, 0.04]])
+    cylinder, _, _, wrapped = cylinder_shortest_path(c1, c2, r)
+    assert wrapped.all()
+    scaled = []
+    for big in (10.0, 100.0, 1000.0):
+        def to_torus(c):  # the cylinder's axis along the torus's y axis at (R, 0, 0)
+            return np.column_stack([big + c[:, 0], c[:, 2], c[:, 1]])
+        length = surface_path(Torus(big, r), (np.nan,) * 3, to_torus(c1), to_torus(c2))[0]
+        assert np.abs(length - cylinder).max() < 2e-5 / big
+        scaled.append(big * (length - cylinder))
+    assert np.abs(scaled[1] / scaled[0] - 1).max() < 1e-3 and np.abs(scaled[2] / scaled[0] - 1).max() < 1e-3
+
+
+def test_compiled_geodesics_equal_numpy():
+    """The compiled RK4 (paths._geodesic_kernels) gives the numpy integration's geodesics to 1e-15 m, on an
+    ellipsoid and a torus, and the wrapped lengths built on it to 1e-12 m."""
+    import osim_emb.paths.geodesic as geodesic
+    rng = np.random.default_rng(2)
+    for surface, p1, p2 in ((geodesic.Ellipsoid([0.03, 0.045, 0.025]), [-0.1, 0.02, 0.0], [0.1, 0.01, 0.01]),
+                            (geodesic.Torus(0.04, 0.015), [0.03, 0.0, 0.08], [0.03, 0.0, -0.08])):
+        x = geodesic._project(surface, rng.normal(0, 0.03, (5, 3)))
+        n = geodesic._unit(surface.grad(x))
+        v = geodesic._unit(np.cross(n, rng.normal(size=(5, 3))))
+        length = rng.uniform(0.0, 0.05, 5)
+        for a, b in zip(geodesic._shoot(surface, x, v, length), geodesic._shoot_numpy(surface, x, v, length)):
+            assert np.abs(a - b).max() < 1e-15
+        a = np.array(p1) + rng.normal(0, 0.005, (3, 3))
+        b = np.array(p2) + rng.normal(0, 0.005, (3, 3))
+        compiled = geodesic.surface_path(surface, (np.nan,) * 3, a, b)[0]
+        fast, geodesic._shoot = geodesic._shoot, geodesic._shoot_numpy
+        try:
+            reference = geodesic.surface_path(surface, (np.nan,) * 3, a, b)[0]
+        finally:
+            geodesic._shoot = fast
+        assert np.abs(compiled - reference).max() < 1e-12
+
+
+def test_segments_through_a_fat_torus_never_pass_straight():
+    """A fat torus (MoBL's ECU: R = 9 mm, tube 6 mm, a 3 mm hole): segments that pass through the tube near the
+    hole wrap (the start is projected radially from the core circle; Newton's projection along the gradient
+    overshot across the hole and the path lifted off, straight through the tube)."""
+    from osim_emb.paths.geodesic import Torus, segment_meets, surface_path
+    torus = Torus(0.009, 0.006)
+    rng = np.random.default_rng(3)
+    p1 = np.array([0.0056, 0.0071, 0.0118]) + rng.normal(0, 0.002, (12, 3))
+    p2 = np.array([0.009, -0.0111, -0.0314]) + rng.normal(0, 0.002, (12, 3))
+    length, t1, t2, wrapped = surface_path(torus, (np.nan,) * 3, p1, p2)
+    meets = segment_meets(torus, p1, p2)
+    assert meets.sum() >= 8 and (wrapped == meets).all()
+    assert (length[meets] > np.linalg.norm(p2 - p1, axis=1)[meets] + 1e-5).all()
+    assert np.abs(torus.f(t1[meets])).max() < 1e-12 and np.abs(torus.f(t2[meets])).max() < 1e-12
+
+
+def test_jacobi_field_jacobian_equals_central_differences():
+    """Newton's Jacobian from the natural geodesic variations (slide, shift and turn as Jacobi fields a'' + K a = 0
+    integrated beside the geodesic, lengthening) equals central differences of the tangency residual to 1e-6 of
+    its size, on an ellipsoid and a torus."""
+    import osim_emb.paths.geodesic as geodesic
+    rng = np.random.default_rng(1)
+    for surface, offset in ((geodesic.Ellipsoid([0.03, 0.045, 0.025]), 0.0), (geodesic.Torus(0.04, 0.015), 0.04)):
+        x = geodesic._project(surface, rng.normal(0, 0.03, (4, 3)) + [offset, 0.0, 0.0])
+        normal = geodesic._unit(surface.grad(x))
+        t = geodesic._unit(np.cross(normal, rng.normal(size=(4, 3))))
+        length = rng.uniform(0.005, 0.04, 4)
+        q, tq = geodesic._shoot(surface, x, t, length)
+        p1 = x - 0.05 * t + 0.02 * normal
+        p2 = q + 0.05 * tq + 0.02 * geodesic._unit(surface.grad(q))
+        _, e1, e2 = geodesic._tangent_basis(surface, x, t)
+        u = np.column_stack([np.zeros((4, 3)), length])
+        fd = np.empty((4, 4, 4))
+        for c in range(4):
+            du = np.zeros_like(u)
+            du[:, c] = 1e-7
+            fd[:, :, c] = (geodesic._residual(surface, p1, p2, x, e1, e2, t, u + du)[0]
+                           - geodesic._residual(surface, p1, p2, x, e1, e2, t, u - du)[0]) / 2e-7
+        jacobi = geodesic._jacobi_jacobian(surface, p1, p2, x, t, q, tq, length)
+        assert np.abs(jacobi - fd).max() < 1e-6 * np.abs(fd).max()

@@ -10,20 +10,25 @@ import time
 def cmd_smooth_paths(args: argparse.Namespace) -> int:
     from osim_emb.io import load_osim
     from osim_emb.io.outputs import atomic_files, check_output_file
-    from osim_emb.io.scholz_convert import smooth_paths_tree, write_tree
+    from osim_emb.io.scholz_convert import solvable_smooth_paths_tree, write_tree
     from osim_emb.paths.geometry import muscle_lengths
 
     t0 = time.perf_counter()
     check_output_file(args.output, overwrite=args.overwrite, inputs=[args.model])
     model = load_osim(args.model, strict=not args.lenient)
-    tree, converted, warnings = smooth_paths_tree(model, args.samples, args.seed, args.hints)
+    tree, converted, warnings = solvable_smooth_paths_tree(model, args.samples, args.seed, args.hints,
+                                                           strict=not args.lenient)
     for w in warnings:
         logging.warning("%s: %s", args.model, w)
     if not converted:
-        raise ValueError(f"{args.model}: no unit has sphere or cylinder wrap objects to convert; nothing written")
+        if not any(getattr(u, "wraps", ()) for u in model.muscles):
+            raise ValueError(f"{args.model}: no muscle has wrap objects ({len(model.muscles)} muscles, "
+                             f"{len(model.wrap_objects)} wrap objects); nothing written")
+        raise ValueError(f"{args.model}: no unit has wrap objects that convert (spheres, cylinders, ellipsoids, tori; "
+                         f"see the warnings for the units kept legacy); nothing written")
     with atomic_files([args.output], overwrite=args.overwrite, inputs=[args.model]) as (tmp,):
         write_tree(tree, tmp)
-        smooth = load_osim(tmp)  # the written file reads back; its lengths at the default pose
+        smooth = load_osim(tmp, strict=not args.lenient)  # the written file reads back; its lengths at the default pose
         names = [u.name for u in converted]
         q = model.default_q
         legacy_l = muscle_lengths(model, q, names)[0]
@@ -39,8 +44,8 @@ def cmd_smooth_paths(args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    s = sub.add_parser("smooth-paths", help="convert legacy sphere and cylinder wrap objects to smooth obstacles: "
-                                            "write Scholz2015GeometryPaths (OpenSim 4.6)")
+    s = sub.add_parser("smooth-paths", help="convert legacy wrap objects (spheres, cylinders, ellipsoids, tori) to "
+                                            "smooth obstacles: write Scholz2015GeometryPaths (OpenSim 4.6)")
     s.add_argument("model", help=".osim file (OpenSim 4)")
     s.add_argument("-o", "--output", required=True, help="the new .osim file")
     s.add_argument("--samples", type=int, default=1000,

@@ -20,10 +20,15 @@ ContactCylinder (same frame, location, orientation and radius) with a contact hi
   height), the hint under which the Scholz path takes the shortest way round in the most sampled
   configurations.
 * **Ellipsoids** (WrapEllipsoid -> ContactEllipsoid with the same radii) are converted without a
-  hint and alone between two path points (geodesics integrated numerically); with a quadrant or
-  sharing a segment the unit stays legacy.
-* **What is not converted** (kept as a legacy GeometryPath, with a warning): units with a
-  torus wrap, moving or conditional path points, or a path point inside an
+  hint (geodesics integrated numerically), also sharing a segment with other obstacles; with a
+  quadrant the unit stays legacy.
+* **Tori** (WrapTorus -> ContactTorus, torus radius = outer_radius, tube radius = inner_radius) likewise,
+  alone between two path points (sharing a segment, the unit stays legacy).
+  The legacy WrapTorus is a ring the path is held inside (it wraps on the tube's side facing the axis
+  whenever the line passes the ring); the obstacle is a solid torus, acting only where the straight
+  segment meets its tube: said once per model.
+* **What is not converted** (kept as a legacy GeometryPath, with a warning): units with
+  moving or conditional path points, or a path point inside an
   obstacle at the default pose (OpenSim cannot start the path there).  A point inside an
   obstacle elsewhere in the sample is warned about (no path exists there).  A WrapCylinder's finite
   length has no counterpart (Simbody's cylinder is infinite): said once.
@@ -32,19 +37,24 @@ ContactCylinder (same frame, location, orientation and radius) with a contact hi
 from __future__ import annotations
 
 import logging
+import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 from lxml import etree
 
 from osim_emb.io.scholz_xml import contact_geometry_element, scholz_path_element
+from osim_emb.paths.wrapping.smooth import obstacle_radii
 
-__all__ = ["ConvertedUnit", "smooth_paths_tree"]
+__all__ = ["ConvertedUnit", "smooth_paths_tree", "solvable_smooth_paths_tree"]
 
 log = logging.getLogger(__name__)
 
-_KIND = {"WrapSphere": "sphere", "WrapCylinder": "cylinder", "WrapEllipsoid": "ellipsoid"}
+#: stands for '::' in element names while the tree is parsed (HuntCrossleyForce::ContactParametersSet)
+_COLONS = b"__osim_emb_colons__"
+_KIND = {"WrapSphere": "sphere", "WrapCylinder": "cylinder", "WrapEllipsoid": "ellipsoid", "WrapTorus": "torus"}
 _AXES = {"x": 0, "y": 1, "z": 2}
 
 
@@ -88,9 +98,11 @@ def _hint_from_quadrant(quadrant: str, kind: str, radius: float) -> np.ndarray |
     return h
 
 
-def convert_units(model, n_samples: int = 1000, seed: int = 0,
-                  hints: bool = False) -> tuple[list[ConvertedUnit], list[str]]:
-    """Plan the conversion of every unit with sphere/cylinder wraps: (converted units, warnings)."""
+def convert_units(model, n_samples: int = 1000, seed: int = 0, hints: bool = False,
+                  keep_legacy: dict | None = None) -> tuple[list[ConvertedUnit], list[str]]:
+    """Plan the conversion of every unit with wrap objects: (converted units, warnings).  ``keep_legacy``: unit
+    name -> reason, units left as they are (with a warning)."""
+    keep_legacy = keep_legacy or {}
     from osim_emb.core.kinematics import forward_kinematics
     from osim_emb.paths.geometry import _body_table
 
@@ -100,15 +112,18 @@ def convert_units(model, n_samples: int = 1000, seed: int = 0,
     bt = kin.transforms[:, body_frames] @ body_offsets
     objects = {w.name: w for w in model.wrap_objects}
     converted, warnings = [], []
-    finite_cylinders = set()
+    finite_cylinders, rings = set(), set()
     for unit in model.muscles:
         if not getattr(unit, "wraps", ()) or not unit.points:
+            continue
+        if unit.name in keep_legacy:
+            warnings.append(f"unit {unit.name!r} kept as a legacy GeometryPath: {keep_legacy[unit.name]}")
             continue
         used = [objects[w.wrap_object] for w in unit.wraps if objects[w.wrap_object].active]
         bad = [w for w in used if w.type_name not in _KIND]
         if bad:
             warnings.append(f"unit {unit.name!r} kept as a legacy GeometryPath: {bad[0].type_name} "
-                            f"{bad[0].name!r} (smooth wrapping supports spheres, cylinders and ellipsoids)")
+                            f"{bad[0].name!r} (smooth wrapping supports spheres, cylinders, ellipsoids and tori)")
             continue
         if any(p.kind != "fixed" for p in unit.points):
             warnings.append(f"unit {unit.name!r} kept as a legacy GeometryPath: it has moving or conditional path "
@@ -127,26 +142,32 @@ def convert_units(model, n_samples: int = 1000, seed: int = 0,
             kind = _KIND[obj.type_name]
             if kind == "cylinder":
                 finite_cylinders.add(obj.name)
+            if kind == "torus":
+                rings.add(obj.name)
             t = bt[:, body_index[obj.body]] @ obj.transform_in_body
             rot, org = t[:, :3, :3], t[:, :3, 3]
             local = np.einsum("nji,npj->npi", rot, pos - org[:, None])  # points in the obstacle frame
             flat = np.array([1.0, 1.0, 0.0]) if kind == "cylinder" else np.ones(3)
-            radius = obj.radius if kind != "ellipsoid" else 1.0
-            if kind == "ellipsoid":
+            radius = obj.radius if kind not in ("ellipsoid", "torus") else 1.0
+            if kind in ("ellipsoid", "torus"):
                 if _hint_from_quadrant(obj.quadrant, "sphere", 1.0) is not None:
-                    warnings.append(f"unit {unit.name!r} kept as a legacy GeometryPath: ellipsoid {obj.name!r} has "
-                                    f"the quadrant {obj.quadrant!r} (an ellipsoid obstacle is supported without a "
+                    warnings.append(f"unit {unit.name!r} kept as a legacy GeometryPath: {kind} {obj.name!r} has "
+                                    f"the quadrant {obj.quadrant!r} (an {kind} obstacle is supported without a "
                                     "contact hint only)")
                     ok = False
                     break
+            if kind == "ellipsoid":
                 local = local / np.asarray(obj.dimensions)  # the unit sphere: same segments meet it, same places
             lo, hi = pw.range
             first = 0 if lo < 1 else lo - 1
             last = n_points - 1 if hi < 1 else hi - 1
             best = None
             for i in range(first, min(last, n_points - 1)):
-                c, s = _closest(local[:, i] * flat, local[:, i + 1] * flat)
-                dist = np.linalg.norm(c, axis=-1)
+                if kind == "torus":  # the deepest point of the segment in the tube, its depth in tube radii
+                    c, s, dist = _torus_depth(obj, local[:, i], local[:, i + 1])
+                else:
+                    c, s = _closest(local[:, i] * flat, local[:, i + 1] * flat)
+                    dist = np.linalg.norm(c, axis=-1)
                 meets = dist < radius
                 score = (int(meets.sum()), -float(dist.min() / radius))
                 if best is None or score > best[0]:
@@ -157,7 +178,12 @@ def convert_units(model, n_samples: int = 1000, seed: int = 0,
                 ok = False
                 break
             (count, _), i, c, s, meets = best
-            inside = (np.linalg.norm(local[:, [i, i + 1]] * flat, axis=-1) <= radius).any(axis=1)
+            if kind == "torus":
+                big, tube = obstacle_radii(obj)
+                ends = local[:, [i, i + 1]]
+                inside = (np.hypot(np.hypot(ends[..., 0], ends[..., 1]) - big, ends[..., 2]) <= tube).any(axis=1)
+            else:
+                inside = (np.linalg.norm(local[:, [i, i + 1]] * flat, axis=-1) <= radius).any(axis=1)
             if inside[0]:
                 warnings.append(f"unit {unit.name!r} kept as a legacy GeometryPath: a path point next to "
                                 f"{obj.name!r} lies inside it at the default pose (OpenSim cannot start the path)")
@@ -170,7 +196,8 @@ def convert_units(model, n_samples: int = 1000, seed: int = 0,
             if count == 0:
                 notes.append(f"{obj.name!r} never meets the straight segment in the sample (placed on the "
                              f"nearest segment, {i + 1}-{i + 2})")
-            hint = _hint_from_quadrant(obj.quadrant, kind, obj.radius) if kind != "ellipsoid" else np.full(3, np.nan)
+            hint = (np.full(3, np.nan) if kind in ("ellipsoid", "torus") else
+                    _hint_from_quadrant(obj.quadrant, kind, obj.radius))
             if hint is None and not hints:  # no hint: OpenSim starts lifted off, touches down on the short side
                 hint = np.full(3, np.nan)
             if hint is None and meets.any():
@@ -181,11 +208,11 @@ def convert_units(model, n_samples: int = 1000, seed: int = 0,
                     direction = np.array([1.0, 0, 0])
                 hint = obj.radius * direction / np.linalg.norm(direction)
             placed.setdefault(i, []).append((float(np.mean(s[meets] if meets.any() else s)), obj.name, hint))
-        for i, group in placed.items() if ok else ():  # an ellipsoid obstacle alone between two points
-            shared = [name for _, name, _ in group if _KIND[objects[name].type_name] == "ellipsoid"]
+        for i, group in placed.items() if ok else ():  # a torus obstacle alone between two points
+            shared = [name for _, name, _ in group if _KIND[objects[name].type_name] == "torus"]
             if shared and len(group) > 1:
-                warnings.append(f"unit {unit.name!r} kept as a legacy GeometryPath: ellipsoid {shared[0]!r} shares "
-                                "a segment with other wrap objects (supported alone)")
+                warnings.append(f"unit {unit.name!r} kept as a legacy GeometryPath: torus {shared[0]!r} shares a "
+                                "segment with other wrap objects (supported alone)")
                 ok = False
         if ok:  # OpenSim starts each obstacle's path from the hints of its neighbours on the span
             for i, group in placed.items():
@@ -206,10 +233,26 @@ def convert_units(model, n_samples: int = 1000, seed: int = 0,
         converted.append(out)
         for note in notes:
             warnings.append(f"unit {unit.name!r}: {note}")
+    if rings:
+        warnings.append(f"tori {sorted(rings)}: a legacy WrapTorus holds the path inside its ring; a ContactTorus "
+                        "is a solid obstacle that acts only where the straight segment meets its tube")
     if finite_cylinders:
         warnings.append(f"cylinders {sorted(finite_cylinders)}: a ContactCylinder is infinite; the legacy "
                         "WrapCylinder's length is not carried over")
     return converted, warnings
+
+
+def _torus_depth(obj, p1: np.ndarray, p2: np.ndarray):
+    """The point of each segment p1 p2 (torus frame) nearest the tube's core circle, its place on the segment and
+    its distance from the core in tube radii (< 1: the segment meets the tube)."""
+    from osim_emb.paths.geodesic import _touchdown, surface_of
+    from osim_emb.paths.wrapping.smooth import obstacle_radii
+    big, tube = obstacle_radii(obj)
+    c, _ = _touchdown(surface_of("torus", (big, tube)), p1, p2)
+    d = p2 - p1
+    dd = np.einsum("ni,ni->n", d, d)
+    s = np.einsum("ni,ni->n", c - p1, d) / np.where(dd > 0, dd, 1.0)
+    return c, s, np.hypot(np.hypot(c[:, 0], c[:, 1]) - big, c[:, 2]) / tube
 
 
 def _best_hint(kind: str, radius: float, p1: np.ndarray, p2: np.ndarray, meets: np.ndarray) -> np.ndarray:
@@ -258,8 +301,12 @@ def _hint_inside_neighbour(group, objects, bt, body_index) -> tuple[str, str] | 
             other = objects[other_name]
             u = bt[0, body_index[other.body]] @ other.transform_in_body
             local = u[:3, :3].T @ (point - u[:3, 3])
-            other_flat = np.array([1.0, 1.0, 0.0]) if other.type_name == "WrapCylinder" else np.ones(3)
-            if np.linalg.norm(local * other_flat) <= other.radius:
+            if other.type_name == "WrapEllipsoid":
+                inside = np.linalg.norm(local / np.asarray(other.dimensions, dtype=float)) <= 1.0
+            else:
+                other_flat = np.array([1.0, 1.0, 0.0]) if other.type_name == "WrapCylinder" else np.ones(3)
+                inside = np.linalg.norm(local * other_flat) <= other.radius
+            if inside:
                 return name, other_name
     return None
 
@@ -268,11 +315,12 @@ def _frame_path(body: str, ground: str) -> str:
     return "/ground" if body == ground else f"/bodyset/{body}"
 
 
-def smooth_paths_tree(model, n_samples: int = 1000, seed: int = 0,
-                      hints: bool = False) -> tuple[Any, list[ConvertedUnit], list[str]]:
+def smooth_paths_tree(model, n_samples: int = 1000, seed: int = 0, hints: bool = False,
+                      keep_legacy: dict | None = None) -> tuple[Any, list[ConvertedUnit], list[str]]:
     """The source file's XML tree with the convertible units' paths as Scholz2015GeometryPaths.
 
     Returns (tree, converted units, warnings).  The model must come from an OpenSim 4 .osim file.
+    ``keep_legacy``: unit name -> reason, units left as legacy GeometryPaths (with a warning).
     """
     doc = model.extras.get("document") if isinstance(model.extras, dict) else None
     if doc is None or not getattr(doc, "source_text", None):
@@ -280,9 +328,13 @@ def smooth_paths_tree(model, n_samples: int = 1000, seed: int = 0,
     if doc.version < 40000:
         raise ValueError(f"{doc.path}: a version-{doc.version} (OpenSim 3.3) file; Scholz2015GeometryPath is an "
                          "OpenSim 4.6 element: open and save the model in OpenSim 4 (or `osim-emb convert`) first")
-    converted, warnings = convert_units(model, n_samples, seed, hints)
-    root = etree.fromstring(doc.source_text.encode("utf-8") if isinstance(doc.source_text, str) else doc.source_text,
-                            etree.XMLParser(remove_comments=False, huge_tree=True))
+    converted, warnings = convert_units(model, n_samples, seed, hints, keep_legacy)
+    source = doc.source_text.encode("utf-8") if isinstance(doc.source_text, str) else doc.source_text
+    try:
+        root = etree.fromstring(source, etree.XMLParser(remove_comments=False, huge_tree=True))
+    except etree.XMLSyntaxError:  # element names with '::', which OpenSim writes and reads (write_tree restores them)
+        source = re.sub(rb"<(/?)([A-Za-z_][\w.-]*)::", rb"<\1\2" + _COLONS, source)
+        root = etree.fromstring(source, etree.XMLParser(remove_comments=False, huge_tree=True))
     m = root.find("Model")
     objects = {w.name: w for w in model.wrap_objects}
     geometry_set = m.find("ContactGeometrySet")
@@ -303,7 +355,7 @@ def smooth_paths_tree(model, n_samples: int = 1000, seed: int = 0,
         while gname in taken:
             gname, k = f"{name}_obstacle{k}", k + 1
         taken.add(gname)
-        size = obj.dimensions if obj.type_name == "WrapEllipsoid" else obj.radius
+        size = obstacle_radii(obj) or obj.radius
         holder.append(contact_geometry_element(_KIND[obj.type_name], gname, _frame_path(obj.body, doc.ground),
                                                obj.translation, obj.xyz_body_rotation, size))
         geometry_path[name] = f"/contactgeometryset/{gname}"
@@ -328,8 +380,39 @@ def smooth_paths_tree(model, n_samples: int = 1000, seed: int = 0,
 
 
 def write_tree(tree: Any, path) -> None:
-    """Write an XML tree as an .osim file (UTF-8, declaration, pretty-printed new elements)."""
+    """Write an XML tree as an .osim file (UTF-8, declaration, pretty-printed new elements; element names with
+    '::' as they were)."""
     etree.indent(tree, space="\t")
-    tree.write(str(path), xml_declaration=True, encoding="UTF-8")
+    Path(path).write_bytes(etree.tostring(tree, xml_declaration=True, encoding="UTF-8").replace(_COLONS, b"::"))
 
 
+
+
+def solvable_smooth_paths_tree(model, n_samples: int = 1000, seed: int = 0, hints: bool = False,
+                               strict: bool = True) -> tuple[Any, list[ConvertedUnit], list[str]]:
+    """:func:`smooth_paths_tree`, with the units whose smooth path the package cannot solve at the default pose
+    (a path point inside an infinite cylinder that the legacy finite one left outside, a geodesic that does
+    not converge) kept as legacy GeometryPaths, each with the reason."""
+    import tempfile
+
+    from osim_emb.io import load_osim
+    from osim_emb.paths.geometry import muscle_lengths
+    keep_legacy: dict = {}
+    with tempfile.TemporaryDirectory() as scratch:
+        trial = Path(scratch) / "trial.osim"
+        for _ in range(3):
+            tree, converted, warnings = smooth_paths_tree(model, n_samples, seed, hints, keep_legacy)
+            if not converted:
+                break
+            write_tree(tree, trial)
+            smooth = load_osim(trial, strict=strict)
+            unsolved = {}
+            for u in converted:
+                try:
+                    muscle_lengths(smooth, smooth.default_q, [u.name])
+                except (ValueError, RuntimeError) as err:
+                    unsolved[u.name] = f"its smooth path has no solution at the default pose ({err})"
+            if not unsolved:
+                break
+            keep_legacy.update(unsolved)
+    return tree, converted, warnings

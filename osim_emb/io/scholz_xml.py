@@ -29,12 +29,12 @@ import numpy as np
 from lxml import etree
 
 from osim_emb.io.errors import UnsupportedFeatureError
-from osim_emb.paths.scholz import OBSTACLE_KINDS, ScholzObstacle, ScholzPath, ScholzPoint
+from osim_emb.paths.scholz import INTEGRATED_KINDS, OBSTACLE_KINDS, ScholzObstacle, ScholzPath, ScholzPoint
 
 __all__ = ["contact_geometry_elements", "read_scholz_path", "scholz_path_element", "contact_geometry_element"]
 
 #: Contact geometries OpenSim's Scholz2015GeometryPath accepts but the package does not evaluate.
-UNSUPPORTED_SURFACES = {"ContactTorus": "a torus", "ContactMesh": "a mesh", "ContactHalfSpace": "a half space"}
+UNSUPPORTED_SURFACES = {"ContactMesh": "a mesh", "ContactHalfSpace": "a half space"}
 
 
 def contact_geometry_elements(model: Any) -> dict[str, Any]:
@@ -112,8 +112,8 @@ def read_scholz_path(e: Any, owner: Any, model: Any, reader: Any) -> ScholzPath:
                 what = UNSUPPORTED_SURFACES.get(g.tag, g.tag)
                 raise UnsupportedFeatureError(
                     reader.path, c, f"muscle {muscle!r}, obstacle {c.get('name')!r}: {g.tag} {g.get('name')!r} is "
-                    f"{what}; supported: ContactSphere, ContactCylinder (closed-form geodesics) and ContactEllipsoid "
-                    "(integrated geodesics, without a contact hint)")
+                    f"{what}; supported: ContactSphere, ContactCylinder (closed-form geodesics), ContactEllipsoid and "
+                    "ContactTorus (integrated geodesics, without a contact hint)")
             body = _body_frame(reader, g, "socket_frame", muscle, f"contact geometry {g.get('name')!r}")
             if not hasattr(reader, "scholz_geometries"):
                 reader.scholz_geometries = set()
@@ -124,16 +124,21 @@ def read_scholz_path(e: Any, owner: Any, model: Any, reader: Any) -> ScholzPath:
             t[:3, 3] = reader.floats(g, "location", 3, [0, 0, 0])
             hint = _hint(reader, c, muscle)
             radii = None
-            if g.tag == "ContactEllipsoid":
-                radii = reader.floats(g, "radii", 3, required=True)
+            if g.tag in ("ContactEllipsoid", "ContactTorus"):
+                kind = OBSTACLE_KINDS[g.tag]
+                if g.tag == "ContactEllipsoid":
+                    radii = reader.floats(g, "radii", 3, required=True)
+                else:
+                    radii = np.array([reader.flt(g, "torus_radius", 0.0), reader.flt(g, "tube_radius", 0.0)])
                 if (radii <= 0).any():
-                    raise reader.fail(g, f"muscle {muscle!r}: the ellipsoid's radii must be positive, got {radii}")
+                    raise reader.fail(g, f"muscle {muscle!r}: the {kind}'s radii must be positive, got {radii}")
                 if np.isfinite(hint).any():
+                    article = "an" if kind == "ellipsoid" else "a"
                     raise UnsupportedFeatureError(
-                        reader.path, c, f"muscle {muscle!r}, obstacle {c.get('name')!r}: an ellipsoid with a contact "
-                        "hint (which way OpenSim's solver goes from it is not reproduced; without a hint, the "
-                        "shortest way round, it is)")
-                radius = float(radii.min())
+                        reader.path, c, f"muscle {muscle!r}, obstacle {c.get('name')!r}: {article} {kind} with a "
+                        "contact hint (which way OpenSim's solver goes from it is not "
+                        "reproduced; without a hint, the shortest way round, it is)")
+                radius = float(radii.min()) if kind == "ellipsoid" else float(radii[1])
             else:
                 radius = reader.flt(g, "radius", 0.0)
             if not radius > 0:
@@ -143,12 +148,13 @@ def read_scholz_path(e: Any, owner: Any, model: Any, reader: Any) -> ScholzPath:
         else:
             raise UnsupportedFeatureError(reader.path, c, f"muscle {muscle!r}: unsupported path element {c.tag}")
     span: list = []
-    for el in elements + [None]:  # an ellipsoid must be alone between two path points
+    for el in elements + [None]:  # a torus must be alone between two path points
         if el is None or isinstance(el, ScholzPoint):
-            if len(span) > 1 and any(o.kind == "ellipsoid" for o in span):
-                raise UnsupportedFeatureError(reader.path, e, f"muscle {muscle!r}: the ellipsoid obstacle "
-                                              f"{[o.name for o in span if o.kind == 'ellipsoid'][0]!r} shares a "
-                                              "segment with other obstacles (supported alone)")
+            alone = [o for o in span if o.kind == "torus"]
+            if len(span) > 1 and alone:
+                raise UnsupportedFeatureError(reader.path, e, f"muscle {muscle!r}: the {alone[0].kind} obstacle "
+                                              f"{alone[0].name!r} shares a segment with other obstacles (supported "
+                                              "alone)")
             span = []
         else:
             span.append(el)
@@ -166,7 +172,8 @@ def _vec(v: Any) -> str:
 
 def contact_geometry_element(kind: str, name: str, frame_path: str, location: Any, orientation: Any,
                              radius: Any) -> Any:
-    """A ``<ContactSphere>``, ``<ContactCylinder>`` (``radius``) or ``<ContactEllipsoid>`` (``radius``: the radii)."""
+    """A ``<ContactSphere>``, ``<ContactCylinder>`` (``radius``), ``<ContactEllipsoid>`` (``radius``: the radii) or
+    ``<ContactTorus>`` (``radius``: torus radius, tube radius)."""
     tag = {v: k for k, v in OBSTACLE_KINDS.items()}[kind]
     e = etree.Element(tag, name=name)
     etree.SubElement(e, "socket_frame").text = frame_path
@@ -174,6 +181,9 @@ def contact_geometry_element(kind: str, name: str, frame_path: str, location: An
     etree.SubElement(e, "orientation").text = _vec(orientation)
     if kind == "ellipsoid":
         etree.SubElement(e, "radii").text = _vec(radius)
+    elif kind == "torus":
+        etree.SubElement(e, "torus_radius").text = repr(float(radius[0]))
+        etree.SubElement(e, "tube_radius").text = repr(float(radius[1]))
     else:
         etree.SubElement(e, "radius").text = repr(float(radius))
     return e

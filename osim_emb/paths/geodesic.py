@@ -9,8 +9,10 @@ back onto the surface).  The path p1 -> obstacle -> p2 over one obstacle is the 
 (start point, direction angle, length: four unknowns) whose end directions continue the straight
 segments p1 -> P and Q -> p2: four tangency conditions (the components of the segments' directions
 along the surface normal and the geodesic's binormal at P and Q, Scholz et al. 2015, Eq 14),
-solved by Newton's method with a finite-difference Jacobian.  The geodesic starts, as OpenSim's
-solver does, at the hint's projection on the surface with zero length and the direction of
+solved by Newton's method with the Jacobian of the natural geodesic variations (sliding along the
+geodesic, lengthening it, and shifting or turning its start: Jacobi fields a'' + K a = 0 integrated
+beside it; :func:`_jacobi_jacobian`, equal to central differences to their error).  The geodesic
+starts, as OpenSim's solver does, at the hint's projection on the surface with zero length and the direction of
 p2 - p1; it lifts off when its length shrinks to zero with both points above the tangent plane
 there, and (without a hint, or after lifting off) touches down at the point of the straight
 segment p1 p2 deepest inside the surface.
@@ -22,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Ellipsoid", "Torus", "surface_path", "STEPS"]
+__all__ = ["Ellipsoid", "Torus", "surface_of", "segment_meets", "surface_path", "STEPS"]
 
 #: RK4 steps per geodesic (against the closed-form sphere and OpenSim's ellipsoids: lengths to ~1e-12 m)
 STEPS = 200
@@ -35,6 +37,7 @@ class Ellipsoid:
         self.radii = np.asarray(radii, dtype=float).reshape(3)
         self.w = 1.0 / self.radii ** 2
         self.size = float(self.radii.min())  # the scale of a Newton step
+        self.kind_code, self.constants = 0, self.w  # for the compiled kernel
 
     def f(self, x):
         return np.einsum("...i,i->...", x * x, self.w) - 1.0
@@ -45,6 +48,9 @@ class Ellipsoid:
     def vhv(self, x, v):
         return 2.0 * np.einsum("...i,i->...", v * v, self.w)
 
+    def hess(self, x):
+        return np.broadcast_to(2.0 * np.diag(self.w), x.shape[:-1] + (3, 3))
+
 
 class Torus:
     """(sqrt(x^2 + y^2) - R)^2 + z^2 = r^2 about z (Simbody's ContactGeometry::Torus)."""
@@ -52,6 +58,7 @@ class Torus:
     def __init__(self, torus_radius: float, tube_radius: float):
         self.R, self.r = float(torus_radius), float(tube_radius)
         self.size = self.r
+        self.kind_code, self.constants = 1, np.array([self.R, self.r])
 
     def f(self, x):
         rho = np.hypot(x[..., 0], x[..., 1])
@@ -62,6 +69,22 @@ class Torus:
         k = (rho - self.R) / rho
         return np.stack([k * x[..., 0], k * x[..., 1], x[..., 2]], axis=-1) / self.r
 
+    def project(self, x):
+        """The nearest surface point: from the nearest point of the core circle, out along x's direction from it."""
+        rho = np.maximum(np.hypot(x[..., 0], x[..., 1]), 1e-300)
+        core = np.stack([self.R * x[..., 0] / rho, self.R * x[..., 1] / rho, np.zeros_like(rho)], axis=-1)
+        return core + self.r * _unit(x - core)
+
+    def hess(self, x):
+        rho = np.maximum(np.hypot(x[..., 0], x[..., 1]), 1e-300)
+        h = np.zeros(x.shape[:-1] + (3, 3))
+        s = self.R / rho ** 3
+        h[..., 0, 0] = (1 - self.R / rho) + s * x[..., 0] ** 2
+        h[..., 1, 1] = (1 - self.R / rho) + s * x[..., 1] ** 2
+        h[..., 0, 1] = h[..., 1, 0] = s * x[..., 0] * x[..., 1]
+        h[..., 2, 2] = 1.0
+        return h / self.r
+
     def vhv(self, x, v):
         rho = np.maximum(np.hypot(x[..., 0], x[..., 1]), 1e-300)
         vr = (v[..., 0] * x[..., 0] + v[..., 1] * x[..., 1]) / rho
@@ -70,7 +93,26 @@ class Torus:
         return ((1 - self.R / rho) * vxy2 + self.R / rho * vr ** 2 + v[..., 2] ** 2) / self.r
 
 
+def surface_of(kind: str, radii):
+    """The surface of an obstacle: 'ellipsoid' (three semi-axes) or 'torus' (torus radius R, tube radius r)."""
+    if kind == "ellipsoid":
+        return Ellipsoid(radii)
+    if kind == "torus":
+        return Torus(*radii)
+    raise ValueError(f"no integrated geodesics for {kind!r} obstacles")
+
+
+def segment_meets(surface, p1, p2) -> np.ndarray:
+    """(N,) whether the straight segments p1 p2 (surface frame, (N, 3)) pass inside the surface."""
+    return _touchdown(surface, np.atleast_2d(np.asarray(p1, dtype=float)),
+                      np.atleast_2d(np.asarray(p2, dtype=float)))[1]
+
+
 def _project(surface, x, iterations: int = 6):
+    """The surface point on the gradient line through x: Newton's method on f along the gradient, or the surface's
+    closed form (a torus: radially from its core circle; Newton's steps overshoot from near the core)."""
+    if hasattr(surface, "project"):
+        return surface.project(x)
     for _ in range(iterations):
         g = surface.grad(x)
         x = x - (surface.f(x) / np.einsum("...i,...i->...", g, g))[..., None] * g
@@ -83,7 +125,23 @@ def _unit(v):
 
 
 def _shoot(surface, x, v, length):
-    """End point and unit direction of the geodesic from (x, v) over ``length`` (N,)."""
+    """End point and unit direction of the geodesic from (x, v) over ``length`` (N,) (compiled RK4,
+    :mod:`osim_emb.paths._geodesic_kernels`; :func:`_shoot_numpy` is the same in numpy)."""
+    from osim_emb.paths._geodesic_kernels import shoot_batch
+    x, v = shoot_batch(surface.kind_code, surface.constants, np.ascontiguousarray(x, dtype=float),
+                       np.ascontiguousarray(v, dtype=float), np.ascontiguousarray(length, dtype=float), STEPS)
+    return _end_state(surface, x, v)
+
+
+def _end_state(surface, x, v):
+    x = _project(surface, x)
+    n = _unit(surface.grad(x))
+    v = _unit(v - np.einsum("ni,ni->n", v, n)[:, None] * n)
+    return x, v
+
+
+def _shoot_numpy(surface, x, v, length):
+    """:func:`_shoot` in numpy (the reference of the compiled kernel's tests)."""
     h = (length / STEPS)[:, None]
 
     def acc(x, v):
@@ -97,10 +155,7 @@ def _shoot(surface, x, v, length):
         k4x, k4v = v + h * k3v, acc(x + h * k3x, v + h * k3v)
         x = x + h / 6 * (k1x + 2 * k2x + 2 * k3x + k4x)
         v = v + h / 6 * (k1v + 2 * k2v + 2 * k3v + k4v)
-    x = _project(surface, x)
-    n = _unit(surface.grad(x))
-    v = _unit(v - np.einsum("ni,ni->n", v, n)[:, None] * n)
-    return x, v
+    return _end_state(surface, x, v)
 
 
 def _tangent_basis(surface, x, reference):
@@ -121,7 +176,7 @@ def _state(surface, p0, e1, e2, ref, u):
     return p, t, np.maximum(u[:, 3], 0.0)
 
 
-def _residual(surface, p1, p2, p0, e1, e2, ref, u):
+def _residual(surface, p1, p2, p0, e1, e2, ref, u, full: bool = False):
     p, t, length = _state(surface, p0, e1, e2, ref, u)
     q, tq = _shoot(surface, p, t, length)
     n_p = _unit(surface.grad(p))
@@ -130,7 +185,60 @@ def _residual(surface, p1, p2, p0, e1, e2, ref, u):
     d1, d2 = _unit(p - p1), _unit(p2 - q)
     r = np.stack([np.einsum("ni,ni->n", d1, n_p), np.einsum("ni,ni->n", d1, b_p),
                   np.einsum("ni,ni->n", d2, n_q), np.einsum("ni,ni->n", d2, b_q)], axis=1)
-    return r, p, q, length
+    return (r, p, q, length, t, tq) if full else (r, p, q, length)
+
+
+def _dot(a, b):
+    return np.einsum("ni,ni->n", a, b)
+
+
+def _jacobi_jacobian(surface, p1, p2, p, t, q, tq, length):
+    """d(residual)/du at u = (0, 0, 0, length) with the tangent ``t`` as the reference direction, from the
+    natural geodesic variations (Scholz et al. 2015): u0 slides the geodesic along itself, u3 lengthens it, u1
+    (a shift of the start along m = n x t) and u2 (a turn of the start direction about n) are the Jacobi fields
+    a m with a'' + K a = 0 (K the Gaussian curvature; a(0), a'(0) = (1, 0) and (0, 1)) integrated beside the
+    geodesic (:func:`osim_emb.paths._geodesic_kernels.jacobi_batch`)."""
+    from osim_emb.paths._geodesic_kernels import jacobi_batch
+    fields = jacobi_batch(surface.kind_code, surface.constants, np.ascontiguousarray(p),
+                          np.ascontiguousarray(t), np.ascontiguousarray(length, dtype=float), STEPS)
+    g_p, g_q = surface.grad(p), surface.grad(q)
+    gn_p, gn_q = np.linalg.norm(g_p, axis=-1), np.linalg.norm(g_q, axis=-1)
+    n_p, n_q = g_p / gn_p[:, None], g_q / gn_q[:, None]
+    h_p, h_q = surface.hess(p), surface.hess(q)
+    m_p, m_q = np.cross(n_p, t), np.cross(n_q, tq)
+
+    def hvv(h, a, b):
+        return np.einsum("ni,nij,nj->n", a, h, b)
+
+    def normal_change(h, n, gn, d):  # d(unit normal) for a move d of the point
+        hd = np.einsum("nij,nj->ni", h, d) / gn[:, None]
+        return hd - _dot(hd, n)[:, None] * n
+
+    zero = np.zeros_like(p)
+    slide_q = -(hvv(h_q, tq, tq) / gn_q)[:, None] * n_q
+    variations = [
+        (t, -(hvv(h_p, t, t) / gn_p)[:, None] * n_p, tq, slide_q),
+        (m_p, -(hvv(h_p, t, m_p) / gn_p)[:, None] * n_p, fields[:, 0, 0, None] * m_q, fields[:, 0, 1, None] * m_q),
+        (zero, m_p, fields[:, 1, 0, None] * m_q, fields[:, 1, 1, None] * m_q),
+        (zero, zero, tq, slide_q),
+    ]
+    d1_vec, d2_vec = p - p1, p2 - q
+    l1, l2 = np.linalg.norm(d1_vec, axis=-1), np.linalg.norm(d2_vec, axis=-1)
+    d1, d2 = d1_vec / l1[:, None], d2_vec / l2[:, None]
+    b_p, b_q = np.cross(t, n_p), np.cross(tq, n_q)
+    jac = np.empty((p.shape[0], 4, 4))
+    for c, (dp, dt, dq, dtq) in enumerate(variations):
+        if c in (1, 2):  # keep the end direction tangent to the surface at the moved end point
+            dtq = dtq - (hvv(h_q, tq, dq) / gn_q)[:, None] * n_q
+        dd1 = (dp - _dot(d1, dp)[:, None] * d1) / l1[:, None]
+        dn_p = normal_change(h_p, n_p, gn_p, dp)
+        dd2 = -(dq - _dot(d2, dq)[:, None] * d2) / l2[:, None]
+        dn_q = normal_change(h_q, n_q, gn_q, dq)
+        jac[:, 0, c] = _dot(dd1, n_p) + _dot(d1, dn_p)
+        jac[:, 1, c] = _dot(dd1, b_p) + _dot(d1, np.cross(dt, n_p) + np.cross(t, dn_p))
+        jac[:, 2, c] = _dot(dd2, n_q) + _dot(d2, dn_q)
+        jac[:, 3, c] = _dot(dd2, b_q) + _dot(d2, np.cross(dtq, n_q) + np.cross(tq, dn_q))
+    return jac
 
 
 def _touchdown(surface, p1, p2):
@@ -147,6 +255,51 @@ def _touchdown(surface, p1, p2):
         lo, hi = np.where(f1 < f2, lo, m1), np.where(f1 < f2, m2, hi)
     x = p1 + (0.5 * (lo + hi))[:, None] * (p2 - p1)
     return x, surface.f(x) < 0
+
+
+def _newton(surface, a, b, start, tolerance: float, max_iterations: int):
+    """Newton's method on the four tangency conditions from a zero-length geodesic at ``start`` (projected on the
+    surface) heading along b - a: (converged, lifted off, residual, P, Q, geodesic length) per row."""
+    n = a.shape[0]
+    p0 = _project(surface, start)
+    _, ref, _ = _tangent_basis(surface, p0, _unit(b - a))  # b - a in the tangent plane
+    nrm, e1, e2 = _tangent_basis(surface, p0, ref)
+    u = np.zeros((n, 4))
+    lifted = np.zeros(n, dtype=bool)
+    r, p, q, ln, t, tq = _residual(surface, a, b, p0, e1, e2, ref, u, full=True)
+    for _ in range(max_iterations):
+        done = (np.abs(r).max(axis=1) < tolerance) | lifted
+        if done.all():
+            break
+        jac = _jacobi_jacobian(surface, a, b, p, t, q, tq, ln)
+        delta = -np.linalg.lstsq(jac[0], r[0], rcond=None)[0][None] if n == 1 else \
+            -np.einsum("nij,nj->ni", np.linalg.pinv(jac), r)
+        # damped: at most a quarter of the surface's size in position and length, 0.5 rad in angle
+        big = np.maximum(np.abs(delta[:, [0, 1, 3]]).max(axis=1) / (0.25 * surface.size),
+                         np.abs(delta[:, 2]) / 0.5)
+        delta = np.where(done[:, None], 0.0, delta / np.maximum(big, 1.0)[:, None])
+        size = np.linalg.norm(r, axis=1)
+        scale = np.ones(n)
+        for _ in range(12):  # backtracking on the tangent mismatch (a length clamped at zero may lift off)
+            u_new = u + scale[:, None] * delta
+            u_new[:, 3] = np.maximum(u_new[:, 3], 0.0)
+            r_new, p_new, q_new, ln_new, t_new, tq_new = _residual(surface, a, b, p0, e1, e2, ref, u_new, full=True)
+            worse = (np.linalg.norm(r_new, axis=1) > size) & ~done & ((u + scale[:, None] * delta)[:, 3] > 0)
+            if not worse.any():
+                break
+            scale = np.where(worse, 0.5 * scale, scale)
+        # lift-off: the length shrinks to zero with both points above the tangent plane
+        shrunk = ((u + scale[:, None] * delta)[:, 3] <= 0) & ~done
+        if shrunk.any():
+            nn = _unit(surface.grad(p_new))
+            above = (np.einsum("ni,ni->n", a - p_new, nn) > 0) & (np.einsum("ni,ni->n", b - p_new, nn) > 0)
+            lifted |= shrunk & above
+        u, r, p, q, ln, t, tq = u_new, r_new, p_new, q_new, ln_new, t_new, tq_new
+        # re-centre the unknowns on the current geodesic (natural corrections, as Scholz et al.)
+        p0, ref = p, t
+        _, e1, e2 = _tangent_basis(surface, p0, ref)
+        u = np.column_stack([np.zeros((n, 3)), u[:, 3]])
+    return ~lifted & (np.abs(r).max(axis=1) < tolerance) & (ln > 0), lifted, r, p, q, ln
 
 
 def surface_path(surface, hint: Any, p1: Any, p2: Any, tolerance: float = 1e-11, max_iterations: int = 60):
@@ -169,65 +322,25 @@ def surface_path(surface, hint: Any, p1: Any, p2: Any, tolerance: float = 1e-11,
     short = np.ones(n, dtype=bool) if np.isnan(hint).any() else touch @ hint >= 0
     start = np.where(short[:, None], touch, np.nan_to_num(hint))
     active = np.where(short, meets, True)
-    for attempt in range(2):  # from the hint; then, where it lifted off, from the touch-down point
-        rows = np.flatnonzero(active)
-        if rows.size == 0:
+    # stage 0: from the hint, or the touch-down point on the short side; stage 1: where the geodesic lifted off,
+    # from the touch-down point (where the segment meets the surface)
+    pending = np.flatnonzero(active)
+    begin = start[pending]
+    for stage in range(2):
+        if pending.size == 0:
             break
-        a, b = p1[rows], p2[rows]
-        p0 = _project(surface, start[rows])
-        ref = _unit(b - a)
-        nrm, e1, e2 = _tangent_basis(surface, p0, ref)
-        u = np.zeros((rows.size, 4))
-        lifted = np.zeros(rows.size, dtype=bool)
-        r, p, q, ln = _residual(surface, a, b, p0, e1, e2, ref, u)
-        for _ in range(max_iterations):
-            done = (np.abs(r).max(axis=1) < tolerance) | lifted
-            if done.all():
-                break
-            jac = np.empty((rows.size, 4, 4))
-            for c, step in enumerate((1e-7, 1e-7, 1e-7, 1e-7)):
-                du = np.zeros_like(u)
-                du[:, c] = step
-                jac[:, :, c] = (_residual(surface, a, b, p0, e1, e2, ref, u + du)[0]
-                                - _residual(surface, a, b, p0, e1, e2, ref, u - du)[0]) / (2 * step)
-            delta = -np.linalg.lstsq(jac[0], r[0], rcond=None)[0][None] if rows.size == 1 else \
-                -np.einsum("nij,nj->ni", np.linalg.pinv(jac), r)
-            # damped: at most a quarter of the surface's size in position and length, 0.5 rad in angle
-            big = np.maximum(np.abs(delta[:, [0, 1, 3]]).max(axis=1) / (0.25 * surface.size),
-                             np.abs(delta[:, 2]) / 0.5)
-            delta = np.where(done[:, None], 0.0, delta / np.maximum(big, 1.0)[:, None])
-            size = np.linalg.norm(r, axis=1)
-            scale = np.ones(rows.size)
-            for _ in range(12):  # backtracking on the tangent mismatch (a length clamped at zero may lift off)
-                u_new = u + scale[:, None] * delta
-                u_new[:, 3] = np.maximum(u_new[:, 3], 0.0)
-                r_new, p_new, q_new, ln_new = _residual(surface, a, b, p0, e1, e2, ref, u_new)
-                worse = (np.linalg.norm(r_new, axis=1) > size) & ~done & ((u + scale[:, None] * delta)[:, 3] > 0)
-                if not worse.any():
-                    break
-                scale = np.where(worse, 0.5 * scale, scale)
-            # lift-off: the length shrinks to zero with both points above the tangent plane
-            shrunk = ((u + scale[:, None] * delta)[:, 3] <= 0) & ~done
-            if shrunk.any():
-                nn = _unit(surface.grad(p_new))
-                above = (np.einsum("ni,ni->n", a - p_new, nn) > 0) & (np.einsum("ni,ni->n", b - p_new, nn) > 0)
-                lifted |= shrunk & above
-            u, r, p, q, ln = u_new, r_new, p_new, q_new, ln_new
-            # re-centre the unknowns on the current geodesic (natural corrections, as Scholz et al.)
-            _, t_now, _ = _state(surface, p0, e1, e2, ref, u)
-            p0, ref = p, t_now
-            _, e1, e2 = _tangent_basis(surface, p0, ref)
-            u = np.column_stack([np.zeros((rows.size, 3)), u[:, 3]])
-        ok = ~lifted & (np.abs(r).max(axis=1) < tolerance) & (ln > 0)
-        if (~lifted & ~ok).any():
-            raise RuntimeError(f"geodesic wrapping did not converge (largest tangent mismatch "
-                               f"{np.abs(r[~lifted & ~ok]).max():.1e})")
-        good = rows[ok]
+        a, b = p1[pending], p2[pending]
+        ok, lifted, r, p, q, ln = _newton(surface, a, b, begin, tolerance, max_iterations)
+        good = pending[ok]
         length[good] = np.linalg.norm(p[ok] - a[ok], axis=-1) + ln[ok] + np.linalg.norm(b[ok] - q[ok], axis=-1)
         t1[good], t2[good], wrapped[good] = p[ok], q[ok], True
-        # lifted off: touch down where the straight segment dips into the surface, else straight
-        again = rows[lifted] if attempt == 0 else np.empty(0, dtype=int)
-        active = np.zeros(n, dtype=bool)
-        active[again] = meets[again]
-        start = touch
+        failed = ~ok & ~lifted
+        if failed.any():
+            raise RuntimeError(f"geodesic wrapping did not converge (largest tangent mismatch "
+                               f"{np.abs(r[failed]).max():.1e})")
+        if stage == 1 and (lifted & meets[pending]).any():  # never straight through the obstacle
+            raise RuntimeError("geodesic wrapping lifted off although the straight segment passes inside the "
+                               "obstacle (no stationary path found from the touch-down point)")
+        pending = pending[lifted & meets[pending]] if stage == 0 else np.empty(0, dtype=int)
+        begin = touch[pending]
     return length, t1, t2, wrapped

@@ -29,8 +29,8 @@ The length is stationary with respect to every contact point, so the derivative 
 respect to q is that of the straight segments with their end points fixed on their bodies: the
 package's segment formula (``osim_emb.paths.geometry``) gives R = -dL/dq, which is what OpenSim's
 ``computeMomentArm`` (a ``MomentArmSolver`` over the forces the path applies) returns.
-Ellipsoids (without a hint, alone on their span): geodesics integrated numerically
-(:mod:`osim_emb.paths.geodesic`).  Tori are not supported.
+Ellipsoids and tori (without a hint; a torus alone on its span): geodesics integrated numerically
+(:mod:`osim_emb.paths.geodesic`, compiled).
 """
 
 from __future__ import annotations
@@ -43,12 +43,16 @@ import numpy as np
 from osim_emb.core.functions.base import readonly
 from osim_emb.paths.musculotendon import Musculotendon
 
-__all__ = ["ScholzPoint", "ScholzObstacle", "ScholzPath", "ScholzMusculotendon", "OBSTACLE_KINDS",
+__all__ = ["ScholzPoint", "ScholzObstacle", "ScholzPath", "ScholzMusculotendon", "OBSTACLE_KINDS", "INTEGRATED_KINDS",
            "wraps_short_side", "wrap_sense", "obstacle_path", "span_paths", "scholz_path_lengths_and_moment_arms"]
 
-#: The obstacle surfaces supported (OpenSim contact-geometry tag -> kind).  Ellipsoids: without a contact hint,
-#: alone on their span (geodesics integrated numerically, :mod:`osim_emb.paths.geodesic`).
-OBSTACLE_KINDS = {"ContactSphere": "sphere", "ContactCylinder": "cylinder", "ContactEllipsoid": "ellipsoid"}
+#: The obstacle surfaces supported (OpenSim contact-geometry tag -> kind).  Ellipsoids and tori: without a contact
+#: hint, a torus alone on its span (geodesics integrated numerically, :mod:`osim_emb.paths.geodesic`).
+OBSTACLE_KINDS = {"ContactSphere": "sphere", "ContactCylinder": "cylinder", "ContactEllipsoid": "ellipsoid",
+                  "ContactTorus": "torus"}
+
+#: Obstacles whose geodesics are integrated numerically (:mod:`osim_emb.paths.geodesic`)
+INTEGRATED_KINDS = ("ellipsoid", "torus")
 
 
 @dataclass(frozen=True, eq=False)
@@ -75,19 +79,23 @@ class ScholzObstacle:
     transform: np.ndarray
     radius: float
     hint: np.ndarray
-    radii: tuple | None = None  # an ellipsoid's semi-axes (radius is then the smallest)
+    radii: tuple | None = None  # an ellipsoid's semi-axes (radius is then the smallest); a torus's (R, r)
 
     def __post_init__(self):
-        if self.kind not in ("sphere", "cylinder", "ellipsoid"):
-            raise ValueError(f"obstacle {self.name!r}: unsupported kind {self.kind!r} (sphere, cylinder, ellipsoid)")
-        if self.kind == "ellipsoid":
-            if self.radii is None or len(self.radii) != 3 or min(self.radii) <= 0:
-                raise ValueError(f"obstacle {self.name!r}: an ellipsoid needs three positive radii, got {self.radii}")
+        if self.kind not in ("sphere", "cylinder", "ellipsoid", "torus"):
+            raise ValueError(f"obstacle {self.name!r}: unsupported kind {self.kind!r} (sphere, cylinder, ellipsoid, "
+                             "torus)")
+        if self.kind in INTEGRATED_KINDS:
+            size = 3 if self.kind == "ellipsoid" else 2
+            if self.radii is None or len(self.radii) != size or min(self.radii) <= 0:
+                what = "three positive radii" if size == 3 else "a positive torus radius and tube radius"
+                raise ValueError(f"obstacle {self.name!r}: {'an' if size == 3 else 'a'} {self.kind} needs {what}, "
+                                 f"got {self.radii}")
             if np.isfinite(np.asarray(self.hint, dtype=float)).any():
-                raise ValueError(f"obstacle {self.name!r}: ellipsoid obstacles are supported without a contact hint "
+                raise ValueError(f"obstacle {self.name!r}: {self.kind} obstacles are supported without a contact hint "
                                  "only (the shortest way round)")
             object.__setattr__(self, "radii", tuple(float(r) for r in self.radii))
-            object.__setattr__(self, "radius", min(self.radii))
+            object.__setattr__(self, "radius", min(self.radii) if size == 3 else self.radii[1])
         if not self.radius > 0:
             raise ValueError(f"obstacle {self.name!r}: radius must be positive, got {self.radius}")
         object.__setattr__(self, "transform", readonly(np.asarray(self.transform, dtype=float).reshape(4, 4)))
@@ -253,9 +261,9 @@ def _obstacle_in_ground(ob: ScholzObstacle, rot: np.ndarray, org: np.ndarray, a:
     wrapped."""
     p1 = np.einsum("nji,nj->ni", rot, a - org)
     p2 = np.einsum("nji,nj->ni", rot, b - org)
-    if ob.kind == "ellipsoid":
-        from osim_emb.paths.geodesic import Ellipsoid, surface_path
-        length, t1, t2, wrapped = surface_path(Ellipsoid(ob.radii), ob.hint, p1, p2)
+    if ob.kind in INTEGRATED_KINDS:
+        from osim_emb.paths.geodesic import surface_of, surface_path
+        length, t1, t2, wrapped = surface_path(surface_of(ob.kind, ob.radii), ob.hint, p1, p2)
     else:
         length, t1, t2, wrapped = obstacle_path(ob.kind, ob.radius, ob.hint, p1, p2, sense)
     return (length, np.einsum("nij,nj->ni", rot, t1) + org, np.einsum("nij,nj->ni", rot, t2) + org, wrapped)
@@ -296,11 +304,15 @@ def span_paths(a: np.ndarray, b: np.ndarray, obstacles: Sequence[ScholzObstacle]
     if k == 1:
         length, t1, t2, w = _obstacle_in_ground(obstacles[0], *frames[0], a, b)
         return length, [(t1, t2, w)]
-    if any(ob.kind == "ellipsoid" for ob in obstacles):
-        raise ValueError(f"obstacles {[ob.name for ob in obstacles]}: an ellipsoid obstacle must be alone between "
-                         "two path points")
+    if any(ob.kind == "torus" for ob in obstacles):
+        raise ValueError(f"obstacles {[ob.name for ob in obstacles]}: a torus obstacle must be alone between two "
+                         "path points")
     shortest = all(np.isnan(ob.hint).any() for ob in obstacles)
-    out = _span_newton(a, b, obstacles, frames, "shortest" if shortest else "fixed", tolerance, max_iterations)
+    try:
+        out = _span_newton(a, b, obstacles, frames, "shortest" if shortest else "fixed", tolerance, max_iterations)
+    except ValueError as err:  # an end point inside an obstacle, or a Newton iterate between two obstacles in one
+        raise ValueError(f"{err}, or the solver's point between two obstacles fell inside one (obstacles that "
+                         "nearly meet along the path; a cylinder is infinite here)") from None
     length, terms, ends, done = out
     if not done.all() and not shortest:
         rows = np.flatnonzero(~done)

@@ -62,13 +62,13 @@ def _ok(model, unit, q) -> bool:
     try:
         muscle_lengths(model, q, [unit], allow_out_of_range=True)
         return True
-    except ValueError:
+    except (ValueError, RuntimeError):
         return False
 
 
 def main(argv=None) -> int:
     from osim_emb.io import load_osim
-    from osim_emb.io.scholz_convert import smooth_paths_tree, write_tree
+    from osim_emb.io.scholz_convert import solvable_smooth_paths_tree, write_tree
     from osim_emb.paths.geometry import lengths_and_moment_arms, muscle_lengths
 
     models = Path(os.environ.get("OSIM_EMB_MODELS", HERE.parents[2] / "shared" / "models"))
@@ -88,7 +88,7 @@ def main(argv=None) -> int:
         osim.Model(str(args.model)).printToXML(str(upgraded))
         print(f"note: {args.model} is an OpenSim 3.3 file; converted with OpenSim 4.6 to {upgraded}")
         legacy = load_osim(upgraded)
-    tree, converted, warnings = smooth_paths_tree(legacy)
+    tree, converted, warnings = solvable_smooth_paths_tree(legacy)
     for w in warnings:
         print("note:", w)
     tmp = Path(tempfile.mkdtemp(prefix="smooth_paths_")) / (Path(args.model).stem + "_smooth.osim")
@@ -118,13 +118,14 @@ def main(argv=None) -> int:
                     lq, rq = lengths_and_moment_arms(model, q[rows_], [u], allow_out_of_range=True)
                     lp = muscle_lengths(model, q[rows_] + h, [u], allow_out_of_range=True)
                     lm = muscle_lengths(model, q[rows_] - h, [u], allow_out_of_range=True)
-                except ValueError:
+                except (ValueError, RuntimeError):  # a point inside an obstacle; a geodesic that does not converge
                     continue
                 length[rows_, m], arm[rows_, m], fd[rows_, m] = lq[:, 0], rq[:, k, 0], -(lp - lm)[:, 0] / 2e-6
         skipped = np.isnan(length).any(axis=0)
         for u, s_ in zip(units, skipped):
             if s_:
-                print(f"note: {u}: a path point lies inside an obstacle at some degrees (NaN there)")
+                print(f"note: {u}: a path point lies inside an obstacle, or the path does not converge, at some "
+                      "degrees (NaN there)")
         return length, arm, fd
 
     for label, model in (("legacy", legacy), ("smooth", smooth)):

@@ -1,4 +1,5 @@
-"""Smooth wrapping: exact shortest paths over sphere and cylinder obstacles, in closed form (issue 13, item 2).
+"""Smooth wrapping: exact shortest paths over sphere and cylinder obstacles in closed form, ellipsoids and tori
+integrated (issue 13, item 2).
 
 Unlike OpenSim's legacy wrap algorithms (``wrapping.sphere``, ``wrapping.cylinder``), which follow
 quadrant rules and a stale-cache convention, these are the true shortest paths from P1 to P2
@@ -26,7 +27,8 @@ segment passes through the axis (a point where no smooth shortest path exists).
 Several obstacles meeting one straight segment are wrapped together: their joint stationary
 path (each on its short side) from :func:`osim_emb.paths.scholz.span_paths`, the evaluator of
 OpenSim's Scholz2015GeometryPath.  Ellipsoids: the shortest path with its geodesic integrated
-numerically (:mod:`osim_emb.paths.geodesic`; alone on its segment).  Tori are refused.
+numerically (:mod:`osim_emb.paths.geodesic`); tori likewise, alone on their segment (a legacy WrapTorus,
+a ring the path is held inside, becomes a solid torus: it acts where the straight segment meets its tube).
 """
 
 from __future__ import annotations
@@ -106,7 +108,17 @@ def cylinder_shortest_path(p1: Any, p2: Any, radius: float) -> tuple[np.ndarray,
     return length, np.where(wrapped[:, None], t1, nan), np.where(wrapped[:, None], t2, nan), wrapped
 
 
-_KIND = {"WrapSphere": "sphere", "WrapCylinder": "cylinder", "WrapEllipsoid": "ellipsoid"}
+_KIND = {"WrapSphere": "sphere", "WrapCylinder": "cylinder", "WrapEllipsoid": "ellipsoid", "WrapTorus": "torus"}
+
+
+def obstacle_radii(obj) -> tuple | None:
+    """The radii of an integrated obstacle's surface: an ellipsoid's semi-axes, a torus's (torus radius R = the
+    legacy outer_radius, tube radius r = inner_radius); None for spheres and cylinders."""
+    if obj.type_name == "WrapEllipsoid":
+        return tuple(float(x) for x in obj.dimensions)
+    if obj.type_name == "WrapTorus":
+        return float(obj.outer_radius), float(obj.inner_radius)
+    return None
 
 
 def _meets(obj, p1: np.ndarray, p2: np.ndarray) -> np.ndarray:
@@ -116,20 +128,23 @@ def _meets(obj, p1: np.ndarray, p2: np.ndarray) -> np.ndarray:
     if kind == "ellipsoid":  # the unit sphere after scaling by the radii
         scale = np.asarray(obj.dimensions, dtype=float)
         return np.linalg.norm(_closest_on_segment(p1 / scale, p2 / scale), axis=-1) < 1.0
+    if kind == "torus":
+        from osim_emb.paths.geodesic import segment_meets, surface_of
+        return segment_meets(surface_of(kind, obstacle_radii(obj)), p1, p2)
     flat = np.array([1.0, 1.0, 0.0]) if kind == "cylinder" else np.ones(3)
     return np.linalg.norm(_closest_on_segment(p1 * flat, p2 * flat), axis=-1) < obj.radius
 
 
 def smooth_path_lengths_and_moment_arms(model, q: Any, muscles: Sequence[str] | None = None
                                         ) -> tuple[np.ndarray, np.ndarray]:
-    """L (N, M) and R (N, n_q, M) with every sphere and cylinder PathWrap taken as a smooth obstacle.
+    """L (N, M) and R (N, n_q, M) with every PathWrap taken as a smooth obstacle.
 
     Each PathWrap acts on the first segment between two (active) path points of its point range
     whose straight line meets the obstacle; the obstacles on one segment are ordered along it and
     the path over them is their joint stationary path, each obstacle on its short side
     (:func:`osim_emb.paths.scholz.span_paths`).  R comes from the package's segment formula with the
-    contact points fixed on the obstacles' bodies, so R = -dL/dq.  Ellipsoids: geodesics integrated
-    numerically (:mod:`osim_emb.paths.geodesic`), alone on their segment.  Tori raise.
+    contact points fixed on the obstacles' bodies, so R = -dL/dq.  Ellipsoids and tori: geodesics integrated
+    numerically (:mod:`osim_emb.paths.geodesic`), a torus alone on its segment.
     """
     from osim_emb.core.kinematics import forward_kinematics
     from osim_emb.paths.geometry import _body_table, _muscle_list, path_states
@@ -156,7 +171,7 @@ def smooth_path_lengths_and_moment_arms(model, q: Any, muscles: Sequence[str] | 
                 continue
             if obj.type_name not in _KIND:
                 raise ValueError(f"unit {unit.name!r}: smooth wrapping handles spheres, cylinders (closed-form "
-                                 f"geodesics) and ellipsoids (integrated), not {obj.type_name} {obj.name!r}")
+                                 f"geodesics), ellipsoids and tori (integrated), not {obj.type_name} {obj.name!r}")
             wraps.append((pw, obj, bt[:, body_index[obj.body]] @ obj.transform_in_body))
         # per configuration: the active points, and for each wrap its segment (index into them) and place on it
         seq = base.sequence  # (N, S) point indices in path order, -1 padded
@@ -196,10 +211,10 @@ def smooth_path_lengths_and_moment_arms(model, q: Any, muscles: Sequence[str] | 
                     if segs[w] == a:
                         pw, obj, _ = wraps[w]
                         kind = _KIND[obj.type_name]
+                        radii = obstacle_radii(obj)
                         elements.append(ScholzObstacle(
                             obj.name, kind, obj.body, obj.transform_in_body,
-                            obj.radius if kind != "ellipsoid" else min(obj.dimensions), nan_hint,
-                            tuple(obj.dimensions) if kind == "ellipsoid" else None))
+                            obj.radius if radii is None else min(radii), nan_hint, radii))
             path_unit = ScholzMusculotendon(unit.name, unit.type_name, (), (), None,
                                             scholz_path=ScholzPath(tuple(elements)))
             idx = np.array(idx)

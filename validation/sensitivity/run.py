@@ -34,6 +34,7 @@ MODELS = Path(os.environ.get("OSIM_EMB_MODELS", HERE.parents[2] / "shared" / "mo
 SWEEP = ["elv_angle", "shoulder_elv", "shoulder_rot", "elbow_flexion"]
 STEP_DEG = 3.0
 TOLERANCE_M = 0.002
+NO_MOMENT_ARM_M = 1e-9  # |nominal moment arm| below this: the muscle does not span the coordinate
 
 
 def summarise(table: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -50,7 +51,10 @@ def summarise(table: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     spread = pd.concat([g.band_5_95_m.max().rename("max_band_5_95_m"),
                         g.max_abs_deviation_m.max().rename("max_abs_deviation_m"),
                         g.nominal_m.apply(lambda s: s.abs().max()).rename("max_abs_nominal_m")], axis=1).reset_index()
-    spread["max_band_over_max_nominal"] = spread.max_band_5_95_m / spread.max_abs_nominal_m
+    # relative band only where the muscle moves the coordinate (a nominal moment arm of zero -- a muscle that
+    # does not span it -- gives no ratio; its band is rounding)
+    spanned = spread.max_abs_nominal_m > NO_MOMENT_ARM_M
+    spread["max_band_over_max_nominal"] = (spread.max_band_5_95_m / spread.max_abs_nominal_m).where(spanned)
     return by_pose, spread
 
 

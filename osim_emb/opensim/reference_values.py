@@ -39,6 +39,19 @@ _POOLS: dict = {}
 _PENDING: dict[str, list] = {}
 
 
+#: the workers' niceness above the main process: when they run beside the package's own work (numba compiling
+#: its kernels on first use, while OpenSim's evaluations were submitted ahead) that work keeps its CPU, and the
+#: workers take what is left (all of it once the package waits for them)
+WORKER_NICENESS = 10
+
+
+def _lower_priority() -> None:
+    try:
+        os.nice(WORKER_NICENESS)
+    except (AttributeError, OSError):  # pragma: no cover - Windows, or not permitted
+        pass
+
+
 def _worker_count(workers: int | None) -> int:
     return workers if workers is not None else min(os.cpu_count() or 1, 4)
 
@@ -66,7 +79,8 @@ def _pool(workers: int):
         import atexit
         import multiprocessing as mp
         from concurrent.futures import ProcessPoolExecutor
-        pool = _POOLS[workers] = ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn"))
+        pool = _POOLS[workers] = ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn"),
+                                                     initializer=_lower_priority)
         atexit.register(pool.shutdown, wait=True, cancel_futures=True)
     return pool
 

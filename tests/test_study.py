@@ -20,10 +20,17 @@ def test_builtin_model_is_the_seeds_shoulder():
     assert builtin_model_path().suffix == ".osim"
 
 
-def test_main_job_validates_against_opensim(osim, tmp_path):
+def test_main_job_validates_against_opensim(osim, tmp_path, monkeypatch):
+    from osim_emb.opensim import reference_values as rv
     from osim_emb.report.study import run_main_job
-    res = run_main_job(None, tmp_path, step_deg=30.0, formats=("png", "svg"), progress=False, workers=1,
+    submitted = []
+    real_submit = rv._submit
+    monkeypatch.setattr(rv, "_submit", lambda pool, reference, *a: submitted.append(reference)
+                        or real_submit(pool, reference, *a))
+    res = run_main_job(None, tmp_path, step_deg=30.0, formats=("png", "svg"), progress=False, workers=2,
                        cache_dir=False)
+    # OpenSim's evaluations were submitted once each, ahead of the package's work (prefetched), and collected
+    assert sorted(submitted) == ["computeMomentArm_mvp", "computeMomentArm_mvp", "minus_dL_dq"] and not rv._PENDING
     assert res["length_difference"] < 1e-12
     b = res["B"]["summary"]
     assert b.max_abs_difference_m.max() < 1e-8  # closed-form R = computeMomentArm (elevation-only rhythm)

@@ -211,6 +211,9 @@ def _run_main_job(path, builtin, out, step_deg, sweep, formats, progress, worker
         prefetch_moment_arm_study(str(exported), guess, **a_opts)
         if b_opts is not None:
             prefetch_moment_arm_study(str(one_path), guess, **b_opts)
+    if again.muscles:  # numba compiles the path kernels now (first use), saying so; counted apart in the timings
+        from osim_emb.opensim.moment_arms import _warm_up
+        compile_s += _warm_up(again, again.default_q[None], [m.name for m in again.muscles])
     if not sweep:
         sweep = default_sweep(again)
         if not sweep:

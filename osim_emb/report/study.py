@@ -204,7 +204,11 @@ def _run_main_job(path, builtin, out, step_deg, sweep, formats, progress, worker
                   model=one_model, **common) if one is not None else None)
         return common, refs, a, b
 
-    guess = sweep or _sweep_guess(again)
+    try:
+        guess = sweep or _sweep_guess(again)
+    except Exception as err:  # only a head start is lost
+        log.debug("no sweep guessed ahead of the compiled kernels: %s", err)
+        guess = []
     if have_osim and guess:  # OpenSim's evaluations start now, while the package's kernels compile
         from osim_emb.opensim.moment_arms import prefetch_moment_arm_study
         _, _, a_opts, b_opts = comparisons(guess)
@@ -213,7 +217,9 @@ def _run_main_job(path, builtin, out, step_deg, sweep, formats, progress, worker
             prefetch_moment_arm_study(str(one_path), guess, **b_opts)
     if again.muscles:  # numba compiles the path kernels now (first use), saying so; counted apart in the timings
         from osim_emb.opensim.moment_arms import _warm_up
-        compile_s += _warm_up(again, again.default_q[None], [m.name for m in again.muscles])
+        ranges = np.array([c.range for c in again.coordinates], dtype=float)
+        compile_s += _warm_up(again, np.clip(again.default_q, ranges[:, 0], ranges[:, 1])[None],
+                              [m.name for m in again.muscles])
     if not sweep:
         sweep = default_sweep(again)
         if not sweep:

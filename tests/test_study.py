@@ -20,10 +20,17 @@ def test_builtin_model_is_the_seeds_shoulder():
     assert builtin_model_path().suffix == ".osim"
 
 
-def test_main_job_validates_against_opensim(osim, tmp_path):
+def test_main_job_validates_against_opensim(osim, tmp_path, monkeypatch):
+    from osim_emb.opensim import reference_values as rv
     from osim_emb.report.study import run_main_job
-    res = run_main_job(None, tmp_path, step_deg=30.0, formats=("png", "svg"), progress=False, workers=1,
+    submitted = []
+    real_submit = rv._submit
+    monkeypatch.setattr(rv, "_submit", lambda pool, reference, *a: submitted.append(reference)
+                        or real_submit(pool, reference, *a))
+    res = run_main_job(None, tmp_path, step_deg=30.0, formats=("png", "svg"), progress=False, workers=2,
                        cache_dir=False)
+    # OpenSim's evaluations were submitted once each, ahead of the package's work (prefetched), and collected
+    assert sorted(submitted) == ["computeMomentArm_mvp", "computeMomentArm_mvp", "minus_dL_dq"] and not rv._PENDING
     assert res["length_difference"] < 1e-12
     b = res["B"]["summary"]
     assert b.max_abs_difference_m.max() < 1e-8  # closed-form R = computeMomentArm (elevation-only rhythm)
@@ -90,3 +97,31 @@ def test_builtin_muscles_do_not_depend_on_opensims_global_defaults(osim, models_
         p = ours[t.getName()]
         assert (t.get_FmaxTendonStrain(), t.get_KshapePassive(), t.get_Af(), t.get_Flen()) == \
             (p.FmaxTendonStrain, p.KshapePassive, p.Af, p.Flen)
+
+
+def test_sweep_guess_is_the_default_sweep(models_dir):
+    """OpenSim starts on the sweep guessed without the compiled path kernels: right on the shared models."""
+    from osim_emb.report.study import _sweep_guess, default_sweep
+    for m in (load_builtin(), load_osim(models_dir / "arm26.osim"), load_osim(models_dir / "leg6dof9musc.osim")):
+        assert _sweep_guess(m) == default_sweep(m)
+
+
+def test_prefetched_references_are_collected_not_repeated(osim, models_dir, tmp_path):
+    from osim_emb.opensim import reference_values as rv
+    from osim_emb.opensim.moment_arms import make_sweeps
+    path = str(models_dir / "arm26.osim")
+    m = load_osim(path)
+    q = make_sweeps(m, ["r_elbow_flex"], 40.0)[0].q
+    args = ([("minus_dL_dq", path)], q, m.coordinate_names, np.array([c.range for c in m.coordinates]),
+            ["BIClong", "TRIlong"], ["r_elbow_flex"])
+    assert rv.prefetch_references(*args, workers=2, cache_dir=tmp_path) == 1
+    assert rv.prefetch_references(*args, workers=2, cache_dir=tmp_path) == 0  # already submitted
+    got = rv.evaluate_references(*args, workers=2, cache_dir=tmp_path, progress=False)["minus_dL_dq"]
+    assert not rv._PENDING and not got["cached"] and got["seconds"] > 0
+    serial = rv.evaluate_references(*args, workers=1, cache_dir=False, progress=False)["minus_dL_dq"]
+    assert np.array_equal(got["values"], serial["values"]) and np.array_equal(got["lengths"], serial["lengths"])
+    assert rv.prefetch_references(*args, workers=2, cache_dir=tmp_path) == 0  # cached on disk now
+    q2 = q + 0.01
+    assert rv.prefetch_references(args[0], q2, *args[2:], workers=2, cache_dir=tmp_path) == 1
+    rv.cancel_prefetched()
+    assert not rv._PENDING

@@ -54,6 +54,7 @@ from osim_emb.core.functions.program import (
     ProgramBuilder,
     flattenable_type,
 )
+from osim_emb.core.functions.program import readonly
 from osim_emb.core.functions.program import external_jets as _external_jets
 from osim_emb.core.functions.program import pack_nodes as _pack_nodes
 from osim_emb.model import Model
@@ -114,6 +115,7 @@ class JointProgram:
         self.flts = np.array(flts, dtype=np.float64)
         self.ints.setflags(write=False)
         self.flts.setflags(write=False)
+        self.chains = K.has_chains(self.ints)  # None: the kernels compiled without closed-chain support
         self.n_q = nq
         self.n_nodes = len(b.nodes)
         self.externals = tuple(b.externals)
@@ -140,13 +142,14 @@ class JointProgram:
         hess = np.empty((n if order >= 2 else 0, k, nq, nq))
         ext = _external_jets(self.externals, q, nq, order) if self.externals else self._no_ext
         threads = thread_count()
+        ints, flts = readonly(self.ints), readonly(self.flts)  # one compiled signature (copies are writable)
         try:
             done = None
             if threads > 1 and n >= PARALLEL_MIN_STATES:
-                done = K.joint_variable_batch_parallel(self.ints, self.flts, ext, q, nodes, order, val, grad, hess,
-                                                       min(n, 4 * threads))
+                done = K.joint_variable_batch_parallel(ints, flts, ext, q, nodes, order, val, grad, hess,
+                                                       min(n, 4 * threads), self.chains)
             if done is None or not done.all():  # serially, or again to raise a chunk's error
-                K.joint_variable_batch(self.ints, self.flts, ext, q, nodes, order, val, grad, hess)
+                K.joint_variable_batch(ints, flts, ext, q, nodes, order, val, grad, hess, self.chains)
         except ValueError as exc:
             raise_joint_function_error(self._model, q, exc)
         return val, (grad if order >= 1 else None), (hess if order >= 2 else None)

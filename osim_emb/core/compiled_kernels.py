@@ -201,9 +201,13 @@ def _outer_chain_rule(ints, ib, d, out, dirs, second, n, val, grad, hq):
 
 
 @njit(**_KW)
-def eval_program(ints, flts, ext, q, dirs, second, val, grad, hq):
+def eval_program(ints, flts, ext, q, dirs, second, val, grad, hq, chains):
     """Run the joint-variable program: val[n] = f_n, grad[n] = ∇f_n and, if ``second``, hq[n] = H_n D for the
-    directions D = ``dirs`` (n_q, p): D = q̇ (p = 1) gives H_n q̇, D = I the full Hessian."""
+    directions D = ``dirs`` (n_q, p): D = q̇ (p = 1) gives H_n q̇, D = I the full Hessian.
+
+    ``chains``: None for a program without closed chains (no OP_CHAIN node: numba prunes the branch that calls
+    the closed-chain kernels, so they are not compiled -- one source, two compiled variants; an OP_CHAIN node
+    then raises ValueError), True otherwise (:func:`has_chains`)."""
     nq = ints[H_NQ]
     nn = ints[H_NNODES]
     on = ints[H_OFF_NODES]
@@ -293,6 +297,8 @@ def eval_program(ints, flts, ext, q, dirs, second, val, grad, hq):
         elif op == OP_EXTIN:
             _outer_chain_rule(ints, ib, nin, ext[ints[ip]], dirs, second, n, val, grad, hq)
         elif op == OP_CHAIN:
+            if chains is None:
+                raise ValueError("closed chain: an OP_CHAIN node in a program run without closed-chain support")
             _closed_chain(ints, flts, ib, ip, fp, q, dirs, second, n, val, grad, hq)
         elif op == OP_CHAINPART:
             pass
@@ -307,6 +313,13 @@ def eval_program(ints, flts, ext, q, dirs, second, val, grad, hq):
                         for l in range(nq):
                             acc += ext[s, 1 + nq + k * nq + l] * dirs[l, j]
                     hq[n, k, j] = acc
+
+
+def has_chains(ints):
+    """``chains`` of :func:`eval_program` for the program in ``ints``: True when it has an OP_CHAIN node, else None."""
+    on = int(ints[H_OFF_NODES])
+    ops = np.asarray(ints[on:on + NODE_STRIDE * int(ints[H_NNODES]):NODE_STRIDE])
+    return True if (ops == OP_CHAIN).any() else None
 
 
 @njit(**_KW)
@@ -621,7 +634,7 @@ def _solve(a, b, x):
 @njit(**_KW)
 def _state(ints, flts, ext, q, qd, second, want_mass, val, grad, hq, rot, pos, xi, vel, acc, dxi,
            mass, nmat, nqd, grav, work):
-    eval_program(ints, flts, ext, q, qd.reshape((qd.shape[0], 1)), second, val, grad, hq)
+    eval_program(ints, flts, ext, q, qd.reshape((qd.shape[0], 1)), second, val, grad, hq, True)
     _frames(ints, flts, qd, second, val, grad, hq, rot, pos, xi, vel, acc, dxi)
     _bodies(ints, flts, second, want_mass, rot, pos, xi, vel, acc, dxi, mass, nmat, nqd, grav, work)
 
@@ -823,7 +836,7 @@ def program(ints, flts, ext, q, qd):
         ext_s = ext[s] if ext.shape[0] > 1 else ext[0]
         for k in range(nq):
             dirs[k, 0] = qd[s, k]
-        eval_program(ints, flts, ext_s, q[s], dirs, yes, val[s], grad[s], hqs)
+        eval_program(ints, flts, ext_s, q[s], dirs, yes, val[s], grad[s], hqs, True)
         for i in range(nn):
             for k in range(nq):
                 hq[s, i, k] = hqs[i, k, 0]
@@ -831,7 +844,7 @@ def program(ints, flts, ext, q, qd):
 
 
 @njit(**_KW)
-def _joint_variable_range(ints, flts, ext, q, nodes, order, start, stop, val_out, grad_out, hess_out):
+def _joint_variable_range(ints, flts, ext, q, nodes, order, start, stop, val_out, grad_out, hess_out, chains):
     """States start..stop-1 of :func:`joint_variable_batch` (one work space, reused from state to state)."""
     nq = ints[H_NQ]
     nn = ints[H_NNODES]
@@ -849,7 +862,7 @@ def _joint_variable_range(ints, flts, ext, q, nodes, order, start, stop, val_out
         ext_s = ext[s] if ext.shape[0] > 1 else ext[0]
         for k in range(nq):
             qs[k] = q[s, k]
-        eval_program(ints, flts, ext_s, qs, dirs, second, val, grad, hq)
+        eval_program(ints, flts, ext_s, qs, dirs, second, val, grad, hq, chains)
         for i in range(m):
             node = nodes[i]
             val_out[s, i] = val[node] if node >= 0 else 0.0
@@ -863,22 +876,24 @@ def _joint_variable_range(ints, flts, ext, q, nodes, order, start, stop, val_out
 
 
 @njit(**_KW)
-def joint_variable_batch(ints, flts, ext, q, nodes, order, val_out, grad_out, hess_out):
+def joint_variable_batch(ints, flts, ext, q, nodes, order, val_out, grad_out, hess_out, chains):
     """f, ∇f (order >= 1) and the full Hessian H (order 2) of the program nodes ``nodes`` (a node < 0 gives 0: the
     ground) at N states into val_out (N, k), grad_out (N, k, n_q) and hess_out (N, k, n_q, n_q) (the outputs
     ``order`` does not ask for are not touched).  ``ext`` (N or 1, n_external, 1 + n_q + n_q²) holds the external
-    nodes' jets (their Hessians are read for order 2 only)."""
-    _joint_variable_range(ints, flts, ext, q, nodes, order, 0, q.shape[0], val_out, grad_out, hess_out)
+    nodes' jets (their Hessians are read for order 2 only).  ``chains``: as :func:`eval_program` (None: compiled
+    without the closed-chain kernels)."""
+    _joint_variable_range(ints, flts, ext, q, nodes, order, 0, q.shape[0], val_out, grad_out, hess_out, chains)
 
 
 @njit(parallel=True, **_KW)
-def joint_variable_batch_parallel(ints, flts, ext, q, nodes, order, val_out, grad_out, hess_out, n_chunks):
+def joint_variable_batch_parallel(ints, flts, ext, q, nodes, order, val_out, grad_out, hess_out, n_chunks,
+                                  chains):
     """:func:`joint_variable_batch` in ``n_chunks`` contiguous chunks on numba's threads; ``done`` (n_chunks,) as
     :func:`batch_parallel` (a chunk that stopped on an error stays 0: run the serial kernel to raise it)."""
     n = q.shape[0]
     done = np.zeros(n_chunks, dtype=np.int64)
     for c in prange(n_chunks):
         _joint_variable_range(ints, flts, ext, q, nodes, order, (c * n) // n_chunks, ((c + 1) * n) // n_chunks,
-                              val_out, grad_out, hess_out)
+                              val_out, grad_out, hess_out, chains)
         done[c] = 1
     return done

@@ -32,7 +32,8 @@ from osim_emb.opensim.reference_values import REFERENCES, evaluate_references, l
 log = logging.getLogger(__name__)
 
 __all__ = ["REFERENCES", "TOLERANCE", "CAUSES", "Sweep", "make_sweeps", "package_evaluation",
-           "run_moment_arm_study", "explain_differences", "discontinuities", "print_report", "write_sto_tables"]
+           "run_moment_arm_study", "prefetch_moment_arm_study", "explain_differences", "discontinuities",
+           "print_report", "write_sto_tables"]
 
 #: tolerance (m) above which a difference needs a cause (finite differences of getLength: 1e-7 m)
 TOLERANCE = {"computeMomentArm": 1e-8, "computeMomentArm_mvp": 1e-8, "minus_dL_dq": 1e-7}
@@ -429,6 +430,63 @@ def write_sto_tables(out: Path, model: Model, time_or_index: np.ndarray, length:
     return written
 
 
+def _reference_jobs(model: Model, model_path, sweeps: list[Sweep], refs: Sequence[str], ma_coordinates, cross,
+                    mvp_dir: Path | None, prefetch: bool = False):
+    """OpenSim's jobs ``[(reference, .osim path)]`` (the _mvp model written to ``mvp_dir``, once for a prefetch and
+    the study of the same model that follows), the coordinate ranges and the masks of the moment arms to evaluate."""
+    jobs = []
+    if refs:
+        mvp_path = None
+        if "computeMomentArm_mvp" in refs:
+            from osim_emb.io.osim_writer import moving_points_as_bodies, write_osim
+            mvp_dir.mkdir(parents=True, exist_ok=True)
+            mvp_path = mvp_dir / (Path(model_path).stem + "_mvp.osim")
+            done = _prefetched_mvp.pop(str(mvp_path), None)
+            if done is None or done[0] is not model or done[1] != _mtime(mvp_path):  # not written by a prefetch
+                write_osim(moving_points_as_bodies(model.extras["document"]), mvp_path, protect=[model_path])
+            if prefetch:
+                _prefetched_mvp[str(mvp_path)] = (model, _mtime(mvp_path))
+            mvp_path = str(mvp_path)
+        jobs = [(r, mvp_path if r == "computeMomentArm_mvp" else str(model_path)) for r in refs]
+    ranges = np.array([c.range for c in model.coordinates], dtype=float)
+    mask = None
+    if cross is not True:
+        diagonal = np.concatenate([np.repeat(np.array([[c == s.coordinate for c in ma_coordinates]]),
+                                             len(s.angles_deg), 0) for s in sweeps])
+        mask = {r: diagonal for r in refs if not (cross and r in cross)}
+    return jobs, ranges, mask
+
+
+_prefetched_mvp: dict[str, tuple] = {}  # _mvp file -> (model, mtime) written for a prefetch, until the study runs
+
+
+def _mtime(path: Path):
+    try:
+        return path.stat().st_mtime_ns
+    except OSError:
+        return None
+
+
+def prefetch_moment_arm_study(model_path: str, sweep: Sequence[str], *, model: Model, out_dir: str | Path,
+                              step_deg: float = 1.0, muscles: Sequence[str] | None = None,
+                              ma_coordinates: Sequence[str] | None = None, references: Sequence[str] = REFERENCES,
+                              fixed: dict[str, float] | None = None, workers: int | None = None, cache_dir=None,
+                              cross: bool | Sequence[str] = True, **_ignored) -> int:
+    """Submit OpenSim's evaluations of :func:`run_moment_arm_study` with the same arguments to the worker
+    processes and return at once (the number of references submitted), so that they run while this process
+    does other work (compiles); the study collects them.  Writes the _mvp model into ``out_dir`` as the study
+    does.  :func:`.reference_values.cancel_prefetched` drops what no study collected."""
+    from osim_emb.opensim.reference_values import prefetch_references
+    muscles = list(muscles) if muscles else [m.name for m in model.muscles]
+    ma_coordinates = list(ma_coordinates) if ma_coordinates else list(sweep)
+    sweeps = make_sweeps(model, sweep, step_deg, fixed)
+    q = np.vstack([s.q for s in sweeps])
+    jobs, ranges, mask = _reference_jobs(model, model_path, sweeps, list(references), ma_coordinates, cross,
+                                         Path(out_dir), prefetch=True)
+    return prefetch_references(jobs, q, model.coordinate_names, ranges, muscles, ma_coordinates, fd_step=FD_STEP,
+                               workers=workers, cache_dir=cache_dir, mask=mask)
+
+
 def run_moment_arm_study(model_path: str, sweep: Sequence[str], *, step_deg: float = 1.0,
                          muscles: Sequence[str] | None = None, ma_coordinates: Sequence[str] | None = None,
                          references: Sequence[str] = REFERENCES, fixed: dict[str, float] | None = None,
@@ -530,26 +588,12 @@ def run_moment_arm_study(model_path: str, sweep: Sequence[str], *, step_deg: flo
     side = ThreadPoolExecutor(1)
     pkg_future = side.submit(package_evaluation, model, q, muscles, ma_coordinates,
                              derivatives="minus_dL_dq" in refs)
-    jobs = []
     scratch = None  # a temporary folder for the _mvp model when there is no output folder (removed below)
-    if refs:
-        mvp_path = None
-        if "computeMomentArm_mvp" in refs:
-            import tempfile
-            from osim_emb.io.osim_writer import moving_points_as_bodies, write_osim
-            if not out_dir:
-                scratch = tempfile.mkdtemp(prefix="osim_emb_mvp_")
-            tmp = Path(out_dir) if out_dir else Path(scratch)
-            tmp.mkdir(parents=True, exist_ok=True)
-            mvp_path = str(tmp / (Path(model_path).stem + "_mvp.osim"))
-            write_osim(moving_points_as_bodies(model.extras["document"]), mvp_path, protect=[model_path])
-        jobs = [(r, mvp_path if r == "computeMomentArm_mvp" else str(model_path)) for r in refs]
-    ranges = np.array([c.range for c in model.coordinates], dtype=float)
-    mask = None
-    if cross is not True:
-        diagonal = np.concatenate([np.repeat(np.array([[c == s.coordinate for c in ma_coordinates]]),
-                                             len(s.angles_deg), 0) for s in sweeps])
-        mask = {r: diagonal for r in refs if not (cross and r in cross)}
+    if "computeMomentArm_mvp" in refs and not out_dir:
+        import tempfile
+        scratch = tempfile.mkdtemp(prefix="osim_emb_mvp_")
+    jobs, ranges, mask = _reference_jobs(model, model_path, sweeps, refs, ma_coordinates, cross,
+                                         Path(out_dir) if out_dir else Path(scratch) if scratch else None)
     try:
         osv = evaluate_references(jobs, q, model.coordinate_names, ranges, muscles, ma_coordinates,
                                   fd_step=FD_STEP, workers=workers, cache_dir=cache_dir, progress=progress,

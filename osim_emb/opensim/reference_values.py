@@ -28,12 +28,48 @@ import numpy as np
 
 log = logging.getLogger(__name__)
 
-__all__ = ["REFERENCES", "evaluate_references", "default_cache_dir", "file_sha256", "length_derivative"]
+__all__ = ["REFERENCES", "evaluate_references", "prefetch_references", "cancel_prefetched", "start_workers",
+           "default_cache_dir", "file_sha256", "length_derivative"]
 
 REFERENCES = ("computeMomentArm", "computeMomentArm_mvp", "minus_dL_dq")
 _CACHE_FORMAT = 1
 _WORKER_REFS: dict = {}
 _POOLS: dict = {}
+#: cache key -> [(future, slice)] of an evaluation submitted by prefetch_references, not yet collected
+_PENDING: dict[str, list] = {}
+
+
+#: the workers' niceness above the main process: when they run beside the package's own work (numba compiling
+#: its kernels on first use, while OpenSim's evaluations were submitted ahead) that work keeps its CPU, and the
+#: workers take what is left (all of it once the package waits for them)
+WORKER_NICENESS = 10
+
+
+def _lower_priority() -> None:
+    try:
+        os.nice(WORKER_NICENESS)
+    except (AttributeError, OSError):  # pragma: no cover - Windows, or not permitted
+        pass
+
+
+def _worker_count(workers: int | None) -> int:
+    return workers if workers is not None else min(os.cpu_count() or 1, 4)
+
+
+def _warm_worker() -> None:
+    import opensim  # noqa: F401  (the worker's start-up: OpenSim's libraries)
+    from osim_emb.opensim import bridge  # noqa: F401
+
+
+def start_workers(workers: int | None = None) -> int:
+    """Start the worker processes now (each imports OpenSim), so that their start-up overlaps the caller's own
+    work; returns the number of workers (1: no pool, the evaluations run in this process)."""
+    workers = _worker_count(workers)
+    if workers > 1:
+        pool = _pool(workers)
+        for _ in range(workers):
+            pool.submit(_warm_worker)
+    return workers
 
 
 def _pool(workers: int):
@@ -43,7 +79,8 @@ def _pool(workers: int):
         import atexit
         import multiprocessing as mp
         from concurrent.futures import ProcessPoolExecutor
-        pool = _POOLS[workers] = ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn"))
+        pool = _POOLS[workers] = ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn"),
+                                                     initializer=_lower_priority)
         atexit.register(pool.shutdown, wait=True, cancel_futures=True)
     return pool
 
@@ -134,19 +171,8 @@ def _chunks(n: int, workers: int) -> list[slice]:
     return [slice(a, b) for a, b in zip(edges[:-1], edges[1:]) if b > a]
 
 
-def evaluate_references(jobs: Sequence[tuple[str, str]], q: np.ndarray, names: Sequence[str], ranges: np.ndarray,
-                        muscles: Sequence[str], ma_coordinates: Sequence[str], *, fd_step: float = 1e-6,
-                        workers: int | None = None, cache_dir: str | Path | None | bool = None,
-                        progress: bool = True, mask=None) -> dict[str, dict]:
-    """OpenSim's values for every ``(reference, model path)`` job at the configurations ``q`` (N, n_q).
-
-    Returns ``{reference: {"values": (N, M, K), "lengths": (N, M), "seconds": float, "cached": bool}}``.
-    ``workers`` processes (default: the number of CPUs, at most 4) share all jobs; ``cache_dir=False``
-    disables the disk cache; ``mask`` (N, K), or a dict of them by reference, selects the moment arms to
-    evaluate (default: all)."""
-    from osim_emb.progress import Progress
-    q = np.ascontiguousarray(q, dtype=float)
-    ranges = np.asarray(ranges, dtype=float)
+def _lookup(jobs, q, names, muscles, ma_coordinates, fd_step, cache_dir, mask):
+    """(results read from the disk cache, [(reference, path, cache file, key, mask)] still to evaluate)."""
     full = np.ones((len(q), len(ma_coordinates)), dtype=bool)
     masks = {r: np.asarray((mask.get(r, full) if isinstance(mask, dict) else full if mask is None else mask),
                            dtype=bool) for r, _ in jobs}
@@ -166,23 +192,77 @@ def evaluate_references(jobs: Sequence[tuple[str, str]], q: np.ndarray, names: S
                 continue
             except Exception as err:  # a damaged cache file is recomputed
                 log.warning("ignoring unreadable cache file %s: %s", hit, err)
-        todo.append((reference, path, hit))
+        todo.append((reference, path, hit, key, masks[reference]))
+    return out, todo
+
+
+def _submit(pool, reference, path, q, names, ranges, muscles, ma_coordinates, fd_step, mask, workers) -> list:
+    return [(pool.submit(_evaluate_chunk, reference, path, q[s], list(names), ranges, list(muscles),
+                         list(ma_coordinates), fd_step, mask[s]), s) for s in _chunks(len(q), max(workers, 1))]
+
+
+def prefetch_references(jobs: Sequence[tuple[str, str]], q: np.ndarray, names: Sequence[str], ranges: np.ndarray,
+                        muscles: Sequence[str], ma_coordinates: Sequence[str], *, fd_step: float = 1e-6,
+                        workers: int | None = None, cache_dir: str | Path | None | bool = None, mask=None) -> int:
+    """Submit to the worker processes the evaluations that :func:`evaluate_references` with the same arguments
+    would do, and return at once (the number of references submitted); that call then collects them instead of
+    submitting them again.  Nothing is submitted with a single worker (no pool) or for cached values.
+    :func:`cancel_prefetched` drops what no call collected."""
+    workers = _worker_count(workers)
+    if workers <= 1 or not jobs:
+        return 0
+    q = np.ascontiguousarray(q, dtype=float)
+    ranges = np.asarray(ranges, dtype=float)
+    _, todo = _lookup(jobs, q, names, muscles, ma_coordinates, fd_step, cache_dir, mask)
+    pool = _pool(workers)
+    n = 0
+    for reference, path, _, key, m in todo:
+        if key not in _PENDING:
+            _PENDING[key] = _submit(pool, reference, path, q, names, ranges, muscles, ma_coordinates, fd_step, m,
+                                    workers)
+            n += 1
+    return n
+
+
+def cancel_prefetched() -> None:
+    """Cancel the prefetched evaluations that no :func:`evaluate_references` call collected (those running
+    finish in the background)."""
+    for parts in _PENDING.values():
+        for f, _ in parts:
+            f.cancel()
+    _PENDING.clear()
+
+
+def evaluate_references(jobs: Sequence[tuple[str, str]], q: np.ndarray, names: Sequence[str], ranges: np.ndarray,
+                        muscles: Sequence[str], ma_coordinates: Sequence[str], *, fd_step: float = 1e-6,
+                        workers: int | None = None, cache_dir: str | Path | None | bool = None,
+                        progress: bool = True, mask=None) -> dict[str, dict]:
+    """OpenSim's values for every ``(reference, model path)`` job at the configurations ``q`` (N, n_q).
+
+    Returns ``{reference: {"values": (N, M, K), "lengths": (N, M), "seconds": float, "cached": bool}}``.
+    ``workers`` processes (default: the number of CPUs, at most 4) share all jobs; ``cache_dir=False``
+    disables the disk cache; ``mask`` (N, K), or a dict of them by reference, selects the moment arms to
+    evaluate (default: all).  Evaluations submitted earlier by :func:`prefetch_references` with the same
+    arguments are collected, not repeated."""
+    from osim_emb.progress import Progress
+    q = np.ascontiguousarray(q, dtype=float)
+    ranges = np.asarray(ranges, dtype=float)
+    out, todo = _lookup(jobs, q, names, muscles, ma_coordinates, fd_step, cache_dir, mask)
     if not todo:
         return out
-    workers = workers if workers is not None else min(os.cpu_count() or 1, 4)
-    parts = {r: _chunks(len(q), max(workers, 1)) for r, _, _ in todo}
-    vals = {r: np.empty((len(q), len(muscles), len(ma_coordinates))) for r, _, _ in todo}
-    lens = {r: np.empty((len(q), len(muscles))) for r, _, _ in todo}
+    workers = _worker_count(workers)
+    vals = {r: np.empty((len(q), len(muscles), len(ma_coordinates))) for r, *_ in todo}
+    lens = {r: np.empty((len(q), len(muscles))) for r, *_ in todo}
     total = len(q) * len(todo)
-    label = "OpenSim " + ", ".join(r for r, _, _ in todo)
+    label = "OpenSim " + ", ".join(r for r, *_ in todo)
     t0 = time.perf_counter()
-    seconds = {r: 0.0 for r, _, _ in todo}  # OpenSim's time, summed over the workers
+    seconds = {r: 0.0 for r, *_ in todo}  # OpenSim's time, summed over the workers
     with Progress(label, total, enabled=progress) as bar:
         if workers <= 1:
-            for reference, path, _ in todo:
-                for s in parts[reference]:
+            for reference, path, _, _, m in todo:
+                for s in _chunks(len(q), 1):
                     v, ln, sec = _evaluate_chunk(reference, path, q[s], names, ranges, muscles, ma_coordinates,
-                                                 fd_step, masks[reference][s])
+                                                 fd_step, m[s])
                     vals[reference][s], lens[reference][s] = v, ln
                     seconds[reference] += sec
                     bar.advance(s.stop - s.start)
@@ -191,10 +271,12 @@ def evaluate_references(jobs: Sequence[tuple[str, str]], q: np.ndarray, names: S
             log.info("OpenSim references on %d worker processes (one OpenSim model each)", workers)
             pool = _pool(workers)
             futures = {}
-            for reference, path, _ in todo:
-                for s in parts[reference]:
-                    f = pool.submit(_evaluate_chunk, reference, path, q[s], list(names), ranges, list(muscles),
-                                    list(ma_coordinates), fd_step, masks[reference][s])
+            for reference, path, _, key, m in todo:
+                parts = _PENDING.pop(key, None)
+                if parts is None:
+                    parts = _submit(pool, reference, path, q, names, ranges, muscles, ma_coordinates, fd_step, m,
+                                    workers)
+                for f, s in parts:
                     futures[f] = (reference, s)
             for f in as_completed(futures):
                 reference, s = futures[f]
@@ -203,7 +285,7 @@ def evaluate_references(jobs: Sequence[tuple[str, str]], q: np.ndarray, names: S
                 bar.advance(s.stop - s.start)
     log.info("OpenSim references: %.1f s wall time for %d configurations x %d reference(s)",
              time.perf_counter() - t0, len(q), len(todo))
-    for reference, path, hit in todo:
+    for reference, path, hit, _, _ in todo:
         out[reference] = {"values": vals[reference], "lengths": lens[reference], "seconds": seconds[reference],
                           "cached": False}
         if hit is not None:

@@ -58,6 +58,35 @@ def default_sweep(model: Model, threshold: float = 1e-6) -> list[str]:
             if spanned[k] and np.isfinite(lo[k]) and np.isfinite(hi[k]) and hi[k] > lo[k]]
 
 
+def _sweep_guess(model: Model) -> list[str]:
+    """What :func:`default_sweep` gives, guessed without the compiled path kernels (so that OpenSim starts on it
+    while they compile): its candidate coordinates that move some unit's bodies relative to one another.  A wrong
+    guess costs only the cancelled OpenSim evaluations."""
+    from osim_emb.core.kinematics import joint_variables
+    lo = np.array([c.range[0] for c in model.coordinates])
+    hi = np.array([c.range[1] for c in model.coordinates])
+    cand = [k for k, c in enumerate(model.coordinates) if c.motion_type != "translational"
+            and np.isfinite(lo[k]) and np.isfinite(hi[k]) and hi[k] > lo[k]]
+    if not model.muscles or not cand:
+        return []
+    d = np.clip(model.default_q, lo, hi)
+    grad = joint_variables(model, np.vstack([d, 0.5 * (lo + hi)]), order=1).gradient  # (2, 1 + n_joints, n_q)
+    moves = np.abs(grad).max(axis=0) > 0  # (frame, coordinate)
+
+    def chain(frame: int) -> set[int]:
+        out = set()
+        while frame > 0:
+            out.add(frame)
+            frame = model.joints[frame - 1].parent
+        return out
+    spanned = np.zeros(model.n_q, dtype=bool)
+    for m in model.muscles:  # (a moving point sits on a body of its own, moved by its coordinates' frames)
+        chains = [chain(model.bodies[model.body_index(p.body)].frame) for p in m.points]
+        between = sorted(set().union(*chains) - set.intersection(*chains)) if chains else []
+        spanned |= moves[between].any(axis=0)
+    return [model.coordinates[k].name for k in cand if spanned[k]]
+
+
 def provenance(model_path: Path, command: str | None) -> dict[str, str]:
     """Package, OpenSim, numpy and Python versions, the command, the date and the model file's sha256."""
     from osim_emb._version import __version__
@@ -97,14 +126,34 @@ def run_main_job(model_path: str | None = None, out_dir: str | Path = "out", *, 
                  command: str | None = None, shown_as: str | Path | None = None) -> dict:
     """Export the model, compare its moment arms with OpenSim, write ``out_dir/report.md`` and
     ``report.html``; return the results.  ``shown_as``: the folder named in the messages (the final name of a
-    temporary ``out_dir``)."""
+    temporary ``out_dir``).
+
+    OpenSim's worker processes start at once; its evaluations are submitted as soon as the model is exported
+    (on :func:`default_sweep`'s result guessed without the compiled path kernels), so that they run while the
+    package's kernels compile (numba's first use)."""
     from osim_emb.io.builtin_models import builtin_model_path
-    from osim_emb.rhythm.rhythms import apply, builtin_rhythm
     t0 = time.perf_counter()
     builtin = model_path is None
     path = Path(model_path) if model_path else builtin_model_path("shoulder3d")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
+    have_osim = importlib.util.find_spec("opensim") is not None
+    if have_osim:  # OpenSim's worker processes start (import OpenSim) while the model loads
+        from osim_emb.opensim.reference_values import start_workers
+        start_workers(workers)
+    try:
+        return _run_main_job(path, builtin, out, step_deg, sweep, formats, progress, workers, cache_dir, command,
+                             shown_as, have_osim, t0)
+    finally:
+        if have_osim:
+            from osim_emb.opensim.reference_values import cancel_prefetched
+            cancel_prefetched()
+
+
+def _run_main_job(path, builtin, out, step_deg, sweep, formats, progress, workers, cache_dir, command, shown_as,
+                  have_osim, t0) -> dict:
+    from osim_emb.io.builtin_models import builtin_model_path
+    from osim_emb.rhythm.rhythms import apply, builtin_rhythm
     model = load_osim(path)
     print(f"model {model.name!r} from {path}: {model.n_q} generalized coordinates "
           f"({', '.join(model.coordinate_names)}), {len(model.muscles)} musculotendon units")
@@ -127,46 +176,76 @@ def run_main_job(model_path: str | None = None, out_dir: str | Path = "out", *, 
             raise ValueError(f"{path}: --sweep names no generalized coordinate {', '.join(map(repr, unknown))} "
                              f"(generalized coordinates: {', '.join(model.coordinate_names)})")
         sweep = list(sweep)
-    else:
+    one = one_path = one_model = None
+    if have_osim:
+        has_rhythm = any(len(c.independents) > 1 for c in model.extras["document"].couplers)
+        if has_rhythm and all(c in model.coordinate_names for c in ("elv_angle", "shoulder_elv")):
+            one = apply(model, builtin_rhythm("holzbaur2005"))  # part B's model
+            one_path = inside_folder(out, f"{stem}_elevation_only_rhythm.osim")
+            write_osim(one, one_path, protect=[path])
+            one_model = load_osim(one_path)
+
+    def comparisons(sw: list[str]) -> tuple[dict, list[str], dict, dict | None]:
+        """The options of compare_with_opensim for A and B (None without B) when sweeping ``sw``."""
+        fixed = {c: 0.0 for c in sw} if builtin else None
+        cross = len(sw) <= 3  # all moment arms at every point; else only about the swept coordinate
+        common = dict(step_deg=step_deg, fixed=fixed, opensim_compat=True, formats=formats, progress=progress,
+                      workers=workers, cache_dir=cache_dir, cross=cross)
+        if builtin:
+            refs = ["minus_dL_dq", "computeMomentArm_mvp"]
+        else:
+            refs = ["computeMomentArm", "minus_dL_dq"] + (["computeMomentArm_mvp"] if _has_moving_points(model)
+                                                          else [])
+        a_common = dict(common)
+        if builtin:  # every moment arm against -dL/dq, computeMomentArm about the swept coordinate only:
+            a_common["cross"] = ["minus_dL_dq"]  # computeMomentArm's cross terms are part B's subject
+        a = dict(references=refs, out_dir=out / "moment_arms", model=again, **a_common)
+        b = (dict(references=["computeMomentArm_mvp"], out_dir=out / "moment_arms_elevation_only_rhythm",
+                  model=one_model, **common) if one is not None else None)
+        return common, refs, a, b
+
+    try:
+        guess = sweep or _sweep_guess(again)
+    except Exception as err:  # only a head start is lost
+        log.debug("no sweep guessed ahead of the compiled kernels: %s", err)
+        guess = []
+    if have_osim and guess:  # OpenSim's evaluations start now, while the package's kernels compile
+        from osim_emb.opensim.moment_arms import prefetch_moment_arm_study
+        _, _, a_opts, b_opts = comparisons(guess)
+        prefetch_moment_arm_study(str(exported), guess, **a_opts)
+        if b_opts is not None:
+            prefetch_moment_arm_study(str(one_path), guess, **b_opts)
+    if again.muscles:  # numba compiles the path kernels now (first use), saying so; counted apart in the timings
+        from osim_emb.opensim.moment_arms import _warm_up
+        ranges = np.array([c.range for c in again.coordinates], dtype=float)
+        compile_s += _warm_up(again, np.clip(again.default_q, ranges[:, 0], ranges[:, 1])[None],
+                              [m.name for m in again.muscles])
+    if not sweep:
         sweep = default_sweep(again)
         if not sweep:
             raise ValueError(f"{path}: no unlocked rotational coordinate is spanned by a muscle; give --sweep")
         log.info("sweeping %s (unlocked rotational coordinates the muscles span)", ", ".join(sweep))
-    fixed = {c: 0.0 for c in sweep} if builtin else None
-    cross = len(sweep) <= 3  # all moment arms at every point; else only about the swept coordinate
-    have_osim = importlib.util.find_spec("opensim") is not None
+        if have_osim and guess and sweep != guess:
+            from osim_emb.opensim.reference_values import cancel_prefetched
+            log.debug("the sweep guessed for OpenSim (%s) was not the default sweep: cancelled", ", ".join(guess))
+            cancel_prefetched()
+    common, refs, a_opts, b_opts = comparisons(sweep)
+    cross = common["cross"]
     results = {"model": model, "exported": exported, "mvp": mvp, "sweep": sweep, "cross": cross,
                "source": path, "builtin_path": builtin_model_path("shoulder3d")}
-    common = dict(step_deg=step_deg, fixed=fixed, opensim_compat=True, formats=formats, progress=progress,
-                  workers=workers, cache_dir=cache_dir, cross=cross)
     if not have_osim:
         print("opensim is not installed: computing the package's moment arms only "
               "(pip install 'osim-emb[opensim]' for the side-by-side comparison)")
         results["A"] = compare_with_opensim(str(exported), sweep, references=[], out_dir=out / "moment_arms",
                                             model=again, **common)
     else:
-        if builtin:
-            refs = ["minus_dL_dq", "computeMomentArm_mvp"]
-        else:
-            refs = ["computeMomentArm", "minus_dL_dq"] + (["computeMomentArm_mvp"] if _has_moving_points(model)
-                                                          else [])
         print(f"\nA. the model as it is: lengths (getLength), {', '.join(refs)}")
-        a_common = dict(common)
-        if builtin:  # every moment arm against -dL/dq, computeMomentArm about the swept coordinate only:
-            a_common["cross"] = ["minus_dL_dq"]  # computeMomentArm's cross terms are part B's subject
-        results["A"] = compare_with_opensim(str(exported), sweep, references=refs, out_dir=out / "moment_arms",
-                                            model=again, **a_common)
+        results["A"] = compare_with_opensim(str(exported), sweep, **a_opts)
         results["length_difference"] = results["A"]["length_difference"]
         print_report(results["A"])
-        has_rhythm = any(len(c.independents) > 1 for c in model.extras["document"].couplers)
-        if has_rhythm and all(c in model.coordinate_names for c in ("elv_angle", "shoulder_elv")):
+        if b_opts is not None:
             print("\nB. the same model with the elevation-only rhythm: closed-form R against computeMomentArm")
-            one = apply(model, builtin_rhythm("holzbaur2005"))
-            one_path = inside_folder(out, f"{stem}_elevation_only_rhythm.osim")
-            write_osim(one, one_path, protect=[path])
-            results["B"] = compare_with_opensim(str(one_path), sweep, references=["computeMomentArm_mvp"],
-                                                out_dir=out / "moment_arms_elevation_only_rhythm",
-                                                model=load_osim(one_path), **common)
+            results["B"] = compare_with_opensim(str(one_path), sweep, **b_opts)
             print_report(results["B"])
     stale = _stale_cache_table(results["A"])
     stale.to_csv(out / "moment_arms" / "stale_cache_effect.csv", index=False, float_format="%.3e")

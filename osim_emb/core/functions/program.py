@@ -286,6 +286,7 @@ class FunctionProgram:
         widths = [n if ins is None else len(ins) for ins in b.external_inputs]
         self._width = max([1 + d + d * d for d in widths], default=1)
         self.chains = tuple(b.chain_objects)
+        self._chain_support = K.has_chains(self.ints)  # None: the kernels compiled without closed-chain support
         self.top = np.array([top], dtype=np.int64)
         self.n_nodes = len(b.nodes)
 
@@ -295,7 +296,8 @@ class FunctionProgram:
         grad = np.empty((n if order >= 1 else 0, k, self.n_inputs))
         hess = np.empty((n if order >= 2 else 0, k, self.n_inputs, self.n_inputs))
         try:
-            K.joint_variable_batch(self.ints, self.flts, ext, x, nodes, order, val, grad, hess)
+            K.joint_variable_batch(readonly(self.ints), readonly(self.flts), ext, x, nodes, order, val, grad, hess,
+                                   self._chain_support)
         except ValueError:
             for chain in self.chains:  # a closed chain failed: its own evaluation raises the detailed error
                 chain.evaluate(x, 2)
@@ -322,6 +324,17 @@ class FunctionProgram:
                 ext[:, s, 1 + d:1 + d + d * d] = jet.hessian.reshape(n, d * d)
         val, grad, hess = self._run(ext, x, self.top, order)
         return Jet(val[:, 0], grad[:, 0] if order >= 1 else None, hess[:, 0] if order >= 2 else None)
+
+
+def readonly(a: np.ndarray) -> np.ndarray:
+    """``a`` itself if read-only, else a read-only view: the program's arrays reach the kernels read-only, so that
+    each kernel is compiled for one signature (a deep copy or an unpickled program has writable copies, which
+    would compile every kernel a second time)."""
+    if not a.flags.writeable:
+        return a
+    v = a.view()
+    v.setflags(write=False)
+    return v
 
 
 def function_program(f: JointFunction) -> FunctionProgram:

@@ -540,7 +540,7 @@ BENCHMARKS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("bench_moment_arms.py", ("--repeat", "1")),
     ("bench_dynamics.py", ("--t-end", "0.2", "--accuracies", "1e-8")), ("bench_muscle_driven.py", ()),
     ("bench_ode_vs_dae.py", ("--repeat", "1")), ("bench_fit_paths.py", ("--frames", "10", "--samples-per-frame", "5")),
-    ("bench_batch.py", ("--variants", "4")), ("bench_main_job.py", ()))
+    ("bench_batch.py", ("--variants", "4")), ("bench_main_job.py", ()), ("bench_path_kernel.py", ()))
 
 
 def run_benchmarks(scratch: Path, timeout: float) -> list[tuple[str, str, int | str, float, str]]:

@@ -156,10 +156,7 @@ STUDIES: tuple[Study, ...] = (
                       "accelerations: rounding, or OpenSim's velocity-term defect (~1e-3) on Rajagopal-type knees"),
                  Rule("results/corpus.csv", "coriolis_vs_christoffel_rel", atol=1e-8,
                       reason="central differences of M(q) (~5e-10)")),
-          note="needs the corpus (extracted from the git mirrors to the temp folder): --slow. 11 models that "
-               "OpenSim 4.6 loads are now refused by the importer's checks of d25f4f1 (issue 17, merged after the "
-               "table was made): model names with spaces (9), a constraint without a name, an inertia judged not "
-               "positive semi-definite; every other model as committed"),
+          note="needs the corpus (extracted from the git mirrors to the temp folder): --slow"),
     Study("newton_euler", (("double_pendulum_opensim.py", "--out", "{results}"),
                            ("notebook_vs_equation.py", "--out", "{results}"),
                            ("foot_shank_opensim.py", "--out", "{results}")), 15,

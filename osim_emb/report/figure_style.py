@@ -193,10 +193,7 @@ def check_figure(fig, min_font_pt: float = MIN_FONT_PT) -> None:
     if small:
         raise ValueError(f"text below {min_font_pt} pt at print size: {small[:5]}")
     # nothing cut off at the figure's edge
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    canvas = fig.canvas if isinstance(fig.canvas, FigureCanvasAgg) else FigureCanvasAgg(fig)
-    canvas.draw()
-    renderer = canvas.get_renderer()
+    renderer = lay_out(fig)
     w, h = fig.bbox.width, fig.bbox.height
     cut = []
     texts = list(fig.texts) + ([fig._suptitle] if fig._suptitle is not None else [])
@@ -216,17 +213,49 @@ def check_figure(fig, min_font_pt: float = MIN_FONT_PT) -> None:
         raise ValueError(f"text cut off at the figure's edge: {cut[:5]}")
 
 
+def lay_out(fig):
+    """Place the figure's artists at the figure's current dpi (layout engine, tick labels, text extents)
+    without rendering anything; return the Agg renderer used (for text extents)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    canvas = fig.canvas if isinstance(fig.canvas, FigureCanvasAgg) else FigureCanvasAgg(fig)
+    renderer = canvas.get_renderer()
+    with renderer._draw_disabled():
+        fig.draw(renderer)
+    return renderer
+
+
+@contextmanager
+def _dpi(fig, dpi: float):
+    old = fig.dpi
+    fig.dpi = dpi
+    try:
+        yield
+    finally:
+        fig.dpi = old
+
+
 def save(fig, stem: str | Path, formats: Iterable[str] = ("pdf", "svg", "png"), *, check: bool = True,
          close: bool = True) -> list[Path]:
-    """Write ``stem.<fmt>`` for every format atomically (temporary file, then rename); return the paths."""
+    """Write ``stem.<fmt>`` for every format atomically (temporary file, then rename); return the paths.
+
+    The layout is computed once, at the raster resolution (``savefig.dpi``, with Agg's text extents, as
+    ``savefig`` would for a PNG), and then frozen for every format: each ``savefig`` then draws the figure
+    once, with no layout pass of its own (matplotlib's ``savefig`` runs a layout draw before each format)."""
     import matplotlib
     stem = Path(stem)
     stem.parent.mkdir(parents=True, exist_ok=True)
     written = []
+    engine = fig.get_layout_engine()
     try:
-        if check:
-            check_figure(fig)
-        with matplotlib.rc_context({**RC, "savefig.bbox": "standard"}):  # print size, whatever a script set
+        with matplotlib.rc_context({**RC, "savefig.bbox": "standard", "figure.autolayout": False,
+                                    "figure.constrained_layout.use": False}):  # print size, whatever a script set
+            with _dpi(fig, RC["savefig.dpi"]):
+                if check:
+                    check_figure(fig)
+                elif engine is not None:
+                    lay_out(fig)
+            if engine is not None:
+                fig.set_layout_engine(None)  # frozen: savefig then draws once per format, no layout draw
             for fmt in formats:
                 fmt = fmt.strip().lower().lstrip(".")
                 target = stem.with_name(stem.name + "." + fmt)
@@ -244,6 +273,8 @@ def save(fig, stem: str | Path, formats: Iterable[str] = ("pdf", "svg", "png"), 
                 written.append(target)
                 log.debug("wrote %s", target)
     finally:
+        if engine is not None and fig.get_layout_engine() is None:
+            fig.set_layout_engine(engine)  # a figure saved again (or drawn on) lays out anew
         if close:
             import matplotlib.pyplot as plt
             plt.close(fig)  # a no-op for a figure pyplot does not manage

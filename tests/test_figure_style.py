@@ -132,6 +132,8 @@ def test_one_layout_for_every_format_matches_matplotlibs_own(tmp_path):
     engine = fig.get_layout_engine()
     fs.save(fig, tmp_path / "once", ("pdf", "svg", "png"), close=False)
     assert fig.get_layout_engine() is engine
+    fs.save(fig, tmp_path / "vector", ("svg",), check=False, close=False)  # no PNG, no check: laid out all the same
+    assert fig.get_layout_engine() is engine and "<text" in (tmp_path / "vector.svg").read_text()
     fs.save(fig, tmp_path / "again", ("png",))  # saving again works (layout engine restored)
     plain = _panel_with_colorbar()
     with matplotlib.rc_context({**fs.RC, "savefig.bbox": "standard"}):

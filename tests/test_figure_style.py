@@ -107,3 +107,38 @@ def test_simulate_plot_follows_the_style(tmp_path, capsys, monkeypatch):
     for fmt in ("pdf", "svg"):
         _plot_table(table, [c for c in table.columns if c != "time"], "q (rad)", tmp_path / f"table.{fmt}", title)
     check_written_figure(tmp_path / "table", fs.DOUBLE_COLUMN)
+
+
+def _panel_with_colorbar():
+    fig, axes = fs.figure("single", nrows=2, height=3.2)
+    x = np.linspace(0, 90, 40)
+    for i in range(3):
+        axes[0, 0].plot(x, np.cos(np.radians(x)) * (i + 1), label=f"muscle {i}", **fs.cue(i))
+    im = axes[1, 0].imshow(np.arange(12.0).reshape(3, 4), aspect="auto", interpolation="nearest")
+    fig.colorbar(im, ax=axes[1, 0]).set_label("log10 difference (m)")
+    axes[1, 0].set_xlabel("condition")
+    fs.legend_below(fig)
+    fig.suptitle("a figure laid out once")
+    return fig
+
+
+def test_one_layout_for_every_format_matches_matplotlibs_own(tmp_path):
+    """save lays the figure out once (at savefig.dpi) and freezes it for every format: the PNG is the one
+    matplotlib's savefig (which lays out before each format) writes for the same figure, pixel for pixel;
+    the figure keeps its layout engine afterwards."""
+    import matplotlib
+    from PIL import Image
+    fig = _panel_with_colorbar()
+    engine = fig.get_layout_engine()
+    fs.save(fig, tmp_path / "once", ("pdf", "svg", "png"), close=False)
+    assert fig.get_layout_engine() is engine
+    fs.save(fig, tmp_path / "vector", ("svg",), check=False, close=False)  # no PNG, no check: laid out all the same
+    assert fig.get_layout_engine() is engine and "<text" in (tmp_path / "vector.svg").read_text()
+    fs.save(fig, tmp_path / "again", ("png",))  # saving again works (layout engine restored)
+    plain = _panel_with_colorbar()
+    with matplotlib.rc_context({**fs.RC, "savefig.bbox": "standard"}):
+        plain.savefig(tmp_path / "plain.png", dpi=fs.RC["savefig.dpi"])
+    a, b = (np.asarray(Image.open(tmp_path / f).convert("RGB"), dtype=int) for f in ("once.png", "plain.png"))
+    assert a.shape == b.shape
+    assert np.abs(a - b).max() == 0
+    check_written_figure(tmp_path / "once", 3.5)

@@ -171,8 +171,11 @@ def _has_data(ax) -> bool:
     return bool(ax.lines or ax.images or ax.collections or ax.patches or ax.containers)
 
 
-def check_figure(fig, min_font_pt: float = MIN_FONT_PT) -> None:
-    """Refuse empty panels and text below ``min_font_pt`` (the figure is at print size); widen flat y ranges."""
+def check_figure(fig, min_font_pt: float = MIN_FONT_PT, *, render: bool = False) -> None:
+    """Refuse empty panels and text below ``min_font_pt`` (the figure is at print size); widen flat y ranges.
+
+    The figure is laid out at its current dpi to find text cut off at its edge; ``render``: drawn in full by
+    the Agg canvas instead (``fig.canvas`` then holds the image, see :func:`lay_out`)."""
     import numpy as np
     for ax in fig.axes:
         if not ax.get_visible() or not ax.axison:
@@ -193,10 +196,7 @@ def check_figure(fig, min_font_pt: float = MIN_FONT_PT) -> None:
     if small:
         raise ValueError(f"text below {min_font_pt} pt at print size: {small[:5]}")
     # nothing cut off at the figure's edge
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    canvas = fig.canvas if isinstance(fig.canvas, FigureCanvasAgg) else FigureCanvasAgg(fig)
-    canvas.draw()
-    renderer = canvas.get_renderer()
+    renderer = lay_out(fig, render=render)
     w, h = fig.bbox.width, fig.bbox.height
     cut = []
     texts = list(fig.texts) + ([fig._suptitle] if fig._suptitle is not None else [])
@@ -216,24 +216,69 @@ def check_figure(fig, min_font_pt: float = MIN_FONT_PT) -> None:
         raise ValueError(f"text cut off at the figure's edge: {cut[:5]}")
 
 
+def lay_out(fig, render: bool = False):
+    """Place the figure's artists at the figure's current dpi (layout engine, tick labels, text extents)
+    without rendering anything, or with ``render`` drawn in full on the Agg canvas (laid out, then rendered,
+    in one draw: ``fig.canvas.buffer_rgba()`` is then the image a PNG at this dpi holds); return the Agg
+    renderer used (for text extents)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    canvas = fig.canvas if isinstance(fig.canvas, FigureCanvasAgg) else FigureCanvasAgg(fig)
+    if render:
+        canvas.draw()
+        return canvas.get_renderer()
+    renderer = canvas.get_renderer()
+    with renderer._draw_disabled():
+        fig.draw(renderer)
+    return renderer
+
+
+@contextmanager
+def _dpi(fig, dpi: float):
+    old = fig.dpi
+    fig.dpi = dpi
+    try:
+        yield
+    finally:
+        fig.dpi = old
+
+
 def save(fig, stem: str | Path, formats: Iterable[str] = ("pdf", "svg", "png"), *, check: bool = True,
          close: bool = True) -> list[Path]:
-    """Write ``stem.<fmt>`` for every format atomically (temporary file, then rename); return the paths."""
+    """Write ``stem.<fmt>`` for every format atomically (temporary file, then rename); return the paths.
+
+    The layout is computed once, at the raster resolution (``savefig.dpi``, with Agg's text extents, as
+    ``savefig`` would for a PNG), and then frozen for every format: each ``savefig`` then draws the figure
+    once, with no layout pass of its own (matplotlib's ``savefig`` runs a layout draw before each format).
+    With a PNG among the formats that layout pass is the PNG's render itself (the PNG is written from the
+    Agg canvas as matplotlib's ``print_png`` writes it)."""
     import matplotlib
+    import matplotlib.image
     stem = Path(stem)
     stem.parent.mkdir(parents=True, exist_ok=True)
+    formats = [f.strip().lower().lstrip(".") for f in formats]
     written = []
+    engine = fig.get_layout_engine()
+    rendered = "png" in formats
     try:
-        if check:
-            check_figure(fig)
-        with matplotlib.rc_context({**RC, "savefig.bbox": "standard"}):  # print size, whatever a script set
+        with matplotlib.rc_context({**RC, "savefig.bbox": "standard", "figure.autolayout": False,
+                                    "figure.constrained_layout.use": False}):  # print size, whatever a script set
+            with _dpi(fig, RC["savefig.dpi"]):
+                if check:
+                    check_figure(fig, render=rendered)
+                elif engine is not None or rendered:
+                    lay_out(fig, render=rendered)
+            if engine is not None:
+                fig.set_layout_engine(None)  # frozen: savefig then draws once per format, no layout draw
             for fmt in formats:
-                fmt = fmt.strip().lower().lstrip(".")
                 target = stem.with_name(stem.name + "." + fmt)
                 fd, tmp = tempfile.mkstemp(prefix="." + target.name + ".", dir=target.parent)
                 os.close(fd)
                 try:
-                    fig.savefig(tmp, format=fmt, dpi=RC["savefig.dpi"])
+                    if fmt == "png" and rendered:  # the canvas holds the PNG's image (drawn at savefig.dpi)
+                        matplotlib.image.imsave(tmp, fig.canvas.buffer_rgba(), format="png", origin="upper",
+                                                dpi=RC["savefig.dpi"])
+                    else:
+                        fig.savefig(tmp, format=fmt, dpi=RC["savefig.dpi"])
                     umask = os.umask(0)
                     os.umask(umask)
                     os.chmod(tmp, 0o666 & ~umask)  # mkstemp's 0600 would make the figure private
@@ -244,6 +289,8 @@ def save(fig, stem: str | Path, formats: Iterable[str] = ("pdf", "svg", "png"), 
                 written.append(target)
                 log.debug("wrote %s", target)
     finally:
+        if engine is not None and fig.get_layout_engine() is None:
+            fig.set_layout_engine(engine)  # a figure saved again (or drawn on) lays out anew
         if close:
             import matplotlib.pyplot as plt
             plt.close(fig)  # a no-op for a figure pyplot does not manage

@@ -29,14 +29,21 @@ class OpenSimLengthCheck:
 
     def __call__(self, path, model, names) -> dict:
         from osim_emb.io.scholz_convert import _sample
+        q = _sample(model, self.n_configurations, self.seed) if self.n_configurations else model.default_q
+        theirs, ours = self.lengths(path, model, names, q)
+        return self._disagreements(model, names, q, theirs, ours)
+
+    def lengths(self, path, model, names, q) -> tuple[np.ndarray, np.ndarray]:
+        """(OpenSim's, the package's) lengths (N, M) of the units ``names`` at the configurations q (N, n_q); NaN
+        where one of them cannot evaluate the path."""
         from osim_emb.opensim.bridge import OpenSimReference
         from osim_emb.paths.geometry import muscle_lengths
         osim = self.osim
+        q = np.atleast_2d(q)
         try:
             ref = OpenSimReference(str(path), model)
         except RuntimeError as err:
             raise ValueError(f"OpenSim 4.6 cannot initialize the converted model: {err}; nothing written") from err
-        q = _sample(model, self.n_configurations, self.seed) if self.n_configurations else model.default_q
         paths = [osim.PathActuator.safeDownCast(ref.model_os.getForceSet().get(n)).getPath() for n in names]
         coords = [ref.coords.get(i) for i in range(ref.coords.getSize())]
         theirs = np.full((len(q), len(names)), np.nan)
@@ -64,6 +71,9 @@ class OpenSimLengthCheck:
                         ours[k, j] = muscle_lengths(model, q[k], [name])[0, 0]
                     except (ValueError, RuntimeError):
                         pass
+        return theirs, ours
+
+    def _disagreements(self, model, names, q, theirs, ours) -> dict:
         compared = np.isfinite(theirs) & np.isfinite(ours)
         diff = np.where(compared, np.abs(theirs - ours), 0.0)
         units = {u.name: u for u in model.muscles}

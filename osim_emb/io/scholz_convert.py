@@ -424,7 +424,13 @@ def solvable_smooth_paths_tree(model, n_samples: int = 1000, seed: int = 0, hint
                 except (ValueError, RuntimeError) as err:
                     unsolved[u.name] = f"its smooth path has no solution at the default pose ({err})"
             if unsolved:
-                keep_legacy.update(unsolved)
+                by_name = {u.name: u for u in converted}
+                for name, message in unsolved.items():  # with contact hints: first try without them
+                    if name not in without_hints and any(kind == "obstacle" and np.isfinite(hint).all()
+                                                         for kind, _, hint in by_name[name].elements):
+                        without_hints[name] = message
+                    else:
+                        keep_legacy[name] = message
                 continue
             if check is None:
                 break
@@ -445,6 +451,7 @@ def solvable_smooth_paths_tree(model, n_samples: int = 1000, seed: int = 0, hint
     written = {u.name for u in converted}
     for name, message in without_hints.items():
         if name in written:
+            why = message if message.startswith("its smooth path") else f"OpenSim's evaluation differs: {message}"
             warnings.append(f"unit {name!r} written without contact hints (the short side round each obstacle): "
-                            f"with its hints (from legacy quadrants) OpenSim's evaluation differs: {message}")
+                            f"with its hints (from legacy quadrants) {why}")
     return tree, converted, warnings

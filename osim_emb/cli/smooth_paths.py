@@ -111,6 +111,11 @@ def cmd_smooth_paths(args: argparse.Namespace) -> int:
         unchecked = None if check else "--check-configurations < 0"
     except ImportError:
         check, unchecked = None, "OpenSim is not installed (pip install 'osim-emb[opensim]')"
+    if check is not None:
+        try:
+            check.osim.Model(str(args.model)).initSystem()
+        except RuntimeError as err:
+            check, unchecked = None, f"OpenSim 4.6 cannot initialize the input model either: {str(err)[:300]}"
     tree, converted, warnings = solvable_smooth_paths_tree(model, args.samples, args.seed, args.hints,
                                                            strict=not args.lenient, check=check)
     for w in warnings:

@@ -430,7 +430,8 @@ def solvable_smooth_paths_tree(model, n_samples: int = 1000, seed: int = 0, hint
                                                          for kind, _, hint in by_name[name].elements):
                         without_hints[name] = message
                     else:
-                        keep_legacy[name] = message
+                        earlier = without_hints.get(name)
+                        keep_legacy[name] = message + (f"; with its contact hints: {earlier}" if earlier else "")
                 continue
             if check is None:
                 break

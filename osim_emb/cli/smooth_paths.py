@@ -29,13 +29,24 @@ class OpenSimLengthCheck:
 
     def __call__(self, path, model, names) -> dict:
         from osim_emb.io.scholz_convert import _sample
-        q = _sample(model, self.n_configurations, self.seed) if self.n_configurations else model.default_q
-        theirs, ours = self.lengths(path, model, names, q)
-        return self._disagreements(model, names, q, theirs, ours)
+        # candidates: OpenSim evaluates every path of the model at once, and a configuration where one unit has no
+        # path (a point inside an obstacle) is lost for all; so the sample is drawn until n are evaluated
+        q = (_sample(model, 4 * self.n_configurations, self.seed) if self.n_configurations else
+             np.atleast_2d(model.default_q))
+        theirs, ours = self.lengths(path, model, names, q, wanted=self.n_configurations + 1)
+        skipped = len(self.rows) - int(np.isfinite(theirs).all(axis=1).sum())
+        q = q[self.rows]
+        evaluated = np.isfinite(theirs).all(axis=1)
+        keep = evaluated | (np.arange(len(q)) == 0)
+        out = self._disagreements(model, names, q[keep], theirs[keep], ours[keep])
+        self.counts["opensim_skipped"] = skipped
+        self.counts["configurations"] = int(evaluated.sum())
+        return out
 
-    def lengths(self, path, model, names, q) -> tuple[np.ndarray, np.ndarray]:
+    def lengths(self, path, model, names, q, wanted: int | None = None) -> tuple[np.ndarray, np.ndarray]:
         """(OpenSim's, the package's) lengths (N, M) of the units ``names`` at the configurations q (N, n_q); NaN
-        where one of them cannot evaluate the path."""
+        where one of them cannot evaluate the path.  With ``wanted``, the configurations are taken in order until
+        OpenSim has evaluated that many: only those rows are returned (their indices in ``self.rows``)."""
         from osim_emb.opensim.bridge import OpenSimReference
         from osim_emb.paths.geometry import muscle_lengths
         osim = self.osim
@@ -47,7 +58,11 @@ class OpenSimLengthCheck:
         paths = [osim.PathActuator.safeDownCast(ref.model_os.getForceSet().get(n)).getPath() for n in names]
         coords = [ref.coords.get(i) for i in range(ref.coords.getSize())]
         theirs = np.full((len(q), len(names)), np.nan)
+        self.rows = np.arange(len(q))
         for k, qk in enumerate(q):
+            if wanted is not None and np.isfinite(theirs[:k, 0]).sum() >= wanted:
+                self.rows = np.arange(k)
+                break
             try:  # OpenSim's own coupled coordinates; it realizes the paths, which may fail here
                 ref.set_configuration(qk, check=None)
             except RuntimeError:
@@ -61,6 +76,7 @@ class OpenSimLengthCheck:
                 theirs[k] = [p.getLength(state) for p in paths]
             except RuntimeError:  # e.g. a path point inside an obstacle: OpenSim evaluates nothing there
                 pass
+        q, theirs = q[self.rows], theirs[self.rows]
         ours = np.full_like(theirs, np.nan)
         for j, name in enumerate(names):
             try:
@@ -78,17 +94,25 @@ class OpenSimLengthCheck:
         diff = np.where(compared, np.abs(theirs - ours), 0.0)
         units = {u.name: u for u in model.muscles}
         out = {}
-        for j in np.nonzero((diff > TOLERANCE).any(axis=0))[0]:
-            k = int(np.argmax(diff[:, j]))
-            where = "at the default pose" if k == 0 else f"at sampled configuration {k} of {len(q) - 1}"
+        refused = np.isnan(ours) & np.isfinite(theirs)
+        for j in range(len(names)):
             obstacles = units[names[j]].scholz_path.obstacles
             hinted = [np.isfinite(o.hint).all() for o in obstacles]
             listed = [o.name + (f" (hint {np.round(o.hint, 4).tolist()})" if h else "") for o, h in zip(obstacles, hinted)]
             hinted = any(hinted)
-            reason = ("a difference at the scale of the solvers' tolerances" if diff[k, j] < 1e-6 else
-                      "OpenSim's solver, started from the contact hint, ends on another path" if hinted else
-                      "OpenSim's solver ends on another path")
-            out[names[j]] = (f"{where} OpenSim's getLength is {theirs[k, j]:.9g} m, the package's {ours[k, j]:.9g} m "
+            if (diff[:, j] > TOLERANCE).any():
+                k = int(np.argmax(diff[:, j]))
+                reason = ("a difference at the scale of the solvers' tolerances" if diff[k, j] < 1e-6 else
+                          "OpenSim's solver, started from the contact hint, ends on another path" if hinted else
+                          "OpenSim's solver ends on another path")
+                ours_text = f"the package's {ours[k, j]:.9g} m"
+            elif hinted and refused[:, j].any():  # the package's solver from the hint finds no path there
+                k = int(np.argmax(refused[:, j]))
+                reason, ours_text = "the package's solver from the contact hint finds no path", "the package: none"
+            else:
+                continue
+            where = "at the default pose" if k == 0 else f"at sampled configuration {k} of {len(q) - 1}"
+            out[names[j]] = (f"{where} OpenSim's getLength is {theirs[k, j]:.9g} m, {ours_text} "
                              f"(obstacles {', '.join(listed)}): {reason}")
         self.counts = {"units": len(names), "configurations": len(q), "disagree": len(out),
                        "opensim_skipped": int(np.isnan(theirs).all(axis=1).sum()),

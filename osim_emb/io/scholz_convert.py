@@ -151,7 +151,7 @@ def convert_units(model, n_samples: int = 1000, seed: int = 0, hints: bool = Fal
             local = np.einsum("nji,npj->npi", rot, pos - org[:, None])  # points in the obstacle frame
             flat = np.array([1.0, 1.0, 0.0]) if kind == "cylinder" else np.ones(3)
             radius = obj.radius if kind not in ("ellipsoid", "torus") else 1.0
-            if kind in ("ellipsoid", "torus"):
+            if kind == "torus":
                 if _hint_from_quadrant(obj.quadrant, "sphere", 1.0) is not None:
                     warnings.append(f"unit {unit.name!r} kept as a legacy GeometryPath: {kind} {obj.name!r} has "
                                     f"the quadrant {obj.quadrant!r} (an {kind} obstacle is supported without a "
@@ -198,8 +198,11 @@ def convert_units(model, n_samples: int = 1000, seed: int = 0, hints: bool = Fal
             if count == 0:
                 notes.append(f"{obj.name!r} never meets the straight segment in the sample (placed on the "
                              f"nearest segment, {i + 1}-{i + 2})")
-            hint = (np.full(3, np.nan) if kind in ("ellipsoid", "torus") else
+            hint = (np.full(3, np.nan) if kind == "torus" else
+                    _ellipsoid_hint(obj.quadrant, obj.dimensions) if kind == "ellipsoid" else
                     _hint_from_quadrant(obj.quadrant, kind, obj.radius))
+            if hint is None and kind == "ellipsoid":  # no quadrant: no hint (the short side); --hints: none either
+                hint = np.full(3, np.nan)
             if hint is None and not hints or unit.name in without_hints:  # no hint: lifted off, then the short side
                 hint = np.full(3, np.nan)
             if hint is None and meets.any():
@@ -242,6 +245,12 @@ def convert_units(model, n_samples: int = 1000, seed: int = 0, hints: bool = Fal
         warnings.append(f"cylinders {sorted(finite_cylinders)}: a ContactCylinder is infinite; the legacy "
                         "WrapCylinder's length is not carried over")
     return converted, warnings
+
+
+def _ellipsoid_hint(quadrant: str, dimensions) -> np.ndarray | None:
+    """The legacy quadrant's contact hint on an ellipsoid: the end of the semi-axis on that side (None: no quadrant)."""
+    unit = _hint_from_quadrant(quadrant, "sphere", 1.0)
+    return None if unit is None else unit * np.asarray(dimensions, dtype=float)
 
 
 def _torus_depth(obj, p1: np.ndarray, p2: np.ndarray):
@@ -294,8 +303,9 @@ def _hint_inside_neighbour(group, objects, bt, body_index) -> tuple[str, str] | 
         obj = objects[name]
         t = bt[0, body_index[obj.body]] @ obj.transform_in_body
         flat = np.array([1.0, 1.0, 0.0]) if obj.type_name == "WrapCylinder" else np.ones(3)
-        on_surface = hint.copy()
-        on_surface[flat > 0] *= obj.radius / max(np.linalg.norm(hint * flat), 1e-12)
+        on_surface = hint.copy()  # an ellipsoid's hint is on its surface already
+        if obj.type_name != "WrapEllipsoid":
+            on_surface[flat > 0] *= obj.radius / max(np.linalg.norm(hint * flat), 1e-12)
         point = t[:3, :3] @ on_surface + t[:3, 3]
         for _, other_name, _ in group:
             if other_name == name:
@@ -410,7 +420,7 @@ def solvable_smooth_paths_tree(model, n_samples: int = 1000, seed: int = 0, hint
     without_hints: dict = {}  # unit -> the disagreement that made us drop its hints
     with tempfile.TemporaryDirectory() as scratch:
         trial = Path(scratch) / "trial.osim"
-        for _ in range(6):
+        for _ in range(2 * len(model.muscles) + 2):  # each round drops a unit's hints or keeps a unit legacy
             tree, converted, warnings = smooth_paths_tree(model, n_samples, seed, hints, keep_legacy,
                                                           frozenset(without_hints))
             if not converted:
@@ -448,7 +458,7 @@ def solvable_smooth_paths_tree(model, n_samples: int = 1000, seed: int = 0, hint
                     earlier = (f"; with its contact hints: {without_hints[name]}" if name in without_hints else "")
                     keep_legacy[name] = f"OpenSim's evaluation of its smooth path differs: {message}{earlier}"
         else:
-            raise RuntimeError("smooth-paths: the conversion did not settle after 6 rounds of checks")
+            raise RuntimeError("smooth-paths: the conversion did not settle (internal error)")
     written = {u.name for u in converted}
     for name, message in without_hints.items():
         if name in written:

@@ -19,9 +19,10 @@ ContactCylinder (same frame, location, orientation and radius) with a contact hi
   contacts over the sample (and for a cylinder 24 directions round the axis, at its origin's
   height), the hint under which the Scholz path takes the shortest way round in the most sampled
   configurations.
-* **Ellipsoids** (WrapEllipsoid -> ContactEllipsoid with the same radii) are converted without a
-  hint (geodesics integrated numerically), also sharing a segment with other obstacles; with a
-  quadrant the unit stays legacy.
+* **Ellipsoids** (WrapEllipsoid -> ContactEllipsoid with the same radii; geodesics integrated numerically),
+  also sharing a segment with other obstacles; a quadrant becomes a hint at the end of that semi-axis.
+* **Checked** (``solvable_smooth_paths_tree(check=...)``; the CLI passes OpenSim's ``getLength``): a unit
+  whose lengths differ from the check's is written without its hints, or kept legacy, with a warning.
 * **Tori** (WrapTorus -> ContactTorus, torus radius = outer_radius, tube radius = inner_radius) likewise,
   alone between two path points (sharing a segment, the unit stays legacy).
   The legacy WrapTorus is a ring the path is held inside (it wraps on the tube's side facing the axis

@@ -628,20 +628,25 @@ def test_smooth_paths_says_when_opensim_is_missing(tmp_path, monkeypatch, capsys
 @pytest.mark.parametrize("quadrant", ["-x", "+y"])
 def test_ellipsoid_with_a_quadrant_converts_and_agrees_with_opensim(osim, tmp_path, quadrant):
     """A WrapEllipsoid with a quadrant becomes a ContactEllipsoid with the quadrant's hint (the semi-axis end) where
-    OpenSim follows it, else without a hint (said); either way OpenSim's lengths of the written file, evaluated
-    independently at 12 configurations, equal the package's to 1e-8 m."""
+    OpenSim follows it, else without a hint (here, for both quadrants: OpenSim's solver ends elsewhere in the
+    sample; said); OpenSim's lengths of the written file, evaluated independently at 12 configurations, equal the
+    package's to 1e-8 m."""
     from osim_emb.cli.main import main
     from osim_emb.io import load_osim
     from osim_emb.paths.geometry import muscle_lengths
     src, out = tmp_path / "legacy.osim", tmp_path / "smooth.osim"
     _legacy_elbow_model_with_quadrant(osim, src, quadrant, ellipsoid=(0.02, 0.025, 0.03))
+    with_hint = tmp_path / "with_hint.osim"  # unchecked: the quadrant's hint is written (where the package solves
+    assert main(["smooth-paths", str(src), "-o", str(with_hint), "--check-configurations", "-1"]) == 0  # from it)
+    hint = load_osim(with_hint).muscles[0].scholz_path.obstacles[0].hint
+    if quadrant == "-x":
+        assert hint == pytest.approx([-0.02, 0.0, 0.0])
+    else:  # from +y the package finds no path at the default pose: written without the hint
+        assert np.isnan(hint).all()
     assert main(["smooth-paths", str(src), "-o", str(out), "--check-configurations", "16"]) == 0
     model = load_osim(out)
     obstacle = model.muscles[0].scholz_path.obstacles[0]
-    assert obstacle.kind == "ellipsoid"
-    if np.isfinite(obstacle.hint).all():
-        axis = {"x": 0, "y": 1}[quadrant[1]]
-        assert obstacle.hint[axis] == pytest.approx((1 if quadrant[0] == "+" else -1) * (0.02, 0.025)[axis])
+    assert obstacle.kind == "ellipsoid" and np.isnan(obstacle.hint).all()
     rng = np.random.default_rng(2)
     q = np.column_stack([rng.uniform(-0.5, 1.5, 12), rng.uniform(0.0, 2.3, 12)])
     ref, _ = _opensim_lengths_and_moment_arms(osim, out, q, moment_arms=False)

@@ -21,7 +21,7 @@ class OpenSimLengthCheck:
     Called with (file, the package's model of it, unit names), returns {unit: message} for the units whose
     lengths differ by more than :data:`TOLERANCE`; ``counts`` keeps what the last call checked."""
 
-    def __init__(self, n_configurations: int = 8, seed: int = 1):
+    def __init__(self, n_configurations: int = 32, seed: int = 1):
         from osim_emb.opensim.bridge import require_opensim
         self.osim = require_opensim()
         self.n_configurations, self.seed = n_configurations, seed
@@ -191,8 +191,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--hints", action="store_true",
                    help="write contact hints where the legacy wrap has no quadrant (default: none, the short "
                         "side; OpenSim's solver started from a hint may not converge)")
-    s.add_argument("--check-configurations", type=int, default=8,
+    s.add_argument("--check-configurations", type=int, default=32,
                    help="configurations sampled (besides the default pose) at which each written unit's length is "
-                        "compared with OpenSim's getLength, where OpenSim is installed (default 8; -1: no check)")
+                        "compared with OpenSim's getLength, where OpenSim is installed (default 32; -1: no check)")
     s.add_argument("--lenient", action="store_true", help="import what can be represented and list the rest")
     s.set_defaults(func=cmd_smooth_paths)

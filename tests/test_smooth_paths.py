@@ -3,6 +3,8 @@ unsupported surfaces refused."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -215,10 +217,7 @@ def test_unsupported_surface_is_refused(osim, tmp_path):
         return t
 
     for name, make, hint, match in (
-            ("hinted_torus", torus, (0.05, 0.0, 0.0), r"over_obstacle.*obstacle_0.*a torus with a contact hint"),
-            ("hinted_ellipsoid", lambda b: osim.ContactEllipsoid(osim.Vec3(0.03, 0.02, 0.04), osim.Vec3(0, -0.3, 0),
-                                                                  osim.Vec3(0), b["humerus"], "ring"),
-             (0.03, 0.0, 0.0), r"over_obstacle.*obstacle_0.*ellipsoid with a contact hint")):
+            ("hinted_torus", torus, (0.05, 0.0, 0.0), r"over_obstacle.*obstacle_0.*a torus with a contact hint"),):
         path = tmp_path / f"{name}.osim"
         muscles = (("over_obstacle", [("p", "humerus", (0.035, -0.05, 0.01)), ("o", "ring", hint),
                                       ("p", "forearm", (0.03, 0.15, 0.0))]),)
@@ -323,9 +322,10 @@ def test_ellipsoid_sharing_a_span_equals_opensim(osim, tmp_path):
         assert np.abs(fd - arms[:, k]).max() < 1e-9
 
 
-def _legacy_elbow_model(osim, path):
+def _legacy_elbow_model(osim, path, ellipsoid=None):
     """arm26-like: humerus (pin, shoulder) and forearm (pin about z, elbow); a WrapCylinder about the elbow axis
-    on the humerus; a triceps-like muscle behind it (wraps in flexion) and a biceps-like one in front."""
+    on the humerus (or a WrapEllipsoid of semi-axes ``ellipsoid``); a triceps-like muscle behind it (wraps in
+    flexion) and a biceps-like one in front."""
     m = osim.Model()
     m.setName("elbow_cylinder")
     hum = osim.Body("humerus", 1.0, osim.Vec3(0), osim.Inertia(0.1))
@@ -340,10 +340,14 @@ def _legacy_elbow_model(osim, path):
         j.updCoordinate().setName(name)
         j.updCoordinate().setRangeMin(lo)
         j.updCoordinate().setRangeMax(hi)
-    cyl = osim.WrapCylinder()
+    if ellipsoid is None:
+        cyl = osim.WrapCylinder()
+        cyl.set_radius(0.02)
+        cyl.set_length(0.1)
+    else:
+        cyl = osim.WrapEllipsoid()
+        cyl.set_dimensions(osim.Vec3(*ellipsoid))
     cyl.setName("elbow_pulley")
-    cyl.set_radius(0.02)
-    cyl.set_length(0.1)
     cyl.set_translation(osim.Vec3(0, -0.3, 0))
     hum.addWrapObject(cyl)
     for name, pts, wrap in (("triceps", [(m.getGround(), (-0.03, -0.05, 0.0)), (hum, (-0.025, -0.15, 0.005)),
@@ -387,10 +391,13 @@ def test_smooth_paths_command_writes_a_model_opensim_evaluates_alike(osim, tmp_p
     assert np.abs(lengths - ref).max() < 1e-8
     assert np.isnan(model.muscles[0].scholz_path.obstacles[0].hint).all()  # no hint: the short side
     hinted = tmp_path / "hinted.osim"  # --hints: a hint on the side the path wraps (behind the elbow)
-    assert main(["smooth-paths", str(src), "-o", str(hinted), "--hints"]) == 0
+    assert main(["smooth-paths", str(src), "-o", str(hinted), "--hints", "--check-configurations", "-1"]) == 0
     hint = load_osim(hinted).muscles[0].scholz_path.obstacles[0].hint
     assert np.isfinite(hint).all() and hint[0] < 0
     osim.Model(str(hinted)).initSystem()
+    # checked against OpenSim, whose solver started from that hint ends elsewhere in part of the sample: no hint
+    assert main(["smooth-paths", str(src), "-o", str(hinted), "--hints", "--overwrite"]) == 0
+    assert np.isnan(load_osim(hinted).muscles[0].scholz_path.obstacles[0].hint).all()
     # the obstacle is wrapped in part of the sample, and the path is never shorter than the straight line
     straight = muscle_lengths(legacy, q, wrapping=False)[:, 0]
     wrapped = lengths[:, 0] > straight + 1e-9
@@ -545,3 +552,102 @@ def test_json_export_refuses_scholz_paths(scholz_model):
     from osim_emb.io.model_json import model_to_dict
     with pytest.raises(ValueError, match="over_sphere.*Scholz2015GeometryPath.*JSON"):
         model_to_dict(load_osim(scholz_model))
+
+
+def _legacy_elbow_model_with_quadrant(osim, path, quadrant, ellipsoid=None):
+    _legacy_elbow_model(osim, path, ellipsoid)
+    text = path.read_text()
+    assert "<quadrant>all</quadrant>" in text
+    path.write_text(text.replace("<quadrant>all</quadrant>", f"<quadrant>{quadrant}</quadrant>"))
+
+
+@pytest.mark.opensim
+def test_smooth_paths_checks_every_unit_with_opensim(osim, tmp_path, caplog, capsys):
+    """No silent disagreement: the legacy quadrant '+y' gives a contact hint from which OpenSim's solver ends on
+    another path than the package's in part of the sample; the command says so (both lengths), writes the unit
+    without the hint, and the written file then agrees with OpenSim (evaluated independently) to 1e-8 m."""
+    from osim_emb.cli.main import main
+    from osim_emb.io import load_osim
+    from osim_emb.paths.geometry import muscle_lengths
+    src = tmp_path / "legacy.osim"
+    _legacy_elbow_model_with_quadrant(osim, src, "+y")
+    out = tmp_path / "smooth.osim"
+    with caplog.at_level("WARNING"):
+        assert main(["smooth-paths", str(src), "-o", str(out), "--check-configurations", "30"]) == 0
+    said = [r.getMessage() for r in caplog.records if "'triceps' written without contact hints" in r.getMessage()]
+    assert len(said) == 1 and str(src) in said[0] and "elbow_pulley (hint [0.0, 0.02, 0.0])" in said[0]
+    assert re.search(r"OpenSim's getLength is [\d.]+ m, the package's [\d.]+ m", said[0])
+    printed = capsys.readouterr().out
+    assert "OpenSim check: 1 units written" in printed and "1 written without their contact hints" in printed
+    model = load_osim(out)
+    assert np.isnan(model.muscles[0].scholz_path.obstacles[0].hint).all()
+    rng = np.random.default_rng(11)
+    q = np.column_stack([rng.uniform(-0.5, 1.5, 12), rng.uniform(0.0, 2.3, 12)])
+    ref, _ = _opensim_lengths_and_moment_arms(osim, out, q, moment_arms=False)
+    assert np.abs(muscle_lengths(model, q) - ref).max() < 1e-8
+
+
+@pytest.mark.opensim
+def test_unit_opensim_disagrees_with_stays_legacy(osim, tmp_path, monkeypatch):
+    """A unit whose lengths still differ from OpenSim's once written without hints (here the package's lengths are
+    made 0.5 um off) is kept legacy, with both lengths and the reason in the warning."""
+    import osim_emb.paths.geometry as geometry
+    from osim_emb.cli.smooth_paths import OpenSimLengthCheck
+    from osim_emb.io import load_osim
+    from osim_emb.io.scholz_convert import solvable_smooth_paths_tree
+    src = tmp_path / "legacy.osim"
+    _legacy_elbow_model_with_quadrant(osim, src, "-x")
+    real = geometry.muscle_lengths
+    monkeypatch.setattr(geometry, "muscle_lengths", lambda *a, **k: real(*a, **k) + 5e-7)
+    tree, converted, warnings = solvable_smooth_paths_tree(load_osim(src), 50, check=OpenSimLengthCheck(3))
+    assert not converted
+    kept = [w for w in warnings if "'triceps' kept as a legacy GeometryPath: OpenSim's evaluation" in w]
+    assert len(kept) == 1 and re.search(r"OpenSim's getLength is [\d.]+ m, the package's [\d.]+ m", kept[0])
+    assert "the solvers' tolerances" in kept[0] and "with its contact hints:" in kept[0]
+
+
+def test_smooth_paths_says_when_opensim_is_missing(tmp_path, monkeypatch, capsys, caplog):
+    """Without OpenSim the command writes the file and says that the OpenSim check was not run."""
+    osim = pytest.importorskip("opensim")  # to build the legacy model
+    import osim_emb.opensim.bridge as bridge
+    from osim_emb.cli.main import main
+    src = tmp_path / "legacy.osim"
+    _legacy_elbow_model(osim, src)
+
+    def missing():
+        raise ImportError("no opensim (test)")
+
+    monkeypatch.setattr(bridge, "require_opensim", missing)
+    with caplog.at_level("WARNING"):
+        assert main(["smooth-paths", str(src), "-o", str(tmp_path / "smooth.osim")]) == 0
+    assert "OpenSim check not run (OpenSim is not installed" in capsys.readouterr().out
+    assert any("OpenSim check not run" in r.getMessage() for r in caplog.records)
+
+
+@pytest.mark.opensim
+@pytest.mark.parametrize("quadrant", ["-x", "+y"])
+def test_ellipsoid_with_a_quadrant_converts_and_agrees_with_opensim(osim, tmp_path, quadrant):
+    """A WrapEllipsoid with a quadrant becomes a ContactEllipsoid with the quadrant's hint (the semi-axis end) where
+    OpenSim follows it, else without a hint (here, for both quadrants: OpenSim's solver ends elsewhere in the
+    sample; said); OpenSim's lengths of the written file, evaluated independently at 12 configurations, equal the
+    package's to 1e-8 m."""
+    from osim_emb.cli.main import main
+    from osim_emb.io import load_osim
+    from osim_emb.paths.geometry import muscle_lengths
+    src, out = tmp_path / "legacy.osim", tmp_path / "smooth.osim"
+    _legacy_elbow_model_with_quadrant(osim, src, quadrant, ellipsoid=(0.02, 0.025, 0.03))
+    with_hint = tmp_path / "with_hint.osim"  # unchecked: the quadrant's hint is written (where the package solves
+    assert main(["smooth-paths", str(src), "-o", str(with_hint), "--check-configurations", "-1"]) == 0  # from it)
+    hint = load_osim(with_hint).muscles[0].scholz_path.obstacles[0].hint
+    if quadrant == "-x":
+        assert hint == pytest.approx([-0.02, 0.0, 0.0])
+    else:  # from +y the package finds no path at the default pose: written without the hint
+        assert np.isnan(hint).all()
+    assert main(["smooth-paths", str(src), "-o", str(out), "--check-configurations", "16"]) == 0
+    model = load_osim(out)
+    obstacle = model.muscles[0].scholz_path.obstacles[0]
+    assert obstacle.kind == "ellipsoid" and np.isnan(obstacle.hint).all()
+    rng = np.random.default_rng(2)
+    q = np.column_stack([rng.uniform(-0.5, 1.5, 12), rng.uniform(0.0, 2.3, 12)])
+    ref, _ = _opensim_lengths_and_moment_arms(osim, out, q, moment_arms=False)
+    assert np.abs(muscle_lengths(model, q) - ref).max() < 1e-8

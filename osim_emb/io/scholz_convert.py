@@ -19,9 +19,10 @@ ContactCylinder (same frame, location, orientation and radius) with a contact hi
   contacts over the sample (and for a cylinder 24 directions round the axis, at its origin's
   height), the hint under which the Scholz path takes the shortest way round in the most sampled
   configurations.
-* **Ellipsoids** (WrapEllipsoid -> ContactEllipsoid with the same radii) are converted without a
-  hint (geodesics integrated numerically), also sharing a segment with other obstacles; with a
-  quadrant the unit stays legacy.
+* **Ellipsoids** (WrapEllipsoid -> ContactEllipsoid with the same radii; geodesics integrated numerically),
+  also sharing a segment with other obstacles; a quadrant becomes a hint at the end of that semi-axis.
+* **Checked** (``solvable_smooth_paths_tree(check=...)``; the CLI passes OpenSim's ``getLength``): a unit
+  whose lengths differ from the check's is written without its hints, or kept legacy, with a warning.
 * **Tori** (WrapTorus -> ContactTorus, torus radius = outer_radius, tube radius = inner_radius) likewise,
   alone between two path points (sharing a segment, the unit stays legacy).
   The legacy WrapTorus is a ring the path is held inside (it wraps on the tube's side facing the axis
@@ -99,9 +100,11 @@ def _hint_from_quadrant(quadrant: str, kind: str, radius: float) -> np.ndarray |
 
 
 def convert_units(model, n_samples: int = 1000, seed: int = 0, hints: bool = False,
-                  keep_legacy: dict | None = None) -> tuple[list[ConvertedUnit], list[str]]:
+                  keep_legacy: dict | None = None,
+                  without_hints: set | frozenset = frozenset()) -> tuple[list[ConvertedUnit], list[str]]:
     """Plan the conversion of every unit with wrap objects: (converted units, warnings).  ``keep_legacy``: unit
-    name -> reason, units left as they are (with a warning)."""
+    name -> reason, units left as they are (with a warning); ``without_hints``: units written with no contact hint
+    on any obstacle (the short side), whatever their legacy quadrants."""
     keep_legacy = keep_legacy or {}
     from osim_emb.core.kinematics import forward_kinematics
     from osim_emb.paths.geometry import _body_table
@@ -149,7 +152,7 @@ def convert_units(model, n_samples: int = 1000, seed: int = 0, hints: bool = Fal
             local = np.einsum("nji,npj->npi", rot, pos - org[:, None])  # points in the obstacle frame
             flat = np.array([1.0, 1.0, 0.0]) if kind == "cylinder" else np.ones(3)
             radius = obj.radius if kind not in ("ellipsoid", "torus") else 1.0
-            if kind in ("ellipsoid", "torus"):
+            if kind == "torus":
                 if _hint_from_quadrant(obj.quadrant, "sphere", 1.0) is not None:
                     warnings.append(f"unit {unit.name!r} kept as a legacy GeometryPath: {kind} {obj.name!r} has "
                                     f"the quadrant {obj.quadrant!r} (an {kind} obstacle is supported without a "
@@ -196,9 +199,12 @@ def convert_units(model, n_samples: int = 1000, seed: int = 0, hints: bool = Fal
             if count == 0:
                 notes.append(f"{obj.name!r} never meets the straight segment in the sample (placed on the "
                              f"nearest segment, {i + 1}-{i + 2})")
-            hint = (np.full(3, np.nan) if kind in ("ellipsoid", "torus") else
+            hint = (np.full(3, np.nan) if kind == "torus" else
+                    _ellipsoid_hint(obj.quadrant, obj.dimensions) if kind == "ellipsoid" else
                     _hint_from_quadrant(obj.quadrant, kind, obj.radius))
-            if hint is None and not hints:  # no hint: OpenSim starts lifted off, touches down on the short side
+            if hint is None and kind == "ellipsoid":  # no quadrant: no hint (the short side); --hints: none either
+                hint = np.full(3, np.nan)
+            if hint is None and not hints or unit.name in without_hints:  # no hint: lifted off, then the short side
                 hint = np.full(3, np.nan)
             if hint is None and meets.any():
                 hint = _best_hint(kind, obj.radius, local[:, i], local[:, i + 1], meets)
@@ -240,6 +246,12 @@ def convert_units(model, n_samples: int = 1000, seed: int = 0, hints: bool = Fal
         warnings.append(f"cylinders {sorted(finite_cylinders)}: a ContactCylinder is infinite; the legacy "
                         "WrapCylinder's length is not carried over")
     return converted, warnings
+
+
+def _ellipsoid_hint(quadrant: str, dimensions) -> np.ndarray | None:
+    """The legacy quadrant's contact hint on an ellipsoid: the end of the semi-axis on that side (None: no quadrant)."""
+    unit = _hint_from_quadrant(quadrant, "sphere", 1.0)
+    return None if unit is None else unit * np.asarray(dimensions, dtype=float)
 
 
 def _torus_depth(obj, p1: np.ndarray, p2: np.ndarray):
@@ -292,8 +304,9 @@ def _hint_inside_neighbour(group, objects, bt, body_index) -> tuple[str, str] | 
         obj = objects[name]
         t = bt[0, body_index[obj.body]] @ obj.transform_in_body
         flat = np.array([1.0, 1.0, 0.0]) if obj.type_name == "WrapCylinder" else np.ones(3)
-        on_surface = hint.copy()
-        on_surface[flat > 0] *= obj.radius / max(np.linalg.norm(hint * flat), 1e-12)
+        on_surface = hint.copy()  # an ellipsoid's hint is on its surface already
+        if obj.type_name != "WrapEllipsoid":
+            on_surface[flat > 0] *= obj.radius / max(np.linalg.norm(hint * flat), 1e-12)
         point = t[:3, :3] @ on_surface + t[:3, 3]
         for _, other_name, _ in group:
             if other_name == name:
@@ -316,11 +329,13 @@ def _frame_path(body: str, ground: str) -> str:
 
 
 def smooth_paths_tree(model, n_samples: int = 1000, seed: int = 0, hints: bool = False,
-                      keep_legacy: dict | None = None) -> tuple[Any, list[ConvertedUnit], list[str]]:
+                      keep_legacy: dict | None = None,
+                      without_hints: set | frozenset = frozenset()) -> tuple[Any, list[ConvertedUnit], list[str]]:
     """The source file's XML tree with the convertible units' paths as Scholz2015GeometryPaths.
 
     Returns (tree, converted units, warnings).  The model must come from an OpenSim 4 .osim file.
-    ``keep_legacy``: unit name -> reason, units left as legacy GeometryPaths (with a warning).
+    ``keep_legacy``: unit name -> reason, units left as legacy GeometryPaths (with a warning); ``without_hints``:
+    units written without contact hints.
     """
     doc = model.extras.get("document") if isinstance(model.extras, dict) else None
     if doc is None or not getattr(doc, "source_text", None):
@@ -328,7 +343,7 @@ def smooth_paths_tree(model, n_samples: int = 1000, seed: int = 0, hints: bool =
     if doc.version < 40000:
         raise ValueError(f"{doc.path}: a version-{doc.version} (OpenSim 3.3) file; Scholz2015GeometryPath is an "
                          "OpenSim 4.6 element: open and save the model in OpenSim 4 (or `osim-emb convert`) first")
-    converted, warnings = convert_units(model, n_samples, seed, hints, keep_legacy)
+    converted, warnings = convert_units(model, n_samples, seed, hints, keep_legacy, without_hints)
     source = doc.source_text.encode("utf-8") if isinstance(doc.source_text, str) else doc.source_text
     try:
         root = etree.fromstring(source, etree.XMLParser(remove_comments=False, huge_tree=True))
@@ -389,19 +404,26 @@ def write_tree(tree: Any, path) -> None:
 
 
 def solvable_smooth_paths_tree(model, n_samples: int = 1000, seed: int = 0, hints: bool = False,
-                               strict: bool = True) -> tuple[Any, list[ConvertedUnit], list[str]]:
+                               strict: bool = True, check=None) -> tuple[Any, list[ConvertedUnit], list[str]]:
     """:func:`smooth_paths_tree`, with the units whose smooth path the package cannot solve at the default pose
     (a path point inside an infinite cylinder that the legacy finite one left outside, a geodesic that does
-    not converge) kept as legacy GeometryPaths, each with the reason."""
+    not converge) kept as legacy GeometryPaths, each with the reason.
+
+    ``check(path, smooth_model, names) -> {name: message}``, if given, compares the written file's paths with an
+    independent evaluation (the CLI's: OpenSim's ``getLength``) and names the units that disagree: a unit with
+    contact hints is then written without them (the short side) and checked again; a unit that still disagrees
+    (or has no hint) is kept legacy, with the message.  Nothing that disagrees is written silently."""
     import tempfile
 
     from osim_emb.io import load_osim
     from osim_emb.paths.geometry import muscle_lengths
     keep_legacy: dict = {}
+    without_hints: dict = {}  # unit -> the disagreement that made us drop its hints
     with tempfile.TemporaryDirectory() as scratch:
         trial = Path(scratch) / "trial.osim"
-        for _ in range(3):
-            tree, converted, warnings = smooth_paths_tree(model, n_samples, seed, hints, keep_legacy)
+        for _ in range(2 * len(model.muscles) + 2):  # each round drops a unit's hints or keeps a unit legacy
+            tree, converted, warnings = smooth_paths_tree(model, n_samples, seed, hints, keep_legacy,
+                                                          frozenset(without_hints))
             if not converted:
                 break
             write_tree(tree, trial)
@@ -412,7 +434,36 @@ def solvable_smooth_paths_tree(model, n_samples: int = 1000, seed: int = 0, hint
                     muscle_lengths(smooth, smooth.default_q, [u.name])
                 except (ValueError, RuntimeError) as err:
                     unsolved[u.name] = f"its smooth path has no solution at the default pose ({err})"
-            if not unsolved:
+            if unsolved:
+                by_name = {u.name: u for u in converted}
+                for name, message in unsolved.items():  # with contact hints: first try without them
+                    if name not in without_hints and any(kind == "obstacle" and np.isfinite(hint).all()
+                                                         for kind, _, hint in by_name[name].elements):
+                        without_hints[name] = message
+                    else:
+                        earlier = without_hints.get(name)
+                        keep_legacy[name] = message + (f"; with its contact hints: {earlier}" if earlier else "")
+                continue
+            if check is None:
                 break
-            keep_legacy.update(unsolved)
+            disagree = check(trial, smooth, [u.name for u in converted])
+            if not disagree:
+                break
+            by_name = {u.name: u for u in converted}
+            for name, message in disagree.items():
+                hinted = any(kind == "obstacle" and np.isfinite(hint).all()
+                             for kind, _, hint in by_name[name].elements)
+                if hinted and name not in without_hints:
+                    without_hints[name] = message
+                else:
+                    earlier = (f"; with its contact hints: {without_hints[name]}" if name in without_hints else "")
+                    keep_legacy[name] = f"OpenSim's evaluation of its smooth path differs: {message}{earlier}"
+        else:
+            raise RuntimeError("smooth-paths: the conversion did not settle (internal error)")
+    written = {u.name for u in converted}
+    for name, message in without_hints.items():
+        if name in written:
+            why = message if message.startswith("its smooth path") else f"OpenSim's evaluation differs: {message}"
+            warnings.append(f"unit {name!r} written without contact hints (the short side round each obstacle): "
+                            f"with its hints (from legacy quadrants) {why}")
     return tree, converted, warnings

@@ -132,10 +132,9 @@ def read_scholz_path(e: Any, owner: Any, model: Any, reader: Any) -> ScholzPath:
                     radii = np.array([reader.flt(g, "torus_radius", 0.0), reader.flt(g, "tube_radius", 0.0)])
                 if (radii <= 0).any():
                     raise reader.fail(g, f"muscle {muscle!r}: the {kind}'s radii must be positive, got {radii}")
-                if np.isfinite(hint).any():
-                    article = "an" if kind == "ellipsoid" else "a"
+                if kind == "torus" and np.isfinite(hint).any():
                     raise UnsupportedFeatureError(
-                        reader.path, c, f"muscle {muscle!r}, obstacle {c.get('name')!r}: {article} {kind} with a "
+                        reader.path, c, f"muscle {muscle!r}, obstacle {c.get('name')!r}: a torus with a "
                         "contact hint (which way OpenSim's solver goes from it is not "
                         "reproduced; without a hint, the shortest way round, it is)")
                 radius = float(radii.min()) if kind == "ellipsoid" else float(radii[1])

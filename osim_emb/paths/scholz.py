@@ -91,7 +91,7 @@ class ScholzObstacle:
                 what = "three positive radii" if size == 3 else "a positive torus radius and tube radius"
                 raise ValueError(f"obstacle {self.name!r}: {'an' if size == 3 else 'a'} {self.kind} needs {what}, "
                                  f"got {self.radii}")
-            if np.isfinite(np.asarray(self.hint, dtype=float)).any():
+            if self.kind == "torus" and np.isfinite(np.asarray(self.hint, dtype=float)).any():
                 raise ValueError(f"obstacle {self.name!r}: {self.kind} obstacles are supported without a contact hint "
                                  "only (the shortest way round)")
             object.__setattr__(self, "radii", tuple(float(r) for r in self.radii))

@@ -88,7 +88,11 @@ def main(argv=None) -> int:
         osim.Model(str(args.model)).printToXML(str(upgraded))
         print(f"note: {args.model} is an OpenSim 3.3 file; converted with OpenSim 4.6 to {upgraded}")
         legacy = load_osim(upgraded)
-    tree, converted, warnings = solvable_smooth_paths_tree(legacy)
+    check = None
+    if not args.no_opensim:  # as `osim-emb smooth-paths`: every written unit checked against OpenSim's getLength
+        from osim_emb.cli.smooth_paths import OpenSimLengthCheck
+        check = OpenSimLengthCheck()
+    tree, converted, warnings = solvable_smooth_paths_tree(legacy, check=check)
     for w in warnings:
         print("note:", w)
     tmp = Path(tempfile.mkdtemp(prefix="smooth_paths_")) / (Path(args.model).stem + "_smooth.osim")

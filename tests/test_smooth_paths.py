@@ -3,6 +3,7 @@ unsupported surfaces refused."""
 
 from __future__ import annotations
 
+import logging
 import re
 
 import numpy as np
@@ -651,3 +652,16 @@ def test_ellipsoid_with_a_quadrant_converts_and_agrees_with_opensim(osim, tmp_pa
     q = np.column_stack([rng.uniform(-0.5, 1.5, 12), rng.uniform(0.0, 2.3, 12)])
     ref, _ = _opensim_lengths_and_moment_arms(osim, out, q, moment_arms=False)
     assert np.abs(muscle_lengths(model, q) - ref).max() < 1e-8
+
+
+@pytest.mark.opensim
+def test_import_warns_that_opensim_may_leave_a_hints_side(scholz_model, caplog):
+    """Which way OpenSim's solver goes from a contact hint depends on its iterates (docs/paths.md): the import
+    says so, naming the file and the hinted units."""
+    from osim_emb.io import load_osim
+    with caplog.at_level(logging.WARNING, logger="osim_emb"):
+        load_osim(scholz_model)
+    messages = [r.getMessage() for r in caplog.records if "contact hints" in r.getMessage()]
+    assert len(messages) == 1
+    assert str(scholz_model) in messages[0]
+    assert all(name in messages[0] for name, elements in MUSCLES if any(k == "o" for k, _, _ in elements))

@@ -7,6 +7,7 @@ entry in ``document.skipped``.
 
 from __future__ import annotations
 
+import logging
 import re
 from pathlib import Path
 from typing import Any
@@ -54,6 +55,8 @@ WRAP_TAGS = ("WrapSphere", "WrapCylinder", "WrapEllipsoid", "WrapTorus")
 #: Forces kept as data (actuators and simple passive elements) without a path.
 KNOWN_PATHLESS_FORCES = ("CoordinateActuator", "CoordinateLimitForce", "PointActuator", "TorqueActuator")
 IGNORED_SETS = ("ContactGeometrySet", "ControllerSet", "ProbeSet", "ComponentSet")
+
+log = logging.getLogger(__name__)
 
 
 class _Reader:
@@ -233,6 +236,15 @@ class _Reader:
                 self.skipped.append(Skipped("coordinate", c.name, c.line, f"held at its default {c.default:g}: its "
                                             f"coupler {self.locked_by_skipped_coupler[c.name]!r} was skipped"))
         doc.forces = self._read_forces(model, doc)
+        hinted = getattr(self, "scholz_hinted", [])
+        if hinted:
+            message = (f"{self.path}: {len(hinted)} Scholz2015GeometryPath unit(s) with contact hints "
+                       f"({', '.join(hinted[:5])}{', ...' if len(hinted) > 5 else ''}): the package goes round each "
+                       "obstacle on its hint's side; OpenSim's solver, started from a hint, can end on another path "
+                       "(docs/paths.md, 'Which side from a hint'); compare the lengths with OpenSim's before relying "
+                       "on them")
+            log.warning(message)
+            self.notes.append(message)
         self._check_unique_names(doc)
         doc.markers = self._read_markers(model)
         for tag in IGNORED_SETS:

@@ -144,6 +144,11 @@ def read_scholz_path(e: Any, owner: Any, model: Any, reader: Any) -> ScholzPath:
                 raise reader.fail(g, f"muscle {muscle!r}: the obstacle's radius must be positive, got {radius}")
             elements.append(ScholzObstacle(g.get("name") or c.get("name"), OBSTACLE_KINDS[g.tag], body, t, radius,
                                            hint, None if radii is None else tuple(radii)))
+            if np.isfinite(hint).all():
+                if not hasattr(reader, "scholz_hinted"):
+                    reader.scholz_hinted = []
+                if muscle not in reader.scholz_hinted:
+                    reader.scholz_hinted.append(muscle)
         else:
             raise UnsupportedFeatureError(reader.path, c, f"muscle {muscle!r}: unsupported path element {c.tag}")
     span: list = []

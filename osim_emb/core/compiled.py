@@ -56,6 +56,7 @@ from osim_emb.core.functions.program import (
 )
 from osim_emb.core.functions.program import readonly
 from osim_emb.core.functions.program import external_jets as _external_jets
+from osim_emb.core.functions.program import node_program_arrays
 from osim_emb.core.functions.program import pack_nodes as _pack_nodes
 from osim_emb.model import Model
 
@@ -104,17 +105,7 @@ class JointProgram:
         nq = model.n_q
         b = ProgramBuilder(nq)
         frame_nodes = [b.compile(joint.variable, _Q) for joint in model.joints]
-        ints: list[int] = [0] * K.HEADER_SIZE
-        flts: list[float] = []
-        off_nodes = _pack_nodes(b.nodes, ints, flts)
-        ints[K.H_NQ] = nq
-        ints[K.H_NNODES] = len(b.nodes)
-        ints[K.H_OFF_NODES] = off_nodes
-        ints[K.H_NEXT] = len(b.externals)
-        self.ints = np.array(ints, dtype=np.int64)
-        self.flts = np.array(flts, dtype=np.float64)
-        self.ints.setflags(write=False)
-        self.flts.setflags(write=False)
+        self.ints, self.flts = node_program_arrays(b, nq)
         self.chains = K.has_chains(self.ints)  # None: the kernels compiled without closed-chain support
         self.n_q = nq
         self.n_nodes = len(b.nodes)

@@ -228,6 +228,22 @@ class ProgramBuilder:
         return self.node(K.OP_UNI, inputs=(u,), ints=ints, floats=floats)
 
 
+def node_program_arrays(builder: "ProgramBuilder", n_inputs: int) -> tuple[np.ndarray, np.ndarray]:
+    """The read-only ``ints``, ``flts`` of a program made of the builder's nodes alone (header, parameters, node
+    table): what ``compiled_kernels.eval_program`` runs for a model's joint variables or for one function."""
+    ints: list[int] = [0] * K.HEADER_SIZE
+    flts: list[float] = []
+    off_nodes = pack_nodes(builder.nodes, ints, flts)
+    ints[K.H_NQ] = n_inputs
+    ints[K.H_NNODES] = len(builder.nodes)
+    ints[K.H_OFF_NODES] = off_nodes
+    ints[K.H_NEXT] = len(builder.externals)
+    out = np.array(ints, dtype=np.int64), np.array(flts, dtype=np.float64)
+    for a in out:
+        a.setflags(write=False)
+    return out
+
+
 def pack_nodes(nodes, ints: list[int], flts: list[float]) -> int:
     """Append the program's node parameters and then its node table to ``ints`` and ``flts``; the table's offset."""
     node_rows = []
@@ -268,17 +284,7 @@ class FunctionProgram:
         n = function.n_inputs
         b = ProgramBuilder(n, inner_externals=True)
         top = b.compile(function, COORDINATES)
-        ints: list[int] = [0] * K.HEADER_SIZE
-        flts: list[float] = []
-        off_nodes = pack_nodes(b.nodes, ints, flts)
-        ints[K.H_NQ] = n
-        ints[K.H_NNODES] = len(b.nodes)
-        ints[K.H_OFF_NODES] = off_nodes
-        ints[K.H_NEXT] = len(b.externals)
-        self.ints = np.array(ints, dtype=np.int64)
-        self.flts = np.array(flts, dtype=np.float64)
-        self.ints.setflags(write=False)
-        self.flts.setflags(write=False)
+        self.ints, self.flts = node_program_arrays(b, n)
         self.n_inputs = n
         self.externals = tuple(b.externals)
         self.external_inputs = tuple(None if ins is None else np.array(ins, dtype=np.int64)

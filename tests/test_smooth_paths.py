@@ -228,12 +228,31 @@ def test_unsupported_surface_is_refused(osim, tmp_path):
         assert not load_osim(path, strict=False).muscles
 
 
+def _equals_opensim_and_minus_dl_dq(osim, path, muscles, q, *, wrapped_at_least, margin, arm_tol):
+    """The model at ``path``: L equals OpenSim's getLength to 1e-8 m; at least ``wrapped_at_least`` (unit,
+    configuration) pairs longer than the straight polyline by ``margin`` (the obstacles are touched); R = -dL/dq by
+    central differences (h = 1e-6) to ``arm_tol``."""
+    from osim_emb.io import load_osim
+    from osim_emb.paths.geometry import lengths_and_moment_arms, muscle_lengths
+    model = load_osim(path)
+    lengths, arms = lengths_and_moment_arms(model, q)
+    ref, _ = _opensim_lengths_and_moment_arms(osim, path, q, moment_arms=False)
+    assert np.abs(lengths - ref).max() < 1e-8
+    straight = np.column_stack([np.linalg.norm(np.diff(_points(model, name, q), axis=1), axis=-1).sum(axis=1)
+                                for name, _ in muscles])
+    assert (lengths > straight + margin).sum() >= wrapped_at_least
+    h = 1e-6
+    for k in range(q.shape[1]):
+        dq = np.zeros(q.shape[1])
+        dq[k] = h
+        fd = -(muscle_lengths(model, q + dq) - muscle_lengths(model, q - dq)) / (2 * h)
+        assert np.abs(fd - arms[:, k]).max() < arm_tol
+
+
 @pytest.mark.opensim
 def test_ellipsoid_without_hint_equals_opensim(osim, tmp_path):
     """An ellipsoid obstacle without a contact hint (the shortest way round, geodesics integrated numerically):
     L equals OpenSim's to 1e-8 m, R = -dL/dq of OpenSim's lengths to 1e-8 m."""
-    from osim_emb.io import load_osim
-    from osim_emb.paths.geometry import lengths_and_moment_arms, muscle_lengths
     path = tmp_path / "ellipsoid.osim"
     nan = (float("nan"),) * 3
     muscles = (("over_ellipsoid", [("p", "humerus", (0.035, -0.05, 0.01)), ("o", "egg", nan),
@@ -241,27 +260,14 @@ def test_ellipsoid_without_hint_equals_opensim(osim, tmp_path):
     make = (("egg", lambda b: osim.ContactEllipsoid(osim.Vec3(0.03, 0.045, 0.025), osim.Vec3(0, -0.3, 0),
                                                      osim.Vec3(0.2, 0.3, 0.1), b["humerus"], "egg")),)
     build_scholz_model(osim, path, muscles, make)
-    model = load_osim(path)
-    q = _configurations(8, seed=4)
-    lengths, arms = lengths_and_moment_arms(model, q)
-    ref, _ = _opensim_lengths_and_moment_arms(osim, path, q, moment_arms=False)
-    assert np.abs(lengths - ref).max() < 1e-8
-    straight = np.linalg.norm(np.diff(_points(model, "over_ellipsoid", q), axis=1), axis=-1).sum(axis=1)
-    assert (lengths[:, 0] > straight + 1e-6).sum() >= 3
-    h = 1e-6
-    for k in range(2):
-        dq = np.zeros(2)
-        dq[k] = h
-        fd = -(muscle_lengths(model, q + dq) - muscle_lengths(model, q - dq)) / (2 * h)
-        assert np.abs(fd - arms[:, k]).max() < 1e-8
+    _equals_opensim_and_minus_dl_dq(osim, path, muscles, _configurations(8, seed=4), wrapped_at_least=3,
+                                    margin=1e-6, arm_tol=1e-8)
 
 
 @pytest.mark.opensim
 def test_torus_without_hint_equals_opensim(osim, tmp_path):
     """A torus obstacle (a ring round the humerus at the elbow) without a contact hint, paths through its tube on
     the hole's side and across it: L equals OpenSim's to 1e-8 m; R = -dL/dq to 1e-9 m (central differences)."""
-    from osim_emb.io import load_osim
-    from osim_emb.paths.geometry import lengths_and_moment_arms, muscle_lengths
     path = tmp_path / "torus.osim"
     nan = (float("nan"),) * 3
     ends = (((0.03, -0.2, 0.0), (0.03, 0.15, 0.0)), ((0.045, -0.25, 0.01), (0.02, 0.15, 0.0)),
@@ -275,28 +281,14 @@ def test_torus_without_hint_equals_opensim(osim, tmp_path):
         return t
 
     build_scholz_model(osim, path, muscles, (("ring", ring),))
-    model = load_osim(path)
-    q = _configurations(8, seed=4)
-    lengths, arms = lengths_and_moment_arms(model, q)
-    ref, _ = _opensim_lengths_and_moment_arms(osim, path, q, moment_arms=False)
-    assert np.abs(lengths - ref).max() < 1e-8
-    straight = np.column_stack([np.linalg.norm(np.diff(_points(model, name, q), axis=1), axis=-1).sum(axis=1)
-                                for name, _ in muscles])
-    assert (lengths > straight + 1e-5).sum() >= 10
-    h = 1e-6
-    for k in range(2):
-        dq = np.zeros(2)
-        dq[k] = h
-        fd = -(muscle_lengths(model, q + dq) - muscle_lengths(model, q - dq)) / (2 * h)
-        assert np.abs(fd - arms[:, k]).max() < 1e-9
+    _equals_opensim_and_minus_dl_dq(osim, path, muscles, _configurations(8, seed=4), wrapped_at_least=10,
+                                    margin=1e-5, arm_tol=1e-9)
 
 
 @pytest.mark.opensim
 def test_ellipsoid_sharing_a_span_equals_opensim(osim, tmp_path):
     """An ellipsoid and a sphere on one span (either order), no hints: the joint stationary path (Newton over the
     point between them, the ellipsoid's part integrated) equals OpenSim's to 1e-8 m; R = -dL/dq to 1e-9 m."""
-    from osim_emb.io import load_osim
-    from osim_emb.paths.geometry import lengths_and_moment_arms, muscle_lengths
     path = tmp_path / "shared.osim"
     nan = (float("nan"),) * 3
     start, end = ("p", "humerus", (0.035, -0.05, -0.01)), ("p", "forearm", (0.02, 0.0, 0.0))
@@ -307,20 +299,8 @@ def test_ellipsoid_sharing_a_span_equals_opensim(osim, tmp_path):
             ("egg_h", lambda b: osim.ContactEllipsoid(osim.Vec3(0.025, 0.035, 0.03), osim.Vec3(0, -0.3, 0),
                                                        osim.Vec3(0.2, 0.3, 0.1), b["humerus"], "egg_h")))
     build_scholz_model(osim, path, muscles, make)
-    model = load_osim(path)
-    q = _configurations(6, seed=3)
-    lengths, arms = lengths_and_moment_arms(model, q)
-    ref, _ = _opensim_lengths_and_moment_arms(osim, path, q, moment_arms=False)
-    assert np.abs(lengths - ref).max() < 1e-8
-    straight = np.column_stack([np.linalg.norm(np.diff(_points(model, name, q), axis=1), axis=-1).sum(axis=1)
-                                for name, _ in muscles])
-    assert (lengths > straight + 1e-5).sum() >= 4
-    h = 1e-6
-    for k in range(2):
-        dq = np.zeros(2)
-        dq[k] = h
-        fd = -(muscle_lengths(model, q + dq) - muscle_lengths(model, q - dq)) / (2 * h)
-        assert np.abs(fd - arms[:, k]).max() < 1e-9
+    _equals_opensim_and_minus_dl_dq(osim, path, muscles, _configurations(6, seed=3), wrapped_at_least=4,
+                                    margin=1e-5, arm_tol=1e-9)
 
 
 def _legacy_elbow_model(osim, path, ellipsoid=None):

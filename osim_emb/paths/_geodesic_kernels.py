@@ -31,6 +31,38 @@ def _acceleration(kind, c, x0, x1, x2, v0, v1, v2):
 
 
 @njit(**_KW)
+def _rk4_step(kind, c, h, x0, x1, x2, v0, v1, v2, curvature):  # pragma: no cover - compiled
+    """One RK4 step of length h of the geodesic x'' = a(x, x'): the new x, x' and, with ``curvature``, the
+    Gaussian curvature at the step's four stage points (for the Jacobi fields beside it; else zeros)."""
+    ka = kb = kc = kd = 0.0
+    if curvature:
+        ka = _gaussian_curvature(kind, c, x0, x1, x2)
+    a0, a1, a2 = _acceleration(kind, c, x0, x1, x2, v0, v1, v2)
+    k2x0, k2x1, k2x2 = v0 + 0.5 * h * a0, v1 + 0.5 * h * a1, v2 + 0.5 * h * a2
+    m0, m1, m2 = x0 + 0.5 * h * v0, x1 + 0.5 * h * v1, x2 + 0.5 * h * v2
+    if curvature:
+        kb = _gaussian_curvature(kind, c, m0, m1, m2)
+    b0, b1, b2 = _acceleration(kind, c, m0, m1, m2, k2x0, k2x1, k2x2)
+    k3x0, k3x1, k3x2 = v0 + 0.5 * h * b0, v1 + 0.5 * h * b1, v2 + 0.5 * h * b2
+    n0, n1, n2 = x0 + 0.5 * h * k2x0, x1 + 0.5 * h * k2x1, x2 + 0.5 * h * k2x2
+    if curvature:
+        kc = _gaussian_curvature(kind, c, n0, n1, n2)
+    d0, d1, d2 = _acceleration(kind, c, n0, n1, n2, k3x0, k3x1, k3x2)
+    k4x0, k4x1, k4x2 = v0 + h * d0, v1 + h * d1, v2 + h * d2
+    o0, o1, o2 = x0 + h * k3x0, x1 + h * k3x1, x2 + h * k3x2
+    if curvature:
+        kd = _gaussian_curvature(kind, c, o0, o1, o2)
+    e0, e1, e2 = _acceleration(kind, c, o0, o1, o2, k4x0, k4x1, k4x2)
+    return (x0 + h / 6 * (v0 + 2 * k2x0 + 2 * k3x0 + k4x0),
+            x1 + h / 6 * (v1 + 2 * k2x1 + 2 * k3x1 + k4x1),
+            x2 + h / 6 * (v2 + 2 * k2x2 + 2 * k3x2 + k4x2),
+            v0 + h / 6 * (a0 + 2 * b0 + 2 * d0 + e0),
+            v1 + h / 6 * (a1 + 2 * b1 + 2 * d1 + e1),
+            v2 + h / 6 * (a2 + 2 * b2 + 2 * d2 + e2),
+            ka, kb, kc, kd)
+
+
+@njit(**_KW)
 def shoot_batch(kind, c, x, v, length, steps):
     """RK4 over ``steps`` equal steps of each geodesic (x (N, 3), v (N, 3), length (N,)): the end points and
     directions (not projected back on the surface)."""
@@ -42,21 +74,7 @@ def shoot_batch(kind, c, x, v, length, steps):
         x0, x1, x2 = x[i, 0], x[i, 1], x[i, 2]
         v0, v1, v2 = v[i, 0], v[i, 1], v[i, 2]
         for _ in range(steps):
-            a0, a1, a2 = _acceleration(kind, c, x0, x1, x2, v0, v1, v2)
-            k2x0, k2x1, k2x2 = v0 + 0.5 * h * a0, v1 + 0.5 * h * a1, v2 + 0.5 * h * a2
-            b0, b1, b2 = _acceleration(kind, c, x0 + 0.5 * h * v0, x1 + 0.5 * h * v1, x2 + 0.5 * h * v2,
-                                       k2x0, k2x1, k2x2)
-            k3x0, k3x1, k3x2 = v0 + 0.5 * h * b0, v1 + 0.5 * h * b1, v2 + 0.5 * h * b2
-            d0, d1, d2 = _acceleration(kind, c, x0 + 0.5 * h * k2x0, x1 + 0.5 * h * k2x1, x2 + 0.5 * h * k2x2,
-                                       k3x0, k3x1, k3x2)
-            k4x0, k4x1, k4x2 = v0 + h * d0, v1 + h * d1, v2 + h * d2
-            e0, e1, e2 = _acceleration(kind, c, x0 + h * k3x0, x1 + h * k3x1, x2 + h * k3x2, k4x0, k4x1, k4x2)
-            x0 = x0 + h / 6 * (v0 + 2 * k2x0 + 2 * k3x0 + k4x0)
-            x1 = x1 + h / 6 * (v1 + 2 * k2x1 + 2 * k3x1 + k4x1)
-            x2 = x2 + h / 6 * (v2 + 2 * k2x2 + 2 * k3x2 + k4x2)
-            v0 = v0 + h / 6 * (a0 + 2 * b0 + 2 * d0 + e0)
-            v1 = v1 + h / 6 * (a1 + 2 * b1 + 2 * d1 + e1)
-            v2 = v2 + h / 6 * (a2 + 2 * b2 + 2 * d2 + e2)
+            x0, x1, x2, v0, v1, v2, _, _, _, _ = _rk4_step(kind, c, h, x0, x1, x2, v0, v1, v2, False)
         xo[i, 0], xo[i, 1], xo[i, 2] = x0, x1, x2
         vo[i, 0], vo[i, 1], vo[i, 2] = v0, v1, v2
     return xo, vo
@@ -118,20 +136,7 @@ def jacobi_batch(kind, c, x, v, length, steps):
         a = np.array([1.0, 0.0])
         b = np.array([0.0, 1.0])
         for _ in range(steps):
-            ka = _gaussian_curvature(kind, c, x0, x1, x2)
-            a0, a1_, a2 = _acceleration(kind, c, x0, x1, x2, v0, v1, v2)
-            k2x0, k2x1, k2x2 = v0 + 0.5 * h * a0, v1 + 0.5 * h * a1_, v2 + 0.5 * h * a2
-            m0, m1, m2 = x0 + 0.5 * h * v0, x1 + 0.5 * h * v1, x2 + 0.5 * h * v2
-            kb = _gaussian_curvature(kind, c, m0, m1, m2)
-            b0, b1, b2 = _acceleration(kind, c, m0, m1, m2, k2x0, k2x1, k2x2)
-            k3x0, k3x1, k3x2 = v0 + 0.5 * h * b0, v1 + 0.5 * h * b1, v2 + 0.5 * h * b2
-            n0, n1, n2 = x0 + 0.5 * h * k2x0, x1 + 0.5 * h * k2x1, x2 + 0.5 * h * k2x2
-            kc = _gaussian_curvature(kind, c, n0, n1, n2)
-            d0, d1, d2 = _acceleration(kind, c, n0, n1, n2, k3x0, k3x1, k3x2)
-            k4x0, k4x1, k4x2 = v0 + h * d0, v1 + h * d1, v2 + h * d2
-            o0, o1, o2 = x0 + h * k3x0, x1 + h * k3x1, x2 + h * k3x2
-            kd = _gaussian_curvature(kind, c, o0, o1, o2)
-            e0, e1, e2 = _acceleration(kind, c, o0, o1, o2, k4x0, k4x1, k4x2)
+            nx0, nx1, nx2, nv0, nv1, nv2, ka, kb, kc, kd = _rk4_step(kind, c, h, x0, x1, x2, v0, v1, v2, True)
             for col in range(2):  # (a, a') for the two initial conditions
                 p, q = a[col], b[col]
                 kp1, kq1 = q, -ka * p
@@ -140,12 +145,7 @@ def jacobi_batch(kind, c, x, v, length, steps):
                 kp4, kq4 = q + h * kq3, -kd * (p + h * kp3)
                 a[col] = p + h / 6 * (kp1 + 2 * kp2 + 2 * kp3 + kp4)
                 b[col] = q + h / 6 * (kq1 + 2 * kq2 + 2 * kq3 + kq4)
-            x0 = x0 + h / 6 * (v0 + 2 * k2x0 + 2 * k3x0 + k4x0)
-            x1 = x1 + h / 6 * (v1 + 2 * k2x1 + 2 * k3x1 + k4x1)
-            x2 = x2 + h / 6 * (v2 + 2 * k2x2 + 2 * k3x2 + k4x2)
-            v0 = v0 + h / 6 * (a0 + 2 * b0 + 2 * d0 + e0)
-            v1 = v1 + h / 6 * (a1_ + 2 * b1 + 2 * d1 + e1)
-            v2 = v2 + h / 6 * (a2 + 2 * b2 + 2 * d2 + e2)
+            x0, x1, x2, v0, v1, v2 = nx0, nx1, nx2, nv0, nv1, nv2
         for col in range(2):
             out[i, col, 0], out[i, col, 1] = a[col], b[col]
     return out

@@ -79,15 +79,8 @@ MOBL4_MUSCLES = {"DELT1", "TRIlong", "BRA", "ECRL"}
 
 def arm26_millard(out: Path) -> Path:
     """arm26 with its Thelen2003Muscles turned into Millard2012EquilibriumMuscles (OpenSim's default curves)."""
-    from lxml import etree
-    tree = etree.parse(str(MODELS / "arm26.osim"))
-    for el in tree.iter("Thelen2003Muscle"):
-        el.tag = "Millard2012EquilibriumMuscle"
-        for c in list(el):
-            if c.tag in ("FmaxTendonStrain", "FmaxMuscleStrain", "KshapeActive", "KshapePassive", "Af", "Flen",
-                         "fv_linear_extrap_threshold"):
-                el.remove(c)
-    tree.write(str(out))
+    from osim_emb.io.muscle_xml import thelen_as_millard
+    thelen_as_millard(MODELS / "arm26.osim", out)
     return out
 
 

@@ -162,19 +162,9 @@ def test_muscles_with_a_limit_force_equal_opensim_in_the_compiled_integrator(osi
 
 
 def _millard_copy(src, dst, names=None):
-    """arm26 with its Thelen2003Muscles (or those in ``names``) turned into Millard2012EquilibriumMuscles (same path
-    and the common parameters; Millard's default curves, damping and compliant tendon)."""
-    from lxml import etree
-    tree = etree.parse(str(src))
-    for el in list(tree.iter("Thelen2003Muscle")):
-        if names is not None and el.get("name") not in names:
-            continue
-        el.tag = "Millard2012EquilibriumMuscle"
-        for c in list(el):
-            if c.tag in ("FmaxTendonStrain", "FmaxMuscleStrain", "KshapeActive", "KshapePassive", "Af", "Flen",
-                         "fv_linear_extrap_threshold"):
-                el.remove(c)
-    tree.write(str(dst))
+    """arm26 with its Thelen2003Muscles (or those in ``names``) turned into Millard2012EquilibriumMuscles."""
+    from osim_emb.io.muscle_xml import thelen_as_millard
+    thelen_as_millard(src, dst, names)
 
 
 @pytest.mark.slow
@@ -386,3 +376,15 @@ def test_compiled_integrator_with_conditional_path_points_matches_scipy(models_d
     assert np.abs(jit[model.coordinate_names].to_numpy() - ref[model.coordinate_names].to_numpy()).max() < 1e-7
     dl = jit.filter(like="_fiber_length").to_numpy() - ref.filter(like="_fiber_length").to_numpy()
     assert np.abs(dl).max() < 1e-8
+
+
+def test_millard_copy_never_overwrites_its_source(tmp_path):
+    from osim_emb.io.muscle_xml import thelen_as_millard
+    src = tmp_path / "m.osim"
+    text = "<OpenSimDocument Version='40000'><Model><Thelen2003Muscle name='a'/></Model></OpenSimDocument>"
+    src.write_text(text)
+    with pytest.raises(ValueError, match="must not overwrite its source"):
+        thelen_as_millard(src, tmp_path / "." / "m.osim")
+    assert src.read_text() == text
+    thelen_as_millard(src, tmp_path / "n.osim", names=("a",))
+    assert "Millard2012EquilibriumMuscle" in (tmp_path / "n.osim").read_text()

@@ -21,7 +21,8 @@ from osim_emb.muscles.hill import (
     Thelen2003Muscle,
 )
 
-__all__ = ["SUPPORTED_XML_TYPES", "hill_muscle_from_xml", "coordinate_force_records", "CoordinateForceRecord"]
+__all__ = ["SUPPORTED_XML_TYPES", "hill_muscle_from_xml", "coordinate_force_records", "CoordinateForceRecord",
+           "thelen_as_millard"]
 
 SUPPORTED_XML_TYPES = (
     "Thelen2003Muscle",
@@ -390,3 +391,28 @@ def coordinate_force_records(doc: Any) -> list[CoordinateForceRecord]:
             raise OsimImportError(getattr(doc, "path", None), el, str(exc)) from None
         out.append(CoordinateForceRecord(f.type, f.name, _text(_child(el, "coordinate")) or "", params))
     return out
+
+
+#: Thelen2003Muscle properties Millard2012EquilibriumMuscle does not have (its own curves take their place)
+_THELEN_ONLY = ("FmaxTendonStrain", "FmaxMuscleStrain", "KshapeActive", "KshapePassive", "Af", "Flen",
+                "fv_linear_extrap_threshold")
+
+
+def thelen_as_millard(source, destination, names=None) -> None:
+    """Write ``destination``: the .osim ``source`` with its Thelen2003Muscles (or those named in ``names``) turned
+    into Millard2012EquilibriumMuscles -- the same path and common parameters, Millard's default curves, damping
+    and compliant tendon.  ``destination`` must be another file (the input is never overwritten)."""
+    from pathlib import Path
+
+    from lxml import etree
+    if Path(destination).resolve() == Path(source).resolve():
+        raise ValueError(f"{destination}: the Millard copy must not overwrite its source")
+    tree = etree.parse(str(source))
+    for el in list(tree.iter("Thelen2003Muscle")):
+        if names is not None and el.get("name") not in names:
+            continue
+        el.tag = "Millard2012EquilibriumMuscle"
+        for c in list(el):
+            if c.tag in _THELEN_ONLY:
+                el.remove(c)
+    tree.write(str(destination))

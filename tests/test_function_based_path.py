@@ -200,3 +200,17 @@ def test_json_export_refuses_function_based_paths(tmp_path):
     with pytest.raises(ValueError, match="unit 'act' has a FunctionBasedPath"):
         save_model(model, tmp_path / "m.emb.json")
     assert not (tmp_path / "m.emb.json").exists()
+
+
+def test_lengthening_speeds_are_the_time_derivative_of_the_lengths():
+    """Without wrap objects a path is smooth: dL/dt at (q, qdot) equals the central difference of L along qdot
+    (an independent route: lengths only)."""
+    import osim_emb as oe
+    model = oe.load_builtin()
+    rng = np.random.default_rng(5)
+    q = oe.degrees_to_q(model, rng.uniform([10, 30, -20], [60, 100, 20], size=(6, 3)))
+    qdot = rng.normal(size=q.shape)
+    h = 1e-6
+    fd = (oe.muscle_lengths(model, q + h * qdot, wrapping=False)
+          - oe.muscle_lengths(model, q - h * qdot, wrapping=False)) / (2 * h)
+    assert np.abs(oe.lengthening_speeds(model, q, qdot, wrapping=False) - fd).max() < 1e-8

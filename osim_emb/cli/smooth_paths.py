@@ -48,7 +48,7 @@ class OpenSimLengthCheck:
         where one of them cannot evaluate the path.  With ``wanted``, the configurations are taken in order until
         OpenSim has evaluated that many: only those rows are returned (their indices in ``self.rows``)."""
         from osim_emb.opensim.bridge import OpenSimReference
-        from osim_emb.paths.geometry import muscle_lengths
+        from osim_emb.progress import Progress
         osim = self.osim
         q = np.atleast_2d(q)
         try:
@@ -59,26 +59,37 @@ class OpenSimLengthCheck:
         coords = [ref.coords.get(i) for i in range(ref.coords.getSize())]
         theirs = np.full((len(q), len(names)), np.nan)
         self.rows = np.arange(len(q))
-        for k, qk in enumerate(q):
-            if wanted is not None and np.isfinite(theirs[:k, 0]).sum() >= wanted:
-                self.rows = np.arange(k)
-                break
-            try:  # OpenSim's own coupled coordinates; it realizes the paths, which may fail here
-                ref.set_configuration(qk, check=None)
-            except RuntimeError:
-                pass
-            values = [c.getValue(ref.state) for c in coords]
-            for c, v in zip(coords, values):
-                c.setDefaultValue(v)
-            try:
-                state = ref.model_os.initializeState()
-                ref.model_os.realizePosition(state)
-                theirs[k] = [p.getLength(state) for p in paths]
-            except RuntimeError:  # e.g. a path point inside an obstacle: OpenSim evaluates nothing there
-                pass
+        with Progress(f"OpenSim check: getLength of {len(names)} units", len(q)) as bar:
+            for k, qk in enumerate(q):
+                bar.advance()
+                if wanted is not None and np.isfinite(theirs[:k, 0]).sum() >= wanted:
+                    self.rows = np.arange(k)
+                    break
+                try:  # OpenSim's own coupled coordinates; it realizes the paths, which may fail here
+                    ref.set_configuration(qk, check=None)
+                except RuntimeError:
+                    pass
+                values = [c.getValue(ref.state) for c in coords]
+                for c, v in zip(coords, values):
+                    c.setDefaultValue(v)
+                try:
+                    state = ref.model_os.initializeState()
+                    ref.model_os.realizePosition(state)
+                    theirs[k] = [p.getLength(state) for p in paths]
+                except RuntimeError:  # e.g. a path point inside an obstacle: OpenSim evaluates nothing there
+                    pass
         q, theirs = q[self.rows], theirs[self.rows]
         ours = np.full_like(theirs, np.nan)
+        with Progress(f"OpenSim check: the package's smooth lengths at {len(q)} configurations", len(names),
+                      unit="unit") as units_bar:
+            ours = self._package_lengths(model, names, q, ours, units_bar)
+        return theirs, ours
+
+    @staticmethod
+    def _package_lengths(model, names, q, ours, bar):
+        from osim_emb.paths.geometry import muscle_lengths
         for j, name in enumerate(names):
+            bar.advance()
             try:
                 ours[:, j] = muscle_lengths(model, q, [name])[:, 0]
             except (ValueError, RuntimeError):  # the package refuses some configurations: one at a time
@@ -87,7 +98,7 @@ class OpenSimLengthCheck:
                         ours[k, j] = muscle_lengths(model, q[k], [name])[0, 0]
                     except (ValueError, RuntimeError):
                         pass
-        return theirs, ours
+        return ours
 
     def _disagreements(self, model, names, q, theirs, ours) -> dict:
         compared = np.isfinite(theirs) & np.isfinite(ours)

@@ -530,7 +530,8 @@ def document_to_string(doc: OsimDocument) -> str:
     return etree.tostring(root, pretty_print=True, xml_declaration=True, encoding="UTF-8").decode("utf-8")
 
 
-def write_osim(doc_or_model: Any, path: str | Path, *, protect: Sequence[str | Path] = ()) -> None:
+def write_osim(doc_or_model: Any, path: str | Path, *, protect: Sequence[str | Path] = (),
+               opensim4: bool = False) -> None:
     """Write a model (imported from .osim, or loaded from JSON that keeps its document) as .osim, atomically.
 
     The source file is edited where the package changed it (:func:`document_to_xml`); everything else
@@ -545,6 +546,10 @@ def write_osim(doc_or_model: Any, path: str | Path, *, protect: Sequence[str | P
     protect : sequence of paths, optional
         Files that must not be overwritten (a command's inputs); the model's source file is always
         protected.
+    opensim4 : bool, optional
+        Write an OpenSim 4 (version 40000) file even when the source is an OpenSim 3.3 or 2.x file: the file
+        generated from the model's records (bodies, joints, coordinates, couplers, wrap objects, muscles and
+        their paths, markers; a warning says that visual geometry, controllers and probes are not carried over).
 
     Raises
     ------
@@ -566,7 +571,15 @@ def write_osim(doc_or_model: Any, path: str | Path, *, protect: Sequence[str | P
         doc = doc_or_model.extras.get("document")
         if doc is None:
             raise ValueError("this model was not imported from an .osim file and has no OpenSim document to write")
-    text = document_to_string(doc)
+    if opensim4 and doc.version < 40000:
+        import logging
+        logging.getLogger(__name__).warning(
+            "%s: a version-%s file written as OpenSim 4 (version 40000) from the model's records: visual geometry, "
+            "controllers, probes and other components of the source are not carried over", doc.path, doc.version)
+        text = etree.tostring(_generated_xml(doc), pretty_print=True, xml_declaration=True,
+                              encoding="UTF-8").decode("utf-8")
+    else:
+        text = document_to_string(doc)
     write_atomically(path, text, protect=list(protect) + [doc.path] if Path(doc.path).exists() else list(protect))
 
 

@@ -342,7 +342,8 @@ def smooth_paths_tree(model, n_samples: int = 1000, seed: int = 0, hints: bool =
         raise ValueError("smooth-paths needs a model read from an .osim file")
     if doc.version < 40000:
         raise ValueError(f"{doc.path}: a version-{doc.version} (OpenSim 3.3) file; Scholz2015GeometryPath is an "
-                         "OpenSim 4.6 element: open and save the model in OpenSim 4 (or `osim-emb convert`) first")
+                         "OpenSim 4.6 element: save the model in OpenSim 4 format first "
+                         "(`osim-emb convert MODEL.osim -o MODEL_4.osim`, or in OpenSim)")
     converted, warnings = convert_units(model, n_samples, seed, hints, keep_legacy, without_hints)
     source = doc.source_text.encode("utf-8") if isinstance(doc.source_text, str) else doc.source_text
     try:

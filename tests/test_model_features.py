@@ -214,8 +214,9 @@ def _arm_with(extra_model_xml="", version="40000", forces=""):
     ("<components><StationDefinedFrame name='sdf'/></components>", "", "40000",
      "<StationDefinedFrame name='sdf'>", "<components>"),
     ("", "<HuntCrossleyForce name='foot'/>", "40000", "<HuntCrossleyForce name='foot'>", "unsupported force type"),
-    ("", "", "10905", "<OpenSimDocument>", "OpenSim 1.x files are not supported"),
-    ("", "", "30501", "<OpenSimDocument>", "development format"),
+    ("", "", "10400", "<OpenSimDocument>", "OpenSim 4.6 itself refuses files older than 10500"),
+    ("", "", "10600", "<OpenSimDocument>", "older than 10901"),
+    ("", "", "30510", "<OpenSimDocument>", "between 30505 and 30516"),
 ])
 def test_unsupported_features_are_refused_by_name(extra, forces, version, element, reason):
     from osim_emb.io import UnsupportedFeatureError, read_osim_string

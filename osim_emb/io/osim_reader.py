@@ -1,4 +1,6 @@
-"""Read OpenSim .osim files -- 2.x and 3.3 (versions 20000-30499, the 3.3 layout) and 4.x -- into an OsimDocument.
+"""Read OpenSim .osim files -- 1.x (10901-19999), 2.x and 3.3 (20000-30499, the 3.3 layout), the OpenSim 4.0
+development formats 30500-30504 and 30517-39999, and 4.x -- into an OsimDocument.  Older layouts are first updated as
+OpenSim 4.6 updates them (``_Reader._update_legacy_xml``, the updateFromXMLNode rules of OpenSim's classes).
 
 What cannot be represented is reported by element and line: a
 :class:`UnsupportedFeatureError` by default, or, with ``strict=False``, an
@@ -54,6 +56,10 @@ PATH_POINT_TAGS = ("PathPoint", "MovingPathPoint", "ConditionalPathPoint")
 WRAP_TAGS = ("WrapSphere", "WrapCylinder", "WrapEllipsoid", "WrapTorus")
 #: Forces kept as data (actuators and simple passive elements) without a path.
 KNOWN_PATHLESS_FORCES = ("CoordinateActuator", "CoordinateLimitForce", "PointActuator", "TorqueActuator")
+#: Types OpenSim 4.6 reads under their new names in any file (``Object::renameType``), as members of a set.
+LEGACY_TYPE_NAMES = {"MusclePoint": "PathPoint", "MuscleViaPoint": "ConditionalPathPoint",
+                     "MovingMusclePoint": "MovingPathPoint", "MuscleWrap": "PathWrap",
+                     "GeneralizedForce": "CoordinateActuator", "Force": "PointActuator", "Torque": "TorqueActuator"}
 IGNORED_SETS = ("ContactGeometrySet", "ControllerSet", "ProbeSet", "ComponentSet")
 
 log = logging.getLogger(__name__)
@@ -193,20 +199,30 @@ class _Reader:
             version = int(root.get("Version", "0"))
         except ValueError:
             raise self.fail(root, f"bad Version attribute {root.get('Version')!r}") from None
-        if version < 20000:
-            raise UnsupportedFeatureError(self.path, root, f"file version {version}: OpenSim 1.x files are not supported;"
-                                          " 2.x, 3.3 (30000) and 4.x are (OpenSim 4 converts older files: open and save "
-                                          "it there)")
-        if 30500 <= version < 40000:
+        if version < 10500:
+            raise UnsupportedFeatureError(self.path, root, f"file version {version}: OpenSim 4.6 itself refuses files "
+                                          "older than 10500 (XMLDocument::updateDocumentVersion)")
+        if version < 10901:
+            raise UnsupportedFeatureError(self.path, root, f"file version {version}: OpenSim 1.x files older than 10901 "
+                                          "(CustomJoint's TransformAxisSet, 1.6's DynamicsEngine) are not read; 10901 "
+                                          "and later are (OpenSim 4 converts older files: open and save it there)")
+        if 30505 <= version < 30517:
             raise UnsupportedFeatureError(self.path, root, f"file version {version}: a development format of OpenSim "
-                                          "4.0; only 3.3 (30000) and 4.x (40000+) files are supported (open and save it "
-                                          "in OpenSim 4)")
+                                          "4.0 between 30505 and 30516 (connectors, frame sets) is not read; 30500-30504"
+                                          " and 30517+ are (open and save it in OpenSim 4)")
         model = root.find("Model")
         if model is None:
             raise self.fail(root, "no <Model> element")
         self.version = version
-        self.v4 = version >= 40000
-        if version < 30000:  # OpenSim 2.x: the 3.3 layout (what differs is refused by element below)
+        self.v4 = version >= 30517  # 30517 is the 4.0 layout (XMLDocument.cpp: 40000 only marks the release)
+        self.v30501 = 30501 <= version < 30505  # joints in a JointSet, frames named by connectors
+        self._update_legacy_xml(model)
+        if version < 20000:
+            self.notes.append(f"file version {version} (OpenSim 1.x) read as OpenSim 4.6 updates it, then as 3.3")
+        elif 30500 <= version < 30517:
+            self.notes.append(f"file version {version} (a development format of OpenSim 4.0) read as OpenSim 4.6 "
+                              "updates it")
+        if 20000 <= version < 30000:  # OpenSim 2.x: the 3.3 layout (what differs is refused by element below)
             self.notes.append(f"file version {version} (OpenSim 2.x) read as OpenSim 3.3")
         self.defaults = {}
         d = model.find("defaults")
@@ -225,6 +241,8 @@ class _Reader:
                            defaults=self.defaults)
         if self.v4:
             self._read_v4(model, doc)
+        elif self.v30501:
+            self._read_v30501(model, doc)
         else:
             self._read_v3(model, doc)
         self._check_unique_bodies(doc)
@@ -255,6 +273,122 @@ class _Reader:
         doc.skipped = self.skipped
         doc.notes = self.notes
         return doc
+
+    # -- legacy documents ---------------------------------------------------------
+    def _update_legacy_xml(self, model: Any) -> None:
+        """Rewrite the parsed tree (never the file) as OpenSim 4.6 rewrites old documents before reading them.
+
+        * ``Object::renameType`` (RegisterTypes_osimSimulation.cpp, osimCommon, osimActuators), any version: set
+          members ``MusclePoint`` -> ``PathPoint``, ``MuscleViaPoint`` -> ``ConditionalPathPoint``,
+          ``MovingMusclePoint`` -> ``MovingPathPoint``, ``MuscleWrap`` -> ``PathWrap``, ``GeneralizedForce`` ->
+          ``CoordinateActuator``, ``Force`` -> ``PointActuator``, ``Torque`` -> ``TorqueActuator``; the function
+          ``natCubicSpline`` -> ``SimmSpline``;
+        * ``Muscle::updateFromXMLNode`` (version <= 20301): a muscle's ``MusclePointSet`` / ``MuscleWrapSet`` become
+          ``PathPointSet`` / ``PathWrapSet`` inside a ``GeometryPath`` (created if the muscle has none);
+        * ``ConditionalPathPoint`` (<= 20001): ``<coordinates>`` -> ``<coordinate>``;
+        * ``MovingPathPoint`` (< 30000): ``XAttachment`` / ``YAttachment`` / ``ZAttachment`` -> ``x_location`` ...;
+        * ``TransformAxis`` (< 20000): ``<is_rotation>`` dropped (CustomJoint erases it; an axis is a rotation by its
+          name ``rotation1..3``)."""
+        version = self.version
+        changed: dict[str, int] = {}
+
+        def count(what: str) -> None:
+            changed[what] = changed.get(what, 0) + 1
+
+        for e in model.iter():
+            if not isinstance(e.tag, str):
+                continue
+            parent = e.getparent()
+            if e.tag == "natCubicSpline":
+                e.tag = "SimmSpline"
+                count("natCubicSpline -> SimmSpline")
+            elif parent is not None and parent.tag == "objects" and e.tag in LEGACY_TYPE_NAMES:
+                count(f"{e.tag} -> {LEGACY_TYPE_NAMES[e.tag]}")
+                e.tag = LEGACY_TYPE_NAMES[e.tag]
+        if version <= 20301:
+            for f in self.objects(model, "ForceSet"):
+                gp = f.find("GeometryPath")
+                old = [c for c in f if isinstance(c.tag, str) and c.tag in ("MusclePointSet", "MuscleWrapSet")]
+                if gp is not None:
+                    for c in gp:
+                        if isinstance(c.tag, str) and c.tag in ("MusclePointSet", "MuscleWrapSet"):
+                            c.tag = c.tag.replace("Muscle", "Path")
+                            count(f"muscle {c.tag.replace('Path', 'Muscle')} -> GeometryPath/{c.tag}")
+                elif old:
+                    gp = etree.SubElement(f, "GeometryPath")
+                    for c in old:
+                        c.tag = c.tag.replace("Muscle", "Path")
+                        gp.append(c)  # moves it
+                    count("muscle MusclePointSet/MuscleWrapSet -> GeometryPath")
+        for e in model.iter("ConditionalPathPoint", "MovingPathPoint", "TransformAxis"):
+            if e.tag == "ConditionalPathPoint" and version <= 20001:
+                c = e.find("coordinates")
+                if c is not None and e.find("coordinate") is None:
+                    c.tag = "coordinate"
+                    count("ConditionalPathPoint <coordinates> -> <coordinate>")
+            elif e.tag == "MovingPathPoint" and version < 30000:
+                for ax in "XYZ":
+                    c = e.find(f"{ax}Attachment")
+                    if c is not None and e.find(f"{ax.lower()}_location") is None:
+                        c.tag = f"{ax.lower()}_location"
+                        count("MovingPathPoint <XAttachment> -> <x_location>")
+            elif e.tag == "TransformAxis" and version < 20000:
+                for c in e.findall("is_rotation"):
+                    e.remove(c)
+                    count("TransformAxis <is_rotation> dropped")
+        for what, n in changed.items():
+            self.notes.append(f"{what} ({n}x), as OpenSim 4.6 updates version-{version} files")
+
+    def _read_v30501(self, model: Any, doc: OsimDocument) -> None:
+        """Versions 30501-30504 (OpenSim 4.0 development): bodies in the BodySet with an implicit ground, joints in
+        a JointSet naming their bodies by ``Connector_PhysicalFrame_`` (``parent_body`` / ``child_body``) with the
+        3.3 offsets ``location_in_parent`` ... ``orientation_in_child``.  OpenSim's Joint::updateFromXMLNode
+        (< 30505) turns these into offset frames of the bodies named by the connectees' last path element, the
+        numbers through a 6-significant-digit stream (XMLDocument::addPhysicalOffsetFrame30505_30517)."""
+        g = model.find("Ground")
+        doc.ground = "ground"
+        ground = BodySpec(doc.ground, line=getattr(g, "sourceline", None))
+        if g is not None:
+            for w in self.objects(g, "WrapObjectSet"):
+                ws = self._wrap_object(w, doc.ground)
+                if ws is not None:
+                    ground.wrap_objects.append(ws)
+        doc.bodies.append(ground)
+        for b in self.objects(model, "BodySet"):
+            if b.tag != "Body":
+                self.unsupported(b, "body", f"unsupported body type {b.tag}")
+                continue
+            doc.bodies.append(self._body_common(b))
+        for fr in self.objects(model, "FrameSet"):
+            self.unsupported(fr, "frame", f"a {fr.tag} in a version-{self.version} <FrameSet> (frames other than "
+                                          "bodies are not read in this development format)")
+        names = {b.name for b in doc.bodies}
+        for j in self.objects(model, "JointSet"):
+            frames = {}
+            cs = j.find("connectors")
+            for c in (cs if cs is not None else []):
+                if not isinstance(c.tag, str) or c.tag not in ("Connector_PhysicalFrame_", "Connector_Body_"):
+                    continue
+                role = {"parent_body": "parent", "parent_frame": "parent", "child_body": "child",
+                        "child_frame": "child"}.get(c.get("name", ""))
+                if role is None or role in frames:
+                    continue
+                target = (self.text(c, "connectee_name", "") or "").split("/")[-1]
+                if target not in names:
+                    raise self.fail(c, f"connectee {self.text(c, 'connectee_name', '')!r} names no body")
+                frames[role] = target
+            for role in ("parent", "child"):
+                if role not in frames:
+                    raise self.fail(j, f"no <Connector_PhysicalFrame_ name='{role}_body'> naming the {role} body")
+            pj = OffsetSpec(frames["parent"], self._joint_frame_value(j, "location_in_parent"),
+                            self._joint_frame_value(j, "orientation_in_parent"))
+            cj = OffsetSpec(frames["child"], self._joint_frame_value(j, "location_in_child"),
+                            self._joint_frame_value(j, "orientation_in_child"))
+            coords = [self._coordinate(c, j.get("name")) for c in self.objects(j, "CoordinateSet")]
+            spec_j = self.lenient(j, "joint", lambda: self._joint(j, pj, cj, coords))
+            if spec_j is not None:
+                self._infer_motion_types(spec_j)
+                doc.joints.append(spec_j)
 
     # -- bodies and joints, 3.3 -------------------------------------------------
     def _read_v3(self, model: Any, doc: OsimDocument) -> None:
@@ -422,9 +556,20 @@ class _Reader:
                 if other:
                     raise self.fail(ta, f"unknown element(s) {other} in a TransformAxis (expected <coordinates>, "
                                         "<axis> and a function)")
+                if f is None and fe is None and ta.find("function") is not None and cn:
+                    # an empty <function/> clears the property (ObjectProperty::readFromXMLElement); then
+                    # SpatialTransform::connectToJoint gives an axis with one coordinate LinearFunction(1, 0) and
+                    # refuses one with several (checked with OpenSim 4.6, versions 10902 and 30000)
+                    if len(cn) > 1:
+                        raise self.fail(ta, f"empty <function> for several coordinates {cn} (OpenSim refuses it: "
+                                            "a multi-coordinate axis needs a function)")
+                    from osim_emb.core.functions import Linear
+                    f = Linear([1.0], 0.0)
+                    self.notes.append(f"joint {name!r} {an}: empty <function> for coordinate {cn[0]!r} read as "
+                                      "LinearFunction(1, 0), as OpenSim's SpatialTransform::connectToJoint does")
                 if f is None and cn:
-                    # OpenSim's TransformAxis function property defaults to Constant(0); the LinearFunction(1, 0)
-                    # fallback in SpatialTransform::connectToJoint never applies to a file (found by the fuzz tests)
+                    # no function element at all: OpenSim's TransformAxis function property keeps its default
+                    # Constant(0) (found by the fuzz tests)
                     from osim_emb.core.functions import Constant
                     f = Constant(0.0, len(cn))
                     self.notes.append(f"joint {name!r} {an}: no function for coordinate(s) {cn}; the axis stays at 0, "

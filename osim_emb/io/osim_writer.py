@@ -313,7 +313,7 @@ def _edit_source(doc: OsimDocument) -> tuple[Any, bool]:
     except etree.XMLSyntaxError as err:  # a source OpenSim reads but XML does not ('::' in names)
         raise _NotEditable(f"its source is not well-formed XML ({err})") from None
     old = read_osim_string(doc.source_text, strict=False, name=doc.path)
-    v4 = old.version >= 40000
+    v4 = old.version >= 30517  # 30517 has the 4.0 layout (osim_reader)
     model = root.find("Model")
     changed = False
     if doc.name != old.name:
@@ -377,6 +377,8 @@ def _edit_source(doc: OsimDocument) -> tuple[Any, bool]:
     added_j = {j.child.body: j for j in doc.joints if j.name not in old_j}
     if set(added_j) != {b.name for b in added_b}:
         raise _NotEditable("joints added or removed without their bodies")
+    if added_b and 30500 < old.version < 30517:
+        raise _NotEditable(f"bodies added to a version-{old.version} file (an OpenSim 4.0 development layout)")
     for b in added_b:
         changed = True
         if v4:

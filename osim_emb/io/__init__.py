@@ -1,4 +1,4 @@
-"""Input/output: .osim files (OpenSim 3.3 and 4.x), the package's JSON model format, motion files."""
+"""Input/output: .osim files (OpenSim 1.x to 4.x, docs/importer.md "File versions"), the package's JSON model format, motion files."""
 
 from osim_emb.io.errors import OsimImportError, UnsupportedFeatureError
 from osim_emb.io.osim_reader import read_osim, read_osim_string

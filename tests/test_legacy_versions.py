@@ -149,6 +149,7 @@ def test_1x_translations_are_noted():
     notes = "\n".join(doc.notes)
     for fragment in ("MusclePoint -> PathPoint", "MuscleViaPoint -> ConditionalPathPoint", "natCubicSpline -> SimmSpline",
                      "MovingMusclePoint -> MovingPathPoint", "GeometryPath", "<is_rotation> dropped",
+                     "<pennation_angle> -> <pennation_angle_at_optimal>",
                      "empty <function> for coordinate 'shoulder_flexion' read as LinearFunction(1, 0)"):
         assert fragment in notes
     kinds = {f.name: [p.kind for p in f.points] for f in doc.forces}

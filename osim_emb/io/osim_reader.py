@@ -284,7 +284,8 @@ class _Reader:
           ``CoordinateActuator``, ``Force`` -> ``PointActuator``, ``Torque`` -> ``TorqueActuator``; the function
           ``natCubicSpline`` -> ``SimmSpline``;
         * ``Muscle::updateFromXMLNode`` (version <= 20301): a muscle's ``MusclePointSet`` / ``MuscleWrapSet`` become
-          ``PathPointSet`` / ``PathWrapSet`` inside a ``GeometryPath`` (created if the muscle has none);
+          ``PathPointSet`` / ``PathWrapSet`` inside a ``GeometryPath`` (created if the muscle has none), and its
+          ``pennation_angle`` is ``pennation_angle_at_optimal``;
         * ``ConditionalPathPoint`` (<= 20001): ``<coordinates>`` -> ``<coordinate>``;
         * ``MovingPathPoint`` (< 30000): ``XAttachment`` / ``YAttachment`` / ``ZAttachment`` -> ``x_location`` ...;
         * ``TransformAxis`` (< 20000): ``<is_rotation>`` dropped (CustomJoint erases it; an axis is a rotation by its
@@ -320,6 +321,10 @@ class _Reader:
                         c.tag = c.tag.replace("Muscle", "Path")
                         gp.append(c)  # moves it
                     count("muscle MusclePointSet/MuscleWrapSet -> GeometryPath")
+                if (gp is not None and f.find("pennation_angle") is not None
+                        and f.find("pennation_angle_at_optimal") is None):
+                    f.find("pennation_angle").tag = "pennation_angle_at_optimal"
+                    count("muscle <pennation_angle> -> <pennation_angle_at_optimal>")
         for e in model.iter("ConditionalPathPoint", "MovingPathPoint", "TransformAxis"):
             if e.tag == "ConditionalPathPoint" and version <= 20001:
                 c = e.find("coordinates")

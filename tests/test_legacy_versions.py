@@ -172,3 +172,18 @@ def test_versions_not_read_are_refused_by_name(version, fragment):
     assert err.value.element == "<OpenSimDocument>"
     assert fragment in err.value.reason
     assert str(err.value).startswith("old.osim")
+
+
+def test_1x_file_written_as_opensim4_equals_opensim(osim, tmp_path):
+    """`convert -o NEW.osim` on a 1.x file: the OpenSim 4 file generated from the records (paths moved into
+    GeometryPaths, the empty <function/> written as the LinearFunction it is) gives OpenSim the same L and R."""
+    from osim_emb.io.osim_writer import write_osim
+    source = tmp_path / "arm_1x.osim"
+    source.write_text(ARM_1X)
+    model = load_osim(source)
+    out = tmp_path / "arm_4.osim"
+    write_osim(model, out, opensim4=True)
+    assert 'Version="40000"' in out.read_text()[:200]
+    q = _poses(model)
+    names, err = compare_with_opensim(out, model, q)
+    assert names and max(err.values()) < 1e-12

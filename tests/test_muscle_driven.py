@@ -137,6 +137,27 @@ def test_compiled_integrator_matches_scipy(models_dir):
     assert err[:, -12:-6].max() < 1e-9  # fibre lengths, metres
 
 
+def test_default_method_is_the_compiled_integrator_where_the_model_allows_it(models_dir, caplog):
+    """method="auto" runs RK45-jit on arm26 (same trajectory as SciPy's DOP853 reference) and falls back to
+    SciPy's RK45, saying why, when an excitation is a Python function."""
+    pytest.importorskip("numba")
+    import logging
+    from osim_emb import load_osim
+    from osim_emb.simulation.muscle_driven import simulate_muscles
+    model = load_osim(str(models_dir / "arm26.osim"))
+    times = np.linspace(0.0, 0.05, 3)
+    exc = {"BIClong": ExcitationSpec.parse("0.4")}
+    ref = simulate_muscles(model, 0.05, exc, t_eval=times, method="DOP853", rtol=1e-11, atol=1e-13)
+    auto = simulate_muscles(model, 0.05, exc, t_eval=times, rtol=1e-9, atol=1e-11)
+    assert auto.attrs["method"] == "RK45-jit"
+    assert np.abs(auto[model.coordinate_names].to_numpy() - ref[model.coordinate_names].to_numpy()).max() < 1e-7
+    with caplog.at_level(logging.INFO, logger="osim_emb.simulation.muscle_driven"):
+        py = simulate_muscles(model, 0.05, {"BIClong": lambda t: 0.4}, t_eval=times, rtol=1e-9, atol=1e-11)
+    assert py.attrs["method"] == "RK45"
+    assert "a Python function" in caplog.text
+    assert np.abs(py[model.coordinate_names].to_numpy() - ref[model.coordinate_names].to_numpy()).max() < 1e-7
+
+
 def test_muscles_with_a_limit_force_equal_opensim_in_the_compiled_integrator(osim, models_dir, tmp_path):
     pytest.importorskip("numba")
     from osim_emb import load_osim

@@ -409,3 +409,13 @@ def test_millard_copy_never_overwrites_its_source(tmp_path):
     assert src.read_text() == text
     thelen_as_millard(src, tmp_path / "n.osim", names=("a",))
     assert "Millard2012EquilibriumMuscle" in (tmp_path / "n.osim").read_text()
+
+
+def test_opensim_manager_counts_are_reported(osim, models_dir):
+    """One-shot OpenSim runs return the Manager's own counts (read from its log), and the log level is restored."""
+    from osim_emb.opensim.muscle_simulation import opensim_muscle_simulation
+    level = osim.Logger.getLevelString()
+    r = opensim_muscle_simulation(models_dir / "arm26.osim", np.linspace(0.0, 0.02, 3),
+                                  {"BIClong": ExcitationSpec.parse("0.5")}, accuracy=1e-5, one_shot=True)
+    assert 0 < r["steps_taken"] <= r["steps_attempted"] < r["realizations"]
+    assert osim.Logger.getLevelString() == level

@@ -413,8 +413,9 @@ def test_millard_copy_never_overwrites_its_source(tmp_path):
 
 def test_opensim_manager_counts_are_reported(osim, models_dir):
     """One-shot OpenSim runs return the Manager's own counts (read from its log), and the log level is restored."""
+    from osim_emb.opensim.bridge import require_opensim
     from osim_emb.opensim.muscle_simulation import opensim_muscle_simulation
-    level = osim.Logger.getLevelString()
+    level = require_opensim().Logger.getLevelString()  # the package's level for OpenSim ("error")
     r = opensim_muscle_simulation(models_dir / "arm26.osim", np.linspace(0.0, 0.02, 3),
                                   {"BIClong": ExcitationSpec.parse("0.5")}, accuracy=1e-5, one_shot=True)
     assert 0 < r["steps_taken"] <= r["steps_attempted"] < r["realizations"]

@@ -296,8 +296,10 @@ def test_simulate_muscles_command_takes_degrees_and_writes_the_api_result(models
     assert "--q0: 'nonexistent' is not a generalized coordinate" in capsys.readouterr().err
 
 
-def test_unsupported_muscle_types_are_summarized_by_type(models_dir, tmp_path):
-    """Plain path actuators are not muscles with states: one short message by type, not every name."""
+def test_path_actuators_are_left_out_and_summarized_by_type(models_dir, tmp_path, caplog):
+    """Plain path actuators have no controller here (control 0: no force, as OpenSim's Manager without one): left
+    out with one short warning by type, not every name; a control named for one is refused."""
+    import logging
     from lxml import etree
     from osim_emb import load_osim
     from osim_emb.simulation.muscle_driven import MuscleDrivenSystem
@@ -308,11 +310,15 @@ def test_unsupported_muscle_types_are_summarized_by_type(models_dir, tmp_path):
             if c.tag not in ("GeometryPath", "appliesForce", "min_control", "max_control"):
                 el.remove(c)
     tree.write(str(tmp_path / "arm26_path_actuators.osim"))
-    with pytest.raises(MuscleSimulationError) as info:
-        MuscleDrivenSystem(load_osim(str(tmp_path / "arm26_path_actuators.osim")))
-    msg = str(info.value)
-    assert "6 PathActuator (TRIlong, TRIlat, TRImed, BIClong, BICshort, BRA)" in msg
-    assert len(msg) < 250
+    model = load_osim(str(tmp_path / "arm26_path_actuators.osim"))
+    with caplog.at_level(logging.WARNING):
+        system = MuscleDrivenSystem(model)
+    assert system.n_m == 0
+    msg = caplog.text
+    assert "leaves out 6 PathActuator (TRIlong, TRIlat, TRImed, BIClong, BICshort, BRA)" in msg
+    assert len(msg) < 350
+    with pytest.raises(MuscleSimulationError, match="PathActuators are left out"):
+        MuscleDrivenSystem(model, controls={"BRA": 0.5})
 
 
 def _mobl_with(models_dir, tmp_path, keep):

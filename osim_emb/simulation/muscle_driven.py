@@ -45,7 +45,7 @@ from osim_emb.model import Model
 from osim_emb.muscles import curves as C
 from osim_emb.muscles import kernels as MK
 from osim_emb.simulation.excitations import ExcitationSpec, MuscleSimulationError, smooth_step
-from osim_emb.muscles.hill import (SIGNIFICANT_REAL, Millard2012EquilibriumMuscle, Schutte1993Muscle,
+from osim_emb.muscles.hill import (SIGNIFICANT_REAL, Millard2012EquilibriumMuscle, RigidPathActuator, Schutte1993Muscle,
                                    Thelen2003Muscle, deprecated_pennation)
 
 __all__ = ["CoordinateLimitForce", "CoordinateActuator", "MuscleDrivenSystem", "coordinate_forces_from_model",
@@ -685,10 +685,13 @@ class MuscleDrivenSystem:
                  opensim_compat: bool = True, wrapping: bool = True, compiled: bool = True):
         self.model = model
         self.opensim_compat, self.wrapping = opensim_compat, wrapping
-        muscles, skipped = [], []
+        muscles, skipped, path_actuators = [], [], []
         for mt in model.muscles:
             p = mt.parameters
             if p is None or not p.applies_force:
+                continue
+            if isinstance(p, RigidPathActuator):  # force = control x optimal force; no controller here: 0
+                path_actuators.append((mt.name, mt.type_name))
                 continue
             if not isinstance(p, (Thelen2003Muscle, Millard2012EquilibriumMuscle, Schutte1993Muscle)):
                 skipped.append((mt.type_name, mt.name))
@@ -724,17 +727,22 @@ class MuscleDrivenSystem:
                                         f"muscles: {', '.join(self.muscle_names)}")
         self._excitation = [excitations.get(n, default_excitation) for n in self.muscle_names]
         limits, actuators = coordinate_forces_from_model(model) if coordinate_forces is None else coordinate_forces
-        doc = model.extras.get("document")
-        other = [f"{f.name} ({f.type})" for f in (doc.forces if doc is not None else ())
-                 if not f.has_path and f.type not in ("CoordinateLimitForce", "CoordinateActuator")]
+        # the model's forces without a path of any kind (GeometryPath, FunctionBasedPath, Scholz2015GeometryPath)
+        other: dict[str, list[str]] = {}
+        for name, kind in path_actuators + [(n, k) for n, k in model.extras.get("forces", ())
+                                            if k not in ("CoordinateLimitForce", "CoordinateActuator")]:
+            other.setdefault(kind, []).append(name)
         if other:
             log.warning("muscle-driven simulation of %s leaves out %s (actuators without a controller here: "
-                        "control 0, no force)", model.name, ", ".join(other))
+                        "control 0, no force)", model.name,
+                        "; ".join(f"{len(v)} {k} ({', '.join(v[:6])}{', ...' if len(v) > 6 else ''})"
+                                  for k, v in other.items()))
         self.limit_forces, self.actuators = tuple(limits), tuple(actuators)
         controls = dict(controls or {})
         unknown = sorted(set(controls) - {a.name for a in self.actuators})
         if unknown:
-            raise MuscleSimulationError(f"control for unknown CoordinateActuator(s) {', '.join(unknown)}")
+            raise MuscleSimulationError(f"control for unknown CoordinateActuator(s) {', '.join(unknown)} (controls drive "
+                                        "CoordinateActuators; PathActuators are left out: control 0, no force)")
         self._controls = [controls.get(a.name, 0.0) for a in self.actuators]
         self.n_q, self.n_m = model.n_q, len(self.muscles)
         self._tau = np.zeros(self.n_q)

@@ -231,15 +231,19 @@ def test_mixed_thelen_and_millard_muscles_equal_opensim_in_the_compiled_integrat
     assert dl < 1e-7
 
 
-def test_millard_options_other_than_opensims_defaults_are_refused(models_dir, tmp_path):
+def test_muscle_options_the_simulation_does_not_support_are_refused(models_dir, tmp_path):
+    """Millard without damping (compliant tendon); rigid tendon or no activation dynamics on a Thelen muscle."""
     from lxml import etree
     from osim_emb import load_osim
     from osim_emb.simulation.muscle_driven import MuscleDrivenSystem
-    for tag, text, message in (("fiber_damping", "0", "without fibre damping"),
-                               ("ignore_tendon_compliance", "true", "ignore_tendon_compliance")):
+    for kind, tag, text, message in (
+            ("Millard2012EquilibriumMuscle", "fiber_damping", "0", "without fibre damping"),
+            ("Thelen2003Muscle", "ignore_tendon_compliance", "true", "supported for Millard2012EquilibriumMuscle, "
+                                                                     "not Thelen2003Muscle"),
+            ("Thelen2003Muscle", "ignore_activation_dynamics", "true", "ignore_activation_dynamics")):
         _millard_copy(models_dir / "arm26.osim", tmp_path / "m.osim", ("BRA",))
         tree = etree.parse(str(tmp_path / "m.osim"))
-        el = next(tree.iter("Millard2012EquilibriumMuscle"))
+        el = next(tree.iter(kind))  # the Millard copy of BRA, or the first Thelen muscle
         child = el.find(tag)
         if child is None:
             child = etree.SubElement(el, tag)
@@ -247,7 +251,7 @@ def test_millard_options_other_than_opensims_defaults_are_refused(models_dir, tm
         tree.write(str(tmp_path / "m.osim"))
         with pytest.raises(MuscleSimulationError, match=message) as info:
             MuscleDrivenSystem(load_osim(str(tmp_path / "m.osim")))
-        assert "BRA" in str(info.value)
+        assert el.get("name") in str(info.value)
 
 
 @pytest.mark.slow
@@ -426,3 +430,44 @@ def test_opensim_manager_counts_are_reported(osim, models_dir):
                                   {"BIClong": ExcitationSpec.parse("0.5")}, accuracy=1e-5, one_shot=True)
     assert 0 < r["steps_taken"] <= r["steps_attempted"] < r["realizations"]
     assert osim.Logger.getLevelString() == level
+
+
+def test_millard_rigid_tendon_and_no_activation_dynamics_equal_opensim_manager(osim, models_dir, tmp_path):
+    """Millard2012EquilibriumMuscles with ignore_tendon_compliance and/or ignore_activation_dynamics (as Moco's
+    models set them) beside ordinary ones, on arm26, against OpenSim's Manager over 0.1 s: coordinates, the fibre
+    lengths OpenSim reports (the path's, for a rigid tendon) and the activations (the excitation, without
+    activation dynamics)."""
+    from lxml import etree
+    from osim_emb import load_osim
+    from osim_emb.io.muscle_xml import thelen_as_millard
+    from osim_emb.opensim.muscle_simulation import opensim_muscle_simulation
+    from osim_emb.simulation.muscle_driven import simulate_muscles
+    path = tmp_path / "arm26_millard.osim"
+    thelen_as_millard(models_dir / "arm26.osim", path)
+    tree = etree.parse(str(path))
+    flags = {"BIClong": (True, False), "BRA": (True, True), "TRIlong": (False, True)}  # (rigid, no act. dynamics)
+    for el in tree.iter("Millard2012EquilibriumMuscle"):
+        if el.get("name") in flags:
+            for tag, value in zip(("ignore_tendon_compliance", "ignore_activation_dynamics"), flags[el.get("name")]):
+                old = el.find(tag)
+                if old is not None:
+                    el.remove(old)
+                etree.SubElement(el, tag).text = "true" if value else "false"
+    tree.write(str(path))
+    model = load_osim(str(path))
+    times = np.linspace(0.0, 0.1, 6)
+    exc = {"BIClong": ExcitationSpec.parse("step:0.0:0.05:0.1:0.6"), "BRA": ExcitationSpec.parse("sine:0.2:30:0:0.4"),
+           "TRIlong": ExcitationSpec.parse("0.3"), "TRIlat": ExcitationSpec.parse("0.2")}
+    ours = simulate_muscles(model, times[-1], exc, t_eval=times, method="DOP853", rtol=1e-10, atol=1e-12)
+    assert ours.attrs["method"] == "DOP853"
+    ref = opensim_muscle_simulation(path, times, exc, accuracy=1e-9)
+    cols = [ref["names"].index(n) for n in model.coordinate_names]
+    dq = np.abs(ours[model.coordinate_names].to_numpy() - ref["q"][:, cols]).max()
+    dl = np.abs(ours[[f"{m}_fiber_length" for m in ref["muscles"]]].to_numpy() - ref["fiber_length"]).max()
+    da = np.abs(ours[[f"{m}_activation" for m in ref["muscles"]]].to_numpy() - ref["activation"]).max()
+    print(f"[agreement] arm26, rigid / activation-free Millard, 0.1 s: {dq:.2e} rad, {dl:.2e} m, activation {da:.2e}")
+    assert dq < 1e-6
+    assert dl < 1e-7
+    assert da < 1e-7
+    auto = simulate_muscles(model, 0.01, exc, n_output=2)
+    assert auto.attrs["method"] == "RK45"  # the compiled integrator leaves these muscles to SciPy's route

@@ -131,6 +131,9 @@ def ratio(path: Path, t_end: float, excitations: dict, opensim_path: Path | None
                   "accurate")
             continue
         best = min(ok)
+        if "realizations" in one:
+            print(f"OpenSim accuracy {acc:.0e}: {one['realizations']} realizations, {one['steps_taken']} steps taken "
+                  f"/ {one['steps_attempted']} attempted (its Manager's counts)")
         print(f"OpenSim accuracy {acc:.0e}: {one['seconds']:.3f} s, max |q - q_ref| = {err:.1e} rad | package "
               f"{best[2]} rtol {best[3]:.0e}: {best[0]:.3f} s, error {best[1]:.1e} rad | ratio OpenSim/package "
               f"{one['seconds'] / best[0]:.2f}x")

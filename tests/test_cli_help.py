@@ -38,3 +38,25 @@ def test_each_command_module_registers_one_command_and_writing_commands_exist():
         names += list(sub.choices)
     assert sorted(names) == [n for n, _ in _commands()]  # every command of the parser comes from one module
     assert set(WRITING_COMMANDS) <= set(names), sorted(set(WRITING_COMMANDS) - set(names))
+
+
+def test_first_run_after_installation_says_numba_is_compiling(tmp_path):
+    """With an empty numba cache (NUMBA_CACHE_DIR) a compiling command says so before the long first call; with the
+    kernels compiled in this process, or for a command that compiles nothing, it says nothing."""
+    import subprocess
+    import sys
+    code = ("import sys; from osim_emb.cli.main import _first_compile_notice as f; import argparse; "
+            "f(argparse.Namespace(command=sys.argv[1], quiet=False, method='auto'))")
+    env = {**__import__("os").environ, "NUMBA_CACHE_DIR": str(tmp_path / "empty")}
+    cold = subprocess.run([sys.executable, "-c", code, "simulate-muscles"], env=env, capture_output=True, text=True)
+    assert "first run after installation: numba compiles" in cold.stderr
+    other = subprocess.run([sys.executable, "-c", code, "inspect"], env=env, capture_output=True, text=True)
+    assert other.stderr == ""  # inspect compiles nothing
+    from osim_emb.core._accel import compiles_at_first_call
+    from osim_emb.paths.wrapping._kernels_muscles import lengths_moment_arms_kernel
+    from osim_emb.io import load_osim
+    from osim_emb.paths.geometry import lengths_and_moment_arms
+    import os
+    model = load_osim(os.path.join(os.environ.get("OSIM_EMB_MODELS", "../shared/models"), "arm26.osim"))
+    lengths_and_moment_arms(model, model.default_q)
+    assert not compiles_at_first_call(lengths_moment_arms_kernel)

@@ -108,3 +108,40 @@ def test_inverse_forward_roundtrip_batch():
     q, qd, qdd = rng.normal(size=(3, 10, model.n_q))
     tau = dyn.inverse_dynamics(model, q, qd, qdd)
     np.testing.assert_allclose(dyn.forward_dynamics(model, q, qd, tau), qdd, rtol=1e-9, atol=1e-9)
+
+
+def test_a_singular_mass_matrix_names_the_coordinates_that_move_no_mass(tmp_path):
+    """A pendulum whose second body has neither mass nor inertia: M is singular; forward dynamics, the ODE and
+    simulate raise an error naming the model, the configuration and that body's coordinate (not numpy's bare
+    'Singular matrix')."""
+    from osim_emb import forward_dynamics, simulate
+    from osim_emb.core.compiled import SingularMassMatrixError
+    from osim_emb.io import load_osim
+
+    def body(name, mass, inertia):
+        return (f'<Body name="{name}"><mass>{mass}</mass><mass_center>0 -0.2 0</mass_center>'
+                f'<inertia>{inertia}</inertia></Body>')
+
+    def pin(name, parent, child, coord):
+        return (f'<PinJoint name="{name}"><socket_parent_frame>{parent}_offset</socket_parent_frame>'
+                f'<socket_child_frame>{child}_offset</socket_child_frame><coordinates><Coordinate name="{coord}">'
+                '<range>-3 3</range></Coordinate></coordinates><frames>'
+                f'<PhysicalOffsetFrame name="{parent}_offset"><socket_parent>/{"" if parent == "ground" else "bodyset/"}'
+                f'{parent}</socket_parent><translation>0 -0.4 0</translation></PhysicalOffsetFrame>'
+                f'<PhysicalOffsetFrame name="{child}_offset"><socket_parent>/bodyset/{child}</socket_parent>'
+                '</PhysicalOffsetFrame></frames></PinJoint>')
+
+    xml = ('<?xml version="1.0"?><OpenSimDocument Version="40000"><Model name="half_massless">'
+           '<gravity>0 -9.80665 0</gravity><Ground name="ground"/><BodySet><objects>'
+           + body("upper", 1.0, "0.01 0.01 0.01 0 0 0") + body("lower", 0.0, "0 0 0 0 0 0")
+           + '</objects></BodySet><JointSet><objects>' + pin("shoulder", "ground", "upper", "q_shoulder")
+           + pin("elbow", "upper", "lower", "q_elbow") + '</objects></JointSet></Model></OpenSimDocument>')
+    (tmp_path / "half_massless.osim").write_text(xml)
+    model = load_osim(str(tmp_path / "half_massless.osim"))
+    q = np.array([[0.3, -0.2]])
+    with pytest.raises(SingularMassMatrixError, match=r"'half_massless'.*q_elbow move no mass") as info:
+        forward_dynamics(model, q, np.zeros_like(q))
+    assert "q_shoulder" not in str(info.value)
+    assert "[0.3, -0.2]" in str(info.value)
+    with pytest.raises(SingularMassMatrixError, match="q_elbow"):
+        simulate(model, 0.01, q0=q[0])

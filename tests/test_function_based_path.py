@@ -214,3 +214,26 @@ def test_lengthening_speeds_are_the_time_derivative_of_the_lengths():
     fd = (oe.muscle_lengths(model, q + h * qdot, wrapping=False)
           - oe.muscle_lengths(model, q - h * qdot, wrapping=False)) / (2 * h)
     assert np.abs(oe.lengthening_speeds(model, q, qdot, wrapping=False) - fd).max() < 1e-8
+
+
+def test_muscle_driven_simulation_with_a_function_based_path_equals_opensim(osim, fbp_model, caplog):
+    """A Millard muscle on a FunctionBasedPath beside one on a GeometryPath, driven for 0.05 s, against OpenSim's
+    Manager; the function-based muscle is simulated (not reported as left out), the PathActuator is left out
+    (no control: no force, as in OpenSim) and said so."""
+    import logging
+    from osim_emb import load_osim
+    from osim_emb.opensim.muscle_simulation import opensim_muscle_simulation
+    from osim_emb.simulation.muscle_driven import ExcitationSpec, simulate_muscles
+    model = load_osim(str(fbp_model))
+    times = np.linspace(0.0, 0.05, 6)
+    exc = {"fb_length": ExcitationSpec.parse("0.6"), "geometric": ExcitationSpec.parse("sine:0.3:20:0:0.4")}
+    with caplog.at_level(logging.WARNING):
+        ours = simulate_muscles(model, times[-1], exc, t_eval=times, method="DOP853", rtol=1e-10, atol=1e-12)
+    assert "fb_length" not in caplog.text
+    assert "leaves out 1 PathActuator (fb_full)" in caplog.text
+    ref = opensim_muscle_simulation(fbp_model, times, exc, accuracy=1e-9)
+    cols = [ref["names"].index(n) for n in model.coordinate_names]
+    assert np.abs(ours[model.coordinate_names].to_numpy() - ref["q"][:, cols]).max() < 1e-7
+    lf = ours[[f"{m}_fiber_length" for m in ref["muscles"]]].to_numpy()
+    assert np.abs(lf - ref["fiber_length"]).max() < 1e-8
+    assert np.ptp(lf[:, ref["muscles"].index("fb_length")]) > 1e-4  # the function-based muscle does move

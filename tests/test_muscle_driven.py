@@ -137,6 +137,27 @@ def test_compiled_integrator_matches_scipy(models_dir):
     assert err[:, -12:-6].max() < 1e-9  # fibre lengths, metres
 
 
+def test_default_method_is_the_compiled_integrator_where_the_model_allows_it(models_dir, caplog):
+    """method="auto" runs RK45-jit on arm26 (same trajectory as SciPy's DOP853 reference) and falls back to
+    SciPy's RK45, saying why, when an excitation is a Python function."""
+    pytest.importorskip("numba")
+    import logging
+    from osim_emb import load_osim
+    from osim_emb.simulation.muscle_driven import simulate_muscles
+    model = load_osim(str(models_dir / "arm26.osim"))
+    times = np.linspace(0.0, 0.05, 3)
+    exc = {"BIClong": ExcitationSpec.parse("0.4")}
+    ref = simulate_muscles(model, 0.05, exc, t_eval=times, method="DOP853", rtol=1e-11, atol=1e-13)
+    auto = simulate_muscles(model, 0.05, exc, t_eval=times, rtol=1e-9, atol=1e-11)
+    assert auto.attrs["method"] == "RK45-jit"
+    assert np.abs(auto[model.coordinate_names].to_numpy() - ref[model.coordinate_names].to_numpy()).max() < 1e-7
+    with caplog.at_level(logging.INFO, logger="osim_emb.simulation.muscle_driven"):
+        py = simulate_muscles(model, 0.05, {"BIClong": lambda t: 0.4}, t_eval=times, rtol=1e-9, atol=1e-11)
+    assert py.attrs["method"] == "RK45"
+    assert "a Python function" in caplog.text
+    assert np.abs(py[model.coordinate_names].to_numpy() - ref[model.coordinate_names].to_numpy()).max() < 1e-7
+
+
 def test_muscles_with_a_limit_force_equal_opensim_in_the_compiled_integrator(osim, models_dir, tmp_path):
     pytest.importorskip("numba")
     from osim_emb import load_osim
@@ -210,15 +231,19 @@ def test_mixed_thelen_and_millard_muscles_equal_opensim_in_the_compiled_integrat
     assert dl < 1e-7
 
 
-def test_millard_options_other_than_opensims_defaults_are_refused(models_dir, tmp_path):
+def test_muscle_options_the_simulation_does_not_support_are_refused(models_dir, tmp_path):
+    """Millard without damping (compliant tendon); rigid tendon or no activation dynamics on a Thelen muscle."""
     from lxml import etree
     from osim_emb import load_osim
     from osim_emb.simulation.muscle_driven import MuscleDrivenSystem
-    for tag, text, message in (("fiber_damping", "0", "without fibre damping"),
-                               ("ignore_tendon_compliance", "true", "ignore_tendon_compliance")):
+    for kind, tag, text, message in (
+            ("Millard2012EquilibriumMuscle", "fiber_damping", "0", "without fibre damping"),
+            ("Thelen2003Muscle", "ignore_tendon_compliance", "true", "supported for Millard2012EquilibriumMuscle, "
+                                                                     "not Thelen2003Muscle"),
+            ("Thelen2003Muscle", "ignore_activation_dynamics", "true", "ignore_activation_dynamics")):
         _millard_copy(models_dir / "arm26.osim", tmp_path / "m.osim", ("BRA",))
         tree = etree.parse(str(tmp_path / "m.osim"))
-        el = next(tree.iter("Millard2012EquilibriumMuscle"))
+        el = next(tree.iter(kind))  # the Millard copy of BRA, or the first Thelen muscle
         child = el.find(tag)
         if child is None:
             child = etree.SubElement(el, tag)
@@ -226,7 +251,7 @@ def test_millard_options_other_than_opensims_defaults_are_refused(models_dir, tm
         tree.write(str(tmp_path / "m.osim"))
         with pytest.raises(MuscleSimulationError, match=message) as info:
             MuscleDrivenSystem(load_osim(str(tmp_path / "m.osim")))
-        assert "BRA" in str(info.value)
+        assert el.get("name") in str(info.value)
 
 
 @pytest.mark.slow
@@ -275,8 +300,10 @@ def test_simulate_muscles_command_takes_degrees_and_writes_the_api_result(models
     assert "--q0: 'nonexistent' is not a generalized coordinate" in capsys.readouterr().err
 
 
-def test_unsupported_muscle_types_are_summarized_by_type(models_dir, tmp_path):
-    """Plain path actuators are not muscles with states: one short message by type, not every name."""
+def test_path_actuators_are_left_out_and_summarized_by_type(models_dir, tmp_path, caplog):
+    """Plain path actuators have no controller here (control 0: no force, as OpenSim's Manager without one): left
+    out with one short warning by type, not every name; a control named for one is refused."""
+    import logging
     from lxml import etree
     from osim_emb import load_osim
     from osim_emb.simulation.muscle_driven import MuscleDrivenSystem
@@ -287,11 +314,15 @@ def test_unsupported_muscle_types_are_summarized_by_type(models_dir, tmp_path):
             if c.tag not in ("GeometryPath", "appliesForce", "min_control", "max_control"):
                 el.remove(c)
     tree.write(str(tmp_path / "arm26_path_actuators.osim"))
-    with pytest.raises(MuscleSimulationError) as info:
-        MuscleDrivenSystem(load_osim(str(tmp_path / "arm26_path_actuators.osim")))
-    msg = str(info.value)
-    assert "6 PathActuator (TRIlong, TRIlat, TRImed, BIClong, BICshort, BRA)" in msg
-    assert len(msg) < 250
+    model = load_osim(str(tmp_path / "arm26_path_actuators.osim"))
+    with caplog.at_level(logging.WARNING):
+        system = MuscleDrivenSystem(model)
+    assert system.n_m == 0
+    msg = caplog.text
+    assert "leaves out 6 PathActuator (TRIlong, TRIlat, TRImed, BIClong, BICshort, BRA)" in msg
+    assert len(msg) < 350
+    with pytest.raises(MuscleSimulationError, match="PathActuators are left out"):
+        MuscleDrivenSystem(model, controls={"BRA": 0.5})
 
 
 def _mobl_with(models_dir, tmp_path, keep):
@@ -388,3 +419,55 @@ def test_millard_copy_never_overwrites_its_source(tmp_path):
     assert src.read_text() == text
     thelen_as_millard(src, tmp_path / "n.osim", names=("a",))
     assert "Millard2012EquilibriumMuscle" in (tmp_path / "n.osim").read_text()
+
+
+def test_opensim_manager_counts_are_reported(osim, models_dir):
+    """One-shot OpenSim runs return the Manager's own counts (read from its log), and the log level is restored."""
+    from osim_emb.opensim.bridge import require_opensim
+    from osim_emb.opensim.muscle_simulation import opensim_muscle_simulation
+    level = require_opensim().Logger.getLevelString()  # the package's level for OpenSim ("error")
+    r = opensim_muscle_simulation(models_dir / "arm26.osim", np.linspace(0.0, 0.02, 3),
+                                  {"BIClong": ExcitationSpec.parse("0.5")}, accuracy=1e-5, one_shot=True)
+    assert 0 < r["steps_taken"] <= r["steps_attempted"] < r["realizations"]
+    assert osim.Logger.getLevelString() == level
+
+
+def test_millard_rigid_tendon_and_no_activation_dynamics_equal_opensim_manager(osim, models_dir, tmp_path):
+    """Millard2012EquilibriumMuscles with ignore_tendon_compliance and/or ignore_activation_dynamics (as Moco's
+    models set them) beside ordinary ones, on arm26, against OpenSim's Manager over 0.1 s: coordinates, the fibre
+    lengths OpenSim reports (the path's, for a rigid tendon) and the activations (the excitation, without
+    activation dynamics)."""
+    from lxml import etree
+    from osim_emb import load_osim
+    from osim_emb.io.muscle_xml import thelen_as_millard
+    from osim_emb.opensim.muscle_simulation import opensim_muscle_simulation
+    from osim_emb.simulation.muscle_driven import simulate_muscles
+    path = tmp_path / "arm26_millard.osim"
+    thelen_as_millard(models_dir / "arm26.osim", path)
+    tree = etree.parse(str(path))
+    flags = {"BIClong": (True, False), "BRA": (True, True), "TRIlong": (False, True)}  # (rigid, no act. dynamics)
+    for el in tree.iter("Millard2012EquilibriumMuscle"):
+        if el.get("name") in flags:
+            for tag, value in zip(("ignore_tendon_compliance", "ignore_activation_dynamics"), flags[el.get("name")]):
+                old = el.find(tag)
+                if old is not None:
+                    el.remove(old)
+                etree.SubElement(el, tag).text = "true" if value else "false"
+    tree.write(str(path))
+    model = load_osim(str(path))
+    times = np.linspace(0.0, 0.1, 6)
+    exc = {"BIClong": ExcitationSpec.parse("step:0.0:0.05:0.1:0.6"), "BRA": ExcitationSpec.parse("sine:0.2:30:0:0.4"),
+           "TRIlong": ExcitationSpec.parse("0.3"), "TRIlat": ExcitationSpec.parse("0.2")}
+    ours = simulate_muscles(model, times[-1], exc, t_eval=times, method="DOP853", rtol=1e-10, atol=1e-12)
+    assert ours.attrs["method"] == "DOP853"
+    ref = opensim_muscle_simulation(path, times, exc, accuracy=1e-9)
+    cols = [ref["names"].index(n) for n in model.coordinate_names]
+    dq = np.abs(ours[model.coordinate_names].to_numpy() - ref["q"][:, cols]).max()
+    dl = np.abs(ours[[f"{m}_fiber_length" for m in ref["muscles"]]].to_numpy() - ref["fiber_length"]).max()
+    da = np.abs(ours[[f"{m}_activation" for m in ref["muscles"]]].to_numpy() - ref["activation"]).max()
+    print(f"[agreement] arm26, rigid / activation-free Millard, 0.1 s: {dq:.2e} rad, {dl:.2e} m, activation {da:.2e}")
+    assert dq < 1e-6
+    assert dl < 1e-7
+    assert da < 1e-7
+    auto = simulate_muscles(model, 0.01, exc, n_output=2)
+    assert auto.attrs["method"] == "RK45"  # the compiled integrator leaves these muscles to SciPy's route

@@ -143,7 +143,6 @@ def warn_unapplied_forces(model, command: str) -> None:
 
 def _plot_table(table, columns, ylabel, path, title):
     """Columns of a table against time, in the project's figure style; the format is the path's suffix."""
-    import matplotlib
     from osim_emb.report import figure_style as fs
     fig, axes = fs.figure("double", height=3.4)
     ax = axes[0, 0]
@@ -153,13 +152,8 @@ def _plot_table(table, columns, ylabel, path, title):
     ax.set_ylabel(ylabel)
     ax.set_title(textwrap.fill(title, 95), loc="left")  # a long model or file name must not be cut off
     fs.legend_below(fig)
-    try:
-        fs.check_figure(fig)
-        with fs.style(), matplotlib.rc_context({"savefig.bbox": "standard"}):  # print size
-            fig.savefig(path, format=Path(path).suffix.lstrip(".") or "png", dpi=fs.RC["savefig.dpi"])
-    finally:
-        import matplotlib.pyplot as plt
-        plt.close(fig)
+    path = Path(path)
+    fs.save(fig, path.with_suffix(""), formats=[path.suffix.lstrip(".") or "png"])  # one layout, atomic, closed
 
 
 def _plot_path(out: Path) -> Path:

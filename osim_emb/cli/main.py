@@ -141,9 +141,31 @@ def main(argv: Sequence[str] | None = None) -> int:
         package.handlers[:] = saved[1]
 
 
+#: commands whose work runs in numba kernels: the first run after installation compiles them
+_COMPILING_COMMANDS = ("run", "moment-arms", "plot", "rhythm", "simulate", "inverse-dynamics", "simulate-muscles",
+                       "fit-paths", "smooth-paths", "batch")
+
+
+def _first_compile_notice(args: argparse.Namespace) -> None:
+    """Say so (stderr) when this command's kernels are not compiled yet: a fresh installation spends a minute or two
+    in numba before the first result, which would otherwise look like a hang."""
+    if args.command not in _COMPILING_COMMANDS or getattr(args, "quiet", False):
+        return
+    from osim_emb.core._accel import compiles_at_first_call
+    from osim_emb.paths.wrapping._kernels_muscles import lengths_moment_arms_kernel
+    kernels = [lengths_moment_arms_kernel]
+    if args.command == "simulate-muscles" and getattr(args, "method", "auto") in ("auto", "RK45-jit"):
+        from osim_emb.simulation.muscle_driven_jit import integrate_kernel
+        kernels.append(integrate_kernel)
+    if any(compiles_at_first_call(k) for k in kernels):
+        print(f"osim-emb {args.command}: first run after installation: numba compiles the kernels this command uses "
+              "(1-2 min; cached for every later run)", file=sys.stderr, flush=True)
+
+
 def _run_command(args: argparse.Namespace) -> int:
     prefix = f"osim-emb {args.command}: error:"
     try:
+        _first_compile_notice(args)
         return int(args.func(args) or 0)
     except BrokenPipeError:  # the reader went away (osim-emb inspect M.osim | head): stop quietly, as Unix tools do
         try:

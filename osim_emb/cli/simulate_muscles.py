@@ -44,7 +44,7 @@ def cmd_simulate_muscles(args: argparse.Namespace) -> int:
     with atomic_files([out], overwrite=args.overwrite, inputs=[args.model]) as (tmp,):
         write_motion(tmp, tab, name=f"{model.name} muscle-driven simulation", protect=[args.model])
     print(f"wrote {out}: {len(tab)} samples over {args.t_end} s of q, q-dot, activations, fibre lengths and tendon "
-          f"forces ({tab.attrs['nfev']} right-hand sides, {args.method})")
+          f"forces ({tab.attrs['nfev']} right-hand sides, {tab.attrs['method']})")
     return 0
 
 
@@ -65,8 +65,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                                                  "default: the model's defaults")
     s.add_argument("--qdot0", action="append", help="initial speeds NAME=DEG_PER_S (m/s for translations)[,...]; "
                                                     "default 0")
-    s.add_argument("--method", default="RK45", help="solve_ivp method (default RK45), or RK45-jit: the same "
-                   "integrator compiled with the right-hand side (numba)")
+    s.add_argument("--method", default="auto",
+                   help="auto (default): the Dormand-Prince pair compiled with the right-hand side (RK45-jit) where "
+                        "the model allows it, else SciPy's RK45; or RK45-jit, or any solve_ivp method (RK45, DOP853, "
+                        "...)")
     s.add_argument("--rtol", type=float, default=1e-8, help="relative tolerance of the integrator")
     s.add_argument("--atol", type=float, default=1e-10, help="absolute tolerance of the integrator")
     s.add_argument("--samples", type=int, default=101, help="output samples")

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 
-__all__ = ["HAVE_NUMBA", "use_jit", "njit", "prange", "thread_count"]
+__all__ = ["HAVE_NUMBA", "compiles_at_first_call", "use_jit", "njit", "prange", "thread_count"]
 
 try:  # pragma: no cover - depends on the environment
     import numba as _numba
@@ -46,3 +46,16 @@ def njit(*args, **kwargs):
     if args and callable(args[0]):
         return args[0]
     return lambda f: f
+
+
+def compiles_at_first_call(dispatcher) -> bool:
+    """True when numba will compile ``dispatcher`` at its next call: nothing compiled for it in this process and no
+    cache index on disk (a fresh installation, or an empty ``NUMBA_CACHE_DIR``).  A stale index (the source
+    changed) is not detected: numba then recompiles without this saying so."""
+    if not HAVE_NUMBA or getattr(dispatcher, "signatures", None) is None or dispatcher.signatures:
+        return False
+    try:
+        index = dispatcher._cache._cache_file._index_path  # numba's cache implementation (0.5x-0.6x)
+    except AttributeError:
+        return False
+    return not os.path.exists(index)

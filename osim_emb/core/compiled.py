@@ -92,6 +92,10 @@ def raise_joint_function_error(model: Model, q: np.ndarray, exc: Exception):
     raise exc
 
 
+class SingularMassMatrixError(np.linalg.LinAlgError):
+    """M(q) is singular: some coordinates move no mass or inertia (forward dynamics undefined)."""
+
+
 class JointProgram:
     """The joint-variable program of *every* joint of a model (nothing folded, massless frames included): f_i,
     ∇f_i and the full Hessian H_i for a batch, by :func:`~osim_emb.core.compiled_kernels.joint_variable_batch`.
@@ -345,8 +349,34 @@ class CompiledModel:
         return fun
 
     def _explain(self, q: np.ndarray, exc: ValueError):
-        """A closed chain failed in the kernel at the states q (N, n_q): :func:`raise_joint_function_error`."""
-        raise_joint_function_error(self._model, q, exc)
+        """The kernel failed at the states q (N, n_q): a closed chain (:func:`raise_joint_function_error`) or a
+        singular mass matrix (:class:`SingularMassMatrixError`)."""
+        try:
+            raise_joint_function_error(self._model, q, exc)
+        except np.linalg.LinAlgError as err:
+            if "closed chain" in str(err):
+                raise
+            self._raise_singular_mass(np.atleast_2d(q), err)
+
+    def _raise_singular_mass(self, q: np.ndarray, err: Exception):
+        """Name the configuration and the coordinates that move no mass; re-raise ``err`` if M is regular."""
+        m, _, _ = self.terms(q)
+        names = self._model.coordinate_names
+        for k in range(len(q)):
+            w, v = np.linalg.eigh(0.5 * (m[k] + m[k].T))
+            null = w <= 1e-13 * max(abs(w).max(), 1e-300)
+            if not null.any():
+                continue
+            weight = np.linalg.norm(v[:, null], axis=1)  # each coordinate's share of the null space
+            free = [names[i] for i in np.flatnonzero(weight > 0.1)]
+            free = free[:12] + ([f"... ({len(free) - 12} more)"] if len(free) > 12 else [])
+            raise SingularMassMatrixError(
+                f"model {self._model.name!r}: the mass matrix M(q) is singular at q = {np.round(q[k], 6).tolist()} "
+                f"({int(null.sum())} of {len(w)} eigenvalues zero; coordinate(s) {', '.join(free)} move no mass or "
+                "inertia there): forward dynamics is undefined (OpenSim 4.6's integrator refuses such models too: "
+                "'Matrix is singular'); give the bodies these coordinates move mass and inertia, or lock the "
+                "coordinates") from err
+        raise err
 
     def _batch(self, q: np.ndarray, qd: np.ndarray | None, arg: np.ndarray | None, mode: int):
         """The kernel :func:`~osim_emb.core.compiled_kernels.batch` over the states (in parallel chunks over

@@ -22,7 +22,8 @@ def opensim_muscle_simulation(path: str, times: Sequence[float], excitations: Ma
     PrescribedController drives them; actuators not named get 0). Returns q (T, n), u (T, n), activation and
     fiber_length (T, M) at ``times`` (integrating to each in turn), the coordinate and muscle names, and
     ``seconds`` (wall time of the integration; with ``one_shot`` one integrate call to the last time, whose
-    states are then only the final one)."""
+    states are then only the final one, and the Manager's own counts: ``realizations``, ``steps_taken``,
+    ``steps_attempted``)."""
     osim = require_opensim()
     model = osim.Model(str(path))
     ctrl = osim.PrescribedController()
@@ -57,9 +58,19 @@ def opensim_muscle_simulation(path: str, times: Sequence[float], excitations: Ma
     rows = []
     t0 = _time.perf_counter()
     if one_shot:
-        s = manager.integrate(float(times[-1]))
-        seconds = _time.perf_counter() - t0
+        sink = osim.StringLogSink()  # the Manager logs its counts at level info
+        level = osim.Logger.getLevelString()
+        osim.Logger.setLevelString("info")
+        osim.Logger.addSink(sink)
+        try:
+            t0 = _time.perf_counter()
+            s = manager.integrate(float(times[-1]))
+            seconds = _time.perf_counter() - t0
+        finally:
+            osim.Logger.removeSink(sink)
+            osim.Logger.setLevelString(level)
         rows.append(record(s))
+        counts = _manager_counts(sink.getString())
     else:
         rows.append(record(state))
         for t in times[1:]:
@@ -68,4 +79,17 @@ def opensim_muscle_simulation(path: str, times: Sequence[float], excitations: Ma
         seconds = _time.perf_counter() - t0
     q, u, a, lf = (np.array([r[k] for r in rows]) for k in range(4))
     return {"q": q, "u": u, "activation": a, "fiber_length": lf, "names": names, "muscles": mnames,
-            "seconds": seconds}
+            "seconds": seconds, **(counts if one_shot else {})}
+
+
+def _manager_counts(log: str) -> dict:
+    """realizations, steps_taken, steps_attempted from the summary OpenSim's Manager logs after integrating."""
+    import re
+    out = {}
+    m = re.search(r"number of realizations:\s*(\d+)", log)
+    if m:
+        out["realizations"] = int(m.group(1))
+    m = re.search(r"number of steps taken / attempted:\s*(\d+)\s*/\s*(\d+)", log)
+    if m:
+        out["steps_taken"], out["steps_attempted"] = int(m.group(1)), int(m.group(2))
+    return out

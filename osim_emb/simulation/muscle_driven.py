@@ -45,7 +45,7 @@ from osim_emb.model import Model
 from osim_emb.muscles import curves as C
 from osim_emb.muscles import kernels as MK
 from osim_emb.simulation.excitations import ExcitationSpec, MuscleSimulationError, smooth_step
-from osim_emb.muscles.hill import (SIGNIFICANT_REAL, Millard2012EquilibriumMuscle, Schutte1993Muscle,
+from osim_emb.muscles.hill import (SIGNIFICANT_REAL, Millard2012EquilibriumMuscle, RigidPathActuator, Schutte1993Muscle,
                                    Thelen2003Muscle, deprecated_pennation)
 
 __all__ = ["CoordinateLimitForce", "CoordinateActuator", "MuscleDrivenSystem", "coordinate_forces_from_model",
@@ -685,18 +685,23 @@ class MuscleDrivenSystem:
                  opensim_compat: bool = True, wrapping: bool = True, compiled: bool = True):
         self.model = model
         self.opensim_compat, self.wrapping = opensim_compat, wrapping
-        muscles, skipped = [], []
+        muscles, skipped, path_actuators = [], [], []
         for mt in model.muscles:
             p = mt.parameters
             if p is None or not p.applies_force:
                 continue
+            if isinstance(p, RigidPathActuator):  # force = control x optimal force; no controller here: 0
+                path_actuators.append((mt.name, mt.type_name))
+                continue
             if not isinstance(p, (Thelen2003Muscle, Millard2012EquilibriumMuscle, Schutte1993Muscle)):
                 skipped.append((mt.type_name, mt.name))
                 continue
-            if p.ignore_tendon_compliance or p.ignore_activation_dynamics:
+            millard = isinstance(p, Millard2012EquilibriumMuscle)
+            if (p.ignore_tendon_compliance or p.ignore_activation_dynamics) and not millard:
                 raise MuscleSimulationError(f"muscle {mt.name!r}: ignore_tendon_compliance / "
-                                            "ignore_activation_dynamics are not supported")
-            if isinstance(p, Millard2012EquilibriumMuscle) and not p.uses_damping:
+                                            f"ignore_activation_dynamics are supported for Millard2012EquilibriumMuscle, "
+                                            f"not {mt.type_name}")
+            if millard and not p.uses_damping and not p.ignore_tendon_compliance:
                 raise MuscleSimulationError(f"muscle {mt.name!r}: Millard2012EquilibriumMuscle without fibre damping "
                                             "(fiber_damping < 0.001) is not supported")
             muscles.append(mt)
@@ -710,13 +715,19 @@ class MuscleDrivenSystem:
                                         f"Muscle and Schutte1993Muscle_Deprecated; model {model.name!r} has {has}")
         self.muscles = tuple(muscles)
         self.muscle_names = tuple(m.name for m in muscles)
+        # rigid tendon (no fibre-length state: its entry of y stays constant) and activation = clamped excitation
+        # (no activation state: likewise), as OpenSim's Millard2012EquilibriumMuscle with those flags
+        self._rigid = np.array([m.parameters.ignore_tendon_compliance for m in muscles], dtype=bool)
+        self._direct = np.array([m.parameters.ignore_activation_dynamics for m in muscles], dtype=bool)
+        # the activations' lower bounds (:meth:`activations`): none for Schutte's state
+        self._clamp_lo = np.array([-np.inf if isinstance(m.parameters, Schutte1993Muscle)
+                                   else min(max(m.parameters.minimum_activation, 0.0), 1.0) for m in muscles])
         self._thelen = np.array([isinstance(m.parameters, Thelen2003Muscle) for m in muscles], dtype=bool)
         self._schutte = np.array([isinstance(m.parameters, Schutte1993Muscle) for m in muscles], dtype=bool)
-        self._millard = ~(self._thelen | self._schutte)
+        self._millard = ~(self._thelen | self._schutte | self._rigid)
         self.schutte = _SchutteGroup([m.parameters for m in muscles if isinstance(m.parameters, Schutte1993Muscle)])
         self.params = _ThelenArrays([m.parameters for m in muscles if isinstance(m.parameters, Thelen2003Muscle)])
-        self.millard = _MillardGroup([m.parameters for m in muscles
-                                      if isinstance(m.parameters, Millard2012EquilibriumMuscle)])
+        self.millard = _MillardGroup([m.parameters for m, k in zip(muscles, self._millard) if k])
         excitations = dict(excitations or {})
         unknown = sorted(set(excitations) - set(self.muscle_names))
         if unknown:
@@ -724,17 +735,22 @@ class MuscleDrivenSystem:
                                         f"muscles: {', '.join(self.muscle_names)}")
         self._excitation = [excitations.get(n, default_excitation) for n in self.muscle_names]
         limits, actuators = coordinate_forces_from_model(model) if coordinate_forces is None else coordinate_forces
-        doc = model.extras.get("document")
-        other = [f"{f.name} ({f.type})" for f in (doc.forces if doc is not None else ())
-                 if not f.has_path and f.type not in ("CoordinateLimitForce", "CoordinateActuator")]
+        # the model's forces without a path of any kind (GeometryPath, FunctionBasedPath, Scholz2015GeometryPath)
+        other: dict[str, list[str]] = {}
+        for name, kind in path_actuators + [(n, k) for n, k in model.extras.get("forces", ())
+                                            if k not in ("CoordinateLimitForce", "CoordinateActuator")]:
+            other.setdefault(kind, []).append(name)
         if other:
             log.warning("muscle-driven simulation of %s leaves out %s (actuators without a controller here: "
-                        "control 0, no force)", model.name, ", ".join(other))
+                        "control 0, no force)", model.name,
+                        "; ".join(f"{len(v)} {k} ({', '.join(v[:6])}{', ...' if len(v) > 6 else ''})"
+                                  for k, v in other.items()))
         self.limit_forces, self.actuators = tuple(limits), tuple(actuators)
         controls = dict(controls or {})
         unknown = sorted(set(controls) - {a.name for a in self.actuators})
         if unknown:
-            raise MuscleSimulationError(f"control for unknown CoordinateActuator(s) {', '.join(unknown)}")
+            raise MuscleSimulationError(f"control for unknown CoordinateActuator(s) {', '.join(unknown)} (controls drive "
+                                        "CoordinateActuators; PathActuators are left out: control 0, no force)")
         self._controls = [controls.get(a.name, 0.0) for a in self.actuators]
         self.n_q, self.n_m = model.n_q, len(self.muscles)
         self._tau = np.zeros(self.n_q)
@@ -748,7 +764,8 @@ class MuscleDrivenSystem:
                 pass
         # the compiled muscle loops (any mix of Thelen2003, Millard2012 and Schutte1993 with compilable curves)
         self.compiled = bool(self._paths is not None and (not self._schutte.any()
-                                                          or self.schutte.curve_ints is not None))
+                                                          or self.schutte.curve_ints is not None)
+                             and not (self._rigid.any() or self._direct.any()))
         self.groups = self._muscle_groups() if self.compiled else None
 
     def _muscle_groups(self):
@@ -807,16 +824,36 @@ class MuscleDrivenSystem:
             MK.muscle_derivatives(self.groups, length, -(r.T @ qd), np.ascontiguousarray(a), np.ascontiguousarray(lf),
                                   u, force, dlf, adot)
         else:
-            force, dlf, adot = self._muscle_derivatives(length, a, lf, u, -(r.T @ qd) if self._schutte.any() else None)
+            force, dlf, adot = self._muscle_derivatives(length, a, lf, u, -(r.T @ qd))
         self._tau = self.generalized_forces(t, q, qd, force, r)
         mech = self._mech(t, y[:2 * self.n_q])
         return np.concatenate([mech, adot, dlf])
 
     __call__ = rhs
 
-    def _muscle_derivatives(self, length, a, lf, u, speed=None):
+    def activations(self, a: np.ndarray, u: np.ndarray) -> np.ndarray:
+        """The activations the muscles use, which OpenSim's getActivation reports: Thelen's and Millard's state
+        clamped to [minimum_activation, 1] (clampActivation), or for muscles without activation dynamics the
+        excitation so clamped; Schutte's state as it is."""
+        a = np.array(a, dtype=float)
+        a[self._direct] = np.asarray(u, dtype=float)[self._direct]
+        clamped = np.isfinite(self._clamp_lo)
+        a[clamped] = np.minimum(np.maximum(a[clamped], self._clamp_lo[clamped]), 1.0)
+        return a
+
+    def fiber_lengths(self, length: np.ndarray, speed: np.ndarray, lf: np.ndarray) -> np.ndarray:
+        """The fibre lengths: the state, or for rigid-tendon muscles the length the path gives them."""
+        if not self._rigid.any():
+            return lf
+        lf = np.array(lf, dtype=float)
+        for i in np.flatnonzero(self._rigid):
+            lf[i] = float(self.muscles[i].parameters.rigid_tendon(length[i], speed[i]).fiber_length)
+        return lf
+
+    def _muscle_derivatives(self, length, a, lf, u, speed):
         th, mi, sc = self._thelen, self._millard, self._schutte
         force, dlf, adot = np.empty(self.n_m), np.empty(self.n_m), np.empty(self.n_m)
+        a = self.activations(a, u)
         if th.any():
             force[th], dlf[th] = self.params.state_derivatives(length[th], a[th], lf[th])
             adot[th] = self.params.activation_rate(a[th], u[th])
@@ -826,14 +863,23 @@ class MuscleDrivenSystem:
         if sc.any():
             force[sc], dlf[sc] = self.schutte.state_derivatives(length[sc], speed[sc], a[sc], lf[sc])
             adot[sc] = self.schutte.activation_rate(a[sc], u[sc])
+        for i in np.flatnonzero(self._rigid):
+            force[i] = float(self.muscles[i].parameters.tendon_force(a[i], length[i], speed[i]))
+            dlf[i] = 0.0
+        for i in np.flatnonzero(self._rigid & ~self._direct):  # the activation dynamics of the compiled loops
+            p = self.muscles[i].parameters
+            adot[i] = MK._activation_rate(a[i], u[i], min(max(p.minimum_activation, 0.0), 1.0),
+                                          p.activation_time_constant, p.deactivation_time_constant)
+        adot[self._direct] = 0.0
         return force, dlf, adot
 
-    def tendon_forces(self, y: np.ndarray) -> np.ndarray:
-        """Tendon forces [N] at a state (the same muscle loops as :meth:`rhs`)."""
+    def tendon_forces(self, y: np.ndarray, t: float = 0.0) -> np.ndarray:
+        """Tendon forces [N] at a state and time (the time sets the excitation of muscles without activation
+        dynamics; the same muscle loops as :meth:`rhs`)."""
         q, qd, a, lf = self.split(y)
         length, r = self.path_lengths(q)
         if not self.compiled:
-            return self._muscle_derivatives(length, a, lf, np.zeros(self.n_m), -(r.T @ qd))[0]
+            return self._muscle_derivatives(length, a, lf, self.excitations(t), -(r.T @ qd))[0]
         force, dlf, adot = np.empty(self.n_m), np.empty(self.n_m), np.empty(self.n_m)
         MK.muscle_derivatives(self.groups, length, -(r.T @ qd), np.ascontiguousarray(a), np.ascontiguousarray(lf),
                               np.zeros(self.n_m), force, dlf, adot)
@@ -855,8 +901,11 @@ class MuscleDrivenSystem:
         length, r = self.path_lengths(q0)
         speed = -(r.T @ qdot0)
         lf0, k_millard = [], 0
-        for m, a, lm, v in zip(self.muscles, a0, length, speed):
-            if isinstance(m.parameters, Thelen2003Muscle):
+        used = self.activations(a0, self.excitations(0.0))  # without activation dynamics: the excitation at 0
+        for m, a, lm, v, rigid in zip(self.muscles, used, length, speed, self._rigid):
+            if rigid:
+                lf0.append(float(m.parameters.rigid_tendon(lm, v).fiber_length))
+            elif isinstance(m.parameters, Thelen2003Muscle):
                 lf0.append(thelen_initial_fiber_length(m.parameters, float(a), float(lm), float(v)))
             elif isinstance(m.parameters, Schutte1993Muscle):
                 lf0.append(schutte_initial_fiber_length(m.parameters, float(a), float(lm)))
@@ -880,7 +929,7 @@ class _Solution:
 
 
 def simulate_muscles(model: Model, t_end: float, excitations: Mapping[str, Excitation] | None = None, *,
-                     q0: Any = None, qdot0: Any = None, activations: Any = None, method: str = "RK45",
+                     q0: Any = None, qdot0: Any = None, activations: Any = None, method: str = "auto",
                      rtol: float = 1e-8, atol: float = 1e-10, n_output: int = 101,
                      t_eval: Sequence[float] | None = None, progress: bool = False,
                      **system_options) -> pd.DataFrame:
@@ -888,13 +937,16 @@ def simulate_muscles(model: Model, t_end: float, excitations: Mapping[str, Excit
 
     A table with ``time`` and one column per state (NAME, NAME_u, MUSCLE_activation, MUSCLE_fiber_length;
     radians, rad/s, metres) and MUSCLE_tendon_force [N]; ``attrs['nfev']`` holds the number of right-hand-side
-    evaluations.  The default integrator is SciPy's RK45: an explicit method follows the fast fibre transients
-    that OpenSim's (explicit) Runge-Kutta-Merson follows; implicit methods (BDF, LSODA) can step over a short
-    transient of a wrapped path and end on another trajectory (docs/simulation.md).  ``method="RK45-jit"``
-    runs the same Dormand-Prince pair with SciPy's step control entirely in compiled code
-    (:mod:`osim_emb.simulation.muscle_driven_jit`; numba, ExcitationSpec excitations, models without Python-evaluated
-    functions), landing on the output times instead of interpolating to them.  ``progress``: a progress bar
-    (:class:`osim_emb.progress.Progress`) over the output times the integration has passed.
+    evaluations and ``attrs['method']`` the integrator that ran.  The integrator is the Dormand-Prince pair
+    (RK45): an explicit method follows the fast fibre transients that OpenSim's (explicit) Runge-Kutta-Merson
+    follows; implicit methods (BDF, LSODA) can step over a short transient of a wrapped path and end on another
+    trajectory (docs/simulation.md).  ``method="auto"`` (the default) runs it entirely in compiled code,
+    ``"RK45-jit"`` (:mod:`osim_emb.simulation.muscle_driven_jit`: SciPy's step control, landing on the output
+    times instead of interpolating to them; about 3x faster than SciPy's loop once numba has compiled it, a
+    one-time cost of about a minute), where the model allows it (ExcitationSpec excitations, no Python-evaluated
+    joint functions, conditional path points linear in q), and SciPy's ``"RK45"`` otherwise (the reason logged
+    at INFO); any other name is passed to :func:`scipy.integrate.solve_ivp`.  ``progress``: a progress bar
+    (:class:`osim_emb.progress.Progress`) over the output times the integration has passed (SciPy's loop only).
 
     Parameters
     ----------
@@ -918,7 +970,7 @@ def simulate_muscles(model: Model, t_end: float, excitations: Mapping[str, Excit
     -------
     pandas.DataFrame
         ``time`` (s); NAME (rad, m), NAME_u (rad/s, m/s); MUSCLE_activation, MUSCLE_fiber_length (m),
-        MUSCLE_tendon_force (N); ``attrs['nfev']``.
+        MUSCLE_tendon_force (N); ``attrs['nfev']``, ``attrs['method']``.
 
     Examples
     --------
@@ -935,6 +987,12 @@ def simulate_muscles(model: Model, t_end: float, excitations: Mapping[str, Excit
     system = MuscleDrivenSystem(model, excitations, **system_options)
     y0 = system.initial_state(q0, qdot0, activations)
     te = np.linspace(0.0, t_end, n_output) if t_eval is None else np.asarray(t_eval, dtype=float)
+    if method == "auto":
+        from osim_emb.simulation.muscle_driven_jit import compiled_plan
+        plan, why = compiled_plan(system)
+        method = "RK45-jit" if plan is not None else "RK45"
+        if plan is None:
+            log.info("simulate_muscles: SciPy's RK45 (the compiled integrator cannot run this model: %s)", why)
     if method == "RK45-jit":
         from osim_emb.simulation.muscle_driven_jit import integrate_compiled
         states, nfev = integrate_compiled(system, y0, te, rtol, atol)
@@ -952,8 +1010,17 @@ def simulate_muscles(model: Model, t_end: float, excitations: Mapping[str, Excit
                 bar.advance(len(te) - bar.done)
         if not sol.success:
             raise RuntimeError(f"integration failed: {sol.message}")
-    forces = np.array([system.tendon_forces(sol.y[:, i]) for i in range(sol.y.shape[1])]).reshape(len(sol.t), -1)
+    forces = np.array([system.tendon_forces(sol.y[:, i], sol.t[i])
+                       for i in range(sol.y.shape[1])]).reshape(len(sol.t), -1)
+    n, m = system.n_q, system.n_m
+    for i, t in enumerate(sol.t):  # the activations and fibre lengths the muscles use (OpenSim's getters)
+        q, qd, a, lf = system.split(sol.y[:, i])
+        sol.y[2 * n:2 * n + m, i] = system.activations(a, system.excitations(t))
+        if system._rigid.any():
+            length, r = system.path_lengths(q)
+            sol.y[2 * n + m:, i] = system.fiber_lengths(length, -(r.T @ qd), lf)
     columns = ["time", *system.state_names(), *[f"{n}_tendon_force" for n in system.muscle_names]]
     out = pd.DataFrame(np.column_stack([sol.t, sol.y.T, forces]), columns=columns)  # one block: no consolidation
     out.attrs["nfev"] = sol.nfev
+    out.attrs["method"] = method
     return out

@@ -1,0 +1,143 @@
+"""Muscle-driven simulation over the model corpus: every model the corpus study imports, with its muscles driven
+for a short time, against OpenSim 4.6's Manager.
+
+    python validation/model_corpus/muscle_driven.py                # the corpus of run.py (scratch, from the mirrors)
+    python validation/model_corpus/muscle_driven.py --only gait    # a subset (path substring)
+
+For each model that ``results/corpus.csv`` lists as ``agrees`` or ``opensim_coriolis`` with at least one muscle, in
+its own subprocess (a timeout and a crash stop only that model): ``simulate_muscles`` (``method="auto"``: the
+compiled integrator where the model allows it, rtol 1e-10) and ``opensim_muscle_simulation`` (Runge-Kutta-Merson,
+accuracy 1e-9) from the same equilibrium state over ``--t-end`` (0.02 s) with the same excitations: the first four
+muscles (file order) at 0.3, the fifth a 20 rad/s sine, the others 0. Compared at 6 instants: coordinates (rad, m),
+the fibre lengths and activations OpenSim's getters report.
+
+Status: ``agrees`` (q within 1e-6, fibre lengths within 1e-7 m, activations within 1e-7), ``differs``,
+``refused`` (the package says why it does not simulate the model: a muscle type or option, a singular mass
+matrix), ``opensim_fails`` (OpenSim's Manager stops; its message), ``error`` (any other exception: a defect),
+``timeout``. Writes ``results/muscle_driven.csv``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+sys.path.insert(0, str(REPO))
+from run import DEFAULT_CORPUS  # noqa: E402  (this folder's corpus study)
+
+TOL_Q, TOL_LF, TOL_A = 1e-6, 1e-7, 1e-7
+COLUMNS = ["model", "coordinates", "muscles", "status", "max_q", "max_fiber_length_m", "max_activation", "method",
+           "right_hand_sides", "package_s", "opensim_s", "reason", "time_s"]
+
+
+def excitations(names: list[str]) -> dict:
+    from osim_emb.simulation.muscle_driven import ExcitationSpec
+    out = {n: ExcitationSpec.parse("0.3") for n in names[:4]}
+    if len(names) > 4:
+        out[names[4]] = ExcitationSpec.parse("sine:0.2:20:0:0.3")
+    return out
+
+
+def study_one(path: str, t_end: float) -> dict:
+    from osim_emb import load_osim
+    from osim_emb.core.compiled import SingularMassMatrixError
+    from osim_emb.opensim.muscle_simulation import opensim_muscle_simulation
+    from osim_emb.simulation.excitations import MuscleSimulationError
+    from osim_emb.simulation.muscle_driven import MuscleDrivenSystem, simulate_muscles
+    row: dict = {}
+    model = load_osim(path)
+    row["coordinates"] = model.n_q
+    try:
+        system = MuscleDrivenSystem(model)
+    except MuscleSimulationError as err:
+        return {**row, "status": "refused", "reason": str(err)[:300]}
+    row["muscles"] = system.n_m
+    exc = excitations(list(system.muscle_names))
+    times = np.linspace(0.0, t_end, 6)
+    t0 = time.perf_counter()
+    try:
+        ours = simulate_muscles(model, t_end, exc, t_eval=times, rtol=1e-10, atol=1e-12)
+    except (MuscleSimulationError, SingularMassMatrixError) as err:
+        return {**row, "status": "refused", "reason": str(err)[:300]}
+    row.update(method=ours.attrs["method"], right_hand_sides=ours.attrs["nfev"], package_s=time.perf_counter() - t0)
+    t0 = time.perf_counter()
+    try:
+        ref = opensim_muscle_simulation(path, times, exc, accuracy=1e-9)
+    except Exception as err:  # noqa: BLE001 - OpenSim's exceptions are RuntimeErrors or SWIG's
+        return {**row, "status": "opensim_fails", "reason": str(err).replace("\n", " ")[:300]}
+    row["opensim_s"] = time.perf_counter() - t0
+    cols = [ref["names"].index(n) for n in model.coordinate_names]
+    dq = np.abs(ours[model.coordinate_names].to_numpy() - ref["q"][:, cols]).max()
+    muscles = [m for m in ref["muscles"] if m in system.muscle_names]
+    k = [ref["muscles"].index(m) for m in muscles]
+    dl = np.abs(ours[[f"{m}_fiber_length" for m in muscles]].to_numpy() - ref["fiber_length"][:, k]).max()
+    da = np.abs(ours[[f"{m}_activation" for m in muscles]].to_numpy() - ref["activation"][:, k]).max()
+    row.update(max_q=dq, max_fiber_length_m=dl, max_activation=da,
+               status="agrees" if dq <= TOL_Q and dl <= TOL_LF and da <= TOL_A else "differs")
+    return row
+
+
+def run_child(path: Path, args) -> dict:
+    cmd = ["nice", "-n", "10", sys.executable, __file__, "--one", str(path), "--t-end", str(args.t_end)]
+    t0 = time.perf_counter()
+    env = {**os.environ, "NUMBA_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
+           "PYTHONPATH": os.pathsep.join([str(REPO)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep)
+                                                        if p])}
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout, env=env)
+    except subprocess.TimeoutExpired:
+        return {"status": "timeout", "reason": f"no result within {args.timeout} s", "time_s": args.timeout}
+    lines = [ln for ln in p.stdout.splitlines() if ln.startswith("{")]
+    if p.returncode != 0 or not lines:
+        tail = (p.stderr.strip().splitlines() or ["(no output)"])[-1]
+        return {"status": "error", "reason": f"exit {p.returncode}: {tail}"[:400], "time_s": time.perf_counter() - t0}
+    row = json.loads(lines[-1])
+    row["time_s"] = time.perf_counter() - t0
+    return row
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS, help="the corpus folder of run.py")
+    ap.add_argument("--t-end", type=float, default=0.02, help="seconds simulated (default 0.02)")
+    ap.add_argument("--timeout", type=float, default=600.0, help="seconds per model")
+    ap.add_argument("--only", default="", help="substring: only the models whose path contains it")
+    ap.add_argument("--out", type=Path, default=HERE / "results" / "muscle_driven.csv")
+    ap.add_argument("--one", help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.one:
+        try:
+            row = study_one(args.one, args.t_end)
+        except Exception as err:  # noqa: BLE001 - reported as a defect
+            row = {"status": "error", "reason": f"{type(err).__name__}: {err}"[:400]}
+        print(json.dumps(row, default=float))
+        return 0
+    import pandas as pd
+    from tqdm import tqdm
+    corpus = pd.read_csv(HERE / "results" / "corpus.csv")
+    chosen = corpus[corpus["status"].isin(["agrees", "opensim_coriolis"]) & (corpus["muscles"] > 0)
+                    & corpus["model"].str.contains(args.only, regex=False)]
+    rows = []
+    for rel in tqdm(list(chosen["model"]), desc="models", unit="model"):
+        row = run_child(args.corpus / rel, args)
+        row["model"] = rel
+        rows.append(row)
+        tqdm.write(f"{rel}: {row['status']} {row.get('reason', '') or ''}"[:220])
+    table = pd.DataFrame(rows).reindex(columns=COLUMNS)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    table.to_csv(args.out, index=False, float_format="%.3g")
+    print(f"wrote {args.out}: {len(table)} models, {table['status'].value_counts().to_dict()}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -471,3 +471,21 @@ def test_millard_rigid_tendon_and_no_activation_dynamics_equal_opensim_manager(o
     assert da < 1e-7
     auto = simulate_muscles(model, 0.01, exc, n_output=2)
     assert auto.attrs["method"] == "RK45"  # the compiled integrator leaves these muscles to SciPy's route
+
+
+def test_a_massless_forearm_is_refused_by_name_in_both_integrators(models_dir, tmp_path):
+    """arm26 with a forearm of neither mass nor inertia: the compiled integrator and SciPy's route both raise the
+    SingularMassMatrixError naming the elbow (not numpy's bare 'Singular matrix')."""
+    from lxml import etree
+    from osim_emb import load_osim
+    from osim_emb.core.compiled import SingularMassMatrixError
+    from osim_emb.simulation.muscle_driven import simulate_muscles
+    tree = etree.parse(str(models_dir / "arm26.osim"))
+    body = next(b for b in tree.iter("Body") if b.get("name") == "r_ulna_radius_hand")
+    body.find("mass").text = "0"
+    body.find("inertia").text = "0 0 0 0 0 0"
+    tree.write(str(tmp_path / "arm26_massless_forearm.osim"))
+    model = load_osim(str(tmp_path / "arm26_massless_forearm.osim"))
+    for method in ("auto", "RK45"):
+        with pytest.raises(SingularMassMatrixError, match="r_elbow_flex move no mass"):
+            simulate_muscles(model, 0.01, {"BIClong": ExcitationSpec.parse("0.5")}, method=method)

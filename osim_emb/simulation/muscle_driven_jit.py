@@ -242,8 +242,12 @@ def integrate_compiled(system, y0: np.ndarray, t_eval: np.ndarray, rtol: float, 
     plan, why = compiled_plan(system)
     if plan is None:
         raise ValueError(f"the compiled integrator cannot run this system: {why}")
-    out, nfev = integrate_kernel(np.ascontiguousarray(y0, dtype=float), np.ascontiguousarray(t_eval, dtype=float),
-                                 float(rtol), float(atol), *plan)
+    try:
+        out, nfev = integrate_kernel(np.ascontiguousarray(y0, dtype=float),
+                                     np.ascontiguousarray(t_eval, dtype=float), float(rtol), float(atol), *plan)
+    except np.linalg.LinAlgError as err:  # the mass matrix solve: name the coordinates if M is singular at y0
+        from osim_emb.core.compiled import compiled_model
+        compiled_model(system.model)._raise_singular_mass(np.asarray(y0, dtype=float)[None, :system.n_q], err)
     if out.shape[0] < len(t_eval):
         raise RuntimeError(f"the compiled integrator's step size underflowed at t = {t_eval[out.shape[0] - 1]}")
     return out, int(nfev)

@@ -323,6 +323,11 @@ def test_path_actuators_are_left_out_and_summarized_by_type(models_dir, tmp_path
     assert len(msg) < 350
     with pytest.raises(MuscleSimulationError, match="PathActuators are left out"):
         MuscleDrivenSystem(model, controls={"BRA": 0.5})
+    for el in tree.iter("PathActuator"):  # a muscle type whose force model the import does not read: refused
+        el.tag = "RigidTendonMuscle"
+    tree.write(str(tmp_path / "arm26_rigid_tendon_muscles.osim"))
+    with pytest.raises(MuscleSimulationError, match=r"has 6 RigidTendonMuscle \(TRIlong, TRIlat"):
+        MuscleDrivenSystem(load_osim(str(tmp_path / "arm26_rigid_tendon_muscles.osim"), strict=False))
 
 
 def _mobl_with(models_dir, tmp_path, keep):

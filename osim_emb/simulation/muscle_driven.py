@@ -688,7 +688,10 @@ class MuscleDrivenSystem:
         muscles, skipped, path_actuators = [], [], []
         for mt in model.muscles:
             p = mt.parameters
-            if p is None or not p.applies_force:
+            if p is None:  # a type whose force model the import does not read (e.g. RigidTendonMuscle)
+                skipped.append((mt.type_name, mt.name))
+                continue
+            if not p.applies_force:
                 continue
             if isinstance(p, RigidPathActuator):  # force = control x optimal force; no controller here: 0
                 path_actuators.append((mt.name, mt.type_name))

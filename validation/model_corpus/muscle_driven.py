@@ -79,8 +79,8 @@ def study_one(path: str, t_end: float) -> dict:
     dq = np.abs(ours[model.coordinate_names].to_numpy() - ref["q"][:, cols]).max()
     muscles = [m for m in ref["muscles"] if m in system.muscle_names]
     k = [ref["muscles"].index(m) for m in muscles]
-    dl = np.abs(ours[[f"{m}_fiber_length" for m in muscles]].to_numpy() - ref["fiber_length"][:, k]).max()
-    da = np.abs(ours[[f"{m}_activation" for m in muscles]].to_numpy() - ref["activation"][:, k]).max()
+    dl = np.abs(ours[[f"{m}_fiber_length" for m in muscles]].to_numpy() - ref["fiber_length"][:, k]).max(initial=0.0)
+    da = np.abs(ours[[f"{m}_activation" for m in muscles]].to_numpy() - ref["activation"][:, k]).max(initial=0.0)
     row.update(max_q=dq, max_fiber_length_m=dl, max_activation=da,
                status="agrees" if dq <= TOL_Q and dl <= TOL_LF and da <= TOL_A else "differs")
     return row

@@ -350,20 +350,7 @@ class _Reader:
         3.3 offsets ``location_in_parent`` ... ``orientation_in_child``.  OpenSim's Joint::updateFromXMLNode
         (< 30505) turns these into offset frames of the bodies named by the connectees' last path element, the
         numbers through a 6-significant-digit stream (XMLDocument::addPhysicalOffsetFrame30505_30517)."""
-        g = model.find("Ground")
-        doc.ground = "ground"
-        ground = BodySpec(doc.ground, line=getattr(g, "sourceline", None))
-        if g is not None:
-            for w in self.objects(g, "WrapObjectSet"):
-                ws = self._wrap_object(w, doc.ground)
-                if ws is not None:
-                    ground.wrap_objects.append(ws)
-        doc.bodies.append(ground)
-        for b in self.objects(model, "BodySet"):
-            if b.tag != "Body":
-                self.unsupported(b, "body", f"unsupported body type {b.tag}")
-                continue
-            doc.bodies.append(self._body_common(b))
+        self._read_ground_and_bodies(model, doc, "ground")
         for fr in self.objects(model, "FrameSet"):
             self.unsupported(fr, "frame", f"a {fr.tag} in a version-{self.version} <FrameSet> (frames other than "
                                           "bodies are not read in this development format)")
@@ -627,11 +614,10 @@ class _Reader:
                     mt = "coupled"
             c.motion_type = mt or "rotational"
 
-    # -- bodies and joints, 4.x -------------------------------------------------
-    def _read_v4(self, model: Any, doc: OsimDocument) -> None:
-        self._refuse_structural_components(model)
+    def _read_ground_and_bodies(self, model: Any, doc: OsimDocument, ground_name: str) -> None:
+        """The <Ground> (with its wrap objects) and the BodySet's bodies (4.x and 4.0-development layouts)."""
         g = model.find("Ground")
-        doc.ground = g.get("name", "ground") if g is not None else "ground"
+        doc.ground = ground_name
         ground = BodySpec(doc.ground, line=getattr(g, "sourceline", None))
         if g is not None:
             for w in self.objects(g, "WrapObjectSet"):
@@ -644,6 +630,12 @@ class _Reader:
                 self.unsupported(b, "body", f"unsupported body type {b.tag}")
                 continue
             doc.bodies.append(self._body_common(b))
+
+    # -- bodies and joints, 4.x -------------------------------------------------
+    def _read_v4(self, model: Any, doc: OsimDocument) -> None:
+        self._refuse_structural_components(model)
+        g = model.find("Ground")
+        self._read_ground_and_bodies(model, doc, g.get("name", "ground") if g is not None else "ground")
         self._check_unique_bodies(doc)
         # frames: bodies, ground, model-level offset frames
         self.frames: dict[str, OffsetSpec] = {f"/{doc.ground}": OffsetSpec(doc.ground, name=doc.ground)}

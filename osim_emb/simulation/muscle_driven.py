@@ -949,7 +949,8 @@ def simulate_muscles(model: Model, t_end: float, excitations: Mapping[str, Excit
     one-time cost of about a minute), where the model allows it (ExcitationSpec excitations, no Python-evaluated
     joint functions, conditional path points linear in q), and SciPy's ``"RK45"`` otherwise (the reason logged
     at INFO); any other name is passed to :func:`scipy.integrate.solve_ivp`.  ``progress``: a progress bar
-    (:class:`osim_emb.progress.Progress`) over the output times the integration has passed (SciPy's loop only).
+    (:class:`osim_emb.progress.Progress`) over the output times the integration has passed (the compiled
+    integrator: one step, done when it returns).
 
     Parameters
     ----------
@@ -996,12 +997,15 @@ def simulate_muscles(model: Model, t_end: float, excitations: Mapping[str, Excit
         method = "RK45-jit" if plan is not None else "RK45"
         if plan is None:
             log.info("simulate_muscles: SciPy's RK45 (the compiled integrator cannot run this model: %s)", why)
+    from osim_emb.progress import Progress
     if method == "RK45-jit":
         from osim_emb.simulation.muscle_driven_jit import integrate_compiled
-        states, nfev = integrate_compiled(system, y0, te, rtol, atol)
+        # one compiled call: the bar says it runs and, at the end, how long it took
+        with Progress(f"simulating {t_end:g} s (compiled integrator)", 1, enabled=progress, unit="run") as bar:
+            states, nfev = integrate_compiled(system, y0, te, rtol, atol)
+            bar.advance()
         sol = _Solution(te, states.T, nfev)
     else:
-        from osim_emb.progress import Progress
         with Progress(f"simulating {t_end:g} s", len(te), enabled=progress, unit="output time") as bar:
             def rhs(t, y):
                 passed = int(np.searchsorted(te, t, side="right"))

@@ -301,8 +301,8 @@ def test_simulate_muscles_command_takes_degrees_and_writes_the_api_result(models
 
 
 def test_path_actuators_are_left_out_and_summarized_by_type(models_dir, tmp_path, caplog):
-    """Plain path actuators have no controller here (control 0: no force, as OpenSim's Manager without one): left
-    out with one short warning by type, not every name; a control named for one is refused."""
+    """Plain path actuators without a control apply no force (as OpenSim's Manager without a controller): left
+    out with one short warning by type, not every name; a control for an unknown actuator is refused."""
     import logging
     from lxml import etree
     from osim_emb import load_osim
@@ -321,8 +321,9 @@ def test_path_actuators_are_left_out_and_summarized_by_type(models_dir, tmp_path
     msg = caplog.text
     assert "leaves out 6 PathActuator (TRIlong, TRIlat, TRImed, BIClong, BICshort, BRA)" in msg
     assert len(msg) < 350
-    with pytest.raises(MuscleSimulationError, match="PathActuators are left out"):
-        MuscleDrivenSystem(model, controls={"BRA": 0.5})
+    assert MuscleDrivenSystem(model, controls={"BRA": 0.5})._path_actuators == (("BRA", 1.0),)  # driven: kept
+    with pytest.raises(MuscleSimulationError, match="unknown actuator"):
+        MuscleDrivenSystem(model, controls={"BRAX": 0.5})
     for el in tree.iter("PathActuator"):  # a muscle type whose force model the import does not read: refused
         el.tag = "RigidTendonMuscle"
     tree.write(str(tmp_path / "arm26_rigid_tendon_muscles.osim"))
@@ -494,3 +495,34 @@ def test_a_massless_forearm_is_refused_by_name_in_both_integrators(models_dir, t
     for method in ("auto", "RK45"):
         with pytest.raises(SingularMassMatrixError, match="r_elbow_flex move no mass"):
             simulate_muscles(model, 0.01, {"BIClong": ExcitationSpec.parse("0.5")}, method=method)
+
+
+def test_path_actuators_driven_by_controls_equal_opensim_manager(osim, models_dir, tmp_path):
+    """arm26's six paths as PathActuators (optimal force 300 N), three of them driven by controls (a constant, a
+    step, a sine), the others left out, 0.1 s against OpenSim's Manager with the same controls."""
+    from lxml import etree
+    from osim_emb import load_osim
+    from osim_emb.opensim.muscle_simulation import opensim_muscle_simulation
+    from osim_emb.simulation.muscle_driven import simulate_muscles
+    tree = etree.parse(str(models_dir / "arm26.osim"))
+    for el in list(tree.iter("Thelen2003Muscle")):
+        el.tag = "PathActuator"
+        for c in list(el):
+            if c.tag not in ("GeometryPath", "appliesForce"):
+                el.remove(c)
+        etree.SubElement(el, "optimal_force").text = "300"
+    path = tmp_path / "arm26_path_actuators.osim"
+    tree.write(str(path))
+    model = load_osim(str(path))
+    controls = {"BIClong": ExcitationSpec.parse("0.5"), "TRIlong": ExcitationSpec.parse("step:0.02:0.06:0:0.8"),
+                "BRA": ExcitationSpec.parse("sine:0.3:30:0:0.2")}
+    times = np.linspace(0.0, 0.1, 6)
+    ours = simulate_muscles(model, times[-1], {}, controls=controls, t_eval=times, rtol=1e-10, atol=1e-12)
+    assert ours.attrs["method"] == "RK45"
+    ref = opensim_muscle_simulation(path, times, {}, controls=controls, accuracy=1e-9)
+    cols = [ref["names"].index(n) for n in model.coordinate_names]
+    q = ours[model.coordinate_names].to_numpy()
+    assert np.ptp(q[:, 1]) > 0.05  # the elbow moves
+    dq = np.abs(q - ref["q"][:, cols]).max()
+    print(f"[agreement] arm26 PathActuators driven by controls, 0.1 s: {dq:.2e} rad")
+    assert dq < 1e-7

@@ -59,7 +59,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--default-excitation", type=float, default=0.0,
                    help="excitation of the muscles not named (default 0, as OpenSim without a controller)")
     s.add_argument("--control", action="append", metavar="ACTUATOR=SPEC",
-                   help="control of a CoordinateActuator (same SPEC forms; default 0)")
+                   help="control of a CoordinateActuator or PathActuator (same SPEC forms; default 0: no force)")
     s.add_argument("--t-end", type=float, default=1.0, help="duration in seconds (default 1)")
     s.add_argument("--q0", action="append", help="initial coordinates NAME=DEGREES (metres for translations)[,...]; "
                                                  "default: the model's defaults")

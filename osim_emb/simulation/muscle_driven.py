@@ -693,8 +693,8 @@ class MuscleDrivenSystem:
                 continue
             if not p.applies_force:
                 continue
-            if isinstance(p, RigidPathActuator):  # force = control x optimal force; no controller here: 0
-                path_actuators.append((mt.name, mt.type_name))
+            if isinstance(p, RigidPathActuator):  # tension = control x optimal force along its path
+                path_actuators.append((mt.name, mt.type_name, p.optimal_force))
                 continue
             if not isinstance(p, (Thelen2003Muscle, Millard2012EquilibriumMuscle, Schutte1993Muscle)):
                 skipped.append((mt.type_name, mt.name))
@@ -739,9 +739,14 @@ class MuscleDrivenSystem:
         self._excitation = [excitations.get(n, default_excitation) for n in self.muscle_names]
         limits, actuators = coordinate_forces_from_model(model) if coordinate_forces is None else coordinate_forces
         # the model's forces without a path of any kind (GeometryPath, FunctionBasedPath, Scholz2015GeometryPath)
+        controls = dict(controls or {})
+        # path actuators with a control here (tension = control x optimal force); the others apply no force
+        self._path_actuators = tuple((n, f) for n, _, f in path_actuators if n in controls)
+        self._path_controls = [controls[n] for n, _ in self._path_actuators]
         other: dict[str, list[str]] = {}
-        for name, kind in path_actuators + [(n, k) for n, k in model.extras.get("forces", ())
-                                            if k not in ("CoordinateLimitForce", "CoordinateActuator")]:
+        for name, kind in [(n, k) for n, k, _ in path_actuators if n not in controls] + [
+                (n, k) for n, k in model.extras.get("forces", ()) if k not in ("CoordinateLimitForce",
+                                                                               "CoordinateActuator")]:
             other.setdefault(kind, []).append(name)
         if other:
             log.warning("muscle-driven simulation of %s leaves out %s (actuators without a controller here: "
@@ -749,11 +754,10 @@ class MuscleDrivenSystem:
                         "; ".join(f"{len(v)} {k} ({', '.join(v[:6])}{', ...' if len(v) > 6 else ''})"
                                   for k, v in other.items()))
         self.limit_forces, self.actuators = tuple(limits), tuple(actuators)
-        controls = dict(controls or {})
-        unknown = sorted(set(controls) - {a.name for a in self.actuators})
+        unknown = sorted(set(controls) - {a.name for a in self.actuators} - {n for n, _, _ in path_actuators})
         if unknown:
-            raise MuscleSimulationError(f"control for unknown CoordinateActuator(s) {', '.join(unknown)} (controls drive "
-                                        "CoordinateActuators; PathActuators are left out: control 0, no force)")
+            raise MuscleSimulationError(f"control for unknown actuator(s) {', '.join(unknown)} (controls drive the "
+                                        "model's CoordinateActuators and PathActuators)")
         self._controls = [controls.get(a.name, 0.0) for a in self.actuators]
         self.n_q, self.n_m = model.n_q, len(self.muscles)
         self._tau = np.zeros(self.n_q)
@@ -806,6 +810,13 @@ class MuscleDrivenSystem:
     def generalized_forces(self, t: float, q: np.ndarray, qd: np.ndarray, tendon_force: np.ndarray,
                            r: np.ndarray) -> np.ndarray:
         tau = r @ tendon_force
+        if self._path_actuators:  # OpenSim's PathActuator: control x optimal force along its path (no clamping)
+            from osim_emb.paths.geometry import lengths_and_moment_arms
+            _, rp = lengths_and_moment_arms(self.model, q[None], [n for n, _ in self._path_actuators],
+                                            wrapping=self.wrapping, opensim_compat=self.opensim_compat,
+                                            allow_out_of_range=True)
+            tension = [self._value(c, t) * f for c, (_, f) in zip(self._path_controls, self._path_actuators)]
+            tau = tau + rp[0] @ np.asarray(tension, dtype=float)
         for f in self.limit_forces:
             tau[f.coordinate] += f.generalized_force(q[f.coordinate], qd[f.coordinate])
         for a, c in zip(self.actuators, self._controls):

@@ -35,7 +35,7 @@ sys.path.insert(0, str(REPO))
 from run import DEFAULT_CORPUS  # noqa: E402  (this folder's corpus study)
 
 TOL_Q, TOL_LF, TOL_A = 1e-6, 1e-7, 1e-7
-COLUMNS = ["model", "coordinates", "muscles", "status", "max_q", "max_fiber_length_m", "max_activation", "method",
+COLUMNS = ["model", "coordinates", "muscles", "status", "max_q_rad_or_m", "max_fiber_length_m", "max_activation", "method",
            "right_hand_sides", "package_s", "opensim_s", "reason", "time_s"]
 
 
@@ -81,7 +81,7 @@ def study_one(path: str, t_end: float) -> dict:
     k = [ref["muscles"].index(m) for m in muscles]
     dl = np.abs(ours[[f"{m}_fiber_length" for m in muscles]].to_numpy() - ref["fiber_length"][:, k]).max(initial=0.0)
     da = np.abs(ours[[f"{m}_activation" for m in muscles]].to_numpy() - ref["activation"][:, k]).max(initial=0.0)
-    row.update(max_q=dq, max_fiber_length_m=dl, max_activation=da,
+    row.update(max_q_rad_or_m=dq, max_fiber_length_m=dl, max_activation=da,
                status="agrees" if dq <= TOL_Q and dl <= TOL_LF and da <= TOL_A else "differs")
     return row
 

@@ -701,9 +701,9 @@ class MuscleDrivenSystem:
                 continue
             millard = isinstance(p, Millard2012EquilibriumMuscle)
             if (p.ignore_tendon_compliance or p.ignore_activation_dynamics) and not millard:
-                raise MuscleSimulationError(f"muscle {mt.name!r}: ignore_tendon_compliance / "
-                                            f"ignore_activation_dynamics are supported for Millard2012EquilibriumMuscle, "
-                                            f"not {mt.type_name}")
+                raise MuscleSimulationError(f"muscle {mt.name!r}: ignore_tendon_compliance / ignore_activation_"
+                                            "dynamics are supported for Millard2012EquilibriumMuscle, not "
+                                            f"{mt.type_name}")
             if millard and not p.uses_damping and not p.ignore_tendon_compliance:
                 raise MuscleSimulationError(f"muscle {mt.name!r}: Millard2012EquilibriumMuscle without fibre damping "
                                             "(fiber_damping < 0.001) is not supported")

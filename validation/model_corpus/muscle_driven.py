@@ -35,8 +35,8 @@ sys.path.insert(0, str(REPO))
 from run import DEFAULT_CORPUS  # noqa: E402  (this folder's corpus study)
 
 TOL_Q, TOL_LF, TOL_A = 1e-6, 1e-7, 1e-7
-COLUMNS = ["model", "coordinates", "muscles", "status", "max_q_rad_or_m", "max_fiber_length_m", "max_activation", "method",
-           "right_hand_sides", "package_s", "opensim_s", "reason", "time_s"]
+COLUMNS = ["model", "coordinates", "muscles", "status", "max_q_rad_or_m", "max_fiber_length_m", "max_activation",
+           "method", "right_hand_sides", "package_s", "opensim_s", "reason", "time_s"]
 
 
 def excitations(names: list[str]) -> dict:

@@ -526,3 +526,23 @@ def test_path_actuators_driven_by_controls_equal_opensim_manager(osim, models_di
     dq = np.abs(q - ref["q"][:, cols]).max()
     print(f"[agreement] arm26 PathActuators driven by controls, 0.1 s: {dq:.2e} rad")
     assert dq < 1e-7
+
+
+def test_the_models_own_controllers_are_said_not_applied(models_dir, tmp_path, caplog):
+    """A file's ControllerSet is not applied by the package's simulations: an enabled controller is named in a
+    warning, a disabled one is not."""
+    import logging
+    from lxml import etree
+    from osim_emb import load_osim
+    from osim_emb.simulation.muscle_driven import MuscleDrivenSystem
+    for disabled, said in (("false", True), ("true", False)):
+        tree = etree.parse(str(models_dir / "arm26.osim"))
+        model_el = tree.getroot().find("Model")
+        objects = model_el.find("ControllerSet").find("objects")  # arm26's empty set
+        pc = etree.SubElement(objects, "PrescribedController", name="drive_biceps")
+        etree.SubElement(pc, "isDisabled").text = disabled
+        tree.write(str(tmp_path / "arm26_controller.osim"))
+        caplog.clear()
+        with caplog.at_level(logging.WARNING):
+            MuscleDrivenSystem(load_osim(str(tmp_path / "arm26_controller.osim")))
+        assert ("does not apply the model's controllers (drive_biceps (PrescribedController))" in caplog.text) == said

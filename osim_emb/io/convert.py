@@ -283,6 +283,7 @@ class _Converter:
             "source": doc.path, "version": doc.version, "document": doc, "conversion": self.log,
             "skipped": self.skipped, "notes": doc.notes,
             "markers": [(m.name, m.body, m.location) for m in doc.markers],
+            "controllers": list(doc.controllers),
             "forces": [(f.name, f.type) for f in doc.forces
                        if not f.has_path and f.function_path is None and f.scholz_path is None],
         }

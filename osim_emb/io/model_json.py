@@ -105,6 +105,7 @@ def model_to_dict(model: Model) -> dict:
         "extras": {
             "source": str(ex.get("source", "")),
             "markers": [[n, b, np.asarray(l).tolist()] for n, b, l in ex.get("markers", [])],
+            "controllers": [list(c) for c in ex.get("controllers", [])],
             "forces": [list(f) for f in ex.get("forces", [])],
             "conversion": list(ex.get("conversion", [])),
             "skipped": [dataclasses.asdict(s) if dataclasses.is_dataclass(s) else s for s in ex.get("skipped", [])],
@@ -273,6 +274,7 @@ def model_from_dict(d: dict, source: str = "<dict>") -> Model:
         raise ck.fail("muscles", f"duplicate names {dup}")
     ex = ck.get(d, "extras", "", "dict", optional=True, default={})
     extras = {"source": ex.get("source", ""), "markers": [(n, b, np.array(l)) for n, b, l in ex.get("markers", [])],
+              "controllers": [tuple(c) for c in ex.get("controllers", [])],
               "forces": [tuple(f) for f in ex.get("forces", [])], "conversion": ex.get("conversion", []),
               "skipped": ex.get("skipped", [])}
     if d.get("osim_document"):

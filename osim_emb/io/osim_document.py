@@ -185,6 +185,8 @@ class OsimDocument:
     couplers: list[CouplerSpec] = field(default_factory=list)
     forces: list[ForceSpec] = field(default_factory=list)
     markers: list[MarkerSpec] = field(default_factory=list)
+    #: (name, type) of the enabled controllers of the ControllerSet (not applied by the package; said so)
+    controllers: list[tuple[str, str]] = field(default_factory=list)
     defaults: dict[str, Any] = field(default_factory=dict)
     skipped: list[Skipped] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)

@@ -269,6 +269,12 @@ class _Reader:
             for o in self.objects(model, tag):
                 if o in getattr(self, "scholz_geometries", ()):  # obstacles of Scholz2015GeometryPaths
                     continue
+                if tag == "ControllerSet":
+                    if self._enabled_controller(o):
+                        doc.controllers.append((o.get("name") or o.tag, o.tag))
+                    self.notes.append(f"ignored {o.tag} {o.get('name')!r} (line {o.sourceline}): the package's "
+                                      "simulations take excitations and controls as arguments")
+                    continue
                 self.notes.append(f"ignored {o.tag} {o.get('name')!r} (line {o.sourceline}): not used by the dynamics")
         doc.skipped = self.skipped
         doc.notes = self.notes
@@ -769,6 +775,12 @@ class _Reader:
             scale = self.flt(c, "scale_factor", 1.0)
             out.append(CouplerSpec(self.name_of(c, "constraint"), dep, ind, f, scale, True, c.sourceline))
         return out
+
+    def _enabled_controller(self, c: Any) -> bool:
+        """Controller::enabled (4.x; default true), isDisabled (older files)."""
+        if c.find("enabled") is not None:
+            return self.boolean(c, "enabled", True)
+        return not self.boolean(c, "isDisabled", False)
 
     def _enabled(self, c: Any) -> bool:
         if c.find("isEnforced") is not None:

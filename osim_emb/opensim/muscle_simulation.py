@@ -15,7 +15,8 @@ __all__ = ["opensim_muscle_simulation"]
 
 def opensim_muscle_simulation(path: str, times: Sequence[float], excitations: Mapping[str, object], *,
                               accuracy: float = 1e-8, controls: Mapping[str, object] | None = None,
-                              q0: Mapping[str, float] | None = None, one_shot: bool = False) -> dict:
+                              q0: Mapping[str, float] | None = None, one_shot: bool = False,
+                              own_controllers: bool = True) -> dict:
     """Run OpenSim 4.6's Manager (RungeKuttaMerson, ``accuracy``) from the equilibrated default state.
 
     ``excitations`` / ``controls`` map muscle / CoordinateActuator names to :class:`ExcitationSpec` (a
@@ -23,9 +24,14 @@ def opensim_muscle_simulation(path: str, times: Sequence[float], excitations: Ma
     fiber_length (T, M) at ``times`` (integrating to each in turn), the coordinate and muscle names, and
     ``seconds`` (wall time of the integration; with ``one_shot`` one integrate call to the last time, whose
     states are then only the final one, and the Manager's own counts: ``realizations``, ``steps_taken``,
-    ``steps_attempted``)."""
+    ``steps_attempted``).  ``own_controllers=False`` disables the controllers the file defines (the package's
+    simulations do not apply them), so that both integrate the same inputs."""
     osim = require_opensim()
     model = osim.Model(str(path))
+    if not own_controllers:  # the file's own controllers off: only the controls given here (the package's inputs)
+        own = model.updControllerSet()
+        for i in range(own.getSize()):
+            own.get(i).setEnabled(False)
     ctrl = osim.PrescribedController()
     ctrl.setName("osim_emb_excitations")
     acts = model.getActuators()

@@ -753,6 +753,10 @@ class MuscleDrivenSystem:
                         "control 0, no force)", model.name,
                         "; ".join(f"{len(v)} {k} ({', '.join(v[:6])}{', ...' if len(v) > 6 else ''})"
                                   for k, v in other.items()))
+        if model.extras.get("controllers"):
+            log.warning("muscle-driven simulation of %s does not apply the model's controllers (%s): the excitations "
+                        "and controls given here drive its actuators (OpenSim's Manager would add the controllers' "
+                        "controls)", model.name, ", ".join(n if n == k else f"{n} ({k})" for n, k in model.extras["controllers"]))
         self.limit_forces, self.actuators = tuple(limits), tuple(actuators)
         unknown = sorted(set(controls) - {a.name for a in self.actuators} - {n for n, _, _ in path_actuators})
         if unknown:

@@ -393,6 +393,51 @@ def coordinate_force_records(doc: Any) -> list[CoordinateForceRecord]:
     return out
 
 
+class PassivePathForceRecord(NamedTuple):
+    """A PathSpring or Ligament of the document: its name, type and the numbers of its tension law."""
+
+    type: str
+    name: str
+    parameters: dict
+
+
+#: OpenSim 4.6's default force-length curve of a Ligament (Ligament::constructProperties; x = L / resting length)
+LIGAMENT_DEFAULT_CURVE = ((-5.0, 0.998, 0.999, 1.0, 1.1, 1.2, 1.3, 1.4, 1.5, 1.6, 1.601, 1.602, 5.0),
+                          (0.0, 0.0, 0.0, 0.0, 0.035, 0.12, 0.26, 0.55, 1.17, 2.0, 2.0, 2.0, 2.0))
+
+
+def passive_path_force_records(doc: Any) -> list[PassivePathForceRecord]:
+    """The document's PathSprings (resting_length, stiffness, dissipation) and Ligaments (resting_length, pcsa_force,
+    force_length_curve: a function of L / resting length, OpenSim's default spline where missing) that apply
+    force."""
+    from osim_emb.core.functions import SimmSpline
+    from osim_emb.io.errors import OsimImportError
+    from osim_emb.io.function_xml import parse_function
+    out = []
+    for f in doc.forces:
+        if f.type not in ("PathSpring", "Ligament"):
+            continue
+        el = f.element
+        try:
+            applies = _text(_child(el, "appliesForce"))
+            if applies and not _bool(applies, f.name, "appliesForce"):
+                continue
+            props = ("resting_length", "stiffness", "dissipation") if f.type == "PathSpring" else \
+                ("resting_length", "pcsa_force")
+            params = {p: _float(_text(_child(el, p)) or "0", f.name, p) for p in props}
+        except MuscleModelError as exc:
+            raise OsimImportError(getattr(doc, "path", None), el, str(exc)) from None
+        if f.type == "Ligament":
+            fel = _find_function_element(el, "force_length_curve")
+            params["force_length_curve"] = (SimmSpline(*LIGAMENT_DEFAULT_CURVE) if fel is None else
+                                            parse_function(fel, lambda e, r: OsimImportError(doc.path, e, r)))
+            if not params["resting_length"] > 0:
+                raise OsimImportError(getattr(doc, "path", None), el, f"Ligament {f.name!r}: resting_length must be "
+                                      "> 0 (the curve's argument is L / resting_length)")
+        out.append(PassivePathForceRecord(f.type, f.name, params))
+    return out
+
+
 #: Thelen2003Muscle properties Millard2012EquilibriumMuscle does not have (its own curves take their place)
 _THELEN_ONLY = ("FmaxTendonStrain", "FmaxMuscleStrain", "KshapeActive", "KshapePassive", "Af", "Flen",
                 "fv_linear_extrap_threshold")

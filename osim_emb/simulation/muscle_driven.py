@@ -122,6 +122,43 @@ def coordinate_forces_from_model(model: Model) -> tuple[list[CoordinateLimitForc
     return limits, actuators
 
 
+#: passive path forces the muscle-driven simulation applies (their tension laws from the document)
+PASSIVE_PATH_FORCES = ("PathSpring", "Ligament")
+
+
+@dataclass(frozen=True)
+class PassivePathForce:
+    """A PathSpring (tension k max(L - L0, 0) (1 + d dL/dt)) or a Ligament (tension F_pcsa f(L / L0) where L > L0,
+    else 0), as OpenSim 4.6's PathSpring::getTension and Ligament::getTension define them."""
+
+    name: str
+    type: str
+    parameters: dict
+
+    def tension(self, length: float, speed: float) -> float:
+        p = self.parameters
+        if self.type == "PathSpring":
+            stretch = length - p["resting_length"] if length > p["resting_length"] else 0.0
+            return p["stiffness"] * stretch * (1.0 + p["dissipation"] * speed)
+        if length <= p["resting_length"]:
+            return 0.0
+        x = np.array([[length / p["resting_length"]]])
+        return float(p["force_length_curve"].evaluate(x, 0).value[0]) * p["pcsa_force"]
+
+
+def passive_path_forces_from_model(model: Model) -> tuple[PassivePathForce, ...]:
+    """The model's PathSprings and Ligaments that apply force, read from the document it was imported from
+    (:func:`osim_emb.io.muscle_xml.passive_path_force_records`); their paths are the model's units of the same
+    names."""
+    doc = model.extras.get("document")
+    if doc is None:
+        return ()
+    from osim_emb.io.muscle_xml import passive_path_force_records
+    units = {m.name for m in model.muscles}
+    return tuple(PassivePathForce(r.name, r.type, r.parameters) for r in passive_path_force_records(doc)
+                 if r.name in units)
+
+
 # =============================================================================
 # Thelen 2003, vectorized over muscles
 # =============================================================================
@@ -688,8 +725,9 @@ class MuscleDrivenSystem:
         muscles, skipped, path_actuators = [], [], []
         for mt in model.muscles:
             p = mt.parameters
-            if p is None:  # a type whose force model the import does not read (e.g. RigidTendonMuscle)
-                skipped.append((mt.type_name, mt.name))
+            if p is None:  # passive path forces (below), or a type whose force model is not read (RigidTendonMuscle)
+                if mt.type_name not in PASSIVE_PATH_FORCES:
+                    skipped.append((mt.type_name, mt.name))
                 continue
             if not p.applies_force:
                 continue
@@ -739,6 +777,7 @@ class MuscleDrivenSystem:
         self._excitation = [excitations.get(n, default_excitation) for n in self.muscle_names]
         limits, actuators = coordinate_forces_from_model(model) if coordinate_forces is None else coordinate_forces
         # the model's forces without a path of any kind (GeometryPath, FunctionBasedPath, Scholz2015GeometryPath)
+        self._passive = passive_path_forces_from_model(model)
         controls = dict(controls or {})
         # path actuators with a control here (tension = control x optimal force); the others apply no force
         self._path_actuators = tuple((n, f) for n, _, f in path_actuators if n in controls)
@@ -814,12 +853,16 @@ class MuscleDrivenSystem:
     def generalized_forces(self, t: float, q: np.ndarray, qd: np.ndarray, tendon_force: np.ndarray,
                            r: np.ndarray) -> np.ndarray:
         tau = r @ tendon_force
-        if self._path_actuators:  # OpenSim's PathActuator: control x optimal force along its path (no clamping)
+        if self._path_actuators or self._passive:  # path forces without muscle states (SciPy's route)
             from osim_emb.paths.geometry import lengths_and_moment_arms
-            _, rp = lengths_and_moment_arms(self.model, q[None], [n for n, _ in self._path_actuators],
-                                            wrapping=self.wrapping, opensim_compat=self.opensim_compat,
-                                            allow_out_of_range=True)
+            names = [n for n, _ in self._path_actuators] + [f.name for f in self._passive]
+            lp, rp = lengths_and_moment_arms(self.model, q[None], names, wrapping=self.wrapping,
+                                             opensim_compat=self.opensim_compat, allow_out_of_range=True)
+            # OpenSim's PathActuator: control x optimal force along its path (no clamping)
             tension = [self._value(c, t) * f for c, (_, f) in zip(self._path_controls, self._path_actuators)]
+            speed = -(rp[0].T @ qd)
+            k = len(tension)
+            tension += [f.tension(lp[0, k + i], speed[k + i]) for i, f in enumerate(self._passive)]
             tau = tau + rp[0] @ np.asarray(tension, dtype=float)
         for f in self.limit_forces:
             tau[f.coordinate] += f.generalized_force(q[f.coordinate], qd[f.coordinate])

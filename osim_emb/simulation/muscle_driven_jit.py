@@ -189,8 +189,8 @@ def compiled_plan(system):
     """The arguments of :func:`integrate_kernel` for a :class:`MuscleDrivenSystem`, or None (with the
     reason) when the system has something only Python evaluates."""
     paths = system._paths
-    if system._path_actuators:
-        return None, "a PathActuator is driven (SciPy's route evaluates it)"
+    if system._path_actuators or system._passive:
+        return None, "a PathActuator is driven, or a PathSpring or Ligament applies force (SciPy's route evaluates them)"
     if system._rigid.any() or system._direct.any():
         return None, "a muscle ignores tendon compliance or activation dynamics (SciPy's route evaluates those)"
     if not system.compiled or paths is None:

@@ -58,6 +58,8 @@ log = logging.getLogger("muscle_driven")
 MODELS = Path(os.environ.get("OSIM_EMB_MODELS", ROOT.parent / "shared" / "models"))
 OUT = HERE / "results"
 T_END = 1.0
+#: a shorter horizon where the motion reaches a path's discontinuity (README.md: MoBL's SUP at pro_sup = 0.068 rad)
+HORIZON = {"mobl33": 0.24}
 N_OUT = 101
 GOAL_Q, GOAL_LF = 1e-5, 1e-7  # the issue's: rad, m
 MIXED = ("BIClong", "BRA", "TRIlat")  # made Millard2012, as in tests/test_muscle_driven.py
@@ -133,10 +135,11 @@ def run_case(case: str, tmp: Path, rtol: float, accuracy: float, self_check: boo
     path = model_file(case, tmp)
     model = load_osim(str(path))
     exc = excitations(case, model)
-    dense = np.linspace(0.0, T_END, 10 * (N_OUT - 1) + 1)
+    t_end = HORIZON.get(case, T_END)
+    dense = np.linspace(0.0, t_end, 10 * (N_OUT - 1) + 1)
     every = slice(None, None, 10)
     times = dense[every]
-    log.info("%s: OpenSim's Manager, accuracy %g, %g s", case, accuracy, T_END)
+    log.info("%s: OpenSim's Manager, accuracy %g, %g s", case, accuracy, t_end)
     ref = opensim_muscle_simulation(path, times, exc, accuracy=accuracy)
     log.info("%s: OpenSim %.1f s; the package", case, ref["seconds"])
     ours, seconds, method = package_run(model, exc, dense, rtol)
@@ -161,7 +164,7 @@ def run_case(case: str, tmp: Path, rtol: float, accuracy: float, self_check: boo
     jump, jump_muscle = path_jump(model, ours[model.coordinate_names].to_numpy())
     kinds = sorted({type(m.parameters).__name__ for m in model.muscles})
     row = {"case": case, "title": SETUPS[case][0], "muscle_models": " + ".join(kinds), "muscles": len(muscles),
-           "coordinates": len(model.coordinate_names), "t_end_s": T_END, "output_times": len(times),
+           "coordinates": len(model.coordinate_names), "t_end_s": t_end, "output_times": len(times),
            "excitations": "; ".join(f"{k}={v.kind}:{':'.join(f'{x:g}' for x in v.values)}" for k, v in exc.items()),
            "opensim_integrator": "RungeKuttaMerson", "opensim_accuracy": accuracy,
            "package_method": method, "package_rtol": rtol, "package_atol": rtol * 1e-2,
@@ -174,9 +177,14 @@ def run_case(case: str, tmp: Path, rtol: float, accuracy: float, self_check: boo
            "opensim_wall_seconds": ref["seconds"], "package_wall_seconds": seconds,
            "package_rhs_evaluations": int(ours.attrs["nfev"])}
     if self_check:
-        fine, _, _ = package_run(model, exc, times, rtol * 1e-2)
-        row["package_self_error_rad"] = float(np.abs(fine[model.coordinate_names].to_numpy() - q).max())
-        row["package_self_error_note"] = f"against {method} at rtol {rtol * 1e-2:g}"
+        try:
+            fine, _, _ = package_run(model, exc, times, rtol * 0.1)
+            row["package_self_error_rad"] = float(np.abs(fine[model.coordinate_names].to_numpy() - q).max())
+            row["package_self_error_note"] = f"against {method} at rtol {rtol * 0.1:g}"
+        except RuntimeError as err:  # e.g. the step size underflows at a path's discontinuity
+            log.warning("%s: the package's run at rtol %g failed: %s", case, rtol * 0.1, err)
+            row["package_self_error_rad"] = float("nan")
+            row["package_self_error_note"] = f"{method} at rtol {rtol * 0.1:g} failed: {err}"
     log.info("%s: max|q - q_OpenSim| %.2e rad, max|l_f - l_f,OpenSim| %.2e m, max|a - a_OpenSim| %.2e; "
              "path mismatch %.1e m (%s)", case, row["max_abs_q_difference_rad"],
              row["max_abs_fiber_length_difference_m"], row["max_abs_activation_difference"], jump, jump_muscle)
@@ -199,11 +207,13 @@ def figure(cases: list[str], out: Path) -> None:
                     marker=fs.marker(i), markersize=3.5, markerfacecolor="none", color=fs.color(i))
         handles, labels = ax.get_legend_handles_labels()
         handles.append(Line2D([], [], color="0.3", marker="o", markerfacecolor="none", linestyle="none"))
-        labels.append(f"OpenSim (markers), accuracy {summary.loc[case, 'opensim_accuracy']:g}")
-        ax.legend(handles, labels, loc="best", fontsize=7, frameon=False)
+        labels.append("OpenSim (markers)")
+        lo, hi = ax.get_ylim()
+        ax.set_ylim(lo, hi + (0.35 if len(handles) < 4 else 0.7) * (hi - lo))  # room for the legend above the data
+        ax.legend(handles, labels, loc="upper left", fontsize=7, frameon=False, ncol=1 if len(handles) < 4 else 2)
         ax.set_ylabel("coordinate (rad)")
-        ax.set_title(f"{SETUPS[case][0]}, package {summary.loc[case, 'package_method']} rtol "
-                     f"{summary.loc[case, 'package_rtol']:g}", loc="left")
+        ax.set_title(f"{SETUPS[case][0]}: OpenSim accuracy {summary.loc[case, 'opensim_accuracy']:g}, package "
+                     f"{summary.loc[case, 'package_method']} rtol {summary.loc[case, 'package_rtol']:g}", loc="left")
         ax = axes[r, 1]
         for i, (col, label) in enumerate((("max_abs_q_difference_rad", "max |q − q_OpenSim| (rad)"),
                                           ("max_abs_fiber_length_difference_m", "max |l_f − l_f,OpenSim| (m)"),

@@ -359,6 +359,12 @@ class Model:
         return np.array([c.default for c in self.coordinates])
 
     @property
+    def default_qdot(self) -> np.ndarray:
+        """The generalized coordinates' default speeds (``default_speed_value``: rad/s, m/s), as OpenSim's default
+        state has them."""
+        return np.array([c.default_speed for c in self.coordinates])
+
+    @property
     def coordinate_ranges(self) -> np.ndarray:
         """(n_q, 2) lower and upper bounds."""
         return np.array([c.range for c in self.coordinates], dtype=float).reshape(-1, 2)

@@ -581,3 +581,33 @@ def test_path_springs_and_ligaments_equal_opensim_manager(osim, models_dir, tmp_
           f"(they move the elbow by {np.abs(q - without[model.coordinate_names].to_numpy()).max():.2e} rad)")
     assert np.abs(q - without[model.coordinate_names].to_numpy()).max() > 1e-3  # the springs matter
     assert dq < 1e-7
+
+
+def test_default_speeds_of_the_file_start_the_simulation_as_in_opensim(osim, models_dir, tmp_path):
+    """A file's default_speed_value is part of OpenSim's default state: simulate_muscles (and simulate) start
+    from it unless qdot0 is given; against OpenSim's Manager over 0.02 s."""
+    from lxml import etree
+    from osim_emb import load_osim, simulate
+    from osim_emb.opensim.muscle_simulation import opensim_muscle_simulation
+    from osim_emb.simulation.muscle_driven import simulate_muscles
+    tree = etree.parse(str(models_dir / "arm26.osim"))
+    for c in tree.iter("Coordinate"):
+        el = c.find("default_speed_value")
+        if el is None:
+            el = etree.SubElement(c, "default_speed_value")
+        el.text = {"r_shoulder_elev": "0.7", "r_elbow_flex": "-1.5"}[c.get("name")]
+    path = tmp_path / "arm26_moving.osim"
+    tree.write(str(path))
+    model = load_osim(str(path))
+    assert np.array_equal(model.default_qdot, [0.7, -1.5])
+    times = np.linspace(0.0, 0.02, 3)
+    exc = {"BIClong": ExcitationSpec.parse("0.3")}
+    ours = simulate_muscles(model, times[-1], exc, t_eval=times, method="DOP853", rtol=1e-10, atol=1e-12)
+    assert np.allclose(ours[[f"{n}_u" for n in model.coordinate_names]].to_numpy()[0], [0.7, -1.5])
+    ref = opensim_muscle_simulation(path, times, exc, accuracy=1e-9)
+    cols = [ref["names"].index(n) for n in model.coordinate_names]
+    assert np.abs(ours[model.coordinate_names].to_numpy() - ref["q"][:, cols]).max() < 1e-8
+    lf = ours[[f"{m}_fiber_length" for m in ref["muscles"]]].to_numpy()
+    assert np.abs(lf - ref["fiber_length"]).max() < 1e-9  # OpenSim's equilibrium at those speeds too
+    passive = simulate(model, 1e-3, n_output=2)
+    assert np.allclose(passive[[f"{n}_u" for n in model.coordinate_names]].to_numpy()[0], [0.7, -1.5])

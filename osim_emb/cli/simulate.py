@@ -45,7 +45,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     with atomic_files(outs, overwrite=args.overwrite, inputs=[args.model]) as tmps:
         model = _load_any(args.model)
         q0 = _into_range(model, _values(model, args.q0, model.default_q, "--q0"), "initial configuration")
-        qd0 = _values(model, args.qdot0, np.zeros(model.n_q), "--qdot0")
+        qd0 = _values(model, args.qdot0, model.default_qdot, "--qdot0")
         warn_unapplied_forces(model, "simulate")
         tab = simulate(model, args.t_end, q0, qd0, method=args.method, rtol=args.rtol, atol=args.atol,
                        n_output=args.samples, max_steps=args.max_steps, max_seconds=args.max_seconds)
@@ -68,7 +68,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--q0", action="append", help="initial coordinates NAME=DEGREES (metres for translations)[,...]; "
                                                  "default: the model's defaults")
     s.add_argument("--qdot0", action="append", help="initial speeds NAME=DEG_PER_S (m/s for translations)[,...]; "
-                                                    "default 0")
+                                                    "default: the model's default speeds (0 unless the "
+                                                    "file sets default_speed_value)")
     s.add_argument("--method", default="DOP853", help="solve_ivp method (default DOP853)")
     s.add_argument("--rtol", type=float, default=1e-10, help="relative tolerance of the integrator")
     s.add_argument("--atol", type=float, default=1e-10, help="absolute tolerance of the integrator")

@@ -34,7 +34,7 @@ def cmd_simulate_muscles(args: argparse.Namespace) -> int:
     model = _load_any(args.model)
     q0 = _values(model, args.q0, model.default_q, "--q0")
     model.check_configuration(q0, tolerance=1e-6)  # defaults may sit 1e-8 outside a range after import
-    qdot0 = _values(model, args.qdot0, np.zeros(model.n_q), "--qdot0")
+    qdot0 = _values(model, args.qdot0, model.default_qdot, "--qdot0")
     exc = _named_specs(args.excitation, "excitation")
     ctrl = _named_specs(args.control, "control")
     tab = simulate_muscles(model, args.t_end, exc, controls=ctrl, q0=q0, qdot0=qdot0,
@@ -64,7 +64,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--q0", action="append", help="initial coordinates NAME=DEGREES (metres for translations)[,...]; "
                                                  "default: the model's defaults")
     s.add_argument("--qdot0", action="append", help="initial speeds NAME=DEG_PER_S (m/s for translations)[,...]; "
-                                                    "default 0")
+                                                    "default: the model's default speeds (0 unless the "
+                                                    "file sets default_speed_value)")
     s.add_argument("--method", default="auto",
                    help="auto (default): the Dormand-Prince pair compiled with the right-hand side (RK45-jit) where "
                         "the model allows it, else SciPy's RK45; or RK45-jit, or any solve_ivp method (RK45, DOP853, "

@@ -68,7 +68,8 @@ def simulate(model: Model, t_end: float, q0: Any = None, qdot0: Any = None, *,
         End time, seconds.
     q0, qdot0 : array_like, optional
         (n_q,) initial configuration (rad, m; default: the model's default values) and speeds (rad/s,
-        m/s; default: rest).
+        m/s; default: the model's default speeds, as OpenSim's default state: 0 unless the file sets
+        ``default_speed_value``).
     generalized_forces : callable, optional
         ``tau(t, q, qdot)`` -> (n_q,) applied generalized forces (N m, N); default none (passive motion).
     method, rtol, atol : str, float, float
@@ -104,7 +105,7 @@ def simulate(model: Model, t_end: float, q0: Any = None, qdot0: Any = None, *,
     True
     """
     q0 = model.default_q if q0 is None else np.asarray(q0, dtype=float)
-    qdot0 = np.zeros(model.n_q) if qdot0 is None else np.asarray(qdot0, dtype=float)
+    qdot0 = model.default_qdot if qdot0 is None else np.asarray(qdot0, dtype=float)
     if not (np.isfinite(t_end) and t_end > 0):
         raise ValueError(f"t_end must be a positive number of seconds, got {t_end}")
     if not (np.isfinite(rtol) and rtol > 0 and np.isfinite(atol) and atol > 0):

@@ -950,7 +950,7 @@ class MuscleDrivenSystem:
         """[q0, q̇0, a0, l_f0] with OpenSim's equilibrium fibre lengths (activations default to each muscle's
         ``default_activation``; 0 for Schutte1993Muscle_Deprecated, which has no such property in OpenSim)."""
         q0 = self.model.default_q if q0 is None else np.asarray(q0, dtype=float)
-        qdot0 = np.zeros(self.n_q) if qdot0 is None else np.asarray(qdot0, dtype=float)
+        qdot0 = self.model.default_qdot if qdot0 is None else np.asarray(qdot0, dtype=float)
         default = [0.0 if isinstance(m.parameters, Schutte1993Muscle) else m.parameters.default_activation
                    for m in self.muscles]
         if activations is None:
@@ -1020,7 +1020,8 @@ def simulate_muscles(model: Model, t_end: float, excitations: Mapping[str, Excit
         Muscle name -> excitation (a constant in [0, 1], an :class:`ExcitationSpec`, or a function of
         time); others get ``default_excitation`` (0).
     q0, qdot0 : array_like, optional
-        Initial coordinates (rad, m) and speeds (rad/s, m/s); default: the model's defaults, at rest.
+        Initial coordinates (rad, m) and speeds (rad/s, m/s); default: the model's default values and speeds
+        (``default_speed_value``, 0 unless the file sets it), OpenSim's default state.
     activations : array_like, optional
         Initial activations (default: OpenSim's defaults).
     method, rtol, atol, n_output, t_eval

@@ -611,3 +611,25 @@ def test_default_speeds_of_the_file_start_the_simulation_as_in_opensim(osim, mod
     assert np.abs(lf - ref["fiber_length"]).max() < 1e-9  # OpenSim's equilibrium at those speeds too
     passive = simulate(model, 1e-3, n_output=2)
     assert np.allclose(passive[[f"{n}_u" for n in model.coordinate_names]].to_numpy()[0], [0.7, -1.5])
+
+
+def test_coordinate_actuators_on_locked_coordinates_are_left_out_with_a_warning(models_dir, tmp_path, caplog):
+    """arm26 with the elbow locked and a CoordinateActuator on it (as Rajagopal2016's arm actuators on its locked
+    wrists): the actuator cannot move the model and is left out, said so, instead of refusing the model."""
+    import logging
+    from lxml import etree
+    from osim_emb import load_osim
+    from osim_emb.simulation.muscle_driven import MuscleDrivenSystem
+    tree = etree.parse(str(models_dir / "arm26.osim"))
+    for c in tree.iter("Coordinate"):
+        if c.get("name") == "r_elbow_flex":
+            c.find("locked").text = "true"
+    objects = next(tree.iter("Thelen2003Muscle")).getparent()
+    act = etree.SubElement(objects, "CoordinateActuator", name="elbow_motor")
+    etree.SubElement(act, "coordinate").text = "r_elbow_flex"
+    etree.SubElement(act, "optimal_force").text = "50"
+    tree.write(str(tmp_path / "arm26_locked_elbow.osim"))
+    with caplog.at_level(logging.WARNING):
+        system = MuscleDrivenSystem(load_osim(str(tmp_path / "arm26_locked_elbow.osim")))
+    assert system.actuators == ()
+    assert "CoordinateActuator 'elbow_motor': its coordinate 'r_elbow_flex' is locked" in caplog.text

@@ -99,8 +99,8 @@ def coordinate_forces_from_model(model: Model) -> tuple[list[CoordinateLimitForc
     """The model's CoordinateLimitForces and CoordinateActuators, read from the document it was imported from
     (:func:`osim_emb.io.muscle_xml.coordinate_force_records`).
 
-    Elements with ``appliesForce`` false are left out; an element on a coordinate that is not one of the
-    model's generalized coordinates is an error (named)."""
+    Elements with ``appliesForce`` false are left out, and so are (with a warning) those on a locked coordinate,
+    whose lock takes their force; an element on a coupled coordinate is an error (named)."""
     doc = model.extras.get("document")
     if doc is None:
         return [], []
@@ -108,7 +108,12 @@ def coordinate_forces_from_model(model: Model) -> tuple[list[CoordinateLimitForc
     names = {n: k for k, n in enumerate(model.coordinate_names)}
     motion = {c.name: c.motion_type for c in model.coordinates}
     limits, actuators = [], []
+    held = {d.name for d in model.dependent_coordinates if d.kind in ("locked", "constant")}
     for f in coordinate_force_records(doc):
+        if f.coordinate in held:  # the lock takes the force: no effect on the motion (as in OpenSim)
+            log.warning("muscle-driven simulation of %s leaves out %s %r: its coordinate %r is locked, so it does not "
+                        "move the model", model.name, f.type, f.name, f.coordinate)
+            continue
         if f.coordinate not in names:
             raise MuscleSimulationError(f"{doc.path}: {f.type} {f.name!r} acts on coordinate {f.coordinate!r}, "
                                         "which is not a generalized coordinate of the imported model")

@@ -226,16 +226,22 @@ def _shoot(kind, c, x, v, length, steps):
     x0, x1, x2, v0, v1, v2 = x[0], x[1], x[2], v[0], v[1], v[2]
     for _ in range(steps):
         x0, x1, x2, v0, v1, v2, _, _, _, _ = _rk4_step(kind, c, h, x0, x1, x2, v0, v1, v2, False)
-    xe = _project(kind, c, (x0, x1, x2))
+    return _end_state(kind, c, (x0, x1, x2), (v0, v1, v2))
+
+
+@njit(**_KW)
+def _end_state(kind, c, x, v):
+    """The end point projected on the surface, the end direction on its tangent plane."""
+    xe = _project(kind, c, x)
     n = _unit(_grad(kind, c, xe))
-    v = (v0, v1, v2)
     return xe, _unit(_sub(v, _scale(n, _dot(v, n))))
 
 
 @njit(**_KW)
 def _jacobi(kind, c, x, v, length, steps):
     """The scalar Jacobi fields a'' + K a = 0 along the geodesic (RK4 beside the geodesic's own, same steps):
-    (a(L), a'(L)) for a(0), a'(0) = (1, 0), then for (0, 1)."""
+    ((a(L), a'(L)) for a(0), a'(0) = (1, 0), then for (0, 1), the geodesic's end point, its end direction), the
+    end state unprojected (the same numbers as :func:`_shoot`'s integration)."""
     h = length / steps
     x0, x1, x2, v0, v1, v2 = x[0], x[1], x[2], v[0], v[1], v[2]
     pa, qa, pb, qb = 1.0, 0.0, 0.0, 1.0
@@ -253,7 +259,7 @@ def _jacobi(kind, c, x, v, length, steps):
             else:
                 pb, qb = p, q
         x0, x1, x2, v0, v1, v2 = nx0, nx1, nx2, nv0, nv1, nv2
-    return pa, qa, pb, qb
+    return (pa, qa, pb, qb), (x0, x1, x2), (v0, v1, v2)
 
 
 @njit(**_KW)
@@ -264,24 +270,26 @@ def jacobi_batch(kind, c, x, v, length, steps):
     out = np.empty((n, 2, 2))
     for i in range(n):
         out[i, 0, 0], out[i, 0, 1], out[i, 1, 0], out[i, 1, 1] = _jacobi(kind, c, _row(x, i), _row(v, i),
-                                                                         length[i], steps)
+                                                                         length[i], steps)[0]
     return out
 
 
 @njit(**_KW)
 def _residual(kind, c, p1, p2, p0, e1, e2, ref, u, steps):
     """The four tangency conditions for unknowns u = (s1, s2, angle, length) about the start p0 (tangent basis e1,
-    e2, reference direction ref): (r, P, Q, length, t, tq)."""
+    e2, reference direction ref): (r, P, Q, length, t, tq, the Jacobi fields along the geodesic (:func:`_jacobi`),
+    integrated with it for :func:`_jacobian`)."""
     p = _project(kind, c, _add(p0, _add(_scale(e1, u[0]), _scale(e2, u[1]))))
     _, a1, a2 = _tangent_basis(kind, c, p, ref)
     t = _add(_scale(a1, np.cos(u[2])), _scale(a2, np.sin(u[2])))
     length = max(u[3], 0.0)
-    q, tq = _shoot(kind, c, p, t, length, steps)
+    fields, x_end, v_end = _jacobi(kind, c, p, t, length, steps)
+    q, tq = _end_state(kind, c, x_end, v_end)
     n_p = _unit(_grad(kind, c, p))
     n_q = _unit(_grad(kind, c, q))
     d1, d2 = _unit(_sub(p, p1)), _unit(_sub(p2, q))
     r = (_dot(d1, n_p), _dot(d1, _cross(t, n_p)), _dot(d2, n_q), _dot(d2, _cross(tq, n_q)))
-    return r, p, q, length, t, tq
+    return r, p, q, length, t, tq, fields
 
 
 @njit(**_KW)
@@ -292,10 +300,11 @@ def _normal_change(h, n, gn, d):
 
 
 @njit(**_KW)
-def _jacobian(kind, c, p1, p2, p, t, q, tq, length, steps):
+def _jacobian(kind, c, p1, p2, p, t, q, tq, fields):
     """d(residual)/du at u = (0, 0, 0, length) with t as the reference direction, from the natural geodesic
-    variations (:func:`osim_emb.paths.geodesic._jacobi_jacobian`): (4, 4)."""
-    f00, f01, f10, f11 = _jacobi(kind, c, p, t, length, steps)
+    variations (:func:`osim_emb.paths.geodesic._jacobi_jacobian`; ``fields`` the Jacobi fields along the geodesic
+    from P to Q, :func:`_jacobi`): (4, 4)."""
+    f00, f01, f10, f11 = fields
     g_p, g_q = _grad(kind, c, p), _grad(kind, c, q)
     gn_p, gn_q = _norm(g_p), _norm(g_q)
     n_p, n_q = _scale(g_p, 1.0 / gn_p), _scale(g_q, 1.0 / gn_q)
@@ -385,24 +394,25 @@ def _newton(kind, c, size, a, b, start, tolerance, max_iterations, steps):
     _, e1, e2 = _tangent_basis(kind, c, p0, ref)
     u = np.zeros(4)
     lifted = False
-    r, p, q, ln, t, tq = _residual(kind, c, a, b, p0, e1, e2, ref, u, steps)
+    r, p, q, ln, t, tq, fields = _residual(kind, c, a, b, p0, e1, e2, ref, u, steps)
     u_new = np.empty(4)
     for _ in range(max_iterations):
         if _max_abs(r) < tolerance or lifted:
             break
-        jac = _jacobian(kind, c, a, b, p, t, q, tq, ln, steps)
+        jac = _jacobian(kind, c, a, b, p, t, q, tq, fields)
         delta = -_solve_least_squares(jac, r)
         # damped: at most a quarter of the surface's size in position and length, 0.5 rad in angle
         big = max(max(max(abs(delta[0]), abs(delta[1])), abs(delta[3])) / (0.25 * size), abs(delta[2]) / 0.5)
         delta /= max(big, 1.0)
         size_r = _norm4(r)
         scale = 1.0
-        r_new, p_new, q_new, ln_new, t_new, tq_new = r, p, q, ln, t, tq
+        r_new, p_new, q_new, ln_new, t_new, tq_new, fields_new = r, p, q, ln, t, tq, fields
         for _ in range(12):  # backtracking on the tangent mismatch (a length clamped at zero may lift off)
             for k in range(4):
                 u_new[k] = u[k] + scale * delta[k]
             u_new[3] = max(u_new[3], 0.0)
-            r_new, p_new, q_new, ln_new, t_new, tq_new = _residual(kind, c, a, b, p0, e1, e2, ref, u_new, steps)
+            r_new, p_new, q_new, ln_new, t_new, tq_new, fields_new = _residual(kind, c, a, b, p0, e1, e2, ref,
+                                                                               u_new, steps)
             if not (_norm4(r_new) > size_r and u[3] + scale * delta[3] > 0):
                 break
             scale = 0.5 * scale
@@ -411,7 +421,7 @@ def _newton(kind, c, size, a, b, start, tolerance, max_iterations, steps):
             nn = _unit(_grad(kind, c, p_new))
             if _dot(_sub(a, p_new), nn) > 0 and _dot(_sub(b, p_new), nn) > 0:
                 lifted = True
-        r, p, q, ln, t, tq = r_new, p_new, q_new, ln_new, t_new, tq_new
+        r, p, q, ln, t, tq, fields = r_new, p_new, q_new, ln_new, t_new, tq_new, fields_new
         # re-centre the unknowns on the current geodesic (natural corrections, as Scholz et al.)
         p0, ref = p, t
         _, e1, e2 = _tangent_basis(kind, c, p0, ref)
@@ -425,12 +435,39 @@ INSIDE, NOT_CONVERGED, LIFTED_THROUGH = 1, 2, 3
 
 
 @njit(**_KW)
-def surface_path_batch(kind, c, size, hint, p1, p2, tolerance, max_iterations, steps):
-    """The paths p1 -> surface -> p2 row by row ((N, 3), surface frame; hint (3,), NaN: none): (length, t1, t2,
+def surface_path_row(kind, c, size, hint, has_hint, a, b, tolerance, max_iterations, steps):
+    """The path a -> surface -> b (3-tuples, surface frame; hint a 3-tuple used when ``has_hint``): (length, P, Q,
     wrapped, status, mismatch): status 0 or INSIDE, NOT_CONVERGED (largest tangent mismatch in ``mismatch``),
-    LIFTED_THROUGH.  Where the straight segment passes on the hint's side: the short side, started from the
-    touch-down point (where the geodesic lifts off there, straight); elsewhere from the hint, the long way round
+    LIFTED_THROUGH.  Where the straight segment passes on the hint's side (always, without a hint): the short side,
+    started from the touch-down point (lifted off there: straight); elsewhere from the hint, the long way round
     (lifted off: from the touch-down point)."""
+    nan3 = (np.nan, np.nan, np.nan)
+    if _f(kind, c, a) <= 0 or _f(kind, c, b) <= 0:
+        return np.nan, nan3, nan3, False, INSIDE, 0.0
+    straight = _norm(_sub(b, a))
+    touch, meets = _touchdown(kind, c, a, b)
+    short = True if not has_hint else _dot(touch, hint) >= 0
+    if short and not meets:
+        return straight, nan3, nan3, False, 0, 0.0
+    start = touch if short else hint
+    for stage in range(2):
+        ok, lifted, r, p, q, ln = _newton(kind, c, size, a, b, start, tolerance, max_iterations, steps)
+        if ok:
+            return _norm(_sub(p, a)) + ln + _norm(_sub(b, q)), p, q, True, 0, 0.0
+        if not lifted:
+            return np.nan, nan3, nan3, False, NOT_CONVERGED, _max_abs(r)
+        if not meets:  # lifted off, straight
+            break
+        if stage == 1:  # never straight through the obstacle
+            return np.nan, nan3, nan3, False, LIFTED_THROUGH, 0.0
+        start = touch
+    return straight, nan3, nan3, False, 0, 0.0
+
+
+@njit(**_KW)
+def surface_path_batch(kind, c, size, hint, p1, p2, tolerance, max_iterations, steps):
+    """:func:`surface_path_row` over the rows of p1, p2 (N, 3) (hint (3,), NaN: none): (length, t1, t2, wrapped,
+    status, mismatch), t1 and t2 NaN where the path is straight."""
     n = p1.shape[0]
     length = np.empty(n)
     t1 = np.full((n, 3), np.nan)
@@ -441,33 +478,11 @@ def surface_path_batch(kind, c, size, hint, p1, p2, tolerance, max_iterations, s
     has_hint = not (np.isnan(hint[0]) or np.isnan(hint[1]) or np.isnan(hint[2]))
     h = (hint[0], hint[1], hint[2])
     for i in range(n):
-        a, b = _row(p1, i), _row(p2, i)
-        if _f(kind, c, a) <= 0 or _f(kind, c, b) <= 0:
-            status[i] = INSIDE
-            continue
-        length[i] = _norm(_sub(b, a))
-        touch, meets = _touchdown(kind, c, a, b)
-        short = True if not has_hint else _dot(touch, h) >= 0
-        if short and not meets:
-            continue
-        start = touch if short else h
-        for stage in range(2):
-            ok, lifted, r, p, q, ln = _newton(kind, c, size, a, b, start, tolerance, max_iterations, steps)
-            if ok:
-                length[i] = _norm(_sub(p, a)) + ln + _norm(_sub(b, q))
-                _put(t1, i, p)
-                _put(t2, i, q)
-                wrapped[i] = True
-                break
-            if not lifted:
-                status[i], mismatch[i] = NOT_CONVERGED, _max_abs(r)
-                break
-            if not meets:  # lifted off, straight
-                break
-            if stage == 1:  # never straight through the obstacle
-                status[i] = LIFTED_THROUGH
-                break
-            start = touch
+        length[i], p, q, wrapped[i], status[i], mismatch[i] = surface_path_row(
+            kind, c, size, h, has_hint, _row(p1, i), _row(p2, i), tolerance, max_iterations, steps)
+        if wrapped[i]:
+            _put(t1, i, p)
+            _put(t2, i, q)
     return length, t1, t2, wrapped, status, mismatch
 
 
@@ -498,7 +513,7 @@ def residual_batch(kind, c, p1, p2, p0, e1, e2, ref, u, steps):
     r, p, q, t, tq = np.empty((n, 4)), np.empty((n, 3)), np.empty((n, 3)), np.empty((n, 3)), np.empty((n, 3))
     length = np.empty(n)
     for i in range(n):
-        ri, pi, qi, length[i], ti, tqi = _residual(kind, c, _row(p1, i), _row(p2, i), _row(p0, i), _row(e1, i),
+        ri, pi, qi, length[i], ti, tqi, _ = _residual(kind, c, _row(p1, i), _row(p2, i), _row(p0, i), _row(e1, i),
                                                     _row(e2, i), _row(ref, i), u[i], steps)
         r[i, 0], r[i, 1], r[i, 2], r[i, 3] = ri
         _put(p, i, pi)
@@ -513,8 +528,8 @@ def jacobian_batch(kind, c, p1, p2, p, t, q, tq, length, steps):
     n = p1.shape[0]
     out = np.empty((n, 4, 4))
     for i in range(n):
-        out[i] = _jacobian(kind, c, _row(p1, i), _row(p2, i), _row(p, i), _row(t, i), _row(q, i), _row(tq, i),
-                           length[i], steps)
+        fields = _jacobi(kind, c, _row(p, i), _row(t, i), length[i], steps)[0]
+        out[i] = _jacobian(kind, c, _row(p1, i), _row(p2, i), _row(p, i), _row(t, i), _row(q, i), _row(tq, i), fields)
     return out
 
 

@@ -35,6 +35,7 @@ Ellipsoids and tori (without a hint; a torus alone on its span): geodesics integ
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -136,10 +137,11 @@ class ScholzMusculotendon(Musculotendon):
         if not isinstance(self.scholz_path, ScholzPath):
             raise ValueError(f"unit {self.name!r}: scholz_path must be a ScholzPath")
 
-    def own_path_lengths_and_moment_arms(self, model, q, need_moment_arms: bool = True):
+    def own_path_lengths_and_moment_arms(self, model, q, need_moment_arms: bool = True, kin=None):
         """L (N,) and R (N, n_q) (None without moment arms): see :func:`scholz_path_lengths_and_moment_arms`
-        (called by ``lengths_and_moment_arms`` through ``musculotendon.with_own_paths``)."""
-        return scholz_path_lengths_and_moment_arms(model, self, q, None, need_moment_arms)
+        (called by ``lengths_and_moment_arms`` through ``musculotendon.with_own_paths``, with the frames'
+        kinematics ``kin`` of q computed once for all such units)."""
+        return scholz_path_lengths_and_moment_arms(model, self, q, kin, need_moment_arms)
 
 
 # -- one obstacle between two points (obstacle frame) -----------------------------------------------------
@@ -147,22 +149,6 @@ class ScholzMusculotendon(Musculotendon):
 def _unit(v: np.ndarray) -> np.ndarray:
     n = np.linalg.norm(v, axis=-1, keepdims=True)
     return v / np.where(n > 0, n, 1.0)
-
-
-def _circle_wrap(p1: np.ndarray, p2: np.ndarray, radius: float, normal: np.ndarray):
-    """Tangent points and arc angle of the path p1 -> circle (centre 0, in the plane with unit ``normal``,
-    going round +normal) -> p2: (t1, t2, theta); the path wraps where theta > 0."""
-    d1 = np.linalg.norm(p1, axis=-1)
-    d2 = np.linalg.norm(p2, axis=-1)
-    u1, u2 = p1 / d1[:, None], p2 / d2[:, None]
-    a1 = np.arccos(np.clip(radius / d1, -1.0, 1.0))
-    a2 = np.arccos(np.clip(radius / d2, -1.0, 1.0))
-    angle = np.mod(np.arctan2(np.einsum("ni,ni->n", np.cross(u1, u2), normal), np.einsum("ni,ni->n", u1, u2)),
-                   2 * np.pi)
-    theta = angle - a1 - a2
-    t1 = radius * (np.cos(a1)[:, None] * u1 + np.sin(a1)[:, None] * np.cross(normal, u1))
-    t2 = radius * (np.cos(a2)[:, None] * u2 - np.sin(a2)[:, None] * np.cross(normal, u2))
-    return t1, t2, theta
 
 
 def _closest_on_segment(p1: np.ndarray, p2: np.ndarray) -> np.ndarray:
@@ -173,29 +159,20 @@ def _closest_on_segment(p1: np.ndarray, p2: np.ndarray) -> np.ndarray:
     return p1 + s[:, None] * d
 
 
+def _rows(x) -> np.ndarray:
+    return np.ascontiguousarray(np.atleast_2d(np.asarray(x, dtype=float)))
+
+
+def _sense_and_side(kind: str, hint: Any, p1: Any, p2: Any):
+    from osim_emb.paths._scholz_kernels import wrap_sense_batch
+    return wrap_sense_batch(kind == "cylinder", np.asarray(hint, dtype=float).reshape(3), _rows(p1), _rows(p2))
+
+
 def wraps_short_side(kind: str, hint: Any, p1: Any, p2: Any) -> np.ndarray:
     """(N,) True where the hint lies on the side of the centre (axis) that the segment p1 p2 passes (obstacle
-    frame): the path takes the short side there, the long way round elsewhere."""
-    flat = np.array([1.0, 1.0, 0.0]) if kind == "cylinder" else np.ones(3)
-    p1 = np.atleast_2d(np.asarray(p1, dtype=float)) * flat
-    p2 = np.atleast_2d(np.asarray(p2, dtype=float)) * flat
-    hint = np.asarray(hint, dtype=float).reshape(3)
-    if np.isnan(hint).any():  # no hint: the short side (the smooth wrapping mode's shortest path)
-        return np.ones(p1.shape[0], dtype=bool)
-    return np.einsum("ni,i->n", _closest_on_segment(p1, p2), hint * flat) >= 0.0
-
-
-def _plane_normal(kind: str, q1: np.ndarray, q2: np.ndarray) -> np.ndarray:
-    """Unit normal of the plane of the circle problem, turning q1 towards q2 the short way (obstacle frame)."""
-    if kind == "cylinder":
-        n = np.zeros_like(q1)
-        n[:, 2] = np.where(np.cross(q1, q2)[:, 2] >= 0, 1.0, -1.0)
-        return n
-    n = np.cross(q1, q2)
-    nn = np.linalg.norm(n, axis=-1)
-    other = np.where(np.abs(q1[:, :1]) < 0.9 * np.linalg.norm(q1, axis=-1)[:, None], [[1.0, 0, 0]], [[0, 1.0, 0]])
-    n = np.where(nn[:, None] > 1e-14 * np.linalg.norm(q1, axis=-1)[:, None] ** 2, n, np.cross(q1, other))
-    return _unit(n)
+    frame): the path takes the short side there, the long way round elsewhere (compiled,
+    :mod:`osim_emb.paths._scholz_kernels`)."""
+    return _sense_and_side(kind, hint, p1, p2)[1]
 
 
 def wrap_sense(kind: str, radius: float, hint: Any, p1: Any, p2: Any) -> np.ndarray:
@@ -207,11 +184,7 @@ def wrap_sense(kind: str, radius: float, hint: Any, p1: Any, p2: Any) -> np.ndar
     reaches from a zero-length geodesic at the hint.  Without a hint (NaN), the short side: the
     cable starts lifted off and touches down where the segment meets the obstacle.
     """
-    flat = np.array([1.0, 1.0, 0.0]) if kind == "cylinder" else np.ones(3)
-    q1 = np.atleast_2d(np.asarray(p1, dtype=float)) * flat
-    q2 = np.atleast_2d(np.asarray(p2, dtype=float)) * flat
-    n = _plane_normal(kind, q1, q2)
-    return np.where(wraps_short_side(kind, hint, p1, p2)[:, None], n, -n)
+    return _sense_and_side(kind, hint, p1, p2)[0]
 
 
 def obstacle_path(kind: str, radius: float, hint: Any, p1: Any, p2: Any, sense: Any = None):
@@ -220,37 +193,19 @@ def obstacle_path(kind: str, radius: float, hint: Any, p1: Any, p2: Any, sense: 
     ``sense`` (N, 3), when given, fixes the turning sense instead: the path turns about the plane's
     normal on the side of ``sense`` (a continuous choice while the plane turns, used by the
     multi-obstacle solver).  Returns (length, t1, t2, wrapped): t1, t2 (N, 3) the contact points
-    (NaN where the path is straight).  Raises where an end point is inside the obstacle.
+    (NaN where the path is straight).  Raises where an end point is inside the obstacle.  Compiled, row by row
+    (:func:`osim_emb.paths._scholz_kernels.closed_form_row`).
     """
-    p1 = np.atleast_2d(np.asarray(p1, dtype=float))
-    p2 = np.atleast_2d(np.asarray(p2, dtype=float))
-    hint = np.asarray(hint, dtype=float).reshape(3)
-    flat = np.array([1.0, 1.0, 0.0]) if kind == "cylinder" else np.ones(3)
-    q1, q2 = p1 * flat, p2 * flat
-    if (np.linalg.norm(q1, axis=-1) < radius).any() or (np.linalg.norm(q2, axis=-1) < radius).any():
+    from osim_emb.paths._scholz_kernels import obstacle_path_batch
+    p1, p2 = _rows(p1), _rows(p2)
+    has_sense = sense is not None
+    sense = np.ascontiguousarray(np.broadcast_to(sense, p1.shape), dtype=float) if has_sense else p1
+    length, t1, t2, wrapped, inside = obstacle_path_batch(kind == "cylinder", float(radius),
+                                                          np.asarray(hint, dtype=float).reshape(3), p1, p2, sense,
+                                                          has_sense)
+    if inside.any():
         raise ValueError(f"a path point is inside the {kind} obstacle (radius {radius:g}): no path round it")
-    if sense is None:
-        normal = wrap_sense(kind, radius, hint, p1, p2)
-    else:
-        n = _plane_normal(kind, q1, q2)
-        normal = np.where(np.einsum("ni,ni->n", n, np.broadcast_to(sense, n.shape))[:, None] >= 0, n, -n)
-    t1, t2, theta = _circle_wrap(q1, q2, radius, normal)
-    wrapped = theta > 0
-    s1 = np.linalg.norm(t1 - q1, axis=-1)
-    s2 = np.linalg.norm(q2 - t2, axis=-1)
-    arc = radius * np.where(wrapped, theta, 0.0)
-    if kind == "cylinder":
-        planar = s1 + arc + s2
-        dz = p2[:, 2] - p1[:, 2]
-        safe = np.where(planar > 0, planar, 1.0)
-        t1[:, 2] = p1[:, 2] + dz * s1 / safe
-        t2[:, 2] = p1[:, 2] + dz * (s1 + arc) / safe
-        wrapped_length = np.hypot(planar, dz)
-    else:
-        wrapped_length = s1 + arc + s2
-    length = np.where(wrapped, wrapped_length, np.linalg.norm(p2 - p1, axis=-1))
-    nan = np.full_like(t1, np.nan)
-    return length, np.where(wrapped[:, None], t1, nan), np.where(wrapped[:, None], t2, nan), wrapped
+    return length, t1, t2, wrapped
 
 
 # -- a span: end points and obstacles (ground frame) ------------------------------------------------------
@@ -418,6 +373,56 @@ def _span_newton(a, b, obstacles, frames, mode: str, tolerance: float, max_itera
 
 # -- a unit over a batch of configurations ----------------------------------------------------------------
 
+_PROGRAMS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_BODY_TABLES: dict = {}  # id(Model) -> (weak reference, geometry._body_table): models are immutable
+
+
+def _compiled_program(path: ScholzPath, body_index: dict, body_frames: np.ndarray):
+    """The arrays :func:`osim_emb.paths._scholz_kernels.unit_batch` reads for ``path`` (and each slot's frame), or
+    None where a span holds several obstacles (Newton's method over the points between them, :func:`span_paths`).
+    Cached per path and body table (paths are immutable)."""
+    from osim_emb.paths._scholz_kernels import CYLINDER, ELLIPSOID, SPHERE, TORUS
+    key = (tuple(body_index.items()), body_frames.tobytes())
+    cached = _PROGRAMS.get(path)
+    if cached is not None and cached[0] == key:
+        return cached[1]
+    elements = path.elements
+    run = 0
+    program = None
+    for e in elements:
+        run = 0 if isinstance(e, ScholzPoint) else run + 1
+        if run > 1:
+            break
+    else:
+        m = len(elements)
+        is_point = np.array([isinstance(e, ScholzPoint) for e in elements])
+        body = np.array([body_index[e.body] for e in elements], dtype=np.int64)
+        location = np.zeros((m, 3))
+        transform = np.tile(np.eye(4), (m, 1, 1))
+        kind = np.zeros(m, dtype=np.int64)
+        radius = np.ones(m)
+        constants = np.zeros((m, 3))
+        hint = np.full((m, 3), np.nan)
+        slot_frames = []
+        codes = {"sphere": SPHERE, "cylinder": CYLINDER, "ellipsoid": ELLIPSOID, "torus": TORUS}
+        for k, e in enumerate(elements):
+            if isinstance(e, ScholzPoint):
+                location[k] = e.location
+                slot_frames.append(body_frames[body[k]])
+                continue
+            transform[k], kind[k], radius[k], hint[k] = e.transform, codes[e.kind], e.radius, e.hint
+            if e.kind in INTEGRATED_KINDS:
+                from osim_emb.paths.geodesic import surface_of
+                c = surface_of(e.kind, e.radii).constants
+                constants[k, :len(c)] = c
+            slot_frames += [body_frames[body[k]]] * 2
+        slot_frames = np.asarray(slot_frames, dtype=np.int64)
+        program = ((is_point, body, location, transform, kind, radius, constants, hint), slot_frames,
+                   np.array([f for f in np.unique(slot_frames) if f != 0], dtype=np.int64))
+    _PROGRAMS[path] = (key, program)
+    return program
+
+
 def scholz_path_lengths_and_moment_arms(model, unit: ScholzMusculotendon, q: Any, kin=None,
                                         need_moment_arms: bool = True):
     """L (N,) and R (N, n_q) of one unit with a Scholz2015GeometryPath (R = -dL/dq)."""
@@ -427,7 +432,11 @@ def scholz_path_lengths_and_moment_arms(model, unit: ScholzMusculotendon, q: Any
     q = model.check_configuration(q, tolerance=np.inf)
     if kin is None:
         kin = forward_kinematics(model, q, order=1 if need_moment_arms else 0)
-    body_index, body_frames, body_offsets = _body_table(model)
+    cached = _BODY_TABLES.get(id(model))
+    if cached is None or cached[0]() is not model:
+        cached = _BODY_TABLES[id(model)] = (weakref.ref(model, lambda _, k=id(model): _BODY_TABLES.pop(k, None)),
+                                            _body_table(model))
+    body_index, body_frames, body_offsets = cached[1]
     bt = kin.transforms[:, body_frames] @ body_offsets
     n = q.shape[0]
     path = unit.scholz_path
@@ -435,6 +444,25 @@ def scholz_path_lengths_and_moment_arms(model, unit: ScholzMusculotendon, q: Any
     for e in path.elements:
         if e.body not in body_index:
             raise KeyError(f"unit {unit.name!r}: body {e.body!r} of {e.name!r} does not exist")
+    program = _compiled_program(path, body_index, body_frames)
+    if program is not None:  # every span with at most one obstacle: one compiled kernel over the rows
+        from osim_emb.paths._scholz_kernels import unit_batch
+        from osim_emb.paths.geodesic import STEPS
+        from osim_emb.paths.wrapping._kernels_muscles import path_moment_arms_kernel
+        from osim_emb.paths.wrapping._kernels_path import run_threads
+        arrays, frames_of_slots, moving = program
+        length, _, seq, pts, status, _, _ = unit_batch(np.ascontiguousarray(bt), *arrays, 1e-11, 60, STEPS)
+        if not status.any():  # else the route below, which names the unit, the obstacles and the reason
+            if not need_moment_arms:
+                return length, None
+            # R by the segment formula's kernel, as geometry._moment_arm_of_path
+            r = np.zeros((n, kin.jacobian.shape[2]))
+            args = (seq, pts, pts, frames_of_slots, moving, np.ascontiguousarray(kin.jacobian))
+            if n < 16:
+                path_moment_arms_kernel(*args, 0, 1, r)
+            else:
+                run_threads(path_moment_arms_kernel, args, (r,), n)
+            return length, r
     span_a, span_obstacles = None, []
     length = np.zeros(n)
     seq_rows = []  # (slot, active (N,)) in path order

@@ -1,0 +1,218 @@
+"""Compiled (numba) Scholz2015GeometryPath evaluation for :mod:`osim_emb.paths.scholz`: the closed-form path over a
+sphere or a cylinder (one row), and a whole unit whose spans hold at most one obstacle each (point positions,
+each span's path -- closed form, or the integrated geodesic of :mod:`osim_emb.paths._geodesic_kernels` --, the
+length and the effective-point sequence the moment-arm kernel reads), row by row."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from osim_emb.core._accel import njit
+from osim_emb.paths._geodesic_kernels import _add, _cross, _dot, _norm, _row, _put, _scale, _sub, _unit
+from osim_emb.paths._geodesic_kernels import surface_path_row
+
+__all__ = ["SPHERE", "CYLINDER", "ELLIPSOID", "TORUS", "obstacle_path_batch", "wrap_sense_batch", "unit_batch"]
+
+#: obstacle codes (ellipsoids and tori: the geodesic kernels' surface codes + 2)
+SPHERE, CYLINDER, ELLIPSOID, TORUS = 0, 1, 2, 3
+_KW = dict(cache=True, error_model="numpy")
+
+
+@njit(**_KW)
+def _flat(cylinder, x):
+    return (x[0], x[1], 0.0) if cylinder else x
+
+
+@njit(**_KW)
+def _plane_normal(cylinder, q1, q2):
+    """Unit normal of the plane of the circle problem, turning q1 towards q2 the short way (obstacle frame)."""
+    if cylinder:
+        return (0.0, 0.0, 1.0 if _cross(q1, q2)[2] >= 0 else -1.0)
+    n = _cross(q1, q2)
+    size = _norm(q1)
+    if not _norm(n) > 1e-14 * size ** 2:  # q1, O, q2 in line: any plane through them
+        n = _cross(q1, (1.0, 0.0, 0.0) if abs(q1[0]) < 0.9 * size else (0.0, 1.0, 0.0))
+    return _unit(n)
+
+
+@njit(**_KW)
+def _short_side(cylinder, hint, has_hint, p1, p2):
+    """Whether the hint lies on the side of the centre (axis) that the segment p1 p2 passes (always without a
+    hint): the point of the (projected) segment nearest the centre, against the (projected) hint."""
+    if not has_hint:
+        return True
+    q1, q2 = _flat(cylinder, p1), _flat(cylinder, p2)
+    d = _sub(q2, q1)
+    dd = _dot(d, d)
+    s = min(max(-_dot(q1, d) / (dd if dd > 0 else 1.0), 0.0), 1.0)
+    return _dot(_add(q1, _scale(d, s)), _flat(cylinder, hint)) >= 0.0
+
+
+@njit(**_KW)
+def _wrap_sense(cylinder, hint, has_hint, p1, p2):
+    n = _plane_normal(cylinder, _flat(cylinder, p1), _flat(cylinder, p2))
+    return n if _short_side(cylinder, hint, has_hint, p1, p2) else _scale(n, -1.0)
+
+
+@njit(**_KW)
+def closed_form_row(cylinder, radius, hint, has_hint, p1, p2, sense, has_sense):
+    """The path p1 -> sphere or cylinder -> p2 (obstacle frame, 3-tuples): (length, t1, t2, wrapped, inside).
+
+    The turning axis from the hint (:func:`_wrap_sense`) or, with ``has_sense``, the plane's normal on the side of
+    ``sense``; tangent points and arc of the circle problem (in the xy projection for a cylinder, the height then
+    linear in the projected arc length: a helix)."""
+    nan3 = (np.nan, np.nan, np.nan)
+    q1, q2 = _flat(cylinder, p1), _flat(cylinder, p2)
+    d1, d2 = _norm(q1), _norm(q2)
+    if d1 < radius or d2 < radius:
+        return np.nan, nan3, nan3, False, True
+    if has_sense:
+        n = _plane_normal(cylinder, q1, q2)
+        normal = n if _dot(n, sense) >= 0 else _scale(n, -1.0)
+    else:
+        normal = _wrap_sense(cylinder, hint, has_hint, p1, p2)
+    u1, u2 = _scale(q1, 1.0 / d1), _scale(q2, 1.0 / d2)
+    a1 = np.arccos(min(max(radius / d1, -1.0), 1.0))
+    a2 = np.arccos(min(max(radius / d2, -1.0), 1.0))
+    angle = np.mod(np.arctan2(_dot(_cross(u1, u2), normal), _dot(u1, u2)), 2 * np.pi)
+    theta = angle - a1 - a2
+    t1 = _scale(_add(_scale(u1, np.cos(a1)), _scale(_cross(normal, u1), np.sin(a1))), radius)
+    t2 = _scale(_sub(_scale(u2, np.cos(a2)), _scale(_cross(normal, u2), np.sin(a2))), radius)
+    if not theta > 0:
+        return _norm(_sub(p2, p1)), nan3, nan3, False, False
+    s1 = _norm(_sub(t1, q1))
+    s2 = _norm(_sub(q2, t2))
+    arc = radius * theta
+    if cylinder:
+        planar = s1 + arc + s2
+        dz = p2[2] - p1[2]
+        safe = planar if planar > 0 else 1.0
+        t1 = (t1[0], t1[1], p1[2] + dz * s1 / safe)
+        t2 = (t2[0], t2[1], p1[2] + dz * (s1 + arc) / safe)
+        return np.hypot(planar, dz), t1, t2, True, False
+    return s1 + arc + s2, t1, t2, True, False
+
+
+@njit(**_KW)
+def obstacle_path_batch(cylinder, radius, hint, p1, p2, sense, has_sense):
+    """:func:`closed_form_row` over the rows of p1, p2 (N, 3) (hint (3,), NaN: none; sense (N, 3), read with
+    ``has_sense``): (length, t1, t2, wrapped, inside)."""
+    n = p1.shape[0]
+    length = np.empty(n)
+    t1, t2 = np.empty((n, 3)), np.empty((n, 3))
+    wrapped, inside = np.zeros(n, dtype=np.bool_), np.zeros(n, dtype=np.bool_)
+    has_hint = not (np.isnan(hint[0]) or np.isnan(hint[1]) or np.isnan(hint[2]))
+    h = (hint[0], hint[1], hint[2])
+    for i in range(n):
+        length[i], a, b, wrapped[i], inside[i] = closed_form_row(cylinder, radius, h, has_hint, _row(p1, i),
+                                                                 _row(p2, i), _row(sense, i), has_sense)
+        _put(t1, i, a)
+        _put(t2, i, b)
+    return length, t1, t2, wrapped, inside
+
+
+@njit(**_KW)
+def wrap_sense_batch(cylinder, hint, p1, p2):
+    """(N, 3) the axis about which each path p1 -> obstacle -> p2 turns, and (N,) whether that is the short side."""
+    n = p1.shape[0]
+    out = np.empty((n, 3))
+    short = np.empty(n, dtype=np.bool_)
+    has_hint = not (np.isnan(hint[0]) or np.isnan(hint[1]) or np.isnan(hint[2]))
+    h = (hint[0], hint[1], hint[2])
+    for i in range(n):
+        _put(out, i, _wrap_sense(cylinder, h, has_hint, _row(p1, i), _row(p2, i)))
+        short[i] = _short_side(cylinder, h, has_hint, _row(p1, i), _row(p2, i))
+    return out, short
+
+
+@njit(**_KW)
+def _apply(t, b, loc):
+    """t (4, 4) of body b applied to a point: R loc + o."""
+    return (t[b, 0, 0] * loc[0] + t[b, 0, 1] * loc[1] + t[b, 0, 2] * loc[2] + t[b, 0, 3],
+            t[b, 1, 0] * loc[0] + t[b, 1, 1] * loc[1] + t[b, 1, 2] * loc[2] + t[b, 1, 3],
+            t[b, 2, 0] * loc[0] + t[b, 2, 1] * loc[1] + t[b, 2, 2] * loc[2] + t[b, 2, 3])
+
+
+@njit(**_KW)
+def unit_batch(bt, element_is_point, element_body, point_location, obstacle_transform, obstacle_kind,
+               obstacle_radius, obstacle_constants, obstacle_hint, tolerance, max_iterations, steps):
+    """One unit's path at each configuration (``bt`` (N, B, 4, 4): the bodies' frames in ground), every span holding
+    at most one obstacle: (length (N,), positions (N, S, 3) of its slots (a point: one; an obstacle: its two
+    contact points, NaN where the span is straight), seq (N, S) the active slots in path order (-1 padded), the
+    positions gathered along seq (N, S, 3), status (N,), mismatch (N,), span (N,) the failing span's obstacle element).  ``status``: 1 an end point inside
+    an obstacle, 2 and 3 the geodesic's failures (:mod:`osim_emb.paths._geodesic_kernels`); the caller raises."""
+    n = bt.shape[0]
+    n_el = element_is_point.shape[0]
+    n_slots = 0
+    for e in range(n_el):
+        n_slots += 1 if element_is_point[e] else 2
+    length = np.zeros(n)
+    positions = np.full((n, n_slots, 3), np.nan)
+    seq = np.full((n, n_slots), -1, dtype=np.int64)
+    status = np.zeros(n, dtype=np.int64)
+    mismatch = np.zeros(n)
+    failed = np.full(n, -1, dtype=np.int64)
+    for i in range(n):
+        t = bt[i]
+        slot, count = 0, 0
+        have_start, pending, pending_slot = False, -1, 0
+        a = (0.0, 0.0, 0.0)
+        for e in range(n_el):
+            b_ = element_body[e]
+            if not element_is_point[e]:
+                pending, pending_slot = e, slot
+                slot += 2
+                continue
+            pos = _apply(t, b_, (point_location[e, 0], point_location[e, 1], point_location[e, 2]))
+            if have_start and pending < 0:
+                length[i] += _norm(_sub(pos, a))
+            elif have_start:
+                ob, tf = pending, obstacle_transform[pending]
+                bo = element_body[ob]
+                rot = np.empty((3, 3))
+                for r in range(3):
+                    for k in range(3):
+                        rot[r, k] = t[bo, r, 0] * tf[0, k] + t[bo, r, 1] * tf[1, k] + t[bo, r, 2] * tf[2, k]
+                org = _apply(t, bo, (tf[0, 3], tf[1, 3], tf[2, 3]))
+                da, db = _sub(a, org), _sub(pos, org)
+                p1 = (rot[0, 0] * da[0] + rot[1, 0] * da[1] + rot[2, 0] * da[2],
+                      rot[0, 1] * da[0] + rot[1, 1] * da[1] + rot[2, 1] * da[2],
+                      rot[0, 2] * da[0] + rot[1, 2] * da[1] + rot[2, 2] * da[2])
+                p2 = (rot[0, 0] * db[0] + rot[1, 0] * db[1] + rot[2, 0] * db[2],
+                      rot[0, 1] * db[0] + rot[1, 1] * db[1] + rot[2, 1] * db[2],
+                      rot[0, 2] * db[0] + rot[1, 2] * db[1] + rot[2, 2] * db[2])
+                kind = obstacle_kind[ob]
+                hint = (obstacle_hint[ob, 0], obstacle_hint[ob, 1], obstacle_hint[ob, 2])
+                has_hint = not (np.isnan(hint[0]) or np.isnan(hint[1]) or np.isnan(hint[2]))
+                if kind == SPHERE or kind == CYLINDER:
+                    span, c1, c2, wrapped, inside = closed_form_row(kind == CYLINDER, obstacle_radius[ob], hint,
+                                                                    has_hint, p1, p2, p1, False)
+                    code, worst = (1 if inside else 0), 0.0
+                else:
+                    span, c1, c2, wrapped, code, worst = surface_path_row(
+                        kind - ELLIPSOID, obstacle_constants[ob], obstacle_radius[ob], hint, has_hint, p1, p2,
+                        tolerance, max_iterations, steps)
+                if code != 0:
+                    status[i], mismatch[i], failed[i] = code, worst, ob
+                    break
+                length[i] += span
+                if wrapped:
+                    for s_, cp in ((pending_slot, c1), (pending_slot + 1, c2)):
+                        g = (rot[0, 0] * cp[0] + rot[0, 1] * cp[1] + rot[0, 2] * cp[2] + org[0],
+                             rot[1, 0] * cp[0] + rot[1, 1] * cp[1] + rot[1, 2] * cp[2] + org[1],
+                             rot[2, 0] * cp[0] + rot[2, 1] * cp[1] + rot[2, 2] * cp[2] + org[2])
+                        positions[i, s_, 0], positions[i, s_, 1], positions[i, s_, 2] = g
+                        seq[i, count] = s_
+                        count += 1
+            positions[i, slot, 0], positions[i, slot, 1], positions[i, slot, 2] = pos
+            seq[i, count] = slot
+            count += 1
+            slot += 1
+            a, have_start, pending = pos, True, -1
+    gathered = np.empty_like(positions)  # the positions along seq (slot 0 where seq is -1), as geometry._gather
+    for i in range(n):
+        for k in range(n_slots):
+            j = max(seq[i, k], 0)
+            gathered[i, k, 0], gathered[i, k, 1], gathered[i, k, 2] = (positions[i, j, 0], positions[i, j, 1],
+                                                                       positions[i, j, 2])
+    return length, positions, seq, gathered, status, mismatch, failed

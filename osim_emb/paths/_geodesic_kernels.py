@@ -128,6 +128,10 @@ def _gaussian_curvature(kind, c, x0, x1, x2):
     """K = grad f^T adj(H) grad f / |grad f|^4 (Goldman 2005)."""
     g = _grad(kind, c, (x0, x1, x2))
     h00, h01, h02, h11, h12, h22 = _hess(kind, c, (x0, x1, x2))
+    gg = g[0] * g[0] + g[1] * g[1] + g[2] * g[2]
+    if kind == ELLIPSOID:  # H diagonal: the general formula's off-diagonal terms are exact zeros
+        num = g[0] * (h11 * h22 * g[0]) + g[1] * (h00 * h22 * g[1]) + g[2] * (h00 * h11 * g[2])
+        return num / (gg * gg)
     a00 = h11 * h22 - h12 * h12
     a01 = h02 * h12 - h01 * h22
     a02 = h01 * h12 - h02 * h11
@@ -136,7 +140,6 @@ def _gaussian_curvature(kind, c, x0, x1, x2):
     a22 = h00 * h11 - h01 * h01
     num = (g[0] * (a00 * g[0] + a01 * g[1] + a02 * g[2]) + g[1] * (a01 * g[0] + a11 * g[1] + a12 * g[2])
            + g[2] * (a02 * g[0] + a12 * g[1] + a22 * g[2]))
-    gg = g[0] * g[0] + g[1] * g[1] + g[2] * g[2]
     return num / (gg * gg)
 
 

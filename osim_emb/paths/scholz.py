@@ -429,8 +429,8 @@ def scholz_path_lengths_and_moment_arms(model, unit: ScholzMusculotendon, q: Any
     from osim_emb.core.kinematics import forward_kinematics
     from osim_emb.paths.geometry import PathState, _body_table, _moment_arm_of_path
 
-    q = model.check_configuration(q, tolerance=np.inf)
     if kin is None:
+        q = model.check_configuration(q, tolerance=np.inf)
         kin = forward_kinematics(model, q, order=1 if need_moment_arms else 0)
     cached = _BODY_TABLES.get(id(model))
     if cached is None or cached[0]() is not model:
@@ -438,7 +438,7 @@ def scholz_path_lengths_and_moment_arms(model, unit: ScholzMusculotendon, q: Any
                                             _body_table(model))
     body_index, body_frames, body_offsets = cached[1]
     bt = kin.transforms[:, body_frames] @ body_offsets
-    n = q.shape[0]
+    n = kin.transforms.shape[0]
     path = unit.scholz_path
     slots, slot_frames, positions = [], [], []  # per element: its slot(s)
     for e in path.elements:

@@ -4,7 +4,8 @@ a cylinder span each for TRIlat, TRImed, BRA, an ellipsoid span for BIClong), ag
 1. Per pose: the package's ``lengths_and_moment_arms(model, q[None])`` one configuration at a time, and OpenSim's
    ``getLength`` + ``computeMomentArm`` (every Scholz unit, every coordinate) after ``realizePosition`` at each
    configuration (one State, its wrapping solver warm-started from the previous pose, as in a simulation).
-   The same configurations (uniform in the coordinate ranges, those both can evaluate).
+   The same configurations for both: a smooth sweep through the coordinate ranges (those the package evaluates;
+   OpenSim may fail at some: counted).
 2. A muscle-driven simulation of 0.1 s (bench_muscle_driven.py's arm26 excitations): the package's
    ``simulate_muscles(model, 0.1, excitations, rtol=1e-6, atol=1e-8)`` and OpenSim's Manager
    (``opensim_muscle_simulation(..., accuracy=1e-5, one_shot=True)``, its default accuracy), both errors against
@@ -12,6 +13,8 @@ a cylinder span each for TRIlat, TRImed, BRA, an ellipsoid span for BIClong), ag
 
     python benchmarks/bench_smooth_paths.py                    # converts arm26 first (about 1 min), then ~1 min
     python benchmarks/bench_smooth_paths.py --smooth arm26s.osim --repeat 3   # an already converted file
+    python benchmarks/bench_smooth_paths.py --smooth mobls.osim --no-simulation   # MoBL after `osim-emb convert`
+                                                                                  # and `osim-emb smooth-paths`
 """
 
 from __future__ import annotations
@@ -44,11 +47,14 @@ def convert(out: Path) -> Path:
     return out
 
 
-def configurations(model, n: int, seed: int = 1) -> np.ndarray:
-    """n configurations in the coordinate ranges at which the package evaluates every unit."""
-    rng = np.random.default_rng(seed)
+def configurations(model, n: int) -> np.ndarray:
+    """n configurations along a smooth closed sweep through the coordinate ranges (each coordinate
+    0.5 + 0.4 sin(2 pi k s + k), k = 1, 2, ...: neighbours close, as in a simulation, so that OpenSim's solver,
+    warm-started from the previous pose, is in its element), those at which the package evaluates every unit."""
     lo, hi = model.coordinate_ranges.T
-    q = lo + (hi - lo) * rng.uniform(0.05, 0.95, (4 * n, model.n_q))
+    s = np.linspace(0.0, 1.0, 2 * n, endpoint=False)[:, None]
+    k = np.arange(1, model.n_q + 1)
+    q = lo + (hi - lo) * (0.5 + 0.4 * np.sin(2 * np.pi * k * s + k))
     good = []
     for row in q:
         try:
@@ -56,9 +62,7 @@ def configurations(model, n: int, seed: int = 1) -> np.ndarray:
             good.append(row)
         except (ValueError, RuntimeError):
             pass
-        if len(good) == n:
-            break
-    return np.array(good)
+    return np.array(good[::max(1, len(good) // n)][:n])
 
 
 def package_per_pose(model, q: np.ndarray, repeat: int, muscles=None) -> float:
@@ -95,14 +99,14 @@ def opensim_per_pose(path: Path, q: np.ndarray, repeat: int) -> tuple:
             for row in q:
                 for c, v in zip(coords, row):
                     c.setValue(state, float(v), False)
-                model.realizePosition(state)
                 try:
+                    model.realizePosition(state)
                     for p in paths:
                         p.getLength(state)
                         for c in coords if moment_arms else ():
                             p.computeMomentArm(state, c)
                     done += 1
-                except Exception:  # noqa: BLE001 - OpenSim's solver may fail at a pose
+                except RuntimeError:  # OpenSim's solver may fail at a pose (geodesic step limit)
                     pass
             best = min(best, (time.perf_counter() - t0) / len(q))
         out.append(best)
@@ -143,6 +147,7 @@ def main() -> None:
     ap.add_argument("--smooth", type=Path, help="an arm26 already converted by osim-emb smooth-paths")
     ap.add_argument("--poses", type=int, default=100)
     ap.add_argument("--repeat", type=int, default=3, help="each time the fastest of this many (a shared machine)")
+    ap.add_argument("--no-simulation", action="store_true", help="per-pose costs only (e.g. for a converted MoBL)")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         path = args.smooth or convert(Path(tmp) / "arm26s.osim")
@@ -159,7 +164,8 @@ def main() -> None:
         print(f"OpenSim realizePosition + getLength ({n_paths} Scholz units): {lengths_only * 1e3:.3f} ms per pose; "
               f"+ computeMomentArm ({model.n_q} coordinates): {theirs * 1e3:.3f} ms per pose ({done}/{len(q)} poses "
               "evaluated)")
-        simulation(path, args.repeat)
+        if not args.no_simulation:
+            simulation(path, args.repeat)
 
 
 if __name__ == "__main__":

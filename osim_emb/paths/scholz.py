@@ -377,6 +377,16 @@ _PROGRAMS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 _BODY_TABLES: dict = {}  # id(Model) -> (weak reference, geometry._body_table): models are immutable
 
 
+def _body_table_of(model):
+    """geometry._body_table of the model, kept while the model lives (models are immutable)."""
+    from osim_emb.paths.geometry import _body_table
+    cached = _BODY_TABLES.get(id(model))
+    if cached is None or cached[0]() is not model:
+        cached = _BODY_TABLES[id(model)] = (weakref.ref(model, lambda _, k=id(model): _BODY_TABLES.pop(k, None)),
+                                            _body_table(model))
+    return cached[1]
+
+
 def _compiled_program(path: ScholzPath, body_index: dict, body_frames: np.ndarray):
     """The arrays :func:`osim_emb.paths._scholz_kernels.unit_batch` reads for ``path`` (and each slot's frame), or
     None where a span holds several obstacles (Newton's method over the points between them, :func:`span_paths`).
@@ -427,16 +437,12 @@ def scholz_path_lengths_and_moment_arms(model, unit: ScholzMusculotendon, q: Any
                                         need_moment_arms: bool = True):
     """L (N,) and R (N, n_q) of one unit with a Scholz2015GeometryPath (R = -dL/dq)."""
     from osim_emb.core.kinematics import forward_kinematics
-    from osim_emb.paths.geometry import PathState, _body_table, _moment_arm_of_path
+    from osim_emb.paths.geometry import PathState, _moment_arm_of_path
 
     if kin is None:
         q = model.check_configuration(q, tolerance=np.inf)
         kin = forward_kinematics(model, q, order=1 if need_moment_arms else 0)
-    cached = _BODY_TABLES.get(id(model))
-    if cached is None or cached[0]() is not model:
-        cached = _BODY_TABLES[id(model)] = (weakref.ref(model, lambda _, k=id(model): _BODY_TABLES.pop(k, None)),
-                                            _body_table(model))
-    body_index, body_frames, body_offsets = cached[1]
+    body_index, body_frames, body_offsets = _body_table_of(model)
     bt = kin.transforms[:, body_frames] @ body_offsets
     n = kin.transforms.shape[0]
     path = unit.scholz_path

@@ -11,7 +11,8 @@ from osim_emb.core._accel import njit
 from osim_emb.paths._geodesic_kernels import _add, _cross, _dot, _norm, _row, _put, _scale, _sub, _unit
 from osim_emb.paths._geodesic_kernels import surface_path_row
 
-__all__ = ["SPHERE", "CYLINDER", "ELLIPSOID", "TORUS", "obstacle_path_batch", "wrap_sense_batch", "unit_batch"]
+__all__ = ["SPHERE", "CYLINDER", "ELLIPSOID", "TORUS", "obstacle_path_batch", "wrap_sense_batch", "unit_batch",
+           "span_batch"]
 
 #: obstacle codes (ellipsoids and tori: the geodesic kernels' surface codes + 2)
 SPHERE, CYLINDER, ELLIPSOID, TORUS = 0, 1, 2, 3
@@ -216,3 +217,218 @@ def unit_batch(bt, element_is_point, element_body, point_location, obstacle_tran
             gathered[i, k, 0], gathered[i, k, 1], gathered[i, k, 2] = (positions[i, j, 0], positions[i, j, 1],
                                                                        positions[i, j, 2])
     return length, positions, seq, gathered, status, mismatch, failed
+
+
+# -- several obstacles on one span: Newton's method over the points between them ----------------------------
+
+@njit(**_KW)
+def _to_frame(rot, org, x):
+    d = _sub(x, org)
+    return (rot[0, 0] * d[0] + rot[1, 0] * d[1] + rot[2, 0] * d[2],
+            rot[0, 1] * d[0] + rot[1, 1] * d[1] + rot[2, 1] * d[2],
+            rot[0, 2] * d[0] + rot[1, 2] * d[1] + rot[2, 2] * d[2])
+
+
+@njit(**_KW)
+def _from_frame(rot, org, x):
+    return (rot[0, 0] * x[0] + rot[0, 1] * x[1] + rot[0, 2] * x[2] + org[0],
+            rot[1, 0] * x[0] + rot[1, 1] * x[1] + rot[1, 2] * x[2] + org[1],
+            rot[2, 0] * x[0] + rot[2, 1] * x[1] + rot[2, 2] * x[2] + org[2])
+
+
+@njit(**_KW)
+def _obstacle_in_ground(kind, radius, c, hint, has_hint, rot, org, a, b, sense, has_sense, steps):
+    """One obstacle's part between ground points a, b: (length, t1, t2 (ground; NaN where straight), wrapped,
+    status, mismatch); ``sense`` (obstacle frame) read with ``has_sense`` by spheres and cylinders."""
+    p1, p2 = _to_frame(rot, org, a), _to_frame(rot, org, b)
+    if kind == SPHERE or kind == CYLINDER:
+        length, t1, t2, wrapped, inside = closed_form_row(kind == CYLINDER, radius, hint, has_hint, p1, p2, sense,
+                                                          has_sense)
+        code, worst = (1 if inside else 0), 0.0
+    else:
+        length, t1, t2, wrapped, code, worst = surface_path_row(kind - ELLIPSOID, c, radius, hint, has_hint, p1, p2,
+                                                                1e-11, 60, steps)
+    return length, _from_frame(rot, org, t1), _from_frame(rot, org, t2), wrapped, code, worst
+
+
+@njit(**_KW)
+def _span_evaluate(x, a, b, rot, org, kinds, radii, consts, hints, has_hints, senses, has_sense, centres, bases,
+                   ends, lengths, t1, t2, wrapped, grad, steps):
+    """The span at the free points x (k - 1 points, 2 coordinates each in their planes): fills ends, each
+    obstacle's part and dL/dx; returns (total length, status, mismatch, failing obstacle)."""
+    k = kinds.shape[0]
+    _put(ends, 0, a)
+    _put(ends, k, b)
+    for j in range(k - 1):
+        e0 = centres[j, 0] + bases[j, 0, 0] * x[2 * j] + bases[j, 0, 1] * x[2 * j + 1]
+        e1 = centres[j, 1] + bases[j, 1, 0] * x[2 * j] + bases[j, 1, 1] * x[2 * j + 1]
+        e2 = centres[j, 2] + bases[j, 2, 0] * x[2 * j] + bases[j, 2, 1] * x[2 * j + 1]
+        ends[j + 1, 0], ends[j + 1, 1], ends[j + 1, 2] = e0, e1, e2
+    total = 0.0
+    for i in range(k):
+        h = (hints[i, 0], hints[i, 1], hints[i, 2])
+        s = (senses[i, 0], senses[i, 1], senses[i, 2])
+        length, c1, c2, w, code, worst = _obstacle_in_ground(kinds[i], radii[i], consts[i], h, has_hints[i], rot[i],
+                                                             (org[i, 0], org[i, 1], org[i, 2]), _row(ends, i),
+                                                             _row(ends, i + 1), s, has_sense, steps)
+        if code != 0:
+            return total, code, worst, i
+        lengths[i], wrapped[i] = length, w
+        _put(t1, i, c1)
+        _put(t2, i, c2)
+        total += length
+    for j in range(1, k):
+        last = _row(t2, j - 1) if wrapped[j - 1] else _row(ends, j - 1)
+        first = _row(t1, j) if wrapped[j] else _row(ends, j + 1)
+        mid = _row(ends, j)
+        g = _sub(_unit(_sub(mid, last)), _unit(_sub(first, mid)))
+        for m in range(2):
+            grad[2 * (j - 1) + m] = bases[j - 1, 0, m] * g[0] + bases[j - 1, 1, m] * g[1] + bases[j - 1, 2, m] * g[2]
+    return total, 0, 0.0, -1
+
+
+@njit(**_KW)
+def _span_row(a, b, rot, org, kinds, radii, consts, hints, mode, tolerance, max_iterations, steps):
+    """Newton's method for one configuration of :func:`osim_emb.paths.scholz.span_paths` (mode 0 'shortest', 1
+    'fixed', 2 'per_step'): (total length, lengths (k,), t1, t2 (k, 3), wrapped (k,), ends (k + 1, 3), converged,
+    status, mismatch, failing obstacle)."""
+    k = kinds.shape[0]
+    d = 2 * (k - 1)
+    has_hints = np.empty(k, dtype=np.bool_)
+    for i in range(k):
+        has_hints[i] = not (np.isnan(hints[i, 0]) or np.isnan(hints[i, 1]) or np.isnan(hints[i, 2]))
+    centres = np.empty((k - 1, 3))
+    bases = np.empty((k - 1, 3, 2))
+    for j in range(k - 1):
+        oa, ob = _row(org, j), _row(org, j + 1)
+        dv = _sub(ob, oa)
+        dist = _norm(dv)
+        e = _scale(dv, 1.0 / dist)
+        ra, rb = radii[j], radii[j + 1]
+        cj = _add(oa, _scale(e, ra + 0.5 * (dist - ra - rb)))
+        helper = (1.0, 0.0, 0.0) if abs(e[0]) < 0.9 else (0.0, 1.0, 0.0)
+        u = _unit(_cross(e, helper))
+        v = _cross(e, u)
+        _put(centres, j, cj)
+        for r in range(3):
+            bases[j, r, 0], bases[j, r, 1] = u[r], v[r]
+    senses = np.zeros((k, 3))
+    if mode == 1:  # each obstacle's side, once: the hint against the segment between its neighbours' hints
+        around = np.empty((k + 2, 3))
+        _put(around, 0, a)
+        _put(around, k + 1, b)
+        for i in range(k):
+            hz = (0.0 if np.isnan(hints[i, 0]) else hints[i, 0], 0.0 if np.isnan(hints[i, 1]) else hints[i, 1],
+                  0.0 if np.isnan(hints[i, 2]) else hints[i, 2])
+            _put(around, i + 1, _from_frame(rot[i], _row(org, i), hz))
+        for i in range(k):
+            h = (hints[i, 0], hints[i, 1], hints[i, 2])
+            _put(senses, i, _wrap_sense(kinds[i] == CYLINDER, h, has_hints[i],
+                                        _to_frame(rot[i], _row(org, i), _row(around, i)),
+                                        _to_frame(rot[i], _row(org, i), _row(around, i + 2))))
+    has_sense = mode == 1
+    shortest = mode == 0
+    x = np.zeros(d)
+    ends, lengths = np.empty((k + 1, 3)), np.empty(k)
+    t1, t2, wrapped = np.empty((k, 3)), np.empty((k, 3)), np.empty(k, dtype=np.bool_)
+    grad = np.empty(d)
+    total, code, worst, bad = _span_evaluate(x, a, b, rot, org, kinds, radii, consts, hints, has_hints, senses,
+                                             has_sense, centres, bases, ends, lengths, t1, t2, wrapped, grad, steps)
+    if code != 0:
+        return total, lengths, t1, t2, wrapped, ends, False, code, worst, bad
+    # work arrays of the trial points and the finite differences
+    ends_t, lengths_t = np.empty_like(ends), np.empty_like(lengths)
+    t1_t, t2_t, wrapped_t = np.empty_like(t1), np.empty_like(t2), np.empty_like(wrapped)
+    grad_t, gp, gm = np.empty(d), np.empty(d), np.empty(d)
+    scratch = (np.empty_like(ends), np.empty_like(lengths), np.empty_like(t1), np.empty_like(t2),
+               np.empty_like(wrapped))
+    h = 1e-7
+    hess = np.empty((d, d))
+    for _ in range(max_iterations):
+        if np.abs(grad).max() < tolerance:
+            break
+        for col in range(d):
+            for sign in range(2):
+                xs = x.copy()
+                xs[col] += h if sign == 0 else -h
+                _, code, worst, bad = _span_evaluate(xs, a, b, rot, org, kinds, radii, consts, hints, has_hints,
+                                                     senses, has_sense, centres, bases, scratch[0], scratch[1],
+                                                     scratch[2], scratch[3], scratch[4], gp if sign == 0 else gm,
+                                                     steps)
+                if code != 0:
+                    return total, lengths, t1, t2, wrapped, ends, False, code, worst, bad
+            for r in range(d):
+                hess[r, col] = (gp[r] - gm[r]) / (2 * h)
+        hess = 0.5 * (hess + hess.T)
+        lam, vec = np.linalg.eigh(hess)
+        for r in range(d):
+            if shortest:
+                lam[r] = max(abs(lam[r]), 1e-6)
+            elif not abs(lam[r]) > 1e-9:
+                lam[r] = 1e-9
+        w = np.zeros(d)
+        for r in range(d):
+            for q in range(d):
+                w[r] += vec[q, r] * grad[q]
+            w[r] /= lam[r]
+        step = np.zeros(d)
+        for r in range(d):
+            for q in range(d):
+                step[r] -= vec[r, q] * w[q]
+        size = np.sqrt(np.sum(grad * grad))
+        descent = -np.sum(grad * step)
+        scale = 1.0
+        total_t = total
+        xt = x.copy()
+        for _ in range(30):  # backtracking
+            xt = x + scale * step
+            total_t, code, worst, bad = _span_evaluate(xt, a, b, rot, org, kinds, radii, consts, hints, has_hints,
+                                                       senses, has_sense, centres, bases, ends_t, lengths_t, t1_t,
+                                                       t2_t, wrapped_t, grad_t, steps)
+            if code != 0:
+                return total, lengths, t1, t2, wrapped, ends, False, code, worst, bad
+            worse = np.sqrt(np.sum(grad_t * grad_t)) > size * (1 - 1e-4 * scale)
+            if shortest:  # a decrease of L, or of the mismatch once L is flat to round-off
+                worse = worse and total_t > total - 1e-4 * scale * descent
+            worse = worse and size > tolerance
+            if not worse:
+                break
+            scale = 0.5 * scale
+        x = xt
+        total = total_t
+        ends[:] = ends_t
+        lengths[:] = lengths_t
+        t1[:] = t1_t
+        t2[:] = t2_t
+        wrapped[:] = wrapped_t
+        grad[:] = grad_t
+    return total, lengths, t1, t2, wrapped, ends, np.abs(grad).max() < tolerance, 0, 0.0, -1
+
+
+@njit(**_KW)
+def span_batch(a, b, rot, org, kinds, radii, consts, hints, shortest, tolerance, max_iterations, steps):
+    """:func:`_span_row` over the rows of a, b (N, 3) (rot (k, N, 3, 3), org (k, N, 3)): mode 'shortest', or
+    'fixed' and, where that does not converge, 'per_step' from the start again.  (length (N,), lengths (N, k), t1,
+    t2 (N, k, 3), wrapped (N, k), ends (N, k + 1, 3), converged (N,), status (N,), mismatch (N,), obstacle (N,))."""
+    n, k = a.shape[0], kinds.shape[0]
+    length, lengths = np.empty(n), np.empty((n, k))
+    t1, t2, wrapped = np.empty((n, k, 3)), np.empty((n, k, 3)), np.zeros((n, k), dtype=np.bool_)
+    ends = np.empty((n, k + 1, 3))
+    done = np.zeros(n, dtype=np.bool_)
+    status, mismatch, failed = np.zeros(n, dtype=np.int64), np.zeros(n), np.full(n, -1, dtype=np.int64)
+    rot_i = np.empty((k, 3, 3))
+    org_i = np.empty((k, 3))
+    for i in range(n):
+        for o in range(k):
+            rot_i[o] = rot[o, i]
+            org_i[o] = org[o, i]
+        a_i, b_i = _row(a, i), _row(b, i)
+        for mode in (0, 1, 2):
+            if (mode == 0) != shortest:
+                continue
+            out = _span_row(a_i, b_i, rot_i, org_i, kinds, radii, consts, hints, mode, tolerance, max_iterations, steps)
+            length[i], lengths[i], t1[i], t2[i], wrapped[i], ends[i] = out[0], out[1], out[2], out[3], out[4], out[5]
+            done[i], status[i], mismatch[i], failed[i] = out[6], out[7], out[8], out[9]
+            if done[i] or status[i] != 0 or mode == 0:
+                break
+    return length, lengths, t1, t2, wrapped, ends, done, status, mismatch, failed

@@ -208,10 +208,16 @@ def surface_path(surface, hint: Any, p1: Any, p2: Any, tolerance: float = 1e-11,
         float(tolerance), int(max_iterations), STEPS)
     if (status == INSIDE).any():
         raise ValueError("a path point is inside the obstacle: no path round it")
-    if (status == NOT_CONVERGED).any():
-        raise RuntimeError(f"geodesic wrapping did not converge (largest tangent mismatch "
-                           f"{mismatch[status == NOT_CONVERGED].max():.1e})")
-    if (status == LIFTED_THROUGH).any():
-        raise RuntimeError("geodesic wrapping lifted off although the straight segment passes inside the "
-                           "obstacle (no stationary path found from the touch-down point)")
+    for code in (NOT_CONVERGED, LIFTED_THROUGH):
+        if (status == code).any():
+            raise RuntimeError(failure_message(code, mismatch[status == code].max()))
     return length, t1, t2, wrapped
+
+
+def failure_message(status: int, mismatch: float) -> str:
+    """Why the geodesic path failed (a status of :func:`osim_emb.paths._geodesic_kernels.surface_path_row`)."""
+    from osim_emb.paths._geodesic_kernels import NOT_CONVERGED
+    if status == NOT_CONVERGED:
+        return f"geodesic wrapping did not converge (largest tangent mismatch {mismatch:.1e})"
+    return ("geodesic wrapping lifted off although the straight segment passes inside the obstacle (no stationary "
+            "path found from the touch-down point)")

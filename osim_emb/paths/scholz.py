@@ -224,23 +224,23 @@ def _obstacle_in_ground(ob: ScholzObstacle, rot: np.ndarray, org: np.ndarray, a:
     return (length, np.einsum("nij,nj->ni", rot, t1) + org, np.einsum("nij,nj->ni", rot, t2) + org, wrapped)
 
 
-def _span_terms(obstacles, frames, ends, sides):
-    """Length and contact points of each obstacle's part for the points ``ends`` (k + 1 arrays (N, 3))."""
-    return [_obstacle_in_ground(ob, rot, org, ends[i], ends[i + 1], sides[i]) for i, (ob, (rot, org)) in
-            enumerate(zip(obstacles, frames))]
-
-
-def _span_gradient(terms, ends, bases):
-    """dL/dX_j in the planes' bases: (N, k - 1, 2)."""
-    out = []
-    for j in range(1, len(ends) - 1):
-        _, _, t2, w = terms[j - 1]
-        last = np.where(w[:, None], t2, ends[j - 1])
-        _, t1, _, w = terms[j]
-        first = np.where(w[:, None], t1, ends[j + 1])
-        g = _unit(ends[j] - last) - _unit(first - ends[j])
-        out.append(np.einsum("nik,ni->nk", bases[j - 1], g))
-    return np.stack(out, axis=1)
+def _obstacle_arrays(obstacles):
+    """Kind codes, radii (an ellipsoid's smallest, a torus's tube), surface constants and hints of obstacles, as the
+    kernels of :mod:`osim_emb.paths._scholz_kernels` read them."""
+    from osim_emb.paths._scholz_kernels import CYLINDER, ELLIPSOID, SPHERE, TORUS
+    codes = {"sphere": SPHERE, "cylinder": CYLINDER, "ellipsoid": ELLIPSOID, "torus": TORUS}
+    m = len(obstacles)
+    kinds, radii = np.zeros(m, dtype=np.int64), np.ones(m)
+    consts, hints = np.zeros((m, 3)), np.full((m, 3), np.nan)
+    for k, ob in enumerate(obstacles):
+        if ob is None:
+            continue
+        kinds[k], radii[k], hints[k] = codes[ob.kind], ob.radius, ob.hint
+        if ob.kind in INTEGRATED_KINDS:
+            from osim_emb.paths.geodesic import surface_of
+            c = surface_of(ob.kind, ob.radii).constants
+            consts[k, :len(c)] = c
+    return kinds, radii, consts, hints
 
 
 def span_paths(a: np.ndarray, b: np.ndarray, obstacles: Sequence[ScholzObstacle], frames: Sequence[tuple],
@@ -263,26 +263,31 @@ def span_paths(a: np.ndarray, b: np.ndarray, obstacles: Sequence[ScholzObstacle]
         raise ValueError(f"obstacles {[ob.name for ob in obstacles]}: a torus obstacle must be alone between two "
                          "path points")
     shortest = all(np.isnan(ob.hint).any() for ob in obstacles)
-    try:
-        out = _span_newton(a, b, obstacles, frames, "shortest" if shortest else "fixed", tolerance, max_iterations)
-    except ValueError as err:  # an end point inside an obstacle, or a Newton iterate between two obstacles in one
-        raise ValueError(f"{err}, or the solver's point between two obstacles fell inside one (obstacles that "
-                         "nearly meet along the path; a cylinder is infinite here)") from None
-    length, terms, ends, done = out
-    if not done.all() and not shortest:
-        rows = np.flatnonzero(~done)
-        sub = _span_newton(a[rows], b[rows], obstacles, [(r[rows], o[rows]) for r, o in frames], "per_step",
-                           tolerance, max_iterations)
-        length[rows] = sub[0]
-        for t, ts in zip(terms, sub[1]):
-            for arr, arr_sub in zip(t, ts):
-                arr[rows] = arr_sub
-        for e, es in zip(ends, sub[2]):
-            e[rows] = es
-        done[rows] = sub[3]
+    from osim_emb.paths._scholz_kernels import span_batch
+    from osim_emb.paths.geodesic import STEPS
+    kinds, radii, consts, hints = _obstacle_arrays(obstacles)
+    rot = np.ascontiguousarray(np.stack([np.broadcast_to(r, (a.shape[0], 3, 3)) for r, _ in frames]), dtype=float)
+    org = np.ascontiguousarray(np.stack([np.broadcast_to(o, a.shape) for _, o in frames]), dtype=float)
+    length, lengths, t1, t2, wrapped, ends, done, status, mismatch, failed = span_batch(
+        np.ascontiguousarray(a, dtype=float), np.ascontiguousarray(b, dtype=float), rot, org, kinds, radii, consts,
+        hints, shortest, tolerance, max_iterations, STEPS)
+    if status.any():
+        row = int(np.flatnonzero(status)[0])
+        ob = obstacles[failed[row]]
+        if status[row] == 1:  # an end point inside an obstacle, or a Newton iterate between two obstacles in one
+            where = "" if ob.kind in INTEGRATED_KINDS else f" {ob.kind} obstacle (radius {ob.radius:g})"
+            raise ValueError(f"a path point is inside the{where or ' obstacle'}: no path round it, or the solver's "
+                             "point between two obstacles fell inside one (obstacles that nearly meet along the "
+                             "path; a cylinder is infinite here)")
+        from osim_emb.paths.geodesic import failure_message
+        raise RuntimeError(failure_message(int(status[row]), mismatch[status == status[row]].max()))
     if not done.all():
         raise RuntimeError(f"the multi-obstacle path did not converge in {max_iterations} Newton steps "
                            f"in {int((~done).sum())} of {len(done)} configurations")
+    nan = np.full(3, np.nan)
+    terms = [(lengths[:, i], np.where(wrapped[:, i, None], t1[:, i], nan), np.where(wrapped[:, i, None], t2[:, i], nan),
+              wrapped[:, i]) for i in range(k)]
+    ends = [ends[:, j] for j in range(k + 1)]
     for j in range(1, k):  # the free points must lie on the straight segments between the obstacles
         _, _, t2, w0 = terms[j - 1]
         _, t1, _, w1 = terms[j]
@@ -292,83 +297,6 @@ def span_paths(a: np.ndarray, b: np.ndarray, obstacles: Sequence[ScholzObstacle]
             raise ValueError(f"obstacles {obstacles[j - 1].name!r} and {obstacles[j].name!r}: the path between them "
                              "does not cross the plane half way across their gap (overlapping obstacles?)")
     return length, [(t[1], t[2], t[3]) for t in terms]
-
-
-def _span_newton(a, b, obstacles, frames, mode: str, tolerance: float, max_iterations: int):
-    """Newton's method for :func:`span_paths`: (length, terms, ends, converged (N,)).
-
-    ``mode``: 'shortest' (no hints: short sides at every step, a minimum: convexified Hessian and a
-    decrease of L), 'fixed' (senses fixed from the hints at the start) or 'per_step' (the hint's side
-    at every step); the last two find saddles too (the long way round): Newton steps on the
-    stationarity condition with a decrease of the tangent mismatch."""
-    k = len(obstacles)
-    n = a.shape[0]
-    centres, bases = [], []
-    for j in range(k - 1):
-        oa, ob_ = frames[j][1], frames[j + 1][1]
-        d = ob_ - oa
-        dist = np.linalg.norm(d, axis=-1)
-        e = d / dist[:, None]
-        ra, rb = obstacles[j].radius, obstacles[j + 1].radius
-        centres.append(oa + e * (ra + 0.5 * (dist - ra - rb))[:, None])
-        helper = np.where(np.abs(e[:, :1]) < 0.9, [[1.0, 0, 0]], [[0, 1.0, 0]])
-        u = _unit(np.cross(e, helper))
-        bases.append(np.stack([u, np.cross(e, u)], axis=2))  # (N, 3, 2)
-    x = np.zeros((n, k - 1, 2))
-
-    def ends_of(x):
-        return [a] + [centres[j] + np.einsum("nik,nk->ni", bases[j], x[:, j]) for j in range(k - 1)] + [b]
-
-    def total(terms):
-        return sum(t[0] for t in terms)
-
-    if mode == "fixed":  # each obstacle's side, once: the hint against the segment between its neighbours' hints
-        hints = [np.einsum("nij,j->ni", rot, np.nan_to_num(ob.hint)) + org for ob, (rot, org) in zip(obstacles, frames)]
-        around = [a] + hints + [b]
-        sides = [wrap_sense(ob.kind, ob.radius, ob.hint, np.einsum("nji,nj->ni", rot, around[i] - org),
-                            np.einsum("nji,nj->ni", rot, around[i + 2] - org))
-                 for i, (ob, (rot, org)) in enumerate(zip(obstacles, frames))]
-    else:
-        sides = [None] * k
-    shortest = mode == "shortest"
-    ends = ends_of(x)
-    terms = _span_terms(obstacles, frames, ends, sides)
-    length = total(terms)
-    grad = _span_gradient(terms, ends, bases)
-    d = 2 * (k - 1)
-    h = 1e-7
-    for _ in range(max_iterations):
-        if np.abs(grad).max() < tolerance:
-            break
-        hess = np.empty((n, d, d))
-        for c in range(d):
-            dx = np.zeros((n, k - 1, 2))
-            dx.reshape(n, d)[:, c] = h
-            gp = _span_gradient(_span_terms(obstacles, frames, ends_of(x + dx), sides), ends_of(x + dx), bases)
-            gm = _span_gradient(_span_terms(obstacles, frames, ends_of(x - dx), sides), ends_of(x - dx), bases)
-            hess[:, :, c] = (gp - gm).reshape(n, d) / (2 * h)
-        hess = 0.5 * (hess + np.swapaxes(hess, 1, 2))
-        g = grad.reshape(n, d)
-        lam, vec = np.linalg.eigh(hess)
-        lam = np.maximum(np.abs(lam), 1e-6) if shortest else np.where(np.abs(lam) > 1e-9, lam, 1e-9)
-        step = -np.einsum("nij,nj->ni", vec, np.einsum("nji,nj->ni", vec, g) / lam).reshape(n, k - 1, 2)
-        size = np.linalg.norm(g, axis=1)
-        scale = np.ones(n)
-        for _ in range(30):  # backtracking
-            xt = x + scale[:, None, None] * step
-            ends_t = ends_of(xt)
-            terms_t = _span_terms(obstacles, frames, ends_t, sides)
-            gt = _span_gradient(terms_t, ends_t, bases)
-            worse = np.linalg.norm(gt.reshape(n, d), axis=1) > size * (1 - 1e-4 * scale)
-            if shortest:  # a decrease of L, or of the mismatch once L is flat to round-off
-                worse &= total(terms_t) > length - 1e-4 * scale * np.einsum("ni,ni->n", g, -step.reshape(n, d))
-            worse &= size > tolerance
-            if not worse.any():
-                break
-            scale = np.where(worse, 0.5 * scale, scale)
-        x = xt
-        ends, terms, length, grad = ends_t, terms_t, total(terms_t), gt
-    return length, terms, ends, np.abs(grad).reshape(n, -1).max(axis=1) < tolerance
 
 
 # -- a unit over a batch of configurations ----------------------------------------------------------------
@@ -391,7 +319,6 @@ def _compiled_program(path: ScholzPath, body_index: dict, body_frames: np.ndarra
     """The arrays :func:`osim_emb.paths._scholz_kernels.unit_batch` reads for ``path`` (and each slot's frame), or
     None where a span holds several obstacles (Newton's method over the points between them, :func:`span_paths`).
     Cached per path and body table (paths are immutable)."""
-    from osim_emb.paths._scholz_kernels import CYLINDER, ELLIPSOID, SPHERE, TORUS
     key = (tuple(body_index.items()), body_frames.tobytes())
     cached = _PROGRAMS.get(path)
     if cached is not None and cached[0] == key:
@@ -409,22 +336,15 @@ def _compiled_program(path: ScholzPath, body_index: dict, body_frames: np.ndarra
         body = np.array([body_index[e.body] for e in elements], dtype=np.int64)
         location = np.zeros((m, 3))
         transform = np.tile(np.eye(4), (m, 1, 1))
-        kind = np.zeros(m, dtype=np.int64)
-        radius = np.ones(m)
-        constants = np.zeros((m, 3))
-        hint = np.full((m, 3), np.nan)
+        kind, radius, constants, hint = _obstacle_arrays([None if isinstance(e, ScholzPoint) else e
+                                                          for e in elements])
         slot_frames = []
-        codes = {"sphere": SPHERE, "cylinder": CYLINDER, "ellipsoid": ELLIPSOID, "torus": TORUS}
         for k, e in enumerate(elements):
             if isinstance(e, ScholzPoint):
                 location[k] = e.location
                 slot_frames.append(body_frames[body[k]])
                 continue
-            transform[k], kind[k], radius[k], hint[k] = e.transform, codes[e.kind], e.radius, e.hint
-            if e.kind in INTEGRATED_KINDS:
-                from osim_emb.paths.geodesic import surface_of
-                c = surface_of(e.kind, e.radii).constants
-                constants[k, :len(c)] = c
+            transform[k] = e.transform
             slot_frames += [body_frames[body[k]]] * 2
         slot_frames = np.asarray(slot_frames, dtype=np.int64)
         program = ((is_point, body, location, transform, kind, radius, constants, hint), slot_frames,

@@ -164,9 +164,9 @@ def test_moment_arms_are_minus_dl_dq(scholz_model):
 
 @pytest.mark.opensim
 def test_compiled_unit_equals_the_span_route(scholz_model, tmp_path, osim, monkeypatch):
-    """A unit whose spans hold one obstacle each runs as one compiled kernel (paths._scholz_kernels.unit_batch); its
-    L and R equal those of the span-by-span route (span_paths per span, the segment formula's moment arms) to
-    1e-15 m: spheres, cylinders and via points with hints, and an ellipsoid and a torus without (geodesics)."""
+    """A unit's path runs as one compiled kernel (paths._scholz_kernels.unit_batch); its L and R equal those of the
+    span-by-span route (span_paths per span, the segment formula's moment arms) to 1e-15 m: spheres, cylinders and
+    via points with hints, two spheres on one span, and an ellipsoid and a torus without hints (geodesics)."""
     import osim_emb.paths.scholz as scholz
     from osim_emb.io import load_osim
     from osim_emb.paths.geometry import lengths_and_moment_arms
@@ -183,7 +183,7 @@ def test_compiled_unit_equals_the_span_route(scholz_model, tmp_path, osim, monke
         (("egg", lambda b: osim.ContactEllipsoid(osim.Vec3(0.03, 0.045, 0.025), osim.Vec3(0, -0.3, 0),
                                                   osim.Vec3(0.2, 0.3, 0.1), b["humerus"], "egg")), ("ring", ring)))
     q = _configurations(12, seed=5)
-    for path, names in ((scholz_model, ["over_sphere", "round_cylinder", "via"]),
+    for path, names in ((scholz_model, ["over_sphere", "round_cylinder", "two_on_span", "via"]),
                         (integrated, ["over_egg", "through_ring"])):
         model = load_osim(path)
         assert all(scholz._compiled_program(u.scholz_path, *scholz._body_table_of(model)[:2]) is not None

@@ -134,91 +134,6 @@ def _apply(t, b, loc):
             t[b, 2, 0] * loc[0] + t[b, 2, 1] * loc[1] + t[b, 2, 2] * loc[2] + t[b, 2, 3])
 
 
-@njit(**_KW)
-def unit_batch(bt, element_is_point, element_body, point_location, obstacle_transform, obstacle_kind,
-               obstacle_radius, obstacle_constants, obstacle_hint, tolerance, max_iterations, steps):
-    """One unit's path at each configuration (``bt`` (N, B, 4, 4): the bodies' frames in ground), every span holding
-    at most one obstacle: (length (N,), positions (N, S, 3) of its slots (a point: one; an obstacle: its two
-    contact points, NaN where the span is straight), seq (N, S) the active slots in path order (-1 padded), the
-    positions gathered along seq (N, S, 3), status (N,), mismatch (N,), span (N,) the failing span's obstacle element).  ``status``: 1 an end point inside
-    an obstacle, 2 and 3 the geodesic's failures (:mod:`osim_emb.paths._geodesic_kernels`); the caller raises."""
-    n = bt.shape[0]
-    n_el = element_is_point.shape[0]
-    n_slots = 0
-    for e in range(n_el):
-        n_slots += 1 if element_is_point[e] else 2
-    length = np.zeros(n)
-    positions = np.full((n, n_slots, 3), np.nan)
-    seq = np.full((n, n_slots), -1, dtype=np.int64)
-    status = np.zeros(n, dtype=np.int64)
-    mismatch = np.zeros(n)
-    failed = np.full(n, -1, dtype=np.int64)
-    for i in range(n):
-        t = bt[i]
-        slot, count = 0, 0
-        have_start, pending, pending_slot = False, -1, 0
-        a = (0.0, 0.0, 0.0)
-        for e in range(n_el):
-            b_ = element_body[e]
-            if not element_is_point[e]:
-                pending, pending_slot = e, slot
-                slot += 2
-                continue
-            pos = _apply(t, b_, (point_location[e, 0], point_location[e, 1], point_location[e, 2]))
-            if have_start and pending < 0:
-                length[i] += _norm(_sub(pos, a))
-            elif have_start:
-                ob, tf = pending, obstacle_transform[pending]
-                bo = element_body[ob]
-                rot = np.empty((3, 3))
-                for r in range(3):
-                    for k in range(3):
-                        rot[r, k] = t[bo, r, 0] * tf[0, k] + t[bo, r, 1] * tf[1, k] + t[bo, r, 2] * tf[2, k]
-                org = _apply(t, bo, (tf[0, 3], tf[1, 3], tf[2, 3]))
-                da, db = _sub(a, org), _sub(pos, org)
-                p1 = (rot[0, 0] * da[0] + rot[1, 0] * da[1] + rot[2, 0] * da[2],
-                      rot[0, 1] * da[0] + rot[1, 1] * da[1] + rot[2, 1] * da[2],
-                      rot[0, 2] * da[0] + rot[1, 2] * da[1] + rot[2, 2] * da[2])
-                p2 = (rot[0, 0] * db[0] + rot[1, 0] * db[1] + rot[2, 0] * db[2],
-                      rot[0, 1] * db[0] + rot[1, 1] * db[1] + rot[2, 1] * db[2],
-                      rot[0, 2] * db[0] + rot[1, 2] * db[1] + rot[2, 2] * db[2])
-                kind = obstacle_kind[ob]
-                hint = (obstacle_hint[ob, 0], obstacle_hint[ob, 1], obstacle_hint[ob, 2])
-                has_hint = not (np.isnan(hint[0]) or np.isnan(hint[1]) or np.isnan(hint[2]))
-                if kind == SPHERE or kind == CYLINDER:
-                    span, c1, c2, wrapped, inside = closed_form_row(kind == CYLINDER, obstacle_radius[ob], hint,
-                                                                    has_hint, p1, p2, p1, False)
-                    code, worst = (1 if inside else 0), 0.0
-                else:
-                    span, c1, c2, wrapped, code, worst = surface_path_row(
-                        kind - ELLIPSOID, obstacle_constants[ob], obstacle_radius[ob], hint, has_hint, p1, p2,
-                        tolerance, max_iterations, steps)
-                if code != 0:
-                    status[i], mismatch[i], failed[i] = code, worst, ob
-                    break
-                length[i] += span
-                if wrapped:
-                    for s_, cp in ((pending_slot, c1), (pending_slot + 1, c2)):
-                        g = (rot[0, 0] * cp[0] + rot[0, 1] * cp[1] + rot[0, 2] * cp[2] + org[0],
-                             rot[1, 0] * cp[0] + rot[1, 1] * cp[1] + rot[1, 2] * cp[2] + org[1],
-                             rot[2, 0] * cp[0] + rot[2, 1] * cp[1] + rot[2, 2] * cp[2] + org[2])
-                        positions[i, s_, 0], positions[i, s_, 1], positions[i, s_, 2] = g
-                        seq[i, count] = s_
-                        count += 1
-            positions[i, slot, 0], positions[i, slot, 1], positions[i, slot, 2] = pos
-            seq[i, count] = slot
-            count += 1
-            slot += 1
-            a, have_start, pending = pos, True, -1
-    gathered = np.empty_like(positions)  # the positions along seq (slot 0 where seq is -1), as geometry._gather
-    for i in range(n):
-        for k in range(n_slots):
-            j = max(seq[i, k], 0)
-            gathered[i, k, 0], gathered[i, k, 1], gathered[i, k, 2] = (positions[i, j, 0], positions[i, j, 1],
-                                                                       positions[i, j, 2])
-    return length, positions, seq, gathered, status, mismatch, failed
-
-
 # -- several obstacles on one span: Newton's method over the points between them ----------------------------
 
 @njit(**_KW)
@@ -432,3 +347,113 @@ def span_batch(a, b, rot, org, kinds, radii, consts, hints, shortest, tolerance,
             if done[i] or status[i] != 0 or mode == 0:
                 break
     return length, lengths, t1, t2, wrapped, ends, done, status, mismatch, failed
+
+
+@njit(**_KW)
+def unit_batch(bt, element_is_point, element_body, point_location, obstacle_transform, obstacle_kind,
+               obstacle_radius, obstacle_constants, obstacle_hint, span_tolerance, span_iterations, steps):
+    """One unit's path at each configuration (``bt`` (N, B, 4, 4): the bodies' frames in ground): (length (N,),
+    positions (N, S, 3) of its slots (a point: one; an obstacle: its two contact points, NaN where it is not
+    touched), seq (N, S) the active slots in path order (-1 padded), the positions gathered along seq (N, S, 3),
+    status (N,), mismatch (N,), failing element (N,)).  A span with one obstacle: its path
+    (:func:`_obstacle_in_ground`); with several: :func:`_span_row` (``span_tolerance``, ``span_iterations``).
+    ``status``: 1 an end point inside an obstacle, 2 and 3 the geodesic's failures
+    (:mod:`osim_emb.paths._geodesic_kernels`), 4 Newton's method over the points between obstacles did not
+    converge, 5 a point between two obstacles off the path between them; the caller raises."""
+    n = bt.shape[0]
+    n_el = element_is_point.shape[0]
+    n_slots = 0
+    for e in range(n_el):
+        n_slots += 1 if element_is_point[e] else 2
+    length = np.zeros(n)
+    positions = np.full((n, n_slots, 3), np.nan)
+    seq = np.full((n, n_slots), -1, dtype=np.int64)
+    status = np.zeros(n, dtype=np.int64)
+    mismatch = np.zeros(n)
+    failed = np.full(n, -1, dtype=np.int64)
+    for i in range(n):
+        t = bt[i]
+        slot, count = 0, 0
+        have_start, first_ob, n_ob, first_slot = False, -1, 0, 0
+        a = (0.0, 0.0, 0.0)
+        for e in range(n_el):
+            if not element_is_point[e]:
+                if n_ob == 0:
+                    first_ob, first_slot = e, slot
+                n_ob += 1
+                slot += 2
+                continue
+            pos = _apply(t, element_body[e], (point_location[e, 0], point_location[e, 1], point_location[e, 2]))
+            if have_start and n_ob == 0:
+                length[i] += _norm(_sub(pos, a))
+            elif have_start:
+                rot = np.empty((n_ob, 3, 3))
+                org = np.empty((n_ob, 3))
+                for o in range(n_ob):
+                    tf, bo = obstacle_transform[first_ob + o], element_body[first_ob + o]
+                    for r in range(3):
+                        for k in range(3):
+                            rot[o, r, k] = t[bo, r, 0] * tf[0, k] + t[bo, r, 1] * tf[1, k] + t[bo, r, 2] * tf[2, k]
+                    _put(org, o, _apply(t, bo, (tf[0, 3], tf[1, 3], tf[2, 3])))
+                t1, t2, wrapped = np.empty((n_ob, 3)), np.empty((n_ob, 3)), np.zeros(n_ob, dtype=np.bool_)
+                code, worst, bad = 0, 0.0, first_ob
+                if n_ob == 1:
+                    hint = (obstacle_hint[first_ob, 0], obstacle_hint[first_ob, 1], obstacle_hint[first_ob, 2])
+                    has_hint = not (np.isnan(hint[0]) or np.isnan(hint[1]) or np.isnan(hint[2]))
+                    span, c1, c2, touched, code, worst = _obstacle_in_ground(
+                        obstacle_kind[first_ob], obstacle_radius[first_ob], obstacle_constants[first_ob], hint,
+                        has_hint, rot[0], _row(org, 0), a, pos, a, False, steps)
+                    _put(t1, 0, c1)
+                    _put(t2, 0, c2)
+                    wrapped[0] = touched
+                else:
+                    last = first_ob + n_ob
+                    shortest = True
+                    for o in range(first_ob, last):
+                        for r in range(3):
+                            if not np.isnan(obstacle_hint[o, r]):
+                                shortest = False
+                    span, ends, done = 0.0, np.empty((n_ob + 1, 3)), False
+                    for mode in (0, 1, 2):
+                        if (mode == 0) != shortest:
+                            continue
+                        out = _span_row(a, pos, rot, org, obstacle_kind[first_ob:last], obstacle_radius[first_ob:last],
+                                        obstacle_constants[first_ob:last], obstacle_hint[first_ob:last], mode,
+                                        span_tolerance, span_iterations, steps)
+                        span, t1, t2, wrapped, ends, done = out[0], out[2], out[3], out[4], out[5], out[6]
+                        code, worst, bad = out[7], out[8], first_ob + out[9]
+                        if done or code != 0 or mode == 0:
+                            break
+                    if code == 0 and not done:
+                        code = 4
+                    for j in range(1, n_ob):  # the free points lie on the straight segments between obstacles
+                        if code != 0:
+                            break
+                        before = _row(t2, j - 1) if wrapped[j - 1] else _row(ends, j - 1)
+                        after = _row(t1, j) if wrapped[j] else _row(ends, j + 1)
+                        if _dot(_sub(_row(ends, j), before), _sub(after, _row(ends, j))) < -1e-12:
+                            code = 5
+                if code != 0:
+                    status[i], mismatch[i], failed[i] = code, worst, bad
+                    break
+                length[i] += span
+                for o in range(n_ob):
+                    if wrapped[o]:
+                        for side in range(2):
+                            s_ = first_slot + 2 * o + side
+                            positions[i, s_, 0], positions[i, s_, 1], positions[i, s_, 2] = (
+                                _row(t1, o) if side == 0 else _row(t2, o))
+                            seq[i, count] = s_
+                            count += 1
+            positions[i, slot, 0], positions[i, slot, 1], positions[i, slot, 2] = pos
+            seq[i, count] = slot
+            count += 1
+            slot += 1
+            a, have_start, n_ob = pos, True, 0
+    gathered = np.empty_like(positions)  # the positions along seq (slot 0 where seq is -1), as geometry._gather
+    for i in range(n):
+        for k in range(n_slots):
+            j = max(seq[i, k], 0)
+            gathered[i, k, 0], gathered[i, k, 1], gathered[i, k, 2] = (positions[i, j, 0], positions[i, j, 1],
+                                                                       positions[i, j, 2])
+    return length, positions, seq, gathered, status, mismatch, failed

@@ -316,19 +316,18 @@ def _body_table_of(model):
 
 
 def _compiled_program(path: ScholzPath, body_index: dict, body_frames: np.ndarray):
-    """The arrays :func:`osim_emb.paths._scholz_kernels.unit_batch` reads for ``path`` (and each slot's frame), or
-    None where a span holds several obstacles (Newton's method over the points between them, :func:`span_paths`).
-    Cached per path and body table (paths are immutable)."""
+    """The arrays :func:`osim_emb.paths._scholz_kernels.unit_batch` reads for ``path``, each slot's frame and the
+    moving frames, or None where a torus shares a span (refused by :func:`span_paths`).  Cached per path and body
+    table (paths are immutable)."""
     key = (tuple(body_index.items()), body_frames.tobytes())
     cached = _PROGRAMS.get(path)
     if cached is not None and cached[0] == key:
         return cached[1]
     elements = path.elements
-    run = 0
-    program = None
-    for e in elements:
-        run = 0 if isinstance(e, ScholzPoint) else run + 1
-        if run > 1:
+    run, program = [], None
+    for e in elements:  # a torus shares no span (span_paths refuses it, naming the obstacles)
+        run = [] if isinstance(e, ScholzPoint) else run + [e.kind]
+        if len(run) > 1 and "torus" in run:
             break
     else:
         m = len(elements)
@@ -371,13 +370,13 @@ def scholz_path_lengths_and_moment_arms(model, unit: ScholzMusculotendon, q: Any
         if e.body not in body_index:
             raise KeyError(f"unit {unit.name!r}: body {e.body!r} of {e.name!r} does not exist")
     program = _compiled_program(path, body_index, body_frames)
-    if program is not None:  # every span with at most one obstacle: one compiled kernel over the rows
+    if program is not None:  # the whole path: one compiled kernel over the rows
         from osim_emb.paths._scholz_kernels import unit_batch
         from osim_emb.paths.geodesic import STEPS
         from osim_emb.paths.wrapping._kernels_muscles import path_moment_arms_kernel
         from osim_emb.paths.wrapping._kernels_path import run_threads
         arrays, frames_of_slots, moving = program
-        length, _, seq, pts, status, _, _ = unit_batch(np.ascontiguousarray(bt), *arrays, 1e-11, 60, STEPS)
+        length, _, seq, pts, status, _, _ = unit_batch(np.ascontiguousarray(bt), *arrays, 1e-10, 100, STEPS)
         if not status.any():  # else the route below, which names the unit, the obstacles and the reason
             if not need_moment_arms:
                 return length, None

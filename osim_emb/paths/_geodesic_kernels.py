@@ -223,16 +223,6 @@ def _tangent_basis(kind, c, x, reference):
 
 
 @njit(**_KW)
-def _shoot(kind, c, x, v, length, steps):
-    """End point (projected on the surface) and unit tangent direction of the geodesic from (x, v)."""
-    h = length / steps
-    x0, x1, x2, v0, v1, v2 = x[0], x[1], x[2], v[0], v[1], v[2]
-    for _ in range(steps):
-        x0, x1, x2, v0, v1, v2, _, _, _, _ = _rk4_step(kind, c, h, x0, x1, x2, v0, v1, v2, False)
-    return _end_state(kind, c, (x0, x1, x2), (v0, v1, v2))
-
-
-@njit(**_KW)
 def _end_state(kind, c, x, v):
     """The end point projected on the surface, the end direction on its tangent plane."""
     xe = _project(kind, c, x)
@@ -244,7 +234,7 @@ def _end_state(kind, c, x, v):
 def _jacobi(kind, c, x, v, length, steps):
     """The scalar Jacobi fields a'' + K a = 0 along the geodesic (RK4 beside the geodesic's own, same steps):
     ((a(L), a'(L)) for a(0), a'(0) = (1, 0), then for (0, 1), the geodesic's end point, its end direction), the
-    end state unprojected (the same numbers as :func:`_shoot`'s integration)."""
+    end state unprojected (the same numbers as :func:`shoot_batch`'s integration)."""
     h = length / steps
     x0, x1, x2, v0, v1, v2 = x[0], x[1], x[2], v[0], v[1], v[2]
     pa, qa, pb, qb = 1.0, 0.0, 0.0, 1.0

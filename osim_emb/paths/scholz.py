@@ -146,11 +146,6 @@ class ScholzMusculotendon(Musculotendon):
 
 # -- one obstacle between two points (obstacle frame) -----------------------------------------------------
 
-def _unit(v: np.ndarray) -> np.ndarray:
-    n = np.linalg.norm(v, axis=-1, keepdims=True)
-    return v / np.where(n > 0, n, 1.0)
-
-
 def _closest_on_segment(p1: np.ndarray, p2: np.ndarray) -> np.ndarray:
     """The point of each segment p1 p2 nearest the origin."""
     d = p2 - p1

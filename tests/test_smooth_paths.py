@@ -162,6 +162,40 @@ def test_moment_arms_are_minus_dl_dq(scholz_model):
         assert np.abs(fd - arms[:, k]).max() < 1e-9
 
 
+@pytest.mark.opensim
+def test_compiled_unit_equals_the_span_route(scholz_model, tmp_path, osim, monkeypatch):
+    """A unit's path runs as one compiled kernel (paths._scholz_kernels.unit_batch); its L and R equal those of the
+    span-by-span route (span_paths per span, the segment formula's moment arms) to 1e-15 m: spheres, cylinders and
+    via points with hints, two spheres on one span, and an ellipsoid and a torus without hints (geodesics)."""
+    import osim_emb.paths.scholz as scholz
+    from osim_emb.io import load_osim
+    from osim_emb.paths.geometry import lengths_and_moment_arms
+    nan = (float("nan"),) * 3
+
+    def ring(b):
+        t = osim.ContactTorus(0.04, 0.015, osim.Vec3(0, -0.3, 0), osim.Vec3(np.pi / 2, 0, 0), b["humerus"])
+        t.setName("ring")
+        return t
+    integrated = tmp_path / "integrated.osim"
+    build_scholz_model(osim, integrated, (
+        ("over_egg", [("p", "humerus", (0.035, -0.05, 0.01)), ("o", "egg", nan), ("p", "forearm", (0.03, 0.15, 0.0))]),
+        ("through_ring", [("p", "humerus", (0.03, -0.2, 0.0)), ("o", "ring", nan), ("p", "forearm", (0.03, 0.15, 0.0))])),
+        (("egg", lambda b: osim.ContactEllipsoid(osim.Vec3(0.03, 0.045, 0.025), osim.Vec3(0, -0.3, 0),
+                                                  osim.Vec3(0.2, 0.3, 0.1), b["humerus"], "egg")), ("ring", ring)))
+    q = _configurations(12, seed=5)
+    for path, names in ((scholz_model, ["over_sphere", "round_cylinder", "two_on_span", "via"]),
+                        (integrated, ["over_egg", "through_ring"])):
+        model = load_osim(path)
+        assert all(scholz._compiled_program(u.scholz_path, *scholz._body_table_of(model)[:2]) is not None
+                   for u in model.muscles if u.name in names)
+        compiled = lengths_and_moment_arms(model, q, names)
+        with monkeypatch.context() as m:
+            m.setattr(scholz, "_compiled_program", lambda *args: None)
+            spans = lengths_and_moment_arms(model, q, names)
+        assert (compiled[0] > 0).all()
+        assert np.abs(compiled[0] - spans[0]).max() < 1e-15 and np.abs(compiled[1] - spans[1]).max() < 1e-15
+
+
 def test_two_spheres_on_one_span_is_stationary():
     """The joint path over two spheres: smooth where the straight segment meets each sphere, and stationary."""
     rng = np.random.default_rng(0)

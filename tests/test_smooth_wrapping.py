@@ -299,7 +299,9 @@ def test_torus_with_a_large_major_radius_tends_to_the_cylinder():
 
 def test_compiled_geodesics_equal_numpy():
     """The compiled RK4 (paths._geodesic_kernels) gives the numpy integration's geodesics to 1e-15 m, on an
-    ellipsoid and a torus, and the wrapped lengths built on it to 1e-12 m."""
+    ellipsoid and a torus; the compiled path's contact points lie on the surface with the straight segments
+    tangent there (the numpy tangency conditions to 1e-10) and its length is theirs plus the geodesic's from P to Q
+    (numpy RK4 along the direction of the first segment)."""
     import osim_emb.paths.geodesic as geodesic
     rng = np.random.default_rng(2)
     for surface, p1, p2 in ((geodesic.Ellipsoid([0.03, 0.045, 0.025]), [-0.1, 0.02, 0.0], [0.1, 0.01, 0.01]),
@@ -312,13 +314,15 @@ def test_compiled_geodesics_equal_numpy():
             assert np.abs(a - b).max() < 1e-15
         a = np.array(p1) + rng.normal(0, 0.005, (3, 3))
         b = np.array(p2) + rng.normal(0, 0.005, (3, 3))
-        compiled = geodesic.surface_path(surface, (np.nan,) * 3, a, b)[0]
-        fast, geodesic._shoot = geodesic._shoot, geodesic._shoot_numpy
-        try:
-            reference = geodesic.surface_path(surface, (np.nan,) * 3, a, b)[0]
-        finally:
-            geodesic._shoot = fast
-        assert np.abs(compiled - reference).max() < 1e-12
+        total, t1, t2, wrapped = geodesic.surface_path(surface, (np.nan,) * 3, a, b)
+        assert wrapped.all() and np.abs(surface.f(t1)).max() < 1e-12 and np.abs(surface.f(t2)).max() < 1e-12
+        n1, n2 = geodesic._unit(surface.grad(t1)), geodesic._unit(surface.grad(t2))
+        d1, d2 = geodesic._unit(t1 - a), geodesic._unit(b - t2)
+        assert np.abs(np.einsum("ni,ni->n", d1, n1)).max() < 1e-10
+        assert np.abs(np.einsum("ni,ni->n", d2, n2)).max() < 1e-10
+        arc = total - np.linalg.norm(t1 - a, axis=1) - np.linalg.norm(b - t2, axis=1)
+        q, tq = geodesic._shoot_numpy(surface, t1, d1, arc)
+        assert np.abs(q - t2).max() < 1e-10 and np.abs(tq - d2).max() < 1e-8
 
 
 def test_segments_through_a_fat_torus_never_pass_straight():

@@ -115,7 +115,7 @@ def _params_eq(a: Any, b: Any) -> bool:
 def with_own_paths(model, q: np.ndarray, units: Any, need_moment_arms: bool, others: Any) -> Any:
     """L (and R) of a list of units some of which evaluate their own paths, or None when none does.
 
-    A unit with an ``own_path_lengths_and_moment_arms(model, q, need_moment_arms)`` method (a
+    A unit with an ``own_path_lengths_and_moment_arms(model, q, need_moment_arms, kin=...)`` method (a
     Scholz2015GeometryPath, :mod:`osim_emb.paths.scholz`) gives its L (N,) and R (N, n_q) itself;
     ``others(names)`` computes the rest (L, or (L, R)); the columns keep the units' order.
     """
@@ -132,8 +132,10 @@ def with_own_paths(model, q: np.ndarray, units: Any, need_moment_arms: bool, oth
             lengths[:, rest], arms[:, :, rest] = out
         else:
             lengths[:, rest] = out
+    from osim_emb.core.kinematics import forward_kinematics
+    kin = forward_kinematics(model, q, order=1 if need_moment_arms else 0)  # once for every such unit
     for k in own:
-        lengths[:, k], r = units[k].own_path_lengths_and_moment_arms(model, q, need_moment_arms)
+        lengths[:, k], r = units[k].own_path_lengths_and_moment_arms(model, q, need_moment_arms, kin=kin)
         if need_moment_arms:
             arms[:, :, k] = r
     return (lengths, arms) if need_moment_arms else lengths

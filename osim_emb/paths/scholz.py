@@ -35,6 +35,7 @@ Ellipsoids and tori (without a hint; a torus alone on its span): geodesics integ
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -136,34 +137,14 @@ class ScholzMusculotendon(Musculotendon):
         if not isinstance(self.scholz_path, ScholzPath):
             raise ValueError(f"unit {self.name!r}: scholz_path must be a ScholzPath")
 
-    def own_path_lengths_and_moment_arms(self, model, q, need_moment_arms: bool = True):
+    def own_path_lengths_and_moment_arms(self, model, q, need_moment_arms: bool = True, kin=None):
         """L (N,) and R (N, n_q) (None without moment arms): see :func:`scholz_path_lengths_and_moment_arms`
-        (called by ``lengths_and_moment_arms`` through ``musculotendon.with_own_paths``)."""
-        return scholz_path_lengths_and_moment_arms(model, self, q, None, need_moment_arms)
+        (called by ``lengths_and_moment_arms`` through ``musculotendon.with_own_paths``, with the frames'
+        kinematics ``kin`` of q computed once for all such units)."""
+        return scholz_path_lengths_and_moment_arms(model, self, q, kin, need_moment_arms)
 
 
 # -- one obstacle between two points (obstacle frame) -----------------------------------------------------
-
-def _unit(v: np.ndarray) -> np.ndarray:
-    n = np.linalg.norm(v, axis=-1, keepdims=True)
-    return v / np.where(n > 0, n, 1.0)
-
-
-def _circle_wrap(p1: np.ndarray, p2: np.ndarray, radius: float, normal: np.ndarray):
-    """Tangent points and arc angle of the path p1 -> circle (centre 0, in the plane with unit ``normal``,
-    going round +normal) -> p2: (t1, t2, theta); the path wraps where theta > 0."""
-    d1 = np.linalg.norm(p1, axis=-1)
-    d2 = np.linalg.norm(p2, axis=-1)
-    u1, u2 = p1 / d1[:, None], p2 / d2[:, None]
-    a1 = np.arccos(np.clip(radius / d1, -1.0, 1.0))
-    a2 = np.arccos(np.clip(radius / d2, -1.0, 1.0))
-    angle = np.mod(np.arctan2(np.einsum("ni,ni->n", np.cross(u1, u2), normal), np.einsum("ni,ni->n", u1, u2)),
-                   2 * np.pi)
-    theta = angle - a1 - a2
-    t1 = radius * (np.cos(a1)[:, None] * u1 + np.sin(a1)[:, None] * np.cross(normal, u1))
-    t2 = radius * (np.cos(a2)[:, None] * u2 - np.sin(a2)[:, None] * np.cross(normal, u2))
-    return t1, t2, theta
-
 
 def _closest_on_segment(p1: np.ndarray, p2: np.ndarray) -> np.ndarray:
     """The point of each segment p1 p2 nearest the origin."""
@@ -173,29 +154,20 @@ def _closest_on_segment(p1: np.ndarray, p2: np.ndarray) -> np.ndarray:
     return p1 + s[:, None] * d
 
 
+def _rows(x) -> np.ndarray:
+    return np.ascontiguousarray(np.atleast_2d(np.asarray(x, dtype=float)))
+
+
+def _sense_and_side(kind: str, hint: Any, p1: Any, p2: Any):
+    from osim_emb.paths._scholz_kernels import wrap_sense_batch
+    return wrap_sense_batch(kind == "cylinder", np.asarray(hint, dtype=float).reshape(3), _rows(p1), _rows(p2))
+
+
 def wraps_short_side(kind: str, hint: Any, p1: Any, p2: Any) -> np.ndarray:
     """(N,) True where the hint lies on the side of the centre (axis) that the segment p1 p2 passes (obstacle
-    frame): the path takes the short side there, the long way round elsewhere."""
-    flat = np.array([1.0, 1.0, 0.0]) if kind == "cylinder" else np.ones(3)
-    p1 = np.atleast_2d(np.asarray(p1, dtype=float)) * flat
-    p2 = np.atleast_2d(np.asarray(p2, dtype=float)) * flat
-    hint = np.asarray(hint, dtype=float).reshape(3)
-    if np.isnan(hint).any():  # no hint: the short side (the smooth wrapping mode's shortest path)
-        return np.ones(p1.shape[0], dtype=bool)
-    return np.einsum("ni,i->n", _closest_on_segment(p1, p2), hint * flat) >= 0.0
-
-
-def _plane_normal(kind: str, q1: np.ndarray, q2: np.ndarray) -> np.ndarray:
-    """Unit normal of the plane of the circle problem, turning q1 towards q2 the short way (obstacle frame)."""
-    if kind == "cylinder":
-        n = np.zeros_like(q1)
-        n[:, 2] = np.where(np.cross(q1, q2)[:, 2] >= 0, 1.0, -1.0)
-        return n
-    n = np.cross(q1, q2)
-    nn = np.linalg.norm(n, axis=-1)
-    other = np.where(np.abs(q1[:, :1]) < 0.9 * np.linalg.norm(q1, axis=-1)[:, None], [[1.0, 0, 0]], [[0, 1.0, 0]])
-    n = np.where(nn[:, None] > 1e-14 * np.linalg.norm(q1, axis=-1)[:, None] ** 2, n, np.cross(q1, other))
-    return _unit(n)
+    frame): the path takes the short side there, the long way round elsewhere (compiled,
+    :mod:`osim_emb.paths._scholz_kernels`)."""
+    return _sense_and_side(kind, hint, p1, p2)[1]
 
 
 def wrap_sense(kind: str, radius: float, hint: Any, p1: Any, p2: Any) -> np.ndarray:
@@ -207,11 +179,7 @@ def wrap_sense(kind: str, radius: float, hint: Any, p1: Any, p2: Any) -> np.ndar
     reaches from a zero-length geodesic at the hint.  Without a hint (NaN), the short side: the
     cable starts lifted off and touches down where the segment meets the obstacle.
     """
-    flat = np.array([1.0, 1.0, 0.0]) if kind == "cylinder" else np.ones(3)
-    q1 = np.atleast_2d(np.asarray(p1, dtype=float)) * flat
-    q2 = np.atleast_2d(np.asarray(p2, dtype=float)) * flat
-    n = _plane_normal(kind, q1, q2)
-    return np.where(wraps_short_side(kind, hint, p1, p2)[:, None], n, -n)
+    return _sense_and_side(kind, hint, p1, p2)[0]
 
 
 def obstacle_path(kind: str, radius: float, hint: Any, p1: Any, p2: Any, sense: Any = None):
@@ -220,37 +188,19 @@ def obstacle_path(kind: str, radius: float, hint: Any, p1: Any, p2: Any, sense: 
     ``sense`` (N, 3), when given, fixes the turning sense instead: the path turns about the plane's
     normal on the side of ``sense`` (a continuous choice while the plane turns, used by the
     multi-obstacle solver).  Returns (length, t1, t2, wrapped): t1, t2 (N, 3) the contact points
-    (NaN where the path is straight).  Raises where an end point is inside the obstacle.
+    (NaN where the path is straight).  Raises where an end point is inside the obstacle.  Compiled, row by row
+    (:func:`osim_emb.paths._scholz_kernels.closed_form_row`).
     """
-    p1 = np.atleast_2d(np.asarray(p1, dtype=float))
-    p2 = np.atleast_2d(np.asarray(p2, dtype=float))
-    hint = np.asarray(hint, dtype=float).reshape(3)
-    flat = np.array([1.0, 1.0, 0.0]) if kind == "cylinder" else np.ones(3)
-    q1, q2 = p1 * flat, p2 * flat
-    if (np.linalg.norm(q1, axis=-1) < radius).any() or (np.linalg.norm(q2, axis=-1) < radius).any():
+    from osim_emb.paths._scholz_kernels import obstacle_path_batch
+    p1, p2 = _rows(p1), _rows(p2)
+    has_sense = sense is not None
+    sense = np.ascontiguousarray(np.broadcast_to(sense, p1.shape), dtype=float) if has_sense else p1
+    length, t1, t2, wrapped, inside = obstacle_path_batch(kind == "cylinder", float(radius),
+                                                          np.asarray(hint, dtype=float).reshape(3), p1, p2, sense,
+                                                          has_sense)
+    if inside.any():
         raise ValueError(f"a path point is inside the {kind} obstacle (radius {radius:g}): no path round it")
-    if sense is None:
-        normal = wrap_sense(kind, radius, hint, p1, p2)
-    else:
-        n = _plane_normal(kind, q1, q2)
-        normal = np.where(np.einsum("ni,ni->n", n, np.broadcast_to(sense, n.shape))[:, None] >= 0, n, -n)
-    t1, t2, theta = _circle_wrap(q1, q2, radius, normal)
-    wrapped = theta > 0
-    s1 = np.linalg.norm(t1 - q1, axis=-1)
-    s2 = np.linalg.norm(q2 - t2, axis=-1)
-    arc = radius * np.where(wrapped, theta, 0.0)
-    if kind == "cylinder":
-        planar = s1 + arc + s2
-        dz = p2[:, 2] - p1[:, 2]
-        safe = np.where(planar > 0, planar, 1.0)
-        t1[:, 2] = p1[:, 2] + dz * s1 / safe
-        t2[:, 2] = p1[:, 2] + dz * (s1 + arc) / safe
-        wrapped_length = np.hypot(planar, dz)
-    else:
-        wrapped_length = s1 + arc + s2
-    length = np.where(wrapped, wrapped_length, np.linalg.norm(p2 - p1, axis=-1))
-    nan = np.full_like(t1, np.nan)
-    return length, np.where(wrapped[:, None], t1, nan), np.where(wrapped[:, None], t2, nan), wrapped
+    return length, t1, t2, wrapped
 
 
 # -- a span: end points and obstacles (ground frame) ------------------------------------------------------
@@ -269,23 +219,23 @@ def _obstacle_in_ground(ob: ScholzObstacle, rot: np.ndarray, org: np.ndarray, a:
     return (length, np.einsum("nij,nj->ni", rot, t1) + org, np.einsum("nij,nj->ni", rot, t2) + org, wrapped)
 
 
-def _span_terms(obstacles, frames, ends, sides):
-    """Length and contact points of each obstacle's part for the points ``ends`` (k + 1 arrays (N, 3))."""
-    return [_obstacle_in_ground(ob, rot, org, ends[i], ends[i + 1], sides[i]) for i, (ob, (rot, org)) in
-            enumerate(zip(obstacles, frames))]
-
-
-def _span_gradient(terms, ends, bases):
-    """dL/dX_j in the planes' bases: (N, k - 1, 2)."""
-    out = []
-    for j in range(1, len(ends) - 1):
-        _, _, t2, w = terms[j - 1]
-        last = np.where(w[:, None], t2, ends[j - 1])
-        _, t1, _, w = terms[j]
-        first = np.where(w[:, None], t1, ends[j + 1])
-        g = _unit(ends[j] - last) - _unit(first - ends[j])
-        out.append(np.einsum("nik,ni->nk", bases[j - 1], g))
-    return np.stack(out, axis=1)
+def _obstacle_arrays(obstacles):
+    """Kind codes, radii (an ellipsoid's smallest, a torus's tube), surface constants and hints of obstacles, as the
+    kernels of :mod:`osim_emb.paths._scholz_kernels` read them."""
+    from osim_emb.paths._scholz_kernels import CYLINDER, ELLIPSOID, SPHERE, TORUS
+    codes = {"sphere": SPHERE, "cylinder": CYLINDER, "ellipsoid": ELLIPSOID, "torus": TORUS}
+    m = len(obstacles)
+    kinds, radii = np.zeros(m, dtype=np.int64), np.ones(m)
+    consts, hints = np.zeros((m, 3)), np.full((m, 3), np.nan)
+    for k, ob in enumerate(obstacles):
+        if ob is None:
+            continue
+        kinds[k], radii[k], hints[k] = codes[ob.kind], ob.radius, ob.hint
+        if ob.kind in INTEGRATED_KINDS:
+            from osim_emb.paths.geodesic import surface_of
+            c = surface_of(ob.kind, ob.radii).constants
+            consts[k, :len(c)] = c
+    return kinds, radii, consts, hints
 
 
 def span_paths(a: np.ndarray, b: np.ndarray, obstacles: Sequence[ScholzObstacle], frames: Sequence[tuple],
@@ -308,26 +258,31 @@ def span_paths(a: np.ndarray, b: np.ndarray, obstacles: Sequence[ScholzObstacle]
         raise ValueError(f"obstacles {[ob.name for ob in obstacles]}: a torus obstacle must be alone between two "
                          "path points")
     shortest = all(np.isnan(ob.hint).any() for ob in obstacles)
-    try:
-        out = _span_newton(a, b, obstacles, frames, "shortest" if shortest else "fixed", tolerance, max_iterations)
-    except ValueError as err:  # an end point inside an obstacle, or a Newton iterate between two obstacles in one
-        raise ValueError(f"{err}, or the solver's point between two obstacles fell inside one (obstacles that "
-                         "nearly meet along the path; a cylinder is infinite here)") from None
-    length, terms, ends, done = out
-    if not done.all() and not shortest:
-        rows = np.flatnonzero(~done)
-        sub = _span_newton(a[rows], b[rows], obstacles, [(r[rows], o[rows]) for r, o in frames], "per_step",
-                           tolerance, max_iterations)
-        length[rows] = sub[0]
-        for t, ts in zip(terms, sub[1]):
-            for arr, arr_sub in zip(t, ts):
-                arr[rows] = arr_sub
-        for e, es in zip(ends, sub[2]):
-            e[rows] = es
-        done[rows] = sub[3]
+    from osim_emb.paths._scholz_kernels import span_batch
+    from osim_emb.paths.geodesic import STEPS
+    kinds, radii, consts, hints = _obstacle_arrays(obstacles)
+    rot = np.ascontiguousarray(np.stack([np.broadcast_to(r, (a.shape[0], 3, 3)) for r, _ in frames]), dtype=float)
+    org = np.ascontiguousarray(np.stack([np.broadcast_to(o, a.shape) for _, o in frames]), dtype=float)
+    length, lengths, t1, t2, wrapped, ends, done, status, mismatch, failed = span_batch(
+        np.ascontiguousarray(a, dtype=float), np.ascontiguousarray(b, dtype=float), rot, org, kinds, radii, consts,
+        hints, shortest, tolerance, max_iterations, STEPS)
+    if status.any():
+        row = int(np.flatnonzero(status)[0])
+        ob = obstacles[failed[row]]
+        if status[row] == 1:  # an end point inside an obstacle, or a Newton iterate between two obstacles in one
+            where = "" if ob.kind in INTEGRATED_KINDS else f" {ob.kind} obstacle (radius {ob.radius:g})"
+            raise ValueError(f"a path point is inside the{where or ' obstacle'}: no path round it, or the solver's "
+                             "point between two obstacles fell inside one (obstacles that nearly meet along the "
+                             "path; a cylinder is infinite here)")
+        from osim_emb.paths.geodesic import failure_message
+        raise RuntimeError(failure_message(int(status[row]), mismatch[status == status[row]].max()))
     if not done.all():
         raise RuntimeError(f"the multi-obstacle path did not converge in {max_iterations} Newton steps "
                            f"in {int((~done).sum())} of {len(done)} configurations")
+    nan = np.full(3, np.nan)
+    terms = [(lengths[:, i], np.where(wrapped[:, i, None], t1[:, i], nan), np.where(wrapped[:, i, None], t2[:, i], nan),
+              wrapped[:, i]) for i in range(k)]
+    ends = [ends[:, j] for j in range(k + 1)]
     for j in range(1, k):  # the free points must lie on the straight segments between the obstacles
         _, _, t2, w0 = terms[j - 1]
         _, t1, _, w1 = terms[j]
@@ -339,102 +294,95 @@ def span_paths(a: np.ndarray, b: np.ndarray, obstacles: Sequence[ScholzObstacle]
     return length, [(t[1], t[2], t[3]) for t in terms]
 
 
-def _span_newton(a, b, obstacles, frames, mode: str, tolerance: float, max_iterations: int):
-    """Newton's method for :func:`span_paths`: (length, terms, ends, converged (N,)).
-
-    ``mode``: 'shortest' (no hints: short sides at every step, a minimum: convexified Hessian and a
-    decrease of L), 'fixed' (senses fixed from the hints at the start) or 'per_step' (the hint's side
-    at every step); the last two find saddles too (the long way round): Newton steps on the
-    stationarity condition with a decrease of the tangent mismatch."""
-    k = len(obstacles)
-    n = a.shape[0]
-    centres, bases = [], []
-    for j in range(k - 1):
-        oa, ob_ = frames[j][1], frames[j + 1][1]
-        d = ob_ - oa
-        dist = np.linalg.norm(d, axis=-1)
-        e = d / dist[:, None]
-        ra, rb = obstacles[j].radius, obstacles[j + 1].radius
-        centres.append(oa + e * (ra + 0.5 * (dist - ra - rb))[:, None])
-        helper = np.where(np.abs(e[:, :1]) < 0.9, [[1.0, 0, 0]], [[0, 1.0, 0]])
-        u = _unit(np.cross(e, helper))
-        bases.append(np.stack([u, np.cross(e, u)], axis=2))  # (N, 3, 2)
-    x = np.zeros((n, k - 1, 2))
-
-    def ends_of(x):
-        return [a] + [centres[j] + np.einsum("nik,nk->ni", bases[j], x[:, j]) for j in range(k - 1)] + [b]
-
-    def total(terms):
-        return sum(t[0] for t in terms)
-
-    if mode == "fixed":  # each obstacle's side, once: the hint against the segment between its neighbours' hints
-        hints = [np.einsum("nij,j->ni", rot, np.nan_to_num(ob.hint)) + org for ob, (rot, org) in zip(obstacles, frames)]
-        around = [a] + hints + [b]
-        sides = [wrap_sense(ob.kind, ob.radius, ob.hint, np.einsum("nji,nj->ni", rot, around[i] - org),
-                            np.einsum("nji,nj->ni", rot, around[i + 2] - org))
-                 for i, (ob, (rot, org)) in enumerate(zip(obstacles, frames))]
-    else:
-        sides = [None] * k
-    shortest = mode == "shortest"
-    ends = ends_of(x)
-    terms = _span_terms(obstacles, frames, ends, sides)
-    length = total(terms)
-    grad = _span_gradient(terms, ends, bases)
-    d = 2 * (k - 1)
-    h = 1e-7
-    for _ in range(max_iterations):
-        if np.abs(grad).max() < tolerance:
-            break
-        hess = np.empty((n, d, d))
-        for c in range(d):
-            dx = np.zeros((n, k - 1, 2))
-            dx.reshape(n, d)[:, c] = h
-            gp = _span_gradient(_span_terms(obstacles, frames, ends_of(x + dx), sides), ends_of(x + dx), bases)
-            gm = _span_gradient(_span_terms(obstacles, frames, ends_of(x - dx), sides), ends_of(x - dx), bases)
-            hess[:, :, c] = (gp - gm).reshape(n, d) / (2 * h)
-        hess = 0.5 * (hess + np.swapaxes(hess, 1, 2))
-        g = grad.reshape(n, d)
-        lam, vec = np.linalg.eigh(hess)
-        lam = np.maximum(np.abs(lam), 1e-6) if shortest else np.where(np.abs(lam) > 1e-9, lam, 1e-9)
-        step = -np.einsum("nij,nj->ni", vec, np.einsum("nji,nj->ni", vec, g) / lam).reshape(n, k - 1, 2)
-        size = np.linalg.norm(g, axis=1)
-        scale = np.ones(n)
-        for _ in range(30):  # backtracking
-            xt = x + scale[:, None, None] * step
-            ends_t = ends_of(xt)
-            terms_t = _span_terms(obstacles, frames, ends_t, sides)
-            gt = _span_gradient(terms_t, ends_t, bases)
-            worse = np.linalg.norm(gt.reshape(n, d), axis=1) > size * (1 - 1e-4 * scale)
-            if shortest:  # a decrease of L, or of the mismatch once L is flat to round-off
-                worse &= total(terms_t) > length - 1e-4 * scale * np.einsum("ni,ni->n", g, -step.reshape(n, d))
-            worse &= size > tolerance
-            if not worse.any():
-                break
-            scale = np.where(worse, 0.5 * scale, scale)
-        x = xt
-        ends, terms, length, grad = ends_t, terms_t, total(terms_t), gt
-    return length, terms, ends, np.abs(grad).reshape(n, -1).max(axis=1) < tolerance
-
-
 # -- a unit over a batch of configurations ----------------------------------------------------------------
+
+_PROGRAMS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_BODY_TABLES: dict = {}  # id(Model) -> (weak reference, geometry._body_table): models are immutable
+
+
+def _body_table_of(model):
+    """geometry._body_table of the model, kept while the model lives (models are immutable)."""
+    from osim_emb.paths.geometry import _body_table
+    cached = _BODY_TABLES.get(id(model))
+    if cached is None or cached[0]() is not model:
+        cached = _BODY_TABLES[id(model)] = (weakref.ref(model, lambda _, k=id(model): _BODY_TABLES.pop(k, None)),
+                                            _body_table(model))
+    return cached[1]
+
+
+def _compiled_program(path: ScholzPath, body_index: dict, body_frames: np.ndarray):
+    """The arrays :func:`osim_emb.paths._scholz_kernels.unit_batch` reads for ``path``, each slot's frame and the
+    moving frames, or None where a torus shares a span (refused by :func:`span_paths`).  Cached per path and body
+    table (paths are immutable)."""
+    key = (tuple(body_index.items()), body_frames.tobytes())
+    cached = _PROGRAMS.get(path)
+    if cached is not None and cached[0] == key:
+        return cached[1]
+    elements = path.elements
+    run, program = [], None
+    for e in elements:  # a torus shares no span (span_paths refuses it, naming the obstacles)
+        run = [] if isinstance(e, ScholzPoint) else run + [e.kind]
+        if len(run) > 1 and "torus" in run:
+            break
+    else:
+        m = len(elements)
+        is_point = np.array([isinstance(e, ScholzPoint) for e in elements])
+        body = np.array([body_index[e.body] for e in elements], dtype=np.int64)
+        location = np.zeros((m, 3))
+        transform = np.tile(np.eye(4), (m, 1, 1))
+        kind, radius, constants, hint = _obstacle_arrays([None if isinstance(e, ScholzPoint) else e
+                                                          for e in elements])
+        slot_frames = []
+        for k, e in enumerate(elements):
+            if isinstance(e, ScholzPoint):
+                location[k] = e.location
+                slot_frames.append(body_frames[body[k]])
+                continue
+            transform[k] = e.transform
+            slot_frames += [body_frames[body[k]]] * 2
+        slot_frames = np.asarray(slot_frames, dtype=np.int64)
+        program = ((is_point, body, location, transform, kind, radius, constants, hint), slot_frames,
+                   np.array([f for f in np.unique(slot_frames) if f != 0], dtype=np.int64))
+    _PROGRAMS[path] = (key, program)
+    return program
+
 
 def scholz_path_lengths_and_moment_arms(model, unit: ScholzMusculotendon, q: Any, kin=None,
                                         need_moment_arms: bool = True):
     """L (N,) and R (N, n_q) of one unit with a Scholz2015GeometryPath (R = -dL/dq)."""
     from osim_emb.core.kinematics import forward_kinematics
-    from osim_emb.paths.geometry import PathState, _body_table, _moment_arm_of_path
+    from osim_emb.paths.geometry import PathState, _moment_arm_of_path
 
-    q = model.check_configuration(q, tolerance=np.inf)
     if kin is None:
+        q = model.check_configuration(q, tolerance=np.inf)
         kin = forward_kinematics(model, q, order=1 if need_moment_arms else 0)
-    body_index, body_frames, body_offsets = _body_table(model)
+    body_index, body_frames, body_offsets = _body_table_of(model)
     bt = kin.transforms[:, body_frames] @ body_offsets
-    n = q.shape[0]
+    n = kin.transforms.shape[0]
     path = unit.scholz_path
     slots, slot_frames, positions = [], [], []  # per element: its slot(s)
     for e in path.elements:
         if e.body not in body_index:
             raise KeyError(f"unit {unit.name!r}: body {e.body!r} of {e.name!r} does not exist")
+    program = _compiled_program(path, body_index, body_frames)
+    if program is not None:  # the whole path: one compiled kernel over the rows
+        from osim_emb.paths._scholz_kernels import unit_batch
+        from osim_emb.paths.geodesic import STEPS
+        from osim_emb.paths.wrapping._kernels_muscles import path_moment_arms_kernel
+        from osim_emb.paths.wrapping._kernels_path import run_threads
+        arrays, frames_of_slots, moving = program
+        length, _, seq, pts, status, _, _ = unit_batch(np.ascontiguousarray(bt), *arrays, 1e-10, 100, STEPS)
+        if not status.any():  # else the route below, which names the unit, the obstacles and the reason
+            if not need_moment_arms:
+                return length, None
+            # R by the segment formula's kernel, as geometry._moment_arm_of_path
+            r = np.zeros((n, kin.jacobian.shape[2]))
+            args = (seq, pts, pts, frames_of_slots, moving, np.ascontiguousarray(kin.jacobian))
+            if n < 16:
+                path_moment_arms_kernel(*args, 0, 1, r)
+            else:
+                run_threads(path_moment_arms_kernel, args, (r,), n)
+            return length, r
     span_a, span_obstacles = None, []
     length = np.zeros(n)
     seq_rows = []  # (slot, active (N,)) in path order

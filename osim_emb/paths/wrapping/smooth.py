@@ -40,28 +40,13 @@ import numpy as np
 __all__ = ["sphere_shortest_path", "cylinder_shortest_path", "smooth_path_lengths_and_moment_arms"]
 
 
-def _circle_tangents(p1: np.ndarray, p2: np.ndarray, radius: float, normal: np.ndarray):
-    """Tangent points on the circle of ``radius`` (centre 0) in the plane of p1, p2 (normal ``normal``),
-    going from p1 round towards p2: (t1, t2, theta, wrapped) with theta the arc angle."""
-    d1 = np.linalg.norm(p1, axis=-1)
-    d2 = np.linalg.norm(p2, axis=-1)
-    u1 = p1 / d1[:, None]
-    u2 = p2 / d2[:, None]
-    a1 = np.arccos(np.clip(radius / d1, -1.0, 1.0))
-    a2 = np.arccos(np.clip(radius / d2, -1.0, 1.0))
-    angle = np.arctan2(np.einsum("ni,ni->n", np.cross(u1, u2), normal), np.einsum("ni,ni->n", u1, u2))
-    theta = angle - a1 - a2
-    t1 = radius * (np.cos(a1)[:, None] * u1 + np.sin(a1)[:, None] * np.cross(normal, u1))
-    t2 = radius * (np.cos(a2)[:, None] * u2 - np.sin(a2)[:, None] * np.cross(normal, u2))
-    return t1, t2, theta, theta > 0
-
-
-def _plane_normal(p1: np.ndarray, p2: np.ndarray) -> np.ndarray:
-    n = np.cross(p1, p2)
-    norm = np.linalg.norm(n, axis=-1)
-    fallback = np.cross(p1, np.where(np.abs(p1[:, :1]) < 0.9, [[1.0, 0, 0]], [[0, 1.0, 0]]))
-    n = np.where(norm[:, None] > 1e-14, n, fallback)  # P1, O, P2 in line: any plane through them
-    return n / np.linalg.norm(n, axis=-1)[:, None]
+def _shortest_path(kind: str, p1: Any, p2: Any, radius: float):
+    """The short side round the obstacle: :func:`osim_emb.paths.scholz.obstacle_path` without a hint (compiled)."""
+    from osim_emb.paths.scholz import obstacle_path
+    try:
+        return obstacle_path(kind, radius, np.full(3, np.nan), p1, p2)
+    except ValueError:
+        raise ValueError(f"a path point is inside the wrap {kind}: no shortest path around it") from None
 
 
 def sphere_shortest_path(p1: Any, p2: Any, radius: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -70,15 +55,7 @@ def sphere_shortest_path(p1: Any, p2: Any, radius: float) -> tuple[np.ndarray, n
     Where the straight segment misses the ball, length = |p2 - p1| and t1 = t2 = NaN.
     Raises where an end point is inside the sphere (no such path).
     """
-    p1 = np.atleast_2d(np.asarray(p1, dtype=float))
-    p2 = np.atleast_2d(np.asarray(p2, dtype=float))
-    if np.any(np.linalg.norm(p1, axis=-1) < radius) or np.any(np.linalg.norm(p2, axis=-1) < radius):
-        raise ValueError("a path point is inside the wrap sphere: no shortest path around it")
-    t1, t2, theta, wrapped = _circle_tangents(p1, p2, radius, _plane_normal(p1, p2))
-    wrapped_length = (np.linalg.norm(t1 - p1, axis=-1) + np.linalg.norm(p2 - t2, axis=-1) + radius * theta)
-    length = np.where(wrapped, wrapped_length, np.linalg.norm(p2 - p1, axis=-1))
-    nan = np.full_like(t1, np.nan)
-    return length, np.where(wrapped[:, None], t1, nan), np.where(wrapped[:, None], t2, nan), wrapped
+    return _shortest_path("sphere", p1, p2, radius)
 
 
 def cylinder_shortest_path(p1: Any, p2: Any, radius: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -86,26 +63,7 @@ def cylinder_shortest_path(p1: Any, p2: Any, radius: float) -> tuple[np.ndarray,
 
     (length, t1, t2, wrapped) as :func:`sphere_shortest_path`; the wrapped part is a helix.
     """
-    p1 = np.atleast_2d(np.asarray(p1, dtype=float))
-    p2 = np.atleast_2d(np.asarray(p2, dtype=float))
-    q1 = p1 * [1.0, 1.0, 0.0]
-    q2 = p2 * [1.0, 1.0, 0.0]
-    if np.any(np.linalg.norm(q1, axis=-1) < radius) or np.any(np.linalg.norm(q2, axis=-1) < radius):
-        raise ValueError("a path point is inside the wrap cylinder: no shortest path around it")
-    side = np.sign(np.cross(q1, q2)[:, 2])
-    normal = np.zeros_like(p1)
-    normal[:, 2] = np.where(side == 0, 1.0, side)  # the shorter way round
-    t1, t2, theta, wrapped = _circle_tangents(q1, q2, radius, normal)
-    s1 = np.linalg.norm(t1 - q1, axis=-1)
-    arc = radius * theta
-    planar = s1 + arc + np.linalg.norm(q2 - t2, axis=-1)
-    dz = p2[:, 2] - p1[:, 2]
-    safe = np.where(planar > 0, planar, 1.0)
-    t1[:, 2] = p1[:, 2] + dz * s1 / safe
-    t2[:, 2] = p1[:, 2] + dz * (s1 + arc) / safe
-    length = np.where(wrapped, np.hypot(planar, dz), np.linalg.norm(p2 - p1, axis=-1))
-    nan = np.full_like(t1, np.nan)
-    return length, np.where(wrapped[:, None], t1, nan), np.where(wrapped[:, None], t2, nan), wrapped
+    return _shortest_path("cylinder", p1, p2, radius)
 
 
 _KIND = {"WrapSphere": "sphere", "WrapCylinder": "cylinder", "WrapEllipsoid": "ellipsoid", "WrapTorus": "torus"}

@@ -370,12 +370,11 @@ class CoordinateForceRecord(NamedTuple):
     parameters: dict[str, float]
 
 
-def coordinate_force_records(doc: Any) -> list[CoordinateForceRecord]:
-    """The document's CoordinateLimitForces and CoordinateActuators that apply force (``appliesForce``
-    false ones are left out), with their numeric properties (OpenSim's defaults where missing)."""
-    out = []
+def _force_records(doc: Any, defaults_by_type: dict):
+    """(force spec, element, numeric properties) of the document's forces of the given types that apply force
+    (``appliesForce`` false ones are left out), each property read or given its default."""
     for f in doc.forces:
-        defaults = _COORDINATE_FORCE_DEFAULTS.get(f.type)
+        defaults = defaults_by_type.get(f.type)
         if defaults is None:
             continue
         el = f.element
@@ -389,8 +388,14 @@ def coordinate_force_records(doc: Any) -> list[CoordinateForceRecord]:
                 params[prop] = default if not t else _float(t, f.name, prop)
         except MuscleModelError as exc:
             raise OsimImportError(getattr(doc, "path", None), el, str(exc)) from None
-        out.append(CoordinateForceRecord(f.type, f.name, _text(_child(el, "coordinate")) or "", params))
-    return out
+        yield f, el, params
+
+
+def coordinate_force_records(doc: Any) -> list[CoordinateForceRecord]:
+    """The document's CoordinateLimitForces and CoordinateActuators that apply force (``appliesForce``
+    false ones are left out), with their numeric properties (OpenSim's defaults where missing)."""
+    return [CoordinateForceRecord(f.type, f.name, _text(_child(el, "coordinate")) or "", params)
+            for f, el, params in _force_records(doc, _COORDINATE_FORCE_DEFAULTS)]
 
 
 class PassivePathForceRecord(NamedTuple):
@@ -406,27 +411,20 @@ LIGAMENT_DEFAULT_CURVE = ((-5.0, 0.998, 0.999, 1.0, 1.1, 1.2, 1.3, 1.4, 1.5, 1.6
                           (0.0, 0.0, 0.0, 0.0, 0.035, 0.12, 0.26, 0.55, 1.17, 2.0, 2.0, 2.0, 2.0))
 
 
+_PASSIVE_PATH_FORCE_DEFAULTS = {  # OpenSim 4.6's property defaults
+    "PathSpring": {"resting_length": 0.0, "stiffness": 0.0, "dissipation": 0.0},
+    "Ligament": {"resting_length": 0.0, "pcsa_force": 0.0},
+}
+
+
 def passive_path_force_records(doc: Any) -> list[PassivePathForceRecord]:
     """The document's PathSprings (resting_length, stiffness, dissipation) and Ligaments (resting_length, pcsa_force,
     force_length_curve: a function of L / resting length, OpenSim's default spline where missing) that apply
     force."""
     from osim_emb.core.functions import SimmSpline
-    from osim_emb.io.errors import OsimImportError
     from osim_emb.io.function_xml import parse_function
     out = []
-    for f in doc.forces:
-        if f.type not in ("PathSpring", "Ligament"):
-            continue
-        el = f.element
-        try:
-            applies = _text(_child(el, "appliesForce"))
-            if applies and not _bool(applies, f.name, "appliesForce"):
-                continue
-            props = ("resting_length", "stiffness", "dissipation") if f.type == "PathSpring" else \
-                ("resting_length", "pcsa_force")
-            params = {p: _float(_text(_child(el, p)) or "0", f.name, p) for p in props}
-        except MuscleModelError as exc:
-            raise OsimImportError(getattr(doc, "path", None), el, str(exc)) from None
+    for f, el, params in _force_records(doc, _PASSIVE_PATH_FORCE_DEFAULTS):
         if f.type == "Ligament":
             fel = _find_function_element(el, "force_length_curve")
             params["force_length_curve"] = (SimmSpline(*LIGAMENT_DEFAULT_CURVE) if fel is None else

@@ -24,8 +24,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -35,7 +33,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 sys.path.insert(0, str(REPO))
-from run import DEFAULT_CORPUS  # noqa: E402  (this folder's corpus study)
+from run import DEFAULT_CORPUS, run_json_child  # noqa: E402  (this folder's corpus study)
 
 TOL_Q, TOL_LF, TOL_A = 1e-6, 1e-7, 1e-7
 COLUMNS = ["model", "coordinates", "muscles", "status", "max_q_rad_or_m", "max_fiber_length_m", "max_activation",
@@ -90,21 +88,10 @@ def study_one(path: str, t_end: float) -> dict:
 
 
 def run_child(path: Path, args) -> dict:
-    cmd = ["nice", "-n", "10", sys.executable, __file__, "--one", str(path), "--t-end", str(args.t_end)]
     t0 = time.perf_counter()
-    env = {**os.environ, "NUMBA_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
-           "PYTHONPATH": os.pathsep.join([str(REPO)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep)
-                                                        if p])}
-    try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout, env=env)
-    except subprocess.TimeoutExpired:
-        return {"status": "timeout", "reason": f"no result within {args.timeout} s", "time_s": args.timeout}
-    lines = [ln for ln in p.stdout.splitlines() if ln.startswith("{")]
-    if p.returncode != 0 or not lines:
-        tail = (p.stderr.strip().splitlines() or ["(no output)"])[-1]
-        return {"status": "error", "reason": f"exit {p.returncode}: {tail}"[:400], "time_s": time.perf_counter() - t0}
-    row = json.loads(lines[-1])
-    row["time_s"] = time.perf_counter() - t0
+    row = run_json_child(["nice", "-n", "10", sys.executable, __file__, "--one", str(path), "--t-end", str(args.t_end)],
+                         args.timeout, crash="error")
+    row.setdefault("time_s", time.perf_counter() - t0)
     return row
 
 

@@ -224,22 +224,27 @@ def christoffel_check(model, q: np.ndarray, qd: np.ndarray, h: float = 1e-5) -> 
 
 
 # -- the study (parent process) ------------------------------------------------------------------------------
-def run_child(path: Path, args) -> dict:
-    cmd = ["nice", "-n", "10", sys.executable, __file__, "--one", str(path), "--poses", str(args.poses),
-           "--seed", str(args.seed), "--ma-budget", str(args.ma_budget)]
+def run_json_child(cmd: list[str], timeout: float, crash: str = "crash") -> dict:
+    """Run ``cmd`` (a ``--one`` call of a corpus script) with this checkout first on PYTHONPATH and one thread: the
+    JSON row it prints last, or a ``timeout`` / ``crash`` row with the reason (a crash stops only that model)."""
     t0 = time.perf_counter()
     try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout,
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
                            env={**os.environ, "NUMBA_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
                                 "PYTHONPATH": os.pathsep.join([str(REPO)] + [p for p in
                                                               os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])})
     except subprocess.TimeoutExpired:
-        return {"status": "timeout", "reason": f"no result within {args.timeout} s", "time_s": args.timeout}
+        return {"status": "timeout", "reason": f"no result within {timeout} s", "time_s": timeout}
     lines = [ln for ln in p.stdout.splitlines() if ln.startswith("{")]
     if p.returncode != 0 or not lines:
         tail = (p.stderr.strip().splitlines() or ["(no output)"])[-1]
-        return {"status": "crash", "reason": f"exit {p.returncode}: {tail}"[:400], "time_s": time.perf_counter() - t0}
+        return {"status": crash, "reason": f"exit {p.returncode}: {tail}"[:400], "time_s": time.perf_counter() - t0}
     return json.loads(lines[-1])
+
+
+def run_child(path: Path, args) -> dict:
+    return run_json_child(["nice", "-n", "10", sys.executable, __file__, "--one", str(path), "--poses", str(args.poses),
+                           "--seed", str(args.seed), "--ma-budget", str(args.ma_budget)], args.timeout)
 
 
 def main(argv=None) -> int:

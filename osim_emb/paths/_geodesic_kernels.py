@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from osim_emb.core._accel import njit
+from osim_emb.paths.wrapping._kernels import add, cross, dot, scale, sub
 
 __all__ = ["ELLIPSOID", "TORUS", "shoot_batch", "jacobi_batch", "project_batch", "tangent_basis_batch", "residual_batch",
            "jacobian_batch", "touchdown_batch", "surface_path_batch", "INSIDE", "NOT_CONVERGED", "LIFTED_THROUGH"]
@@ -145,29 +146,13 @@ def _gaussian_curvature(kind, c, x0, x1, x2):
 
 # -- 3-vectors as tuples --------------------------------------------------------------------------------------
 
-@njit(**_KW)
-def _dot(a, b):
-    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
-
-
-@njit(**_KW)
-def _cross(a, b):
-    return (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0])
-
-
-@njit(**_KW)
-def _add(a, b):
-    return (a[0] + b[0], a[1] + b[1], a[2] + b[2])
-
-
-@njit(**_KW)
-def _sub(a, b):
-    return (a[0] - b[0], a[1] - b[1], a[2] - b[2])
+# dot, cross, add, sub: the wrap kernels' (one definition); _scale takes (vector, factor)
+_dot, _cross, _add, _sub = dot, cross, add, sub
 
 
 @njit(**_KW)
 def _scale(a, s):
-    return (a[0] * s, a[1] * s, a[2] * s)
+    return scale(s, a)
 
 
 @njit(**_KW)

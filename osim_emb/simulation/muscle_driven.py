@@ -109,10 +109,10 @@ def coordinate_forces_from_model(model: Model) -> tuple[list[CoordinateLimitForc
     motion = {c.name: c.motion_type for c in model.coordinates}
     limits, actuators = [], []
     held = {d.name for d in model.dependent_coordinates if d.kind in ("locked", "constant")}
+    on_locked = []
     for f in coordinate_force_records(doc):
         if f.coordinate in held:  # the lock takes the force: no effect on the motion (as in OpenSim)
-            log.warning("muscle-driven simulation of %s leaves out %s %r: its coordinate %r is locked, so it does not "
-                        "move the model", model.name, f.type, f.name, f.coordinate)
+            on_locked.append(f"{f.type} {f.name!r} ({f.coordinate})")
             continue
         if f.coordinate not in names:
             raise MuscleSimulationError(f"{doc.path}: {f.type} {f.name!r} acts on coordinate {f.coordinate!r}, "
@@ -124,6 +124,9 @@ def coordinate_forces_from_model(model: Model) -> tuple[list[CoordinateLimitForc
                 p["lower_limit"], p["damping"], p["transition"], motion[f.coordinate] == "rotational"))
         else:
             actuators.append(CoordinateActuator(f.name, names[f.coordinate], p["optimal_force"]))
+    if on_locked:
+        log.warning("muscle-driven simulation of %s leaves out %d force(s) on locked coordinates, which do not move the "
+                    "model: %s", model.name, len(on_locked), ", ".join(on_locked))
     return limits, actuators
 
 

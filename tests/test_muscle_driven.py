@@ -91,8 +91,8 @@ MIXED = ("BIClong", "BRA", "TRIlat")  # arm26's muscles made Millard2012 in the 
 
 
 @pytest.mark.parametrize("name, n_q, n_m, draws, t", [("arm26", 2, 6, 5, 0.2), ("mobl_arms_holzbaur", 7, 50, 3, 0.1),
-                                                      ("arm26_mixed", 2, 6, 5, 0.2)],
-                         ids=["arm26-thelen", "mobl-schutte", "arm26-thelen-millard"])
+                                                      ("arm26_mixed", 2, 6, 5, 0.2), ("arm26_rigid", 2, 6, 8, 0.2)],
+                         ids=["arm26-thelen", "mobl-schutte", "arm26-thelen-millard", "arm26-millard-rigid-direct"])
 def test_compiled_and_numpy_right_hand_sides_agree(models_dir, tmp_path, name, n_q, n_m, draws, t):
     """The compiled muscle loops (Thelen on arm26; Schutte1993 with curves through the compiled SimmSpline on MoBL;
     Thelen and Millard2012 with its Bezier curves compiled in one arm26) against the numpy muscle models, at random
@@ -103,6 +103,8 @@ def test_compiled_and_numpy_right_hand_sides_agree(models_dir, tmp_path, name, n
     if name == "arm26_mixed":
         _millard_copy(models_dir / "arm26.osim", tmp_path / "mixed.osim", MIXED)
         model = load_osim(str(tmp_path / "mixed.osim"))
+    elif name == "arm26_rigid":
+        model = load_osim(str(_rigid_and_direct_millard(models_dir, tmp_path)))
     else:
         model = load_osim(str(models_dir / f"{name}.osim"))
     exc = {"BIClong": ExcitationSpec.parse("0.6"), "TRIlong": ExcitationSpec.parse("sine:0.2:20:0:0.3")}
@@ -438,17 +440,12 @@ def test_opensim_manager_counts_are_reported(osim, models_dir):
     assert osim.Logger.getLevelString() == level
 
 
-def test_millard_rigid_tendon_and_no_activation_dynamics_equal_opensim_manager(osim, models_dir, tmp_path):
-    """Millard2012EquilibriumMuscles with ignore_tendon_compliance and/or ignore_activation_dynamics (as Moco's
-    models set them) beside ordinary ones, on arm26, against OpenSim's Manager over 0.1 s: coordinates, the fibre
-    lengths OpenSim reports (the path's, for a rigid tendon) and the activations (the excitation, without
-    activation dynamics)."""
+def _rigid_and_direct_millard(models_dir, tmp_path):
+    """arm26 with Millard2012 muscles, BIClong with a rigid tendon, BRA rigid without activation dynamics, TRIlong
+    without activation dynamics."""
     from lxml import etree
-    from osim_emb import load_osim
     from osim_emb.io.muscle_xml import thelen_as_millard
-    from osim_emb.opensim.muscle_simulation import opensim_muscle_simulation
-    from osim_emb.simulation.muscle_driven import simulate_muscles
-    path = tmp_path / "arm26_millard.osim"
+    path = tmp_path / "arm26_millard_rigid.osim"
     thelen_as_millard(models_dir / "arm26.osim", path)
     tree = etree.parse(str(path))
     flags = {"BIClong": (True, False), "BRA": (True, True), "TRIlong": (False, True)}  # (rigid, no act. dynamics)
@@ -460,12 +457,24 @@ def test_millard_rigid_tendon_and_no_activation_dynamics_equal_opensim_manager(o
                     el.remove(old)
                 etree.SubElement(el, tag).text = "true" if value else "false"
     tree.write(str(path))
+    return path
+
+
+def test_millard_rigid_tendon_and_no_activation_dynamics_equal_opensim_manager(osim, models_dir, tmp_path):
+    """Millard2012EquilibriumMuscles with ignore_tendon_compliance and/or ignore_activation_dynamics (as Moco's
+    models set them) beside ordinary ones, on arm26, against OpenSim's Manager over 0.1 s: coordinates, the fibre
+    lengths OpenSim reports (the path's, for a rigid tendon) and the activations (the excitation, without
+    activation dynamics)."""
+    from osim_emb import load_osim
+    from osim_emb.opensim.muscle_simulation import opensim_muscle_simulation
+    from osim_emb.simulation.muscle_driven import simulate_muscles
+    path = _rigid_and_direct_millard(models_dir, tmp_path)
     model = load_osim(str(path))
     times = np.linspace(0.0, 0.1, 6)
     exc = {"BIClong": ExcitationSpec.parse("step:0.0:0.05:0.1:0.6"), "BRA": ExcitationSpec.parse("sine:0.2:30:0:0.4"),
            "TRIlong": ExcitationSpec.parse("0.3"), "TRIlat": ExcitationSpec.parse("0.2")}
-    ours = simulate_muscles(model, times[-1], exc, t_eval=times, method="DOP853", rtol=1e-10, atol=1e-12)
-    assert ours.attrs["method"] == "DOP853"
+    ours = simulate_muscles(model, times[-1], exc, t_eval=times, rtol=1e-10, atol=1e-12)
+    assert ours.attrs["method"] == "RK45-jit"  # the compiled loops: millard_rigid_kernel, the activation flag
     ref = opensim_muscle_simulation(path, times, exc, accuracy=1e-9)
     cols = [ref["names"].index(n) for n in model.coordinate_names]
     dq = np.abs(ours[model.coordinate_names].to_numpy() - ref["q"][:, cols]).max()
@@ -475,8 +484,9 @@ def test_millard_rigid_tendon_and_no_activation_dynamics_equal_opensim_manager(o
     assert dq < 1e-6
     assert dl < 1e-7
     assert da < 1e-7
-    auto = simulate_muscles(model, 0.01, exc, n_output=2)
-    assert auto.attrs["method"] == "RK45"  # the compiled integrator leaves these muscles to SciPy's route
+    scipy = simulate_muscles(model, times[-1], exc, t_eval=times, method="DOP853", rtol=1e-10, atol=1e-12,
+                             compiled=False)  # the numpy muscle models
+    assert np.abs(scipy[model.coordinate_names].to_numpy() - ours[model.coordinate_names].to_numpy()).max() < 1e-8
 
 
 def test_a_massless_forearm_is_refused_by_name_in_both_integrators(models_dir, tmp_path):

@@ -32,6 +32,7 @@ from typing import Any, ClassVar, NamedTuple
 import numpy as np
 
 from osim_emb.muscles import curves as C
+from osim_emb.muscles.kernels import SIGNIFICANT_REAL  # SimTK::SignificantReal
 
 __all__ = [
     "MuscleModelError",
@@ -46,7 +47,6 @@ __all__ = [
     "MUSCLE_TYPES",
 ]
 
-SIGNIFICANT_REAL = float(np.finfo(float).eps ** (7.0 / 8.0))  # SimTK::SignificantReal
 
 
 class MuscleModelError(ValueError):

@@ -33,7 +33,7 @@ __all__ = ["THELEN_FIELDS", "thelen_parameters", "thelen_kernel", "thelen_fiber_
            "thelen_fiber_velocity_array", "thelen_tendon_force", "thelen_active_force", "thelen_passive_force",
            "thelen_curve_array", "schutte_kernel", "MILLARD_FIELDS", "millard_parameters", "millard_kernel",
            "millard_length_terms", "millard_static_balance", "bezier_curve", "encode_curves", "muscle_derivatives",
-           "empty_groups"]
+           "empty_groups", "millard_rigid_kernel"]
 
 ROUNDOFF_ERROR = 2e-13  # OpenSim's SimmMacros.h (EQUAL_WITHIN_ERROR)
 _EPS = 2.220446049250313e-16
@@ -319,14 +319,18 @@ def bezier_curve(rows, cx, cy, ends, k, x):  # pragma: no cover - compiled
 # Millard 2012 (damped equilibrium model, elastic tendon)
 # =============================================================================
 MILLARD_FIELDS = ("fiso", "lopt", "lts", "vmax", "beta", "tau_act", "tau_deact", "amin", "lmin", "h", "sin_max",
-                  "phi_max", "lmin_pennation", "pennated")
+                  "phi_max", "lmin_pennation", "pennated", "direct")
+#: SimTK::SignificantReal (eps^(7/8)); e.g. a rigid tendon shorter than its slack length by more is buckled
+SIGNIFICANT_REAL = float(np.finfo(float).eps ** (7.0 / 8.0))
 
 
 def millard_parameters(muscles, fal_fv, fv_inverse):
     """(packed (M, len(MILLARD_FIELDS)), curve index (M, 5): f_L, f_V, f_V inverse, f_PE, f_SE rows of the
-    encoded curves, *encoded curves) of :func:`millard_kernel` for damped, elastic-tendon
-    ``Millard2012EquilibriumMuscle``s, given each muscle's (f_L, f_V) as OpenSim adjusts them
-    (``curves_in_use(rigid_tendon=False)``) and an inverse force-velocity curve (the Newton start)."""
+    encoded curves, *encoded curves) of :func:`millard_kernel` (damped, elastic tendon) or
+    :func:`millard_rigid_kernel` (rigid tendon) for ``Millard2012EquilibriumMuscle``s, given each muscle's (f_L,
+    f_V) as OpenSim adjusts them (``curves_in_use``) and an inverse force-velocity curve (the Newton start).
+    ``direct``: ignore_activation_dynamics (the activation is the clamped excitation); beta: the fibre damping
+    where the muscle uses it, else 0."""
     rows, index, curves, keys = [], [], [], {}
 
     def add(c):
@@ -340,10 +344,11 @@ def millard_parameters(muscles, fal_fv, fv_inverse):
         index.append([add(fal.curve), add(fv.curve), add(fvinv.curve), add(m.fiber_force_length_curve.curve),
                       add(m.tendon_force_length_curve.curve)])
         rows.append([m.max_isometric_force, m.optimal_fiber_length, m.tendon_slack_length,
-                     m.max_contraction_velocity, m.fiber_damping, m.activation_time_constant,
+                     m.max_contraction_velocity, m.fiber_damping if m.uses_damping else 0.0, m.activation_time_constant,
                      m.deactivation_time_constant, min(max(m.minimum_activation, 0.0), 1.0), m.minimum_fiber_length,
                      m.parallelogram_height, math.sin(m.maximum_pennation_angle), m.maximum_pennation_angle,
-                     m._pennation_minimum_fiber_length, float(m.pennation_angle_at_optimal > np.finfo(float).eps)])
+                     m._pennation_minimum_fiber_length, float(m.pennation_angle_at_optimal > np.finfo(float).eps),
+                     float(m.ignore_activation_dynamics)])
     packed = np.ascontiguousarray(np.array(rows, dtype=float).reshape(-1, len(MILLARD_FIELDS)))
     return (packed, np.array(index, dtype=np.int64).reshape(-1, 5), *encode_curves(curves))
 
@@ -383,9 +388,8 @@ def millard_kernel(p, idx, cidx, rows, cx, cy, ends, lmt, a, lf_state, u, force,
     """``Millard2012EquilibriumMuscle::calcFiberVelocityInfo``'s damped branch for muscles idx[j]."""
     for j in range(idx.shape[0]):
         m = idx[j]
-        fiso, lopt, _, vmax, beta, tau_act, tau_deact, amin, lmin, _, _, _, _, _ = p[j]
-        adot[m] = _activation_rate(a[m], u[m], amin, tau_act, tau_deact)
-        ac = min(max(a[m], amin), 1.0)
+        fiso, lopt, _, vmax, beta, tau_act, tau_deact, amin, lmin, _, _, _, _, _, direct = p[j]
+        ac = _millard_activation(a[m], u[m], amin, tau_act, tau_deact, direct, adot, m)
         lf, cphi, fal, fpe, fse = millard_length_terms(p, cidx, rows, cx, cy, ends, j, lmt[m], lf_state[m])
         fv0 = (fse / max(cphi, 0.01) - fpe) / (max(ac, 0.01) * max(fal, 0.01))
         d = min(max(bezier_curve(rows, cx, cy, ends, cidx[j, 2], fv0)[0], -1.0), 1.0)
@@ -401,24 +405,62 @@ def millard_kernel(p, idx, cidx, rows, cx, cy, ends, lmt, a, lf_state, u, force,
         dlf[m] = 0.0 if (lf <= lmin and v <= 0.0) else v
 
 
+@njit(nogil=True, error_model="numpy")
+def _millard_activation(a, u, amin, tau_act, tau_deact, direct, adot, m):  # pragma: no cover - compiled
+    """The activation a Millard muscle uses, clamped to [a_min, 1] (the state, or the excitation without
+    activation dynamics); its rate into adot[m] (0 without activation dynamics)."""
+    if direct > 0.5:
+        adot[m] = 0.0
+        return min(max(u, amin), 1.0)
+    adot[m] = _activation_rate(a, u, amin, tau_act, tau_deact)
+    return min(max(a, amin), 1.0)
+
+
+@njit(nogil=True, error_model="numpy")
+def millard_rigid_kernel(p, idx, cidx, rows, cx, cy, ends, lmt, speed, a, u, force, dlf, adot):  # pragma: no cover
+    """``Millard2012EquilibriumMuscle`` with ``ignore_tendon_compliance`` for muscles idx[j]: the fibre length from
+    the path (calcFiberLength: sqrt(h^2 + (l_MT - l_TS)^2), at least the minimum), its velocity l_MT' cos phi (0 when
+    the tendon is buckled), the force F_max (a f_L f_V + f_PE + beta v~) cos phi saturated at 0, nothing from a fibre
+    clamped at its minimum length (:meth:`osim_emb.muscles.hill.Millard2012EquilibriumMuscle.rigid_tendon`, the
+    numpy reference of the tests); no fibre state (dlf 0)."""
+    for j in range(idx.shape[0]):
+        m = idx[j]
+        fiso, lopt, lts, vmax, beta, tau_act, tau_deact, amin, lmin, h, _, phi_max, lmin_pen, _, direct = p[j]
+        ac = _millard_activation(a[m], u[m], amin, tau_act, tau_deact, direct, adot, m)
+        along = lmt[m] - lts
+        lf_path = math.sqrt(h * h + along * along) if along >= lmin_pen * math.cos(phi_max) else lmin_pen
+        lf, cphi, fal, fpe, _ = millard_length_terms(p, cidx, rows, cx, cy, ends, j, lmt[m], lf_path)
+        buckled = lmt[m] - lf * cphi < lts - SIGNIFICANT_REAL
+        vn = 0.0 if buckled else speed[m] * cphi / (lopt * vmax)
+        clamped = (lf <= lmin and vn <= 0.0) or lf < lmin
+        dlf[m] = 0.0
+        if clamped:  # OpenSim: no force from a fibre at its minimum length
+            force[m] = 0.0
+            continue
+        fv = 1.0 if buckled else bezier_curve(rows, cx, cy, ends, cidx[j, 1], vn)[0]
+        force[m] = max(ac * (fiso * fal * fv * cphi) + fiso * (fpe + beta * vn) * cphi, 0.0)
+
+
 # =============================================================================
 # All muscles of a model
 # =============================================================================
 def empty_groups():
     """The ``groups`` of :func:`muscle_derivatives` with no muscle in any group."""
     i0, i2 = np.zeros(0, dtype=np.int64), np.zeros((1, 1), dtype=np.int64)
+    millard = (i0, np.zeros((0, len(MILLARD_FIELDS))), np.zeros((0, 5), dtype=np.int64), np.zeros((0, 2), np.int64),
+               np.zeros((1, 6)), np.zeros((1, 6)), np.zeros((0, 6)))
     return ((i0, np.zeros((0, len(THELEN_FIELDS)))),
-            (i0, np.zeros((0, 8)), np.zeros((0, 3), dtype=np.int64), i2, np.zeros((1, 1))),
-            (i0, np.zeros((0, len(MILLARD_FIELDS))), np.zeros((0, 5), dtype=np.int64), np.zeros((0, 2), np.int64),
-             np.zeros((1, 6)), np.zeros((1, 6)), np.zeros((0, 6))))
+            (i0, np.zeros((0, 8)), np.zeros((0, 3), dtype=np.int64), i2, np.zeros((1, 1))), millard, millard)
 
 
 @njit(nogil=True, error_model="numpy")
 def muscle_derivatives(groups, lmt, speed, a, lf, u, force, dlf, adot):  # pragma: no cover - compiled
     """Tendon forces, fibre velocities and activation rates of every muscle: ``groups`` = (Thelen (indices,
-    parameters), Schutte (indices, parameters, curve index, curve ints, curve floats), Millard (indices,
-    *:func:`millard_parameters`)); speed: the paths' lengthening speeds (Schutte's 90-degree case)."""
-    th, sc, mi = groups
+    parameters), Schutte (indices, parameters, curve index, curve ints, curve floats), Millard with an elastic
+    tendon and Millard with a rigid one (indices, *:func:`millard_parameters`)); speed: the paths' lengthening
+    speeds (Schutte's 90-degree case, the rigid tendons' fibre velocities)."""
+    th, sc, mi, mr = groups
     thelen_kernel(th[1], th[0], lmt, a, lf, u, force, dlf, adot)
     schutte_kernel(sc[1], sc[0], sc[2], sc[3], sc[4], lmt, speed, a, lf, u, force, dlf, adot)
     millard_kernel(mi[1], mi[0], mi[2], mi[3], mi[4], mi[5], mi[6], lmt, a, lf, u, force, dlf, adot)
+    millard_rigid_kernel(mr[1], mr[0], mr[2], mr[3], mr[4], mr[5], mr[6], lmt, speed, a, u, force, dlf, adot)

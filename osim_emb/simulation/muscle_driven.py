@@ -393,7 +393,8 @@ class _MillardGroup:
         self.tau_act, self.tau_deact = g("activation_time_constant"), g("deactivation_time_constant")
         self.amin = np.clip(g("minimum_activation"), 0.0, 1.0)
         self.lmin = g("minimum_fiber_length")
-        self.curves = [m.curves_in_use(rigid_tendon=False) for m in muscles]  # (f_L, f_V) as OpenSim adjusts them
+        # (f_L, f_V) as OpenSim adjusts them
+        self.curves = [m.curves_in_use(rigid_tendon=m.ignore_tendon_compliance) for m in muscles]
         self.fv_inverse = []
         for fal, fv in self.curves:
             d = {k: getattr(fv, k) for k in fv.__dataclass_fields__}
@@ -777,6 +778,7 @@ class MuscleDrivenSystem:
         self.schutte = _SchutteGroup([m.parameters for m in muscles if isinstance(m.parameters, Schutte1993Muscle)])
         self.params = _ThelenArrays([m.parameters for m in muscles if isinstance(m.parameters, Thelen2003Muscle)])
         self.millard = _MillardGroup([m.parameters for m, k in zip(muscles, self._millard) if k])
+        self.millard_rigid = _MillardGroup([m.parameters for m, k in zip(muscles, self._rigid) if k])
         excitations = dict(excitations or {})
         unknown = sorted(set(excitations) - set(self.muscle_names))
         if unknown:
@@ -822,13 +824,12 @@ class MuscleDrivenSystem:
                 pass
         # the compiled muscle loops (any mix of Thelen2003, Millard2012 and Schutte1993 with compilable curves)
         self.compiled = bool(self._paths is not None and (not self._schutte.any()
-                                                          or self.schutte.curve_ints is not None)
-                             and not (self._rigid.any() or self._direct.any()))
+                                                          or self.schutte.curve_ints is not None))
         self.groups = self._muscle_groups() if self.compiled else None
 
     def _muscle_groups(self):
         """The ``groups`` argument of :func:`osim_emb.muscles.kernels.muscle_derivatives`."""
-        th, sc, mi = MK.empty_groups()
+        th, sc, mi, mr = MK.empty_groups()
         index = lambda mask: np.flatnonzero(mask).astype(np.int64)  # noqa: E731
         if self._thelen.any():
             th = (index(self._thelen), self.params.packed)
@@ -837,7 +838,9 @@ class MuscleDrivenSystem:
             sc = (index(self._schutte), sg.packed, sg.curve_index, sg.curve_ints, sg.curve_floats)
         if self._millard.any():
             mi = (index(self._millard), *self.millard.kernel_args)
-        return th, sc, mi
+        if self._rigid.any():
+            mr = (index(self._rigid), *self.millard_rigid.kernel_args)
+        return th, sc, mi, mr
 
     # -- inputs -----------------------------------------------------------------------------------
     @staticmethod
@@ -951,7 +954,7 @@ class MuscleDrivenSystem:
             return self._muscle_derivatives(length, a, lf, self.excitations(t), -(r.T @ qd))[0]
         force, dlf, adot = np.empty(self.n_m), np.empty(self.n_m), np.empty(self.n_m)
         MK.muscle_derivatives(self.groups, length, -(r.T @ qd), np.ascontiguousarray(a), np.ascontiguousarray(lf),
-                              np.zeros(self.n_m), force, dlf, adot)
+                              self.excitations(t), force, dlf, adot)
         return force
 
     def initial_state(self, q0: Any = None, qdot0: Any = None, activations: Any = None) -> np.ndarray:

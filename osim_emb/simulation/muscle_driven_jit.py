@@ -191,8 +191,6 @@ def compiled_plan(system):
     paths = system._paths
     if system._path_actuators or system._passive:
         return None, "a PathActuator is driven, or a PathSpring or Ligament applies force (SciPy's route evaluates them)"
-    if system._rigid.any() or system._direct.any():
-        return None, "a muscle ignores tendon compliance or activation dynamics (SciPy's route evaluates those)"
     if not system.compiled or paths is None:
         return None, "numba is off or the paths are not compilable"
     from osim_emb.core.functions import Linear

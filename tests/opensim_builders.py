@@ -32,3 +32,34 @@ def add_custom_joint_with_coupler(osim, model, parent, vec, mass: float, com, in
     cc.setFunction(osim.LinearFunction(coef))
     model.addConstraint(cc)
     return b
+
+
+def pin_arm(osim, name: str, *, torso: bool = False, shoulder_orientation=(0.0, 0.0, 0.0),
+            elbow_orientation=(0.0, 0.0, 0.0), elbow_child_orientation=None, coordinates=(("q1", -1.0, 1.0),
+                                                                                        ("q2", -1.0, 1.0))):
+    """Ground (or a 5 kg torso welded to it) - humerus (pin "shoulder", 0.3 m above its origin) - forearm (pin
+    "elbow" 0.3 m below the humerus origin, 0.25 m above the forearm's); 1 kg bodies, inertia 0.1; the pins' frame
+    orientations (parent side; child side of the elbow: the same unless given) and the coordinates' (name, min,
+    max). Returns (model, humerus, forearm, torso or None)."""
+    v = osim.Vec3
+    m = osim.Model()
+    m.setName(name)
+    hum = osim.Body("humerus", 1.0, v(0), osim.Inertia(0.1))
+    fore = osim.Body("forearm", 1.0, v(0), osim.Inertia(0.1))
+    parent, trunk = m.getGround(), None
+    if torso:
+        parent = trunk = osim.Body("torso", 5.0, v(0), osim.Inertia(0.1))
+        m.addBody(parent)
+    m.addBody(hum)
+    m.addBody(fore)
+    if torso:
+        m.addJoint(osim.WeldJoint("weld", m.getGround(), v(0), v(0), parent, v(0), v(0)))
+    child = elbow_orientation if elbow_child_orientation is None else elbow_child_orientation
+    j1 = osim.PinJoint("shoulder", parent, v(0), v(*shoulder_orientation), hum, v(0, 0.3, 0), v(0))
+    j2 = osim.PinJoint("elbow", hum, v(0, -0.3, 0), v(*elbow_orientation), fore, v(0, 0.25, 0), v(*child))
+    for j, (cname, lo, hi) in zip((j1, j2), coordinates):
+        m.addJoint(j)
+        j.updCoordinate().setName(cname)
+        j.updCoordinate().setRangeMin(lo)
+        j.updCoordinate().setRangeMax(hi)
+    return m, hum, fore, trunk

@@ -8,6 +8,7 @@ import re
 
 import numpy as np
 import pytest
+from opensim_builders import pin_arm
 
 from osim_emb.paths.scholz import obstacle_path, span_paths, ScholzObstacle
 
@@ -29,23 +30,8 @@ def build_scholz_model(osim, path, muscles=MUSCLES, surfaces=()):
     """Ground - torso (weld) - humerus (pin q1) - forearm (pin q2, tilted axis); a sphere on the humerus at the
     elbow, a cylinder about the elbow axis and a sphere on the forearm; path actuators with Scholz paths.
     ``surfaces``: extra (name, ContactGeometry factory) added to the model."""
-    m = osim.Model()
-    m.setName("scholz_paths")
-    torso = osim.Body("torso", 5.0, osim.Vec3(0), osim.Inertia(0.1))
-    hum = osim.Body("humerus", 1.0, osim.Vec3(0), osim.Inertia(0.1))
-    fore = osim.Body("forearm", 1.0, osim.Vec3(0), osim.Inertia(0.1))
-    for b in (torso, hum, fore):
-        m.addBody(b)
-    m.addJoint(osim.WeldJoint("weld", m.getGround(), osim.Vec3(0), osim.Vec3(0), torso, osim.Vec3(0), osim.Vec3(0)))
-    j1 = osim.PinJoint("shoulder", torso, osim.Vec3(0), osim.Vec3(0.1, 0.0, 0.0), hum, osim.Vec3(0, 0.3, 0),
-                       osim.Vec3(0))
-    j2 = osim.PinJoint("elbow", hum, osim.Vec3(0, -0.3, 0), osim.Vec3(0.15, 0.1, 0), fore, osim.Vec3(0, 0.25, 0),
-                       osim.Vec3(0.15, 0.1, 0))
-    for j, name, lo, hi in ((j1, "q1", -1.0, 1.0), (j2, "q2", -1.2, 1.2)):
-        m.addJoint(j)
-        j.updCoordinate().setName(name)
-        j.updCoordinate().setRangeMin(lo)
-        j.updCoordinate().setRangeMax(hi)
+    m, hum, fore, torso = pin_arm(osim, "scholz_paths", torso=True, shoulder_orientation=(0.1, 0.0, 0.0),
+                                  elbow_orientation=(0.15, 0.1, 0), coordinates=(("q1", -1.0, 1.0), ("q2", -1.2, 1.2)))
     geometry = {
         "elbow_ball": osim.ContactSphere(0.03, osim.Vec3(0, -0.3, 0), hum, "elbow_ball"),
         "elbow_pulley": osim.ContactCylinder(0.025, osim.Vec3(0, 0.25, 0), osim.Vec3(0.15, 0.1, 0), fore,
@@ -341,20 +327,8 @@ def _legacy_elbow_model(osim, path, ellipsoid=None):
     """arm26-like: humerus (pin, shoulder) and forearm (pin about z, elbow); a WrapCylinder about the elbow axis
     on the humerus (or a WrapEllipsoid of semi-axes ``ellipsoid``); a triceps-like muscle behind it (wraps in
     flexion) and a biceps-like one in front."""
-    m = osim.Model()
-    m.setName("elbow_cylinder")
-    hum = osim.Body("humerus", 1.0, osim.Vec3(0), osim.Inertia(0.1))
-    fore = osim.Body("forearm", 1.0, osim.Vec3(0), osim.Inertia(0.1))
-    m.addBody(hum)
-    m.addBody(fore)
-    j1 = osim.PinJoint("shoulder", m.getGround(), osim.Vec3(0), osim.Vec3(0.2, 0, 0), hum, osim.Vec3(0, 0.3, 0),
-                       osim.Vec3(0))
-    j2 = osim.PinJoint("elbow", hum, osim.Vec3(0, -0.3, 0), osim.Vec3(0), fore, osim.Vec3(0, 0.25, 0), osim.Vec3(0))
-    for j, name, lo, hi in ((j1, "shoulder_elev", -0.5, 1.5), (j2, "elbow_flex", 0.0, 2.3)):
-        m.addJoint(j)
-        j.updCoordinate().setName(name)
-        j.updCoordinate().setRangeMin(lo)
-        j.updCoordinate().setRangeMax(hi)
+    m, hum, fore, _ = pin_arm(osim, "elbow_cylinder", shoulder_orientation=(0.2, 0, 0),
+                              coordinates=(("shoulder_elev", -0.5, 1.5), ("elbow_flex", 0.0, 2.3)))
     if ellipsoid is None:
         cyl = osim.WrapCylinder()
         cyl.set_radius(0.02)
@@ -429,21 +403,7 @@ def test_smooth_paths_converts_a_torus(osim, tmp_path, caplog):
     from osim_emb.io import load_osim
     from osim_emb.paths.geometry import muscle_lengths
     from osim_emb.paths.wrapping.smooth import smooth_path_lengths_and_moment_arms
-    m = osim.Model()
-    m.setName("elbow_ring")
-    hum = osim.Body("humerus", 1.0, osim.Vec3(0), osim.Inertia(0.1))
-    fore = osim.Body("forearm", 1.0, osim.Vec3(0), osim.Inertia(0.1))
-    m.addBody(hum)
-    m.addBody(fore)
-    j1 = osim.PinJoint("shoulder", m.getGround(), osim.Vec3(0), osim.Vec3(0.1, 0, 0), hum, osim.Vec3(0, 0.3, 0),
-                       osim.Vec3(0))
-    j2 = osim.PinJoint("elbow", hum, osim.Vec3(0, -0.3, 0), osim.Vec3(0.15, 0.1, 0), fore, osim.Vec3(0, 0.25, 0),
-                       osim.Vec3(0.15, 0.1, 0))
-    for j, name in ((j1, "q1"), (j2, "q2")):
-        m.addJoint(j)
-        j.updCoordinate().setName(name)
-        j.updCoordinate().setRangeMin(-1.0)
-        j.updCoordinate().setRangeMax(1.0)
+    m, hum, fore, _ = pin_arm(osim, "elbow_ring", shoulder_orientation=(0.1, 0, 0), elbow_orientation=(0.15, 0.1, 0))
     ring = osim.WrapTorus()
     ring.setName("elbow_ring")
     ring.set_inner_radius(0.015)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from opensim_builders import pin_arm
 from scipy.optimize import minimize
 
 from osim_emb.paths.wrapping.smooth import (cylinder_shortest_path, smooth_path_lengths_and_moment_arms,
@@ -91,22 +92,8 @@ def test_no_contact_is_a_straight_line_and_lift_off_is_smooth():
 def _wrap_model(osim, path):
     """Ground - humerus (pin q1) - forearm (pin q2 about a tilted axis); a sphere on the humerus at the elbow
     and a cylinder (rotated) on the forearm; three muscles crossing them."""
-    m = osim.Model()
-    m.setName("smooth_wrap")
-    torso = osim.Body("torso", 5.0, osim.Vec3(0), osim.Inertia(0.1))
-    hum = osim.Body("humerus", 1.0, osim.Vec3(0), osim.Inertia(0.1))
-    fore = osim.Body("forearm", 1.0, osim.Vec3(0), osim.Inertia(0.1))
-    for b in (torso, hum, fore):
-        m.addBody(b)
-    m.addJoint(osim.WeldJoint("weld", m.getGround(), osim.Vec3(0), osim.Vec3(0), torso, osim.Vec3(0), osim.Vec3(0)))
-    j1 = osim.PinJoint("shoulder", torso, osim.Vec3(0), osim.Vec3(0), hum, osim.Vec3(0, 0.3, 0), osim.Vec3(0))
-    j2 = osim.PinJoint("elbow", hum, osim.Vec3(0, -0.3, 0), osim.Vec3(0.2, 0.1, 0), fore, osim.Vec3(0, 0.25, 0),
-                       osim.Vec3(0))
-    for j, name in ((j1, "q1"), (j2, "q2")):
-        m.addJoint(j)
-        j.updCoordinate().setName(name)
-        j.updCoordinate().setRangeMin(-2.5)
-        j.updCoordinate().setRangeMax(2.5)
+    m, hum, fore, torso = pin_arm(osim, "smooth_wrap", torso=True, elbow_orientation=(0.2, 0.1, 0),
+                                  elbow_child_orientation=(0, 0, 0), coordinates=(("q1", -2.5, 2.5), ("q2", -2.5, 2.5)))
     sphere = osim.WrapSphere()
     sphere.setName("elbow_ball")
     sphere.set_radius(0.03)

@@ -56,7 +56,7 @@ import numpy as np
 from osim_emb.io import load_osim
 from osim_emb.simulation.muscle_driven import ExcitationSpec, MuscleDrivenSystem, simulate_muscles
 from osim_emb.simulation.muscle_driven_jit import compiled_plan
-from osim_emb.opensim.muscle_simulation import opensim_muscle_simulation
+from osim_emb.opensim.muscle_simulation import largest_differences, opensim_muscle_simulation
 
 HERE = Path(__file__).resolve().parent
 MODELS = Path(os.environ.get("OSIM_EMB_MODELS", HERE.parents[1] / "shared" / "models"))
@@ -169,8 +169,8 @@ def agreement(path: Path, t_end: float, excitations: dict, opensim_path: Path | 
     ours = simulate_muscles(model, t_end, excitations, t_eval=times, method="DOP853", rtol=1e-10, atol=1e-12)
     t_ours = time.perf_counter() - t0
     cols = [ref["names"].index(n) for n in model.coordinate_names]
-    dq = np.abs(ours[model.coordinate_names].to_numpy() - ref["q"][:, cols]).max()
-    dl = np.abs(ours[[f"{m}_fiber_length" for m in ref["muscles"]]].to_numpy() - ref["fiber_length"]).max()
+    d = largest_differences(ours, ref)
+    dq, dl = d["q"], d["fiber_length"]
     moved = np.abs(ref["q"][-1, cols] - ref["q"][0, cols]).max()
     print(f"{model.name}, {len(ref['muscles'])} muscles, {t_end:g} s (q moves up to {moved:.2f} rad): "
           f"max |q - q_OpenSim| = {dq:.1e} rad, max |l_f - l_f,OpenSim| = {dl:.1e} m (OpenSim accuracy 1e-9: "

@@ -11,6 +11,7 @@ from osim_emb.simulation.muscle_driven import (CoordinateLimitForce, ExcitationS
                                     thelen_initial_fiber_length)
 from osim_emb.muscles import curves as C
 from osim_emb.muscles.hill import Thelen2003Muscle
+from osim_emb.opensim.muscle_simulation import largest_differences
 
 
 def test_initial_fiber_length_balances_fiber_and_tendon_forces():
@@ -51,10 +52,8 @@ def _compare(model, path, times, exc, controls=None, rtol=1e-10):
     ours = simulate_muscles(model, times[-1], exc, controls=controls, t_eval=times, method="DOP853", rtol=rtol,
                             atol=rtol * 1e-2)
     ref = opensim_muscle_simulation(path, times, exc, controls=controls, accuracy=1e-9)
-    dq = np.abs(ours[model.coordinate_names].to_numpy() - ref["q"]).max()
-    dl = (np.abs(ours[[f"{m}_fiber_length" for m in ref["muscles"]]].to_numpy() - ref["fiber_length"]).max()
-          if ref["muscles"] else 0.0)
-    return dq, dl
+    d = largest_differences(ours, ref)
+    return d["q"], d["fiber_length"]
 
 
 @pytest.mark.slow
@@ -177,7 +176,7 @@ def test_muscles_with_a_limit_force_equal_opensim_in_the_compiled_integrator(osi
     times = np.linspace(0.0, 0.2, 5)
     ours = simulate_muscles(model, 0.2, exc, t_eval=times, method="RK45-jit", rtol=1e-10, atol=1e-12)
     ref = opensim_muscle_simulation(path, times, exc, accuracy=1e-9)
-    dq = np.abs(ours[model.coordinate_names].to_numpy() - ref["q"]).max()
+    dq = largest_differences(ours, ref)["q"]
     print(f"[agreement] arm26 with an elbow CoordinateLimitForce, 0.2 s (compiled integrator): {dq:.2e} rad, "
           f"elbow up to {np.degrees(ref['q'][:, 1].max()):.1f} deg")
     assert np.degrees(ref["q"][:, 1].max()) > 20.0
@@ -224,8 +223,8 @@ def test_mixed_thelen_and_millard_muscles_equal_opensim_in_the_compiled_integrat
     times = np.linspace(0.0, 0.1, 6)
     ours = simulate_muscles(model, times[-1], exc, t_eval=times, method="RK45-jit", rtol=1e-10, atol=1e-12)
     ref = opensim_muscle_simulation(path, times, exc, accuracy=1e-9)
-    dq = np.abs(ours[model.coordinate_names].to_numpy() - ref["q"]).max()
-    dl = np.abs(ours[[f"{m}_fiber_length" for m in ref["muscles"]]].to_numpy() - ref["fiber_length"]).max()
+    d = largest_differences(ours, ref)
+    dq, dl = d["q"], d["fiber_length"]
     print(f"[agreement] arm26, 3 Millard2012 + 3 Thelen2003 muscles, 0.1 s (compiled integrator): "
           f"max|q - q_OpenSim| = {dq:.2e} rad, max|l_f - l_f,OpenSim| = {dl:.2e} m")
     assert np.abs(ref["q"][-1] - ref["q"][0]).max() > 0.05  # it moves
@@ -268,9 +267,8 @@ def test_leg_with_a_patella_coupler_equals_opensim_manager(osim, models_dir):
     times = np.linspace(0.0, 0.06, 4)
     ours = simulate_muscles(model, times[-1], exc, t_eval=times, method="DOP853", rtol=1e-10, atol=1e-12)
     ref = opensim_muscle_simulation(path, times, exc, accuracy=1e-9)
-    cols = [ref["names"].index(n) for n in model.coordinate_names]
-    dq = np.abs(ours[model.coordinate_names].to_numpy() - ref["q"][:, cols]).max()
-    dl = np.abs(ours[[f"{m}_fiber_length" for m in ref["muscles"]]].to_numpy() - ref["fiber_length"]).max()
+    d = largest_differences(ours, ref)
+    dq, dl = d["q"], d["fiber_length"]
     print(f"[agreement] leg6dof9musc 0.06 s: max|q - q_OpenSim| = {dq:.2e}, max|l_f - l_f,OpenSim| = {dl:.2e} m")
     assert dq < 1e-6
     assert dl < 1e-7
@@ -386,10 +384,7 @@ def test_mobl_schutte_muscles_equal_opensim_manager(osim, models_dir, tmp_path):
     from osim_emb.opensim.muscle_simulation import opensim_muscle_simulation
     ours = simulate_muscles(model, times[-1], exc, t_eval=times, method="DOP853", rtol=1e-9, atol=1e-11)
     ref = opensim_muscle_simulation(path, times, exc, accuracy=1e-9)
-    cols = [ref["names"].index(n) for n in model.coordinate_names]
-    dq = np.abs(ours[model.coordinate_names].to_numpy() - ref["q"][:, cols]).max()
-    dl = np.abs(ours[[f"{m}_fiber_length" for m in ref["muscles"]]].to_numpy() - ref["fiber_length"]).max()
-    da = np.abs(ours[[f"{m}_activation" for m in ref["muscles"]]].to_numpy() - ref["activation"]).max()
+    dq, dl, da = largest_differences(ours, ref).values()
     print(f"[agreement] MoBL, 4 Schutte1993 muscles, 0.02 s: max|q - q_OpenSim| = {dq:.2e} rad, "
           f"max|l_f - l_f,OpenSim| = {dl:.2e} m, activations {da:.1e}")
     assert np.abs(ref["q"][-1] - ref["q"][0]).max() > 0.1  # it moves
@@ -476,10 +471,7 @@ def test_millard_rigid_tendon_and_no_activation_dynamics_equal_opensim_manager(o
     ours = simulate_muscles(model, times[-1], exc, t_eval=times, rtol=1e-10, atol=1e-12)
     assert ours.attrs["method"] == "RK45-jit"  # the compiled loops: millard_rigid_kernel, the activation flag
     ref = opensim_muscle_simulation(path, times, exc, accuracy=1e-9)
-    cols = [ref["names"].index(n) for n in model.coordinate_names]
-    dq = np.abs(ours[model.coordinate_names].to_numpy() - ref["q"][:, cols]).max()
-    dl = np.abs(ours[[f"{m}_fiber_length" for m in ref["muscles"]]].to_numpy() - ref["fiber_length"]).max()
-    da = np.abs(ours[[f"{m}_activation" for m in ref["muscles"]]].to_numpy() - ref["activation"]).max()
+    dq, dl, da = largest_differences(ours, ref).values()
     print(f"[agreement] arm26, rigid / activation-free Millard, 0.1 s: {dq:.2e} rad, {dl:.2e} m, activation {da:.2e}")
     assert dq < 1e-6
     assert dl < 1e-7
@@ -530,10 +522,8 @@ def test_path_actuators_driven_by_controls_equal_opensim_manager(osim, models_di
     ours = simulate_muscles(model, times[-1], {}, controls=controls, t_eval=times, rtol=1e-10, atol=1e-12)
     assert ours.attrs["method"] == "RK45"
     ref = opensim_muscle_simulation(path, times, {}, controls=controls, accuracy=1e-9)
-    cols = [ref["names"].index(n) for n in model.coordinate_names]
-    q = ours[model.coordinate_names].to_numpy()
-    assert np.ptp(q[:, 1]) > 0.05  # the elbow moves
-    dq = np.abs(q - ref["q"][:, cols]).max()
+    assert np.ptp(ours["r_elbow_flex"]) > 0.05  # the elbow moves
+    dq = largest_differences(ours, ref)["q"]
     print(f"[agreement] arm26 PathActuators driven by controls, 0.1 s: {dq:.2e} rad")
     assert dq < 1e-7
 
@@ -584,9 +574,8 @@ def test_path_springs_and_ligaments_equal_opensim_manager(osim, models_dir, tmp_
     ref = opensim_muscle_simulation(path, times, exc, accuracy=1e-9)
     without = simulate_muscles(load_osim(str(models_dir / "arm26.osim")), times[-1], exc, t_eval=times,
                                method="DOP853", rtol=1e-10, atol=1e-12)
-    cols = [ref["names"].index(n) for n in model.coordinate_names]
     q = ours[model.coordinate_names].to_numpy()
-    dq = np.abs(q - ref["q"][:, cols]).max()
+    dq = largest_differences(ours, ref)["q"]
     print(f"[agreement] arm26 with a PathSpring and a Ligament, 0.1 s: {dq:.2e} rad "
           f"(they move the elbow by {np.abs(q - without[model.coordinate_names].to_numpy()).max():.2e} rad)")
     assert np.abs(q - without[model.coordinate_names].to_numpy()).max() > 1e-3  # the springs matter
@@ -615,10 +604,9 @@ def test_default_speeds_of_the_file_start_the_simulation_as_in_opensim(osim, mod
     ours = simulate_muscles(model, times[-1], exc, t_eval=times, method="DOP853", rtol=1e-10, atol=1e-12)
     assert np.allclose(ours[[f"{n}_u" for n in model.coordinate_names]].to_numpy()[0], [0.7, -1.5])
     ref = opensim_muscle_simulation(path, times, exc, accuracy=1e-9)
-    cols = [ref["names"].index(n) for n in model.coordinate_names]
-    assert np.abs(ours[model.coordinate_names].to_numpy() - ref["q"][:, cols]).max() < 1e-8
-    lf = ours[[f"{m}_fiber_length" for m in ref["muscles"]]].to_numpy()
-    assert np.abs(lf - ref["fiber_length"]).max() < 1e-9  # OpenSim's equilibrium at those speeds too
+    d = largest_differences(ours, ref)
+    assert d["q"] < 1e-8
+    assert d["fiber_length"] < 1e-9  # OpenSim's equilibrium at those speeds too
     passive = simulate(model, 1e-3, n_output=2)
     assert np.allclose(passive[[f"{n}_u" for n in model.coordinate_names]].to_numpy()[0], [0.7, -1.5])
 
@@ -644,3 +632,18 @@ def test_coordinate_actuators_on_locked_coordinates_are_left_out_with_a_warning(
     assert system.actuators == ()
     assert "leaves out 1 force(s) on locked coordinates, which do not move the model: CoordinateActuator " \
         "'elbow_motor' (r_elbow_flex)" in caplog.text
+
+
+def test_largest_differences_match_coordinates_and_muscles_by_name():
+    """OpenSim's coordinate and muscle orders may differ from the model's: the differences are taken by name, over
+    the muscles both have, and refused when the instants do not correspond."""
+    import pandas as pd
+    table = pd.DataFrame({"time": [0.0, 1.0], "a": [0.0, 1.0], "b": [2.0, 3.0], "m1_fiber_length": [0.1, 0.2],
+                          "m1_activation": [0.5, 0.5], "m2_fiber_length": [0.3, 0.3], "m2_activation": [0.1, 0.1]})
+    ref = {"names": ["b", "a"], "q": np.array([[2.0, 0.0], [3.0, 1.5]]), "muscles": ["m2", "m1", "m3"],
+           "fiber_length": np.array([[0.3, 0.1, 9.0], [0.3, 0.25, 9.0]]),
+           "activation": np.array([[0.1, 0.5, 9.0], [0.1, 0.4, 9.0]])}
+    d = largest_differences(table, ref)
+    assert d == pytest.approx({"q": 0.5, "fiber_length": 0.05, "activation": 0.1})
+    with pytest.raises(ValueError, match="instants"):
+        largest_differences(table.iloc[:1], ref)

@@ -10,7 +10,7 @@ import numpy as np
 
 from osim_emb.opensim.bridge import require_opensim
 
-__all__ = ["opensim_muscle_simulation"]
+__all__ = ["opensim_muscle_simulation", "largest_differences"]
 
 
 def opensim_muscle_simulation(path: str, times: Sequence[float], excitations: Mapping[str, object], *,
@@ -98,4 +98,22 @@ def _manager_counts(log: str) -> dict:
     m = re.search(r"number of steps taken / attempted:\s*(\d+)\s*/\s*(\d+)", log)
     if m:
         out["steps_taken"], out["steps_attempted"] = int(m.group(1)), int(m.group(2))
+    return out
+
+
+def largest_differences(table, reference: dict) -> dict:
+    """Largest |package - OpenSim| over the common instants of a ``simulate_muscles`` table and an
+    :func:`opensim_muscle_simulation` result, matched by name (OpenSim's coordinate and muscle orders may differ
+    from the model's): ``q`` (rad, m), ``fiber_length`` (m) and ``activation`` over the muscles both have (0 when
+    none). Both must hold the same output times."""
+    if len(table) != len(reference["q"]):
+        raise ValueError(f"the table has {len(table)} instants, OpenSim's result {len(reference['q'])}")
+    names = [n for n in reference["names"] if n in table.columns]
+    cols = [reference["names"].index(n) for n in names]
+    out = {"q": float(np.abs(table[names].to_numpy() - reference["q"][:, cols]).max(initial=0.0))}
+    muscles = [m for m in reference["muscles"] if f"{m}_fiber_length" in table.columns]
+    k = [reference["muscles"].index(m) for m in muscles]
+    for what in ("fiber_length", "activation"):
+        ours = table[[f"{m}_{what}" for m in muscles]].to_numpy()
+        out[what] = float(np.abs(ours - reference[what][:, k]).max(initial=0.0))
     return out

@@ -51,7 +51,7 @@ def excitations(names: list[str]) -> dict:
 def study_one(path: str, t_end: float) -> dict:
     from osim_emb import load_osim
     from osim_emb.core.compiled import SingularMassMatrixError
-    from osim_emb.opensim.muscle_simulation import opensim_muscle_simulation
+    from osim_emb.opensim.muscle_simulation import largest_differences, opensim_muscle_simulation
     from osim_emb.simulation.excitations import MuscleSimulationError
     from osim_emb.simulation.muscle_driven import MuscleDrivenSystem, simulate_muscles
     row: dict = {}
@@ -76,12 +76,7 @@ def study_one(path: str, t_end: float) -> dict:
     except Exception as err:  # noqa: BLE001 - OpenSim's exceptions are RuntimeErrors or SWIG's
         return {**row, "status": "opensim_fails", "reason": str(err).replace("\n", " ")[:300]}
     row["opensim_s"] = time.perf_counter() - t0
-    cols = [ref["names"].index(n) for n in model.coordinate_names]
-    dq = np.abs(ours[model.coordinate_names].to_numpy() - ref["q"][:, cols]).max()
-    muscles = [m for m in ref["muscles"] if m in system.muscle_names]
-    k = [ref["muscles"].index(m) for m in muscles]
-    dl = np.abs(ours[[f"{m}_fiber_length" for m in muscles]].to_numpy() - ref["fiber_length"][:, k]).max(initial=0.0)
-    da = np.abs(ours[[f"{m}_activation" for m in muscles]].to_numpy() - ref["activation"][:, k]).max(initial=0.0)
+    dq, dl, da = largest_differences(ours, ref).values()
     row.update(max_q_rad_or_m=dq, max_fiber_length_m=dl, max_activation=da,
                status="agrees" if dq <= TOL_Q and dl <= TOL_LF and da <= TOL_A else "differs")
     return row

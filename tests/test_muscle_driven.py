@@ -647,3 +647,46 @@ def test_largest_differences_match_coordinates_and_muscles_by_name():
     assert d == pytest.approx({"q": 0.5, "fiber_length": 0.05, "activation": 0.1})
     with pytest.raises(ValueError, match="instants"):
         largest_differences(table.iloc[:1], ref)
+
+
+def test_opensim_reference_without_the_files_own_controllers(osim, models_dir, tmp_path):
+    """A file whose PrescribedController drives BIClong: OpenSim's Manager applies it, the package does not (and
+    says so); with own_controllers=False the reference integrates the package's inputs and the two agree."""
+    from osim_emb import load_osim
+    from osim_emb.opensim.muscle_simulation import opensim_muscle_simulation
+    from osim_emb.simulation.muscle_driven import simulate_muscles
+    m = osim.Model(str(models_dir / "arm26.osim"))
+    ctrl = osim.PrescribedController()
+    ctrl.setName("drive_biceps")
+    ctrl.addActuator(m.getMuscles().get("BIClong"))
+    ctrl.prescribeControlForActuator("BIClong", osim.Constant(0.8))
+    m.addController(ctrl)
+    m.finalizeConnections()
+    path = tmp_path / "arm26_own_controller.osim"
+    m.printToXML(str(path))
+    model = load_osim(str(path))
+    times = np.linspace(0.0, 0.05, 3)
+    exc = {"TRIlong": ExcitationSpec.parse("0.2")}
+    ours = simulate_muscles(model, times[-1], exc, t_eval=times, method="DOP853", rtol=1e-10, atol=1e-12)
+    with_own = largest_differences(ours, opensim_muscle_simulation(path, times, exc, accuracy=1e-9))
+    without = largest_differences(ours, opensim_muscle_simulation(path, times, exc, accuracy=1e-9,
+                                                                  own_controllers=False))
+    assert with_own["activation"] > 0.1  # OpenSim's controller raised BIClong's activation
+    assert without["q"] < 1e-8 and without["activation"] < 1e-8
+
+
+def test_a_ligament_without_a_resting_length_is_refused_by_name(models_dir, tmp_path):
+    """The Ligament's curve takes L / resting length: a zero resting length is refused, naming file and element."""
+    import copy
+    from lxml import etree
+    from osim_emb import load_osim
+    from osim_emb.io.errors import OsimImportError
+    from osim_emb.simulation.muscle_driven import MuscleDrivenSystem
+    tree = etree.parse(str(models_dir / "arm26.osim"))
+    bra = next(e for e in tree.iter("Thelen2003Muscle") if e.get("name") == "BRA")
+    lig = etree.SubElement(bra.getparent(), "Ligament", name="bad_ligament")
+    lig.append(copy.deepcopy(bra.find("GeometryPath")))
+    etree.SubElement(lig, "pcsa_force").text = "300"
+    tree.write(str(tmp_path / "arm26_bad_ligament.osim"))
+    with pytest.raises(OsimImportError, match=r"arm26_bad_ligament.osim.*Ligament 'bad_ligament': resting_length"):
+        MuscleDrivenSystem(load_osim(str(tmp_path / "arm26_bad_ligament.osim")))

@@ -337,6 +337,39 @@ def test_multivariate_polynomial_term_order():
     assert MultivariatePolynomial(2, 0, [3.0]).is_constant
 
 
+@pytest.mark.parametrize("dimension,order", [(1, 0), (1, 6), (2, 3), (3, 6), (4, 5), (5, 6), (6, 2)])
+def test_multivariate_polynomial_kernel_matches_the_power_sum(dimension, order):
+    """The compiled kernel (monomial recurrence, value and gradient alone without ``second``) against the sum
+    of c_t prod_v x_v^e_tv and its analytic derivatives written with numpy's powers."""
+    from osim_emb.core.functions.kernels import multivariate_polynomial
+    rng = np.random.default_rng(dimension * 10 + order)
+    e = polynomial_exponents(dimension, order)
+    c = rng.normal(size=e.shape[0])
+    p = MultivariatePolynomial(dimension, order, c)
+    x = rng.uniform(-1.5, 1.5, size=(7, dimension))
+
+    def power(base, k):
+        return np.where(k >= 0, base ** np.maximum(k, 0), 0.0)
+
+    for xi in x:
+        value = np.sum(c * np.prod(xi ** e, axis=1))
+        grad = np.array([np.sum(c * e[:, a] * np.prod(power(xi, e - np.eye(dimension, dtype=int)[a]), axis=1))
+                         for a in range(dimension)])
+        hess = np.array([[np.sum(c * e[:, a] * (e[:, b] - (a == b))
+                                 * np.prod(power(xi, e - np.eye(dimension, dtype=int)[a]
+                                                 - np.eye(dimension, dtype=int)[b]), axis=1))
+                          for b in range(dimension)] for a in range(dimension)])
+        jet = p.evaluate(xi[None])
+        scale = np.sum(np.abs(c) * np.prod(np.abs(xi) ** e, axis=1)) + 1.0
+        assert jet.value[0] == pytest.approx(value, abs=1e-14 * scale)
+        np.testing.assert_allclose(jet.gradient[0], grad, rtol=0, atol=1e-13 * order * scale)
+        np.testing.assert_allclose(jet.hessian[0], hess, rtol=0, atol=1e-13 * order ** 2 * scale)
+        ints, flts = (np.array(a) for a in p.node_parameters())
+        first = np.full(1 + dimension + dimension ** 2, np.nan)
+        multivariate_polynomial(ints, flts, 1, 0, int(ints[0]), xi.copy(), first, False)
+        np.testing.assert_array_equal(first[:1 + dimension], np.concatenate([jet.value, jet.gradient[0]]))
+
+
 def test_clamped_has_zero_slope_outside():
     f = SimmSpline(KX, KY)
     c = Clamped(f, -0.5, 1.8)

@@ -287,12 +287,12 @@ def eval_program(ints, flts, ext, q, dirs, second, val, grad, hq, chains):
         elif op == OP_MPOLY:
             d = nin
             nt = ints[ip]
-            ex = ip + 1  # exponents (nt, d)
-            out = np.empty(1 + d + d * d)
+            ex = ip + 1  # the monomial recurrence, after the number of terms
+            out = np.empty(1 + d + d * d if second else 1 + d)
             u = np.empty(d)
             for v in range(d):
                 u[v] = val[ints[ib + v]]
-            multivariate_polynomial(ints, flts, ex, fp, nt, u, out)
+            multivariate_polynomial(ints, flts, ex, fp, nt, u, out, second)
             _outer_chain_rule(ints, ib, d, out, dirs, second, n, val, grad, hq)
         elif op == OP_EXTIN:
             _outer_chain_rule(ints, ib, nin, ext[ints[ip]], dirs, second, n, val, grad, hq)

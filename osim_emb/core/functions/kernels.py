@@ -243,30 +243,55 @@ def univariate_batch(ints, flts, t, order):
 
 
 @njit(**_KW)
-def multivariate_polynomial(ints, flts, ex, fp, nt, u, out):
-    """out = (value, gradient (d), Hessian (d, d) row-major) at u (d,) of the polynomial sum_t c_t prod_v u_v^e_tv,
-    from its exponents (nt, d) at ints[ex:] and its coefficient table (nt, 1 + d + d^2: the value's, the gradient's
-    and the Hessian's coefficients over the same monomials) at flts[fp:]."""
+def multivariate_polynomial(ints, flts, ex, fp, nt, u, out, second=True):
+    """out = (value, gradient (d), Hessian (d, d) row-major) at u (d,) of the polynomial sum_t c_t m_t(u) from its
+    monomial recurrence at ints[ex:] (m_0 = 1, m_t = m_parent(t) u_var(t): parents (nt), then variables (nt)) and
+    its coefficient table at flts[fp:] (1 + d + d^2 rows of nt: the value's, the gradient's and the Hessian's
+    coefficients over the same monomials); without ``second`` only the value and the gradient (out[:1 + d]).
+
+    Each output is the sum over the terms in their order; four outputs are summed side by side, and arrays are
+    read through slices (indices numba knows are not negative: no wrap-around test in the loops)."""
     d = u.shape[0]
-    ncol = 1 + d + d * d
-    for c in range(ncol):
-        out[c] = 0.0
-    for t in range(nt):
-        mono = 1.0
-        for v in range(d):
-            e = ints[ex + t * d + v]
-            pw = 1.0
-            for _ in range(e):
-                pw = pw * u[v]
-            mono = pw if v == 0 else mono * pw
-        for c in range(ncol):
-            out[c] += mono * flts[fp + t * ncol + c]
+    nuse = 1 + d + d * d if second else 1 + d
+    parent = ints[ex:ex + nt]
+    var = ints[ex + nt:ex + 2 * nt]
+    mono = np.empty(nt)
+    mono[0] = 1.0
+    for t in range(1, nt):
+        mono[t] = mono[parent[t]] * u[var[t]]
+    last = nuse - 1
+    for c0 in range(0, nuse, 4):
+        r0 = fp + c0 * nt
+        r1 = fp + min(c0 + 1, last) * nt
+        r2 = fp + min(c0 + 2, last) * nt
+        r3 = fp + min(c0 + 3, last) * nt
+        k0 = flts[r0:r0 + nt]
+        k1 = flts[r1:r1 + nt]
+        k2 = flts[r2:r2 + nt]
+        k3 = flts[r3:r3 + nt]
+        s0 = 0.0
+        s1 = 0.0
+        s2 = 0.0
+        s3 = 0.0
+        for t in range(nt):
+            mt = mono[t]
+            s0 += mt * k0[t]
+            s1 += mt * k1[t]
+            s2 += mt * k2[t]
+            s3 += mt * k3[t]
+        out[c0] = s0
+        if c0 + 1 <= last:
+            out[c0 + 1] = s1
+        if c0 + 2 <= last:
+            out[c0 + 2] = s2
+        if c0 + 3 <= last:
+            out[c0 + 3] = s3
 
 
 @njit(**_KW)
 def multivariate_polynomial_batch(ints, flts, x):
     """:func:`multivariate_polynomial` at the points x (N, d) for the parameters ``node_parameters()`` packs
-    (ints: number of terms, exponents; flts: the coefficient table): (N, 1 + d + d^2)."""
+    (ints: number of terms, the monomial recurrence; flts: the coefficient table): (N, 1 + d + d^2)."""
     n, d = x.shape
     out = np.empty((n, 1 + d + d * d))
     u = np.empty(d)

@@ -92,7 +92,7 @@ class MultivariatePolynomial(JointFunction):
         self._hess_coef = np.array([[differentiate(self._grad_coef[a], b) for b in range(d)]
                                     for a in range(d)])  # (d, d, nt)
         self._all_coef = np.ascontiguousarray(np.vstack(
-            [c[None, :], self._grad_coef, self._hess_coef.reshape(d * d, nt)]).T)  # (nt, 1 + d + d^2)
+            [c[None, :], self._grad_coef, self._hess_coef.reshape(d * d, nt)]))  # (1 + d + d^2, nt)
 
     def _monomials(self, x: np.ndarray) -> np.ndarray:
         """Values of all monomials at the points, shape (N, n_terms): the least-squares basis of fits
@@ -107,10 +107,19 @@ class MultivariatePolynomial(JointFunction):
         return mono
 
     def node_parameters(self) -> tuple[tuple[int, ...], tuple[float, ...]]:
-        """(number of terms, exponents) and the coefficient table (n_terms, 1 + d + d^2), as the program's OP_MPOLY
-        node and :func:`osim_emb.core.functions.kernels.multivariate_polynomial` read them."""
-        return ((self.coefficients.size, *self.exponents.ravel().tolist()),
-                tuple(np.ascontiguousarray(self._all_coef).ravel().tolist()))
+        """(number of terms, the monomial recurrence) and the coefficient table (1 + d + d^2, n_terms: the value's,
+        the gradient's and the Hessian's coefficients, a row each), as the program's OP_MPOLY node and
+        :func:`osim_emb.core.functions.kernels.multivariate_polynomial` read them.  The recurrence: term t's monomial
+        is term parent(t)'s times u_var(t), var(t) the last variable of non-zero exponent (term 0 is the constant)."""
+        index = {tuple(e): t for t, e in enumerate(self.exponents.tolist())}
+        nt = self.coefficients.size
+        parent, var = [0] * nt, [0] * nt
+        for t in range(1, nt):
+            e = list(self.exponents[t])
+            v = max(i for i, x in enumerate(e) if x > 0)
+            e[v] -= 1
+            parent[t], var[t] = index[tuple(e)], v
+        return ((nt, *parent, *var), tuple(np.ascontiguousarray(self._all_coef).ravel().tolist()))
 
     def _evaluate(self, x, order, cache):
         d = self.dimension

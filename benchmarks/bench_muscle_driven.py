@@ -14,6 +14,12 @@ paths and common parameters, Millard's default curves, damping and elastic tendo
 Schutte1993Muscle_Deprecated units (DELT1, TRIlong, BRA, ECRL: wrapped, no moving path points, so OpenSim
 applies the forces as the package does), 0.1 s: BRA a step to 0.8, DELT1 a sine; the forearm and hand fall.
 
+``--model arm26-fitted`` / ``--model mobl-fitted``: the same motions (arm26 1 s; MoBL 0.1 s) on the model with every
+path replaced by a fitted FunctionBasedPath (``osim-emb fit-paths`` with its defaults, seed 0: multivariate
+polynomials of order <= 6 in each unit's coordinates), the form OpenSim 4.6 offers for speed (PolynomialPathFitter);
+OpenSim and the package integrate the same file.  The fits are not close to the wrapped paths (fit-paths prints
+their errors); that does not matter here, both programs run the same model.
+
 A tight reference is the package's ODE with DOP853 at rtol 1e-12 (OpenSim at accuracy 1e-9 agrees with it,
 tests/test_muscle_driven.py).  For each OpenSim accuracy (1e-5, its default, and 1e-7) the error of the
 coordinates at 11 instants against the reference is measured; the package then uses the cheapest of
@@ -38,6 +44,8 @@ two ODEs differ).
     python benchmarks/bench_muscle_driven.py --model arm26-millard   # about 2 min
     python benchmarks/bench_muscle_driven.py --model mobl4   # about 2 min
     python benchmarks/bench_muscle_driven.py --model mobl    # several minutes
+    python benchmarks/bench_muscle_driven.py --model arm26-fitted   # about 3 min (the fit: 1.5 min)
+    python benchmarks/bench_muscle_driven.py --model mobl-fitted    # about 5 min
     python benchmarks/bench_muscle_driven.py --model mobl4 --agreement   # about 10 s
     python benchmarks/bench_muscle_driven.py --model mobl --agreement    # about 1 min
 """
@@ -74,6 +82,9 @@ CASES = {
     "mobl4": (0.1, _specs({"BRA": "step:0:0.01:0.0:0.8", "TRIlong": "0.2", "DELT1": "sine:0.2:20:0:0.3"})),
     "mobl": (0.005, _specs({"BIClong": "step:0:0.01:0.0:0.6", "TRIlong": "0.2", "DELT1": "sine:0.2:20:0:0.3"})),
 }
+CASES["arm26-fitted"] = CASES["arm26"]
+CASES["mobl-fitted"] = (0.1, CASES["mobl"][1])
+FITTED_SOURCES = {"arm26-fitted": "arm26.osim", "mobl-fitted": "mobl_arms_holzbaur.osim"}
 MOBL4_MUSCLES = {"DELT1", "TRIlong", "BRA", "ECRL"}
 
 
@@ -81,6 +92,14 @@ def arm26_millard(out: Path) -> Path:
     """arm26 with its Thelen2003Muscles turned into Millard2012EquilibriumMuscles (OpenSim's default curves)."""
     from osim_emb.io.muscle_xml import thelen_as_millard
     thelen_as_millard(MODELS / "arm26.osim", out)
+    return out
+
+
+def fitted_paths(source: str, out: Path) -> Path:
+    """The model with every path replaced by a fitted FunctionBasedPath (``osim-emb fit-paths``, its defaults)."""
+    from osim_emb.cli.main import main as cli
+    if cli(["fit-paths", str(MODELS / source), "-o", str(out), "-q"]) != 0:
+        raise RuntimeError(f"fit-paths failed on {source}")
     return out
 
 
@@ -191,6 +210,8 @@ def main() -> None:
             paths = (MODELS / "arm26.osim", None)
         elif args.model == "arm26-millard":
             paths = (arm26_millard(Path(tmp) / "arm26_millard.osim"), None)
+        elif args.model in FITTED_SOURCES:
+            paths = (fitted_paths(FITTED_SOURCES[args.model], Path(tmp) / f"{args.model}.osim"), None)
         elif args.model == "mobl4":
             paths = (mobl_with(MOBL4_MUSCLES, Path(tmp) / "mobl4.osim"), None)
         else:

@@ -139,6 +139,9 @@ def integrate_kernel(y0, t_eval, rtol, atol, prog, geo, mus, clf, act):  # pragm
     h1 = max(1e-6, h0 * 1e-3) if (d1 <= 1e-15 and d2 <= 1e-15) else (0.01 / max(d1, d2)) ** (1.0 / 5.0)
     h = min(100.0 * h0, h1)
     kk = np.empty((7, n))
+    stage = np.empty(n)  # the stages' states, the new state and the scaled error: written in place
+    ynew = np.empty(n)
+    scaled = np.empty(n)
     nxt = 1
     while nxt < t_eval.shape[0]:
         target = t_eval[nxt]
@@ -147,22 +150,26 @@ def integrate_kernel(y0, t_eval, rtol, atol, prog, geo, mus, clf, act):  # pragm
             hh = min(h, target - t)
             kk[0] = f
             for s in range(1, 6):
-                dy = np.zeros(n)
-                for j in range(s):
-                    dy += a[s, j] * kk[j]
-                kk[s] = _rhs(t + c[s] * hh, y + hh * dy, prog, geo, mus, clf, act)
-            ynew = y.copy()
-            for s in range(6):
-                ynew += hh * b[s] * kk[s]
-            fnew = _rhs(t + hh, ynew, prog, geo, mus, clf, act)
-            kk[6] = fnew
+                for i in range(n):
+                    dy = 0.0
+                    for j in range(s):
+                        dy += a[s, j] * kk[j, i]
+                    stage[i] = y[i] + hh * dy
+                kk[s] = _rhs(t + c[s] * hh, stage, prog, geo, mus, clf, act)
+            for i in range(n):
+                yi = y[i]
+                for s in range(6):
+                    yi += hh * b[s] * kk[s, i]
+                ynew[i] = yi
+            kk[6] = _rhs(t + hh, ynew, prog, geo, mus, clf, act)
             nfev += 6
-            err = np.zeros(n)
-            for s in range(7):
-                err += e[s] * kk[s]
-            err *= hh
-            sc = atol + np.maximum(np.abs(y), np.abs(ynew)) * rtol
-            en = _rms(err / sc)
+            for i in range(n):
+                err = 0.0
+                for s in range(7):
+                    err += e[s] * kk[s, i]
+                err *= hh
+                scaled[i] = err / (atol + np.maximum(abs(y[i]), abs(ynew[i])) * rtol)
+            en = _rms(scaled)
             if en < 1.0:
                 factor = 10.0 if en == 0.0 else min(10.0, 0.9 * en ** -0.2)
                 if rejected:
@@ -170,8 +177,8 @@ def integrate_kernel(y0, t_eval, rtol, atol, prog, geo, mus, clf, act):  # pragm
                 last = hh == target - t
                 clipped = hh < h
                 t = target if last else t + hh
-                y = ynew
-                f = fnew
+                y[:] = ynew
+                f[:] = kk[6]
                 if not (clipped and factor >= 1.0):
                     h = hh * factor
                 break

@@ -242,6 +242,17 @@ def univariate_batch(ints, flts, t, order):
     return out
 
 
+@njit(cache=True, error_model="numpy", fastmath={"reassoc", "contract"})
+def _rows_dot(table, x, nrows, out):
+    """out[c] = sum_t table[c, t] x_t for the first ``nrows`` rows, each summed in whatever order the vector unit
+    prefers (partial sums side by side: the rounding of a sum of that many terms, not that of a plain loop)."""
+    for c in range(nrows):
+        s = 0.0
+        for t in range(x.shape[0]):
+            s += table[c, t] * x[t]
+        out[c] = s
+
+
 @njit(**_KW)
 def multivariate_polynomial(ints, flts, ex, fp, nt, u, out, second=True):
     """out = (value, gradient (d), Hessian (d, d) row-major) at u (d,) of the polynomial sum_t c_t m_t(u) from its
@@ -249,8 +260,7 @@ def multivariate_polynomial(ints, flts, ex, fp, nt, u, out, second=True):
     its coefficient table at flts[fp:] (1 + d + d^2 rows of nt: the value's, the gradient's and the Hessian's
     coefficients over the same monomials); without ``second`` only the value and the gradient (out[:1 + d]).
 
-    Each output is the sum over the terms in their order; four outputs are summed side by side, and arrays are
-    read through slices (indices numba knows are not negative: no wrap-around test in the loops)."""
+    Each output is a dot product of the monomials with a coefficient row (:func:`_rows_dot`)."""
     d = u.shape[0]
     nuse = 1 + d + d * d if second else 1 + d
     parent = ints[ex:ex + nt]
@@ -259,33 +269,8 @@ def multivariate_polynomial(ints, flts, ex, fp, nt, u, out, second=True):
     mono[0] = 1.0
     for t in range(1, nt):
         mono[t] = mono[parent[t]] * u[var[t]]
-    last = nuse - 1
-    for c0 in range(0, nuse, 4):
-        r0 = fp + c0 * nt
-        r1 = fp + min(c0 + 1, last) * nt
-        r2 = fp + min(c0 + 2, last) * nt
-        r3 = fp + min(c0 + 3, last) * nt
-        k0 = flts[r0:r0 + nt]
-        k1 = flts[r1:r1 + nt]
-        k2 = flts[r2:r2 + nt]
-        k3 = flts[r3:r3 + nt]
-        s0 = 0.0
-        s1 = 0.0
-        s2 = 0.0
-        s3 = 0.0
-        for t in range(nt):
-            mt = mono[t]
-            s0 += mt * k0[t]
-            s1 += mt * k1[t]
-            s2 += mt * k2[t]
-            s3 += mt * k3[t]
-        out[c0] = s0
-        if c0 + 1 <= last:
-            out[c0 + 1] = s1
-        if c0 + 2 <= last:
-            out[c0 + 2] = s2
-        if c0 + 3 <= last:
-            out[c0 + 3] = s3
+    ncol = 1 + d + d * d
+    _rows_dot(flts[fp:fp + ncol * nt].reshape((ncol, nt)), mono, nuse, out)
 
 
 @njit(**_KW)

@@ -686,34 +686,28 @@ def _spring_forces(nq, rot, pos, xi, springs, out):
 
 
 @njit(**_KW)
-def rhs_springs(ints, flts, ext, y, tau, springs):
-    """:func:`rhs` with the generalized forces of point-to-point springs (rows of SPRING_FLOATS) added to τ."""
+def dynamics_workspace(ints):
+    """The arrays :func:`rhs_into` works in, allocated once for many right-hand sides of one model."""
     nq = ints[H_NQ]
     nn = ints[H_NNODES]
     nf = ints[H_NFRAMES]
-    q = np.empty(nq)
-    qd = np.empty(nq)
+    return (np.empty(nq), np.empty(nq), np.empty(nn), np.empty((nn, nq)), np.empty((nn, nq, 1)), np.empty((nf, 3, 3)),
+            np.empty((nf, 3)), np.empty((nf, nq, 6)), np.empty((nf, 6)), np.empty((nf, 6)), np.empty((0, nq, 6)),
+            np.empty((nq, nq)), np.empty((0, nq)), np.empty(nq), np.empty(nq), np.empty((nq, 12)), np.empty(nq),
+            np.empty(nq))
+
+
+@njit(**_KW)
+def rhs_into(ints, flts, ext, y, tau, springs, ws, out):
+    """out = (q̇, q̈) of :func:`rhs_springs`, in the arrays of ``ws`` (:func:`dynamics_workspace`)."""
+    q, qd, val, grad, hq, rot, pos, xi, vel, acc, no_dxi, mass, no_n, nqd, grav, work, b, x = ws
+    nq = ints[H_NQ]
     for k in range(nq):
         q[k] = y[k]
         qd[k] = y[nq + k]
-    val = np.empty(nn)
-    grad = np.empty((nn, nq))
-    hq = np.empty((nn, nq, 1))
-    rot = np.empty((nf, 3, 3))
-    pos = np.empty((nf, 3))
-    xi = np.empty((nf, nq, 6))
-    vel = np.empty((nf, 6))
-    acc = np.empty((nf, 6))
-    mass = np.empty((nq, nq))
-    nqd = np.empty(nq)
-    grav = np.empty(nq)
-    work = np.empty((nq, 12))
     yes = nq >= 0  # (a run-time boolean: the same specialisation of _state as ``batch`` uses)
-    _state(ints, flts, ext[0], q, qd, yes, yes, val, grad, hq, rot, pos, xi, vel, acc, np.empty((0, nq, 6)),
-           mass, np.empty((0, nq)), nqd, grav, work)
-    out = np.empty(2 * nq)
-    b = np.empty(nq)
-    x = np.empty(nq)
+    _state(ints, flts, ext[0], q, qd, yes, yes, val, grad, hq, rot, pos, xi, vel, acc, no_dxi, mass, no_n, nqd, grav,
+           work)
     for k in range(nq):
         out[k] = qd[k]
         b[k] = grav[k] - nqd[k] + tau[k]
@@ -721,6 +715,13 @@ def rhs_springs(ints, flts, ext, y, tau, springs):
     _solve(mass, b, x)
     for k in range(nq):
         out[nq + k] = x[k]
+
+
+@njit(**_KW)
+def rhs_springs(ints, flts, ext, y, tau, springs):
+    """:func:`rhs` with the generalized forces of point-to-point springs (rows of SPRING_FLOATS) added to τ."""
+    out = np.empty(2 * ints[H_NQ])
+    rhs_into(ints, flts, ext, y, tau, springs, dynamics_workspace(ints), out)
     return out
 
 

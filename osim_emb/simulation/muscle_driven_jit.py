@@ -63,7 +63,7 @@ def _rest(t, y, length, r, prog, mus, clf, act):  # pragma: no cover - compiled
     """The right-hand side at (t, y) given the muscles' path lengths and moment arms at y's q."""
     _, _, _, _, _, zero_qd, ints, flts, ext = prog
     nq = zero_qd.shape[1]
-    groups, ekind, evals, work, tau = mus  # work rows: u, speed, force, dlf, adot, a, l_f (no allocation)
+    groups, ekind, evals, work, tau, dyn_ws, no_springs = mus  # work rows: u, speed, force, dlf, adot, a, l_f
     nm = ekind.shape[0]
     u, speed, force, dlf, adot, a, lf = work[0], work[1], work[2], work[3], work[4], work[5], work[6]
     for m in range(nm):
@@ -90,9 +90,8 @@ def _rest(t, y, length, r, prog, mus, clf, act):  # pragma: no cover - compiled
     acoord, aforce, akind, avals = act
     for i in range(acoord.shape[0]):
         tau[acoord[i]] += excitation_value(akind[i], avals[i], t) * aforce[i]
-    mech = K.rhs(ints, flts, ext, y[:2 * nq].copy(), tau)
     out = np.empty(y.shape[0])
-    out[:2 * nq] = mech
+    K.rhs_into(ints, flts, ext, y, tau, no_springs, dyn_ws, out)
     for m in range(nm):
         out[2 * nq + m] = adot[m]
         out[2 * nq + nm + m] = dlf[m]
@@ -231,7 +230,8 @@ def compiled_plan(system):
            tuple(o.copy() for o in paths._out), cond,
            pose_workspace(paths.n_f, paths.n_q, paths.plan.bodies[0], *paths.plan.path[:3]))
     ek, ev = encode(system._excitation)
-    mus = (system.groups, ek, ev, np.zeros((7, system.n_m)), np.zeros(system.n_q))
+    mus = (system.groups, ek, ev, np.zeros((7, system.n_m)), np.zeros(system.n_q), K.dynamics_workspace(cm.ints),
+           np.zeros((0, K.SPRING_FLOATS)))
     rows = []
     for f in system.limit_forces:
         w = math.pi / 180.0 if f.rotational else 1.0

@@ -366,7 +366,7 @@ def test_multivariate_polynomial_kernel_matches_the_power_sum(dimension, order):
         np.testing.assert_allclose(jet.hessian[0], hess, rtol=0, atol=1e-13 * order ** 2 * scale)
         ints, flts = (np.array(a) for a in p.node_parameters())
         first = np.full(1 + dimension + dimension ** 2, np.nan)
-        multivariate_polynomial(ints, flts, 1, 0, int(ints[0]), xi.copy(), first, False)
+        multivariate_polynomial(ints, flts, 1, 0, int(ints[0]), xi.copy(), first, False, np.empty(int(ints[0])))
         np.testing.assert_array_equal(first[:1 + dimension], np.concatenate([jet.value, jet.gradient[0]]))
 
 

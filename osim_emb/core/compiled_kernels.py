@@ -212,6 +212,7 @@ def eval_program(ints, flts, ext, q, dirs, second, val, grad, hq, chains):
     nn = ints[H_NNODES]
     on = ints[H_OFF_NODES]
     p = dirs.shape[1]
+    poly = np.empty(0)  # the polynomial nodes' inputs, results and monomials (grown to the largest node)
     for n in range(nn):
         b = on + NODE_STRIDE * n
         op = ints[b]
@@ -288,11 +289,14 @@ def eval_program(ints, flts, ext, q, dirs, second, val, grad, hq, chains):
             d = nin
             nt = ints[ip]
             ex = ip + 1  # the monomial recurrence, after the number of terms
-            out = np.empty(1 + d + d * d if second else 1 + d)
-            u = np.empty(d)
+            ncol = 1 + d + d * d
+            if poly.shape[0] < d + ncol + nt:
+                poly = np.empty(d + ncol + nt)
+            u = poly[:d]
+            out = poly[d:d + ncol]
             for v in range(d):
                 u[v] = val[ints[ib + v]]
-            multivariate_polynomial(ints, flts, ex, fp, nt, u, out, second)
+            multivariate_polynomial(ints, flts, ex, fp, nt, u, out, second, poly[d + ncol:d + ncol + nt])
             _outer_chain_rule(ints, ib, d, out, dirs, second, n, val, grad, hq)
         elif op == OP_EXTIN:
             _outer_chain_rule(ints, ib, nin, ext[ints[ip]], dirs, second, n, val, grad, hq)

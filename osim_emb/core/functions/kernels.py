@@ -254,18 +254,18 @@ def _rows_dot(table, x, nrows, out):
 
 
 @njit(**_KW)
-def multivariate_polynomial(ints, flts, ex, fp, nt, u, out, second=True):
+def multivariate_polynomial(ints, flts, ex, fp, nt, u, out, second, mono):
     """out = (value, gradient (d), Hessian (d, d) row-major) at u (d,) of the polynomial sum_t c_t m_t(u) from its
     monomial recurrence at ints[ex:] (m_0 = 1, m_t = m_parent(t) u_var(t): parents (nt), then variables (nt)) and
     its coefficient table at flts[fp:] (1 + d + d^2 rows of nt: the value's, the gradient's and the Hessian's
     coefficients over the same monomials); without ``second`` only the value and the gradient (out[:1 + d]).
+    ``mono`` (nt): work space for the monomials.
 
     Each output is a dot product of the monomials with a coefficient row (:func:`_rows_dot`)."""
     d = u.shape[0]
     nuse = 1 + d + d * d if second else 1 + d
     parent = ints[ex:ex + nt]
     var = ints[ex + nt:ex + 2 * nt]
-    mono = np.empty(nt)
     mono[0] = 1.0
     for t in range(1, nt):
         mono[t] = mono[parent[t]] * u[var[t]]
@@ -280,8 +280,9 @@ def multivariate_polynomial_batch(ints, flts, x):
     n, d = x.shape
     out = np.empty((n, 1 + d + d * d))
     u = np.empty(d)
+    mono = np.empty(ints[0])
     for i in range(n):
         for v in range(d):
             u[v] = x[i, v]
-        multivariate_polynomial(ints, flts, 1, 0, ints[0], u, out[i])
+        multivariate_polynomial(ints, flts, 1, 0, ints[0], u, out[i], True, mono)
     return out

@@ -28,7 +28,18 @@ __all__ = ["compiled_plan", "integrate_compiled"]
 
 @njit(error_model="numpy")
 def _paths(y, prog, geo):  # pragma: no cover - compiled
-    """L (M,) and R (nq, M) at q = y[:nq] (views of the plan's output arrays, overwritten by the next call)."""
+    """L (M,) and R (nq, M) at q = y[:nq] (the plan's output arrays, overwritten by the next call): the geometric
+    units by the path kernel, the function-based ones by their joint-variable program (either may be None)."""
+    _geometric_paths(y, prog, geo[0], geo[4], geo[2], geo[3])
+    _function_paths(y, geo[1], geo[5], geo[2], geo[3])
+    return geo[2], geo[3]
+
+
+@njit(error_model="numpy")
+def _geometric_paths(y, prog, geo, cols, length, r):  # pragma: no cover - compiled
+    """The geometric units into columns ``cols`` of length, r (cols None: they are the kernel's own output)."""
+    if geo is None:
+        return
     ints, flts, ext, nodes, ci, zero_qd, _, _, _ = prog
     nq = zero_qd.shape[1]
     q2 = np.empty((1, nq))
@@ -36,8 +47,39 @@ def _paths(y, prog, geo):  # pragma: no cover - compiled
         q2[0, k] = y[k]
     v, g, _ = K.program(ints, flts, ext, q2, zero_qd)
     _pose_paths(y, v, g, nodes, ci, geo)
-    out = geo[5]  # (not unpacking geo here: with reference counting that costs two atomic operations an array)
-    return out[2][0], out[3][0]
+    if cols is not None:
+        _scatter(geo[5][2][0], geo[5][3][0], cols, length, r)
+
+
+@njit(error_model="numpy", _nrt=False)
+def _scatter(length_in, r_in, cols, length, r):  # pragma: no cover - compiled
+    for j in range(cols.shape[0]):
+        length[cols[j]] = length_in[j]
+        for k in range(r.shape[0]):
+            r[k, cols[j]] = r_in[k, j]
+
+
+@njit(error_model="numpy")
+def _function_paths(y, fb, cols, length, r):  # pragma: no cover - compiled
+    if fb is None:
+        return
+    function_path_lengths(y, fb, cols, length, r)
+
+
+@njit(error_model="numpy")
+def function_path_lengths(q, fb, cols, length, r):  # pragma: no cover - compiled
+    """Function-based units at q (its first n_q entries): L[cols[m]] = l_m(c(q)), R[:, cols[m]] = -dl_m/dq by the
+    program ``fb`` = (ints, flts, ext, top nodes, value, gradient, H-product and direction work arrays, chains) of
+    :class:`osim_emb.simulation.muscle_driven._FunctionPaths` (no second derivatives)."""
+    ints, flts, ext, top, val, grad, hq, dirs, chains = fb
+    K.eval_program(ints, flts, ext, q, dirs, False, val, grad, hq, chains)
+    nq = grad.shape[1]
+    for m in range(top.shape[0]):
+        n = top[m]
+        j = cols[m]
+        length[j] = val[n]
+        for k in range(nq):
+            r[k, j] = -grad[n, k]
 
 
 @njit(error_model="numpy", _nrt=False)
@@ -191,12 +233,15 @@ def compiled_plan(system):
     paths = system._paths
     if system._path_actuators or system._passive:
         return None, "a PathActuator is driven, or a PathSpring or Ligament applies force (SciPy's route evaluates them)"
-    if not system.compiled or paths is None:
-        return None, "numba is off or the paths are not compilable"
+    if paths is None:
+        return None, system._paths_refused or "numba is off"
+    if not system.compiled:
+        return None, "a Schutte1993Muscle_Deprecated curve is not compilable"
     from osim_emb.core.functions import Linear
     if paths.python or paths.jv.externals or paths.cm.externals:
         return None, "the model has joint functions evaluated in Python"
-    if not all(type(c) is Linear and c.coefficients.size == system.n_q for _, c, _ in paths.plan.conditional):
+    conditional = paths.plan.conditional if paths.plan is not None else []
+    if not all(type(c) is Linear and c.coefficients.size == system.n_q for _, c, _ in conditional):
         return None, "a conditional path point depends on a coordinate through a nonlinear function"
     specs = list(system._excitation) + list(system._controls)
     if not all(isinstance(s, ExcitationSpec) or isinstance(s, (int, float)) for s in specs):
@@ -214,15 +259,22 @@ def compiled_plan(system):
     jv, cm = paths.jv, paths.cm
     prog = (jv.ints, jv.flts, jv._no_ext, np.ascontiguousarray(paths.nodes), np.ascontiguousarray(paths.ci),
             paths._zero_qd, cm.ints, cm.flts, cm._no_ext)
-    conditional = paths.plan.conditional
     cond = (np.array([k for k, _, _ in conditional], dtype=np.int64),
             np.array([c.coefficients for _, c, _ in conditional], dtype=float).reshape(-1, system.n_q),
             np.array([c.intercept for _, c, _ in conditional], dtype=float),
             np.array([r[0] for _, _, r in conditional], dtype=float),
             np.array([r[1] for _, _, r in conditional], dtype=float))
-    geo = (paths._args1, paths._args2, paths._val.copy(), paths._grad.copy(), paths._pa.copy(),
-           tuple(o.copy() for o in paths._out), cond,
-           pose_workspace(paths.n_f, paths.n_q, paths.plan.bodies[0], *paths.plan.path[:3]))
+    geo = None
+    if paths.plan is not None:
+        geo = (paths._args1, paths._args2, paths._val.copy(), paths._grad.copy(), paths._pa.copy(),
+               tuple(o.copy() for o in paths._out), cond,
+               pose_workspace(paths.n_f, paths.n_q, paths.plan.bodies[0], *paths.plan.path[:3]))
+    fb = paths.function_based.work_copy() if paths.function_based is not None else None
+    if fb is None:  # the path kernel's own output arrays are L and R
+        layout = (geo, None, geo[5][2][0], geo[5][3][0], None, None)
+    else:
+        layout = (geo, fb, np.zeros(system.n_m), np.zeros((system.n_q, system.n_m)),
+                  paths.geo_cols if geo is not None else None, paths.fb_cols)
     ek, ev = encode(system._excitation)
     mus = (system.groups, ek, ev, np.zeros((7, system.n_m)), np.zeros(system.n_q))
     rows = []
@@ -234,7 +286,7 @@ def compiled_plan(system):
     ak, av = encode(system._controls)
     act = (np.array([a.coordinate for a in system.actuators], dtype=np.int64),
            np.array([a.optimal_force for a in system.actuators], dtype=float), ak, av)
-    return (prog, geo, mus, clf, act), ""
+    return (prog, layout, mus, clf, act), ""
 
 
 def integrate_compiled(system, y0: np.ndarray, t_eval: np.ndarray, rtol: float, atol: float):

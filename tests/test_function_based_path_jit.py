@@ -81,12 +81,13 @@ def test_compiled_paths_equal_numpy_and_finite_differences(fitted, key):
     got = [system.path_lengths(qi) for qi in q]
     assert np.abs(np.array([g[0] for g in got]) - ref_l).max() < 1e-14
     assert np.abs(np.array([g[1] for g in got]) - ref_r).max() < 1e-14
-    h = 1e-6  # R = -dL/dq by central differences
+    fb = system._paths.fb_cols
+    h = 1e-6  # R = -dL/dq of the function-based units by central differences
     for k in range(model.n_q):
         dq = np.zeros(model.n_q)
         dq[k] = h
-        fd = [(system.path_lengths(qi + dq)[0] - system.path_lengths(qi - dq)[0]) / (2 * h) for qi in q]
-        assert np.abs(-np.array(fd) - np.array([g[1][k] for g in got])).max() < 1e-8
+        fd = [(system.path_lengths(qi + dq)[0] - system.path_lengths(qi - dq)[0])[fb] / (2 * h) for qi in q]
+        assert np.abs(-np.array(fd) - np.array([g[1][k, fb] for g in got])).max() < 1e-8
 
 
 @pytest.mark.parametrize("key", ["all", "mixed"])
@@ -95,13 +96,17 @@ def test_compiled_integrator_follows_the_numpy_route(fitted, key):
     from osim_emb.simulation.muscle_driven import simulate_muscles
     model, _ = fitted[key]
     times = np.linspace(0.0, 0.1, 5)
-    jit = simulate_muscles(model, 0.1, EXC, t_eval=times, method="RK45-jit", rtol=1e-10, atol=1e-12)
-    ref = simulate_muscles(model, 0.1, EXC, t_eval=times, method="RK45", rtol=1e-10, atol=1e-12, compiled=False)
+    jit = simulate_muscles(model, 0.1, EXC, t_eval=times, method="RK45-jit", rtol=1e-12, atol=1e-14)
+    ref = simulate_muscles(model, 0.1, EXC, t_eval=times, method="RK45", rtol=1e-12, atol=1e-14, compiled=False)
     assert jit.attrs["method"] == "RK45-jit" and ref.attrs["method"] == "RK45"
     q = list(model.coordinate_names)
-    assert np.abs(jit[q].to_numpy() - ref[q].to_numpy()).max() < 1e-9
-    dl = jit.filter(like="_fiber_length").to_numpy() - ref.filter(like="_fiber_length").to_numpy()
-    assert np.abs(dl).max() < 1e-10
+    # the integrators' step sequences differ (RK45-jit lands on the output times): 1e-8 rad apart at rtol 1e-10
+    # on the mixed copy, 1e-9 on geometric arm26 at rtol 1e-11; hence rtol 1e-12 here
+    dq = np.abs(jit[q].to_numpy() - ref[q].to_numpy()).max()
+    dl = np.abs(jit.filter(like="_fiber_length").to_numpy() - ref.filter(like="_fiber_length").to_numpy()).max()
+    print(f"[agreement] arm26 with {key} paths fitted, RK45-jit - numpy RK45: {dq:.1e} rad, {dl:.1e} m")
+    assert dq < 2e-9
+    assert dl < 1e-9
     assert np.abs(jit[q].to_numpy()[-1] - jit[q].to_numpy()[0]).max() > 0.01  # it moves
 
 

@@ -27,18 +27,19 @@ __all__ = ["compiled_plan", "integrate_compiled"]
 
 
 @njit(error_model="numpy")
-def _paths(y, prog, geo):  # pragma: no cover - compiled
+def _paths(y, prog, paths):  # pragma: no cover - compiled
     """L (M,) and R (nq, M) at q = y[:nq] (the plan's output arrays, overwritten by the next call): the geometric
-    units by the path kernel, the function-based ones by their joint-variable program (either may be None)."""
-    _geometric_paths(y, prog, geo[0], geo[4], geo[2], geo[3])
-    _function_paths(y, geo[1], geo[5], geo[2], geo[3])
-    return geo[2], geo[3]
+    units by the path kernel, the function-based ones by their joint-variable program.  ``paths`` = (geometric
+    plan or None, function-based program or None, L, R, columns of the geometric units (None: L and R are the
+    kernel's own output), columns of the function-based ones, None when no unit is geometric)."""
+    _geometric_paths(y, prog, paths, paths[6])  # (nested tuples passed whole: taking one out costs reference counts)
+    function_path_lengths(y, paths[1], paths[5], paths[2], paths[3])
+    return paths[2], paths[3]
 
 
 @njit(error_model="numpy")
-def _geometric_paths(y, prog, geo, cols, length, r):  # pragma: no cover - compiled
-    """The geometric units into columns ``cols`` of length, r (cols None: they are the kernel's own output)."""
-    if geo is None:
+def _geometric_paths(y, prog, paths, present):  # pragma: no cover - compiled
+    if present is None:
         return
     ints, flts, ext, nodes, ci, zero_qd, _, _, _ = prog
     nq = zero_qd.shape[1]
@@ -46,31 +47,30 @@ def _geometric_paths(y, prog, geo, cols, length, r):  # pragma: no cover - compi
     for k in range(nq):
         q2[0, k] = y[k]
     v, g, _ = K.program(ints, flts, ext, q2, zero_qd)
-    _pose_paths(y, v, g, nodes, ci, geo)
-    if cols is not None:
-        _scatter(geo[5][2][0], geo[5][3][0], cols, length, r)
+    _pose_paths(y, v, g, nodes, ci, paths)
+    _scatter(paths, paths[4])
 
 
 @njit(error_model="numpy", _nrt=False)
-def _scatter(length_in, r_in, cols, length, r):  # pragma: no cover - compiled
-    for j in range(cols.shape[0]):
-        length[cols[j]] = length_in[j]
-        for k in range(r.shape[0]):
-            r[k, cols[j]] = r_in[k, j]
-
-
-@njit(error_model="numpy")
-def _function_paths(y, fb, cols, length, r):  # pragma: no cover - compiled
-    if fb is None:
+def _scatter(paths, cols):  # pragma: no cover - compiled
+    """The geometric units' L and R into their columns of the plan's L and R (mixed models)."""
+    if cols is None:
         return
-    function_path_lengths(y, fb, cols, length, r)
+    out = paths[0][5]
+    length, r = paths[2], paths[3]
+    for j in range(cols.shape[0]):
+        length[cols[j]] = out[2][0, j]
+        for k in range(r.shape[0]):
+            r[k, cols[j]] = out[3][0, k, j]
 
 
 @njit(error_model="numpy")
 def function_path_lengths(q, fb, cols, length, r):  # pragma: no cover - compiled
     """Function-based units at q (its first n_q entries): L[cols[m]] = l_m(c(q)), R[:, cols[m]] = -dl_m/dq by the
     program ``fb`` = (ints, flts, ext, top nodes, value, gradient, H-product and direction work arrays, chains) of
-    :class:`osim_emb.simulation.muscle_driven._FunctionPaths` (no second derivatives)."""
+    :class:`osim_emb.simulation.muscle_driven._FunctionPaths` (no second derivatives); nothing when fb is None."""
+    if fb is None:
+        return
     ints, flts, ext, top, val, grad, hq, dirs, chains = fb
     K.eval_program(ints, flts, ext, q, dirs, False, val, grad, hq, chains)
     nq = grad.shape[1]
@@ -83,9 +83,9 @@ def function_path_lengths(q, fb, cols, length, r):  # pragma: no cover - compile
 
 
 @njit(error_model="numpy", _nrt=False)
-def _pose_paths(y, v, g, nodes, ci, geo):  # pragma: no cover - compiled
+def _pose_paths(y, v, g, nodes, ci, paths):  # pragma: no cover - compiled
     """The path kernel at the joint variables v, g of the program's nodes (allocation-free)."""
-    args1, args2, val, grad, pa, out, cond, ws = geo
+    args1, args2, val, grad, pa, out, cond, ws = paths[0]
     nq = grad.shape[2]
     cpoint, ccoef, cint, clo, chi = cond  # conditional path points with linear conditions
     for i in range(cpoint.shape[0]):
@@ -271,10 +271,10 @@ def compiled_plan(system):
                pose_workspace(paths.n_f, paths.n_q, paths.plan.bodies[0], *paths.plan.path[:3]))
     fb = paths.function_based.work_copy() if paths.function_based is not None else None
     if fb is None:  # the path kernel's own output arrays are L and R
-        layout = (geo, None, geo[5][2][0], geo[5][3][0], None, None)
+        layout = (geo, None, geo[5][2][0], geo[5][3][0], None, None, True)
     else:
         layout = (geo, fb, np.zeros(system.n_m), np.zeros((system.n_q, system.n_m)),
-                  paths.geo_cols if geo is not None else None, paths.fb_cols)
+                  paths.geo_cols if geo is not None else None, paths.fb_cols, True if geo is not None else None)
     ek, ev = encode(system._excitation)
     mus = (system.groups, ek, ev, np.zeros((7, system.n_m)), np.zeros(system.n_q))
     rows = []

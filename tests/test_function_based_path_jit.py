@@ -18,23 +18,17 @@ MIXED = ("TRIlong", "BIClong", "BRA")  # function-based in the mixed copy; TRIla
 
 
 def _fitted_copy(src, dst, names=None, order=4, seed=0):
-    """``src`` with the paths of ``names`` (all by default) replaced by FunctionBasedPaths: least-squares
-    polynomials of the exact L and R at random configurations (the fit of ``fit-paths``, on a small sample)."""
+    """``src`` with the paths of ``names`` (all by default) replaced by FunctionBasedPaths of ``order``: the fit of
+    ``fit-paths`` on 400 random configurations (a few seconds, instead of its default sample)."""
     from osim_emb.io import load_osim
     from osim_emb.io.function_based_path_xml import document_with_function_based_paths
     from osim_emb.io.osim_writer import write_osim
-    from osim_emb.paths.geometry import lengths_and_moment_arms
-    from osim_emb.paths.path_fitting import fit_polynomial, spanned_coordinates
+    from osim_emb.paths.path_fitting import FitSettings, fit_paths
     model = load_osim(str(src))
     lo, hi = model.coordinate_ranges.T
     q = np.random.default_rng(seed).uniform(lo, hi, (400, model.n_q))
-    names = list(names or [m.name for m in model.muscles])
-    lengths, arms = lengths_and_moment_arms(model, q, names)
-    paths = {}
-    for m, name in enumerate(names):
-        span = spanned_coordinates(arms[:, :, m], 1e-9)
-        poly = fit_polynomial(q[:, span], lengths[:, m], arms[:, span, m], order)[0]
-        paths[name] = ([model.coordinate_names[k] for k in span], poly)
+    fits = fit_paths(model, q, names, FitSettings(min_order=order, max_order=order))
+    paths = {f.muscle: (f.coordinates, f.polynomial) for f in fits}
     write_osim(document_with_function_based_paths(model.extras["document"], paths), dst)
     return load_osim(str(dst))
 

@@ -1079,7 +1079,8 @@ def simulate_muscles(model: Model, t_end: float, excitations: Mapping[str, Excit
     ``"RK45-jit"`` (:mod:`osim_emb.simulation.muscle_driven_jit`: SciPy's step control, landing on the output
     times instead of interpolating to them; about 3x faster than SciPy's loop once numba has compiled it, a
     one-time cost of about a minute), where the model allows it (ExcitationSpec excitations, no Python-evaluated
-    joint functions, conditional path points linear in q), and SciPy's ``"RK45"`` otherwise (the reason logged
+    joint functions, conditional path points linear in q, FunctionBasedPaths without moment-arm or
+    lengthening-speed functions), and SciPy's ``"RK45"`` otherwise (the reason logged
     at INFO); any other name is passed to :func:`scipy.integrate.solve_ivp`.  ``progress``: a progress bar
     (:class:`osim_emb.progress.Progress`) over the output times the integration has passed (the compiled
     integrator: one step, done when it returns).

@@ -5,7 +5,8 @@ kernels (joint-variable program and dynamics of :mod:`osim_emb.core.compiled`, t
 ``wrapping._kernels_muscles``, the muscle loops of :mod:`osim_emb.muscles.kernels`) called from one compiled
 function -- and the integrator is the Dormand-Prince 5(4) pair with SciPy's ``RK45`` step-size control
 (same error norm, safety factor and limits, same initial-step heuristic).  Muscles: Thelen2003,
-Millard2012Equilibrium and Schutte1993 in any mix.  Steps are shortened to land on the output times instead of
+Millard2012Equilibrium and Schutte1993 in any mix; GeometryPath and FunctionBasedPath units (a length function
+only: one joint-variable program for all of them) in any mix.  Steps are shortened to land on the output times instead of
 interpolating.  Available when the model has no Python-evaluated functions, conditional path points only on
 linear conditions, and excitations/controls are :class:`~osim_emb.simulation.excitations.ExcitationSpec`
 (constant, step, sine).

@@ -710,8 +710,8 @@ class _CompiledPaths:
         units = _muscle_list(model, list(muscles))
         fb, geometric = split_units(units)
         self.fb_cols, self.geo_cols = np.array(fb, dtype=np.int64), np.array(geometric, dtype=np.int64)
+        # both raise UnsupportedPathError (naming the unit) for a unit they cannot take
         self.function_based = _FunctionPaths(model, [units[k] for k in fb]) if fb else None
-        # raises UnsupportedPathError
         self.plan = _jit_plan(model, [units[k].name for k in geometric], wrapping) if geometric else None
         self.kernel = lengths_moment_arms_kernel
         self.model, self.cm = model, compiled_model(model)  # the dynamics

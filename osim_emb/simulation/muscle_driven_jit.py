@@ -6,8 +6,8 @@ kernels (joint-variable program and dynamics of :mod:`osim_emb.core.compiled`, t
 function -- and the integrator is the Dormand-Prince 5(4) pair with SciPy's ``RK45`` step-size control
 (same error norm, safety factor and limits, same initial-step heuristic).  Muscles: Thelen2003,
 Millard2012Equilibrium and Schutte1993 in any mix; GeometryPath and FunctionBasedPath units (a length function
-only: one joint-variable program for all of them) in any mix.  Steps are shortened to land on the output times instead of
-interpolating.  Available when the model has no Python-evaluated functions, conditional path points only on
+only: one joint-variable program for all of them) in any mix.  Steps are shortened to land on the output times
+instead of interpolating.  Available when the model has no Python-evaluated functions, conditional path points only on
 linear conditions, and excitations/controls are :class:`~osim_emb.simulation.excitations.ExcitationSpec`
 (constant, step, sine).
 """
@@ -235,7 +235,7 @@ def compiled_plan(system):
     if system._path_actuators or system._passive:
         return None, "a PathActuator is driven, or a PathSpring or Ligament applies force (SciPy's route evaluates them)"
     if paths is None:
-        return None, system._paths_refused or "numba is off"
+        return None, system._paths_refused or "numba is off or compiled=False"
     if not system.compiled:
         return None, "a Schutte1993Muscle_Deprecated curve is not compilable"
     from osim_emb.core.functions import Linear

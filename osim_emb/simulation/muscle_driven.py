@@ -649,18 +649,70 @@ def schutte_initial_fiber_length(m: Schutte1993Muscle, activation: float, mt_len
 Excitation = Callable[[float], float] | float
 
 
+class _FunctionPaths:
+    """The function-based units (FunctionBasedPath, length function only) as one joint-variable program of the
+    generalized coordinates: each unit's length function of its path coordinates, each path coordinate a
+    generalized coordinate or a dependent coordinate's function of them.  ``args`` is the ``fb`` argument of
+    :func:`osim_emb.simulation.muscle_driven_jit.function_path_lengths` (L = l(c(q)), R = -dl/dq)."""
+
+    def __init__(self, model: Model, units: Sequence[Any]):
+        from osim_emb.core import compiled_kernels as K
+        from osim_emb.core.functions.program import COORDINATES, ProgramBuilder, Unflattenable, node_program_arrays
+        from osim_emb.paths.geometry import UnsupportedPathError
+        nq = model.n_q
+        generalized = {c: k for k, c in enumerate(model.coordinate_names)}
+        builder = ProgramBuilder(nq)
+        top = []
+        for unit in units:
+            path = unit.function_path
+            where = f"unit {unit.name!r} of model {model.name!r}"
+            if path.moment_arm_functions or path.speed_function is not None:
+                raise UnsupportedPathError(f"{where}: its FunctionBasedPath has moment-arm or lengthening-speed "
+                                           "functions (SciPy's route evaluates them)")
+            n_ext = len(builder.externals)
+            try:
+                nodes = []
+                for name in path.coordinates:
+                    if name in generalized:
+                        nodes.append(builder.coordinate(generalized[name]))
+                    else:
+                        nodes.append(builder.compile(model.dependent_coordinate(name).function, COORDINATES))
+                top.append(builder.compile(path.length_function, tuple(nodes)))
+            except (Unflattenable, KeyError) as err:
+                raise UnsupportedPathError(f"{where}: its FunctionBasedPath cannot be compiled ({err})") from None
+            if len(builder.externals) > n_ext:
+                raise UnsupportedPathError(f"{where}: its FunctionBasedPath has a function evaluated in Python "
+                                           f"({type(builder.externals[n_ext]).__name__})")
+        ints, flts = node_program_arrays(builder, nq)
+        nn = len(builder.nodes)
+        self.args = (ints, flts, np.zeros((0, 1 + nq + nq * nq)), np.array(top, dtype=np.int64), np.zeros(nn),
+                     np.zeros((nn, nq)), np.zeros((nn, nq, 0)), np.zeros((nq, 0)), K.has_chains(ints))
+
+    def work_copy(self) -> tuple:
+        """``args`` with work arrays of its own (for a second user of the program)."""
+        a = self.args
+        return (*a[:4], a[4].copy(), a[5].copy(), *a[6:])
+
+
 class _CompiledPaths:
-    """L and R of the muscles at one configuration through the package's compiled path kernel
-    (``wrapping._kernels_muscles``), without the per-call checks of ``lengths_and_moment_arms``: the joint
-    variables from one compiled program of every joint (the massless frames of moving path points included,
-    which the compiled dynamics model leaves out), any joint it folds evaluated in Python."""
+    """L and R of the muscles at one configuration, without the per-call checks of ``lengths_and_moment_arms``:
+    geometric units through the package's compiled path kernel (``wrapping._kernels_muscles``), the joint variables
+    from one compiled program of every joint (the massless frames of moving path points included, which the
+    compiled dynamics model leaves out), any joint it folds evaluated in Python; function-based units through
+    their compiled program (:class:`_FunctionPaths`).  Columns in the order of ``muscles``."""
 
     def __init__(self, model: Model, muscles: Sequence[str], wrapping: bool, opensim_compat: bool):
         from types import SimpleNamespace
         from osim_emb.core.compiled import CompiledModel, compiled_model
-        from osim_emb.paths.geometry import _jit_plan
+        from osim_emb.paths.function_based_path import split_units
+        from osim_emb.paths.geometry import _jit_plan, _muscle_list
         from osim_emb.paths.wrapping._kernels_muscles import lengths_moment_arms_kernel
-        self.plan = _jit_plan(model, list(muscles), wrapping)  # raises _NotCompilable
+        units = _muscle_list(model, list(muscles))
+        fb, geometric = split_units(units)
+        self.fb_cols, self.geo_cols = np.array(fb, dtype=np.int64), np.array(geometric, dtype=np.int64)
+        # both raise UnsupportedPathError (naming the unit) for a unit they cannot take
+        self.function_based = _FunctionPaths(model, [units[k] for k in fb]) if fb else None
+        self.plan = _jit_plan(model, [units[k].name for k in geometric], wrapping) if geometric else None
         self.kernel = lengths_moment_arms_kernel
         self.model, self.cm = model, compiled_model(model)  # the dynamics
         # adapter: CompiledModel compiles its argument's dynamics_model; given the full model it compiles the
@@ -671,26 +723,26 @@ class _CompiledPaths:
         self.compiled = [(i, names[j.name]) for i, j in enumerate(model.joints, start=1) if j.name in names]
         self.python = [(i, j.variable) for i, j in enumerate(model.joints, start=1) if j.name not in names]
         nq, nf = model.n_q, model.n_frames
-        self.n_q, self.n_f = nq, nf
+        self.n_q, self.n_f, self.n_m = nq, nf, len(units)
         self.ci = np.array([c[0] for c in self.compiled], dtype=np.intp)
         self.ck = np.array([c[1] for c in self.compiled], dtype=np.intp)
-        mp, mw = self.plan.path[0], self.plan.path[1]
-        self.n_m = mp.shape[0] - 1
         self.opensim_compat = bool(opensim_compat)
         self._zero_qd = np.zeros((1, nq))
         self.nodes = self.jv._frame_nodes[self.ck - 1] if self.ck.size else self.ck
-        plan = self.plan
-        pt_body, pt_loc = plan.points
         self._val, self._grad = np.zeros((1, nf)), np.zeros((1, nf, nq))
+        if self.plan is None:
+            return
+        plan = self.plan
+        mp, mw = plan.path[0], plan.path[1]
+        pt_body, pt_loc = plan.points
         self._pa = np.ones((1, pt_body.shape[0]), dtype=np.bool_)
         self._args1 = (*plan.kin, *plan.bodies, pt_body, pt_loc)
         self._args2 = (*plan.wraps, *plan.frames, *plan.path, self.opensim_compat, True)
-        self._out = (np.empty((1, mp[-1], 3)), np.empty((1, mw[-1], 4, 4)), np.zeros((1, self.n_m)),
-                     np.zeros((1, nq, self.n_m)))
+        self._out = (np.empty((1, mp[-1], 3)), np.empty((1, mw[-1], 4, 4)), np.zeros((1, len(geometric))),
+                     np.zeros((1, nq, len(geometric))))
 
-    def __call__(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def _geometric(self, q2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         from osim_emb.core import compiled_kernels as K
-        q2 = np.array(q, dtype=float).reshape(1, self.n_q)
         val, grad = self._val, self._grad
         cm = self.jv
         if self.ci.size:
@@ -711,7 +763,17 @@ class _CompiledPaths:
         out[2].fill(0.0)
         out[3].fill(0.0)
         self.kernel(val, grad, *self._args1, pa, *self._args2, 0, 1, *out)
-        return out[2][0].copy(), out[3][0].copy()
+        return out[2][0], out[3][0]
+
+    def __call__(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        q2 = np.array(q, dtype=float).reshape(1, self.n_q)
+        length, r = np.empty(self.n_m), np.empty((self.n_q, self.n_m))
+        if self.plan is not None:
+            length[self.geo_cols], r[:, self.geo_cols] = self._geometric(q2)
+        if self.function_based is not None:
+            from osim_emb.simulation.muscle_driven_jit import function_path_lengths
+            function_path_lengths(q2[0], self.function_based.args, self.fb_cols, length, r)
+        return length, r
 
 
 class MuscleDrivenSystem:
@@ -816,12 +878,13 @@ class MuscleDrivenSystem:
         self._tau = np.zeros(self.n_q)
         self._mech = dyn.ode_rhs(model, lambda t, q, qd: self._tau)
         self._paths = None
+        self._paths_refused = ""  # why the paths are not compiled (when numba is on)
         if compiled and use_jit() and self.n_m:  # the paths compiled whatever the muscle model
             from osim_emb.paths.geometry import _NotCompilable
             try:
                 self._paths = _CompiledPaths(model, self.muscle_names, wrapping, opensim_compat)
-            except _NotCompilable:
-                pass
+            except _NotCompilable as err:
+                self._paths_refused = str(err)
         # the compiled muscle loops (any mix of Thelen2003, Millard2012 and Schutte1993 with compilable curves)
         self.compiled = bool(self._paths is not None and (not self._schutte.any()
                                                           or self.schutte.curve_ints is not None))
@@ -1016,7 +1079,8 @@ def simulate_muscles(model: Model, t_end: float, excitations: Mapping[str, Excit
     ``"RK45-jit"`` (:mod:`osim_emb.simulation.muscle_driven_jit`: SciPy's step control, landing on the output
     times instead of interpolating to them; about 3x faster than SciPy's loop once numba has compiled it, a
     one-time cost of about a minute), where the model allows it (ExcitationSpec excitations, no Python-evaluated
-    joint functions, conditional path points linear in q), and SciPy's ``"RK45"`` otherwise (the reason logged
+    joint functions, conditional path points linear in q, FunctionBasedPaths without moment-arm or
+    lengthening-speed functions), and SciPy's ``"RK45"`` otherwise (the reason logged
     at INFO); any other name is passed to :func:`scipy.integrate.solve_ivp`.  ``progress``: a progress bar
     (:class:`osim_emb.progress.Progress`) over the output times the integration has passed (the compiled
     integrator: one step, done when it returns).

@@ -5,8 +5,9 @@ kernels (joint-variable program and dynamics of :mod:`osim_emb.core.compiled`, t
 ``wrapping._kernels_muscles``, the muscle loops of :mod:`osim_emb.muscles.kernels`) called from one compiled
 function -- and the integrator is the Dormand-Prince 5(4) pair with SciPy's ``RK45`` step-size control
 (same error norm, safety factor and limits, same initial-step heuristic).  Muscles: Thelen2003,
-Millard2012Equilibrium and Schutte1993 in any mix.  Steps are shortened to land on the output times instead of
-interpolating.  Available when the model has no Python-evaluated functions, conditional path points only on
+Millard2012Equilibrium and Schutte1993 in any mix; GeometryPath and FunctionBasedPath units (a length function
+only: one joint-variable program for all of them) in any mix.  Steps are shortened to land on the output times
+instead of interpolating.  Available when the model has no Python-evaluated functions, conditional path points only on
 linear conditions, and excitations/controls are :class:`~osim_emb.simulation.excitations.ExcitationSpec`
 (constant, step, sine).
 """
@@ -27,23 +28,65 @@ __all__ = ["compiled_plan", "integrate_compiled"]
 
 
 @njit(error_model="numpy")
-def _paths(y, prog, geo):  # pragma: no cover - compiled
-    """L (M,) and R (nq, M) at q = y[:nq] (views of the plan's output arrays, overwritten by the next call)."""
+def _paths(y, prog, paths):  # pragma: no cover - compiled
+    """L (M,) and R (nq, M) at q = y[:nq] (the plan's output arrays, overwritten by the next call): the geometric
+    units by the path kernel, the function-based ones by their joint-variable program.  ``paths`` = (geometric
+    plan or None, function-based program or None, L, R, columns of the geometric units (None: L and R are the
+    kernel's own output), columns of the function-based ones, None when no unit is geometric)."""
+    _geometric_paths(y, prog, paths, paths[6])  # (nested tuples passed whole: taking one out costs reference counts)
+    function_path_lengths(y, paths[1], paths[5], paths[2], paths[3])
+    return paths[2], paths[3]
+
+
+@njit(error_model="numpy")
+def _geometric_paths(y, prog, paths, present):  # pragma: no cover - compiled
+    if present is None:
+        return
     ints, flts, ext, nodes, ci, zero_qd, _, _, _ = prog
     nq = zero_qd.shape[1]
     q2 = np.empty((1, nq))
     for k in range(nq):
         q2[0, k] = y[k]
     v, g, _ = K.program(ints, flts, ext, q2, zero_qd)
-    _pose_paths(y, v, g, nodes, ci, geo)
-    out = geo[5]  # (not unpacking geo here: with reference counting that costs two atomic operations an array)
-    return out[2][0], out[3][0]
+    _pose_paths(y, v, g, nodes, ci, paths)
+    _scatter(paths, paths[4])
 
 
 @njit(error_model="numpy", _nrt=False)
-def _pose_paths(y, v, g, nodes, ci, geo):  # pragma: no cover - compiled
+def _scatter(paths, cols):  # pragma: no cover - compiled
+    """The geometric units' L and R into their columns of the plan's L and R (mixed models)."""
+    if cols is None:
+        return
+    out = paths[0][5]
+    length, r = paths[2], paths[3]
+    for j in range(cols.shape[0]):
+        length[cols[j]] = out[2][0, j]
+        for k in range(r.shape[0]):
+            r[k, cols[j]] = out[3][0, k, j]
+
+
+@njit(error_model="numpy")
+def function_path_lengths(q, fb, cols, length, r):  # pragma: no cover - compiled
+    """Function-based units at q (its first n_q entries): L[cols[m]] = l_m(c(q)), R[:, cols[m]] = -dl_m/dq by the
+    program ``fb`` = (ints, flts, ext, top nodes, value, gradient, H-product and direction work arrays, chains) of
+    :class:`osim_emb.simulation.muscle_driven._FunctionPaths` (no second derivatives); nothing when fb is None."""
+    if fb is None:
+        return
+    ints, flts, ext, top, val, grad, hq, dirs, chains = fb
+    K.eval_program(ints, flts, ext, q, dirs, False, val, grad, hq, chains)
+    nq = grad.shape[1]
+    for m in range(top.shape[0]):
+        n = top[m]
+        j = cols[m]
+        length[j] = val[n]
+        for k in range(nq):
+            r[k, j] = -grad[n, k]
+
+
+@njit(error_model="numpy", _nrt=False)
+def _pose_paths(y, v, g, nodes, ci, paths):  # pragma: no cover - compiled
     """The path kernel at the joint variables v, g of the program's nodes (allocation-free)."""
-    args1, args2, val, grad, pa, out, cond, ws = geo
+    args1, args2, val, grad, pa, out, cond, ws = paths[0]
     nq = grad.shape[2]
     cpoint, ccoef, cint, clo, chi = cond  # conditional path points with linear conditions
     for i in range(cpoint.shape[0]):
@@ -197,12 +240,15 @@ def compiled_plan(system):
     paths = system._paths
     if system._path_actuators or system._passive:
         return None, "a PathActuator is driven, or a PathSpring or Ligament applies force (SciPy's route evaluates them)"
-    if not system.compiled or paths is None:
-        return None, "numba is off or the paths are not compilable"
+    if paths is None:
+        return None, system._paths_refused or "numba is off or compiled=False"
+    if not system.compiled:
+        return None, "a Schutte1993Muscle_Deprecated curve is not compilable"
     from osim_emb.core.functions import Linear
     if paths.python or paths.jv.externals or paths.cm.externals:
         return None, "the model has joint functions evaluated in Python"
-    if not all(type(c) is Linear and c.coefficients.size == system.n_q for _, c, _ in paths.plan.conditional):
+    conditional = paths.plan.conditional if paths.plan is not None else []
+    if not all(type(c) is Linear and c.coefficients.size == system.n_q for _, c, _ in conditional):
         return None, "a conditional path point depends on a coordinate through a nonlinear function"
     specs = list(system._excitation) + list(system._controls)
     if not all(isinstance(s, ExcitationSpec) or isinstance(s, (int, float)) for s in specs):
@@ -220,15 +266,22 @@ def compiled_plan(system):
     jv, cm = paths.jv, paths.cm
     prog = (jv.ints, jv.flts, jv._no_ext, np.ascontiguousarray(paths.nodes), np.ascontiguousarray(paths.ci),
             paths._zero_qd, cm.ints, cm.flts, cm._no_ext)
-    conditional = paths.plan.conditional
     cond = (np.array([k for k, _, _ in conditional], dtype=np.int64),
             np.array([c.coefficients for _, c, _ in conditional], dtype=float).reshape(-1, system.n_q),
             np.array([c.intercept for _, c, _ in conditional], dtype=float),
             np.array([r[0] for _, _, r in conditional], dtype=float),
             np.array([r[1] for _, _, r in conditional], dtype=float))
-    geo = (paths._args1, paths._args2, paths._val.copy(), paths._grad.copy(), paths._pa.copy(),
-           tuple(o.copy() for o in paths._out), cond,
-           pose_workspace(paths.n_f, paths.n_q, paths.plan.bodies[0], *paths.plan.path[:3]))
+    geo = None
+    if paths.plan is not None:
+        geo = (paths._args1, paths._args2, paths._val.copy(), paths._grad.copy(), paths._pa.copy(),
+               tuple(o.copy() for o in paths._out), cond,
+               pose_workspace(paths.n_f, paths.n_q, paths.plan.bodies[0], *paths.plan.path[:3]))
+    fb = paths.function_based.work_copy() if paths.function_based is not None else None
+    if fb is None:  # the path kernel's own output arrays are L and R
+        layout = (geo, None, geo[5][2][0], geo[5][3][0], None, None, True)
+    else:
+        layout = (geo, fb, np.zeros(system.n_m), np.zeros((system.n_q, system.n_m)),
+                  paths.geo_cols if geo is not None else None, paths.fb_cols, True if geo is not None else None)
     ek, ev = encode(system._excitation)
     mus = (system.groups, ek, ev, np.zeros((7, system.n_m)), np.zeros(system.n_q), K.dynamics_workspace(cm.ints),
            np.zeros((0, K.SPRING_FLOATS)))
@@ -241,7 +294,7 @@ def compiled_plan(system):
     ak, av = encode(system._controls)
     act = (np.array([a.coordinate for a in system.actuators], dtype=np.int64),
            np.array([a.optimal_force for a in system.actuators], dtype=float), ak, av)
-    return (prog, geo, mus, clf, act), ""
+    return (prog, layout, mus, clf, act), ""
 
 
 def integrate_compiled(system, y0: np.ndarray, t_eval: np.ndarray, rtol: float, atol: float):

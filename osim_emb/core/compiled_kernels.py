@@ -165,7 +165,7 @@ def _closed_chain(ints, flts, ib, ip, fp, q, dirs, second, n, val, grad, hq):
                 hq[n + i, k, c] = s
 
 
-@njit(**_KW)
+@njit(inline="always", **_KW)
 def _outer_chain_rule(ints, ib, d, out, dirs, second, n, val, grad, hq):
     """Node n = F(u_1..u_d) of the input nodes ints[ib:ib+d], from F's value out[0], gradient out[1:1+d] and
     Hessian out[1+d:] (row-major) in u: the chain rule ∇f = Σ_a F_a ∇u_a,

@@ -253,7 +253,7 @@ def _rows_dot(table, x, nrows, out):
         out[c] = s
 
 
-@njit(**_KW)
+@njit(inline="always", **_KW)
 def multivariate_polynomial(ints, flts, ex, fp, nt, u, out, second, mono):
     """out = (value, gradient (d), Hessian (d, d) row-major) at u (d,) of the polynomial sum_t c_t m_t(u) from its
     monomial recurrence at ints[ex:] (m_0 = 1, m_t = m_parent(t) u_var(t): parents (nt), then variables (nt)) and

@@ -1063,6 +1063,10 @@ class _Solution:
     nfev: int
 
 
+#: SciPy's methods that use a Jacobian (given the compiled one where the model has a compiled plan)
+IMPLICIT_METHODS = ("BDF", "Radau", "LSODA")
+
+
 def simulate_muscles(model: Model, t_end: float, excitations: Mapping[str, Excitation] | None = None, *,
                      q0: Any = None, qdot0: Any = None, activations: Any = None, method: str = "auto",
                      rtol: float = 1e-8, atol: float = 1e-10, n_output: int = 101,
@@ -1125,9 +1129,9 @@ def simulate_muscles(model: Model, t_end: float, excitations: Mapping[str, Excit
     system = MuscleDrivenSystem(model, excitations, **system_options)
     y0 = system.initial_state(q0, qdot0, activations)
     te = np.linspace(0.0, t_end, n_output) if t_eval is None else np.asarray(t_eval, dtype=float)
+    from osim_emb.simulation import muscle_driven_jit as jit
+    plan, why = jit.compiled_plan(system)
     if method == "auto":
-        from osim_emb.simulation.muscle_driven_jit import compiled_plan
-        plan, why = compiled_plan(system)
         method = "RK45-jit" if plan is not None else "RK45"
         if plan is None:
             log.info("simulate_muscles: SciPy's RK45 (the compiled integrator cannot run this model: %s)", why)
@@ -1140,13 +1144,18 @@ def simulate_muscles(model: Model, t_end: float, excitations: Mapping[str, Excit
             bar.advance()
         sol = _Solution(te, states.T, nfev)
     else:
+        # SciPy's methods call the compiled right-hand side where there is one (and, for the implicit ones, its
+        # finite-difference Jacobian, one compiled call); otherwise the system's, evaluated from Python
+        evaluate = system.rhs if plan is None else (lambda t, y: jit.rhs(t, y, plan))
+        jac = jit.jacobian if plan is not None and method in IMPLICIT_METHODS else None
         with Progress(f"simulating {t_end:g} s", len(te), enabled=progress, unit="output time") as bar:
             def rhs(t, y):
                 passed = int(np.searchsorted(te, t, side="right"))
                 if passed > bar.done:
                     bar.advance(passed - bar.done)
-                return system.rhs(t, y)
-            sol = solve_ivp(rhs, (0.0, t_end), y0, method=method, rtol=rtol, atol=atol, t_eval=te)
+                return evaluate(t, y)
+            sol = solve_ivp(rhs, (0.0, t_end), y0, method=method, rtol=rtol, atol=atol, t_eval=te,
+                            **({"jac": lambda t, y: jac(t, y, plan)} if jac is not None else {}))
             if sol.success and bar.done < len(te):
                 bar.advance(len(te) - bar.done)
         if not sol.success:

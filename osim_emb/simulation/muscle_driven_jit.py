@@ -24,7 +24,7 @@ from osim_emb.muscles.kernels import muscle_derivatives
 from osim_emb.paths.wrapping._kernels_muscles import pose_lengths_moment_arms, pose_workspace
 from osim_emb.simulation.excitations import EXCITATION_KINDS, ExcitationSpec, excitation_value, smooth_step
 
-__all__ = ["compiled_plan", "integrate_compiled"]
+__all__ = ["compiled_plan", "integrate_compiled", "rhs", "jacobian"]
 
 
 @njit(error_model="numpy")
@@ -145,6 +145,34 @@ def _rest(t, y, length, r, prog, mus, clf, act):  # pragma: no cover - compiled
 def _rhs(t, y, prog, geo, mus, clf, act):  # pragma: no cover - compiled
     length, r = _paths(y, prog, geo)
     return _rest(t, y, length, r, prog, mus, clf, act)
+
+
+def rhs(t, y, plan):
+    """The compiled right-hand side at (t, y) for a plan of :func:`compiled_plan` (a fresh array)."""
+    return _rhs(t, y, *plan)
+
+
+@njit(error_model="numpy")
+def _jacobian(t, y, prog, geo, mus, clf, act):  # pragma: no cover - compiled
+    """d rhs / d y by forward differences (step 1e-8 max(1, |y_j|)), one compiled right-hand side a column."""
+    n = y.shape[0]
+    f0 = _rhs(t, y, prog, geo, mus, clf, act)
+    jac = np.empty((n, n))
+    yy = y.copy()
+    for j in range(n):
+        h = 1e-8 * max(1.0, abs(y[j]))
+        yy[j] = y[j] + h
+        h = yy[j] - y[j]  # the step actually taken
+        fj = _rhs(t, yy, prog, geo, mus, clf, act)
+        for i in range(n):
+            jac[i, j] = (fj[i] - f0[i]) / h
+        yy[j] = y[j]
+    return jac
+
+
+def jacobian(t, y, plan):
+    """The Jacobian of the compiled right-hand side by forward differences (for SciPy's implicit methods)."""
+    return _jacobian(t, np.ascontiguousarray(y, dtype=float), *plan)
 
 
 @njit(error_model="numpy")

@@ -1146,7 +1146,7 @@ def simulate_muscles(model: Model, t_end: float, excitations: Mapping[str, Excit
     else:
         # SciPy's methods call the compiled right-hand side where there is one (and, for the implicit ones, its
         # finite-difference Jacobian, one compiled call); otherwise the system's, evaluated from Python
-        evaluate = system.rhs if plan is None else (lambda t, y: jit.rhs(t, y, plan))
+        evaluate = system.rhs if plan is None else (lambda t, y: jit.rhs(system, plan, t, y))
         jac = jit.jacobian if plan is not None and method in IMPLICIT_METHODS else None
         with Progress(f"simulating {t_end:g} s", len(te), enabled=progress, unit="output time") as bar:
             def rhs(t, y):
@@ -1155,7 +1155,7 @@ def simulate_muscles(model: Model, t_end: float, excitations: Mapping[str, Excit
                     bar.advance(passed - bar.done)
                 return evaluate(t, y)
             sol = solve_ivp(rhs, (0.0, t_end), y0, method=method, rtol=rtol, atol=atol, t_eval=te,
-                            **({"jac": lambda t, y: jac(t, y, plan)} if jac is not None else {}))
+                            **({"jac": lambda t, y: jac(system, plan, t, y)} if jac is not None else {}))
             if sol.success and bar.done < len(te):
                 bar.advance(len(te) - bar.done)
         if not sol.success:

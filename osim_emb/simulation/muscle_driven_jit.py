@@ -147,9 +147,18 @@ def _rhs(t, y, prog, geo, mus, clf, act):  # pragma: no cover - compiled
     return _rest(t, y, length, r, prog, mus, clf, act)
 
 
-def rhs(t, y, plan):
-    """The compiled right-hand side at (t, y) for a plan of :func:`compiled_plan` (a fresh array)."""
-    return _rhs(t, y, *plan)
+def _raise_singular(system, y, err):
+    """A singular mass matrix: the SingularMassMatrixError naming the coordinates that move no mass."""
+    from osim_emb.core.compiled import compiled_model
+    compiled_model(system.model)._raise_singular_mass(np.asarray(y, dtype=float)[None, :system.n_q], err)
+
+
+def rhs(system, plan, t, y):
+    """The compiled right-hand side of ``system`` at (t, y) for its :func:`compiled_plan` (a fresh array)."""
+    try:
+        return _rhs(t, y, *plan)
+    except np.linalg.LinAlgError as err:
+        _raise_singular(system, y, err)
 
 
 @njit(error_model="numpy")
@@ -170,9 +179,12 @@ def _jacobian(t, y, prog, geo, mus, clf, act):  # pragma: no cover - compiled
     return jac
 
 
-def jacobian(t, y, plan):
+def jacobian(system, plan, t, y):
     """The Jacobian of the compiled right-hand side by forward differences (for SciPy's implicit methods)."""
-    return _jacobian(t, np.ascontiguousarray(y, dtype=float), *plan)
+    try:
+        return _jacobian(t, np.ascontiguousarray(y, dtype=float), *plan)
+    except np.linalg.LinAlgError as err:
+        _raise_singular(system, y, err)
 
 
 @njit(error_model="numpy")
@@ -334,8 +346,7 @@ def integrate_compiled(system, y0: np.ndarray, t_eval: np.ndarray, rtol: float, 
         out, nfev = integrate_kernel(np.ascontiguousarray(y0, dtype=float),
                                      np.ascontiguousarray(t_eval, dtype=float), float(rtol), float(atol), *plan)
     except np.linalg.LinAlgError as err:  # the mass matrix solve: name the coordinates if M is singular at y0
-        from osim_emb.core.compiled import compiled_model
-        compiled_model(system.model)._raise_singular_mass(np.asarray(y0, dtype=float)[None, :system.n_q], err)
+        _raise_singular(system, y0, err)
     if out.shape[0] < len(t_eval):
         raise RuntimeError(f"the compiled integrator's step size underflowed at t = {t_eval[out.shape[0] - 1]}")
     return out, int(nfev)

@@ -111,6 +111,9 @@ class MultivariatePolynomial(JointFunction):
         the gradient's and the Hessian's coefficients, a row each), as the program's OP_MPOLY node and
         :func:`osim_emb.core.functions.kernels.multivariate_polynomial` read them.  The recurrence: term t's monomial
         is term parent(t)'s times u_var(t), var(t) the last variable of non-zero exponent (term 0 is the constant)."""
+        cached = self.__dict__.get("_node_parameters")
+        if cached is not None:
+            return cached
         index = {tuple(e): t for t, e in enumerate(self.exponents.tolist())}
         nt = self.coefficients.size
         parent, var = [0] * nt, [0] * nt
@@ -119,7 +122,8 @@ class MultivariatePolynomial(JointFunction):
             v = max(i for i, x in enumerate(e) if x > 0)
             e[v] -= 1
             parent[t], var[t] = index[tuple(e)], v
-        return ((nt, *parent, *var), tuple(np.ascontiguousarray(self._all_coef).ravel().tolist()))
+        self._node_parameters = ((nt, *parent, *var), tuple(np.ascontiguousarray(self._all_coef).ravel().tolist()))
+        return self._node_parameters
 
     def _evaluate(self, x, order, cache):
         d = self.dimension

@@ -27,15 +27,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 def fitted_copy(src: Path, dst: Path, names=None, order: int = 4, seed: int = 0):
     from osim_emb.io import load_osim
-    from osim_emb.io.function_based_path_xml import document_with_function_based_paths
     from osim_emb.io.osim_writer import write_osim
-    from osim_emb.paths.path_fitting import FitSettings, fit_paths
+    from osim_emb.paths.path_fitting import FitSettings, document_with_fitted_paths
     model = load_osim(str(src))
     lo, hi = model.coordinate_ranges.T
     q = np.random.default_rng(seed).uniform(lo, hi, (400, model.n_q))
-    fits = fit_paths(model, q, names, FitSettings(min_order=order, max_order=order))
-    write_osim(document_with_function_based_paths(model.extras["document"],
-                                                  {f.muscle: (f.coordinates, f.polynomial) for f in fits}), dst)
+    write_osim(document_with_fitted_paths(model, q, names, FitSettings(min_order=order, max_order=order))[0], dst)
     return load_osim(str(dst))
 
 

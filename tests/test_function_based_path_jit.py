@@ -21,15 +21,12 @@ def _fitted_copy(src, dst, names=None, order=4, seed=0):
     """``src`` with the paths of ``names`` (all by default) replaced by FunctionBasedPaths of ``order``: the fit of
     ``fit-paths`` on 400 random configurations (a few seconds, instead of its default sample)."""
     from osim_emb.io import load_osim
-    from osim_emb.io.function_based_path_xml import document_with_function_based_paths
     from osim_emb.io.osim_writer import write_osim
-    from osim_emb.paths.path_fitting import FitSettings, fit_paths
+    from osim_emb.paths.path_fitting import FitSettings, document_with_fitted_paths
     model = load_osim(str(src))
     lo, hi = model.coordinate_ranges.T
     q = np.random.default_rng(seed).uniform(lo, hi, (400, model.n_q))
-    fits = fit_paths(model, q, names, FitSettings(min_order=order, max_order=order))
-    paths = {f.muscle: (f.coordinates, f.polynomial) for f in fits}
-    write_osim(document_with_function_based_paths(model.extras["document"], paths), dst)
+    write_osim(document_with_fitted_paths(model, q, names, FitSettings(min_order=order, max_order=order))[0], dst)
     return load_osim(str(dst))
 
 

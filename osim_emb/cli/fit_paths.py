@@ -27,9 +27,8 @@ def reference_frames(model, trajectory: str | None, n_frames: int, seed: int) ->
 
 def cmd_fit_paths(args: argparse.Namespace) -> int:
     from osim_emb.io import load_osim
-    from osim_emb.io.function_based_path_xml import document_with_function_based_paths
     from osim_emb.io.osim_writer import write_osim
-    from osim_emb.paths.path_fitting import FitSettings, fit_paths, sample_coordinates
+    from osim_emb.paths.path_fitting import FitSettings, document_with_fitted_paths, sample_coordinates
 
     from osim_emb.io.outputs import check_output_file, atomic_files
 
@@ -44,12 +43,10 @@ def cmd_fit_paths(args: argparse.Namespace) -> int:
     samples = sample_coordinates(model, frames, args.samples_per_frame, bounds, seed=args.seed)
     settings = FitSettings(args.min_order, args.max_order, args.length_tolerance, args.moment_arm_tolerance)
     muscles = [m.strip() for m in args.muscles.split(",")] if args.muscles else None
-    fits = fit_paths(model, samples, muscles, settings, opensim_compat=args.opensim_compat,
-                     samples_per_frame=args.samples_per_frame)
+    doc, fits = document_with_fitted_paths(model, samples, muscles, settings, opensim_compat=args.opensim_compat,
+                                           samples_per_frame=args.samples_per_frame)
     if not fits:
         raise ValueError(f"{args.model}: no musculotendon unit spans a coordinate over the sample; nothing written")
-    doc = document_with_function_based_paths(
-        model.extras["document"], {f.muscle: (f.coordinates, f.polynomial) for f in fits})
     inputs = [args.model] + ([args.trajectory] if args.trajectory else [])
     with atomic_files([args.output], overwrite=args.overwrite, inputs=inputs) as (tmp,):
         write_osim(doc, tmp, protect=inputs)

@@ -3,7 +3,8 @@
 * arm26, one pose (the default pose, where the muscle-driven benchmark starts): the compiled muscle-driven
   right-hand side (``muscle_driven_jit._rhs``) and its path evaluation alone (``_paths``: joint-variable
   program, then ``pose_lengths_moment_arms`` with the plan's workspace), in numba loops of 5000 calls, so
-  that no Python dispatch is timed; then the same kernel per pose over 64 random poses, with and without
+  that no Python dispatch is timed -- for arm26, for arm26 with its six paths fitted as FunctionBasedPaths
+  (order 4) and with three of them fitted; then the path kernel per pose over 64 random poses, with and without
   wrapping;
 * MoBL, the sweep of ``bench_moment_arms.py`` (513 poses, ``lengths_and_moment_arms(..., opensim_compat=True)``)
   on one thread.
@@ -18,12 +19,25 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
+import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 
 MODELS = Path(os.environ.get("OSIM_EMB_MODELS", Path(__file__).resolve().parents[2] / "shared" / "models"))
+
+
+def fitted_copy(model, path: Path, names=None, order: int = 4):
+    """The model with the paths of ``names`` (all by default) fitted as FunctionBasedPaths of ``order`` on 400
+    random configurations (fit-paths' fit on a small sample: seconds), read back from ``path``."""
+    from osim_emb.io import load_osim
+    from osim_emb.io.osim_writer import write_osim
+    from osim_emb.paths.path_fitting import FitSettings, document_with_fitted_paths
+    lo, hi = model.coordinate_ranges.T
+    q = np.random.default_rng(0).uniform(lo, hi, (400, model.n_q))
+    write_osim(document_with_fitted_paths(model, q, names, FitSettings(min_order=order, max_order=order))[0], path)
+    return load_osim(str(path))
 
 
 def _times(fn, repeat: int, per: int) -> tuple[float, float]:
@@ -78,14 +92,19 @@ def main() -> None:
         return s
 
     model = load_osim(str(MODELS / "arm26.osim"))
-    system = MuscleDrivenSystem(model, {m.name: ExcitationSpec.parse("0.2") for m in model.muscles})
-    (prog, geo, mus, clf, act), _ = J.compiled_plan(system)
-    y = np.asarray(system.initial_state(), dtype=float)
-    n = 5000
-    for name, fn in (("right-hand side", lambda: loop_rhs(y, prog, geo, mus, clf, act, n)),
-                     ("path evaluation", lambda: loop_paths(y, prog, geo, n))):
-        med, lo = _times(fn, args.repeat, n)
-        print(f"arm26 compiled {name:16s} (default pose): median {med * 1e6:6.2f} us, min {lo * 1e6:6.2f} us")
+    with tempfile.TemporaryDirectory() as tmp:
+        variants = {"arm26": model, "arm26, 6 fitted paths": fitted_copy(model, Path(tmp) / "fitted.osim"),
+                    "arm26, 3 fitted + 3 wrapped": fitted_copy(model, Path(tmp) / "mixed.osim",
+                                                               ["TRIlong", "BIClong", "BRA"])}
+    for label, variant in variants.items():
+        system = MuscleDrivenSystem(variant, {m.name: ExcitationSpec.parse("0.2") for m in variant.muscles})
+        (prog, geo, mus, clf, act), _ = J.compiled_plan(system)
+        y = np.asarray(system.initial_state(), dtype=float)
+        n = 5000
+        for name, fn in (("right-hand side", lambda: loop_rhs(y, prog, geo, mus, clf, act, n)),
+                         ("path evaluation", lambda: loop_paths(y, prog, geo, n))):
+            med, lo = _times(fn, args.repeat, n)
+            print(f"{label} compiled {name:16s} (default pose): median {med * 1e6:6.2f} us, min {lo * 1e6:6.2f} us")
 
     rng = np.random.default_rng(1)
     lo_q = np.array([c.range[0] for c in model.coordinates])

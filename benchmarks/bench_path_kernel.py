@@ -33,7 +33,8 @@ def fitted_copy(model, path: Path, names=None, order: int = 4):
     random configurations (fit-paths' fit on a small sample: seconds), read back from ``path``."""
     from osim_emb.io import load_osim
     from osim_emb.io.osim_writer import write_osim
-    from osim_emb.paths.path_fitting import FitSettings, document_with_fitted_paths
+    from osim_emb.io.function_based_path_xml import document_with_fitted_paths
+    from osim_emb.paths.path_fitting import FitSettings
     lo, hi = model.coordinate_ranges.T
     q = np.random.default_rng(0).uniform(lo, hi, (400, model.n_q))
     write_osim(document_with_fitted_paths(model, q, names, FitSettings(min_order=order, max_order=order))[0], path)

@@ -22,7 +22,8 @@ def _fitted_copy(src, dst, names=None, order=4, seed=0):
     ``fit-paths`` on 400 random configurations (a few seconds, instead of its default sample)."""
     from osim_emb.io import load_osim
     from osim_emb.io.osim_writer import write_osim
-    from osim_emb.paths.path_fitting import FitSettings, document_with_fitted_paths
+    from osim_emb.io.function_based_path_xml import document_with_fitted_paths
+    from osim_emb.paths.path_fitting import FitSettings
     model = load_osim(str(src))
     lo, hi = model.coordinate_ranges.T
     q = np.random.default_rng(seed).uniform(lo, hi, (400, model.n_q))

@@ -28,7 +28,8 @@ def reference_frames(model, trajectory: str | None, n_frames: int, seed: int) ->
 def cmd_fit_paths(args: argparse.Namespace) -> int:
     from osim_emb.io import load_osim
     from osim_emb.io.osim_writer import write_osim
-    from osim_emb.paths.path_fitting import FitSettings, document_with_fitted_paths, sample_coordinates
+    from osim_emb.io.function_based_path_xml import document_with_fitted_paths
+    from osim_emb.paths.path_fitting import FitSettings, sample_coordinates
 
     from osim_emb.io.outputs import check_output_file, atomic_files
 

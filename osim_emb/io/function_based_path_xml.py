@@ -140,3 +140,13 @@ def document_with_function_based_paths(doc: Any, paths: dict[str, tuple[Sequence
         spec = FunctionBasedPathSpec(cps, length, [], None)
         out.forces.append(type(f)(f.name, f.type, element, None, None, f.line, function_path=spec))
     return out
+
+
+def document_with_fitted_paths(model, samples, muscles=None, settings=None, **options):
+    """(the model's document with the fitted units' paths replaced by FunctionBasedPaths, the fits): what
+    ``osim-emb fit-paths`` writes; ``options`` go to :func:`osim_emb.paths.path_fitting.fit_paths`."""
+    from osim_emb.paths.path_fitting import FitSettings, fit_paths
+    fits = fit_paths(model, samples, muscles, FitSettings() if settings is None else settings, **options)
+    doc = document_with_function_based_paths(model.extras["document"],
+                                              {f.muscle: (f.coordinates, f.polynomial) for f in fits})
+    return doc, fits

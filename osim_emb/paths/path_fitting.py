@@ -37,7 +37,7 @@ from osim_emb.core.functions.multivariate import MultivariatePolynomial, polynom
 from osim_emb.paths.geometry import _muscle_list, lengths_and_moment_arms
 
 __all__ = ["PathFit", "FitSettings", "sample_coordinates", "outlier_samples", "monomials_and_derivatives", "fit_polynomial",
-           "fit_paths", "spanned_coordinates", "document_with_fitted_paths"]
+           "fit_paths", "spanned_coordinates"]
 
 log = logging.getLogger(__name__)
 
@@ -244,14 +244,3 @@ def fit_paths(model, samples: np.ndarray, muscles: Sequence[str] | None = None,
                            float(np.abs(res_l).max()), rms_r, np.abs(res_r).max(axis=0), met, int(keep.sum()),
                            {"path_seconds": t_paths}))
     return out
-
-
-def document_with_fitted_paths(model, samples: np.ndarray, muscles: Sequence[str] | None = None,
-                               settings: FitSettings = FitSettings(), **options):
-    """(the model's document with the fitted units' paths replaced by FunctionBasedPaths, the fits): what
-    ``osim-emb fit-paths`` writes; ``options`` go to :func:`fit_paths`."""
-    from osim_emb.io.function_based_path_xml import document_with_function_based_paths
-    fits = fit_paths(model, samples, muscles, settings, **options)
-    doc = document_with_function_based_paths(model.extras["document"],
-                                              {f.muscle: (f.coordinates, f.polynomial) for f in fits})
-    return doc, fits

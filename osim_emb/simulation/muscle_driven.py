@@ -1085,7 +1085,9 @@ def simulate_muscles(model: Model, t_end: float, excitations: Mapping[str, Excit
     one-time cost of about a minute), where the model allows it (ExcitationSpec excitations, no Python-evaluated
     joint functions, conditional path points linear in q, FunctionBasedPaths without moment-arm or
     lengthening-speed functions), and SciPy's ``"RK45"`` otherwise (the reason logged
-    at INFO); any other name is passed to :func:`scipy.integrate.solve_ivp`.  ``progress``: a progress bar
+    at INFO); any other name is passed to :func:`scipy.integrate.solve_ivp`, with the compiled right-hand side
+    (and, for BDF, Radau and LSODA, its finite-difference Jacobian) where the compiled integrator could run the
+    model (stiff models: BDF can need ten times fewer right-hand sides, docs/simulation.md).  ``progress``: a progress bar
     (:class:`osim_emb.progress.Progress`) over the output times the integration has passed (the compiled
     integrator: one step, done when it returns).
 

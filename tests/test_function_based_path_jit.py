@@ -186,3 +186,31 @@ def _minus_partial(poly, i):
             lower[i] -= 1
             coef[index[tuple(lower)]] -= row[i] * poly.coefficients[t]
     return MultivariatePolynomial(poly.n_inputs, poly.order, coef)
+
+
+def test_compiled_jacobian_equals_central_differences_of_the_numpy_route(models_dir):
+    """muscle_driven_jit.jacobian (forward differences of the compiled right-hand side, given to SciPy's implicit
+    methods) against central differences of the numpy route's right-hand side (compiled=False), arm26 mid-motion."""
+    from osim_emb import load_osim
+    from osim_emb.simulation import muscle_driven_jit as jit
+    from osim_emb.simulation.muscle_driven import MuscleDrivenSystem
+    model = load_osim(str(models_dir / "arm26.osim"))
+    system = MuscleDrivenSystem(model, EXC)
+    reference = MuscleDrivenSystem(model, EXC, compiled=False)
+    plan, why = jit.compiled_plan(system)
+    assert plan is not None, why
+    y = np.asarray(system.initial_state(), dtype=float)
+    y[:model.n_q] += 0.2
+    y[model.n_q:2 * model.n_q] = 0.5
+    jac = jit.jacobian(system, plan, 0.03, y)
+    central = np.empty_like(jac)
+    for j in range(y.size):
+        h = 1e-6 * max(1.0, abs(y[j]))
+        yp, ym = y.copy(), y.copy()
+        yp[j] += h
+        ym[j] -= h
+        central[:, j] = (reference.rhs(0.03, yp) - reference.rhs(0.03, ym)) / (2 * h)
+    column_error = np.abs(jac - central).max(axis=0) / (np.abs(central).max(axis=0) + 1.0)
+    print("largest column error of the compiled Jacobian", column_error.max())
+    assert column_error.max() < 1e-4, column_error  # forward differences: 9e-6 here
+    np.testing.assert_allclose(jit.rhs(system, plan, 0.03, y), reference.rhs(0.03, y), rtol=1e-12, atol=1e-9)

@@ -174,13 +174,14 @@ def test_muscles_with_a_limit_force_equal_opensim_in_the_compiled_integrator(osi
     model = load_osim(str(path))
     exc = {"BIClong": ExcitationSpec.parse("step:0.0:0.05:0.05:0.6"), "TRIlong": ExcitationSpec.parse("0.1")}
     times = np.linspace(0.0, 0.2, 5)
-    ours = simulate_muscles(model, 0.2, exc, t_eval=times, method="RK45-jit", rtol=1e-10, atol=1e-12)
     ref = opensim_muscle_simulation(path, times, exc, accuracy=1e-9)
-    dq = largest_differences(ours, ref)["q"]
-    print(f"[agreement] arm26 with an elbow CoordinateLimitForce, 0.2 s (compiled integrator): {dq:.2e} rad, "
-          f"elbow up to {np.degrees(ref['q'][:, 1].max()):.1f} deg")
     assert np.degrees(ref["q"][:, 1].max()) > 20.0
-    assert dq < 1e-6
+    for method in ("RK45-jit", "BDF-jit"):
+        ours = simulate_muscles(model, 0.2, exc, t_eval=times, method=method, rtol=1e-10, atol=1e-12)
+        d = largest_differences(ours, ref)
+        print(f"[agreement] arm26 with an elbow CoordinateLimitForce, 0.2 s ({method}): {d['q']:.2e} rad, "
+              f"{d['fiber_length']:.2e} m, elbow up to {np.degrees(ref['q'][:, 1].max()):.1f} deg")
+        assert d["q"] < 1e-6 and d["fiber_length"] < 1e-7
 
 
 def _millard_copy(src, dst, names=None):
@@ -483,7 +484,7 @@ def test_millard_rigid_tendon_and_no_activation_dynamics_equal_opensim_manager(o
 
 def test_a_massless_forearm_is_refused_by_name_in_both_integrators(models_dir, tmp_path):
     """arm26 with a forearm of neither mass nor inertia: the compiled integrator and SciPy's route both raise the
-    SingularMassMatrixError naming the elbow (not numpy's bare 'Singular matrix')."""
+    SingularMassMatrixError naming the elbow (not numpy's bare 'Singular matrix'); BDF-jit too."""
     from lxml import etree
     from osim_emb import load_osim
     from osim_emb.core.compiled import SingularMassMatrixError
@@ -494,7 +495,7 @@ def test_a_massless_forearm_is_refused_by_name_in_both_integrators(models_dir, t
     body.find("inertia").text = "0 0 0 0 0 0"
     tree.write(str(tmp_path / "arm26_massless_forearm.osim"))
     model = load_osim(str(tmp_path / "arm26_massless_forearm.osim"))
-    for method in ("auto", "RK45"):
+    for method in ("auto", "BDF-jit", "RK45"):
         with pytest.raises(SingularMassMatrixError, match="r_elbow_flex move no mass"):
             simulate_muscles(model, 0.01, {"BIClong": ExcitationSpec.parse("0.5")}, method=method)
 

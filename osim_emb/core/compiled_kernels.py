@@ -722,6 +722,23 @@ def rhs_into(ints, flts, ext, y, tau, springs, ws, out):
 
 
 @njit(**_KW)
+def mass_matrix_into(ints, flts, ext, y, ws, out):
+    """out = M(q) at y = (q, q̇), in the arrays of ``ws`` (:func:`dynamics_workspace`): the matrix that
+    :func:`rhs_into` solves with (it factorizes its copy in place)."""
+    q, qd, val, grad, hq, rot, pos, xi, vel, acc, no_dxi, mass, no_n, nqd, grav, work, b, x = ws
+    nq = ints[H_NQ]
+    for k in range(nq):
+        q[k] = y[k]
+        qd[k] = y[nq + k]
+    yes = nq >= 0  # the specialisation of _state that rhs_into uses
+    _state(ints, flts, ext[0], q, qd, yes, yes, val, grad, hq, rot, pos, xi, vel, acc, no_dxi, mass, no_n, nqd, grav,
+           work)
+    for k in range(nq):
+        for l in range(nq):
+            out[k, l] = mass[k, l]
+
+
+@njit(**_KW)
 def rhs_springs(ints, flts, ext, y, tau, springs):
     """:func:`rhs` with the generalized forces of point-to-point springs (rows of SPRING_FLOATS) added to τ."""
     out = np.empty(2 * ints[H_NQ])

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import logging
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
@@ -1061,6 +1061,8 @@ class _Solution:
     t: np.ndarray
     y: np.ndarray
     nfev: int
+    method: str = ""
+    counts: dict = field(default_factory=dict)
 
 
 #: SciPy's methods that use a Jacobian (given the compiled one where the model has a compiled plan)
@@ -1085,9 +1087,12 @@ def simulate_muscles(model: Model, t_end: float, excitations: Mapping[str, Excit
     one-time cost of about a minute), where the model allows it (ExcitationSpec excitations, no Python-evaluated
     joint functions, conditional path points linear in q, FunctionBasedPaths without moment-arm or
     lengthening-speed functions), and SciPy's ``"RK45"`` otherwise (the reason logged
-    at INFO); any other name is passed to :func:`scipy.integrate.solve_ivp`, with the compiled right-hand side
-    (and, for BDF, Radau and LSODA, its finite-difference Jacobian) where the compiled integrator could run the
-    model (stiff models: BDF can need ten times fewer right-hand sides, docs/simulation.md).  ``progress``: a progress bar
+    at INFO).  ``"BDF-jit"`` (:mod:`osim_emb.simulation.muscle_driven_bdf`, same conditions): variable-order
+    BDF/NDF compiled, with the structured Jacobian (2 n_q right-hand sides) and an n_q x n_q Newton system; for
+    stiff models (many muscles, light segments: fitted MoBL 0.1 s at rtol 1e-7 takes 0.2 s, RK45-jit 1 s).  Any other
+    name is passed to :func:`scipy.integrate.solve_ivp`, with the compiled right-hand side
+    (and, for BDF, Radau and LSODA, its structured Jacobian) where the compiled integrators could run the
+    model.  ``attrs`` also holds the integrator's counts (``njev``, ``nlu``; BDF-jit: ``steps``, ``rejected``).  ``progress``: a progress bar
     (:class:`osim_emb.progress.Progress`) over the output times the integration has passed (the compiled
     integrator: one step, done when it returns).
 
@@ -1131,37 +1136,9 @@ def simulate_muscles(model: Model, t_end: float, excitations: Mapping[str, Excit
     system = MuscleDrivenSystem(model, excitations, **system_options)
     y0 = system.initial_state(q0, qdot0, activations)
     te = np.linspace(0.0, t_end, n_output) if t_eval is None else np.asarray(t_eval, dtype=float)
-    from osim_emb.simulation import muscle_driven_jit as jit
-    plan, why = jit.compiled_plan(system)
-    if method == "auto":
-        method = "RK45-jit" if plan is not None else "RK45"
-        if plan is None:
-            log.info("simulate_muscles: SciPy's RK45 (the compiled integrator cannot run this model: %s)", why)
-    from osim_emb.progress import Progress
-    if method == "RK45-jit":
-        from osim_emb.simulation.muscle_driven_jit import integrate_compiled
-        # one compiled call: the bar says it runs and, at the end, how long it took
-        with Progress(f"simulating {t_end:g} s (compiled integrator)", 1, enabled=progress, unit="run") as bar:
-            states, nfev = integrate_compiled(system, y0, te, rtol, atol)
-            bar.advance()
-        sol = _Solution(te, states.T, nfev)
-    else:
-        # SciPy's methods call the compiled right-hand side where there is one (and, for the implicit ones, its
-        # finite-difference Jacobian, one compiled call); otherwise the system's, evaluated from Python
-        evaluate = system.rhs if plan is None else (lambda t, y: jit.rhs(system, plan, t, y))
-        jac = jit.jacobian if plan is not None and method in IMPLICIT_METHODS else None
-        with Progress(f"simulating {t_end:g} s", len(te), enabled=progress, unit="output time") as bar:
-            def rhs(t, y):
-                passed = int(np.searchsorted(te, t, side="right"))
-                if passed > bar.done:
-                    bar.advance(passed - bar.done)
-                return evaluate(t, y)
-            sol = solve_ivp(rhs, (0.0, t_end), y0, method=method, rtol=rtol, atol=atol, t_eval=te,
-                            **({"jac": lambda t, y: jac(system, plan, t, y)} if jac is not None else {}))
-            if sol.success and bar.done < len(te):
-                bar.advance(len(te) - bar.done)
-        if not sol.success:
-            raise RuntimeError(f"integration failed: {sol.message}")
+    sol = integrate_system(system, y0, te, method=method, rtol=rtol, atol=atol, progress=progress,
+                           t_span=(0.0, t_end))
+    method = sol.method
     forces = np.array([system.tendon_forces(sol.y[:, i], sol.t[i])
                        for i in range(sol.y.shape[1])]).reshape(len(sol.t), -1)
     n, m = system.n_q, system.n_m
@@ -1175,4 +1152,61 @@ def simulate_muscles(model: Model, t_end: float, excitations: Mapping[str, Excit
     out = pd.DataFrame(np.column_stack([sol.t, sol.y.T, forces]), columns=columns)  # one block: no consolidation
     out.attrs["nfev"] = sol.nfev
     out.attrs["method"] = method
+    out.attrs.update(sol.counts)
     return out
+
+
+#: the compiled integrators (:mod:`muscle_driven_jit`, :mod:`muscle_driven_bdf`)
+COMPILED_METHODS = ("RK45-jit", "BDF-jit")
+
+
+def integrate_system(system: MuscleDrivenSystem, y0: np.ndarray, t_eval: np.ndarray, *, method: str = "auto",
+                     rtol: float = 1e-8, atol: float = 1e-10, progress: bool = False, plan: Any = None,
+                     t_span: tuple[float, float] | None = None) -> _Solution:
+    """The states of ``system`` at ``t_eval`` from y0 at t_eval[0] (what :func:`simulate_muscles` integrates,
+    without building the system, its equilibrium or the output table: the part OpenSim's ``Manager.integrate``
+    does).  ``method``: "RK45-jit", "BDF-jit", "auto" (RK45-jit where the model has a compiled plan, else SciPy's
+    RK45) or a :func:`scipy.integrate.solve_ivp` method; ``plan``: :func:`muscle_driven_jit.compiled_plan`'s,
+    if already built; ``t_span``: SciPy's interval (default t_eval's first and last; the compiled integrators
+    start at t_eval[0]).  Returns (t, y (n, T), nfev, method, counts)."""
+    from osim_emb.simulation import muscle_driven_jit as jit
+    from osim_emb.progress import Progress
+    te = np.asarray(t_eval, dtype=float)
+    why = ""
+    if plan is None:
+        plan, why = jit.compiled_plan(system)
+    if method == "auto":
+        method = "RK45-jit" if plan is not None else "RK45"
+        if plan is None:
+            log.info("simulate_muscles: SciPy's RK45 (the compiled integrator cannot run this model: %s)", why)
+    if method in COMPILED_METHODS:
+        if plan is None:
+            raise ValueError(f"method {method!r} cannot run this model: {why}")
+        # one compiled call: the bar says it runs and, at the end, how long it took
+        with Progress(f"simulating {te[-1]:g} s ({method})", 1, enabled=progress, unit="run") as bar:
+            if method == "RK45-jit":
+                states, nfev = jit.integrate_compiled(system, y0, te, rtol, atol, plan)
+                counts = {}
+            else:
+                from osim_emb.simulation.muscle_driven_bdf import integrate_bdf
+                states, counts = integrate_bdf(system, y0, te, rtol, atol, plan)
+                nfev = counts.pop("nfev")
+            bar.advance()
+        return _Solution(te, states.T, nfev, method, counts)
+    # SciPy's methods call the compiled right-hand side where there is one (and, for the implicit ones, its
+    # structured Jacobian, one compiled call); otherwise the system's, evaluated from Python
+    evaluate = system.rhs if plan is None else (lambda t, y: jit.rhs(system, plan, t, y))
+    jac = jit.jacobian if plan is not None and method in IMPLICIT_METHODS else None
+    with Progress(f"simulating {te[-1]:g} s", len(te), enabled=progress, unit="output time") as bar:
+        def rhs(t, y):
+            passed = int(np.searchsorted(te, t, side="right"))
+            if passed > bar.done:
+                bar.advance(passed - bar.done)
+            return evaluate(t, y)
+        sol = solve_ivp(rhs, t_span or (te[0], te[-1]), y0, method=method, rtol=rtol, atol=atol, t_eval=te,
+                        **({"jac": lambda t, y: jac(system, plan, t, y)} if jac is not None else {}))
+        if sol.success and bar.done < len(te):
+            bar.advance(len(te) - bar.done)
+    if not sol.success:
+        raise RuntimeError(f"integration failed: {sol.message}")
+    return _Solution(sol.t, sol.y, sol.nfev, method, {"njev": int(sol.njev), "nlu": int(sol.nlu)})

@@ -20,6 +20,7 @@ import numpy as np
 
 from osim_emb.core._accel import njit
 from osim_emb.core import compiled_kernels as K
+from osim_emb.core.closed_chain_kernels import solve_linear
 from osim_emb.muscles.kernels import muscle_derivatives
 from osim_emb.paths.wrapping._kernels_muscles import pose_lengths_moment_arms, pose_workspace
 from osim_emb.simulation.excitations import EXCITATION_KINDS, ExcitationSpec, excitation_value, smooth_step
@@ -162,27 +163,98 @@ def rhs(system, plan, t, y):
 
 
 @njit(error_model="numpy")
-def _jacobian(t, y, prog, geo, mus, clf, act):  # pragma: no cover - compiled
-    """d rhs / d y by forward differences (step 1e-8 max(1, |y_j|)), one compiled right-hand side a column."""
-    n = y.shape[0]
-    f0 = _rhs(t, y, prog, geo, mus, clf, act)
-    jac = np.empty((n, n))
+def jacobian_workspace(n_q, n_m):  # pragma: no cover - compiled
+    """The arrays of :func:`jacobian_parts`: (columns of q and q-dot (n, 2 n_q), each muscle's 2x2 block (n_m, 2, 2),
+    each tendon force's derivatives by the muscle's activation and fibre length (n_m, 2), M^-1 R (n_q, n_m), M)."""
+    n = 2 * n_q + 2 * n_m
+    return (np.zeros((n, 2 * n_q)), np.zeros((n_m, 2, 2)), np.zeros((n_m, 2)), np.zeros((n_q, n_m)),
+            np.zeros((n_q, n_q)))
+
+
+@njit(error_model="numpy")
+def jacobian_parts(t, y, f0, prog, geo, mus, clf, act, parts):  # pragma: no cover - compiled
+    """d rhs / d y at (t, y) (f0 = rhs there) in the muscle-driven ODE's structure, into ``parts``
+    (:func:`jacobian_workspace`).  A muscle's activation and fibre length enter only that muscle's two rates and,
+    through its tendon force F_m, q-ddot = M^-1 (R F + ...): their columns are a 2x2 block and
+    M^-1 R[:, m] dF_m.  The q and q-dot columns are forward differences of the whole right-hand side (step
+    1e-8 max(1, |y_j|)); the muscle blocks and dF forward differences of the muscle equations alone, every
+    muscle at once.  2 n_q right-hand sides instead of n."""
+    jcols, jmm, dforce, minv_r, mass = parts
+    _, _, _, _, _, zero_qd, ints, flts, ext = prog
+    groups, ekind, evals, _, _, dyn_ws, _ = mus
+    nq = zero_qd.shape[1]
+    nm = ekind.shape[0]
     yy = y.copy()
-    for j in range(n):
+    for j in range(2 * nq):
         h = 1e-8 * max(1.0, abs(y[j]))
         yy[j] = y[j] + h
         h = yy[j] - y[j]  # the step actually taken
         fj = _rhs(t, yy, prog, geo, mus, clf, act)
-        for i in range(n):
-            jac[i, j] = (fj[i] - f0[i]) / h
+        for i in range(y.shape[0]):
+            jcols[i, j] = (fj[i] - f0[i]) / h
         yy[j] = y[j]
+    length, r = _paths(y, prog, geo)
+    u, speed, a, lf = np.empty(nm), np.empty(nm), np.empty(nm), np.empty(nm)
+    for m in range(nm):
+        u[m] = excitation_value(ekind[m], evals[m], t)
+        s = 0.0
+        for k in range(nq):
+            s -= r[k, m] * y[nq + k]
+        speed[m] = s
+        a[m] = y[2 * nq + m]
+        lf[m] = y[2 * nq + nm + m]
+    force0, dlf0, adot0 = np.empty(nm), np.empty(nm), np.empty(nm)
+    force, dlf, adot = np.empty(nm), np.empty(nm), np.empty(nm)
+    muscle_derivatives(groups, length, speed, a, lf, u, force0, dlf0, adot0)
+    step = np.empty(nm)
+    for state in range(2):  # 0: activations, 1: fibre lengths, every muscle perturbed at once
+        x = a if state == 0 else lf
+        for m in range(nm):
+            x0 = x[m]
+            x[m] = x0 + 1e-8 * max(1.0, abs(x0))
+            step[m] = x[m] - x0
+        muscle_derivatives(groups, length, speed, a, lf, u, force, dlf, adot)
+        for m in range(nm):
+            x[m] = y[2 * nq + state * nm + m]
+            jmm[m, 0, state] = (adot[m] - adot0[m]) / step[m]
+            jmm[m, 1, state] = (dlf[m] - dlf0[m]) / step[m]
+            dforce[m, state] = (force[m] - force0[m]) / step[m]
+    K.mass_matrix_into(ints, flts, ext, y, dyn_ws, mass)
+    work, col, sol = np.empty((nq, nq)), np.empty(nq), np.empty(nq)
+    for m in range(nm):
+        work[:, :] = mass
+        col[:] = r[:, m]
+        if not solve_linear(work, col, sol):
+            raise np.linalg.LinAlgError("Singular matrix")
+        minv_r[:, m] = sol
+
+
+@njit(error_model="numpy")
+def _dense_jacobian(t, y, prog, geo, mus, clf, act, parts):  # pragma: no cover - compiled
+    """The n x n Jacobian assembled from :func:`jacobian_parts`."""
+    jcols, jmm, dforce, minv_r, _ = parts
+    nq, nm = minv_r.shape
+    jacobian_parts(t, y, _rhs(t, y, prog, geo, mus, clf, act), prog, geo, mus, clf, act, parts)
+    n = y.shape[0]
+    jac = np.zeros((n, n))
+    jac[:, :2 * nq] = jcols
+    for m in range(nm):
+        rows = (2 * nq + m, 2 * nq + nm + m)
+        for i in range(2):
+            for s in range(2):
+                jac[rows[i], rows[s]] = jmm[m, i, s]
+        for k in range(nq):
+            jac[nq + k, rows[0]] = minv_r[k, m] * dforce[m, 0]
+            jac[nq + k, rows[1]] = minv_r[k, m] * dforce[m, 1]
     return jac
 
 
 def jacobian(system, plan, t, y):
-    """The Jacobian of the compiled right-hand side by forward differences (for SciPy's implicit methods)."""
+    """The Jacobian of the compiled right-hand side (:func:`jacobian_parts`, assembled; for SciPy's implicit
+    methods)."""
     try:
-        return _jacobian(t, np.ascontiguousarray(y, dtype=float), *plan)
+        return _dense_jacobian(t, np.ascontiguousarray(y, dtype=float), *plan,
+                               jacobian_workspace(system.n_q, system.n_m))
     except np.linalg.LinAlgError as err:
         _raise_singular(system, y, err)
 
@@ -190,6 +262,19 @@ def jacobian(system, plan, t, y):
 @njit(error_model="numpy")
 def _rms(x):  # pragma: no cover - compiled
     return math.sqrt(np.sum(x * x) / x.shape[0])
+
+
+@njit(error_model="numpy")
+def initial_step(t, y, f, order, rtol, atol, prog, geo, mus, clf, act):  # pragma: no cover - compiled
+    """The first step for a method whose error estimate has this order (SciPy's select_initial_step: Hairer,
+    Norsett & Wanner, Solving ODEs I, II.4), one right-hand side."""
+    scale = atol + np.abs(y) * rtol
+    d0, d1 = _rms(y / scale), _rms(f / scale)
+    h0 = 1e-6 if (d0 < 1e-5 or d1 < 1e-5) else 0.01 * d0 / d1
+    f1 = _rhs(t + h0, y + h0 * f, prog, geo, mus, clf, act)
+    d2 = _rms((f1 - f) / scale) / h0
+    h1 = max(1e-6, h0 * 1e-3) if (d1 <= 1e-15 and d2 <= 1e-15) else (0.01 / max(d1, d2)) ** (1.0 / (order + 1))
+    return min(100.0 * h0, h1)
 
 
 @njit(error_model="numpy")
@@ -210,16 +295,8 @@ def integrate_kernel(y0, t_eval, rtol, atol, prog, geo, mus, clf, act):  # pragm
     t = t_eval[0]
     y = y0.copy()
     f = _rhs(t, y, prog, geo, mus, clf, act)
-    nfev = 1
-    # SciPy's select_initial_step (error estimator order 4)
-    scale = atol + np.abs(y) * rtol
-    d0, d1 = _rms(y / scale), _rms(f / scale)
-    h0 = 1e-6 if (d0 < 1e-5 or d1 < 1e-5) else 0.01 * d0 / d1
-    f1 = _rhs(t + h0, y + h0 * f, prog, geo, mus, clf, act)
-    nfev += 1
-    d2 = _rms((f1 - f) / scale) / h0
-    h1 = max(1e-6, h0 * 1e-3) if (d1 <= 1e-15 and d2 <= 1e-15) else (0.01 / max(d1, d2)) ** (1.0 / 5.0)
-    h = min(100.0 * h0, h1)
+    h = initial_step(t, y, f, 4, rtol, atol, prog, geo, mus, clf, act)
+    nfev = 2
     kk = np.empty((7, n))
     stage = np.empty(n)  # the stages' states, the new state and the scaled error: written in place
     ynew = np.empty(n)
@@ -337,11 +414,13 @@ def compiled_plan(system):
     return (prog, layout, mus, clf, act), ""
 
 
-def integrate_compiled(system, y0: np.ndarray, t_eval: np.ndarray, rtol: float, atol: float):
-    """(states (T, n), number of right-hand sides) by :func:`integrate_kernel`."""
-    plan, why = compiled_plan(system)
+def integrate_compiled(system, y0: np.ndarray, t_eval: np.ndarray, rtol: float, atol: float, plan=None):
+    """(states (T, n), number of right-hand sides) by :func:`integrate_kernel` (``plan``: :func:`compiled_plan`'s,
+    if already built)."""
     if plan is None:
-        raise ValueError(f"the compiled integrator cannot run this system: {why}")
+        plan, why = compiled_plan(system)
+        if plan is None:
+            raise ValueError(f"the compiled integrator cannot run this system: {why}")
     try:
         out, nfev = integrate_kernel(np.ascontiguousarray(y0, dtype=float),
                                      np.ascontiguousarray(t_eval, dtype=float), float(rtol), float(atol), *plan)

@@ -23,10 +23,13 @@ their errors); that does not matter here, both programs run the same model.
 A tight reference is the package's ODE with DOP853 at rtol 1e-12 (OpenSim at accuracy 1e-9 agrees with it,
 tests/test_muscle_driven.py).  For each OpenSim accuracy (1e-5, its default, and 1e-7) the error of the
 coordinates at 11 instants against the reference is measured; the package then uses the cheapest of
-RK45-jit (the whole integration compiled, osim_emb.simulation.muscle_driven_jit, where the model allows it),
-SciPy's RK45, DOP853, LSODA and BDF over a range of rtol whose error is no larger, and the wall-time ratio
-is printed.  OpenSim integrates to the end in one call (its time excludes model loading and equilibration;
-the package's includes its equilibration).
+RK45-jit and BDF-jit (the whole integration compiled, osim_emb.simulation.muscle_driven_jit and
+muscle_driven_bdf, where the model allows it; rtol 1e-4, 3e-5, ..., 1e-9), SciPy's RK45, DOP853, LSODA and BDF over a
+range of rtol whose error is no larger, and the wall-time ratio is printed.  Both times have the same scope:
+OpenSim's ``Manager.integrate`` to the end in one call from the equilibrated state (model loading, initSystem
+and equilibrateMuscles before the clock), the package's ``integrate_system`` from its equilibrated state (the
+system, its compiled plan and the equilibrium before the clock).  The package's whole ``simulate_muscles`` call
+at the chosen setting (system, equilibrium, integration, output table) is printed beside it.
 
 ``--model mobl``: all 50 muscles, 5 ms, OpenSim on the file described next (its error measured against
 the package's reference on the original model; OpenSim's integrator stops at t = 5.95 ms on that file,
@@ -62,7 +65,7 @@ from pathlib import Path
 import numpy as np
 
 from osim_emb.io import load_osim
-from osim_emb.simulation.muscle_driven import ExcitationSpec, MuscleDrivenSystem, simulate_muscles
+from osim_emb.simulation.muscle_driven import ExcitationSpec, MuscleDrivenSystem, integrate_system, simulate_muscles
 from osim_emb.simulation.muscle_driven_jit import compiled_plan
 from osim_emb.opensim.muscle_simulation import largest_differences, opensim_muscle_simulation
 
@@ -86,6 +89,8 @@ CASES["arm26-fitted"] = CASES["arm26"]
 CASES["mobl-fitted"] = (0.1, CASES["mobl"][1])
 FITTED_SOURCES = {"arm26-fitted": "arm26.osim", "mobl-fitted": "mobl_arms_holzbaur.osim"}
 MOBL4_MUSCLES = {"DELT1", "TRIlong", "BRA", "ECRL"}
+#: the compiled integrators are cheap to try: half decades down to 1e-9 (SciPy's methods: decades to 1e-8)
+COMPILED_RTOLS = tuple(f * 10.0 ** -k for k in range(4, 10) for f in (3.0, 1.0))[1:]
 
 
 def arm26_millard(out: Path) -> Path:
@@ -118,25 +123,31 @@ def ratio(path: Path, t_end: float, excitations: dict, opensim_path: Path | None
     model = load_osim(str(path))
     opensim_path = path if opensim_path is None else opensim_path
     times = np.linspace(0.0, t_end, 11)
+    # the same scope on both sides: OpenSim's time is Manager.integrate from the equilibrated state, the package's
+    # integrate_system from its equilibrated state (the system, its plan and y0 built before the clock starts)
+    system = MuscleDrivenSystem(model, excitations)
+    y0 = system.initial_state()
+    plan, _ = compiled_plan(system)
     methods = ["RK45", "DOP853", "LSODA", "BDF"]
-    if compiled_plan(MuscleDrivenSystem(model, excitations))[0] is not None:
-        methods.insert(0, "RK45-jit")
-        simulate_muscles(model, 0.01, excitations, method="RK45-jit")  # compile
-    simulate_muscles(model, 0.001, excitations)  # warm caches
-    ref = simulate_muscles(model, t_end, excitations, t_eval=times, method="DOP853", rtol=1e-12, atol=1e-13)
-    qref = ref[model.coordinate_names].to_numpy()
+    if plan is not None:
+        methods[:0] = ["RK45-jit", "BDF-jit"]
+        for m in ("RK45-jit", "BDF-jit"):
+            integrate_system(system, y0, times[:2] * 0.01, method=m, plan=plan)  # compile
+    integrate_system(system, y0, times[:2] * 0.01, method="BDF", plan=plan)  # warm caches
+    ref = integrate_system(system, y0, times, method="DOP853", rtol=1e-12, atol=1e-13, plan=plan)
+    nq = system.n_q
+    qref = ref.y[:nq].T
     ours = []
     for method in methods:
-        for rtol in (1e-4, 1e-5, 1e-6, 1e-7, 1e-8):
+        for rtol in (COMPILED_RTOLS if method.endswith("-jit") else (1e-4, 1e-5, 1e-6, 1e-7, 1e-8)):
             dt = math.inf
             for _ in range(repeat):
                 t0 = time.perf_counter()
-                tab = simulate_muscles(model, t_end, excitations, t_eval=times, method=method, rtol=rtol,
-                                       atol=rtol * 1e-2)
+                sol = integrate_system(system, y0, times, method=method, rtol=rtol, atol=rtol * 1e-2, plan=plan)
                 dt = min(dt, time.perf_counter() - t0)
-            err = np.abs(tab[model.coordinate_names].to_numpy() - qref).max()
-            ours.append((dt, err, method, rtol, tab.attrs["nfev"]))
-            print(f"package {method:8s} rtol {rtol:.0e}: {dt:6.3f} s, {tab.attrs['nfev']:6d} right-hand sides, "
+            err = np.abs(sol.y[:nq].T - qref).max()
+            ours.append((dt, err, method, rtol, sol.nfev))
+            print(f"package {method:8s} rtol {rtol:.0e}: {dt:6.3f} s, {sol.nfev:6d} right-hand sides, "
                   f"max |q - q_ref| = {err:.1e} rad")
     for acc in (1e-5, 1e-7):
         steps = opensim_muscle_simulation(opensim_path, times, excitations, accuracy=acc)
@@ -153,9 +164,15 @@ def ratio(path: Path, t_end: float, excitations: dict, opensim_path: Path | None
         if "realizations" in one:
             print(f"OpenSim accuracy {acc:.0e}: {one['realizations']} realizations, {one['steps_taken']} steps taken "
                   f"/ {one['steps_attempted']} attempted (its Manager's counts)")
+        whole = math.inf  # the package's whole call (system, equilibrium, integration, output table) at that setting
+        for _ in range(repeat):
+            t0 = time.perf_counter()
+            simulate_muscles(model, t_end, excitations, t_eval=times, method=best[2], rtol=best[3], atol=best[3] * 1e-2)
+            whole = min(whole, time.perf_counter() - t0)
         print(f"OpenSim accuracy {acc:.0e}: {one['seconds']:.3f} s, max |q - q_ref| = {err:.1e} rad | package "
               f"{best[2]} rtol {best[3]:.0e}: {best[0]:.3f} s, error {best[1]:.1e} rad | ratio OpenSim/package "
-              f"{one['seconds'] / best[0]:.2f}x")
+              f"{one['seconds'] / best[0]:.2f}x (the package's whole simulate_muscles call: {whole:.3f} s, "
+              f"{one['seconds'] / whole:.2f}x)")
 
 
 def mobl_mvp(tmp: Path) -> Path:

@@ -181,19 +181,49 @@ def jacobian_parts(t, y, f0, prog, geo, mus, clf, act, parts):  # pragma: no cov
     muscle at once.  2 n_q right-hand sides instead of n."""
     jcols, jmm, dforce, minv_r, mass = parts
     _, _, _, _, _, zero_qd, ints, flts, ext = prog
-    groups, ekind, evals, _, _, dyn_ws, _ = mus
+    dyn_ws = mus[5]
     nq = zero_qd.shape[1]
-    nm = ekind.shape[0]
+    length, r = _paths(y, prog, geo)  # the plan's arrays: used before the q columns' right-hand sides overwrite them
     yy = y.copy()
-    for j in range(2 * nq):
-        h = 1e-8 * max(1.0, abs(y[j]))
-        yy[j] = y[j] + h
-        h = yy[j] - y[j]  # the step actually taken
-        fj = _rhs(t, yy, prog, geo, mus, clf, act)
-        for i in range(y.shape[0]):
-            jcols[i, j] = (fj[i] - f0[i]) / h
+    for j in range(nq, 2 * nq):  # q-dot: L and R do not change
+        yy[j] = y[j] + 1e-8 * max(1.0, abs(y[j]))
+        _forward_column(jcols, j, _rest(t, yy, length, r, prog, mus, clf, act), f0, yy[j] - y[j])
         yy[j] = y[j]
-    length, r = _paths(y, prog, geo)
+    _muscle_columns(t, y, length, r, mus, jmm, dforce)
+    K.mass_matrix_into(ints, flts, ext, y, dyn_ws, mass)
+    _solve_columns(mass, r, minv_r)
+    for j in range(nq):
+        yy[j] = y[j] + 1e-8 * max(1.0, abs(y[j]))
+        _forward_column(jcols, j, _rhs(t, yy, prog, geo, mus, clf, act), f0, yy[j] - y[j])
+        yy[j] = y[j]
+
+
+@njit(error_model="numpy", inline="always")
+def _forward_column(jcols, j, fj, f0, h):  # pragma: no cover - compiled
+    """Column j = (f(y + h e_j) - f(y)) / h, h the step actually taken."""
+    for i in range(f0.shape[0]):
+        jcols[i, j] = (fj[i] - f0[i]) / h
+
+
+@njit(error_model="numpy")
+def _solve_columns(mass, r, minv_r):  # pragma: no cover - compiled
+    """minv_r = M^-1 R, column by column."""
+    nq = mass.shape[0]
+    work, col, sol = np.empty((nq, nq)), np.empty(nq), np.empty(nq)
+    for m in range(r.shape[1]):
+        work[:, :] = mass
+        col[:] = r[:, m]
+        if not solve_linear(work, col, sol):
+            raise np.linalg.LinAlgError("Singular matrix")
+        minv_r[:, m] = sol
+
+
+@njit(error_model="numpy")
+def _muscle_columns(t, y, length, r, mus, jmm, dforce):  # pragma: no cover - compiled
+    """Each muscle's 2x2 block and dF_m by forward differences of the muscle equations, every muscle at once."""
+    groups, ekind, evals, _, _, _, _ = mus
+    nq = r.shape[0]
+    nm = ekind.shape[0]
     u, speed, a, lf = np.empty(nm), np.empty(nm), np.empty(nm), np.empty(nm)
     for m in range(nm):
         u[m] = excitation_value(ekind[m], evals[m], t)
@@ -219,14 +249,6 @@ def jacobian_parts(t, y, f0, prog, geo, mus, clf, act, parts):  # pragma: no cov
             jmm[m, 0, state] = (adot[m] - adot0[m]) / step[m]
             jmm[m, 1, state] = (dlf[m] - dlf0[m]) / step[m]
             dforce[m, state] = (force[m] - force0[m]) / step[m]
-    K.mass_matrix_into(ints, flts, ext, y, dyn_ws, mass)
-    work, col, sol = np.empty((nq, nq)), np.empty(nq), np.empty(nq)
-    for m in range(nm):
-        work[:, :] = mass
-        col[:] = r[:, m]
-        if not solve_linear(work, col, sol):
-            raise np.linalg.LinAlgError("Singular matrix")
-        minv_r[:, m] = sol
 
 
 @njit(error_model="numpy")

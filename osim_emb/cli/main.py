@@ -157,6 +157,9 @@ def _first_compile_notice(args: argparse.Namespace) -> None:
     if args.command == "simulate-muscles" and getattr(args, "method", "auto") in ("auto", "RK45-jit"):
         from osim_emb.simulation.muscle_driven_jit import integrate_kernel
         kernels.append(integrate_kernel)
+    if args.command == "simulate-muscles" and getattr(args, "method", "auto") == "BDF-jit":
+        from osim_emb.simulation.muscle_driven_bdf import bdf_kernel
+        kernels.append(bdf_kernel)
     if any(compiles_at_first_call(k) for k in kernels):
         print(f"osim-emb {args.command}: first run after installation: numba compiles the kernels this command uses "
               "(1-2 min; cached for every later run)", file=sys.stderr, flush=True)

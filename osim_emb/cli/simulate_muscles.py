@@ -68,8 +68,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                                                     "file sets default_speed_value)")
     s.add_argument("--method", default="auto",
                    help="auto (default): the Dormand-Prince pair compiled with the right-hand side (RK45-jit) where "
-                        "the model allows it, else SciPy's RK45; or RK45-jit, or any solve_ivp method (RK45, DOP853, "
-                        "...)")
+                        "the model allows it, else SciPy's RK45; or RK45-jit; or BDF-jit (compiled variable-order "
+                        "BDF with the structured Jacobian: stiff models, many muscles, e.g. MoBL, five times fewer "
+                        "right-hand sides); or any solve_ivp method (RK45, DOP853, BDF, ...)")
     s.add_argument("--rtol", type=float, default=1e-8, help="relative tolerance of the integrator")
     s.add_argument("--atol", type=float, default=1e-10, help="absolute tolerance of the integrator")
     s.add_argument("--samples", type=int, default=101, help="output samples")

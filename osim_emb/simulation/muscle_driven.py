@@ -878,7 +878,7 @@ class MuscleDrivenSystem:
         self._tau = np.zeros(self.n_q)
         self._mech = dyn.ode_rhs(model, lambda t, q, qd: self._tau)
         self._paths = None
-        self._paths_refused = ""  # why the paths are not compiled (when numba is on)
+        self._paths_refused = "" if self.n_m else "the model has no muscles"  # why the paths are not compiled
         if compiled and use_jit() and self.n_m:  # the paths compiled whatever the muscle model
             from osim_emb.paths.geometry import _NotCompilable
             try:

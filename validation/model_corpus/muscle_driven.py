@@ -3,6 +3,7 @@ for a short time, against OpenSim 4.6's Manager.
 
     python validation/model_corpus/muscle_driven.py                # the corpus of run.py (scratch, from the mirrors)
     python validation/model_corpus/muscle_driven.py --only gait    # a subset (path substring)
+    python validation/model_corpus/muscle_driven.py --method BDF-jit --out results/muscle_driven_bdf.csv
 
 For each model that ``results/corpus.csv`` lists as ``agrees`` or ``opensim_coriolis`` with at least one muscle, in
 its own subprocess (a timeout and a crash stop only that model): ``simulate_muscles`` (``method="auto"``: the
@@ -48,7 +49,7 @@ def excitations(names: list[str]) -> dict:
     return out
 
 
-def study_one(path: str, t_end: float) -> dict:
+def study_one(path: str, t_end: float, method: str = "auto") -> dict:
     from osim_emb import load_osim
     from osim_emb.core.compiled import SingularMassMatrixError
     from osim_emb.opensim.muscle_simulation import largest_differences, opensim_muscle_simulation
@@ -62,11 +63,16 @@ def study_one(path: str, t_end: float) -> dict:
     except MuscleSimulationError as err:
         return {**row, "status": "refused", "reason": str(err)[:300]}
     row["muscles"] = system.n_m
+    if method.endswith("-jit"):
+        from osim_emb.simulation.muscle_driven_jit import compiled_plan
+        plan, why = compiled_plan(system)
+        if plan is None:
+            return {**row, "status": "refused", "reason": f"{method}: {why}"[:300]}
     exc = excitations(list(system.muscle_names))
     times = np.linspace(0.0, t_end, 6)
     t0 = time.perf_counter()
     try:
-        ours = simulate_muscles(model, t_end, exc, t_eval=times, rtol=1e-10, atol=1e-12)
+        ours = simulate_muscles(model, t_end, exc, t_eval=times, rtol=1e-10, atol=1e-12, method=method)
     except (MuscleSimulationError, SingularMassMatrixError) as err:
         return {**row, "status": "refused", "reason": str(err)[:300]}
     row.update(method=ours.attrs["method"], right_hand_sides=ours.attrs["nfev"], package_s=time.perf_counter() - t0)
@@ -84,8 +90,8 @@ def study_one(path: str, t_end: float) -> dict:
 
 def run_child(path: Path, args) -> dict:
     t0 = time.perf_counter()
-    row = run_json_child(["nice", "-n", "10", sys.executable, __file__, "--one", str(path), "--t-end", str(args.t_end)],
-                         args.timeout, crash="error")
+    row = run_json_child(["nice", "-n", "10", sys.executable, __file__, "--one", str(path), "--t-end", str(args.t_end),
+                          "--method", args.method], args.timeout, crash="error")
     row.setdefault("time_s", time.perf_counter() - t0)
     return row
 
@@ -97,11 +103,14 @@ def main(argv=None) -> int:
     ap.add_argument("--timeout", type=float, default=600.0, help="seconds per model")
     ap.add_argument("--only", default="", help="substring: only the models whose path contains it")
     ap.add_argument("--out", type=Path, default=HERE / "results" / "muscle_driven.csv")
+    ap.add_argument("--method", default="auto",
+                    help="simulate_muscles' method (default auto: RK45-jit where the model allows it); e.g. BDF-jit "
+                         "(a model it cannot run is refused, saying why)")
     ap.add_argument("--one", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.one:
         try:
-            row = study_one(args.one, args.t_end)
+            row = study_one(args.one, args.t_end, args.method)
         except Exception as err:  # noqa: BLE001 - reported as a defect
             row = {"status": "error", "reason": f"{type(err).__name__}: {err}"[:400]}
         print(json.dumps(row, default=float))

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from tqdm import tqdm
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -63,9 +64,9 @@ def main(argv=None) -> int:
     models = args.models or [DEFAULT_CORPUS / m for m in DEFAULT_MODELS]
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        for src in models:
+        for src in tqdm(models, desc="models (fit, then both integrators)", unit="model"):
             rows.append(compare(src, Path(tmp)))
-            print(", ".join(f"{k} {v:.1e}" if isinstance(v, float) else f"{k} {v}" for k, v in rows[-1].items()))
+            tqdm.write(", ".join(f"{k} {v:.1e}" if isinstance(v, float) else f"{k} {v}" for k, v in rows[-1].items()))
     pd.DataFrame(rows).to_csv(args.out, index=False, float_format="%.3g")
     print(f"wrote {args.out}")
     return 0

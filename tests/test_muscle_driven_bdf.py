@@ -109,3 +109,15 @@ def test_bdf_jit_refuses_a_model_without_a_compiled_plan(arm26):
     from osim_emb.simulation.muscle_driven import simulate_muscles
     with pytest.raises(ValueError, match="BDF-jit.*Python function"):
         simulate_muscles(arm26[0], 0.01, {"BIClong": lambda t: 0.4}, method="BDF-jit")
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"rtol": 0.0}, "positive, finite rtol and atol"),
+    ({"atol": -1e-9}, "positive, finite rtol and atol"),
+    ({"t_eval": [0.0, 0.02, 0.01]}, "increase strictly"),
+])
+def test_compiled_methods_refuse_bad_tolerances_and_output_times(arm26, kwargs, message):
+    from osim_emb.simulation.muscle_driven import simulate_muscles
+    for method in ("BDF-jit", "RK45-jit"):
+        with pytest.raises(ValueError, match=message):
+            simulate_muscles(arm26[0], 0.02, EXC, method=method, **kwargs)

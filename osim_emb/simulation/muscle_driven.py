@@ -1182,6 +1182,10 @@ def integrate_system(system: MuscleDrivenSystem, y0: np.ndarray, t_eval: np.ndar
     if method in COMPILED_METHODS:
         if plan is None:
             raise ValueError(f"method {method!r} cannot run this model: {why}")
+        if not (math.isfinite(rtol) and rtol > 0 and math.isfinite(atol) and atol > 0):
+            raise ValueError(f"method {method!r} needs positive, finite rtol and atol, got {rtol} and {atol}")
+        if te.ndim != 1 or te.size == 0 or not np.all(np.isfinite(te)) or np.any(np.diff(te) <= 0):
+            raise ValueError(f"method {method!r} needs output times that increase strictly (seconds), got {te}")
         # one compiled call: the bar says it runs and, at the end, how long it took
         with Progress(f"simulating {te[-1]:g} s ({method})", 1, enabled=progress, unit="run") as bar:
             if method == "RK45-jit":

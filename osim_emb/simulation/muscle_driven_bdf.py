@@ -177,7 +177,7 @@ def bdf_kernel(y0, t_eval, rtol, atol, prog, geo, mus, clf, act):  # pragma: no 
         while not accepted:
             if h < min_step:
                 return out[:nxt], stats
-            if t + h > t_end:  # land on the end
+            if t + 1.01 * h >= t_end:  # land on the end (stretching the step by at most 1%, not leaving a sliver)
                 _rescale(d, order, (t_end - t) / h)
                 h = t_end - t
                 equal_steps = 0

@@ -520,13 +520,15 @@ def test_path_actuators_driven_by_controls_equal_opensim_manager(osim, models_di
     controls = {"BIClong": ExcitationSpec.parse("0.5"), "TRIlong": ExcitationSpec.parse("step:0.02:0.06:0:0.8"),
                 "BRA": ExcitationSpec.parse("sine:0.3:30:0:0.2")}
     times = np.linspace(0.0, 0.1, 6)
-    ours = simulate_muscles(model, times[-1], {}, controls=controls, t_eval=times, rtol=1e-10, atol=1e-12)
-    assert ours.attrs["method"] == "RK45"
     ref = opensim_muscle_simulation(path, times, {}, controls=controls, accuracy=1e-9)
-    assert np.ptp(ours["r_elbow_flex"]) > 0.05  # the elbow moves
-    dq = largest_differences(ours, ref)["q"]
-    print(f"[agreement] arm26 PathActuators driven by controls, 0.1 s: {dq:.2e} rad")
-    assert dq < 1e-7
+    for method in ("auto", "RK45"):  # the compiled integrator (no muscles, three path forces), SciPy's
+        ours = simulate_muscles(model, times[-1], {}, controls=controls, t_eval=times, rtol=1e-10, atol=1e-12,
+                                method=method, compiled=method == "auto")
+        assert ours.attrs["method"] == ("RK45-jit" if method == "auto" else "RK45")
+        assert np.ptp(ours["r_elbow_flex"]) > 0.05  # the elbow moves
+        dq = largest_differences(ours, ref)["q"]
+        print(f"[agreement] arm26 PathActuators driven by controls, 0.1 s ({ours.attrs['method']}): {dq:.2e} rad")
+        assert dq < 1e-7
 
 
 def test_the_models_own_controllers_are_said_not_applied(models_dir, tmp_path, caplog):
@@ -571,16 +573,19 @@ def test_path_springs_and_ligaments_equal_opensim_manager(osim, models_dir, tmp_
     model = load_osim(str(path))
     exc = {"BIClong": ExcitationSpec.parse("step:0.0:0.05:0.05:0.6"), "TRIlong": ExcitationSpec.parse("0.2")}
     times = np.linspace(0.0, 0.1, 6)
-    ours = simulate_muscles(model, times[-1], exc, t_eval=times, method="DOP853", rtol=1e-10, atol=1e-12)
     ref = opensim_muscle_simulation(path, times, exc, accuracy=1e-9)
     without = simulate_muscles(load_osim(str(models_dir / "arm26.osim")), times[-1], exc, t_eval=times,
                                method="DOP853", rtol=1e-10, atol=1e-12)
-    q = ours[model.coordinate_names].to_numpy()
-    dq = largest_differences(ours, ref)["q"]
-    print(f"[agreement] arm26 with a PathSpring and a Ligament, 0.1 s: {dq:.2e} rad "
-          f"(they move the elbow by {np.abs(q - without[model.coordinate_names].to_numpy()).max():.2e} rad)")
-    assert np.abs(q - without[model.coordinate_names].to_numpy()).max() > 1e-3  # the springs matter
-    assert dq < 1e-7
+    # SciPy's DOP853 on the Python path forces (compiled=False: the numpy route), the compiled integrators
+    for method, compiled in (("DOP853", False), ("RK45-jit", True), ("BDF-jit", True)):
+        ours = simulate_muscles(model, times[-1], exc, t_eval=times, method=method, rtol=1e-10, atol=1e-12,
+                                compiled=compiled)
+        q = ours[model.coordinate_names].to_numpy()
+        dq = largest_differences(ours, ref)["q"]
+        print(f"[agreement] arm26 with a PathSpring and a Ligament, 0.1 s ({method}): {dq:.2e} rad "
+              f"(they move the elbow by {np.abs(q - without[model.coordinate_names].to_numpy()).max():.2e} rad)")
+        assert np.abs(q - without[model.coordinate_names].to_numpy()).max() > 1e-3  # the springs matter
+        assert dq < 1e-7
 
 
 def test_default_speeds_of_the_file_start_the_simulation_as_in_opensim(osim, models_dir, tmp_path):

@@ -878,11 +878,15 @@ class MuscleDrivenSystem:
         self._tau = np.zeros(self.n_q)
         self._mech = dyn.ode_rhs(model, lambda t, q, qd: self._tau)
         self._paths = None
-        self._paths_refused = "" if self.n_m else "the model has no muscles"  # why the paths are not compiled
-        if compiled and use_jit() and self.n_m:  # the paths compiled whatever the muscle model
+        # the path units the compiled route evaluates: the muscles', then the driven PathActuators' and the
+        # PathSprings' and Ligaments' (columns n_m.. of its L and R)
+        self.path_force_names = [n for n, _ in self._path_actuators] + [f.name for f in self._passive]
+        units = list(self.muscle_names) + self.path_force_names
+        self._paths_refused = "" if units else "the model has no muscles or path forces"  # why not compiled
+        if compiled and use_jit() and units:  # the paths compiled whatever the muscle model
             from osim_emb.paths.geometry import _NotCompilable
             try:
-                self._paths = _CompiledPaths(model, self.muscle_names, wrapping, opensim_compat)
+                self._paths = _CompiledPaths(model, units, wrapping, opensim_compat)
             except _NotCompilable as err:
                 self._paths_refused = str(err)
         # the compiled muscle loops (any mix of Thelen2003, Millard2012 and Schutte1993 with compilable curves)
@@ -918,7 +922,8 @@ class MuscleDrivenSystem:
         if not self.n_m:
             return np.zeros(0), np.zeros((self.n_q, 0))
         if self._paths is not None:
-            return self._paths(q)
+            length, r = self._paths(q)
+            return length[:self.n_m], r[:, :self.n_m]
         from osim_emb.paths.geometry import lengths_and_moment_arms
         length, r = lengths_and_moment_arms(self.model, q[None], list(self.muscle_names), wrapping=self.wrapping,
                                             opensim_compat=self.opensim_compat, allow_out_of_range=True)

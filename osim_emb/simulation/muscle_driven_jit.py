@@ -6,7 +6,8 @@ kernels (joint-variable program and dynamics of :mod:`osim_emb.core.compiled`, t
 function -- and the integrator is the Dormand-Prince 5(4) pair with SciPy's ``RK45`` step-size control
 (same error norm, safety factor and limits, same initial-step heuristic).  Muscles: Thelen2003,
 Millard2012Equilibrium and Schutte1993 in any mix; GeometryPath and FunctionBasedPath units (a length function
-only: one joint-variable program for all of them) in any mix.  Steps are shortened to land on the output times
+only: one joint-variable program for all of them) in any mix; PathActuators driven by controls, PathSprings and
+Ligaments (their tension laws after the muscles, :func:`_path_forces`).  Steps are shortened to land on the output times
 instead of interpolating.  Available when the model has no Python-evaluated functions, conditional path points only on
 linear conditions, and excitations/controls are :class:`~osim_emb.simulation.excitations.ExcitationSpec`
 (constant, step, sine).
@@ -131,15 +132,46 @@ def _rest(t, y, length, r, prog, mus, clf, act):  # pragma: no cover - compiled
         klow = smooth_step(clf[i, 4], 0.0, clf[i, 2] - clf[i, 6], clf[i, 2], qq)
         ramp = (kup / clf[i, 3] if clf[i, 3] != 0.0 else 0.0) + (klow / clf[i, 4] if clf[i, 4] != 0.0 else 0.0)
         tau[c] += -kup * (qq - clf[i, 1]) + klow * (clf[i, 2] - qq) - clf[i, 5] * ramp * qqd
-    acoord, aforce, akind, avals = act
+    acoord, aforce, akind, avals, path_forces = act
     for i in range(acoord.shape[0]):
         tau[acoord[i]] += excitation_value(akind[i], avals[i], t) * aforce[i]
+    _path_forces(t, y, length, r, nm, path_forces, tau)
     out = np.empty(y.shape[0])
     K.rhs_into(ints, flts, ext, y, tau, no_springs, dyn_ws, out)
     for m in range(nm):
         out[2 * nq + m] = adot[m]
         out[2 * nq + nm + m] = dlf[m]
     return out
+
+
+#: kinds of the path forces without muscle states (compiled_plan's ``act[4]``)
+PATH_ACTUATOR, PATH_SPRING, LIGAMENT = 0, 1, 2
+
+
+@njit(error_model="numpy")
+def _path_forces(t, y, length, r, nm, path_forces, tau):  # pragma: no cover - compiled
+    """tau += R_e T_e for the path units after the muscles (columns nm + e): a driven PathActuator (control x
+    optimal force), a PathSpring (k max(L - L0, 0) (1 + d dL/dt)), a Ligament (F_pcsa f(L / L0) where L > L0),
+    as OpenSim 4.6's getTension; ``path_forces`` = (kind, parameters (force, L0, dissipation), control kind,
+    control values, curve row, curve ints, curve floats)."""
+    kind, par, ckind, cvals, crow, cints, cflts = path_forces
+    nq = tau.shape[0]
+    for e in range(kind.shape[0]):
+        col = nm + e
+        if kind[e] == PATH_ACTUATOR:
+            tension = excitation_value(ckind[e], cvals[e], t) * par[e, 0]
+        elif kind[e] == PATH_SPRING:
+            speed = 0.0
+            for k in range(nq):
+                speed -= r[k, col] * y[nq + k]
+            stretch = length[col] - par[e, 1] if length[col] > par[e, 1] else 0.0
+            tension = par[e, 0] * stretch * (1.0 + par[e, 2] * speed)
+        else:
+            tension = 0.0
+            if length[col] > par[e, 1]:
+                tension = K._univariate(cints[crow[e]], cflts[crow[e]], 0, 0, length[col] / par[e, 1])[0] * par[e, 0]
+        for k in range(nq):
+            tau[k] += r[k, col] * tension
 
 
 @njit(error_model="numpy")
@@ -207,10 +239,10 @@ def _forward_column(jcols, j, fj, f0, h):  # pragma: no cover - compiled
 
 @njit(error_model="numpy")
 def _solve_columns(mass, r, minv_r):  # pragma: no cover - compiled
-    """minv_r = M^-1 R, column by column."""
+    """minv_r = M^-1 R for the muscles' columns (the first minv_r.shape[1] of R), column by column."""
     nq = mass.shape[0]
     work, col, sol = np.empty((nq, nq)), np.empty(nq), np.empty(nq)
-    for m in range(r.shape[1]):
+    for m in range(minv_r.shape[1]):
         work[:, :] = mass
         col[:] = r[:, m]
         if not solve_linear(work, col, sol):
@@ -377,8 +409,6 @@ def compiled_plan(system):
     """The arguments of :func:`integrate_kernel` for a :class:`MuscleDrivenSystem`, or None (with the
     reason) when the system has something only Python evaluates."""
     paths = system._paths
-    if system._path_actuators or system._passive:
-        return None, "a PathActuator is driven, or a PathSpring or Ligament applies force (SciPy's route evaluates them)"
     if paths is None:
         return None, system._paths_refused or "numba is off or compiled=False"
     if not system.compiled:
@@ -389,9 +419,12 @@ def compiled_plan(system):
     conditional = paths.plan.conditional if paths.plan is not None else []
     if not all(type(c) is Linear and c.coefficients.size == system.n_q for _, c, _ in conditional):
         return None, "a conditional path point depends on a coordinate through a nonlinear function"
-    specs = list(system._excitation) + list(system._controls)
+    specs = list(system._excitation) + list(system._controls) + list(system._path_controls)
     if not all(isinstance(s, ExcitationSpec) or isinstance(s, (int, float)) for s in specs):
         return None, "an excitation or control is a Python function"
+    path_forces = _path_force_arrays(system)
+    if isinstance(path_forces, str):
+        return None, path_forces
 
     def encode(items):
         kind = np.array([EXCITATION_KINDS[s.kind] if isinstance(s, ExcitationSpec) else 0 for s in items],
@@ -419,7 +452,7 @@ def compiled_plan(system):
     if fb is None:  # the path kernel's own output arrays are L and R
         layout = (geo, None, geo[5][2][0], geo[5][3][0], None, None, True)
     else:
-        layout = (geo, fb, np.zeros(system.n_m), np.zeros((system.n_q, system.n_m)),
+        layout = (geo, fb, np.zeros(paths.n_m), np.zeros((system.n_q, paths.n_m)),
                   paths.geo_cols if geo is not None else None, paths.fb_cols, True if geo is not None else None)
     ek, ev = encode(system._excitation)
     mus = (system.groups, ek, ev, np.zeros((7, system.n_m)), np.zeros(system.n_q), K.dynamics_workspace(cm.ints),
@@ -431,9 +464,46 @@ def compiled_plan(system):
                      f.lower_stiffness / w, f.damping / w, w * f.transition])
     clf = np.array(rows, dtype=float).reshape(-1, 7)
     ak, av = encode(system._controls)
+    pk, pv = encode(system._path_controls + [0.0] * len(system._passive))
     act = (np.array([a.coordinate for a in system.actuators], dtype=np.int64),
-           np.array([a.optimal_force for a in system.actuators], dtype=float), ak, av)
+           np.array([a.optimal_force for a in system.actuators], dtype=float), ak, av,
+           (path_forces[0], path_forces[1], pk, pv, *path_forces[2:]))
     return (prog, layout, mus, clf, act), ""
+
+
+def _path_force_arrays(system):
+    """(kind, parameters, curve row, curve ints, curve floats) of the system's path forces without muscle states,
+    in the order of ``system.path_force_names``; a string (the reason) if a Ligament's curve is not compilable."""
+    from osim_emb.core.compiled import _univariate_parameters  # adapter: the encoding of K._univariate
+    kind, par, row, curves = [], [], [], []
+    for _, optimal_force in system._path_actuators:
+        kind.append(PATH_ACTUATOR)
+        par.append((optimal_force, 0.0, 0.0))
+        row.append(0)
+    for f in system._passive:
+        p = f.parameters
+        if f.type == "PathSpring":
+            kind.append(PATH_SPRING)
+            par.append((p["stiffness"], p["resting_length"], p["dissipation"]))
+            row.append(0)
+            continue
+        enc = _univariate_parameters(p["force_length_curve"])
+        if enc is None:
+            return (f"Ligament {f.name!r}: its force-length curve ({type(p['force_length_curve']).__name__}) is "
+                    "evaluated in Python")
+        kind.append(LIGAMENT)
+        par.append((p["pcsa_force"], p["resting_length"], 0.0))
+        row.append(len(curves))
+        curves.append(enc)
+    ni = max([len(c[0]) for c in curves], default=1)
+    nf = max([len(c[1]) for c in curves], default=1)
+    cints = np.zeros((max(len(curves), 1), ni), dtype=np.int64)
+    cflts = np.zeros((max(len(curves), 1), nf))
+    for k, (i, f) in enumerate(curves):
+        cints[k, :len(i)] = i
+        cflts[k, :len(f)] = f
+    return (np.array(kind, dtype=np.int64), np.array(par, dtype=float).reshape(-1, 3),
+            np.array(row, dtype=np.int64), cints, cflts)
 
 
 def integrate_compiled(system, y0: np.ndarray, t_eval: np.ndarray, rtol: float, atol: float, plan=None):

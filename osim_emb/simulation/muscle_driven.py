@@ -1093,11 +1093,12 @@ def simulate_muscles(model: Model, t_end: float, excitations: Mapping[str, Excit
     joint functions, conditional path points linear in q, FunctionBasedPaths without moment-arm or
     lengthening-speed functions), and SciPy's ``"RK45"`` otherwise (the reason logged
     at INFO).  ``"BDF-jit"`` (:mod:`osim_emb.simulation.muscle_driven_bdf`, same conditions): variable-order
-    BDF/NDF compiled, with the structured Jacobian (2 n_q right-hand sides) and an n_q x n_q Newton system; for
-    stiff models (many muscles, light segments: fitted MoBL 0.1 s at rtol 1e-7 takes 0.2 s, RK45-jit 1 s).  Any other
-    name is passed to :func:`scipy.integrate.solve_ivp`, with the compiled right-hand side
+    BDF/NDF compiled, with the structured Jacobian (2 n_q right-hand sides) and an n_q x n_q Newton system;
+    for stiff models (many muscles, light segments: fitted MoBL 0.1 s at rtol 1e-7 takes 0.2 s, RK45-jit
+    1.6 s).  Any other name is passed to :func:`scipy.integrate.solve_ivp`, with the compiled right-hand side
     (and, for BDF, Radau and LSODA, its structured Jacobian) where the compiled integrators could run the
-    model.  ``attrs`` also holds the integrator's counts (``njev``, ``nlu``; BDF-jit: ``steps``, ``rejected``).  ``progress``: a progress bar
+    model.  ``attrs`` also holds the integrator's counts (``njev``, ``nlu``; BDF-jit: ``steps``,
+    ``rejected``).  ``progress``: a progress bar
     (:class:`osim_emb.progress.Progress`) over the output times the integration has passed (the compiled
     integrator: one step, done when it returns).
 

@@ -79,6 +79,20 @@ def _univariate_parameters(f: JointFunction):
     return None
 
 
+def univariate_rows(encoded) -> tuple[np.ndarray, np.ndarray]:
+    """One-input functions' (int parameters, float parameters) as zero-padded rows (ints (C, ni), floats (C, nf);
+    one zero row when there are none): row k is what ``compiled_kernels._univariate(ints[k], flts[k], 0, 0, x)``
+    evaluates (muscle curves, Ligament curves)."""
+    ni = max([len(e[0]) for e in encoded], default=1)
+    nf = max([len(e[1]) for e in encoded], default=1)
+    ints = np.zeros((max(len(encoded), 1), ni), dtype=np.int64)
+    flts = np.zeros((max(len(encoded), 1), nf))
+    for k, (i, f) in enumerate(encoded):
+        ints[k, :len(i)] = i
+        flts[k, :len(f)] = f
+    return ints, flts
+
+
 def raise_joint_function_error(model: Model, q: np.ndarray, exc: Exception):
     """A joint-variable program failed at the configurations q (a closed chain's Newton or projection): raise the
     detailed error (configuration, residual, condition number) through

@@ -516,7 +516,7 @@ class _SchutteGroup:
         """The compiled kernel's inputs: per-muscle parameters, the curve of each muscle (active, passive,
         tendon; -1 for the default passive exponential) and the distinct curves as padded rows of the
         compiled one-input function encoding of :mod:`osim_emb.core.compiled` (None when a curve has none)."""
-        from osim_emb.core.compiled import _univariate_parameters  # adapter: the encoding of K._univariate
+        from osim_emb.core.compiled import _univariate_parameters, univariate_rows  # adapter: K._univariate's encoding
         packed = np.ascontiguousarray(np.stack([self.fiso, self.lopt, self.lts, self.phi_opt, self.time_scale,
                                                 self.damping, self.act1, self.act2], axis=1).reshape(-1, 8))
         index = np.full((len(self.muscles), 3), -1, dtype=np.int64)
@@ -530,14 +530,7 @@ class _SchutteGroup:
                     return packed, index, None, None
                 index[idx, col] = len(encoded)
                 encoded.append(enc)
-        ni = max([len(e[0]) for e in encoded], default=1)
-        nf = max([len(e[1]) for e in encoded], default=1)
-        ints = np.zeros((max(len(encoded), 1), ni), dtype=np.int64)
-        flts = np.zeros((max(len(encoded), 1), nf))
-        for k, (i, f) in enumerate(encoded):
-            ints[k, :len(i)] = i
-            flts[k, :len(f)] = f
-        return packed, index, ints, flts
+        return (packed, index, *univariate_rows(encoded))
 
     def curve(self, which, x):
         out = np.empty_like(x)

@@ -474,7 +474,7 @@ def compiled_plan(system):
 def _path_force_arrays(system):
     """(kind, parameters, curve row, curve ints, curve floats) of the system's path forces without muscle states,
     in the order of ``system.path_force_names``; a string (the reason) if a Ligament's curve is not compilable."""
-    from osim_emb.core.compiled import _univariate_parameters  # adapter: the encoding of K._univariate
+    from osim_emb.core.compiled import _univariate_parameters, univariate_rows  # adapter: K._univariate's encoding
     kind, par, row, curves = [], [], [], []
     for _, optimal_force in system._path_actuators:
         kind.append(PATH_ACTUATOR)
@@ -495,13 +495,7 @@ def _path_force_arrays(system):
         par.append((p["pcsa_force"], p["resting_length"], 0.0))
         row.append(len(curves))
         curves.append(enc)
-    ni = max([len(c[0]) for c in curves], default=1)
-    nf = max([len(c[1]) for c in curves], default=1)
-    cints = np.zeros((max(len(curves), 1), ni), dtype=np.int64)
-    cflts = np.zeros((max(len(curves), 1), nf))
-    for k, (i, f) in enumerate(curves):
-        cints[k, :len(i)] = i
-        cflts[k, :len(f)] = f
+    cints, cflts = univariate_rows(curves)
     return (np.array(kind, dtype=np.int64), np.array(par, dtype=float).reshape(-1, 3),
             np.array(row, dtype=np.int64), cints, cflts)
 

@@ -25,7 +25,11 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1] / "tests"))
 
 
-def main() -> int:
+def main(argv=None) -> int:
+    import argparse
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", type=Path, default=HERE / "results", help="results folder (default results/)")
+    args = ap.parse_args(argv)
     import opensim as osim
     from test_smooth_paths import _legacy_elbow_model_with_quadrant
 
@@ -61,8 +65,8 @@ def main() -> int:
                              "agree_1e-8": int(agree[sel].sum()),
                              "opensim_over_1m": int((theirs[sel, 0] > 1.0).sum())})
     table = pd.DataFrame(rows)
-    (HERE / "results").mkdir(exist_ok=True)
-    table.to_csv(HERE / "results" / "hint_sides.csv", index=False)
+    args.out.mkdir(parents=True, exist_ok=True)
+    table.to_csv(args.out / "hint_sides.csv", index=False)
     print(table.to_string(index=False))
     return 0
 

@@ -121,3 +121,43 @@ def test_compiled_methods_refuse_bad_tolerances_and_output_times(arm26, kwargs, 
     for method in ("BDF-jit", "RK45-jit"):
         with pytest.raises(ValueError, match=message):
             simulate_muscles(arm26[0], 0.02, EXC, method=method, **kwargs)
+
+
+def test_mass_matrix_into_equals_the_dynamics_mass_matrix(arm26, models_dir):
+    """compiled_kernels.mass_matrix_into (the M of the structured Jacobian) against core.dynamics.mass_matrix, on
+    arm26 and on MoBL (13 couplers) at a non-default pose."""
+    from osim_emb import load_osim
+    from osim_emb.core import compiled_kernels as K
+    from osim_emb.core import dynamics as dyn
+    from osim_emb.core.compiled import compiled_model
+    for model in (arm26[0], load_osim(str(models_dir / "mobl_arms_holzbaur.osim"))):
+        lo, hi = model.coordinate_ranges.T
+        q = lo + 0.37 * (hi - lo)
+        cm = compiled_model(model)
+        out = np.empty((model.n_q, model.n_q))
+        K.mass_matrix_into(cm.ints, cm.flts, cm._no_ext, np.r_[q, np.zeros(model.n_q)],
+                           K.dynamics_workspace(cm.ints), out)
+        ref = dyn.mass_matrix(model, q)
+        np.testing.assert_allclose(out, ref.reshape(out.shape), rtol=1e-12, atol=1e-14 * np.abs(ref).max())
+
+
+@pytest.mark.parametrize("order, ratio", [(1, 0.5), (3, 0.2), (5, 1.7)])
+def test_rescaled_differences_represent_the_same_polynomial(order, ratio):
+    """_rescale: backward differences of a degree-`order` polynomial at spacing h, re-expressed for r h, equal the
+    backward differences computed directly from samples at spacing r h (the polynomial is interpolated exactly)."""
+    from osim_emb.simulation.muscle_driven_bdf import _rescale
+    rng = np.random.default_rng(order)
+    coef = rng.normal(size=(order + 1, 3))  # a vector polynomial p(s) in the step count s = (t - t_n) / h
+
+    def differences(spacing):
+        s = -spacing * np.arange(order + 1)  # t_n, t_n - h', ...
+        d = np.zeros((8, 3))
+        vals = np.array([np.polynomial.polynomial.polyval(x, coef) for x in s])  # (order + 1, 3)
+        for j in range(order + 1):  # D[j] = j-th backward difference at t_n
+            d[j] = vals[0]
+            vals = vals[:-1] - vals[1:]
+        return d
+
+    d = differences(1.0)
+    _rescale(d, order, ratio)
+    np.testing.assert_allclose(d[:order + 1], differences(ratio)[:order + 1], rtol=1e-12, atol=1e-12)

@@ -112,3 +112,19 @@ def test_reruns_one_script_into_a_scratch_folder(rerun, tmp_path):
     assert by_file["results/foot_shank_opensim.csv"].status == "missing"  # written by another script of the study
     assert (tmp_path / "newton_euler" / "results" / "notebook_vs_equation.png").is_file()
     assert {p.name: p.stat().st_mtime_ns for p in committed.iterdir()} == before
+
+
+def test_a_table_of_a_script_not_rerun_is_ignored_with_its_reason_not_missing(rerun, tmp_path):
+    """smooth_paths' corpus tables come from corpus.py, which the re-run leaves out: with the other tables present,
+    they are listed as ignored (with the rule's reason); another table absent is still missing."""
+    study = "smooth_paths"
+    out = tmp_path / study / "results"
+    shutil.copytree(VALIDATION / study / "results", out)
+    shutil.rmtree(out / "corpus")
+    report = tmp_path / "report.md"
+    assert rerun.main(["--studies", study, "--compare-only", str(tmp_path), "--report", str(report)]) == 0
+    text = report.read_text()
+    assert "results/corpus/corpus.csv | ignored" in text and "needs the model corpus" in text
+    (out / "hint_sides.csv").unlink()
+    assert rerun.main(["--studies", study, "--compare-only", str(tmp_path), "--report", str(report)]) == 1
+    assert "results/hint_sides.csv | missing" in report.read_text()

@@ -326,10 +326,10 @@ def test_path_actuators_are_left_out_and_summarized_by_type(models_dir, tmp_path
     with pytest.raises(MuscleSimulationError, match="unknown actuator"):
         MuscleDrivenSystem(model, controls={"BRAX": 0.5})
     for el in tree.iter("PathActuator"):  # a muscle type whose force model the import does not read: refused
-        el.tag = "RigidTendonMuscle"
-    tree.write(str(tmp_path / "arm26_rigid_tendon_muscles.osim"))
-    with pytest.raises(MuscleSimulationError, match=r"has 6 RigidTendonMuscle \(TRIlong, TRIlat"):
-        MuscleDrivenSystem(load_osim(str(tmp_path / "arm26_rigid_tendon_muscles.osim"), strict=False))
+        el.tag = "DeGrooteFregly2016Muscle"
+    tree.write(str(tmp_path / "arm26_degroote_muscles.osim"))
+    with pytest.raises(MuscleSimulationError, match=r"has 6 DeGrooteFregly2016Muscle \(TRIlong, TRIlat"):
+        MuscleDrivenSystem(load_osim(str(tmp_path / "arm26_degroote_muscles.osim"), strict=False))
 
 
 def _mobl_with(models_dir, tmp_path, keep):
@@ -696,3 +696,130 @@ def test_a_ligament_without_a_resting_length_is_refused_by_name(models_dir, tmp_
     tree.write(str(tmp_path / "arm26_bad_ligament.osim"))
     with pytest.raises(OsimImportError, match=r"arm26_bad_ligament.osim.*Ligament 'bad_ligament': resting_length"):
         MuscleDrivenSystem(load_osim(str(tmp_path / "arm26_bad_ligament.osim")))
+
+
+def _rigid_tendon_arm26(models_dir, tmp_path):
+    """arm26 with its six muscles made RigidTendonMuscles (their F_max, l_opt, l_TS, v_max kept): BRA pennate
+    (0.3 rad, the fibre-width branch), BIClong with its own force-velocity curve in the file (a
+    PiecewiseLinearFunction), the others on OpenSim's default curves."""
+    from lxml import etree
+    tree = etree.parse(str(models_dir / "arm26.osim"))
+    keep = ("GeometryPath", "appliesForce", "max_isometric_force", "optimal_fiber_length", "tendon_slack_length",
+            "pennation_angle_at_optimal", "max_contraction_velocity")
+    for el in list(tree.iter("Thelen2003Muscle")):
+        el.tag = "RigidTendonMuscle"
+        for c in list(el):
+            if c.tag not in keep:
+                el.remove(c)
+        if el.get("name") == "BRA":
+            el.find("pennation_angle_at_optimal").text = "0.3"
+        if el.get("name") == "BIClong":
+            fv = etree.SubElement(etree.SubElement(el, "force_velocity_curve"), "PiecewiseLinearFunction")
+            etree.SubElement(fv, "x").text = "-1 -0.5 0 0.5 1"
+            etree.SubElement(fv, "y").text = "0 0.2 1 1.4 1.6"
+    path = tmp_path / "arm26_rigid_tendon.osim"
+    tree.write(str(path))
+    return path
+
+
+def test_rigid_tendon_muscle_follows_opensims_definition(osim, models_dir, tmp_path):
+    """RigidTendonMuscle's fibre length, pennation, force-length-velocity multipliers and tendon force equal
+    OpenSim's getters at random poses, speeds and controls of arm26 (OpenSim's own evaluation of the file)."""
+    from osim_emb import load_osim
+    from osim_emb.muscles.hill import RigidTendonMuscle
+    from osim_emb.paths.geometry import lengths_and_moment_arms
+    path = _rigid_tendon_arm26(models_dir, tmp_path)
+    model = load_osim(str(path))
+    assert all(isinstance(m.parameters, RigidTendonMuscle) for m in model.muscles)
+    om = osim.Model(str(path))
+    ctrl = osim.PrescribedController()
+    names = [m.name for m in model.muscles]
+    acts = om.getActuators()
+    rng = np.random.default_rng(7)
+    u = rng.uniform(0.05, 1.0, len(names))
+    for i in range(acts.getSize()):
+        ctrl.addActuator(acts.get(i))
+        ctrl.prescribeControlForActuator(acts.get(i).getName(), osim.Constant(float(u[names.index(acts.get(i).getName())])))
+    om.addController(ctrl)
+    state = om.initSystem()
+    cs = om.getCoordinateSet()
+    worst = {}
+    for _ in range(6):
+        q = np.array([rng.uniform(-0.5, 1.0), rng.uniform(0.2, 2.2)])
+        qd = rng.uniform(-3.0, 3.0, 2)
+        for k, c in enumerate(model.coordinate_names):
+            cs.get(c).setValue(state, float(q[k]), False)
+            cs.get(c).setSpeedValue(state, float(qd[k]))
+        om.assemble(state)
+        om.realizeDynamics(state)
+        length, r = lengths_and_moment_arms(model, q[None], names)
+        speed = -(r[0].T @ qd)
+        for k, m in enumerate(model.muscles):
+            om_m = osim.Muscle.safeDownCast(om.getMuscles().get(m.name))
+            ours = m.parameters.rigid_tendon(length[0, k], speed[k])
+            pairs = {"fiber_length": (float(ours.fiber_length), om_m.getFiberLength(state)),
+                     "cos_pennation": (float(ours.cos_pennation), math.cos(om_m.getPennationAngle(state))),
+                     "fiber_velocity": (float(ours.fiber_velocity), om_m.getFiberVelocity(state)),
+                     "force_velocity": (float(ours.force_velocity), om_m.getForceVelocityMultiplier(state)),
+                     "active_force_length": (float(ours.active_force_length),
+                                             om_m.getActiveForceLengthMultiplier(state)),
+                     "tendon_force": (float(m.parameters.tendon_force(u[k], length[0, k], speed[k])),
+                                      om_m.getTendonForce(state))}
+            for what, (a, b) in pairs.items():
+                worst[what] = max(worst.get(what, 0.0), abs(a - b) / max(1.0, abs(b)))
+    print(f"[agreement] RigidTendonMuscle against OpenSim's getters (largest relative): {worst}")
+    assert max(worst.values()) < 1e-9
+
+
+def test_rigid_tendon_muscles_equal_opensim_manager(osim, models_dir, tmp_path):
+    """arm26 driven by six RigidTendonMuscles (a constant, a step and a sine excitation; the others 0), 0.08 s
+    against OpenSim's Manager, in the compiled integrators and SciPy's: coordinates, and the fibre lengths and
+    activations the table reports for the stateless muscles.  (Near 0.09 s a short path transient splits the
+    trajectories by tolerance: OpenSim at accuracy 1e-8 and RK45 at 1e-10 take one branch, OpenSim at 1e-10 or
+    1e-12 and DOP853 at 1e-12 the other, so the comparison stops before it.)"""
+    from osim_emb import load_osim
+    from osim_emb.opensim.muscle_simulation import opensim_muscle_simulation
+    from osim_emb.simulation.muscle_driven import MuscleDrivenSystem, simulate_muscles
+    path = _rigid_tendon_arm26(models_dir, tmp_path)
+    model = load_osim(str(path))
+    exc = {"BIClong": ExcitationSpec.parse("0.6"), "TRIlong": ExcitationSpec.parse("step:0.05:0.12:0.1:0.7"),
+           "BRA": ExcitationSpec.parse("sine:0.3:20:0:0.4")}
+    system = MuscleDrivenSystem(model, exc)
+    assert system.n_m == 0 and len(system.rigid_tendon_muscles) == 6
+    times = np.linspace(0.0, 0.08, 5)
+    ref = opensim_muscle_simulation(path, times, exc, accuracy=1e-10)
+    for method in ("RK45-jit", "BDF-jit", "RK45"):
+        ours = simulate_muscles(model, times[-1], exc, t_eval=times, rtol=1e-10, atol=1e-12, method=method,
+                                compiled=method != "RK45")
+        assert ours.attrs["method"] == method
+        assert np.ptp(ours["r_elbow_flex"]) > 0.05  # the elbow moves
+        assert {"BRA_fiber_length", "BRA_activation", "BRA_tendon_force"} <= set(ours.columns)
+        d = largest_differences(ours, ref)
+        print(f"[agreement] arm26 RigidTendonMuscles, 0.08 s ({method}): {d}")
+        assert d["q"] < 1e-7 and d["fiber_length"] < 1e-8 and d["activation"] < 1e-12
+    with pytest.raises(MuscleSimulationError, match="unknown muscle"):
+        MuscleDrivenSystem(model, {"BRAX": 0.5})
+
+
+def test_rigid_tendon_muscle_tension_by_hand_and_its_json_round_trip():
+    """F = F_max (u f_L f_V + clamp(f_PE, 0, 10)) cos(phi) with piecewise-linear curves computed by np.interp
+    (the fibre width sqrt((L - L_TS)^2 + w^2), w = l_opt sin(phi_opt)); the description survives model JSON."""
+    from osim_emb.core.functions import PiecewiseLinear
+    from osim_emb.muscles.hill import RigidTendonMuscle, muscle_from_dict
+    xs = np.array([0.0, 0.5, 1.0, 1.5, 2.0])
+    fl, fp, fv = np.array([0.0, 0.3, 1.0, 0.4, 0.0]), np.array([0.0, 0.0, 0.0, 4.0, 20.0]), np.array([0.0, 0.5, 1.0, 1.5, 1.8])
+    m = RigidTendonMuscle("m", max_isometric_force=400.0, optimal_fiber_length=0.1, tendon_slack_length=0.2,
+                          pennation_angle_at_optimal=0.25, max_contraction_velocity=5.0,
+                          active_force_length_curve=PiecewiseLinear(xs, fl), passive_force_length_curve=PiecewiseLinear(xs, fp),
+                          force_velocity_curve=PiecewiseLinear(xs - 1.0, fv))
+    w = 0.1 * math.sin(0.25)
+    for u, lmt, v in [(0.3, 0.29, 0.0), (0.8, 0.31, -0.2), (1.0, 0.36, 0.3), (0.5, 0.19, 0.1)]:
+        along = max(lmt - 0.2, 0.0)
+        lf = math.hypot(along, w)
+        ln, vn = lf / 0.1, v / (0.1 * 5.0)
+        expected = 400.0 * (u * np.interp(ln, xs, fl) * np.interp(vn, xs - 1.0, fv)
+                            + min(max(np.interp(ln, xs, fp), 0.0), 10.0)) * along / lf
+        assert float(m.tendon_force(u, lmt, v)) == pytest.approx(expected, rel=1e-12, abs=1e-12)
+    again = muscle_from_dict(m.to_dict())
+    assert isinstance(again, RigidTendonMuscle)
+    assert float(again.tendon_force(0.7, 0.33, -0.1)) == float(m.tendon_force(0.7, 0.33, -0.1))

@@ -1,5 +1,5 @@
 """Muscle descriptions from .osim XML: :func:`hill_muscle_from_xml` (Thelen2003Muscle,
-Schutte1993Muscle_Deprecated, Millard2012EquilibriumMuscle, PathActuator) and the parameters of
+Schutte1993Muscle_Deprecated, Millard2012EquilibriumMuscle, RigidTendonMuscle, PathActuator) and the parameters of
 ``CoordinateLimitForce`` / ``CoordinateActuator`` elements (:func:`coordinate_force_records`).
 
 The muscle models themselves are in :mod:`osim_emb.muscles.hill` (a lower layer, which reads no XML)."""
@@ -17,6 +17,7 @@ from osim_emb.muscles.hill import (
     Millard2012EquilibriumMuscle,
     MuscleModelError,
     RigidPathActuator,
+    RigidTendonMuscle,
     Schutte1993Muscle,
     Thelen2003Muscle,
 )
@@ -28,6 +29,7 @@ SUPPORTED_XML_TYPES = (
     "Thelen2003Muscle",
     "Schutte1993Muscle_Deprecated",
     "Millard2012EquilibriumMuscle",
+    "RigidTendonMuscle",
 )
 
 _COMMON_FLOATS = (
@@ -221,7 +223,7 @@ def hill_muscle_from_xml(element, parse_function: Callable | None = None, defaul
     object, then OpenSim's built-in default.
 
     Types: Thelen2003Muscle, Schutte1993Muscle_Deprecated,
-    Millard2012EquilibriumMuscle; PathActuator (tension = control x
+    Millard2012EquilibriumMuscle, RigidTendonMuscle; PathActuator (tension = control x
     optimal_force).  Other muscle types raise :class:`MuscleModelError`.
     """
     type_name = RENAMED_TYPES.get(_local(element.tag), _local(element.tag))
@@ -250,6 +252,8 @@ def hill_muscle_from_xml(element, parse_function: Callable | None = None, defaul
         cls = Schutte1993Muscle
     elif type_name == "Millard2012EquilibriumMuscle":
         cls = Millard2012EquilibriumMuscle
+    elif type_name == "RigidTendonMuscle":
+        cls = RigidTendonMuscle
     elif type_name == "PathActuator":
         cls = RigidPathActuator
     else:
@@ -308,13 +312,16 @@ def hill_muscle_from_xml(element, parse_function: Callable | None = None, defaul
                     kw[prop] = _parse_curve_object(cel, ccls, name, tag)
             return Millard2012EquilibriumMuscle(**kw)
 
-        if cls is Schutte1993Muscle:
-            for p in ("time_scale", "activation1", "activation2", "damping", "default_activation"):
-                kw[p] = props.float(p, dflt(p))
-            kw["default_fiber_length"] = props.float("default_fiber_length", kw["optimal_fiber_length"])
-            for prop in ("tendon_force_length_curve", "active_force_length_curve", "passive_force_length_curve"):
+        if cls is Schutte1993Muscle or cls is RigidTendonMuscle:
+            schutte = cls is Schutte1993Muscle
+            if schutte:
+                for p in ("time_scale", "activation1", "activation2", "damping", "default_activation"):
+                    kw[p] = props.float(p, dflt(p))
+                kw["default_fiber_length"] = props.float("default_fiber_length", kw["optimal_fiber_length"])
+            for prop in (("tendon_force_length_curve", "active_force_length_curve", "passive_force_length_curve")
+                         if schutte else RigidTendonMuscle.CURVES):
                 fel = _find_function_element(element, prop)
-                if fel is None and prop == "passive_force_length_curve":
+                if fel is None and prop == "passive_force_length_curve" and schutte:
                     # OpenSim flags the property as default and uses exp(8(l-1))/exp(4), whatever <defaults> says
                     kw[prop] = None
                     continue
@@ -334,7 +341,7 @@ def hill_muscle_from_xml(element, parse_function: Callable | None = None, defaul
                     raise MuscleModelError(
                         f"muscle {name!r}: cannot read property {prop!r} ({_local(fel.tag)}): {exc}"
                     ) from exc
-            return Schutte1993Muscle(**kw)
+            return cls(**kw)
 
         # PathActuator
         kw["optimal_force"] = props.float("optimal_force", dflt("optimal_force"))

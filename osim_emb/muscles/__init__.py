@@ -16,6 +16,7 @@ from osim_emb.muscles.hill import (
     Millard2012EquilibriumMuscle,
     MuscleModelError,
     RigidPathActuator,
+    RigidTendonMuscle,
     RigidTendonForces,
     Schutte1993Muscle,
     Thelen2003Muscle,
@@ -25,6 +26,6 @@ from osim_emb.muscles.hill import (
 __all__ = [
     "ActiveForceLengthCurve", "FiberForceLengthCurve", "ForceVelocityCurve", "ForceVelocityInverseCurve",
     "SmoothSegmentedCurve", "TendonForceLengthCurve",
-    "HillMuscle", "Millard2012EquilibriumMuscle", "MuscleModelError", "RigidPathActuator", "RigidTendonForces",
+    "HillMuscle", "Millard2012EquilibriumMuscle", "MuscleModelError", "RigidPathActuator", "RigidTendonForces", "RigidTendonMuscle",
     "Schutte1993Muscle", "Thelen2003Muscle", "muscle_from_dict",
 ]

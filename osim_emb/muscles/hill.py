@@ -1,7 +1,7 @@
 """Hill-type musculotendon models as OpenSim 4.6 defines them, batched over states.
 
 Immutable descriptions of OpenSim's ``Thelen2003Muscle``,
-``Schutte1993Muscle_Deprecated`` and ``Millard2012EquilibriumMuscle`` (plus
+``Schutte1993Muscle_Deprecated``, ``Millard2012EquilibriumMuscle`` and the stateless ``RigidTendonMuscle`` (plus
 :class:`RigidPathActuator` for any other path actuator: force = control x
 optimal_force); :func:`osim_emb.io.muscle_xml.hill_muscle_from_xml` reads them from .osim XML.
 
@@ -42,6 +42,7 @@ __all__ = [
     "Schutte1993Muscle",
     "Millard2012EquilibriumMuscle",
     "RigidPathActuator",
+    "RigidTendonMuscle",
     "muscle_from_dict",
     "deprecated_pennation",
     "MUSCLE_TYPES",
@@ -609,6 +610,100 @@ class RigidPathActuator(HillMuscle):
     def tendon_force(self, activation, mt_length, mt_velocity=0.0):
         r = self.rigid_tendon(mt_length, mt_velocity)
         return np.asarray(activation, dtype=float) * r.active
+
+
+# =============================================================================
+# RigidTendonMuscle (OpenSim's stateless muscle)
+# =============================================================================
+# OpenSim's built-in default curves of RigidTendonMuscle (knots of SimmSplines, RigidTendonMuscle.cpp)
+RIGID_TENDON_DEFAULT_CURVES: dict[str, tuple[tuple[float, ...], tuple[float, ...]]] = {
+    "active_force_length_curve": SCHUTTE_DEFAULT_CURVES["active_force_length_curve"],
+    "passive_force_length_curve": SCHUTTE_DEFAULT_CURVES["passive_force_length_curve"],
+    "force_velocity_curve": (
+        (-1.001, -1.0, -0.95, -0.9, -0.85, -0.8, -0.75, -0.7, -0.65, -0.6, -0.55, -0.5, -0.45, -0.4, -0.35, -0.3,
+         -0.25, -0.2, -0.15, -0.1, -0.05, 0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6,
+         0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 1.0),
+        (0.0, 0.0, 0.010417, 0.021739, 0.034091, 0.047619, 0.0625, 0.078947, 0.097222, 0.117647, 0.140625,
+         0.166667, 0.196429, 0.230769, 0.270833, 0.318182, 0.375, 0.444444, 0.53125, 0.642857, 0.791667, 1.0,
+         1.482014, 1.601571, 1.655791, 1.686739, 1.706751, 1.720753, 1.731099, 1.739055, 1.745365, 1.75049,
+         1.754736, 1.758312, 1.761364, 1.763999, 1.766298, 1.768321, 1.770115, 1.771717, 1.773155, 1.774455),
+    ),
+}
+
+SQRT_EPS = math.sqrt(np.finfo(float).eps)  # SimTK::SqrtEps
+
+
+@dataclass(frozen=True)
+class RigidTendonMuscle(HillMuscle):
+    """OpenSim ``RigidTendonMuscle``: no states; activation = control, tendon length = slack length.
+
+    Fibre length l_f = sqrt((l_MT - l_TS)_+^2 + w^2), w = l_opt sin(phi_opt) (only (l_MT - l_TS)_+ where
+    w <= SqrtEps), cos(phi) = (l_MT - l_TS)_+ / l_f; the fibre velocity is the path's lengthening speed (not
+    projected), normalized by l_opt v_max; tension F_max (a f_L(l~) f_V(v~) + clamp(f_PE(l~), 0, 10)) cos(phi)
+    (RigidTendonMuscle::calcMuscleLengthInfo, calcFiberVelocityInfo, computeActuation).  The three curves are
+    OpenSim functions of one variable (None: OpenSim's default SimmSpline)."""
+
+    active_force_length_curve: Any = None
+    passive_force_length_curve: Any = None
+    force_velocity_curve: Any = None
+    min_control: float = 0.0
+    max_control: float = 1.0
+
+    type_name: ClassVar[str] = "RigidTendonMuscle"
+    CURVES: ClassVar[tuple[str, ...]] = ("active_force_length_curve", "passive_force_length_curve",
+                                         "force_velocity_curve")
+
+    def __post_init__(self):
+        super().__post_init__()
+        if not self.max_contraction_velocity > 0:
+            raise MuscleModelError(f"RigidTendonMuscle {self.name!r}: max_contraction_velocity must be > 0")
+        for prop in self.CURVES:
+            f = getattr(self, prop)
+            if isinstance(f, dict):
+                from osim_emb.core.functions import function_from_dict
+
+                object.__setattr__(self, prop, function_from_dict(f))
+            elif f is not None and not hasattr(f, "evaluate"):
+                raise MuscleModelError(f"RigidTendonMuscle {self.name!r}: {prop} must be a function object "
+                                       f"(JointFunction interface), got {type(f).__name__}")
+
+    def curve(self, prop: str):
+        """The curve of ``prop``: the file's function or OpenSim's default SimmSpline."""
+        f = getattr(self, prop)
+        if f is not None:
+            return f
+        from osim_emb.core.functions import SimmSpline
+        return SimmSpline(*RIGID_TENDON_DEFAULT_CURVES[prop])
+
+    def active_force_length(self, norm_fiber_length):
+        return _eval_function(self.curve("active_force_length_curve"), norm_fiber_length)
+
+    def passive_force_length(self, norm_fiber_length):
+        return np.clip(_eval_function(self.curve("passive_force_length_curve"), norm_fiber_length), 0.0, 10.0)
+
+    def force_velocity(self, norm_fiber_velocity, activation=1.0):
+        return _eval_function(self.curve("force_velocity_curve"), norm_fiber_velocity) + 0.0 * np.asarray(
+            activation, dtype=float)
+
+    def rigid_tendon(self, mt_length, mt_velocity=0.0, fv_activation=1.0) -> RigidTendonForces:
+        lmt, vmt, _ = _broadcast(mt_length, mt_velocity, fv_activation)
+        along = np.maximum(lmt - self.tendon_slack_length, 0.0)
+        w = self.parallelogram_height
+        if w > SQRT_EPS:
+            lf = np.sqrt(along * along + w * w)
+            cphi = along / lf
+        else:
+            lf, cphi = along, np.ones_like(along)
+        lN = lf / self.optimal_fiber_length
+        vN = vmt / (self.optimal_fiber_length * self.max_contraction_velocity)
+        fal, fpe, fv = self.active_force_length(lN), self.passive_force_length(lN), self.force_velocity(vN)
+        fmax = self.max_isometric_force
+        return RigidTendonForces(lf, lN, np.arccos(np.clip(cphi, -1.0, 1.0)), cphi, vmt, vN, fal, fpe, fv,
+                                 fmax * fal * fv * cphi, fmax * fpe * cphi)
+
+    def tendon_force(self, activation, mt_length, mt_velocity=0.0):
+        """a A + P with a = the control as given (OpenSim neither clamps nor delays it)."""
+        return self.rigid_tendon(mt_length, mt_velocity).tendon_force(activation)
 
 
 MUSCLE_TYPES = dict(_REGISTRY)

@@ -45,8 +45,8 @@ from osim_emb.model import Model
 from osim_emb.muscles import curves as C
 from osim_emb.muscles import kernels as MK
 from osim_emb.simulation.excitations import ExcitationSpec, MuscleSimulationError, smooth_step
-from osim_emb.muscles.hill import (SIGNIFICANT_REAL, Millard2012EquilibriumMuscle, RigidPathActuator, Schutte1993Muscle,
-                                   Thelen2003Muscle, deprecated_pennation)
+from osim_emb.muscles.hill import (SIGNIFICANT_REAL, Millard2012EquilibriumMuscle, RigidPathActuator, RigidTendonMuscle,
+                                   Schutte1993Muscle, Thelen2003Muscle, deprecated_pennation)
 
 __all__ = ["CoordinateLimitForce", "CoordinateActuator", "MuscleDrivenSystem", "coordinate_forces_from_model",
            "ExcitationSpec", "thelen_initial_fiber_length", "schutte_initial_fiber_length",
@@ -786,10 +786,10 @@ class MuscleDrivenSystem:
                  opensim_compat: bool = True, wrapping: bool = True, compiled: bool = True):
         self.model = model
         self.opensim_compat, self.wrapping = opensim_compat, wrapping
-        muscles, skipped, path_actuators = [], [], []
+        muscles, skipped, path_actuators, stateless = [], [], [], []
         for mt in model.muscles:
             p = mt.parameters
-            if p is None:  # passive path forces (below), or a type whose force model is not read (RigidTendonMuscle)
+            if p is None:  # passive path forces (below), or a type whose force model is not read
                 if mt.type_name not in PASSIVE_PATH_FORCES:
                     skipped.append((mt.type_name, mt.name))
                 continue
@@ -797,6 +797,9 @@ class MuscleDrivenSystem:
                 continue
             if isinstance(p, RigidPathActuator):  # tension = control x optimal force along its path
                 path_actuators.append((mt.name, mt.type_name, p.optimal_force))
+                continue
+            if isinstance(p, RigidTendonMuscle):  # no states: a tension of length, speed and excitation
+                stateless.append(p)
                 continue
             if not isinstance(p, (Thelen2003Muscle, Millard2012EquilibriumMuscle, Schutte1993Muscle)):
                 skipped.append((mt.type_name, mt.name))
@@ -817,7 +820,8 @@ class MuscleDrivenSystem:
             has = "; ".join(f"{len(v)} {k} ({', '.join(v[:6])}{', ...' if len(v) > 6 else ''})"
                             for k, v in by_type.items())
             raise MuscleSimulationError("muscle-driven simulation supports Thelen2003Muscle, Millard2012Equilibrium"
-                                        f"Muscle and Schutte1993Muscle_Deprecated; model {model.name!r} has {has}")
+                                        "Muscle, Schutte1993Muscle_Deprecated and RigidTendonMuscle; model "
+                                        f"{model.name!r} has {has}")
         self.muscles = tuple(muscles)
         self.muscle_names = tuple(m.name for m in muscles)
         # rigid tendon (no fibre-length state: its entry of y stays constant) and activation = clamped excitation
@@ -834,12 +838,17 @@ class MuscleDrivenSystem:
         self.params = _ThelenArrays([m.parameters for m in muscles if isinstance(m.parameters, Thelen2003Muscle)])
         self.millard = _MillardGroup([m.parameters for m, k in zip(muscles, self._millard) if k])
         self.millard_rigid = _MillardGroup([m.parameters for m, k in zip(muscles, self._rigid) if k])
+        # RigidTendonMuscles: path forces whose tension follows from L, dL/dt and the excitation (columns after
+        # the driven PathActuators')
+        self.rigid_tendon_muscles = tuple(stateless)
         excitations = dict(excitations or {})
-        unknown = sorted(set(excitations) - set(self.muscle_names))
+        every = [*self.muscle_names, *(m.name for m in stateless)]
+        unknown = sorted(set(excitations) - set(every))
         if unknown:
             raise MuscleSimulationError(f"excitation for unknown muscle(s) {', '.join(unknown)}; "
-                                        f"muscles: {', '.join(self.muscle_names)}")
+                                        f"muscles: {', '.join(every)}")
         self._excitation = [excitations.get(n, default_excitation) for n in self.muscle_names]
+        self._stateless_excitation = [excitations.get(m.name, default_excitation) for m in stateless]
         limits, actuators = coordinate_forces_from_model(model) if coordinate_forces is None else coordinate_forces
         # the model's forces without a path of any kind (GeometryPath, FunctionBasedPath, Scholz2015GeometryPath)
         self._passive = passive_path_forces_from_model(model)
@@ -873,7 +882,8 @@ class MuscleDrivenSystem:
         self._paths = None
         # the path units the compiled route evaluates: the muscles', then the driven PathActuators' and the
         # PathSprings' and Ligaments' (columns n_m.. of its L and R)
-        self.path_force_names = [n for n, _ in self._path_actuators] + [f.name for f in self._passive]
+        self.path_force_names = ([n for n, _ in self._path_actuators] + [m.name for m in stateless]
+                                 + [f.name for f in self._passive])
         units = list(self.muscle_names) + self.path_force_names
         self._paths_refused = "" if units else "the model has no muscles or path forces"  # why not compiled
         if compiled and use_jit() and units:  # the paths compiled whatever the muscle model
@@ -925,22 +935,47 @@ class MuscleDrivenSystem:
     def generalized_forces(self, t: float, q: np.ndarray, qd: np.ndarray, tendon_force: np.ndarray,
                            r: np.ndarray) -> np.ndarray:
         tau = r @ tendon_force
-        if self._path_actuators or self._passive:  # path forces without muscle states (SciPy's route)
-            from osim_emb.paths.geometry import lengths_and_moment_arms
-            names = [n for n, _ in self._path_actuators] + [f.name for f in self._passive]
-            lp, rp = lengths_and_moment_arms(self.model, q[None], names, wrapping=self.wrapping,
-                                             opensim_compat=self.opensim_compat, allow_out_of_range=True)
-            # OpenSim's PathActuator: control x optimal force along its path (no clamping)
-            tension = [self._value(c, t) * f for c, (_, f) in zip(self._path_controls, self._path_actuators)]
-            speed = -(rp[0].T @ qd)
-            k = len(tension)
-            tension += [f.tension(lp[0, k + i], speed[k + i]) for i, f in enumerate(self._passive)]
-            tau = tau + rp[0] @ np.asarray(tension, dtype=float)
+        if self.path_force_names:  # path forces without muscle states (SciPy's route)
+            tension, rp = self.path_force_tensions(t, q, qd)
+            tau = tau + rp @ tension
         for f in self.limit_forces:
             tau[f.coordinate] += f.generalized_force(q[f.coordinate], qd[f.coordinate])
         for a, c in zip(self.actuators, self._controls):
             tau[a.coordinate] += self._value(c, t) * a.optimal_force
         return tau
+
+    def path_force_tensions(self, t: float, q: np.ndarray, qd: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Tensions [N] of the path forces without muscle states (``path_force_names``) and their moment arms
+        (n_q, E), by the numpy route: a PathActuator's control x optimal force (no clamping, as OpenSim), a
+        RigidTendonMuscle's :meth:`~osim_emb.muscles.hill.RigidTendonMuscle.tendon_force`, a PathSpring's or
+        Ligament's :meth:`PassivePathForce.tension`."""
+        from osim_emb.paths.geometry import lengths_and_moment_arms
+        lp, rp = lengths_and_moment_arms(self.model, q[None], self.path_force_names, wrapping=self.wrapping,
+                                         opensim_compat=self.opensim_compat, allow_out_of_range=True)
+        length, speed = lp[0], -(rp[0].T @ qd)
+        tension = [self._value(c, t) * f for c, (_, f) in zip(self._path_controls, self._path_actuators)]
+        for m, u in zip(self.rigid_tendon_muscles, self._stateless_excitation):
+            k = len(tension)
+            tension.append(float(m.tendon_force(self._value(u, t), length[k], speed[k])))
+        k = len(tension)
+        tension += [f.tension(length[k + i], speed[k + i]) for i, f in enumerate(self._passive)]
+        return np.asarray(tension, dtype=float), rp[0]
+
+    def rigid_tendon_muscle_outputs(self, t: float, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
+        """(activation, fibre length [m], tendon force [N]) of each RigidTendonMuscle at one state: (3, K)."""
+        if not self.rigid_tendon_muscles:
+            return np.zeros((3, 0))
+        from osim_emb.paths.geometry import lengths_and_moment_arms
+        names = [m.name for m in self.rigid_tendon_muscles]
+        lp, rp = lengths_and_moment_arms(self.model, q[None], names, wrapping=self.wrapping,
+                                         opensim_compat=self.opensim_compat, allow_out_of_range=True)
+        speed = -(rp[0].T @ qd)
+        out = np.empty((3, len(names)))
+        for k, (m, u) in enumerate(zip(self.rigid_tendon_muscles, self._stateless_excitation)):
+            a = self._value(u, t)
+            r = m.rigid_tendon(lp[0, k], speed[k])
+            out[:, k] = a, float(r.fiber_length), float(r.tendon_force(a))
+        return out
 
     # -- the right-hand side -------------------------------------------------------------------------
     def split(self, y: np.ndarray):
@@ -1148,7 +1183,15 @@ def simulate_muscles(model: Model, t_end: float, excitations: Mapping[str, Excit
             length, r = system.path_lengths(q)
             sol.y[2 * n + m:, i] = system.fiber_lengths(length, -(r.T @ qd), lf)
     columns = ["time", *system.state_names(), *[f"{n}_tendon_force" for n in system.muscle_names]]
-    out = pd.DataFrame(np.column_stack([sol.t, sol.y.T, forces]), columns=columns)  # one block: no consolidation
+    blocks = [sol.t, sol.y.T, forces]
+    if system.rigid_tendon_muscles:  # stateless muscles: what OpenSim's getters report, from the path
+        extra = np.array([system.rigid_tendon_muscle_outputs(t, *system.split(sol.y[:, i])[:2])
+                          for i, t in enumerate(sol.t)])  # (T, 3, K)
+        names = [m.name for m in system.rigid_tendon_muscles]
+        for j, what in enumerate(("activation", "fiber_length", "tendon_force")):
+            blocks.append(extra[:, j, :])
+            columns += [f"{n}_{what}" for n in names]
+    out = pd.DataFrame(np.column_stack(blocks), columns=columns)  # one block: no consolidation
     out.attrs["nfev"] = sol.nfev
     out.attrs["method"] = method
     out.attrs.update(sol.counts)

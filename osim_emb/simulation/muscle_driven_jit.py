@@ -145,21 +145,41 @@ def _rest(t, y, length, r, prog, mus, clf, act):  # pragma: no cover - compiled
 
 
 #: kinds of the path forces without muscle states (compiled_plan's ``act[4]``)
-PATH_ACTUATOR, PATH_SPRING, LIGAMENT = 0, 1, 2
+PATH_ACTUATOR, PATH_SPRING, LIGAMENT, RIGID_TENDON_MUSCLE = 0, 1, 2, 3
+SQRT_EPS = math.sqrt(np.finfo(np.float64).eps)  # SimTK::SqrtEps (RigidTendonMuscle's width threshold)
 
 
 @njit(error_model="numpy")
 def _path_forces(t, y, length, r, nm, path_forces, tau):  # pragma: no cover - compiled
     """tau += R_e T_e for the path units after the muscles (columns nm + e): a driven PathActuator (control x
-    optimal force), a PathSpring (k max(L - L0, 0) (1 + d dL/dt)), a Ligament (F_pcsa f(L / L0) where L > L0),
-    as OpenSim 4.6's getTension; ``path_forces`` = (kind, parameters (force, L0, dissipation), control kind,
-    control values, curve row, curve ints, curve floats)."""
+    optimal force), a RigidTendonMuscle (F_max (u f_L f_V + clamp(f_PE, 0, 10)) cos(phi), its curves in rows
+    crow, crow + 1, crow + 2), a PathSpring (k max(L - L0, 0) (1 + d dL/dt)), a Ligament (F_pcsa f(L / L0) where
+    L > L0), as OpenSim 4.6's getTension / computeActuation; ``path_forces`` = (kind, parameters (force, L0,
+    dissipation or width, l_opt, l_opt v_max), control kind, control values, curve row, curve ints, curve
+    floats)."""
     kind, par, ckind, cvals, crow, cints, cflts = path_forces
     nq = tau.shape[0]
     for e in range(kind.shape[0]):
         col = nm + e
         if kind[e] == PATH_ACTUATOR:
             tension = excitation_value(ckind[e], cvals[e], t) * par[e, 0]
+        elif kind[e] == RIGID_TENDON_MUSCLE:
+            speed = 0.0
+            for k in range(nq):
+                speed -= r[k, col] * y[nq + k]
+            along = length[col] - par[e, 1] if length[col] > par[e, 1] else 0.0
+            width = par[e, 2]
+            if width > SQRT_EPS:
+                lf = math.sqrt(along * along + width * width)
+                cphi = along / lf
+            else:
+                lf, cphi = along, 1.0
+            row = crow[e]
+            fl = K._univariate(cints[row], cflts[row], 0, 0, lf / par[e, 3])[0]
+            fp = K._univariate(cints[row + 1], cflts[row + 1], 0, 0, lf / par[e, 3])[0]
+            fv = K._univariate(cints[row + 2], cflts[row + 2], 0, 0, speed / par[e, 4])[0]
+            fp = min(max(fp, 0.0), 10.0)
+            tension = par[e, 0] * (excitation_value(ckind[e], cvals[e], t) * fl * fv + fp) * cphi
         elif kind[e] == PATH_SPRING:
             speed = 0.0
             for k in range(nq):
@@ -419,7 +439,8 @@ def compiled_plan(system):
     conditional = paths.plan.conditional if paths.plan is not None else []
     if not all(type(c) is Linear and c.coefficients.size == system.n_q for _, c, _ in conditional):
         return None, "a conditional path point depends on a coordinate through a nonlinear function"
-    specs = list(system._excitation) + list(system._controls) + list(system._path_controls)
+    specs = (list(system._excitation) + list(system._controls) + list(system._path_controls)
+             + list(system._stateless_excitation))
     if not all(isinstance(s, ExcitationSpec) or isinstance(s, (int, float)) for s in specs):
         return None, "an excitation or control is a Python function"
     path_forces = _path_force_arrays(system)
@@ -464,7 +485,7 @@ def compiled_plan(system):
                      f.lower_stiffness / w, f.damping / w, w * f.transition])
     clf = np.array(rows, dtype=float).reshape(-1, 7)
     ak, av = encode(system._controls)
-    pk, pv = encode(system._path_controls + [0.0] * len(system._passive))
+    pk, pv = encode(system._path_controls + system._stateless_excitation + [0.0] * len(system._passive))
     act = (np.array([a.coordinate for a in system.actuators], dtype=np.int64),
            np.array([a.optimal_force for a in system.actuators], dtype=float), ak, av,
            (path_forces[0], path_forces[1], pk, pv, *path_forces[2:]))
@@ -478,13 +499,24 @@ def _path_force_arrays(system):
     kind, par, row, curves = [], [], [], []
     for _, optimal_force in system._path_actuators:
         kind.append(PATH_ACTUATOR)
-        par.append((optimal_force, 0.0, 0.0))
+        par.append((optimal_force, 0.0, 0.0, 0.0, 0.0))
         row.append(0)
+    for m in system.rigid_tendon_muscles:
+        enc = [_univariate_parameters(m.curve(prop)) for prop in m.CURVES]
+        if any(e is None for e in enc):
+            bad = next(prop for prop, e in zip(m.CURVES, enc) if e is None)
+            return (f"RigidTendonMuscle {m.name!r}: its {bad} ({type(m.curve(bad)).__name__}) is evaluated in "
+                    "Python")
+        kind.append(RIGID_TENDON_MUSCLE)
+        par.append((m.max_isometric_force, m.tendon_slack_length, m.parallelogram_height, m.optimal_fiber_length,
+                    m.optimal_fiber_length * m.max_contraction_velocity))
+        row.append(len(curves))
+        curves.extend(enc)
     for f in system._passive:
         p = f.parameters
         if f.type == "PathSpring":
             kind.append(PATH_SPRING)
-            par.append((p["stiffness"], p["resting_length"], p["dissipation"]))
+            par.append((p["stiffness"], p["resting_length"], p["dissipation"], 0.0, 0.0))
             row.append(0)
             continue
         enc = _univariate_parameters(p["force_length_curve"])
@@ -492,11 +524,11 @@ def _path_force_arrays(system):
             return (f"Ligament {f.name!r}: its force-length curve ({type(p['force_length_curve']).__name__}) is "
                     "evaluated in Python")
         kind.append(LIGAMENT)
-        par.append((p["pcsa_force"], p["resting_length"], 0.0))
+        par.append((p["pcsa_force"], p["resting_length"], 0.0, 0.0, 0.0))
         row.append(len(curves))
         curves.append(enc)
     cints, cflts = univariate_rows(curves)
-    return (np.array(kind, dtype=np.int64), np.array(par, dtype=float).reshape(-1, 3),
+    return (np.array(kind, dtype=np.int64), np.array(par, dtype=float).reshape(-1, 5),
             np.array(row, dtype=np.int64), cints, cflts)
 
 

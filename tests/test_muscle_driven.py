@@ -823,3 +823,55 @@ def test_rigid_tendon_muscle_tension_by_hand_and_its_json_round_trip():
     again = muscle_from_dict(m.to_dict())
     assert isinstance(again, RigidTendonMuscle)
     assert float(again.tendon_force(0.7, 0.33, -0.1)) == float(m.tendon_force(0.7, 0.33, -0.1))
+
+
+def test_conditional_points_on_a_coupled_coordinate_in_the_compiled_integrator(osim, models_dir, tmp_path):
+    """A ConditionalPathPoint whose coordinate is a coupled coordinate (a curve of a generalized coordinate, as in
+    OpenSim's WristModel): BRA's two conditional points on MoBL made conditional on wrist_hand_r1 (a 3-knot
+    SimmSpline of deviation), range [-0.3, 0.1].  The compiled plan takes it; its right-hand side equals the numpy
+    route's on both sides of the threshold, its path lengths OpenSim's, and a run from a deviation just below
+    the threshold matches OpenSim's Manager."""
+    pytest.importorskip("numba")
+    from lxml import etree
+    from osim_emb import load_osim
+    from osim_emb.opensim.bridge import OpenSimReference
+    from osim_emb.opensim.muscle_simulation import opensim_muscle_simulation
+    from osim_emb.simulation import muscle_driven_jit as jit
+    from osim_emb.simulation.muscle_driven import MuscleDrivenSystem, simulate_muscles
+    tree = etree.parse(str(_mobl_with(models_dir, tmp_path, {"DELT1", "BRA", "ECRL", "ECU"})))
+    bra = next(e for e in tree.iter("Schutte1993Muscle_Deprecated") if e.get("name") == "BRA")
+    for cp in bra.iter("ConditionalPathPoint"):
+        cp.find("coordinate").text = "wrist_hand_r1"
+        cp.find("range").text = "-0.3 0.1"
+    path = tmp_path / "mobl_coupled_condition.osim"
+    tree.write(str(path))
+    model = load_osim(str(path))
+    exc = {"ECRL": ExcitationSpec.parse("1"), "ECU": ExcitationSpec.parse("0.5"), "BRA": ExcitationSpec.parse("0.5")}
+    fast, ref = MuscleDrivenSystem(model, exc), MuscleDrivenSystem(model, exc, compiled=False)
+    plan, why = jit.compiled_plan(fast)
+    assert plan is not None, why
+    k_dev = model.coordinate_index("deviation")
+    y0 = ref.initial_state()
+    rng = np.random.default_rng(3)
+    reference = OpenSimReference(str(path), model)
+    bra_col = ref.muscle_names.index("BRA")
+    for deviation in (-0.15, 0.0, 0.05, 0.12, 0.2, 0.35):  # wrist_hand_r1 from -0.22 to 0.38: both sides of 0.1
+        y = y0.copy()
+        y[:model.n_q] += rng.normal(size=model.n_q) * 0.05
+        y[k_dev] = deviation
+        y[model.n_q:2 * model.n_q] = rng.normal(size=model.n_q) * 0.05
+        a, b = jit.rhs(fast, plan, 0.01, y), ref.rhs(0.01, y)
+        assert np.allclose(a, b, rtol=1e-12, atol=1e-12 * np.abs(b).max())
+        reference.set_configuration(y[:model.n_q], names=model.coordinate_names, check=None)
+        length, _ = fast.path_lengths(y[:model.n_q])
+        assert length[bra_col] == pytest.approx(reference.muscle_length("BRA"), abs=1e-12)
+    q0 = model.default_q.copy()
+    q0[k_dev] = 0.08  # wrist_hand_r1 = 0.09: the points are active until the wrist deviates further
+    times = np.linspace(0.0, 0.02, 5)
+    refrun = opensim_muscle_simulation(path, times, exc, q0={"deviation": 0.08}, accuracy=1e-9)
+    for method in ("RK45-jit", "BDF-jit"):
+        ours = simulate_muscles(model, times[-1], exc, q0=q0, t_eval=times, method=method, rtol=1e-9, atol=1e-11)
+        d = largest_differences(ours, refrun)
+        print(f"[agreement] MoBL, BRA conditional on a coupled coordinate, 0.02 s ({method}): {d}")
+        assert d["q"] < 1e-6 and d["fiber_length"] < 1e-8
+    assert abs(refrun["q"][-1, refrun["names"].index("deviation")] - 0.08) > 0.01  # the wrist moves

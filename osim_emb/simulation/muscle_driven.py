@@ -1118,7 +1118,7 @@ def simulate_muscles(model: Model, t_end: float, excitations: Mapping[str, Excit
     ``"RK45-jit"`` (:mod:`osim_emb.simulation.muscle_driven_jit`: SciPy's step control, landing on the output
     times instead of interpolating to them; about 3x faster than SciPy's loop once numba has compiled it, a
     one-time cost of about a minute), where the model allows it (ExcitationSpec excitations, no Python-evaluated
-    joint functions, conditional path points linear in q, FunctionBasedPaths without moment-arm or
+    joint functions, conditional path points linear in q or on a coupled coordinate, FunctionBasedPaths without moment-arm or
     lengthening-speed functions), and SciPy's ``"RK45"`` otherwise (the reason logged
     at INFO).  ``"BDF-jit"`` (:mod:`osim_emb.simulation.muscle_driven_bdf`, same conditions): variable-order
     BDF/NDF compiled, with the structured Jacobian (2 n_q right-hand sides) and an n_q x n_q Newton system;

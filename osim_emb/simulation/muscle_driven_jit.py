@@ -90,11 +90,14 @@ def _pose_paths(y, v, g, nodes, ci, paths):  # pragma: no cover - compiled
     """The path kernel at the joint variables v, g of the program's nodes (allocation-free)."""
     args1, args2, val, grad, pa, out, cond, ws = paths[0]
     nq = grad.shape[2]
-    cpoint, ccoef, cint, clo, chi = cond  # conditional path points with linear conditions
+    # conditional path points: condition f(c . q + c0), f the identity (row -1) or a one-input curve
+    cpoint, ccoef, cint, clo, chi, crow, cints, cflts = cond
     for i in range(cpoint.shape[0]):
         c = cint[i]
         for k in range(nq):
             c += ccoef[i, k] * y[k]
+        if crow[i] >= 0:
+            c = K._univariate(cints[crow[i]], cflts[crow[i]], 0, 0, c)[0]
         pa[0, cpoint[i]] = c >= clo[i] - 1e-5 and c <= chi[i] + 1e-5
     for j in range(ci.shape[0]):
         val[0, ci[j]] = v[0, nodes[j]]
@@ -433,12 +436,14 @@ def compiled_plan(system):
         return None, system._paths_refused or "numba is off or compiled=False"
     if not system.compiled:
         return None, "a Schutte1993Muscle_Deprecated curve is not compilable"
-    from osim_emb.core.functions import Linear
+    from osim_emb.core.compiled import univariate_rows
     if paths.python or paths.jv.externals or paths.cm.externals:
         return None, "the model has joint functions evaluated in Python"
     conditional = paths.plan.conditional if paths.plan is not None else []
-    if not all(type(c) is Linear and c.coefficients.size == system.n_q for _, c, _ in conditional):
-        return None, "a conditional path point depends on a coordinate through a nonlinear function"
+    conditions = [_condition(c, system.n_q) for _, c, _ in conditional]
+    if any(c is None for c in conditions):
+        return None, ("a conditional path point depends on the coordinates through a function other than a "
+                      "one-input curve of a linear combination")
     specs = (list(system._excitation) + list(system._controls) + list(system._path_controls)
              + list(system._stateless_excitation))
     if not all(isinstance(s, ExcitationSpec) or isinstance(s, (int, float)) for s in specs):
@@ -459,11 +464,15 @@ def compiled_plan(system):
     jv, cm = paths.jv, paths.cm
     prog = (jv.ints, jv.flts, jv._no_ext, np.ascontiguousarray(paths.nodes), np.ascontiguousarray(paths.ci),
             paths._zero_qd, cm.ints, cm.flts, cm._no_ext)
+    curves = [c[2] for c in conditions if c[2] is not None]
+    rows = np.cumsum([c[2] is not None for c in conditions]) - 1
     cond = (np.array([k for k, _, _ in conditional], dtype=np.int64),
-            np.array([c.coefficients for _, c, _ in conditional], dtype=float).reshape(-1, system.n_q),
-            np.array([c.intercept for _, c, _ in conditional], dtype=float),
+            np.array([c[0] for c in conditions], dtype=float).reshape(-1, system.n_q),
+            np.array([c[1] for c in conditions], dtype=float),
             np.array([r[0] for _, _, r in conditional], dtype=float),
-            np.array([r[1] for _, _, r in conditional], dtype=float))
+            np.array([r[1] for _, _, r in conditional], dtype=float),
+            np.array([rows[i] if c[2] is not None else -1 for i, c in enumerate(conditions)], dtype=np.int64),
+            *univariate_rows(curves))
     geo = None
     if paths.plan is not None:
         geo = (paths._args1, paths._args2, paths._val.copy(), paths._grad.copy(), paths._pa.copy(),
@@ -490,6 +499,21 @@ def compiled_plan(system):
            np.array([a.optimal_force for a in system.actuators], dtype=float), ak, av,
            (path_forces[0], path_forces[1], pk, pv, *path_forces[2:]))
     return (prog, layout, mus, clf, act), ""
+
+
+def _condition(f, n_q):
+    """(coefficients, intercept, curve encoding or None) of a conditional path point's condition f(q): a linear
+    combination of q, or a one-input curve of one (a coupled coordinate's, e.g. the WristModel's auxiliary
+    coordinates); None for anything else."""
+    from osim_emb.core.compiled import _univariate_parameters
+    from osim_emb.core.functions import Composite, Linear
+    if type(f) is Linear and f.coefficients.size == n_q:
+        return f.coefficients, f.intercept, None
+    if type(f) is Composite and len(f.inners) == 1:
+        inner, enc = f.inners[0], _univariate_parameters(f.outer)
+        if type(inner) is Linear and inner.coefficients.size == n_q and enc is not None:
+            return inner.coefficients, inner.intercept, enc
+    return None
 
 
 def _path_force_arrays(system):

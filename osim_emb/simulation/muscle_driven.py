@@ -719,20 +719,38 @@ class _CompiledPaths:
         self.n_q, self.n_f, self.n_m = nq, nf, len(units)
         self.ci = np.array([c[0] for c in self.compiled], dtype=np.intp)
         self.ck = np.array([c[1] for c in self.compiled], dtype=np.intp)
-        self.opensim_compat = bool(opensim_compat)
+        self.opensim_compat, self.wrapping = bool(opensim_compat), bool(wrapping)
         self._zero_qd = np.zeros((1, nq))
         self.nodes = self.jv._frame_nodes[self.ck - 1] if self.ck.size else self.ck
         self._val, self._grad = np.zeros((1, nf)), np.zeros((1, nf, nq))
         if self.plan is None:
             return
-        plan = self.plan
+        self._pa, self._args1, self._args2, self._out = self.kernel_arrays(self.plan, len(geometric))
+
+    def uniform_arrays(self) -> tuple:
+        """(path plan, point activity, kernel argument tuples, kernel outputs, function-based program) with an
+        empty plan or program standing in where the model has no such units: the compiled integrators' one
+        layout (:func:`osim_emb.simulation.muscle_driven_jit.compiled_plan`)."""
+        from osim_emb.paths.geometry import _jit_plan
+        if self.plan is not None:
+            plan, arrays = self.plan, (self._pa, self._args1, self._args2, self._out)
+        else:
+            plan = _jit_plan(self.model, [], self.wrapping)
+            arrays = self.kernel_arrays(plan, 0)
+        fb = (self.function_based.work_copy() if self.function_based is not None
+              else _FunctionPaths(self.model, []).args)
+        return (plan, *arrays, fb)
+
+    def kernel_arrays(self, plan, n_units: int) -> tuple:
+        """(point activity, the path kernel's two argument tuples, its output arrays) of a path plan."""
         mp, mw = plan.path[0], plan.path[1]
         pt_body, pt_loc = plan.points
-        self._pa = np.ones((1, pt_body.shape[0]), dtype=np.bool_)
-        self._args1 = (*plan.kin, *plan.bodies, pt_body, pt_loc)
-        self._args2 = (*plan.wraps, *plan.frames, *plan.path, self.opensim_compat, True)
-        self._out = (np.empty((1, mp[-1], 3)), np.empty((1, mw[-1], 4, 4)), np.zeros((1, len(geometric))),
-                     np.zeros((1, nq, len(geometric))))
+        pa = np.ones((1, pt_body.shape[0]), dtype=np.bool_)
+        args1 = (*plan.kin, *plan.bodies, pt_body, pt_loc)
+        args2 = (*plan.wraps, *plan.frames, *plan.path, self.opensim_compat, True)
+        out = (np.empty((1, mp[-1], 3)), np.empty((1, mw[-1], 4, 4)), np.zeros((1, n_units)),
+               np.zeros((1, self.n_q, n_units)))
+        return pa, args1, args2, out
 
     def _geometric(self, q2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         from osim_emb.core import compiled_kernels as K

@@ -33,8 +33,9 @@ __all__ = ["compiled_plan", "integrate_compiled", "rhs", "jacobian"]
 def _paths(y, prog, paths):  # pragma: no cover - compiled
     """L (M,) and R (nq, M) at q = y[:nq] (the plan's output arrays, overwritten by the next call): the geometric
     units by the path kernel, the function-based ones by their joint-variable program.  ``paths`` = (geometric
-    plan or None, function-based program or None, L, R, columns of the geometric units (None: L and R are the
-    kernel's own output), columns of the function-based ones, None when no unit is geometric)."""
+    plan, function-based program, L, R, columns of the geometric units, columns of the function-based ones,
+    whether any unit is geometric).  One layout for every model (an empty plan or program where a model has no
+    such units), so that numba compiles the integrators once."""
     _geometric_paths(y, prog, paths, paths[6])  # (nested tuples passed whole: taking one out costs reference counts)
     function_path_lengths(y, paths[1], paths[5], paths[2], paths[3])
     return paths[2], paths[3]
@@ -42,7 +43,7 @@ def _paths(y, prog, paths):  # pragma: no cover - compiled
 
 @njit(error_model="numpy")
 def _geometric_paths(y, prog, paths, present):  # pragma: no cover - compiled
-    if present is None:
+    if not present:
         return
     ints, flts, ext, nodes, ci, zero_qd, _, _, _ = prog
     nq = zero_qd.shape[1]
@@ -56,9 +57,7 @@ def _geometric_paths(y, prog, paths, present):  # pragma: no cover - compiled
 
 @njit(error_model="numpy", _nrt=False)
 def _scatter(paths, cols):  # pragma: no cover - compiled
-    """The geometric units' L and R into their columns of the plan's L and R (mixed models)."""
-    if cols is None:
-        return
+    """The geometric units' L and R into their columns of the plan's L and R."""
     out = paths[0][5]
     length, r = paths[2], paths[3]
     for j in range(cols.shape[0]):
@@ -71,8 +70,8 @@ def _scatter(paths, cols):  # pragma: no cover - compiled
 def function_path_lengths(q, fb, cols, length, r):  # pragma: no cover - compiled
     """Function-based units at q (its first n_q entries): L[cols[m]] = l_m(c(q)), R[:, cols[m]] = -dl_m/dq by the
     program ``fb`` = (ints, flts, ext, top nodes, value, gradient, H-product and direction work arrays, chains) of
-    :class:`osim_emb.simulation.muscle_driven._FunctionPaths` (no second derivatives); nothing when fb is None."""
-    if fb is None:
+    :class:`osim_emb.simulation.muscle_driven._FunctionPaths` (no second derivatives); nothing without units."""
+    if cols.shape[0] == 0:
         return
     ints, flts, ext, top, val, grad, hq, dirs, chains = fb
     K.eval_program(ints, flts, ext, q, dirs, False, val, grad, hq, chains)
@@ -473,17 +472,12 @@ def compiled_plan(system):
             np.array([r[1] for _, _, r in conditional], dtype=float),
             np.array([rows[i] if c[2] is not None else -1 for i, c in enumerate(conditions)], dtype=np.int64),
             *univariate_rows(curves))
-    geo = None
-    if paths.plan is not None:
-        geo = (paths._args1, paths._args2, paths._val.copy(), paths._grad.copy(), paths._pa.copy(),
-               tuple(o.copy() for o in paths._out), cond,
-               pose_workspace(paths.n_f, paths.n_q, paths.plan.bodies[0], *paths.plan.path[:3]))
-    fb = paths.function_based.work_copy() if paths.function_based is not None else None
-    if fb is None:  # the path kernel's own output arrays are L and R
-        layout = (geo, None, geo[5][2][0], geo[5][3][0], None, None, True)
-    else:
-        layout = (geo, fb, np.zeros(paths.n_m), np.zeros((system.n_q, paths.n_m)),
-                  paths.geo_cols if geo is not None else None, paths.fb_cols, True if geo is not None else None)
+    # one layout whatever the units (an empty plan or program stands in), so that numba compiles one version
+    gplan, pa, args1, args2, out, fb = paths.uniform_arrays()
+    geo = (args1, args2, paths._val.copy(), paths._grad.copy(), pa.copy(), tuple(o.copy() for o in out), cond,
+           pose_workspace(paths.n_f, paths.n_q, gplan.bodies[0], *gplan.path[:3]))
+    layout = (geo, fb, np.zeros(paths.n_m), np.zeros((system.n_q, paths.n_m)), paths.geo_cols, paths.fb_cols,
+              paths.plan is not None)
     ek, ev = encode(system._excitation)
     mus = (system.groups, ek, ev, np.zeros((7, system.n_m)), np.zeros(system.n_q), K.dynamics_workspace(cm.ints),
            np.zeros((0, K.SPRING_FLOATS)))

@@ -214,3 +214,21 @@ def test_compiled_jacobian_equals_central_differences_of_the_numpy_route(models_
     print("largest column error of the compiled Jacobian", column_error.max())
     assert column_error.max() < 1e-4, column_error  # forward differences: 9e-6 here
     np.testing.assert_allclose(jit.rhs(system, plan, 0.03, y), reference.rhs(0.03, y), rtol=1e-12, atol=1e-9)
+
+
+def test_every_model_gives_the_compiled_integrators_one_plan_type(fitted, models_dir, tmp_path):
+    """numba compiles a kernel once per argument type: the plans of a geometric, an all-function-based and a mixed
+    model, with and without conditional points, couplers, limit forces and Schutte muscles (MoBL), have one numba
+    type (before round 8 they had three, and the integrators were compiled three times, minutes of CI)."""
+    import numba
+    from osim_emb import load_osim
+    from osim_emb.simulation.muscle_driven import MuscleDrivenSystem
+    from osim_emb.simulation.muscle_driven_jit import compiled_plan
+    models = [fitted["all"][0], fitted["mixed"][0], load_osim(str(models_dir / "arm26.osim")),
+              load_osim(str(models_dir / "leg6dof9musc.osim")), load_osim(str(models_dir / "mobl_arms_holzbaur.osim"))]
+    types = set()
+    for model in models:
+        plan, why = compiled_plan(MuscleDrivenSystem(model, EXC if model.name.startswith("arm26") else {}))
+        assert plan is not None, why
+        types.add(str(numba.typeof(plan)))
+    assert len(types) == 1

@@ -49,8 +49,9 @@ def cmd_simulate_muscles(args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    s = sub.add_parser("simulate-muscles", help="muscle-driven forward simulation (Thelen2003 and Millard2012 with "
-                                                "activation and compliant tendons, as OpenSim's Manager)")
+    s = sub.add_parser("simulate-muscles", help="muscle-driven forward simulation (Thelen2003, Millard2012 and "
+                                                "Schutte1993 with activation and compliant tendons, RigidTendonMuscle, "
+                                                "path actuators and springs, as OpenSim's Manager)")
     s.add_argument("model", help=".osim model")
     s.add_argument("-o", "--output", required=True, help="output .sto file")
     s.add_argument("--excitation", action="append", metavar="MUSCLE=SPEC",

@@ -62,13 +62,15 @@ def study_one(path: str, t_end: float, method: str = "auto") -> dict:
         system = MuscleDrivenSystem(model)
     except MuscleSimulationError as err:
         return {**row, "status": "refused", "reason": str(err)[:300]}
-    row["muscles"] = system.n_m
+    driven = set(system.muscle_names) | {m.name for m in system.rigid_tendon_muscles}
+    names = [m.name for m in model.muscles if m.name in driven]  # file order, stateless muscles included
+    row["muscles"] = len(names)
     if method.endswith("-jit"):
         from osim_emb.simulation.muscle_driven_jit import compiled_plan
         plan, why = compiled_plan(system)
         if plan is None:
             return {**row, "status": "refused", "reason": f"{method}: {why}"[:300]}
-    exc = excitations(list(system.muscle_names))
+    exc = excitations(names)
     times = np.linspace(0.0, t_end, 6)
     t0 = time.perf_counter()
     try:

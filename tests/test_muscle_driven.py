@@ -875,3 +875,33 @@ def test_conditional_points_on_a_coupled_coordinate_in_the_compiled_integrator(o
         print(f"[agreement] MoBL, BRA conditional on a coupled coordinate, 0.02 s ({method}): {d}")
         assert d["q"] < 1e-6 and d["fiber_length"] < 1e-8
     assert abs(refrun["q"][-1, refrun["names"].index("deviation")] - 0.08) > 0.01  # the wrist moves
+
+
+def test_a_rigid_tendon_curve_the_compiled_encoding_lacks_keeps_scipys_route(osim, models_dir, tmp_path, caplog):
+    """BIClong's force-velocity curve a Constant (f_V = 1, which the compiled curve encoding does not take): the
+    compiled plan names the muscle and the curve, method "auto" says so and runs SciPy's RK45 on the numpy route,
+    which matches OpenSim's Manager."""
+    import logging
+    from lxml import etree
+    from osim_emb import load_osim
+    from osim_emb.opensim.muscle_simulation import opensim_muscle_simulation
+    from osim_emb.simulation import muscle_driven_jit as jit
+    from osim_emb.simulation.muscle_driven import MuscleDrivenSystem, simulate_muscles
+    tree = etree.parse(str(_rigid_tendon_arm26(models_dir, tmp_path)))
+    bic = next(e for e in tree.iter("RigidTendonMuscle") if e.get("name") == "BIClong")
+    bic.remove(bic.find("force_velocity_curve"))
+    const = etree.SubElement(etree.SubElement(bic, "force_velocity_curve"), "Constant")
+    etree.SubElement(const, "value").text = "1"
+    path = tmp_path / "arm26_rigid_tendon_constant_fv.osim"
+    tree.write(str(path))
+    model = load_osim(str(path))
+    exc = {"BIClong": ExcitationSpec.parse("0.6")}
+    plan, why = jit.compiled_plan(MuscleDrivenSystem(model, exc))
+    assert plan is None and "RigidTendonMuscle 'BIClong'" in why and "force_velocity_curve (Constant)" in why
+    times = np.linspace(0.0, 0.03, 4)
+    with caplog.at_level(logging.INFO, logger="osim_emb.simulation.muscle_driven"):
+        ours = simulate_muscles(model, times[-1], exc, t_eval=times, rtol=1e-10, atol=1e-12)
+    assert ours.attrs["method"] == "RK45" and "force_velocity_curve (Constant)" in caplog.text
+    d = largest_differences(ours, opensim_muscle_simulation(path, times, exc, accuracy=1e-10))
+    print(f"[agreement] arm26 RigidTendonMuscles, BIClong's f_V constant, 0.03 s (RK45): {d}")
+    assert d["q"] < 1e-7 and d["fiber_length"] < 1e-8

@@ -905,3 +905,29 @@ def test_a_rigid_tendon_curve_the_compiled_encoding_lacks_keeps_scipys_route(osi
     d = largest_differences(ours, opensim_muscle_simulation(path, times, exc, accuracy=1e-10))
     print(f"[agreement] arm26 RigidTendonMuscles, BIClong's f_V constant, 0.03 s (RK45): {d}")
     assert d["q"] < 1e-7 and d["fiber_length"] < 1e-8
+
+
+def test_a_ligament_curve_the_compiled_encoding_lacks_is_named(models_dir, tmp_path):
+    """A Ligament whose force-length curve is a Constant (not in the compiled curve encoding): the compiled plan
+    names the Ligament and the curve type, and the numpy route applies the curve (F_pcsa x 1 beyond the resting
+    length, 0 below)."""
+    import copy
+    from lxml import etree
+    from osim_emb import load_osim
+    from osim_emb.simulation import muscle_driven_jit as jit
+    from osim_emb.simulation.muscle_driven import MuscleDrivenSystem
+    tree = etree.parse(str(models_dir / "arm26.osim"))
+    bra = next(e for e in tree.iter("Thelen2003Muscle") if e.get("name") == "BRA")
+    el = etree.SubElement(bra.getparent(), "Ligament", name="bra_ligament")
+    el.append(copy.deepcopy(bra.find("GeometryPath")))
+    etree.SubElement(el, "resting_length").text = "0.1"
+    etree.SubElement(el, "pcsa_force").text = "250"
+    etree.SubElement(etree.SubElement(el, "force_length_curve"), "Constant").append(etree.Element("value"))
+    el.find("force_length_curve/Constant/value").text = "1"
+    path = tmp_path / "arm26_constant_ligament.osim"
+    tree.write(str(path))
+    system = MuscleDrivenSystem(load_osim(str(path)))
+    plan, why = jit.compiled_plan(system)
+    assert plan is None and "Ligament 'bra_ligament'" in why and "(Constant)" in why
+    ligament = system._passive[0]
+    assert ligament.tension(0.12, 0.0) == pytest.approx(250.0) and ligament.tension(0.09, 0.0) == 0.0

@@ -36,15 +36,14 @@ def _paths(y, prog, paths):  # pragma: no cover - compiled
     plan, function-based program, L, R, columns of the geometric units, columns of the function-based ones,
     whether any unit is geometric).  One layout for every model (an empty plan or program where a model has no
     such units), so that numba compiles the integrators once."""
-    _geometric_paths(y, prog, paths, paths[6])  # (nested tuples passed whole: taking one out costs reference counts)
+    if paths[6]:  # (tested here: a call passing the plan's ~90 arrays costs their reference counts, ~3 us)
+        _geometric_paths(y, prog, paths)  # (nested tuples passed whole: taking one out costs reference counts)
     function_path_lengths(y, paths[1], paths[5], paths[2], paths[3])
     return paths[2], paths[3]
 
 
 @njit(error_model="numpy")
-def _geometric_paths(y, prog, paths, present):  # pragma: no cover - compiled
-    if not present:
-        return
+def _geometric_paths(y, prog, paths):  # pragma: no cover - compiled
     ints, flts, ext, nodes, ci, zero_qd, _, _, _ = prog
     nq = zero_qd.shape[1]
     q2 = np.empty((1, nq))

@@ -32,7 +32,7 @@ from typing import Any, ClassVar, NamedTuple
 import numpy as np
 
 from osim_emb.muscles import curves as C
-from osim_emb.muscles.kernels import SIGNIFICANT_REAL  # SimTK::SignificantReal
+from osim_emb.muscles.kernels import SIGNIFICANT_REAL, SQRT_EPS  # SimTK::SignificantReal, SqrtEps
 
 __all__ = [
     "MuscleModelError",
@@ -629,9 +629,6 @@ RIGID_TENDON_DEFAULT_CURVES: dict[str, tuple[tuple[float, ...], tuple[float, ...
          1.754736, 1.758312, 1.761364, 1.763999, 1.766298, 1.768321, 1.770115, 1.771717, 1.773155, 1.774455),
     ),
 }
-
-SQRT_EPS = math.sqrt(np.finfo(float).eps)  # SimTK::SqrtEps
-
 
 @dataclass(frozen=True)
 class RigidTendonMuscle(HillMuscle):

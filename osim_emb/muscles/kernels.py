@@ -322,6 +322,7 @@ MILLARD_FIELDS = ("fiso", "lopt", "lts", "vmax", "beta", "tau_act", "tau_deact",
                   "phi_max", "lmin_pennation", "pennated", "direct")
 #: SimTK::SignificantReal (eps^(7/8)); e.g. a rigid tendon shorter than its slack length by more is buckled
 SIGNIFICANT_REAL = float(np.finfo(float).eps ** (7.0 / 8.0))
+SQRT_EPS = float(np.sqrt(np.finfo(float).eps))  # SimTK::SqrtEps
 
 
 def millard_parameters(muscles, fal_fv, fv_inverse):

@@ -44,6 +44,7 @@ from osim_emb.core._accel import use_jit
 from osim_emb.model import Model
 from osim_emb.muscles import curves as C
 from osim_emb.muscles import kernels as MK
+from osim_emb.muscles.kernels import SQRT_EPS  # SimTK::SqrtEps
 from osim_emb.simulation.excitations import ExcitationSpec, MuscleSimulationError, smooth_step
 from osim_emb.muscles.hill import (SIGNIFICANT_REAL, Millard2012EquilibriumMuscle, RigidPathActuator, RigidTendonMuscle,
                                    Schutte1993Muscle, Thelen2003Muscle, deprecated_pennation)
@@ -54,7 +55,6 @@ __all__ = ["CoordinateLimitForce", "CoordinateActuator", "MuscleDrivenSystem", "
 
 log = logging.getLogger(__name__)
 
-SQRT_EPS = math.sqrt(np.finfo(float).eps)  # SimTK::SqrtEps
 
 
 # =============================================================================

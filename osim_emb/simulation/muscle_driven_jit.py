@@ -22,7 +22,7 @@ import numpy as np
 from osim_emb.core._accel import njit
 from osim_emb.core import compiled_kernels as K
 from osim_emb.core.closed_chain_kernels import solve_linear
-from osim_emb.muscles.kernels import muscle_derivatives
+from osim_emb.muscles.kernels import SQRT_EPS, muscle_derivatives
 from osim_emb.paths.wrapping._kernels_muscles import pose_lengths_moment_arms, pose_workspace
 from osim_emb.simulation.excitations import EXCITATION_KINDS, ExcitationSpec, excitation_value, smooth_step
 
@@ -147,7 +147,6 @@ def _rest(t, y, length, r, prog, mus, clf, act):  # pragma: no cover - compiled
 
 #: kinds of the path forces without muscle states (compiled_plan's ``act[4]``)
 PATH_ACTUATOR, PATH_SPRING, LIGAMENT, RIGID_TENDON_MUSCLE = 0, 1, 2, 3
-SQRT_EPS = math.sqrt(np.finfo(np.float64).eps)  # SimTK::SqrtEps (RigidTendonMuscle's width threshold)
 
 
 @njit(error_model="numpy")

@@ -931,3 +931,17 @@ def test_a_ligament_curve_the_compiled_encoding_lacks_is_named(models_dir, tmp_p
     assert plan is None and "Ligament 'bra_ligament'" in why and "(Constant)" in why
     ligament = system._passive[0]
     assert ligament.tension(0.12, 0.0) == pytest.approx(250.0) and ligament.tension(0.09, 0.0) == 0.0
+
+
+def test_bad_rigid_tendon_muscle_descriptions_are_refused_by_name():
+    """A curve that is not a function object, and a non-positive max_contraction_velocity (OpenSim divides by it),
+    are refused naming the muscle type, the muscle and the property (Schutte1993's curves by the same rule)."""
+    from osim_emb.muscles.hill import MuscleModelError, RigidTendonMuscle, Schutte1993Muscle
+    with pytest.raises(MuscleModelError, match=r"RigidTendonMuscle 'm': force_velocity_curve must be a function "
+                                               r"object .* got float"):
+        RigidTendonMuscle("m", force_velocity_curve=1.0)
+    with pytest.raises(MuscleModelError, match="RigidTendonMuscle 'm': max_contraction_velocity must be > 0"):
+        RigidTendonMuscle("m", max_contraction_velocity=0.0)
+    with pytest.raises(MuscleModelError, match=r"Schutte1993Muscle_Deprecated 's': active_force_length_curve must "
+                                               r"be a function object .* got str"):
+        Schutte1993Muscle("s", active_force_length_curve="spline")

@@ -309,6 +309,20 @@ def _default_schutte_curve(prop: str):
     return SimmSpline(x, y)
 
 
+def _function_properties(muscle: "HillMuscle", props) -> None:
+    """The curve properties ``props`` of a frozen muscle as function objects: a dict (``to_dict``'s form) rebuilt,
+    None (OpenSim's default) kept, anything without ``evaluate`` refused with the muscle and property named."""
+    for prop in props:
+        f = getattr(muscle, prop)
+        if isinstance(f, dict):
+            from osim_emb.core.functions import function_from_dict
+
+            object.__setattr__(muscle, prop, function_from_dict(f))
+        elif f is not None and not hasattr(f, "evaluate"):
+            raise MuscleModelError(f"{muscle.type_name} {muscle.name!r}: {prop} must be a function object "
+                                   f"(JointFunction interface), got {type(f).__name__}")
+
+
 def _eval_function(f, x) -> np.ndarray:
     x = np.asarray(x, dtype=float)
     val = f.evaluate(x.reshape(-1), 0).value
@@ -350,17 +364,8 @@ class Schutte1993Muscle(HillMuscle):
             raise MuscleModelError(
                 f"Schutte1993Muscle_Deprecated {self.name!r}: damping must be > 0 (OpenSim divides by it)"
             )
-        for prop in ("tendon_force_length_curve", "active_force_length_curve", "passive_force_length_curve"):
-            f = getattr(self, prop)
-            if isinstance(f, dict):
-                from osim_emb.core.functions import function_from_dict
-
-                object.__setattr__(self, prop, function_from_dict(f))
-            elif f is not None and not hasattr(f, "evaluate"):
-                raise MuscleModelError(
-                    f"Schutte1993Muscle_Deprecated {self.name!r}: {prop} must be a function object "
-                    f"(JointFunction interface), got {type(f).__name__}"
-                )
+        _function_properties(self, ("tendon_force_length_curve", "active_force_length_curve",
+                                    "passive_force_length_curve"))
 
     def _curve(self, prop):
         f = getattr(self, prop)
@@ -654,15 +659,7 @@ class RigidTendonMuscle(HillMuscle):
         super().__post_init__()
         if not self.max_contraction_velocity > 0:
             raise MuscleModelError(f"RigidTendonMuscle {self.name!r}: max_contraction_velocity must be > 0")
-        for prop in self.CURVES:
-            f = getattr(self, prop)
-            if isinstance(f, dict):
-                from osim_emb.core.functions import function_from_dict
-
-                object.__setattr__(self, prop, function_from_dict(f))
-            elif f is not None and not hasattr(f, "evaluate"):
-                raise MuscleModelError(f"RigidTendonMuscle {self.name!r}: {prop} must be a function object "
-                                       f"(JointFunction interface), got {type(f).__name__}")
+        _function_properties(self, self.CURVES)
 
     def curve(self, prop: str):
         """The curve of ``prop``: the file's function or OpenSim's default SimmSpline."""

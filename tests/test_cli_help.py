@@ -60,3 +60,13 @@ def test_first_run_after_installation_says_numba_is_compiling(tmp_path):
     model = load_osim(os.path.join(os.environ.get("OSIM_EMB_MODELS", "../shared/models"), "arm26.osim"))
     lengths_and_moment_arms(model, model.default_q)
     assert not compiles_at_first_call(lengths_moment_arms_kernel)
+
+
+def test_python_dash_m_runs_the_command_line():
+    """``python -m osim_emb`` is the ``osim-emb`` command (a user without the script on PATH)."""
+    import subprocess
+    import sys
+    import osim_emb
+    done = subprocess.run([sys.executable, "-m", "osim_emb", "--version"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert osim_emb.__version__ in done.stdout + done.stderr

@@ -232,3 +232,47 @@ def test_every_model_gives_the_compiled_integrators_one_plan_type(fitted, models
         assert plan is not None, why
         types.add(str(numba.typeof(plan)))
     assert len(types) == 1
+
+
+def test_polynomials_of_the_same_inputs_share_their_monomials(models_dir):
+    """Polynomial paths of the same coordinates (interleaved with others: another order, the inputs in another
+    order, one input) are compiled one after another and evaluate their monomials once; every L and R equals the
+    sum over the terms c_t prod x^e and its derivative written out with numpy."""
+    from osim_emb import load_osim
+    from osim_emb.core import compiled_kernels as K
+    from osim_emb.core.functions.multivariate import MultivariatePolynomial, polynomial_exponents
+    from osim_emb.paths.function_based_path import FunctionBasedMusculotendon, FunctionBasedPath
+    from osim_emb.simulation.muscle_driven import _FunctionPaths
+    from osim_emb.simulation.muscle_driven_jit import function_path_lengths
+    model = load_osim(str(models_dir / "arm26.osim"))
+    a, b = model.coordinate_names
+    rng = np.random.default_rng(5)
+    specs = [((a, b), 3), ((b,), 3), ((a, b), 3), ((b, a), 3), ((a, b), 2), ((a, b), 3), ((b, a), 3)]
+    units, polys = [], []
+    for k, (coords, order) in enumerate(specs):
+        e = polynomial_exponents(len(coords), order)
+        poly = MultivariatePolynomial(len(coords), order, rng.uniform(-0.1, 0.1, len(e)))
+        polys.append((coords, e, poly.coefficients))
+        units.append(FunctionBasedMusculotendon(f"fb{k}", "PathActuator", (), (), None,
+                                                function_path=FunctionBasedPath(coords, poly)))
+    program = _FunctionPaths(model, units)
+    ints = program.args[0]
+    on, nn = ints[K.H_OFF_NODES], ints[K.H_NNODES]
+    rows = ints[on:on + K.NODE_STRIDE * nn].reshape(nn, K.NODE_STRIDE)
+    rows = rows[rows[:, 0] == K.OP_MPOLY]
+    bases = [(r[1], r[3]) for r in rows]
+    assert len(bases) == 7 and len(set(bases)) == 4  # (a,b) order 3 thrice, (b,a) twice: one basis each
+    assert sum(1 for i in range(7) if i == 0 or bases[i] != bases[i - 1]) == 4  # each computed once
+    cols = np.arange(len(units), dtype=np.int64)
+    lo, hi = model.coordinate_ranges.T
+    for qi in rng.uniform(lo, hi, (20, model.n_q)):
+        length, r = np.empty(len(units)), np.empty((model.n_q, len(units)))
+        function_path_lengths(qi.copy(), program.args, cols, length, r)
+        for j, (coords, e, c) in enumerate(polys):
+            x = np.array([qi[model.coordinate_names.index(n)] for n in coords])
+            assert abs(length[j] - np.sum(c * np.prod(x ** e, axis=1))) < 1e-14
+            for v, name in enumerate(coords):
+                ev = e.copy()
+                ev[:, v] = np.maximum(ev[:, v] - 1, 0)
+                dv = np.sum(c * e[:, v] * np.prod(x ** ev, axis=1))
+                assert abs(r[model.coordinate_names.index(name), j] + dv) < 1e-13

@@ -39,7 +39,8 @@ from osim_emb.core.functions.kernels import (  # noqa: F401  (UNI_* are the prog
     UNI_PWLINEAR,
     UNI_SIMM,
     _univariate,
-    multivariate_polynomial,
+    monomials,
+    polynomial_jet,
     univariate_batch,
 )
 from osim_emb.core.closed_chain_kernels import (  # noqa: F401  (CHAIN_INTS, CHAIN_FLOATS: the OP_CHAIN layout)
@@ -213,6 +214,7 @@ def eval_program(ints, flts, ext, q, dirs, second, val, grad, hq, chains):
     on = ints[H_OFF_NODES]
     p = dirs.shape[1]
     poly = np.empty(0)  # the polynomial nodes' inputs, results and monomials (grown to the largest node)
+    basis = (-1, -1)  # (inputs, recurrence) offsets of the monomials in ``poly``: shared by the next such node
     for n in range(nn):
         b = on + NODE_STRIDE * n
         op = ints[b]
@@ -292,11 +294,16 @@ def eval_program(ints, flts, ext, q, dirs, second, val, grad, hq, chains):
             ncol = 1 + d + d * d
             if poly.shape[0] < d + ncol + nt:
                 poly = np.empty(d + ncol + nt)
+                basis = (-1, -1)
             u = poly[:d]
             out = poly[d:d + ncol]
-            for v in range(d):
-                u[v] = val[ints[ib + v]]
-            multivariate_polynomial(ints, flts, ex, fp, nt, u, out, second, poly[d + ncol:d + ncol + nt])
+            mono = poly[poly.shape[0] - nt:]
+            if basis[0] != ib or basis[1] != ip:  # (equal blocks share their offsets: pack_nodes)
+                for v in range(d):
+                    u[v] = val[ints[ib + v]]
+                monomials(ints, ex, nt, u, mono)
+                basis = (ib, ip)
+            polynomial_jet(flts, fp, nt, d, mono, out, second)
             _outer_chain_rule(ints, ib, d, out, dirs, second, n, val, grad, hq)
         elif op == OP_EXTIN:
             _outer_chain_rule(ints, ib, nin, ext[ints[ip]], dirs, second, n, val, grad, hq)

@@ -655,8 +655,14 @@ class _FunctionPaths:
         nq = model.n_q
         generalized = {c: k for k, c in enumerate(model.coordinate_names)}
         builder = ProgramBuilder(nq)
-        top = []
-        for unit in units:
+        top = [0] * len(units)
+        def basis(i):  # units of one basis compiled one after another: their polynomials share the monomials
+            path = units[i].function_path
+            return tuple(path.coordinates), type(path.length_function).__name__, getattr(path.length_function,
+                                                                                        "order", 0)
+
+        for i in sorted(range(len(units)), key=basis):
+            unit = units[i]
             path = unit.function_path
             where = f"unit {unit.name!r} of model {model.name!r}"
             if path.moment_arm_functions or path.speed_function is not None:
@@ -670,7 +676,7 @@ class _FunctionPaths:
                         nodes.append(builder.coordinate(generalized[name]))
                     else:
                         nodes.append(builder.compile(model.dependent_coordinate(name).function, COORDINATES))
-                top.append(builder.compile(path.length_function, tuple(nodes)))
+                top[i] = builder.compile(path.length_function, tuple(nodes))
             except (Unflattenable, KeyError) as err:
                 raise UnsupportedPathError(f"{where}: its FunctionBasedPath cannot be compiled ({err})") from None
             if len(builder.externals) > n_ext:

@@ -18,7 +18,7 @@ import numpy as np
 
 from osim_emb.core._accel import njit
 
-__all__ = ["univariate_batch", "multivariate_polynomial", "multivariate_polynomial_batch", "END_KNOT_TOLERANCE",
+__all__ = ["univariate_batch", "monomials", "polynomial_jet", "multivariate_polynomial", "multivariate_polynomial_batch", "END_KNOT_TOLERANCE",
            "UNI_SIMM", "UNI_PWLINEAR", "UNI_PWCONSTANT", "UNI_POLYNOMIAL", "UNI_FOURIER", "UNI_NATURAL", "UNI_CLIP"]
 
 UNI_SIMM = 0
@@ -254,23 +254,34 @@ def _rows_dot(table, x, nrows, out):
 
 
 @njit(inline="always", **_KW)
-def multivariate_polynomial(ints, flts, ex, fp, nt, u, out, second, mono):
-    """out = (value, gradient (d), Hessian (d, d) row-major) at u (d,) of the polynomial sum_t c_t m_t(u) from its
-    monomial recurrence at ints[ex:] (m_0 = 1, m_t = m_parent(t) u_var(t): parents (nt), then variables (nt)) and
-    its coefficient table at flts[fp:] (1 + d + d^2 rows of nt: the value's, the gradient's and the Hessian's
-    coefficients over the same monomials); without ``second`` only the value and the gradient (out[:1 + d]).
-    ``mono`` (nt): work space for the monomials.
-
-    Each output is a dot product of the monomials with a coefficient row (:func:`_rows_dot`)."""
-    d = u.shape[0]
-    nuse = 1 + d + d * d if second else 1 + d
+def monomials(ints, ex, nt, u, mono):
+    """mono (nt) = the monomials at u of the recurrence at ints[ex:] (m_0 = 1, m_t = m_parent(t) u_var(t): parents
+    (nt), then variables (nt))."""
     parent = ints[ex:ex + nt]
     var = ints[ex + nt:ex + 2 * nt]
     mono[0] = 1.0
     for t in range(1, nt):
         mono[t] = mono[parent[t]] * u[var[t]]
+
+
+@njit(inline="always", **_KW)
+def polynomial_jet(flts, fp, nt, d, mono, out, second):
+    """out = (value, gradient (d), Hessian (d, d) row-major) from the monomials ``mono`` (nt) and the coefficient
+    table at flts[fp:] (1 + d + d^2 rows of nt: the value's, the gradient's and the Hessian's coefficients over the
+    same monomials); without ``second`` only the value and the gradient (out[:1 + d]).  Each output is a dot product
+    of the monomials with a coefficient row (:func:`_rows_dot`)."""
+    nuse = 1 + d + d * d if second else 1 + d
     ncol = 1 + d + d * d
     _rows_dot(flts[fp:fp + ncol * nt].reshape((ncol, nt)), mono, nuse, out)
+
+
+@njit(inline="always", **_KW)
+def multivariate_polynomial(ints, flts, ex, fp, nt, u, out, second, mono):
+    """out = (value, gradient (d), Hessian (d, d) row-major) at u (d,) of the polynomial sum_t c_t m_t(u) from its
+    monomial recurrence at ints[ex:] (:func:`monomials`) and its coefficient table at flts[fp:]
+    (:func:`polynomial_jet`).  ``mono`` (nt): work space for the monomials."""
+    monomials(ints, ex, nt, u, mono)
+    polynomial_jet(flts, fp, nt, u.shape[0], mono, out, second)
 
 
 @njit(**_KW)

@@ -245,13 +245,22 @@ def node_program_arrays(builder: "ProgramBuilder", n_inputs: int) -> tuple[np.nd
 
 
 def pack_nodes(nodes, ints: list[int], flts: list[float]) -> int:
-    """Append the program's node parameters and then its node table to ``ints`` and ``flts``; the table's offset."""
+    """Append the program's node parameters and then its node table to ``ints`` and ``flts``; the table's offset.
+    Equal input lists and equal int parameters are stored once (read-only): two polynomial nodes of the same
+    inputs and monomials then have the same offsets, which is how ``eval_program`` shares their monomials."""
     node_rows = []
+    blocks: dict[tuple[int, ...], int] = {}
+
+    def block(values):
+        start = blocks.get(values)
+        if start is None:
+            start = blocks[values] = len(ints)
+            ints.extend(values)
+        return start
+
     for op, ins, ipar, fpar in nodes:
-        in_start = len(ints)
-        ints.extend(ins)
-        ip = len(ints)
-        ints.extend(ipar)
+        in_start = block(tuple(ins))
+        ip = block(tuple(ipar))
         fp = len(flts)
         flts.extend(fpar)
         node_rows.append((op, in_start, len(ins), ip, fp))

@@ -29,7 +29,7 @@ from osim_emb.simulation.excitations import EXCITATION_KINDS, ExcitationSpec, ex
 __all__ = ["compiled_plan", "integrate_compiled", "rhs", "jacobian"]
 
 
-@njit(error_model="numpy")
+@njit(error_model="numpy", inline="always")
 def _paths(y, prog, paths):  # pragma: no cover - compiled
     """L (M,) and R (nq, M) at q = y[:nq] (the plan's output arrays, overwritten by the next call): the geometric
     units by the path kernel, the function-based ones by their joint-variable program.  ``paths`` = (geometric
@@ -194,7 +194,7 @@ def _path_forces(t, y, length, r, nm, path_forces, tau):  # pragma: no cover - c
             tau[k] += r[k, col] * tension
 
 
-@njit(error_model="numpy")
+@njit(error_model="numpy", inline="always")  # (a call level passing the plan's tuples costs their reference counts)
 def _rhs(t, y, prog, geo, mus, clf, act):  # pragma: no cover - compiled
     length, r = _paths(y, prog, geo)
     return _rest(t, y, length, r, prog, mus, clf, act)

@@ -537,3 +537,15 @@ def test_forces_are_batched():
         for j in range(4):
             rij = m.rigid_tendon(L[i, j], V[i, j])
             assert float(rij.active) == r.active[i, j] and float(rij.passive) == r.passive[i, j]
+
+
+def test_scalar_fixed_width_pennation_equals_the_array_form():
+    """The equilibrium's scalar pennation equals the array form at every branch: fibres shorter than the
+    minimum, widths at and past the maximum angle, no pennation at optimal length."""
+    from osim_emb.muscles.hill import _fixed_width_pennation, fixed_width_pennation_scalar
+    lf = np.concatenate([np.linspace(0.001, 0.3, 301), [0.0, 0.01, 0.0101, 0.02 / np.sin(1.2), 1.0]])
+    for h, phi_opt, phi_max, lmin in ((0.02, 0.3, 1.2, 0.01), (0.05, 0.5, np.arccos(0.1), 0.0502),
+                                      (0.0, 0.0, 1.2, 0.01), (0.02, 0.3, 1.2, 0.0)):
+        want = _fixed_width_pennation(lf, h, phi_opt, phi_max, lmin)
+        got = np.array([fixed_width_pennation_scalar(x, h, phi_opt, phi_max, lmin) for x in lf])
+        np.testing.assert_allclose(got, want, rtol=0, atol=1e-15)

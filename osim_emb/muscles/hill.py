@@ -43,6 +43,7 @@ __all__ = [
     "Millard2012EquilibriumMuscle",
     "RigidPathActuator",
     "RigidTendonMuscle",
+    "fixed_width_pennation_scalar",
     "muscle_from_dict",
     "deprecated_pennation",
     "MUSCLE_TYPES",
@@ -731,6 +732,16 @@ def _fixed_width_pennation(lf, h, phi_opt, phi_max, lmin):
     smax = math.sin(phi_max)
     phi = np.where(s < smax, np.arcsin(np.clip(s, -1.0, 1.0)), phi_max)
     return np.where(lf > lmin, phi, phi_max)
+
+
+def fixed_width_pennation_scalar(lf: float, h: float, phi_opt: float, phi_max: float, lmin: float) -> float:
+    """:func:`_fixed_width_pennation` at one fibre length, without numpy (the equilibrium iterations call it)."""
+    if phi_opt <= np.finfo(float).eps:
+        return 0.0
+    if not lf > lmin:
+        return phi_max
+    s = h / lf
+    return math.asin(min(max(s, -1.0), 1.0)) if s < math.sin(phi_max) else phi_max
 
 
 def _rigid_fiber_length(lmt, lts, h, lmin, phi_max):

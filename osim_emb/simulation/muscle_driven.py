@@ -47,7 +47,8 @@ from osim_emb.muscles import kernels as MK
 from osim_emb.muscles.kernels import SQRT_EPS  # SimTK::SqrtEps
 from osim_emb.simulation.excitations import ExcitationSpec, MuscleSimulationError, smooth_step
 from osim_emb.muscles.hill import (SIGNIFICANT_REAL, Millard2012EquilibriumMuscle, RigidPathActuator, RigidTendonMuscle,
-                                   Schutte1993Muscle, Thelen2003Muscle, deprecated_pennation)
+                                   Schutte1993Muscle, Thelen2003Muscle, deprecated_pennation,
+                                   fixed_width_pennation_scalar)
 
 __all__ = ["CoordinateLimitForce", "CoordinateActuator", "MuscleDrivenSystem", "coordinate_forces_from_model",
            "ExcitationSpec", "thelen_initial_fiber_length", "schutte_initial_fiber_length",
@@ -295,7 +296,8 @@ def thelen_initial_fiber_length(m: Thelen2003Muscle, activation: float, mt_lengt
     max_iter = 20
 
     def pennation(lf):
-        return float(m._pennation(np.array(lf)))
+        return fixed_width_pennation_scalar(lf, m.parallelogram_height, m.pennation_angle_at_optimal,
+                                            m.maximum_pennation_angle, m.minimum_fiber_length)
 
     tl = tsl * 1.01
     along = ml - tl

@@ -18,8 +18,9 @@ import numpy as np
 
 from osim_emb.core._accel import njit
 
-__all__ = ["univariate_batch", "monomials", "polynomial_jet", "multivariate_polynomial", "multivariate_polynomial_batch", "END_KNOT_TOLERANCE",
-           "UNI_SIMM", "UNI_PWLINEAR", "UNI_PWCONSTANT", "UNI_POLYNOMIAL", "UNI_FOURIER", "UNI_NATURAL", "UNI_CLIP"]
+__all__ = ["univariate_batch", "monomials", "polynomial_jet", "multivariate_polynomial",
+           "multivariate_polynomial_batch", "END_KNOT_TOLERANCE", "UNI_SIMM", "UNI_PWLINEAR", "UNI_PWCONSTANT",
+           "UNI_POLYNOMIAL", "UNI_FOURIER", "UNI_NATURAL", "UNI_CLIP"]
 
 UNI_SIMM = 0
 UNI_PWLINEAR = 1

@@ -57,6 +57,8 @@ def main() -> None:
                     help="the excitations of this bench_muscle_driven.py case")
     ap.add_argument("--rounds", type=int, default=25)
     args = ap.parse_args()
+    if not args.model:
+        print(f"fitting the paths of {bench.FITTED_SOURCES[args.case]} (osim-emb fit-paths, about a minute) ...", flush=True)
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(args.model) if args.model else bench.fitted_paths(bench.FITTED_SOURCES[args.case],
                                                                         Path(tmp) / "fitted.osim")
@@ -112,6 +114,7 @@ def main() -> None:
             s += _rest(0.01, y, length, r, prog, mus, clf, act)[0]
         return s
 
+    print("compiling the timing loops and timing them (about a minute) ...", flush=True)
     q = model.default_q.copy()
     cols = np.arange(len(units), dtype=np.int64)
     length, r = np.empty(len(units)), np.empty((model.n_q, len(units)))

@@ -539,13 +539,23 @@ def test_forces_are_batched():
             assert float(rij.active) == r.active[i, j] and float(rij.passive) == r.passive[i, j]
 
 
-def test_scalar_fixed_width_pennation_equals_the_array_form():
-    """The equilibrium's scalar pennation equals the array form at every branch: fibres shorter than the
-    minimum, widths at and past the maximum angle, no pennation at optimal length."""
-    from osim_emb.muscles.hill import _fixed_width_pennation, fixed_width_pennation_scalar
+def test_fixed_width_pennation_keeps_the_width_and_clamps_at_every_branch():
+    """One pennation (muscles.kernels.fixed_width_pennation) for the kernels, the equilibrium and the arrays:
+    above the limits the fibre keeps its width (l_f sin(phi) = h, the constant-width parallelogram); at or below
+    the minimum length, at or past the maximum angle, at l_f = 0: phi_max; phi_opt = 0: no pennation."""
+    from osim_emb.muscles.hill import _fixed_width_pennation
+    from osim_emb.muscles.kernels import fixed_width_pennation
     lf = np.concatenate([np.linspace(0.001, 0.3, 301), [0.0, 0.01, 0.0101, 0.02 / np.sin(1.2), 1.0]])
     for h, phi_opt, phi_max, lmin in ((0.02, 0.3, 1.2, 0.01), (0.05, 0.5, np.arccos(0.1), 0.0502),
                                       (0.0, 0.0, 1.2, 0.01), (0.02, 0.3, 1.2, 0.0)):
-        want = _fixed_width_pennation(lf, h, phi_opt, phi_max, lmin)
-        got = np.array([fixed_width_pennation_scalar(x, h, phi_opt, phi_max, lmin) for x in lf])
-        np.testing.assert_allclose(got, want, rtol=0, atol=1e-15)
+        got = _fixed_width_pennation(lf, h, phi_opt, phi_max, lmin)
+        if phi_opt == 0.0:
+            assert not got.any()
+            continue
+        free = (lf > lmin) & (h < lf * np.sin(phi_max))
+        assert free.sum() > 250 and (~free).sum() >= 2
+        np.testing.assert_allclose(lf[free] * np.sin(got[free]), h, rtol=1e-14)
+        assert np.all((got[free] >= 0.0) & (got[free] < phi_max))
+        assert np.all(got[~free] == phi_max)
+        scalar = np.array([fixed_width_pennation(x, h, np.sin(phi_max), phi_max, lmin) for x in lf])
+        assert np.array_equal(scalar, got)

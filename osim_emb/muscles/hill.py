@@ -33,6 +33,7 @@ import numpy as np
 
 from osim_emb.muscles import curves as C
 from osim_emb.muscles.kernels import SIGNIFICANT_REAL, SQRT_EPS  # SimTK::SignificantReal, SqrtEps
+from osim_emb.muscles.kernels import fixed_width_pennation_array
 
 __all__ = [
     "MuscleModelError",
@@ -43,7 +44,6 @@ __all__ = [
     "Millard2012EquilibriumMuscle",
     "RigidPathActuator",
     "RigidTendonMuscle",
-    "fixed_width_pennation_scalar",
     "muscle_from_dict",
     "deprecated_pennation",
     "MUSCLE_TYPES",
@@ -724,24 +724,11 @@ def deprecated_pennation(fiber_length, optimal_fiber_length, pennation_at_optima
 # Pennation helpers (MuscleFixedWidthPennationModel)
 # =============================================================================
 def _fixed_width_pennation(lf, h, phi_opt, phi_max, lmin):
+    """:func:`osim_emb.muscles.kernels.fixed_width_pennation` at every fibre length of lf (0 when phi_opt = 0)."""
     lf = np.asarray(lf, dtype=float)
     if phi_opt <= np.finfo(float).eps:
         return np.zeros_like(lf)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        s = h / lf
-    smax = math.sin(phi_max)
-    phi = np.where(s < smax, np.arcsin(np.clip(s, -1.0, 1.0)), phi_max)
-    return np.where(lf > lmin, phi, phi_max)
-
-
-def fixed_width_pennation_scalar(lf: float, h: float, phi_opt: float, phi_max: float, lmin: float) -> float:
-    """:func:`_fixed_width_pennation` at one fibre length, without numpy (the equilibrium iterations call it)."""
-    if phi_opt <= np.finfo(float).eps:
-        return 0.0
-    if not lf > lmin:
-        return phi_max
-    s = h / lf
-    return math.asin(min(max(s, -1.0), 1.0)) if s < math.sin(phi_max) else phi_max
+    return fixed_width_pennation_array(lf, h, math.sin(phi_max), phi_max, lmin)
 
 
 def _rigid_fiber_length(lmt, lts, h, lmin, phi_max):

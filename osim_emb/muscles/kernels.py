@@ -29,7 +29,7 @@ import numpy as np
 from osim_emb.core._accel import njit
 from osim_emb.core.compiled_kernels import _univariate as K_univariate
 
-__all__ = ["THELEN_FIELDS", "thelen_parameters", "thelen_kernel", "thelen_fiber_velocity",
+__all__ = ["fixed_width_pennation", "fixed_width_pennation_array", "THELEN_FIELDS", "thelen_parameters", "thelen_kernel", "thelen_fiber_velocity",
            "thelen_fiber_velocity_array", "thelen_tendon_force", "thelen_active_force", "thelen_passive_force",
            "thelen_curve_array", "schutte_kernel", "MILLARD_FIELDS", "millard_parameters", "millard_kernel",
            "millard_length_terms", "millard_static_balance", "bezier_curve", "encode_curves", "muscle_derivatives",
@@ -127,6 +127,27 @@ def thelen_fiber_velocity_array(k, fv, af, flen, thr, out):  # pragma: no cover 
         out[i] = thelen_fiber_velocity(k[i], 1.0, fv[i], af, flen, thr)
 
 
+@njit(nogil=True, inline="always")
+def fixed_width_pennation(lf, h, sin_max, phi_max, lmin):  # pragma: no cover - compiled
+    """MuscleFixedWidthPennationModel's angle [rad] at fibre length lf [m]: asin(h / lf) below the maximum angle,
+    phi_max at or past it and at or below the minimum length lmin (also for lf = 0 or nan).  h is the constant
+    parallelogram height l_opt sin(phi_opt); callers with phi_opt = 0 use phi = 0 without calling this."""
+    if not lf > lmin:
+        return phi_max
+    s = h / lf
+    return math.asin(min(max(s, -1.0), 1.0)) if s < sin_max else phi_max
+
+
+@njit(nogil=True)
+def fixed_width_pennation_array(lf, h, sin_max, phi_max, lmin):  # pragma: no cover - compiled
+    """:func:`fixed_width_pennation` at every fibre length of the float array lf (same shape)."""
+    flat = lf.ravel()
+    out = np.empty(flat.size)
+    for i in range(flat.size):
+        out[i] = fixed_width_pennation(flat[i], h, sin_max, phi_max, lmin)
+    return out.reshape(lf.shape)
+
+
 @njit(nogil=True, error_model="numpy")
 def _activation_rate(a, u, amin, tau_act, tau_deact):  # pragma: no cover - compiled
     """MuscleFirstOrderActivationDynamicModel: (u - a) / tau, a clamped to [a_min, 1]."""
@@ -145,13 +166,7 @@ def thelen_kernel(p, idx, lmt, a, lf_state, u, force, dlf, adot):  # pragma: no 
         adot[m] = _activation_rate(a[m], u[m], amin, tau_act, tau_deact)
         ac = min(max(a[m], amin), 1.0)
         lf = max(lf_state[m], lmin)
-        phi = 0.0
-        if pennated > 0.5:
-            if lf > lmin:
-                s = h / lf
-                phi = math.asin(s) if s < sin_max else phi_max
-            else:
-                phi = phi_max
+        phi = fixed_width_pennation(lf, h, sin_max, phi_max, lmin) if pennated > 0.5 else 0.0
         cphi = math.cos(phi)
         lN = lf / lopt
         fse = thelen_tendon_force((lmt[m] - lf * cphi) / lts, etoe, klin)
@@ -360,13 +375,7 @@ def millard_length_terms(p, cidx, rows, cx, cy, ends, j, lmt, lf_state):  # prag
     lopt, lts, lmin, h, sin_max, phi_max, lmin_pen, pennated = (p[j, 1], p[j, 2], p[j, 8], p[j, 9], p[j, 10],
                                                                 p[j, 11], p[j, 12], p[j, 13])
     lf = max(lf_state, lmin)
-    phi = 0.0
-    if pennated > 0.5:  # MuscleFixedWidthPennationModel
-        if lf > lmin_pen:
-            s = h / lf
-            phi = math.asin(min(max(s, -1.0), 1.0)) if s < sin_max else phi_max
-        else:
-            phi = phi_max
+    phi = fixed_width_pennation(lf, h, sin_max, phi_max, lmin_pen) if pennated > 0.5 else 0.0
     cphi = math.cos(phi)
     lN = lf / lopt
     fal = bezier_curve(rows, cx, cy, ends, cidx[j, 0], lN)[0]

@@ -47,8 +47,7 @@ from osim_emb.muscles import kernels as MK
 from osim_emb.muscles.kernels import SQRT_EPS  # SimTK::SqrtEps
 from osim_emb.simulation.excitations import ExcitationSpec, MuscleSimulationError, smooth_step
 from osim_emb.muscles.hill import (SIGNIFICANT_REAL, Millard2012EquilibriumMuscle, RigidPathActuator, RigidTendonMuscle,
-                                   Schutte1993Muscle, Thelen2003Muscle, deprecated_pennation,
-                                   fixed_width_pennation_scalar)
+                                   Schutte1993Muscle, Thelen2003Muscle, deprecated_pennation)
 
 __all__ = ["CoordinateLimitForce", "CoordinateActuator", "MuscleDrivenSystem", "coordinate_forces_from_model",
            "ExcitationSpec", "thelen_initial_fiber_length", "schutte_initial_fiber_length",
@@ -295,9 +294,11 @@ def thelen_initial_fiber_length(m: Thelen2003Muscle, activation: float, mt_lengt
     tol = max(1e-8 * fiso, SIGNIFICANT_REAL * 10)
     max_iter = 20
 
+    pennated = m.pennation_angle_at_optimal > np.finfo(float).eps
+    width, sin_max, phi_max = m.parallelogram_height, math.sin(m.maximum_pennation_angle), m.maximum_pennation_angle
+
     def pennation(lf):
-        return fixed_width_pennation_scalar(lf, m.parallelogram_height, m.pennation_angle_at_optimal,
-                                            m.maximum_pennation_angle, m.minimum_fiber_length)
+        return MK.fixed_width_pennation(lf, width, sin_max, phi_max, lmin) if pennated else 0.0
 
     tl = tsl * 1.01
     along = ml - tl

@@ -209,11 +209,11 @@ def _arm_with(extra_model_xml="", version="40000", forces=""):
 @pytest.mark.parametrize("extra, forces, version, element, reason", [
     ("<ConstraintSet><objects><WeldConstraint name='weld'/></objects></ConstraintSet>", "", "40000",
      "<WeldConstraint name='weld'>", "unsupported constraint type WeldConstraint"),
-    ("<components><SmoothSphereHalfSpaceForce name='contact'/></components>", "", "40000",
-     "<SmoothSphereHalfSpaceForce name='contact'>", "unsupported force type"),
+    ("<components><MyPluginForce name='plugin'/></components>", "", "40000",
+     "<MyPluginForce name='plugin'>", "unsupported force type MyPluginForce"),
     ("<components><StationDefinedFrame name='sdf'/></components>", "", "40000",
      "<StationDefinedFrame name='sdf'>", "<components>"),
-    ("", "<HuntCrossleyForce name='foot'/>", "40000", "<HuntCrossleyForce name='foot'>", "unsupported force type"),
+    ("", "<MyPluginForce name='foot'/>", "40000", "<MyPluginForce name='foot'>", "unsupported force type"),
     ("", "", "10400", "<OpenSimDocument>", "OpenSim 4.6 itself refuses files older than 10500"),
     ("", "", "10600", "<OpenSimDocument>", "older than 10901"),
     ("", "", "30510", "<OpenSimDocument>", "between 30505 and 30516"),
@@ -224,6 +224,35 @@ def test_unsupported_features_are_refused_by_name(extra, forces, version, elemen
         read_osim_string(_arm_with(extra, version, forces), name="m.osim")
     assert err.value.element == element
     assert reason in err.value.reason
+
+
+def test_contact_bushing_and_spring_forces_are_kept_as_data_and_said_not_applied(caplog):
+    """OpenSim's pathless passive forces and actuators (in the ForceSet or among <components>) are read as data:
+    the model imports, kinematics and paths are those without them, and the commands that leave them out name
+    them (one warning per type)."""
+    import logging
+    from osim_emb.cli.common import warn_unapplied_forces
+    from osim_emb.io import read_osim_string
+    from osim_emb.io.convert import document_to_model
+    from osim_emb.io.osim_reader import KNOWN_PATHLESS_FORCES, UNAPPLIED_PASSIVE_FORCES
+    plain = document_to_model(read_osim_string(_arm_with(), name="m.osim"))
+    forces = ("<HuntCrossleyForce name='foot'/><BushingForce name='bush'><appliesForce>false</appliesForce>"
+              "</BushingForce><PointToPointSpring name='spring'/><BodyActuator name='push'/>")
+    doc = read_osim_string(_arm_with("<components><SmoothSphereHalfSpaceForce name='heel'/></components>",
+                                     forces=forces), name="m.osim")
+    model = document_to_model(doc)
+    kinds = dict(model.extras["forces"])
+    assert {k: kinds[k] for k in ("foot", "bush", "spring", "push", "heel")} == {
+        "foot": "HuntCrossleyForce", "bush": "BushingForce", "spring": "PointToPointSpring", "push": "BodyActuator",
+        "heel": "SmoothSphereHalfSpaceForce"}
+    assert set(kinds.values()) <= set(KNOWN_PATHLESS_FORCES)
+    assert "BodyActuator" not in UNAPPLIED_PASSIVE_FORCES and "HuntCrossleyForce" in UNAPPLIED_PASSIVE_FORCES
+    q = np.array([[0.3, 0.7]])
+    np.testing.assert_array_equal(geometry.muscle_lengths(model, q), geometry.muscle_lengths(plain, q))
+    with caplog.at_level(logging.WARNING):
+        warn_unapplied_forces(model, "simulate")
+    assert "simulate does not apply the model's 1 HuntCrossleyForce force(s): foot" in caplog.text
+    assert "1 SmoothSphereHalfSpaceForce force(s): heel" in caplog.text
 
 
 def test_muscles_among_components_are_read():
@@ -320,3 +349,42 @@ def test_a_muscle_across_every_joint_type_and_a_coupler(osim, tmp_path):
         assert np.abs(r[n, coupled, 0] - fd[coupled]).max() < 1e-8
         expected = ref_d.reduced_dynamics(q[n], qd[n])["qddot"]
         assert np.abs(qdd[n] - expected).max() < 1e-9 * max(1.0, np.abs(expected).max())
+
+
+def test_contact_parameter_sets_are_written_back_with_their_double_colons(osim, tmp_path):
+    """OpenSim writes and reads <HuntCrossleyForce::ContactParametersSet>, which XML does not parse: an edited
+    model is written with the '::' restored, and OpenSim initializes it with its contact force."""
+    from osim_emb import write_osim
+    from osim_emb.io.osim_reader import DOUBLE_COLON_MARK
+    m = osim.Model()
+    m.setName("ball")
+    ball = osim.Body("ball", 1.0, osim.Vec3(0), osim.Inertia(0.01))
+    joint = osim.SliderJoint("drop", m.getGround(), ball)
+    joint.updCoordinate().setName("height")
+    m.addBody(ball)
+    m.addJoint(joint)
+    floor = osim.ContactHalfSpace(osim.Vec3(0), osim.Vec3(0, 0, -1.5707963267949), m.getGround(), "floor")
+    sphere = osim.ContactSphere(0.1, osim.Vec3(0), ball, "sphere")
+    m.addContactGeometry(floor)
+    m.addContactGeometry(sphere)
+    contact = osim.HuntCrossleyForce()
+    contact.setName("contact")
+    contact.addGeometry("floor")
+    contact.addGeometry("sphere")
+    m.addForce(contact)
+    m.finalizeConnections()
+    source = tmp_path / "ball.osim"
+    m.printToXML(str(source))
+    assert "HuntCrossleyForce::ContactParametersSet" in source.read_text()
+    model = load_osim(source)
+    assert model.extras["forces"] == [("contact", "HuntCrossleyForce")]
+    doc = model.extras["document"]
+    doc.name = "ball_renamed"  # an edit: the source is rewritten, not copied
+    out = tmp_path / "ball_out.osim"
+    write_osim(doc, out)
+    text = out.read_text()
+    assert "HuntCrossleyForce::ContactParametersSet" in text and DOUBLE_COLON_MARK not in text
+    assert 'name="ball_renamed"' in text
+    written = osim.Model(str(out))
+    written.initSystem()
+    assert written.getForceSet().get("contact").getConcreteClassName() == "HuntCrossleyForce"

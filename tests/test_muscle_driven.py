@@ -945,3 +945,43 @@ def test_bad_rigid_tendon_muscle_descriptions_are_refused_by_name():
     with pytest.raises(MuscleModelError, match=r"Schutte1993Muscle_Deprecated 's': active_force_length_curve must "
                                                r"be a function object .* got str"):
         Schutte1993Muscle("s", active_force_length_curve="spline")
+
+
+def test_passive_forces_not_applied_are_said_and_the_reference_can_leave_them_out(osim, models_dir, tmp_path,
+                                                                                   caplog):
+    """arm26 with a PointToPointSpring pulling the forearm to the torso and a disabled BushingForce: the package
+    reads both, applies neither and names the spring (not the disabled bushing) as a force OpenSim applies;
+    OpenSim's Manager with the spring differs, with it switched off (``disabled_forces``) the two agree."""
+    import logging
+    from osim_emb import load_osim
+    from osim_emb.opensim.muscle_simulation import opensim_muscle_simulation
+    from osim_emb.simulation.muscle_driven import MuscleDrivenSystem, simulate_muscles
+    m = osim.Model(str(models_dir / "arm26.osim"))
+    bodies = m.getBodySet()
+    m.addForce(osim.PointToPointSpring(bodies.get("base"), osim.Vec3(0.0, 0.3, 0.1), bodies.get("r_ulna_radius_hand"),
+                                       osim.Vec3(0.0, -0.2, 0.0), 200.0, 0.05))
+    m.getForceSet().get(m.getForceSet().getSize() - 1).setName("pull")
+    bushing = osim.BushingForce("stiff", bodies.get("base"), bodies.get("r_humerus"))
+    bushing.set_appliesForce(False)
+    m.addForce(bushing)
+    m.finalizeConnections()
+    path = tmp_path / "arm26_spring.osim"
+    m.printToXML(str(path))
+    model = load_osim(str(path))
+    assert ("pull", "PointToPointSpring") in model.extras["forces"]
+    assert ("stiff", "BushingForce") in model.extras["forces"]
+    with caplog.at_level(logging.WARNING):
+        system = MuscleDrivenSystem(model)
+    assert system.unapplied_passive_forces == ("pull",)
+    assert "does not apply 1 PointToPointSpring (pull): OpenSim's Manager applies them" in caplog.text
+    assert "stiff" not in caplog.text
+    times = np.linspace(0.0, 0.05, 3)
+    exc = {"TRIlong": ExcitationSpec.parse("0.2")}
+    ours = simulate_muscles(model, times[-1], exc, t_eval=times, method="DOP853", rtol=1e-10, atol=1e-12)
+    with_spring = largest_differences(ours, opensim_muscle_simulation(path, times, exc, accuracy=1e-9))
+    without = largest_differences(ours, opensim_muscle_simulation(path, times, exc, accuracy=1e-9,
+                                                                  disabled_forces=system.unapplied_passive_forces))
+    assert with_spring["q"] > 1e-4  # the spring moves the elbow in OpenSim
+    assert without["q"] < 1e-8 and without["fiber_length"] < 1e-9
+    with pytest.raises(ValueError, match="no force named nothing"):
+        opensim_muscle_simulation(path, times[:2], exc, disabled_forces=("nothing",))

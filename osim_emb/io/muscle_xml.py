@@ -127,12 +127,15 @@ class _Props:
 
 
 def _applies_force(props: _Props) -> bool:
-    t = props.raw("appliesForce")
-    if t not in (None, ""):
-        return _bool(t, props.name, "appliesForce")
-    t = props.raw("isDisabled")
-    if t not in (None, ""):
-        return not _bool(t, props.name, "isDisabled")
+    return _applies_force_from(props.raw, props.name)
+
+
+def _applies_force_from(raw, name: str) -> bool:
+    """Force::appliesForce: ``appliesForce`` (4.x), else not ``isDisabled`` (older files); ``raw(prop)``."""
+    for prop, applies_when in (("appliesForce", True), ("isDisabled", False)):
+        t = raw(prop)
+        if t not in (None, ""):
+            return _bool(t, name, prop) == applies_when
     return True
 
 
@@ -386,8 +389,7 @@ def _force_records(doc: Any, defaults_by_type: dict):
             continue
         el = f.element
         try:
-            applies = _text(_child(el, "appliesForce"))
-            if applies and not _bool(applies, f.name, "appliesForce"):
+            if not element_applies_force(el, f.name):
                 continue
             params = {}
             for prop, default in defaults.items():
@@ -396,6 +398,11 @@ def _force_records(doc: Any, defaults_by_type: dict):
         except MuscleModelError as exc:
             raise OsimImportError(getattr(doc, "path", None), el, str(exc)) from None
         yield f, el, params
+
+
+def element_applies_force(el: Any, name: str) -> bool:
+    """Force::appliesForce of a force element (:func:`_applies_force_from`)."""
+    return _applies_force_from(lambda prop: _text(_child(el, prop)), name)
 
 
 def coordinate_force_records(doc: Any) -> list[CoordinateForceRecord]:

@@ -54,8 +54,21 @@ JOINT_AXES: dict[str, list[tuple[str, np.ndarray, int]]] = {
 SUPPORTED_JOINTS = ("CustomJoint",) + tuple(JOINT_AXES)
 PATH_POINT_TAGS = ("PathPoint", "MovingPathPoint", "ConditionalPathPoint")
 WRAP_TAGS = ("WrapSphere", "WrapCylinder", "WrapEllipsoid", "WrapTorus")
-#: Forces kept as data (actuators and simple passive elements) without a path.
-KNOWN_PATHLESS_FORCES = ("CoordinateActuator", "CoordinateLimitForce", "PointActuator", "TorqueActuator")
+#: OpenSim 4.6's forces without a path that only act through a control (0 without a controller).
+PATHLESS_ACTUATORS = ("CoordinateActuator", "ActivationCoordinateActuator", "PointActuator", "TorqueActuator",
+                      "BodyActuator", "PointToPointActuator")
+#: OpenSim 4.6's passive forces without a path: contact, bushings, springs, prescribed and expression forces.
+#: The package reads them as data and applies none but CoordinateLimitForce (muscle-driven simulation); every
+#: command that leaves one out says so (:data:`UNAPPLIED_PASSIVE_FORCES`).
+PATHLESS_PASSIVE_FORCES = ("CoordinateLimitForce", "CoordinateLinearStopForce", "ExponentialCoordinateLimitForce",
+                           "HuntCrossleyForce", "ElasticFoundationForce", "SmoothSphereHalfSpaceForce",
+                           "ExponentialContactForce", "MeyerFregly2016Force", "BushingForce",
+                           "FunctionBasedBushingForce", "ExpressionBasedBushingForce", "PointToPointSpring",
+                           "ExpressionBasedPointToPointForce", "SpringGeneralizedForce",
+                           "ExpressionBasedCoordinateForce", "PrescribedForce", "ExternalForce")
+UNAPPLIED_PASSIVE_FORCES = tuple(t for t in PATHLESS_PASSIVE_FORCES if t != "CoordinateLimitForce")
+#: Forces kept as data without a path (any other type without a path is refused by name).
+KNOWN_PATHLESS_FORCES = PATHLESS_ACTUATORS + PATHLESS_PASSIVE_FORCES
 #: Types OpenSim 4.6 reads under their new names in any file (``Object::renameType``), as members of a set.
 LEGACY_TYPE_NAMES = {"MusclePoint": "PathPoint", "MuscleViaPoint": "ConditionalPathPoint",
                      "MovingMusclePoint": "MovingPathPoint", "MuscleWrap": "PathWrap",
@@ -1059,6 +1072,22 @@ def safe_parse_xml(path: str, source: Any, from_string: bool = False) -> Any:
     return root
 
 
+#: Stands for '::' in element names while a tree is parsed: OpenSim writes and reads them
+#: (HuntCrossleyForce::ContactParametersSet), XML does not; :func:`restore_double_colons` puts them back.
+DOUBLE_COLON_MARK = "__osim_emb_colons__"
+_DOUBLE_COLON_TAG = re.compile(r"<(/?)([A-Za-z_][\w.-]*)::")
+
+
+def escape_double_colons(text: str) -> str:
+    """``text`` with the '::' of element names replaced by :data:`DOUBLE_COLON_MARK` (parseable XML)."""
+    return _DOUBLE_COLON_TAG.sub(r"<\1\2" + DOUBLE_COLON_MARK, text)
+
+
+def restore_double_colons(text: str) -> str:
+    """The inverse of :func:`escape_double_colons` on serialized XML."""
+    return text.replace(DOUBLE_COLON_MARK, "::")
+
+
 def _parse(path: str, source: Any, from_string: bool) -> Any:
     return safe_parse_xml(path, source, from_string)
 
@@ -1066,7 +1095,7 @@ def _parse(path: str, source: Any, from_string: bool) -> Any:
 def _parse_as_opensim_does(path: str, source: Any, from_string: bool, err: Any) -> Any:
     """Two departures from XML that OpenSim's parser accepts: a file declared UTF-8 holding Latin-1
     bytes (read as Latin-1), and element names with '::' (HuntCrossleyForce::ContactParametersSet,
-    read as '__').  None where neither applies."""
+    read as :data:`DOUBLE_COLON_MARK`).  None where neither applies."""
     import logging
     import re
     msg = str(getattr(err, "msg", err))
@@ -1084,7 +1113,7 @@ def _parse_as_opensim_does(path: str, source: Any, from_string: bool, err: Any) 
     except UnicodeDecodeError:
         text = data.decode("latin-1")
         logging.warning("%s: not valid UTF-8; read as Latin-1, as OpenSim does", path)
-    text = re.sub(r"<(/?)([A-Za-z_][\w.-]*)::", r"<\1\2__", text)
+    text = escape_double_colons(text)
     text = re.sub(r"^<\?xml[^>]*\?>", "", text.lstrip("\ufeff"))
     try:
         return etree.fromstring(text, _xml_parser())

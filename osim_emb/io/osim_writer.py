@@ -27,6 +27,7 @@ import numpy as np
 from lxml import etree
 
 from osim_emb.io.function_xml import function_to_xml
+from osim_emb.io.osim_reader import KNOWN_PATHLESS_FORCES
 from osim_emb.io.outputs import write_atomically
 from osim_emb.io.osim_document import (
     BodySpec,
@@ -220,10 +221,23 @@ def _same(a: Any, b: Any) -> bool:
 
 
 def _parse_source(text: str) -> Any:
+    """The source's XML tree; element names with '::' (which OpenSim reads) held as DOUBLE_COLON_MARK, which
+    :func:`_serialize` turns back."""
     import re
+    from osim_emb.io.osim_reader import escape_double_colons
     body = re.sub(r"^\s*<\?xml[^>]*\?>", "", text.lstrip("\ufeff"))
     parser = etree.XMLParser(remove_blank_text=False, remove_comments=False, huge_tree=True)
-    return etree.fromstring(body, parser)
+    try:
+        return etree.fromstring(body, parser)
+    except etree.XMLSyntaxError:
+        return etree.fromstring(escape_double_colons(body), parser)
+
+
+def _serialize(root: Any) -> str:
+    """The .osim text of a tree (declaration, UTF-8; element names with '::' as OpenSim writes them)."""
+    from osim_emb.io.osim_reader import restore_double_colons
+    return restore_double_colons(etree.tostring(root, pretty_print=True, xml_declaration=True,
+                                                encoding="UTF-8").decode("utf-8"))
 
 
 def _objects(model: Any, set_tag: str, create: bool = False) -> Any:
@@ -476,6 +490,10 @@ def document_to_xml(doc: OsimDocument) -> Any:
     return _generated_xml(doc)
 
 
+#: Pathless forces of pre-4.0 files whose elements a generated OpenSim 4 file cannot carry (frames, contact geometry)
+_NOT_REGENERATED = frozenset(KNOWN_PATHLESS_FORCES) - {"CoordinateActuator", "CoordinateLimitForce"}
+
+
 def _generated_xml(doc: OsimDocument) -> Any:
     """The OpenSim 4 XML tree generated from the document's records."""
     root = etree.Element("OpenSimDocument", Version="40000")
@@ -506,8 +524,16 @@ def _generated_xml(doc: OsimDocument) -> Any:
     for c in doc.couplers:
         _coupler(cs, c)
     fs = _sub(_sub(m, "ForceSet", name="forceset"), "objects")
+    left_out = [f for f in doc.forces if doc.version < 40000 and f.type in _NOT_REGENERATED]
+    if left_out:
+        import logging
+        logging.getLogger(__name__).warning(
+            "%s: the regenerated OpenSim 4 file leaves out %d force(s) whose version-%s elements name bodies or "
+            "contact geometry it does not carry: %s", doc.path, len(left_out), doc.version,
+            ", ".join(f"{f.name} ({f.type})" for f in left_out))
     for f in doc.forces:
-        _force(fs, doc, f)
+        if f not in left_out:
+            _force(fs, doc, f)
     ms = _sub(_sub(m, "MarkerSet", name="markerset"), "objects")
     for mk in doc.markers:
         e = _sub(ms, "Marker", name=mk.name)
@@ -529,7 +555,7 @@ def document_to_string(doc: OsimDocument) -> str:
             return doc.source_text
     else:
         root = document_to_xml(doc)
-    return etree.tostring(root, pretty_print=True, xml_declaration=True, encoding="UTF-8").decode("utf-8")
+    return _serialize(root)
 
 
 def write_osim(doc_or_model: Any, path: str | Path, *, protect: Sequence[str | Path] = (),
@@ -578,8 +604,7 @@ def write_osim(doc_or_model: Any, path: str | Path, *, protect: Sequence[str | P
         logging.getLogger(__name__).warning(
             "%s: a version-%s file written as OpenSim 4 (version 40000) from the model's records: visual geometry, "
             "controllers, probes and other components of the source are not carried over", doc.path, doc.version)
-        text = etree.tostring(_generated_xml(doc), pretty_print=True, xml_declaration=True,
-                              encoding="UTF-8").decode("utf-8")
+        text = _serialize(_generated_xml(doc))
     else:
         text = document_to_string(doc)
     write_atomically(path, text, protect=list(protect) + [doc.path] if Path(doc.path).exists() else list(protect))

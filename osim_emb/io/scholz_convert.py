@@ -38,7 +38,6 @@ ContactCylinder (same frame, location, orientation and radius) with a contact hi
 from __future__ import annotations
 
 import logging
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -46,6 +45,7 @@ from typing import Any
 import numpy as np
 from lxml import etree
 
+from osim_emb.io.osim_reader import escape_double_colons, restore_double_colons
 from osim_emb.io.scholz_xml import contact_geometry_element, scholz_path_element
 from osim_emb.paths.wrapping.smooth import obstacle_radii
 
@@ -53,8 +53,6 @@ __all__ = ["ConvertedUnit", "smooth_paths_tree", "solvable_smooth_paths_tree"]
 
 log = logging.getLogger(__name__)
 
-#: stands for '::' in element names while the tree is parsed (HuntCrossleyForce::ContactParametersSet)
-_COLONS = b"__osim_emb_colons__"
 _KIND = {"WrapSphere": "sphere", "WrapCylinder": "cylinder", "WrapEllipsoid": "ellipsoid", "WrapTorus": "torus"}
 _AXES = {"x": 0, "y": 1, "z": 2}
 
@@ -349,7 +347,7 @@ def smooth_paths_tree(model, n_samples: int = 1000, seed: int = 0, hints: bool =
     try:
         root = etree.fromstring(source, etree.XMLParser(remove_comments=False, huge_tree=True))
     except etree.XMLSyntaxError:  # element names with '::', which OpenSim writes and reads (write_tree restores them)
-        source = re.sub(rb"<(/?)([A-Za-z_][\w.-]*)::", rb"<\1\2" + _COLONS, source)
+        source = escape_double_colons(source.decode("utf-8")).encode("utf-8")
         root = etree.fromstring(source, etree.XMLParser(remove_comments=False, huge_tree=True))
     m = root.find("Model")
     objects = {w.name: w for w in model.wrap_objects}
@@ -399,7 +397,8 @@ def write_tree(tree: Any, path) -> None:
     """Write an XML tree as an .osim file (UTF-8, declaration, pretty-printed new elements; element names with
     '::' as they were)."""
     etree.indent(tree, space="\t")
-    Path(path).write_bytes(etree.tostring(tree, xml_declaration=True, encoding="UTF-8").replace(_COLONS, b"::"))
+    text = etree.tostring(tree, xml_declaration=True, encoding="UTF-8").decode("utf-8")
+    Path(path).write_bytes(restore_double_colons(text).encode("utf-8"))
 
 
 

@@ -16,7 +16,7 @@ __all__ = ["opensim_muscle_simulation", "largest_differences"]
 def opensim_muscle_simulation(path: str, times: Sequence[float], excitations: Mapping[str, object], *,
                               accuracy: float = 1e-8, controls: Mapping[str, object] | None = None,
                               q0: Mapping[str, float] | None = None, one_shot: bool = False,
-                              own_controllers: bool = True) -> dict:
+                              own_controllers: bool = True, disabled_forces: Sequence[str] = ()) -> dict:
     """Run OpenSim 4.6's Manager (RungeKuttaMerson, ``accuracy``) from the equilibrated default state.
 
     ``excitations`` / ``controls`` map muscle / CoordinateActuator names to :class:`ExcitationSpec` (a
@@ -25,13 +25,26 @@ def opensim_muscle_simulation(path: str, times: Sequence[float], excitations: Ma
     ``seconds`` (wall time of the integration; with ``one_shot`` one integrate call to the last time, whose
     states are then only the final one, and the Manager's own counts: ``realizations``, ``steps_taken``,
     ``steps_attempted``).  ``own_controllers=False`` disables the controllers the file defines (the package's
-    simulations do not apply them), so that both integrate the same inputs."""
+    simulations do not apply them), so that both integrate the same inputs; ``disabled_forces`` names forces
+    switched off (``appliesForce`` false), e.g. the passive forces the package's simulation says it leaves out
+    (``MuscleDrivenSystem.unapplied_passive_forces``)."""
     osim = require_opensim()
     model = osim.Model(str(path))
     if not own_controllers:  # the file's own controllers off: only the controls given here (the package's inputs)
         own = model.updControllerSet()
         for i in range(own.getSize()):
             own.get(i).setEnabled(False)
+    if disabled_forces:
+        model.finalizeFromProperties()
+        found = set()
+        for c in model.getComponentsList():
+            f = osim.Force.safeDownCast(c)
+            if f is not None and f.getName() in disabled_forces:
+                f.set_appliesForce(False)
+                found.add(f.getName())
+        missing = sorted(set(disabled_forces) - found)
+        if missing:
+            raise ValueError(f"{path}: no force named {', '.join(missing)} to disable")
     ctrl = osim.PrescribedController()
     ctrl.setName("osim_emb_excitations")
     acts = model.getActuators()

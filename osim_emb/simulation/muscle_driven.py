@@ -41,6 +41,8 @@ from scipy.integrate import solve_ivp
 
 from osim_emb.core import dynamics as dyn
 from osim_emb.core._accel import use_jit
+from osim_emb.io.muscle_xml import element_applies_force
+from osim_emb.io.osim_reader import UNAPPLIED_PASSIVE_FORCES
 from osim_emb.model import Model
 from osim_emb.muscles import curves as C
 from osim_emb.muscles import kernels as MK
@@ -884,15 +886,31 @@ class MuscleDrivenSystem:
         self._path_actuators = tuple((n, f) for n, _, f in path_actuators if n in controls)
         self._path_controls = [controls[n] for n, _ in self._path_actuators]
         other: dict[str, list[str]] = {}
+        passive: dict[str, list[str]] = {}
+        doc = model.extras.get("document")
+        applied_in_file = {f.name for f in (doc.forces if doc is not None else ())
+                           if f.type in UNAPPLIED_PASSIVE_FORCES and element_applies_force(f.element, f.name)}
         for name, kind in [(n, k) for n, k, _ in path_actuators if n not in controls] + [
                 (n, k) for n, k in model.extras.get("forces", ()) if k not in ("CoordinateLimitForce",
                                                                                "CoordinateActuator")]:
-            other.setdefault(kind, []).append(name)
+            if kind in UNAPPLIED_PASSIVE_FORCES:
+                if name in applied_in_file:
+                    passive.setdefault(kind, []).append(name)
+            else:
+                other.setdefault(kind, []).append(name)
+
+        def listed(by_kind):
+            return "; ".join(f"{len(v)} {k} ({', '.join(v[:6])}{', ...' if len(v) > 6 else ''})"
+                             for k, v in by_kind.items())
         if other:
             log.warning("muscle-driven simulation of %s leaves out %s (actuators without a controller here: "
-                        "control 0, no force)", model.name,
-                        "; ".join(f"{len(v)} {k} ({', '.join(v[:6])}{', ...' if len(v) > 6 else ''})"
-                                  for k, v in other.items()))
+                        "control 0, no force)", model.name, listed(other))
+        if passive:
+            log.warning("muscle-driven simulation of %s does not apply %s: OpenSim's Manager applies them, so the "
+                        "trajectories differ from OpenSim's wherever they act (contact, bushings, springs)",
+                        model.name, listed(passive))
+        #: names of the passive forces this simulation leaves out (OpenSim applies them)
+        self.unapplied_passive_forces = tuple(n for v in passive.values() for n in v)
         if model.extras.get("controllers"):
             log.warning("muscle-driven simulation of %s does not apply the model's controllers (%s): the excitations "
                         "and controls given here drive its actuators (OpenSim's Manager would add the controllers' "

@@ -10,7 +10,8 @@ its own subprocess (a timeout and a crash stop only that model): ``simulate_musc
 compiled integrator where the model allows it, rtol 1e-10) and ``opensim_muscle_simulation`` (Runge-Kutta-Merson,
 accuracy 1e-9) from the same equilibrium state over ``--t-end`` (0.02 s) with the same excitations: the first four
 muscles (file order) at 0.3, the fifth a 20 rad/s sine, the others 0 (the file's own controllers, which the package
-does not apply and says so, disabled in OpenSim).  Models whose forward accelerations OpenSim gets wrong
+does not apply and says so, disabled in OpenSim, and so are the contact, bushing and spring forces it does not
+apply: ``MuscleDrivenSystem.unapplied_passive_forces``, named in the ``reason`` column).  Models whose forward accelerations OpenSim gets wrong
 (``opensim_coriolis`` in corpus.csv: the Rajagopal-type knee, run.py's docstring) are reported as such. Compared at 6 instants: coordinates (rad, m),
 the fibre lengths and activations OpenSim's getters report.
 
@@ -80,10 +81,14 @@ def study_one(path: str, t_end: float, method: str = "auto") -> dict:
     row.update(method=ours.attrs["method"], right_hand_sides=ours.attrs["nfev"], package_s=time.perf_counter() - t0)
     t0 = time.perf_counter()
     try:
-        ref = opensim_muscle_simulation(path, times, exc, accuracy=1e-9, own_controllers=False)
+        ref = opensim_muscle_simulation(path, times, exc, accuracy=1e-9, own_controllers=False,
+                                        disabled_forces=system.unapplied_passive_forces)
     except Exception as err:  # noqa: BLE001 - OpenSim's exceptions are RuntimeErrors or SWIG's
         return {**row, "status": "opensim_fails", "reason": str(err).replace("\n", " ")[:300]}
     row["opensim_s"] = time.perf_counter() - t0
+    if system.unapplied_passive_forces:
+        row["reason"] = (f"OpenSim run without the {len(system.unapplied_passive_forces)} passive force(s) the "
+                         f"package does not apply: {', '.join(system.unapplied_passive_forces)}")[:300]
     dq, dl, da = largest_differences(ours, ref).values()
     row.update(max_q_rad_or_m=dq, max_fiber_length_m=dl, max_activation=da,
                status="agrees" if dq <= TOL_Q and dl <= TOL_LF and da <= TOL_A else "differs")

@@ -208,3 +208,24 @@ def test_1x_file_with_a_bushing_is_regenerated_without_it_and_says_so(osim, tmp_
     assert m.getForceSet().getSize() == len(model.muscles)
     names, err = compare_with_opensim(out, model, _poses(model))
     assert names and max(err.values()) < 1e-12
+
+
+def test_4x_path_point_sockets_in_an_older_file_are_read_as_opensim_reads_them(osim, tmp_path):
+    """A pre-4.0 file whose path points name their frame the 4.x way (<socket_parent_frame>, as in Moco's
+    subject_walk_armless_18musc.osim, version 30000): OpenSim converts <body> only where there is one and reads
+    the socket in the converted model, so '/ground' and '/bodyset/NAME' are read; lengths and moment arms equal
+    OpenSim's; any other socket is refused by element."""
+    text = ARM_1X.replace("<body> ground </body></MusclePoint>",
+                          "<socket_parent_frame>/ground</socket_parent_frame></MusclePoint>", 1)
+    text = text.replace("<location> 0.02 -0.05 0 </location><body> lower </body>",
+                        "<location> 0.02 -0.05 0 </location><socket_parent_frame>/bodyset/lower</socket_parent_frame>")
+    assert text.count("socket_parent_frame>") == 4
+    source = tmp_path / "arm_1x_sockets.osim"
+    source.write_text(text)
+    model = load_osim(source)
+    points = model.extras["document"].forces[0].points
+    assert [p.body for p in points] == ["ground", "upper", "lower"]
+    names, err = compare_with_opensim(source, model, _poses(model))
+    assert names and max(err.values()) < 1e-12
+    with pytest.raises(UnsupportedFeatureError, match="only '/ground' and '/bodyset/NAME' are read"):
+        read_osim_string(text.replace("/bodyset/lower", "../lower"), name="bad.osim")

@@ -865,9 +865,18 @@ class _Reader:
             ref = self.text(e, "socket_parent_frame", required=True)
             fr = self.resolve_frame(ref, None, e)
             return fr.body, fr.transform()
-        if self.text(e, "body") is None and self.text(e, "socket_parent_frame") is not None:
-            raise UnsupportedFeatureError(self.path, e, f"a 4.x <socket_parent_frame> in a version-{self.version} "
-                                          "file (it mixes formats; OpenSim 4 reads it as 4.x)")
+        socket = self.text(e, "socket_parent_frame")
+        if self.text(e, "body") is None and socket is not None:
+            # a 4.x element in an older file: OpenSim's updateFromXMLNode converts <body> only where there is one,
+            # so the socket is read as written, in the converted model (bodies under /bodyset, ground at /ground)
+            ref = socket.strip()
+            if ref == "/ground":
+                return doc.ground, np.eye(4)
+            parts = ref.split("/")
+            if len(parts) == 3 and parts[0] == "" and parts[1] == "bodyset" and parts[2] and parts[2] != doc.ground:
+                return parts[2], np.eye(4)
+            raise UnsupportedFeatureError(self.path, e, f"a 4.x <socket_parent_frame> {ref!r} in a version-"
+                                          f"{self.version} file: only '/ground' and '/bodyset/NAME' are read there")
         body = self.text(e, "body", required=True)
         return body, np.eye(4)
 

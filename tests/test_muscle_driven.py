@@ -985,3 +985,21 @@ def test_passive_forces_not_applied_are_said_and_the_reference_can_leave_them_ou
     assert without["q"] < 1e-8 and without["fiber_length"] < 1e-9
     with pytest.raises(ValueError, match="no force named nothing"):
         opensim_muscle_simulation(path, times[:2], exc, disabled_forces=("nothing",))
+
+
+@pytest.mark.parametrize("method", ["RK45-jit", "BDF-jit"])
+def test_output_times_after_zero_start_the_compiled_integrators_at_zero(models_dir, method):
+    """t_eval = [0.03, 0.05]: the compiled integrators start at t = 0 (they started at the first output time,
+    labelling the initial state 0.03 s); the rows equal those of the run through [0, 0.03, 0.05] (same steps),
+    and output times outside [0, t_end] are refused by name."""
+    from osim_emb import load_osim
+    from osim_emb.simulation.muscle_driven import simulate_muscles
+    model = load_osim(models_dir / "arm26.osim")
+    exc = {"BIClong": ExcitationSpec.parse("0.6")}
+    late = simulate_muscles(model, 0.05, exc, method=method, t_eval=[0.03, 0.05])
+    full = simulate_muscles(model, 0.05, exc, method=method, t_eval=[0.0, 0.03, 0.05])
+    assert late["time"].tolist() == [0.03, 0.05] and late.attrs["method"] == method
+    np.testing.assert_allclose(late.to_numpy(), full.to_numpy()[1:], rtol=0, atol=1e-12)
+    assert abs(late["r_elbow_flex"].iloc[0] - full["r_elbow_flex"].iloc[0]) > 1e-4  # it moved by 0.03 s
+    with pytest.raises(ValueError, match=r"within \[0, t_end = 0.05\]"):
+        simulate_muscles(model, 0.05, exc, method=method, t_eval=[0.02, 0.06])

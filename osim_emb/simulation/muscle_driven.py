@@ -1212,9 +1212,13 @@ def simulate_muscles(model: Model, t_end: float, excitations: Mapping[str, Excit
     >>> bool((out.filter(like="_tendon_force") >= 0).all().all())
     True
     """
+    te = np.linspace(0.0, t_end, n_output) if t_eval is None else np.asarray(t_eval, dtype=float)
+    if not (te.ndim == 1 and te.size and np.all(np.isfinite(te)) and te[0] >= 0.0 and te[-1] <= t_end
+            and np.all(np.diff(te) > 0)):
+        raise ValueError(f"t_eval must be output times (seconds) that increase strictly within [0, t_end = {t_end:g}]"
+                         f", got {te}")
     system = MuscleDrivenSystem(model, excitations, **system_options)
     y0 = system.initial_state(q0, qdot0, activations)
-    te = np.linspace(0.0, t_end, n_output) if t_eval is None else np.asarray(t_eval, dtype=float)
     sol = integrate_system(system, y0, te, method=method, rtol=rtol, atol=atol, progress=progress,
                            t_span=(0.0, t_end))
     method = sol.method
@@ -1254,8 +1258,8 @@ def integrate_system(system: MuscleDrivenSystem, y0: np.ndarray, t_eval: np.ndar
     without building the system, its equilibrium or the output table: the part OpenSim's ``Manager.integrate``
     does).  ``method``: "RK45-jit", "BDF-jit", "auto" (RK45-jit where the model has a compiled plan, else SciPy's
     RK45) or a :func:`scipy.integrate.solve_ivp` method; ``plan``: :func:`muscle_driven_jit.compiled_plan`'s,
-    if already built; ``t_span``: SciPy's interval (default t_eval's first and last; the compiled integrators
-    start at t_eval[0]).  Returns (t, y (n, T), nfev, method, counts)."""
+    if already built; ``t_span``: the interval (default t_eval's first and last; the compiled integrators start
+    at t_span[0] and report only t_eval).  Returns (t, y (n, T), nfev, method, counts)."""
     from osim_emb.simulation import muscle_driven_jit as jit
     from osim_emb.progress import Progress
     te = np.asarray(t_eval, dtype=float)
@@ -1266,6 +1270,11 @@ def integrate_system(system: MuscleDrivenSystem, y0: np.ndarray, t_eval: np.ndar
         method = "RK45-jit" if plan is not None else "RK45"
         if plan is None:
             log.info("simulate_muscles: SciPy's RK45 (the compiled integrator cannot run this model: %s)", why)
+    if method in COMPILED_METHODS and t_span is not None and te.ndim == 1 and te.size and t_span[0] < te[0]:
+        # the compiled integrators start at their first output time: start them at t_span[0], drop that row
+        sol = integrate_system(system, y0, np.concatenate([[t_span[0]], te]), method=method, rtol=rtol, atol=atol,
+                               progress=progress, plan=plan)
+        return _Solution(sol.t[1:], sol.y[:, 1:], sol.nfev, sol.method, sol.counts)
     if method in COMPILED_METHODS:
         if plan is None:
             raise ValueError(f"method {method!r} cannot run this model: {why}")

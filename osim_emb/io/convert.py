@@ -240,9 +240,13 @@ class _Converter:
         for j in self.tree_order():
             pframe, pbody = placement[j.parent.body]
             acc = pbody @ j.parent.transform()
+            if j.pre is not None:
+                acc = acc @ j.pre
             current = pframe
-            axes = sorted(j.axes, key=lambda a: order.index(a.name))
-            for ax in axes:
+            steps = [(None, ax) for ax in sorted(j.axes, key=lambda a: order.index(a.name))] + list(j.tail)
+            for before, ax in steps:
+                if before is not None:
+                    acc = acc @ before
                 var = self.axis_variable(j, ax)
                 rot = ax.is_rotation
                 if var.is_constant:
@@ -254,6 +258,8 @@ class _Converter:
                                     ax.axis, var, acc, source=f"{j.type} {j.name!r} {ax.name} ({', '.join(ax.coordinates)})"))
                 current = len(joints)
                 acc = np.eye(4)
+            if j.post is not None:
+                acc = acc @ j.post
             placement[j.child.body] = (current, acc @ np.linalg.inv(j.child.transform()))
             self.log.append(f"joint {j.name!r} ({j.type}): {sum(1 for jj in joints if jj.name.startswith(j.name + '/'))}"
                             f" one-DOF joint(s) from {j.parent.body!r} to {j.child.body!r}")

@@ -77,6 +77,13 @@ class JointSpec:
     axes: list[TransformAxisSpec]
     reverse: bool = False
     line: int | None = None
+    #: Simbody's fixed frames of a compound joint (ScapulothoracicJoint): ``pre`` after the parent frame,
+    #: ``tail`` (constant transform, then one more axis) after the six axes, ``post`` before the child frame
+    pre: np.ndarray | None = None
+    tail: list[tuple[np.ndarray, TransformAxisSpec]] = field(default_factory=list)
+    post: np.ndarray | None = None
+    #: the joint type's own properties as read (EllipsoidJoint's radii, ...), for writing the joint back
+    properties: dict = field(default_factory=dict)
 
 
 @dataclass

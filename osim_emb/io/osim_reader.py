@@ -51,7 +51,10 @@ JOINT_AXES: dict[str, list[tuple[str, np.ndarray, int]]] = {
     "FreeJoint": [("rotation1", X, 0), ("rotation2", Y, 1), ("rotation3", Z, 2),
                   ("translation1", X, 3), ("translation2", Y, 4), ("translation3", Z, 5)],
 }
-SUPPORTED_JOINTS = ("CustomJoint",) + tuple(JOINT_AXES)
+#: Joints on Simbody's Ellipsoid mobilizer: body-fixed X-Y-Z rotations (q0, q1, q2) and the origin on the ellipsoid
+#: (a sin q1, -b sin q0 cos q1, c cos q0 cos q1) = (a, b, c) * (the rotated z axis) (RigidBodyNodeSpec_Ellipsoid.h)
+ELLIPSOID_JOINTS = ("EllipsoidJoint", "ScapulothoracicJoint")
+SUPPORTED_JOINTS = ("CustomJoint",) + tuple(JOINT_AXES) + ELLIPSOID_JOINTS
 PATH_POINT_TAGS = ("PathPoint", "MovingPathPoint", "ConditionalPathPoint")
 WRAP_TAGS = ("WrapSphere", "WrapCylinder", "WrapEllipsoid", "WrapTorus")
 #: OpenSim 4.6's forces without a path that only act through a control (0 without a controller).
@@ -76,6 +79,24 @@ LEGACY_TYPE_NAMES = {"MusclePoint": "PathPoint", "MuscleViaPoint": "ConditionalP
 IGNORED_SETS = ("ContactGeometrySet", "ControllerSet", "ProbeSet", "ComponentSet")
 
 log = logging.getLogger(__name__)
+
+
+def ellipsoid_surface_functions(radii) -> tuple:
+    """The Ellipsoid mobilizer's origin (a sin q1, -b sin q0 cos q1, c cos q0 cos q1) as three functions of (q0, q1)
+    with exact derivatives: products of Fourier sines and cosines through a MultivariatePolynomial."""
+    from osim_emb.core.functions import Composite, Fourier, Linear, MultivariatePolynomial, polynomial_exponents
+    a, b, c = (float(r) for r in radii)
+    sin0, cos0 = (Composite(Fourier(2 * np.pi, 0.0, [cc], [ss]), [Linear([1.0, 0.0], 0.0)])
+                  for cc, ss in ((0.0, 1.0), (1.0, 0.0)))
+    cos1 = Composite(Fourier(2 * np.pi, 0.0, [1.0], [0.0]), [Linear([0.0, 1.0], 0.0)])
+    exponents = polynomial_exponents(2, 2).tolist()
+
+    def product(scale):  # scale u_1 u_2
+        coefficients = np.zeros(len(exponents))
+        coefficients[exponents.index([1, 1])] = scale
+        return MultivariatePolynomial(2, 2, coefficients)
+    x = Composite(Fourier(2 * np.pi, 0.0, [0.0], [a]), [Linear([0.0, 1.0], 0.0)])
+    return x, Composite(product(-b), [sin0, cos1]), Composite(product(c), [cos0, cos1])
 
 
 class _Reader:
@@ -607,10 +628,46 @@ class _Reader:
                 raise self.fail(j, f"{jt} needs {need} coordinates, has {len(coords)}")
             for an, axis, k in JOINT_AXES[jt]:
                 spec.axes.append(TransformAxisSpec(an, [coords[k].name], axis.copy(), None))
+        elif jt in ELLIPSOID_JOINTS:
+            self._ellipsoid_joint(j, spec)
         else:
             self.unsupported(j, "joint", f"unsupported joint type {jt}; supported: {', '.join(SUPPORTED_JOINTS)}")
             return None
         return spec
+
+    def _ellipsoid_joint(self, j: Any, spec: JointSpec) -> None:
+        """EllipsoidJoint (3 coordinates) and ScapulothoracicJoint (4) in the package's axes, as OpenSim 4.6 builds
+        them (EllipsoidJoint.cpp, ScapulothoracicJoint.cpp): an Ellipsoid mobilizer; for the scapulothoracic joint
+        between frames turned pi/2 about z (the thoracic radii swapped x <-> y), followed by the winging pin about
+        an axis in the ellipsoid's tangent plane."""
+        jt, coords = j.tag, spec.coordinates
+        need = 3 if jt == "EllipsoidJoint" else 4
+        if len(coords) != need:
+            raise self.fail(j, f"{jt} needs {need} coordinates, has {len(coords)}")
+        prop = "radii_x_y_z" if jt == "EllipsoidJoint" else "thoracic_ellipsoid_radii_x_y_z"
+        radii = self.floats(j, prop, 3, required=True)
+        if not np.all(np.isfinite(radii)) or np.any(radii <= 0):
+            raise self.fail(j, f"<{prop}> must be three positive lengths (m), got {radii.tolist()}")
+        spec.properties[prop] = radii.copy()
+        if jt == "ScapulothoracicJoint":
+            origin = self.floats(j, "scapula_winging_axis_origin", 2, [0.0, 0.0])
+            direction = self.flt(j, "scapula_winging_axis_direction", 0.0)
+            spec.properties.update(scapula_winging_axis_origin=origin.copy(), scapula_winging_axis_direction=direction)
+            radii = radii[[1, 0, 2]]
+            turn = np.eye(4)
+            turn[:3, :3] = [[0.0, -1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]]  # Rz(pi/2)
+            spec.pre = turn
+            to_axis = turn.T.copy()  # back through the intermediate frame's Rz(pi/2), then to the winging axis
+            to_axis[:3, 3] = turn.T[:3, :3] @ [origin[0], origin[1], 0.0]
+            axis = np.array([-np.sin(direction), np.cos(direction), 0.0])
+            spec.tail = [(to_axis, TransformAxisSpec("rotation_winging", [coords[3].name], axis, None))]
+            spec.post = np.eye(4)
+            spec.post[:3, 3] = [-origin[0], -origin[1], 0.0]
+        names = [c.name for c in coords[:3]]
+        for k, axis in enumerate((X, Y, Z)):
+            spec.axes.append(TransformAxisSpec(f"rotation{k + 1}", [names[k]], axis.copy(), None))
+        for k, (f, axis) in enumerate(zip(ellipsoid_surface_functions(radii), (X, Y, Z))):
+            spec.axes.append(TransformAxisSpec(f"translation{k + 1}", names[:2], axis.copy(), f))
 
     @staticmethod
     def _infer_motion_types(spec: JointSpec) -> None:

@@ -117,6 +117,8 @@ def _joint(parent: Any, doc: OsimDocument, j: JointSpec) -> None:
     fr = _sub(e, "frames")
     _offset_frame(fr, pname, doc, j.parent)
     _offset_frame(fr, cname, doc, j.child)
+    for prop, value in j.properties.items():  # a joint type's own properties (EllipsoidJoint's radii, ...)
+        _sub(e, prop, value)
     if j.type == "CustomJoint":
         st = _sub(e, "SpatialTransform")
         present = {a.name: a for a in j.axes}

@@ -121,6 +121,7 @@ def compare(path: str, model, poses: int, seed: int, ma_budget: int) -> dict:
     from osim_emb.io.osim_writer import moving_points_as_bodies, write_osim
     from osim_emb.paths import geometry
     from osim_emb.opensim.bridge import OpenSimReference
+    from osim_emb.io.osim_reader import ELLIPSOID_JOINTS
     q = _poses(model, poses, seed)
     out = {"poses": poses}
     ref = OpenSimReference(path, model)
@@ -139,15 +140,17 @@ def compare(path: str, model, poses: int, seed: int, ma_budget: int) -> dict:
     out["max_transform"], out["max_points_m"] = worst_t, worst_p
     doc = model.extras["document"]
     spherical = {c.name for j in doc.joints if j.type in ("BallJoint", "FreeJoint") for c in j.coordinates}
-    # Ball/FreeJoint rotations: OpenSim's speeds are w_FM in F = E(q) qdot, E's columns x, Rx(a) y, Rx(a) Ry(b) z
-    # (body-fixed X-Y-Z angles), so its moment arms about them are E^-T R
-    rotations = [[c.name for c in j.coordinates[:3]] for j in doc.joints if j.type in ("BallJoint", "FreeJoint")]
+    spherical |= {c.name for j in doc.joints if j.type in ELLIPSOID_JOINTS for c in j.coordinates[:3]}
+    # Ball/FreeJoint rotations, and those of Simbody's Ellipsoid mobilizer: OpenSim's speeds are w_FM in F = E(q) qdot,
+    # E's columns x, Rx(a) y, Rx(a) Ry(b) z (body-fixed X-Y-Z angles), so its moment arms about them are E^-T R
+    rotations = [[c.name for c in j.coordinates[:3]] for j in doc.joints
+                 if j.type in ("BallJoint", "FreeJoint") + ELLIPSOID_JOINTS]
     rotations = [r for r in rotations if all(c in model.coordinate_names for c in r)]
     in_rotations = {c for r in rotations for c in r}
     arm_coords = [c for c in model.coordinate_names if c not in spherical or c not in in_rotations]
     if spherical:
-        out["note"] = ("Ball/FreeJoint: OpenSim's speeds of their rotations are angular velocities (R about them "
-                       "compared as E^-T R); qdd not compared")
+        out["note"] = ("Ball/Free/Ellipsoid/ScapulothoracicJoint: OpenSim's speeds of their rotations are angular "
+                       "velocities (R about them compared as E^-T R); qdd not compared")
     if model.muscles:
         n_r = int(min(poses, max(1, ma_budget // max(1, len(model.muscles) * model.n_q))))
         out["poses_R"] = n_r

@@ -506,7 +506,8 @@ class _Reader:
         return spec
 
     def _check_inertia(self, b: Any, spec: BodySpec) -> None:
-        """Moments >= 0 and positive semi-definite, or refused; the triangle inequality and |2 product| <= moment
+        """Moments >= 0 and positive semi-definite, or refused (an indefinite one kept with a warning when not
+        strict, as OpenSim uses it); the triangle inequality and |2 product| <= moment
         (Simbody's isValidInertiaMatrix) are only noted: OpenSim release builds use such inertias unchanged (e.g. the
         rod-like [0, 0, Izz] of leg6dof9musc), and so does the package."""
         i = np.asarray(spec.inertia, dtype=float)
@@ -518,8 +519,15 @@ class _Reader:
         slop = max(d.sum(), 1.0) * 1e-14
         m = np.array([[d[0], p[0], p[1]], [p[0], d[1], p[2]], [p[1], p[2], d[2]]])
         if np.linalg.eigvalsh(m).min() < -slop:
-            raise self.fail(where, f"inertia of body {spec.name!r} {i.tolist()} is not positive semi-definite "
-                                   "(the mass matrix would be indefinite)")
+            if self.strict:
+                raise self.fail(where, f"inertia of body {spec.name!r} {i.tolist()} is not positive semi-definite "
+                                       "(the mass matrix would be indefinite; load with strict=False to keep it, as "
+                                       "OpenSim does)")
+            message = (f"body {spec.name!r}: inertia {i.tolist()} is not positive semi-definite (smallest eigenvalue "
+                       f"{np.linalg.eigvalsh(m).min():.3g} kg m^2); kept unchanged, as OpenSim uses it: kinematics and "
+                       "paths are unaffected, the mass matrix may be indefinite")
+            self.notes.append(message)
+            log.warning("%s: %s", self.path, message)
         if d[0] + d[1] + slop < d[2] or d[0] + d[2] + slop < d[1] or d[1] + d[2] + slop < d[0]:
             self.notes.append(f"body {spec.name!r}: inertia moments {d.tolist()} violate the triangle inequality; "
                               "used unchanged, as OpenSim does")

@@ -301,6 +301,7 @@ class _Converter:
 
     def muscles(self, joints: list[Joint], bodies: list[Body]) -> list[Musculotendon]:
         from osim_emb.io.model_parts import muscle_parameters
+        from osim_emb.io.muscle_xml import PASSIVE_PATH_FORCE_TYPES
         out = []
         without_model: dict[str, list[str]] = {}  # reason -> muscles imported as paths only
         known_bodies = {b.name for b in self.doc.bodies}
@@ -336,6 +337,9 @@ class _Converter:
                     raise self.fail(f"<{f.type} name='{f.name}'>", f"PathWrap names wrap object {w.wrap_object!r}, which does not exist", f.line)
                 pw.append(PathWrap(w.wrap_object, w.method, w.range))
             params = None
+            if f.type in PASSIVE_PATH_FORCE_TYPES:  # no muscle model: the simulation reads their tension laws
+                out.append(Musculotendon(f.name, f.type, points, pw, params))
+                continue
             try:
                 params = muscle_parameters(f.element, self.doc)
             except Exception as err:  # parameters are optional for geometry; say why they are missing

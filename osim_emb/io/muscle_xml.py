@@ -425,6 +425,8 @@ LIGAMENT_DEFAULT_CURVE = ((-5.0, 0.998, 0.999, 1.0, 1.1, 1.2, 1.3, 1.4, 1.5, 1.6
                           (0.0, 0.0, 0.0, 0.0, 0.035, 0.12, 0.26, 0.55, 1.17, 2.0, 2.0, 2.0, 2.0))
 
 
+#: passive path forces whose tension laws the muscle-driven simulation reads (:func:`passive_path_force_records`)
+PASSIVE_PATH_FORCE_TYPES = ("PathSpring", "Ligament")
 _PASSIVE_PATH_FORCE_DEFAULTS = {  # OpenSim 4.6's property defaults
     "PathSpring": {"resting_length": 0.0, "stiffness": 0.0, "dissipation": 0.0},
     "Ligament": {"resting_length": 0.0, "pcsa_force": 0.0},

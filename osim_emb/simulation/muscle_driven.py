@@ -41,7 +41,7 @@ from scipy.integrate import solve_ivp
 
 from osim_emb.core import dynamics as dyn
 from osim_emb.core._accel import use_jit
-from osim_emb.io.muscle_xml import element_applies_force
+from osim_emb.io.muscle_xml import PASSIVE_PATH_FORCE_TYPES, element_applies_force
 from osim_emb.io.osim_reader import UNAPPLIED_PASSIVE_FORCES
 from osim_emb.model import Model
 from osim_emb.muscles import curves as C
@@ -133,7 +133,7 @@ def coordinate_forces_from_model(model: Model) -> tuple[list[CoordinateLimitForc
 
 
 #: passive path forces the muscle-driven simulation applies (their tension laws from the document)
-PASSIVE_PATH_FORCES = ("PathSpring", "Ligament")
+PASSIVE_PATH_FORCES = PASSIVE_PATH_FORCE_TYPES
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,7 @@ import pandas as pd
 
 from osim_emb.model import Model
 from osim_emb.paths.geometry import lengths_and_moment_arms, muscle_lengths
+from osim_emb.opensim.bridge import ANGULAR_VELOCITY_JOINTS, moment_arms_about_speeds
 from osim_emb.opensim.reference_values import REFERENCES, evaluate_references, length_derivative
 
 log = logging.getLogger(__name__)
@@ -181,6 +182,16 @@ def package_evaluation(model: Model, q: np.ndarray, muscles: Sequence[str], ma_c
     return out
 
 
+def _package_r(pkg: dict, ref: str, fresh: bool) -> np.ndarray:
+    """The package's R (N, n_q, M) in the basis of reference ``ref``: ``computeMomentArm`` is about OpenSim's speeds
+    (angular velocities for Ball, Free and Ellipsoid joints' angles: :func:`.bridge.moment_arms_about_speeds`),
+    ``minus_dL_dq`` about the coordinates."""
+    key = "r_fresh" if fresh else "r"
+    if ref.startswith("computeMomentArm") and key + "_speeds" in pkg:
+        key += "_speeds"
+    return pkg[key]
+
+
 def _outliers(d: np.ndarray, floor: float) -> np.ndarray:
     """Indices i where |d[i]| stands out from its neighbours at distance 2 and 3 (a local, scale-free test)."""
     n = len(d)
@@ -293,11 +304,11 @@ def _summaries(model, sweeps, muscles, mac, refs, pkg, osv, compat, structural) 
     rows = []
     causes_all = {}
     kidx = [model.coordinate_index(c) for c in mac]
-    r_cmp = (pkg["r"] if compat else pkg["r_fresh"])[:, kidx, :].transpose(0, 2, 1)  # (N, M, K)
-    r_oth = (pkg["r_fresh"] if compat else pkg["r"])[:, kidx, :].transpose(0, 2, 1)
     os_len = next((osv[r]["lengths"] for r in ("computeMomentArm", "minus_dL_dq", "computeMomentArm_mvp")
                    if r in osv), None)
     for ref in refs:
+        r_cmp = _package_r(pkg, ref, not compat)[:, kidx, :].transpose(0, 2, 1)  # (N, M, K)
+        r_oth = _package_r(pkg, ref, compat)[:, kidx, :].transpose(0, 2, 1)
         vals = osv[ref]["values"]
         diff = r_cmp - vals
         other = r_oth - vals
@@ -386,8 +397,8 @@ def _tables(model, sweeps, q, muscles, mac, refs, pkg, osv, compat) -> dict[str,
     tables = {"package": pd.DataFrame(pk)}
     os_len = next((osv[r]["lengths"] for r in ("computeMomentArm", "minus_dL_dq", "computeMomentArm_mvp")
                    if r in osv), None)
-    r_cmp = (pkg["r"] if compat else pkg["r_fresh"])
     for ref in refs:
+        r_cmp = _package_r(pkg, ref, not compat)
         t = {"configuration": rep(np.arange(n)), "muscle": base["muscle"]}
         t["opensim_length_m"] = osv[ref]["lengths"].ravel()
         for kk, (k, c) in enumerate(zip(kidx, mac)):
@@ -599,6 +610,10 @@ def run_moment_arm_study(model_path: str, sweep: Sequence[str], *, step_deg: flo
                                   fd_step=FD_STEP, workers=workers, cache_dir=cache_dir, progress=progress,
                                   mask=mask) if jobs else {}
         pkg = pkg_future.result()
+        doc = model.extras.get("document")
+        if doc is not None and any(j.type in ANGULAR_VELOCITY_JOINTS for j in doc.joints):
+            for key in ("r", "r_fresh"):
+                pkg[key + "_speeds"] = moment_arms_about_speeds(model, q, pkg[key])
     finally:
         side.shutdown(wait=True, cancel_futures=True)
         if scratch is not None:
@@ -675,6 +690,9 @@ def _long_table(model, sweeps, muscles, mac, refs, pkg, osv, compat) -> pd.DataF
     parts = []
     for ref in refs or ["none"]:
         d = dict(base)
+        if ref in osv and ref.startswith("computeMomentArm") and "r_speeds" in pkg:  # about OpenSim's speeds
+            d["package_m"] = _package_r(pkg, ref, not compat)[:, kidx, :].transpose(0, 2, 1).ravel()
+            d["package_other_mode_m"] = _package_r(pkg, ref, compat)[:, kidx, :].transpose(0, 2, 1).ravel()
         d["reference"] = ref
         d["opensim_m"] = osv[ref]["values"].ravel() if ref in osv else np.nan
         d["difference_m"] = d["package_m"] - d["opensim_m"]

@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from osim_emb.model import Model
+from osim_emb.opensim.bridge import moment_arms_about_speeds
 from osim_emb.paths.geometry import lengths_and_moment_arms
 from osim_emb.opensim.moment_arms import Sweep, _warm_up, _coordinate_columns, write_sto_tables
 
@@ -115,6 +116,8 @@ def run_motion_study(model_path: str, motion_path: str, *, muscles: Sequence[str
             raise RuntimeError(f"OpenSim's MuscleAnalysis reported {len(t_os)} frames at other times than the "
                                f"motion's {n}")
         cols["opensim_length_m"] = l_os[muscles].to_numpy().ravel()
+        # OpenSim's moment arms are about its speeds (angular velocities of Ball/Free/Ellipsoid joints' angles)
+        r, r_o = moment_arms_about_speeds(model, q, r), moment_arms_about_speeds(model, q, r_o)
         rows = []
         for k, c in zip(kidx, mac):
             os_r = r_os[c][muscles].to_numpy()

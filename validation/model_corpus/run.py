@@ -120,8 +120,7 @@ def compare(path: str, model, poses: int, seed: int, ma_budget: int) -> dict:
     from osim_emb.core import kinematics as kin
     from osim_emb.io.osim_writer import moving_points_as_bodies, write_osim
     from osim_emb.paths import geometry
-    from osim_emb.opensim.bridge import OpenSimReference
-    from osim_emb.io.osim_reader import ELLIPSOID_JOINTS
+    from osim_emb.opensim.bridge import ANGULAR_VELOCITY_JOINTS, OpenSimReference, moment_arms_about_speeds
     q = _poses(model, poses, seed)
     out = {"poses": poses}
     ref = OpenSimReference(path, model)
@@ -140,11 +139,10 @@ def compare(path: str, model, poses: int, seed: int, ma_budget: int) -> dict:
     out["max_transform"], out["max_points_m"] = worst_t, worst_p
     doc = model.extras["document"]
     spherical = {c.name for j in doc.joints if j.type in ("BallJoint", "FreeJoint") for c in j.coordinates}
-    spherical |= {c.name for j in doc.joints if j.type in ELLIPSOID_JOINTS for c in j.coordinates[:3]}
-    # Ball/FreeJoint rotations, and those of Simbody's Ellipsoid mobilizer: OpenSim's speeds are w_FM in F = E(q) qdot,
-    # E's columns x, Rx(a) y, Rx(a) Ry(b) z (body-fixed X-Y-Z angles), so its moment arms about them are E^-T R
-    rotations = [[c.name for c in j.coordinates[:3]] for j in doc.joints
-                 if j.type in ("BallJoint", "FreeJoint") + ELLIPSOID_JOINTS]
+    spherical |= {c.name for j in doc.joints if j.type in ANGULAR_VELOCITY_JOINTS for c in j.coordinates[:3]}
+    # the angles of Ball, Free and Ellipsoid mobilizers: OpenSim's speeds are w_FM in F = E(q) qdot, so its moment
+    # arms about them are E^-T R (bridge.moment_arms_about_speeds)
+    rotations = [[c.name for c in j.coordinates[:3]] for j in doc.joints if j.type in ANGULAR_VELOCITY_JOINTS]
     rotations = [r for r in rotations if all(c in model.coordinate_names for c in r)]
     in_rotations = {c for r in rotations for c in r}
     arm_coords = [c for c in model.coordinate_names if c not in spherical or c not in in_rotations]
@@ -155,6 +153,7 @@ def compare(path: str, model, poses: int, seed: int, ma_budget: int) -> dict:
         n_r = int(min(poses, max(1, ma_budget // max(1, len(model.muscles) * model.n_q))))
         out["poses_R"] = n_r
         lengths, arms = geometry.lengths_and_moment_arms(model, q[:n_r], opensim_compat=True)
+        about_speeds = moment_arms_about_speeds(model, q[:n_r], arms)  # OpenSim's basis for Ball-type angles
         ref_ma = ref
         if any(p.kind == "moving" for f in doc.forces if f.has_path for p in f.points):
             mvp = Path(tempfile.mkdtemp()) / "model_mvp.osim"
@@ -170,10 +169,8 @@ def compare(path: str, model, poses: int, seed: int, ma_budget: int) -> dict:
                     er = max(er, abs(arms[n, k, m] - ref_ma.moment_arm(mu.name, c)))
                 for names in rotations:
                     idx = [model.coordinate_index(c) for c in names]
-                    a, b = q[n, idx[0]], q[n, idx[1]]
-                    e = np.column_stack([[1.0, 0.0, 0.0], _rx(a) @ [0.0, 1.0, 0.0], _rx(a) @ _ry(b) @ [0.0, 0.0, 1.0]])
                     theirs = np.array([ref_ma.moment_arm(mu.name, c) for c in names])
-                    er = max(er, np.abs(np.linalg.solve(e.T, arms[n, idx, m]) - theirs).max())
+                    er = max(er, np.abs(about_speeds[n, idx, m] - theirs).max())
         out["max_length_m"], out["max_R_m"] = el, er
     if model.n_q and not any(b.mass > 0 for b in model.bodies):
         out["note"] = "no body has mass: qdd not compared"
@@ -196,16 +193,6 @@ def compare(path: str, model, poses: int, seed: int, ma_budget: int) -> dict:
         if worst > TOL_REL:  # independent check of our velocity terms: Christoffel symbols of M(q)
             out["coriolis_vs_christoffel_rel"] = christoffel_check(model, q[0], qd[0])
     return out
-
-
-def _rx(a: float) -> np.ndarray:
-    c, s = np.cos(a), np.sin(a)
-    return np.array([[1.0, 0.0, 0.0], [0.0, c, -s], [0.0, s, c]])
-
-
-def _ry(b: float) -> np.ndarray:
-    c, s = np.cos(b), np.sin(b)
-    return np.array([[c, 0.0, s], [0.0, 1.0, 0.0], [-s, 0.0, c]])
 
 
 def christoffel_check(model, q: np.ndarray, qd: np.ndarray, h: float = 1e-5) -> float:

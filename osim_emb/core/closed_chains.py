@@ -62,6 +62,8 @@ implicit-function tangent.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
@@ -880,6 +882,21 @@ class ClosedChain:
         return ChainJet(f, grad, hess, residual)
 
 
+#: (chain name, variable name) -> ChainVariable while a model is read back (:func:`rebuilt_variables`)
+_REBUILT: contextvars.ContextVar = contextvars.ContextVar("osim_emb_rebuilt_chain_variables", default=None)
+
+
+@contextlib.contextmanager
+def rebuilt_variables(chains: Sequence["ClosedChain"]):
+    """Within the block, function records of these chains' variables (``to_dict``) rebuild to the variables
+    themselves (how a model's JSON record gets back the PointConstraint loops rebuilt from its OpenSim document)."""
+    token = _REBUILT.set({(c.constraints.name, v.name): v for c in chains for v in c.variables})
+    try:
+        yield
+    finally:
+        _REBUILT.reset(token)
+
+
 class ChainVariable(JointFunction):
     """f_i(q) of a :class:`ClosedChain`: value, gradient and Hessian from one shared constraint solve."""
 
@@ -915,9 +932,13 @@ class ChainVariable(JointFunction):
 
     @classmethod
     def from_parameters(cls, params):
+        known = _REBUILT.get()
+        if known is not None and (params.get("chain"), params.get("variable")) in known:
+            return known[params.get("chain"), params.get("variable")]
         raise FunctionError(
             f"a closed-chain variable ({params.get('chain')!r}: {params.get('variable')!r}) cannot be rebuilt from "
-            f"a dict: its constraints are code; rebuild the mechanism (e.g. osim_emb.seeds.mechanisms) instead")
+            f"a dict: its constraints are code; rebuild the mechanism (e.g. osim_emb.seeds.mechanisms, or a model's "
+            f"PointConstraints from its OpenSim document) instead")
 
     def describe(self):
         return f"{self.name} of closed chain {self.chain.constraints.name!r} ({self.chain.method})"

@@ -6,7 +6,7 @@ from osim_emb.io.osim_reader import read_osim, read_osim_string
 __all__ = ["OsimImportError", "UnsupportedFeatureError", "read_osim", "read_osim_string", "load_osim"]
 
 
-def load_osim(path, strict: bool = True):
+def load_osim(path, strict: bool = True, dependent_coordinates=None):
     """Read an .osim file (OpenSim 3.3 or 4.x) into an immutable empirically-based :class:`~osim_emb.model.Model`.
 
     Parameters
@@ -17,6 +17,9 @@ def load_osim(path, strict: bool = True):
     strict : bool, default True
         False imports what can be represented and lists the rest in ``model.extras['skipped']`` instead
         of raising :class:`UnsupportedFeatureError`.
+    dependent_coordinates : sequence of str, optional
+        The coordinates the model's PointConstraints solve (three per constraint), functions of the others;
+        default: chosen at the default configuration (:func:`osim_emb.core.point_constraints.choose_dependent_coordinates`).
 
     Returns
     -------
@@ -42,7 +45,7 @@ def load_osim(path, strict: bool = True):
     from osim_emb.io.convert import document_to_model
     if hasattr(path, "printToXML") and hasattr(path, "getCoordinateSet"):
         return _load_opensim_object(path, strict)
-    return document_to_model(read_osim(path, strict=strict), strict=strict)
+    return document_to_model(read_osim(path, strict=strict), strict=strict, dependent_coordinates=dependent_coordinates)
 
 
 def _load_opensim_object(osim_model, strict: bool):

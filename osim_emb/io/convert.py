@@ -16,7 +16,7 @@
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -83,11 +83,15 @@ def compose(outer: JointFunction, inners: list[JointFunction]) -> JointFunction:
 
 
 class _Converter:
-    def __init__(self, doc: OsimDocument, strict: bool):
+    def __init__(self, doc: OsimDocument, strict: bool, dependent_coordinates: Sequence[str] | None = None,
+                 tree_only: bool = False):
         self.doc = doc
         self.strict = strict
         self.log: list[str] = []
         self.skipped: list[Skipped] = list(doc.skipped)
+        self.dependent_coordinates = dependent_coordinates
+        self.tree_only = tree_only  # the spanning tree: every point-constrained coordinate generalized
+        self.chain_exprs: dict[str, JointFunction] = {}
 
     def fail(self, element: str, reason: str, line: int | None = None) -> OsimImportError:
         return OsimImportError(self.doc.path, element, reason, line)
@@ -167,7 +171,8 @@ class _Converter:
                 self.log.append(f"coupler {c.name!r} ignored: its dependent coordinate {c.dependent!r} is locked")
                 continue
             self.coupler[c.dependent] = c
-        self.generalized = [c for c in doc.coordinates if not c.locked and c.name not in self.coupler]
+        self.generalized = [c for c in doc.coordinates if not c.locked and c.name not in self.coupler
+                            and c.name not in self.chain_exprs]
         self.gindex = {c.name: k for k, c in enumerate(self.generalized)}
         self.nq = len(self.generalized)
         self._expr: dict[str, JointFunction] = {}
@@ -183,7 +188,9 @@ class _Converter:
             c = self.coupler[name]
             raise self.fail(f"<CoordinateCouplerConstraint name='{c.name}'>", f"couplers form a cycle: {cyc}", c.line)
         spec = self.coord_spec[name]
-        if name in self.gindex:
+        if name in self.chain_exprs:
+            f = self.chain_exprs[name]
+        elif name in self.gindex:
             f = fn.coordinate(self.gindex[name], self.nq)
         elif spec.locked:
             f = fn.Constant(spec.default, self.nq)
@@ -228,10 +235,69 @@ class _Converter:
             return fn.Constant(float(f.evaluate(np.zeros((1, f.n_inputs)), 0).value[0]), self.nq)
         return compose(f, inner)
 
+    def point_constraint_chain(self) -> None:
+        """The point constraints' dependent coordinates as ClosedChain variables of the others
+        (:mod:`osim_emb.core.point_constraints`), from the spanning tree where every coordinate is free."""
+        from osim_emb.core import point_constraints as pc
+        doc = self.doc
+        tree = _Converter(doc, self.strict, tree_only=True).build()
+        frames = {b.name: (b.frame, b.frame_to_body) for b in tree.bodies}
+        frames.setdefault(doc.ground, (0, np.eye(4)))
+        pairs = []
+        for c in doc.point_constraints:
+            ends = []
+            for body, location in ((c.body1, c.location1), (c.body2, c.location2)):
+                if body not in frames:
+                    raise self.fail(f"<PointConstraint name='{c.name}'>", f"body {body!r} does not exist", c.line)
+                frame, to_body = frames[body]
+                ends.append((frame, (to_body @ np.append(location, 1.0))[:3]))
+            pairs.append(pc.PointPair(c.name, ends[0][0], ends[0][1], ends[1][0], ends[1][1]))
+        names = tree.coordinate_names
+        z_ref = np.array([self.coord_spec_default(n) for n in names])
+        where = f"<PointConstraint name='{doc.point_constraints[0].name}'>"
+        if self.dependent_coordinates is not None:
+            unknown = [n for n in self.dependent_coordinates if n not in names]
+            if unknown:
+                raise self.fail(where, f"dependent coordinate(s) {unknown} are not free coordinates of the model")
+            dependent = [names.index(n) for n in self.dependent_coordinates]
+            if len(dependent) != 3 * len(pairs):
+                raise self.fail(where, f"{3 * len(pairs)} dependent coordinates needed (3 per PointConstraint), "
+                                       f"{len(dependent)} given")
+        else:
+            try:
+                dependent = pc.choose_dependent_coordinates(tree, pairs, z_ref, range(len(names)))
+            except ValueError as err:
+                return self._point_constraints_left_out(str(err))
+        ranges = np.array([tree.coordinates[k].range for k in range(len(names)) if k not in dependent])
+        try:
+            chain = pc.point_constraint_chain(tree, pairs, dependent, z_ref, coordinate_range=ranges,
+                                              name=", ".join(c.name for c in doc.point_constraints))
+        except ValueError as err:  # ClosedChainError: no assembly from the default configuration, singular, ...
+            return self._point_constraints_left_out(f"the constraints cannot be solved from the default "
+                                                    f"configuration: {err}")
+        for var in chain.variables:
+            self.chain_exprs[var.name] = var
+        self.log.append(f"point constraints {chain.constraints.name}: coordinates {list(chain.constraints.variable_names)}"
+                        " solved from the others (closed chain, projection method)")
+
+    def _point_constraints_left_out(self, reason: str) -> None:
+        """What the minimal-coordinate form cannot do with these PointConstraints (redundant, not assembled from the
+        defaults): refused by name, or (not strict) left out, the model kept as its spanning tree."""
+        c = self.doc.point_constraints[0]
+        self.unsupported("PointConstraint", c.name, reason, c.line)
+        for other in self.doc.point_constraints[1:]:
+            self.skipped.append(Skipped("constraint", other.name, other.line, "left out with " + repr(c.name)))
+
+    def coord_spec_default(self, name: str) -> float:
+        return next(c.default for c in self.doc.coordinates if c.name == name)
+
     def build(self) -> Model:
         if not self.strict:
             self.prune_unreachable()
         doc = self.doc
+        if doc.point_constraints and not self.tree_only:
+            self.coord_spec = {c.name: c for c in doc.coordinates}
+            self.point_constraint_chain()
         self.coordinates()
         joints: list[Joint] = []
         # body name -> (frame index, frame_to_body)
@@ -282,7 +348,12 @@ class _Converter:
             if c.name in self.gindex:
                 continue
             kind = "locked" if c.locked else "coupled"
-            src = f"locked at {c.default:g}" if c.locked else f"coupler {self.coupler[c.name].name!r}"
+            if c.locked:
+                src = f"locked at {c.default:g}"
+            elif c.name in self.chain_exprs:
+                src = f"point constraint(s) {self.chain_exprs[c.name].chain.constraints.name}"
+            else:
+                src = f"coupler {self.coupler[c.name].name!r}"
             deps.append(DependentCoordinate(c.name, self._expr[c.name], kind, src, c.range, c.default, c.motion_type))
         wraps = self.wrap_objects()
         extras = {
@@ -388,10 +459,12 @@ class _Converter:
             return []
 
 
-def document_to_model(doc: OsimDocument, strict: bool = True) -> Model:
-    """Build the empirically-based model of an OpenSim document."""
+def document_to_model(doc: OsimDocument, strict: bool = True,
+                      dependent_coordinates: Sequence[str] | None = None) -> Model:
+    """Build the empirically-based model of an OpenSim document (``dependent_coordinates``: the coordinates its
+    PointConstraints solve, three per constraint; default chosen by :mod:`osim_emb.core.point_constraints`)."""
     from osim_emb.model import ModelError
     try:
-        return _Converter(doc, strict).build()
+        return _Converter(doc, strict, dependent_coordinates).build()
     except ModelError as err:  # a consistency check of the model: say which file
         raise OsimImportError(doc.path, "<Model>", str(err)) from None

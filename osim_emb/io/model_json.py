@@ -204,7 +204,25 @@ class _Check:
 
 
 def model_from_dict(d: dict, source: str = "<dict>") -> Model:
-    """Rebuild a model from :func:`model_to_dict`; a ValueError naming ``source`` and the key on any bad value."""
+    """Rebuild a model from :func:`model_to_dict`; a ValueError naming ``source`` and the key on any bad value.
+    PointConstraint loops (closed-chain variables) are rebuilt from the record's OpenSim document."""
+    chained = [x.get("name") for x in (d.get("dependent_coordinates") or []) if isinstance(x, dict)
+               and isinstance(x.get("function"), dict) and x["function"].get("type") == "ClosedChainVariable"]
+    if chained and isinstance(d, dict) and d.get("osim_document"):
+        from osim_emb.core.closed_chains import rebuilt_variables
+        from osim_emb.io.convert import document_to_model
+        from osim_emb.io.osim_reader import read_osim_string
+        name = str((d.get("extras") or {}).get("source", "")) or source
+        rebuilt = document_to_model(read_osim_string(d["osim_document"], strict=False, name=name), strict=False,
+                                    dependent_coordinates=chained)
+        chains = {id(x.function.chain): x.function.chain for x in rebuilt.dependent_coordinates
+                  if x.name in chained}
+        with rebuilt_variables(list(chains.values())):
+            return _model_from_dict(d, source)
+    return _model_from_dict(d, source)
+
+
+def _model_from_dict(d: dict, source: str) -> Model:
     ck = _Check(source)
     if not isinstance(d, dict):
         raise ck.fail("top level", "expected a JSON object")

@@ -121,6 +121,19 @@ class CouplerSpec:
 
 
 @dataclass
+class PointConstraintSpec:
+    """A PointConstraint: ``location1`` fixed in ``body1`` coincides with ``location2`` fixed in ``body2`` (points in
+    body coordinates; an offset frame's transform already applied)."""
+
+    name: str
+    body1: str
+    location1: np.ndarray
+    body2: str
+    location2: np.ndarray
+    line: int | None = None
+
+
+@dataclass
 class PathPointSpec:
     name: str
     kind: str  # fixed | moving | conditional
@@ -190,6 +203,7 @@ class OsimDocument:
     bodies: list[BodySpec] = field(default_factory=list)
     joints: list[JointSpec] = field(default_factory=list)
     couplers: list[CouplerSpec] = field(default_factory=list)
+    point_constraints: list[PointConstraintSpec] = field(default_factory=list)
     forces: list[ForceSpec] = field(default_factory=list)
     markers: list[MarkerSpec] = field(default_factory=list)
     #: (name, type) of the enabled controllers of the ControllerSet (not applied by the package; said so)

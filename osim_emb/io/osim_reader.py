@@ -23,6 +23,7 @@ from osim_emb.io.osim_document import (
     BodySpec,
     CoordinateSpec,
     CouplerSpec,
+    PointConstraintSpec,
     ForceSpec,
     JointSpec,
     MarkerSpec,
@@ -282,6 +283,7 @@ class _Reader:
         self._check_unique_bodies(doc)
         self._check_references(doc)
         doc.couplers = self._read_constraints(model)
+        doc.point_constraints = self.point_constraints
         for c in doc.coordinates:
             if c.name in self.locked_by_skipped_coupler and not c.locked:
                 c.locked = True
@@ -827,12 +829,17 @@ class _Reader:
     def _read_constraints(self, model: Any) -> list[CouplerSpec]:
         out = []
         self.locked_by_skipped_coupler: dict[str, str] = {}
+        self.point_constraints: list[PointConstraintSpec] = []
         for c in self.objects(model, "ConstraintSet"):
             if c.tag != "CoordinateCouplerConstraint":
                 if not self._enabled(c):
                     self.notes.append(f"ignored disabled {c.tag} {c.get('name')!r} (line {c.sourceline})")
                     continue
-                self.unsupported(c, "constraint", f"unsupported constraint type {c.tag}; supported: CoordinateCouplerConstraint")
+                if c.tag == "PointConstraint":
+                    self.point_constraints.append(self._point_constraint(c))
+                    continue
+                self.unsupported(c, "constraint", f"unsupported constraint type {c.tag}; supported: "
+                                                  "CoordinateCouplerConstraint, PointConstraint")
                 continue
             if not self._enabled(c):
                 self.notes.append(f"ignored disabled coupler {c.get('name')!r} (line {c.sourceline})")
@@ -853,6 +860,19 @@ class _Reader:
             scale = self.flt(c, "scale_factor", 1.0)
             out.append(CouplerSpec(self.name_of(c, "constraint"), dep, ind, f, scale, True, c.sourceline))
         return out
+
+    def _point_constraint(self, c: Any) -> PointConstraintSpec:
+        """A PointConstraint's two bodies and points (4.x: frames ``socket_body_1/2``; older: ``body_1/2``)."""
+        name = self.name_of(c, "constraint")
+        ends = []
+        for k in (1, 2):
+            location = self.floats(c, f"location_body_{k}", 3, [0.0, 0.0, 0.0])
+            if self.v4:
+                frame = self.resolve_frame(self.text(c, f"socket_body_{k}", required=True), None, c)
+                ends.append((frame.body, (frame.transform() @ np.append(location, 1.0))[:3]))
+            else:
+                ends.append((self.text(c, f"body_{k}", required=True), location))
+        return PointConstraintSpec(name, ends[0][0], ends[0][1], ends[1][0], ends[1][1], c.sourceline)
 
     def _enabled_controller(self, c: Any) -> bool:
         """Controller::enabled (4.x; default true), isDisabled (older files)."""

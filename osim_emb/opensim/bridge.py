@@ -100,6 +100,22 @@ class OpenSimReference:
                                    float(c.getPropertyByName("scale_factor").toString())))
 
     # -- configuration -----------------------------------------------------------
+    def _closed_chain_jets(self, values: dict) -> dict:
+        """The package model's PointConstraint-dependent coordinates (no OpenSim function gives them) at the
+        generalized coordinates in ``values``: name -> (value, gradient, Hessian) in those coordinates.  OpenSim's
+        constraint error after they are set checks them (``set_configuration``'s ``check``)."""
+        deps = [d for d in (self.model.dependent_coordinates if self.model is not None else ())
+                if d.source.startswith("point constraint")]
+        if not deps:
+            return {}
+        qm = np.array([[values[c] for c in self.model.coordinate_names]])
+        cache: dict = {}
+        out = {}
+        for d in deps:
+            jet = d.function.evaluate(qm, 2, cache)
+            out[d.name] = (float(jet.value[0]), jet.gradient[0], jet.hessian[0])
+        return out
+
     def set_configuration(self, q: Sequence[float], qdot: Sequence[float] | None = None,
                           names: Sequence[str] | None = None, *, check: float = 1e-9) -> None:
         """Set the generalized coordinates (names default to the package model's) and the coupled ones."""
@@ -110,6 +126,9 @@ class OpenSimReference:
         for n, v in zip(names, q):
             values[n] = float(v)
         done = set(names) | {c for c in self.names if self.coords.get(c).getLocked(s)}
+        for c, (v, _, _) in self._closed_chain_jets(values).items():
+            values[c] = v
+            done.add(c)
         pending = list(self._couplers)
         while pending:
             rest = []
@@ -146,6 +165,11 @@ class OpenSimReference:
         values = {c: self.coords.get(c).getValue(s) for c in self.names}
         for n, v in zip(names, qdot):
             speeds[n] = float(v)
+        chains = self._closed_chain_jets(values)
+        if chains:
+            qd = np.array([speeds[c] for c in self.model.coordinate_names])
+            for c, (_, g, _) in chains.items():
+                speeds[c] = float(g @ qd)
         for dep, ind, f, scale in self._couplers:
             x = self.osim.Vector(len(ind), 0.0)
             for k, i in enumerate(ind):
@@ -222,6 +246,10 @@ class OpenSimReference:
             grad[n][k] = 1.0
         values = {c: self.coords.get(c).getValue(s) for c in self.names}
         done = set(names)
+        if list(names) == list(self.model.coordinate_names):
+            for c, (_, g, h) in self._closed_chain_jets(values).items():
+                grad[c], hess[c] = g, h
+                done.add(c)
         pending = list(self._couplers)
         while pending:
             rest = []

@@ -52,6 +52,8 @@ CAUSES = {
                               "length change out)",
     "coupler_projection": "coupler of several independent coordinates (OpenSim's coupling projection moves the "
                           "other independent coordinates)",
+    "constraint_projection": "PointConstraint loop of more than one degree of freedom (OpenSim projects the unit "
+                             "speed on the constraints over all coordinates: the other independent ones move too)",
     "unexplained": "unexplained",
 }
 # Seed Table 5 groups (kept for the Holzbaur study scripts)
@@ -226,13 +228,21 @@ def discontinuities(length: np.ndarray, moment_arm: np.ndarray | None = None, *,
 
 
 def explain_differences(model: Model, muscles: Iterable[str]) -> dict[str, dict[str, list[str]]]:
-    """The structural causes that apply to each muscle: ``{muscle: {"same_body": [...], "projection": [...]}}``
-    (a moving point beside a point on the same body; couplers of several independent coordinates, listing
-    the coordinates whose moment arms OpenSim's coupling projection changes)."""
+    """The structural causes that apply to each muscle: ``{muscle: {"same_body": [...], "projection": [...],
+    "loop": [...]}}`` (a moving point beside a point on the same body; couplers of several independent coordinates,
+    listing the coordinates whose moment arms OpenSim's coupling projection changes; the generalized coordinates of
+    a PointConstraint loop of several degrees of freedom, whose moment arms OpenSim's constraint projection
+    changes)."""
     by = {m.name: m for m in model.muscles}
     doc = model.extras.get("document")
     multi = [c for c in (doc.couplers if doc is not None else []) if len(c.independents) > 1]
     projected = sorted({i for c in multi for i in c.independents})
+    chained = [d for d in model.dependent_coordinates if d.source.startswith("point constraint")]
+    # the generalized coordinates a closed loop's dependents move with (OpenSim's projection moves them together)
+    looped = sorted({model.coordinate_names[k] for d in chained
+                     for k in np.flatnonzero(np.any(d.function.evaluate(
+                         np.array([[c.default for c in model.coordinates]]), 1).gradient != 0.0, axis=0))})
+    looped = looped if len(looped) > 1 else []
     out = {}
     for name in muscles:
         pts = by[name].points
@@ -241,7 +251,7 @@ def explain_differences(model: Model, muscles: Iterable[str]) -> dict[str, dict[
             if p.kind == "moving" and any(0 <= j < len(pts) and pts[j].source_body == p.source_body
                                           for j in (i - 1, i + 1)):
                 same.append(p.name)
-        out[name] = {"same_body": same, "projection": projected}
+        out[name] = {"same_body": same, "projection": projected, "loop": looped}
     return out
 
 
@@ -287,6 +297,8 @@ def _classify(reference: str, diff: np.ndarray, other_mode_diff: np.ndarray, pkg
                 cause[sel, mi, kk] = "moving_point_same_body"
             elif c in s["projection"]:
                 cause[sel, mi, kk] = "coupler_projection"
+            elif c in s["loop"]:
+                cause[sel, mi, kk] = "constraint_projection"
     return cause
 
 

@@ -66,7 +66,24 @@ def _poses(model, n: int, seed: int) -> np.ndarray:
     lo, hi = model.coordinate_ranges.T.copy()
     cap = np.array([np.pi if c.motion_type != "translational" else 1.0 for c in model.coordinates])
     lo, hi = np.maximum(lo, -cap), np.minimum(hi, cap)
-    return np.random.default_rng(seed).uniform(lo, hi, (n, model.n_q))
+    rng = np.random.default_rng(seed)
+    if not any(d.source.startswith("point constraint") for d in model.dependent_coordinates):
+        return rng.uniform(lo, hi, (n, model.n_q))
+    # a closed loop assembles only in part of the coordinates' box: within 10 % of each range of the defaults,
+    # the configurations where it assembles (the others are left out, the count reported by "poses")
+    from osim_emb.core import kinematics as kin
+    from osim_emb.core.closed_chains import ClosedChainError
+    q0 = np.array([c.default for c in model.coordinates])
+    out = []
+    for q in np.clip(q0 + rng.uniform(-0.1, 0.1, (4 * n, model.n_q)) * (hi - lo), lo, hi):
+        try:
+            kin.joint_variables(model, q[None], 0)
+        except ClosedChainError:
+            continue
+        out.append(q)
+        if len(out) == n:
+            break
+    return np.array(out).reshape(-1, model.n_q)
 
 
 def study_one(path: str, poses: int, seed: int, ma_budget: int) -> dict:
@@ -122,6 +139,7 @@ def compare(path: str, model, poses: int, seed: int, ma_budget: int) -> dict:
     from osim_emb.paths import geometry
     from osim_emb.opensim.bridge import ANGULAR_VELOCITY_JOINTS, OpenSimReference, moment_arms_about_speeds
     q = _poses(model, poses, seed)
+    poses = len(q)
     out = {"poses": poses}
     ref = OpenSimReference(path, model)
     bt = kin.body_transforms(model, kin.forward_kinematics(model, q, order=0))
@@ -146,9 +164,20 @@ def compare(path: str, model, poses: int, seed: int, ma_budget: int) -> dict:
     rotations = [r for r in rotations if all(c in model.coordinate_names for c in r)]
     in_rotations = {c for r in rotations for c in r}
     arm_coords = [c for c in model.coordinate_names if c not in spherical or c not in in_rotations]
+    looped = set()
+    if doc.point_constraints and model.muscles:
+        from osim_emb.opensim.moment_arms import explain_differences
+        looped = set(explain_differences(model, [model.muscles[0].name])[model.muscles[0].name]["loop"])
+        arm_coords = [c for c in arm_coords if c not in looped]
+        out["note"] = ((out.get("note", "") + "; ") if out.get("note") else "") + (
+            f"PointConstraints: {sum(d.source.startswith('point constraint') for d in model.dependent_coordinates)} "
+            "dependent coordinates solved by the package (OpenSim's "
+            f"constraint error <= 1e-9 at every pose); R about the loop's coordinates {sorted(looped)} not compared "
+            "(computeMomentArm projects the unit speed on the constraints over all coordinates)")
     if spherical:
-        out["note"] = ("Ball/Free/Ellipsoid/ScapulothoracicJoint: OpenSim's speeds of their rotations are angular "
-                       "velocities (R about them compared as E^-T R); qdd not compared")
+        out["note"] = ((out["note"] + "; ") if out.get("note") else "") + (
+            "Ball/Free/Ellipsoid/ScapulothoracicJoint: OpenSim's speeds of their rotations are angular "
+            "velocities (R about them compared as E^-T R); qdd not compared")
     if model.muscles:
         n_r = int(min(poses, max(1, ma_budget // max(1, len(model.muscles) * model.n_q))))
         out["poses_R"] = n_r

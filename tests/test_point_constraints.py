@@ -1,0 +1,183 @@
+"""PointConstraint loops as closed-chain joint variables f(q) (core.point_constraints), against OpenSim 4.6's API:
+kinematics (OpenSim's own constraint error at the package's solution), lengths, moment arms, mass matrix and the
+constrained accelerations; the constraint derivatives against finite differences; refusals."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from osim_emb import load_osim
+from osim_emb.core import dynamics as dyn
+from osim_emb.core import kinematics as kin
+from osim_emb.io import UnsupportedFeatureError
+from osim_emb.paths import geometry
+
+DEFAULTS = (0.6, -1.2, 0.3, 0.25)
+
+
+def build_loop(osim, path, *, planar=False, unreachable=False):
+    """ground -pin z- crank -pin z- coupler -universal (x, y)- rocker, a point of the rocker held at the ground point
+    where it is at DEFAULTS: a spatial loop of one degree of freedom, two paths.  ``planar``: the rocker on a third
+    pin about z (the constraint's z equation is then redundant); ``unreachable``: the ground point 2 m away."""
+    m = osim.Model()
+    m.setName("spatial_loop")
+    g = m.getGround()
+    crank = osim.Body("crank", 1.0, osim.Vec3(0, -0.15, 0), osim.Inertia(0.01, 0.001, 0.01))
+    coupler = osim.Body("coupler", 1.5, osim.Vec3(0, -0.25, 0), osim.Inertia(0.03, 0.002, 0.03))
+    rocker = osim.Body("rocker", 1.2, osim.Vec3(0.01, -0.17, 0.01), osim.Inertia(0.012, 0.001, 0.012))
+    for b in (crank, coupler, rocker):
+        m.addBody(b)
+    j1 = osim.PinJoint("j1", g, osim.Vec3(0), osim.Vec3(0), crank, osim.Vec3(0), osim.Vec3(0))
+    j2 = osim.PinJoint("j2", crank, osim.Vec3(0, -0.3, 0), osim.Vec3(0), coupler, osim.Vec3(0), osim.Vec3(0))
+    joint3 = osim.PinJoint if planar else osim.UniversalJoint
+    j3 = joint3("j3", coupler, osim.Vec3(0, -0.5, 0), osim.Vec3(0), rocker, osim.Vec3(0), osim.Vec3(0))
+    for j in (j1, j2, j3):
+        m.addJoint(j)
+    coords = [j1.upd_coordinates(0), j2.upd_coordinates(0)] + [j3.upd_coordinates(i) for i in range(j3.numCoordinates())]
+    for c, v in zip(coords, DEFAULTS):
+        c.setDefaultValue(v)
+        c.setRangeMin(v - 1.0)
+        c.setRangeMax(v + 1.0)
+    tip = osim.Vec3(0.04, -0.35, 0.02)
+    target = rocker.findStationLocationInGround(m.initSystem(), tip)
+    if unreachable:
+        target = osim.Vec3(2.0, 0.0, 0.0)
+    closure = osim.PointConstraint(rocker, tip, g, target)
+    closure.setName("closure")
+    m.addConstraint(closure)
+    for name, points in (("m1", [("ground", (0.1, 0.1, 0.0)), ("coupler", (0.02, -0.2, 0.0))]),
+                         ("m2", [("crank", (0.03, -0.1, 0.01)), ("rocker", (0.0, -0.2, 0.02))])):
+        actuator = osim.PathActuator()
+        actuator.setName(name)
+        for k, (body, location) in enumerate(points):
+            frame = m.getGround() if body == "ground" else m.getBodySet().get(body)
+            actuator.addNewPathPoint(f"{name}_{k}", frame, osim.Vec3(*location))
+        m.addForce(actuator)
+    m.finalizeConnections()
+    m.printToXML(str(path))
+
+
+def _poses(model, n, seed):
+    q0 = np.array([c.default for c in model.coordinates])
+    return q0 + np.random.default_rng(seed).uniform(-0.3, 0.3, (n, model.n_q))
+
+
+def test_spatial_loop_equals_opensim(osim, tmp_path):
+    """Three of the four angles solved from the fourth: OpenSim's constraint error at the package's solution is below
+    1e-9 at every pose (the bridge checks it), body transforms, lengths and moment arms equal OpenSim's (one degree
+    of freedom: computeMomentArm's projection is the partial derivative) and minus the central difference of its
+    getLength; the mass matrix J^T M J and OpenSim's constrained accelerations equal the package's."""
+    from osim_emb.opensim.bridge import OpenSimReference
+    path = tmp_path / "loop.osim"
+    build_loop(osim, path)
+    model = load_osim(path)
+    assert model.coordinate_names == ["j3_coord_1"]
+    assert [d.name for d in model.dependent_coordinates] == ["j1_coord_0", "j2_coord_0", "j3_coord_0"]
+    q = _poses(model, 8, 1)
+    qd = np.random.default_rng(2).normal(size=q.shape)
+    transforms = kin.body_transforms(model, kin.forward_kinematics(model, q, order=0))
+    lengths, arms = geometry.lengths_and_moment_arms(model, q, opensim_compat=True)
+    terms = dyn.dynamics_terms(model, q, qd)
+    qdd = dyn.forward_dynamics(model, q, qd)
+    ref = OpenSimReference(str(path), model)
+    ref_d = OpenSimReference(str(path), model, disable_forces=True)
+    names = [mu.name for mu in model.muscles]
+    h = 1e-6
+    worst = dict.fromkeys(("transform", "length", "arm", "fd", "mass", "accel"), 0.0)
+    for n in range(len(q)):
+        ref.set_configuration(q[n])  # raises if OpenSim's constraint error exceeds 1e-9
+        for k, body in enumerate(model.bodies):
+            worst["transform"] = max(worst["transform"], np.abs(ref.body_transform(body.name) - transforms[n, k]).max())
+        theirs = np.array([ref.muscle_length(m) for m in names])
+        worst["length"] = max(worst["length"], np.abs(theirs - lengths[n]).max())
+        arm = np.array([ref.moment_arm(m, "j3_coord_1") for m in names])
+        worst["arm"] = max(worst["arm"], np.abs(arm - arms[n, 0]).max())
+        ref.set_configuration(q[n] + h)
+        up = np.array([ref.muscle_length(m) for m in names])
+        ref.set_configuration(q[n] - h)
+        down = np.array([ref.muscle_length(m) for m in names])
+        worst["fd"] = max(worst["fd"], np.abs(-(up - down) / (2 * h) - arms[n, 0]).max())
+        r = ref_d.reduced_dynamics(q[n], qd[n])
+        worst["mass"] = max(worst["mass"], np.abs(r["mass"] - terms.mass[n]).max() / np.abs(r["mass"]).max())
+        worst["accel"] = max(worst["accel"], np.abs(r["qddot"] - qdd[n]).max() / max(1.0, np.abs(r["qddot"]).max()))
+    assert worst["transform"] < 1e-14 and worst["length"] < 1e-14 and worst["arm"] < 1e-14, worst
+    assert worst["fd"] < 1e-8 and worst["mass"] < 1e-12 and worst["accel"] < 1e-10, worst
+
+
+def test_constraint_derivatives_equal_finite_differences(osim, tmp_path):
+    """g, dg/dz and d2g/dz2 of the loop's point pair from the tree's kinematics against central differences."""
+    from osim_emb.core import point_constraints as pc
+    from osim_emb.io import read_osim
+    from osim_emb.io.convert import _Converter
+    path = tmp_path / "loop.osim"
+    build_loop(osim, path)
+    doc = read_osim(path)
+    tree = _Converter(doc, True, tree_only=True).build()
+    assert tree.n_q == 4
+    frames = {b.name: (b.frame, b.frame_to_body) for b in tree.bodies}
+    c = doc.point_constraints[0]
+    f1, t1 = frames[c.body1]
+    pair = pc.PointPair(c.name, f1, (t1 @ np.append(c.location1, 1.0))[:3], 0, c.location2)
+    z = np.array(DEFAULTS) + 0.1
+    g, gz, gzz = pc.point_constraint_jet(tree, [pair], z[None], 2)
+    assert np.abs(pc.point_constraint_jet(tree, [pair], np.array(DEFAULTS)[None], 0)[0]).max() < 1e-15
+    h = 1e-6
+    steps = np.eye(4) * h
+    jac = np.stack([(pc.point_constraint_jet(tree, [pair], (z + e)[None], 0)[0]
+                     - pc.point_constraint_jet(tree, [pair], (z - e)[None], 0)[0])[0] / (2 * h) for e in steps], axis=1)
+    hess = np.stack([(pc.point_constraint_jet(tree, [pair], (z + e)[None], 1)[1]
+                      - pc.point_constraint_jet(tree, [pair], (z - e)[None], 1)[1])[0] / (2 * h) for e in steps], axis=2)
+    np.testing.assert_allclose(gz[0], jac, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(gzz[0], hess, rtol=0, atol=1e-9)
+
+
+def test_dependent_coordinates_chosen_by_the_user(osim, tmp_path):
+    """Another choice of dependent coordinates is the same mechanism: at the configurations of the default choice,
+    written in the other independent coordinate, every body is where it was; a wrong count or name is refused."""
+    path = tmp_path / "loop.osim"
+    build_loop(osim, path)
+    auto = load_osim(path)
+    chosen = load_osim(path, dependent_coordinates=["j1_coord_0", "j2_coord_0", "j3_coord_1"])
+    assert chosen.coordinate_names == ["j3_coord_0"]
+    q = _poses(auto, 5, 3)
+    j3_0 = next(d for d in auto.dependent_coordinates if d.name == "j3_coord_0").function.evaluate(q, 0).value
+    a = kin.body_transforms(auto, kin.forward_kinematics(auto, q, order=0))
+    b = kin.body_transforms(chosen, kin.forward_kinematics(chosen, j3_0[:, None], order=0))
+    np.testing.assert_allclose(a, b, rtol=0, atol=1e-12)
+    with pytest.raises(Exception, match="3 dependent coordinates needed"):
+        load_osim(path, dependent_coordinates=["j1_coord_0"])
+    with pytest.raises(Exception, match="not free coordinates"):
+        load_osim(path, dependent_coordinates=["j1_coord_0", "j2_coord_0", "nope"])
+
+
+@pytest.mark.parametrize("variant, reason", [("planar", "redundant"),
+                                             ("unreachable", "cannot be solved from the default configuration")])
+def test_loops_the_minimal_form_cannot_take_are_refused_by_name(osim, tmp_path, variant, reason):
+    """A redundant constraint (a planar loop closed by a 3-D point constraint: OpenSim satisfies it in the
+    least-squares sense) and one the defaults cannot reach are refused naming the constraint; not strict, the
+    model is its spanning tree and the constraint is listed as skipped."""
+    path = tmp_path / f"{variant}.osim"
+    build_loop(osim, path, **{variant: True})
+    with pytest.raises(UnsupportedFeatureError, match=reason) as err:
+        load_osim(path)
+    assert "closure" in str(err.value)
+    tree = load_osim(path, strict=False)
+    assert tree.n_q == (3 if variant == "planar" else 4)
+    assert any(s.name == "closure" for s in tree.extras["skipped"])
+
+
+def test_json_record_rebuilds_the_loop_from_its_document(osim, tmp_path):
+    """save_model / load_model: the closed-chain variables come back, rebuilt from the record's OpenSim document
+    with the same dependent coordinates (joint variables, gradients and Hessians equal)."""
+    from osim_emb.io.model_json import load_model, save_model
+    path = tmp_path / "loop.osim"
+    build_loop(osim, path)
+    model = load_osim(path, dependent_coordinates=["j1_coord_0", "j2_coord_0", "j3_coord_1"])
+    save_model(model, tmp_path / "loop.json")
+    back = load_model(tmp_path / "loop.json")
+    assert back.coordinate_names == model.coordinate_names == ["j3_coord_0"]
+    q = np.array([[0.2], [0.35]])
+    a, b = kin.joint_variables(model, q, 2), kin.joint_variables(back, q, 2)
+    for x, y in ((a.value, b.value), (a.gradient, b.gradient), (a.hessian, b.hessian)):
+        np.testing.assert_array_equal(x, y)

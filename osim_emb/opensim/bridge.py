@@ -90,6 +90,10 @@ class OpenSimReference:
         self.model = model
         self._couplers = []
         cs = self.model_os.getConstraintSet()
+        #: enforced constraints that close loops (PointConstraint, ...): a configuration must satisfy them
+        self._closed_loops = [cs.get(i).getName() for i in range(cs.getSize())
+                              if cs.get(i).get_isEnforced()
+                              and self.osim.CoordinateCouplerConstraint.safeDownCast(cs.get(i)) is None]
         for i in range(cs.getSize()):
             c = self.osim.CoordinateCouplerConstraint.safeDownCast(cs.get(i))
             if c is None or not c.get_isEnforced():
@@ -151,10 +155,14 @@ class OpenSimReference:
         if qdot is not None:
             self.set_speeds(qdot, names)
         self.model_os.realizePosition(s)
+        if check is None and self._closed_loops:  # a closed loop's configuration must satisfy it, whoever set it
+            check = 1e-9
         if check is not None:
             err = np.abs(s.getQErr().to_numpy()).max(initial=0.0)
             if err > check:
-                raise RuntimeError(f"OpenSim constraint error {err:.3g} after setting the configuration")
+                raise RuntimeError(f"OpenSim constraint error {err:.3g} after setting the configuration"
+                                   + (f" (closed loops: {', '.join(self._closed_loops)}; their dependent coordinates "
+                                      "must be given)" if self._closed_loops else ""))
 
     def set_speeds(self, qdot: Sequence[float], names: Sequence[str] | None = None) -> None:
         """Set generalized speeds; coupled speeds follow from OpenSim's function derivatives."""

@@ -615,10 +615,22 @@ def run_moment_arm_study(model_path: str, sweep: Sequence[str], *, step_deg: flo
     if "computeMomentArm_mvp" in refs and not out_dir:
         import tempfile
         scratch = tempfile.mkdtemp(prefix="osim_emb_mvp_")
+    chained = [d for d in model.dependent_coordinates if d.source.startswith("point constraint")]
+    if chained and "minus_dL_dq" in refs:  # OpenSim's differences would need the loop assembled at q +- h
+        log.warning("%s: minus_dL_dq left out: the PointConstraint loop's coordinates (%s) are the package's "
+                    "solution at each configuration, which OpenSim's difference quotients cannot vary",
+                    model.name, ", ".join(d.name for d in chained))
+        refs = [r for r in refs if r != "minus_dL_dq"]
     jobs, ranges, mask = _reference_jobs(model, model_path, sweeps, refs, ma_coordinates, cross,
                                          Path(out_dir) if out_dir else Path(scratch) if scratch else None)
+    names_os, q_os = model.coordinate_names, q
+    if chained:  # OpenSim gets the loop's coordinates too (its constraint error checks them: bridge)
+        cache = {}
+        q_os = np.column_stack([q] + [d.function.evaluate(q, 0, cache).value for d in chained])
+        names_os = model.coordinate_names + [d.name for d in chained]
+        ranges = np.vstack([ranges, [d.range for d in chained]])
     try:
-        osv = evaluate_references(jobs, q, model.coordinate_names, ranges, muscles, ma_coordinates,
+        osv = evaluate_references(jobs, q_os, names_os, ranges, muscles, ma_coordinates,
                                   fd_step=FD_STEP, workers=workers, cache_dir=cache_dir, progress=progress,
                                   mask=mask) if jobs else {}
         pkg = pkg_future.result()

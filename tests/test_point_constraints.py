@@ -16,10 +16,12 @@ from osim_emb.paths import geometry
 DEFAULTS = (0.6, -1.2, 0.3, 0.25)
 
 
-def build_loop(osim, path, *, planar=False, unreachable=False):
+def build_loop(osim, path, *, planar=False, unreachable=False, distance=False):
     """ground -pin z- crank -pin z- coupler -universal (x, y)- rocker, a point of the rocker held at the ground point
     where it is at DEFAULTS: a spatial loop of one degree of freedom, two paths.  ``planar``: the rocker on a third
-    pin about z (the constraint's z equation is then redundant); ``unreachable``: the ground point 2 m away."""
+    pin about z (the constraint's z equation is then redundant); ``unreachable``: the ground point 2 m away;
+    ``distance``: a ConstantDistanceConstraint instead, the point kept at its default distance from a ground point
+    (three degrees of freedom)."""
     m = osim.Model()
     m.setName("spatial_loop")
     g = m.getGround()
@@ -43,7 +45,12 @@ def build_loop(osim, path, *, planar=False, unreachable=False):
     target = rocker.findStationLocationInGround(m.initSystem(), tip)
     if unreachable:
         target = osim.Vec3(2.0, 0.0, 0.0)
-    closure = osim.PointConstraint(rocker, tip, g, target)
+    if distance:
+        anchor = osim.Vec3(0.2, 0.1, -0.05)
+        gap = float(np.linalg.norm(target.to_numpy() - anchor.to_numpy()))
+        closure = osim.ConstantDistanceConstraint(rocker, tip, g, anchor, gap)
+    else:
+        closure = osim.PointConstraint(rocker, tip, g, target)
     closure.setName("closure")
     m.addConstraint(closure)
     for name, points in (("m1", [("ground", (0.1, 0.1, 0.0)), ("coupler", (0.02, -0.2, 0.0))]),
@@ -58,23 +65,28 @@ def build_loop(osim, path, *, planar=False, unreachable=False):
     m.printToXML(str(path))
 
 
-def _poses(model, n, seed):
+def _poses(model, n, seed, spread=0.3):
     q0 = np.array([c.default for c in model.coordinates])
-    return q0 + np.random.default_rng(seed).uniform(-0.3, 0.3, (n, model.n_q))
+    return q0 + np.random.default_rng(seed).uniform(-spread, spread, (n, model.n_q))
 
 
-def test_spatial_loop_equals_opensim(osim, tmp_path):
-    """Three of the four angles solved from the fourth: OpenSim's constraint error at the package's solution is below
-    1e-9 at every pose (the bridge checks it), body transforms, lengths and moment arms equal OpenSim's (one degree
-    of freedom: computeMomentArm's projection is the partial derivative) and minus the central difference of its
-    getLength; the mass matrix J^T M J and OpenSim's constrained accelerations equal the package's."""
+@pytest.mark.parametrize("kind", ["point", "distance"])
+def test_spatial_loop_equals_opensim(osim, tmp_path, kind):
+    """PointConstraint: three of the four angles solved from the fourth; ConstantDistanceConstraint: one from the
+    other three.  OpenSim's constraint error at the package's solution is below 1e-9 at every pose (the bridge
+    checks it); body transforms, lengths and moment arms equal OpenSim's (one degree of freedom: computeMomentArm's
+    projection is the partial derivative) and minus the central difference of its getLength; the mass matrix
+    J^T M J and OpenSim's constrained accelerations equal the package's."""
     from osim_emb.opensim.bridge import OpenSimReference
     path = tmp_path / "loop.osim"
-    build_loop(osim, path)
+    build_loop(osim, path, distance=kind == "distance")
     model = load_osim(path)
-    assert model.coordinate_names == ["j3_coord_1"]
-    assert [d.name for d in model.dependent_coordinates] == ["j1_coord_0", "j2_coord_0", "j3_coord_0"]
-    q = _poses(model, 8, 1)
+    if kind == "point":
+        assert model.coordinate_names == ["j3_coord_1"]
+        assert [d.name for d in model.dependent_coordinates] == ["j1_coord_0", "j2_coord_0", "j3_coord_0"]
+    else:
+        assert model.n_q == 3 and len(model.dependent_coordinates) == 1
+    q = _poses(model, 8, 1, 0.3 if kind == "point" else 0.05)
     qd = np.random.default_rng(2).normal(size=q.shape)
     transforms = kin.body_transforms(model, kin.forward_kinematics(model, q, order=0))
     lengths, arms = geometry.lengths_and_moment_arms(model, q, opensim_compat=True)
@@ -91,13 +103,16 @@ def test_spatial_loop_equals_opensim(osim, tmp_path):
             worst["transform"] = max(worst["transform"], np.abs(ref.body_transform(body.name) - transforms[n, k]).max())
         theirs = np.array([ref.muscle_length(m) for m in names])
         worst["length"] = max(worst["length"], np.abs(theirs - lengths[n]).max())
-        arm = np.array([ref.moment_arm(m, "j3_coord_1") for m in names])
-        worst["arm"] = max(worst["arm"], np.abs(arm - arms[n, 0]).max())
-        ref.set_configuration(q[n] + h)
-        up = np.array([ref.muscle_length(m) for m in names])
-        ref.set_configuration(q[n] - h)
-        down = np.array([ref.muscle_length(m) for m in names])
-        worst["fd"] = max(worst["fd"], np.abs(-(up - down) / (2 * h) - arms[n, 0]).max())
+        if kind == "point":
+            arm = np.array([ref.moment_arm(m, "j3_coord_1") for m in names])
+            worst["arm"] = max(worst["arm"], np.abs(arm - arms[n, 0]).max())
+        for k in range(model.n_q):
+            step = np.eye(model.n_q)[k] * h
+            ref.set_configuration(q[n] + step)
+            up = np.array([ref.muscle_length(m) for m in names])
+            ref.set_configuration(q[n] - step)
+            down = np.array([ref.muscle_length(m) for m in names])
+            worst["fd"] = max(worst["fd"], np.abs(-(up - down) / (2 * h) - arms[n, k]).max())
         r = ref_d.reduced_dynamics(q[n], qd[n])
         worst["mass"] = max(worst["mass"], np.abs(r["mass"] - terms.mass[n]).max() / np.abs(r["mass"]).max())
         worst["accel"] = max(worst["accel"], np.abs(r["qddot"] - qdd[n]).max() / max(1.0, np.abs(r["qddot"]).max()))
@@ -218,3 +233,31 @@ def test_loop_driven_by_a_path_actuator_equals_opensim_manager(osim, tmp_path):
     ref = opensim_muscle_simulation(path, times, {}, controls=controls, accuracy=1e-9)
     assert np.abs(np.diff(ours["j3_coord_1"].to_numpy())).max() > 1e-3  # it moves
     assert largest_differences(ours, ref)["q"] < 1e-7
+
+
+def test_distance_constraint_derivatives_equal_finite_differences(osim, tmp_path):
+    """The ConstantDistanceConstraint's equation (|p1 - p2|^2 - d^2) / 2 and its derivatives against central
+    differences; zero at the default configuration."""
+    from osim_emb.core import point_constraints as pc
+    from osim_emb.io import read_osim
+    from osim_emb.io.convert import _Converter
+    path = tmp_path / "loop.osim"
+    build_loop(osim, path, distance=True)
+    doc = read_osim(path)
+    c = doc.point_constraints[0]
+    assert c.type == "ConstantDistanceConstraint" and c.distance > 0
+    tree = _Converter(doc, True, tree_only=True).build()
+    frames = {b.name: (b.frame, b.frame_to_body) for b in tree.bodies}
+    f1, t1 = frames[c.body1]
+    pair = pc.PointPair(c.name, f1, (t1 @ np.append(c.location1, 1.0))[:3], 0, c.location2, c.distance)
+    assert abs(pc.point_constraint_jet(tree, [pair], np.array(DEFAULTS)[None], 0)[0][0, 0]) < 1e-15
+    z = np.array(DEFAULTS) - 0.1
+    _, gz, gzz = pc.point_constraint_jet(tree, [pair], z[None], 2)
+    h = 1e-6
+    steps = np.eye(4) * h
+    jac = np.stack([(pc.point_constraint_jet(tree, [pair], (z + e)[None], 0)[0]
+                     - pc.point_constraint_jet(tree, [pair], (z - e)[None], 0)[0])[0] / (2 * h) for e in steps], axis=1)
+    hess = np.stack([(pc.point_constraint_jet(tree, [pair], (z + e)[None], 1)[1]
+                      - pc.point_constraint_jet(tree, [pair], (z - e)[None], 1)[1])[0] / (2 * h) for e in steps], axis=2)
+    np.testing.assert_allclose(gz[0], jac, rtol=0, atol=1e-10)
+    np.testing.assert_allclose(gzz[0], hess, rtol=0, atol=1e-9)

@@ -36,14 +36,20 @@ __all__ = ["PointPair", "point_constraint_jet", "choose_dependent_coordinates", 
 
 @dataclass(frozen=True)
 class PointPair:
-    """One point constraint: r1 (3,) fixed in ``frame1`` coincides with r2 fixed in ``frame2`` (frames of the tree
-    model, points in frame coordinates)."""
+    """One constraint between r1 (3,) fixed in ``frame1`` and r2 fixed in ``frame2`` (frames of the tree model, points
+    in frame coordinates): ``distance`` None, they coincide (three equations p1 - p2 = 0); else they stay that far
+    apart (one equation (|p1 - p2|^2 - distance^2) / 2 = 0, OpenSim's ConstantDistanceConstraint)."""
 
     name: str
     frame1: int
     r1: np.ndarray
     frame2: int
     r2: np.ndarray
+    distance: float | None = None
+
+    @property
+    def n_equations(self) -> int:
+        return 3 if self.distance is None else 1
 
 
 def _point_jet(k: kin.FrameKinematics, frame: int, r: np.ndarray, order: int):
@@ -62,17 +68,28 @@ def _point_jet(k: kin.FrameKinematics, frame: int, r: np.ndarray, order: int):
 
 
 def point_constraint_jet(tree: Model, pairs: Sequence[PointPair], z: np.ndarray, order: int = 2):
-    """g (N, m), dg/dz (N, m, nz) and d2g/dz2 (N, m, nz, nz) (None above ``order``) of the pairs, m = 3 per pair."""
+    """g (N, m), dg/dz (N, m, nz) and d2g/dz2 (N, m, nz, nz) (None above ``order``) of the pairs (their equations in
+    order)."""
     k = kin.forward_kinematics(tree, z, order=order)
     g, gz, gzz = [], [], []
     for pair in pairs:
         p1, j1, h1 = _point_jet(k, pair.frame1, pair.r1, order)
         p2, j2, h2 = _point_jet(k, pair.frame2, pair.r2, order)
-        g.append(p1 - p2)
+        d = p1 - p2  # (N, 3); its derivatives (N, nz, 3) and (N, nz, nz, 3)
+        dj = None if j1 is None else j1 - j2
+        dh = None if h1 is None else h1 - h2
+        if pair.distance is None:
+            g.append(d)
+            if order >= 1:
+                gz.append(np.swapaxes(dj, 1, 2))
+            if order >= 2:
+                gzz.append(np.moveaxis(dh, 3, 1))
+            continue
+        g.append(0.5 * (np.einsum("ni,ni->n", d, d) - pair.distance ** 2)[:, None])
         if order >= 1:
-            gz.append(np.swapaxes(j1 - j2, 1, 2))
+            gz.append(np.einsum("ni,nki->nk", d, dj)[:, None, :])
         if order >= 2:
-            gzz.append(np.moveaxis(h1 - h2, 3, 1))
+            gzz.append((np.einsum("nki,nli->nkl", dj, dj) + np.einsum("ni,nkli->nkl", d, dh))[:, None])
     return (np.concatenate(g, axis=1), np.concatenate(gz, axis=1) if order >= 1 else None,
             np.concatenate(gzz, axis=1) if order >= 2 else None)
 

@@ -251,18 +251,19 @@ class _Converter:
                     raise self.fail(f"<PointConstraint name='{c.name}'>", f"body {body!r} does not exist", c.line)
                 frame, to_body = frames[body]
                 ends.append((frame, (to_body @ np.append(location, 1.0))[:3]))
-            pairs.append(pc.PointPair(c.name, ends[0][0], ends[0][1], ends[1][0], ends[1][1]))
+            pairs.append(pc.PointPair(c.name, ends[0][0], ends[0][1], ends[1][0], ends[1][1], c.distance))
         names = tree.coordinate_names
         z_ref = np.array([self.coord_spec_default(n) for n in names])
-        where = f"<PointConstraint name='{doc.point_constraints[0].name}'>"
+        where = f"<{doc.point_constraints[0].type} name='{doc.point_constraints[0].name}'>"
         if self.dependent_coordinates is not None:
             unknown = [n for n in self.dependent_coordinates if n not in names]
             if unknown:
                 raise self.fail(where, f"dependent coordinate(s) {unknown} are not free coordinates of the model")
             dependent = [names.index(n) for n in self.dependent_coordinates]
-            if len(dependent) != 3 * len(pairs):
-                raise self.fail(where, f"{3 * len(pairs)} dependent coordinates needed (3 per PointConstraint), "
-                                       f"{len(dependent)} given")
+            need = sum(p.n_equations for p in pairs)
+            if len(dependent) != need:
+                raise self.fail(where, f"{need} dependent coordinates needed (3 per PointConstraint, 1 per "
+                                       f"ConstantDistanceConstraint), {len(dependent)} given")
         else:
             try:
                 dependent = pc.choose_dependent_coordinates(tree, pairs, z_ref, range(len(names)))
@@ -284,7 +285,7 @@ class _Converter:
         """What the minimal-coordinate form cannot do with these PointConstraints (redundant, not assembled from the
         defaults): refused by name, or (not strict) left out, the model kept as its spanning tree."""
         c = self.doc.point_constraints[0]
-        self.unsupported("PointConstraint", c.name, reason, c.line)
+        self.unsupported(c.type, c.name, reason, c.line)
         for other in self.doc.point_constraints[1:]:
             self.skipped.append(Skipped("constraint", other.name, other.line, "left out with " + repr(c.name)))
 
@@ -462,7 +463,7 @@ class _Converter:
 def document_to_model(doc: OsimDocument, strict: bool = True,
                       dependent_coordinates: Sequence[str] | None = None) -> Model:
     """Build the empirically-based model of an OpenSim document (``dependent_coordinates``: the coordinates its
-    PointConstraints solve, three per constraint; default chosen by :mod:`osim_emb.core.point_constraints`)."""
+    PointConstraints (three each) and ConstantDistanceConstraints (one each) solve; default chosen by :mod:`osim_emb.core.point_constraints`)."""
     from osim_emb.model import ModelError
     try:
         return _Converter(doc, strict, dependent_coordinates).build()

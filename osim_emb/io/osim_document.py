@@ -122,8 +122,9 @@ class CouplerSpec:
 
 @dataclass
 class PointConstraintSpec:
-    """A PointConstraint: ``location1`` fixed in ``body1`` coincides with ``location2`` fixed in ``body2`` (points in
-    body coordinates; an offset frame's transform already applied)."""
+    """A PointConstraint (``distance`` None: ``location1`` fixed in ``body1`` coincides with ``location2`` fixed in
+    ``body2``) or a ConstantDistanceConstraint (the two points ``distance`` apart); points in body coordinates, an
+    offset frame's transform already applied."""
 
     name: str
     body1: str
@@ -131,6 +132,8 @@ class PointConstraintSpec:
     body2: str
     location2: np.ndarray
     line: int | None = None
+    distance: float | None = None
+    type: str = "PointConstraint"
 
 
 @dataclass

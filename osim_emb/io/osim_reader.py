@@ -835,11 +835,12 @@ class _Reader:
                 if not self._enabled(c):
                     self.notes.append(f"ignored disabled {c.tag} {c.get('name')!r} (line {c.sourceline})")
                     continue
-                if c.tag == "PointConstraint":
+                if c.tag in ("PointConstraint", "ConstantDistanceConstraint"):
                     self.point_constraints.append(self._point_constraint(c))
                     continue
                 self.unsupported(c, "constraint", f"unsupported constraint type {c.tag}; supported: "
-                                                  "CoordinateCouplerConstraint, PointConstraint")
+                                                  "CoordinateCouplerConstraint, PointConstraint, "
+                                                  "ConstantDistanceConstraint")
                 continue
             if not self._enabled(c):
                 self.notes.append(f"ignored disabled coupler {c.get('name')!r} (line {c.sourceline})")
@@ -862,7 +863,8 @@ class _Reader:
         return out
 
     def _point_constraint(self, c: Any) -> PointConstraintSpec:
-        """A PointConstraint's two bodies and points (4.x: frames ``socket_body_1/2``; older: ``body_1/2``)."""
+        """A PointConstraint's or ConstantDistanceConstraint's two bodies and points (4.x: frames ``socket_body_1/2``;
+        older: ``body_1/2``) and the distance."""
         name = self.name_of(c, "constraint")
         ends = []
         for k in (1, 2):
@@ -872,7 +874,12 @@ class _Reader:
                 ends.append((frame.body, (frame.transform() @ np.append(location, 1.0))[:3]))
             else:
                 ends.append((self.text(c, f"body_{k}", required=True), location))
-        return PointConstraintSpec(name, ends[0][0], ends[0][1], ends[1][0], ends[1][1], c.sourceline)
+        distance = None
+        if c.tag == "ConstantDistanceConstraint":
+            distance = self.flt(c, "constant_distance", required=True)
+            if not distance > 0:
+                raise self.fail(c, f"<constant_distance> must be positive (m), got {distance}")
+        return PointConstraintSpec(name, ends[0][0], ends[0][1], ends[1][0], ends[1][1], c.sourceline, distance, c.tag)
 
     def _enabled_controller(self, c: Any) -> bool:
         """Controller::enabled (4.x; default true), isDisabled (older files)."""

@@ -238,11 +238,18 @@ def explain_differences(model: Model, muscles: Iterable[str]) -> dict[str, dict[
     multi = [c for c in (doc.couplers if doc is not None else []) if len(c.independents) > 1]
     projected = sorted({i for c in multi for i in c.independents})
     chained = [d for d in model.dependent_coordinates if d.source.startswith("point constraint")]
-    # the generalized coordinates a closed loop's dependents move with (OpenSim's projection moves them together)
-    looped = sorted({model.coordinate_names[k] for d in chained
-                     for k in np.flatnonzero(np.any(d.function.evaluate(
-                         np.array([[c.default for c in model.coordinates]]), 1).gradient != 0.0, axis=0))})
-    looped = looped if len(looped) > 1 else []
+    looped = []
+    if chained:  # the generalized coordinates the loops' dependents move with (OpenSim's projection moves them all)
+        q0 = np.array([c.default for c in model.coordinates])
+        lo, hi = model.coordinate_ranges.T
+        span = np.where(np.isfinite(hi - lo), hi - lo, 1.0)
+        q = np.vstack([q0, np.clip(q0 + np.random.default_rng(0).uniform(-0.02, 0.02, (3, q0.size)) * span, lo, hi)])
+        cache: dict = {}
+        moved = np.zeros(model.n_q, dtype=bool)
+        for d in chained:
+            moved |= np.any(d.function.evaluate(q, 1, cache).gradient != 0.0, axis=0)
+        looped = [model.coordinate_names[k] for k in np.flatnonzero(moved)]
+        looped = looped if len(looped) > 1 else []
     out = {}
     for name in muscles:
         pts = by[name].points

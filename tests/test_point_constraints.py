@@ -261,3 +261,46 @@ def test_distance_constraint_derivatives_equal_finite_differences(osim, tmp_path
                       - pc.point_constraint_jet(tree, [pair], (z - e)[None], 1)[1])[0] / (2 * h) for e in steps], axis=2)
     np.testing.assert_allclose(gz[0], jac, rtol=0, atol=1e-10)
     np.testing.assert_allclose(gzz[0], hess, rtol=0, atol=1e-9)
+
+
+def test_sweeps_are_cut_to_where_the_loop_closes(osim, tmp_path, caplog):
+    """With j3_coord_0 independent the loop closes only over part of its range: the harness's sweep keeps the run of
+    configurations around the default where it closes, says so, and the neighbours just outside do not close."""
+    import logging
+    from osim_emb.core.closed_chains import ClosedChainError
+    from osim_emb.opensim.moment_arms import closing_part, make_sweeps
+    path = tmp_path / "loop.osim"
+    build_loop(osim, path)
+    model = load_osim(path, dependent_coordinates=["j1_coord_0", "j2_coord_0", "j3_coord_1"])
+    sweep = make_sweeps(model, ["j3_coord_0"], 5.0)[0]
+    with caplog.at_level(logging.WARNING):
+        cut = closing_part(model, sweep)
+    assert "sweep of j3_coord_0 cut to" in caplog.text
+    assert sweep.angles_deg[0] < cut.angles_deg[0] <= np.degrees(DEFAULTS[2]) <= cut.angles_deg[-1] < sweep.angles_deg[-1]
+    kin.joint_variables(model, cut.q, 1)  # the whole cut sweep closes, as one batch
+    outside = [sweep.q[list(sweep.angles_deg).index(cut.angles_deg[0]) - 1],
+               sweep.q[list(sweep.angles_deg).index(cut.angles_deg[-1]) + 1]]
+    for q in outside:
+        with pytest.raises(ClosedChainError):
+            kin.joint_variables(model, q[None], 0)
+
+
+def test_main_job_on_a_loop_with_an_indefinite_inertia_needs_lenient(osim, tmp_path, monkeypatch, capsys):
+    """`osim-emb run` on the loop with a body inertia that is not positive semi-definite: refused naming the body
+    (exit 2); with --lenient the inertia is kept (as OpenSim keeps it), the loop is solved and the report written."""
+    from lxml import etree
+    from osim_emb.cli.main import main
+    monkeypatch.setenv("OSIM_EMB_CACHE", str(tmp_path / "cache"))
+    path = tmp_path / "loop.osim"
+    build_loop(osim, path)
+    tree = etree.parse(str(path))
+    body = next(b for b in tree.iter("Body") if b.get("name") == "crank")
+    body.find("inertia").text = "0.01 0.001 0.01 0.02 0 0"  # |Ixy| > sqrt(Ixx Iyy): indefinite
+    bad = tmp_path / "loop_bad_inertia.osim"
+    tree.write(str(bad))
+    assert main(["run", str(bad), "--out", str(tmp_path / "strict"), "--quiet"]) == 2
+    assert "inertia of body 'crank'" in capsys.readouterr().err
+    assert main(["run", str(bad), "--lenient", "--out", str(tmp_path / "out"), "--step", "10", "--workers", "1",
+                 "--formats", "png", "--quiet"]) == 0
+    report = (tmp_path / "out" / "report.md").read_text()
+    assert "j3_coord_1" in report and "--lenient" in report

@@ -16,12 +16,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     kw = {"sweep": _csv(args.sweep)} if getattr(args, "sweep", None) else {}
     command = "osim-emb run " + " ".join(
         [args.model or "(built-in shoulder3d)", "--out", str(args.out), "--step", f"{args.step:g}"]
-        + (["--sweep", args.sweep] if getattr(args, "sweep", None) else []))
+        + (["--sweep", args.sweep] if getattr(args, "sweep", None) else [])
+        + (["--lenient"] if getattr(args, "lenient", False) else []))
     with atomic_folder(args.out, overwrite=args.overwrite, inputs=[args.model], replace_whole=False) as tmp:
         run_main_job(args.model, tmp, step_deg=args.step, formats=formats, progress=not args.quiet,
                      workers=getattr(args, "workers", None),
                      cache_dir=False if getattr(args, "no_cache", False) else getattr(args, "cache_dir", None),
-                     command=command, shown_as=args.out, **kw)
+                     command=command, shown_as=args.out, strict=not getattr(args, "lenient", False), **kw)
     print(f"outputs in {args.out}/")
     return 0
 
@@ -31,6 +32,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "moment arms against OpenSim over 1-degree sweeps, write a report",
                        formatter_class=_Help)
     s.add_argument("model", nargs="?", help=".osim file (default: the built-in models/shoulder3d)")
+    s.add_argument("--lenient", action="store_true",
+                   help="import what can be represented and list the rest (e.g. keep an indefinite inertia, as "
+                        "OpenSim does)")
     s.add_argument("--out", default="out", help="output folder")
     s.add_argument("--step", type=float, default=1.0, help="sweep step in degrees")
     s.add_argument("--sweep", help="coordinates to sweep (default: the unlocked rotational coordinates the "

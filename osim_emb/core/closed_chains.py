@@ -188,6 +188,9 @@ class HolonomicConstraints:
     fd_step: float | None = None
     combined: Callable[[np.ndarray, np.ndarray, int], tuple] | None = None
     trigonometric: Any = None  # the data of planar.trigonometric_constraints, for the compiled path
+    #: a hashable description of how the constraints were built (e.g. a model's PointConstraints): two chains with
+    #: equal keys are the same mechanism (their variables compare equal); None: only the object itself
+    key: Any = None
 
     def __post_init__(self):
         if self.n_f < 1 or self.n_q < 1:
@@ -509,13 +512,24 @@ def continuation_guess(constraints: HolonomicConstraints, q_ref: Any, f_ref: Any
     ``max_step`` (in the units of q), at least one.  On failure the number of
     steps is multiplied by 4 (twice).
     The result is a converged solution on the reference's branch, so the final
-    Newton solve that follows takes one step.
+    Newton solve that follows takes one step.  When the walk of a batch fails, every configuration walks on its
+    own (its own number of steps), so a configuration's result does not depend on the batch it is in.
     """
     q_ref = np.asarray(q_ref, dtype=float).reshape(1, constraints.n_q)
     f_ref = np.asarray(f_ref, dtype=float).reshape(1, constraints.n_f)
 
     def guess(q: np.ndarray) -> np.ndarray:
         q = _as_q(constraints, q)
+        try:
+            return walk(q)
+        except AssemblyError:
+            if q.shape[0] == 1:
+                raise
+        # one configuration's walk failed: each on its own, with its own number of steps (a batch's result is then
+        # the configurations' own, whatever else is in the batch)
+        return np.vstack([walk(q[n:n + 1]) for n in range(q.shape[0])])
+
+    def walk(q: np.ndarray) -> np.ndarray:
         last_error: Exception | None = None
         n_steps = max(1, int(np.ceil(np.max(np.abs(q - q_ref)) / max_step)))
         for steps in (n_steps, 4 * n_steps, 16 * n_steps):
@@ -944,7 +958,13 @@ class ChainVariable(JointFunction):
         return f"{self.name} of closed chain {self.chain.constraints.name!r} ({self.chain.method})"
 
     def __eq__(self, other):
-        return self is other
+        if self is other:
+            return True
+        if not isinstance(other, ChainVariable) or self.chain.constraints.key is None:
+            return False
+        return (self.index == other.index and self.chain.method == other.chain.method
+                and self.chain.constraints.key == other.chain.constraints.key)
 
     def __hash__(self):
-        return id(self)
+        key = self.chain.constraints.key
+        return id(self) if key is None else hash((key, self.index, self.chain.method))

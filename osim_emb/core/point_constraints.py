@@ -146,7 +146,10 @@ def point_constraint_chain(tree: Model, pairs: Sequence[PointPair], dependent: S
     constraints = HolonomicConstraints(
         name, len(dep), len(ind), residual=lambda f, q: combined(f, q, 0)[0],
         variable_names=tuple(names[k] for k in dep), coordinate_names=tuple(names[k] for k in ind),
-        coordinate_range=coordinate_range, length_scale=1.0, combined=combined)
+        coordinate_range=coordinate_range, length_scale=1.0, combined=combined,
+        key=("point constraints", tuple((p.name, p.frame1, tuple(np.round(p.r1, 15)), p.frame2,
+                                          tuple(np.round(p.r2, 15)), p.distance) for p in pairs),
+             tuple(names), tuple(dep.tolist()), tuple(np.round(z_ref, 15))))
     q_ref = z_ref[ind][None]
     f_ref = solve_constraints(constraints, q_ref, z_ref[dep][None], check_range=False)
     return ClosedChain(constraints, continuation_guess(constraints, q_ref, f_ref), check_range=False)

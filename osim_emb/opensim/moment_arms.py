@@ -72,6 +72,36 @@ class Sweep:
     q: np.ndarray
 
 
+def closing_part(model: Model, sweep: Sweep) -> Sweep:
+    """The part of a sweep where the model's closed loops (PointConstraints) close: the run of configurations
+    around the one nearest the coordinate's default where the loop solves (each on its own, by continuation from
+    the default configuration); said in a warning when the sweep is cut."""
+    from osim_emb.core.closed_chains import ClosedChainError
+    from osim_emb.core.kinematics import joint_variables
+    ok = np.zeros(len(sweep.q), dtype=bool)
+    for n, qn in enumerate(sweep.q):
+        try:
+            joint_variables(model, qn[None], 0)
+            ok[n] = True
+        except ClosedChainError:
+            pass
+    k = model.coordinate_index(sweep.coordinate)
+    start = int(np.argmin(np.abs(sweep.q[:, k] - model.coordinates[k].default)))
+    if not ok[start]:
+        raise ValueError(f"{model.name}: the closed loops do not close when {sweep.coordinate!r} is at its default "
+                         f"{model.coordinates[k].default:g} with the other coordinates as set")
+    lo = hi = start
+    while lo > 0 and ok[lo - 1]:
+        lo -= 1
+    while hi < len(ok) - 1 and ok[hi + 1]:
+        hi += 1
+    if lo > 0 or hi < len(ok) - 1:
+        log.warning("%s: sweep of %s cut to %.4g..%.4g (of %.4g..%.4g), where the closed loops close", model.name,
+                    sweep.coordinate, sweep.angles_deg[lo], sweep.angles_deg[hi], sweep.angles_deg[0],
+                    sweep.angles_deg[-1])
+    return Sweep(sweep.coordinate, sweep.angles_deg[lo:hi + 1], sweep.q[lo:hi + 1])
+
+
 def coordinate_unit(model: Model, name: str) -> tuple[str, float]:
     """('deg', 180/pi) for a rotational coordinate, ('mm', 1000) for a translational one."""
     rot = model.coordinates[model.coordinate_index(name)].motion_type != "translational"
@@ -611,8 +641,16 @@ def run_moment_arm_study(model_path: str, sweep: Sequence[str], *, step_deg: flo
     for c in list(sweep) + ma_coordinates:
         model.coordinate_index(c)
     sweeps = make_sweeps(model, sweep, step_deg, fixed)
+    if any(d.source.startswith("point constraint") for d in model.dependent_coordinates):
+        sweeps = [closing_part(model, s) for s in sweeps]
     q = np.vstack([s.q for s in sweeps])
     refs = list(references)
+    chained = [d for d in model.dependent_coordinates if d.source.startswith("point constraint")]
+    if chained and "minus_dL_dq" in refs:  # OpenSim's differences would need the loop assembled at q +- h
+        log.warning("%s: minus_dL_dq left out: the PointConstraint loop's coordinates (%s) are the package's "
+                    "solution at each configuration, which OpenSim's difference quotients cannot vary",
+                    model.name, ", ".join(d.name for d in chained))
+        refs = [r for r in refs if r != "minus_dL_dq"]
     # the package's side runs in a thread while OpenSim's workers run (numba's first compilation overlaps them)
     from concurrent.futures import ThreadPoolExecutor
     side = ThreadPoolExecutor(1)
@@ -622,12 +660,6 @@ def run_moment_arm_study(model_path: str, sweep: Sequence[str], *, step_deg: flo
     if "computeMomentArm_mvp" in refs and not out_dir:
         import tempfile
         scratch = tempfile.mkdtemp(prefix="osim_emb_mvp_")
-    chained = [d for d in model.dependent_coordinates if d.source.startswith("point constraint")]
-    if chained and "minus_dL_dq" in refs:  # OpenSim's differences would need the loop assembled at q +- h
-        log.warning("%s: minus_dL_dq left out: the PointConstraint loop's coordinates (%s) are the package's "
-                    "solution at each configuration, which OpenSim's difference quotients cannot vary",
-                    model.name, ", ".join(d.name for d in chained))
-        refs = [r for r in refs if r != "minus_dL_dq"]
     jobs, ranges, mask = _reference_jobs(model, model_path, sweeps, refs, ma_coordinates, cross,
                                          Path(out_dir) if out_dir else Path(scratch) if scratch else None)
     names_os, q_os = model.coordinate_names, q

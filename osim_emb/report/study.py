@@ -123,10 +123,11 @@ def _has_moving_points(model: Model) -> bool:
 def run_main_job(model_path: str | None = None, out_dir: str | Path = "out", *, step_deg: float = 1.0,
                  sweep: Sequence[str] | None = None, formats: Sequence[str] = ("pdf", "png", "svg"),
                  progress: bool = True, workers: int | None = None, cache_dir=None,
-                 command: str | None = None, shown_as: str | Path | None = None) -> dict:
+                 command: str | None = None, shown_as: str | Path | None = None, strict: bool = True) -> dict:
     """Export the model, compare its moment arms with OpenSim, write ``out_dir/report.md`` and
     ``report.html``; return the results.  ``shown_as``: the folder named in the messages (the final name of a
-    temporary ``out_dir``).
+    temporary ``out_dir``); ``strict=False``: load as :func:`osim_emb.load_osim` does without strictness (what the
+    package cannot represent left out and listed, an indefinite inertia kept).
 
     OpenSim's worker processes start at once; its evaluations are submitted as soon as the model is exported
     (on :func:`default_sweep`'s result guessed without the compiled path kernels), so that they run while the
@@ -143,7 +144,7 @@ def run_main_job(model_path: str | None = None, out_dir: str | Path = "out", *, 
         start_workers(workers)
     try:
         return _run_main_job(path, builtin, out, step_deg, sweep, formats, progress, workers, cache_dir, command,
-                             shown_as, have_osim, t0)
+                             shown_as, have_osim, t0, strict)
     finally:
         if have_osim:
             from osim_emb.opensim.reference_values import cancel_prefetched
@@ -151,10 +152,12 @@ def run_main_job(model_path: str | None = None, out_dir: str | Path = "out", *, 
 
 
 def _run_main_job(path, builtin, out, step_deg, sweep, formats, progress, workers, cache_dir, command, shown_as,
-                  have_osim, t0) -> dict:
+                  have_osim, t0, strict=True) -> dict:
     from osim_emb.io.builtin_models import builtin_model_path
     from osim_emb.rhythm.rhythms import apply, builtin_rhythm
-    model = load_osim(path)
+    model = load_osim(path, strict=strict)
+    for s in model.extras.get("skipped", []):
+        log.warning("%s:%s: left out %s %r: %s", path, s.line or "", s.kind, s.name, s.reason)
     print(f"model {model.name!r} from {path}: {model.n_q} generalized coordinates "
           f"({', '.join(model.coordinate_names)}), {len(model.muscles)} musculotendon units")
     if not model.muscles:
@@ -165,7 +168,7 @@ def _run_main_job(path, builtin, out, step_deg, sweep, formats, progress, worker
     mvp = inside_folder(out, f"{stem}_mvp.osim")
     write_osim(model, exported, protect=[path])
     write_osim(moving_points_as_bodies(model.extras["document"]), mvp, protect=[path])
-    again = load_osim(exported)
+    again = load_osim(exported, strict=strict)
     shown = Path(shown_as) if shown_as is not None else out
     print(f"exported {shown / exported.name} (OpenSim 4 format; re-imported model identical: {again == model}) "
           f"and {shown / mvp.name}")
@@ -183,7 +186,7 @@ def _run_main_job(path, builtin, out, step_deg, sweep, formats, progress, worker
             one = apply(model, builtin_rhythm("holzbaur2005"))  # part B's model
             one_path = inside_folder(out, f"{stem}_elevation_only_rhythm.osim")
             write_osim(one, one_path, protect=[path])
-            one_model = load_osim(one_path)
+            one_model = load_osim(one_path, strict=strict)
 
     def comparisons(sw: list[str]) -> tuple[dict, list[str], dict, dict | None]:
         """The options of compare_with_opensim for A and B (None without B) when sweeping ``sw``."""

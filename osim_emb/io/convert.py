@@ -248,7 +248,7 @@ class _Converter:
             ends = []
             for body, location in ((c.body1, c.location1), (c.body2, c.location2)):
                 if body not in frames:
-                    raise self.fail(f"<PointConstraint name='{c.name}'>", f"body {body!r} does not exist", c.line)
+                    raise self.fail(f"<{c.type} name='{c.name}'>", f"body {body!r} does not exist", c.line)
                 frame, to_body = frames[body]
                 ends.append((frame, (to_body @ np.append(location, 1.0))[:3]))
             pairs.append(pc.PointPair(c.name, ends[0][0], ends[0][1], ends[1][0], ends[1][1], c.distance))

@@ -159,26 +159,6 @@ def test_default_method_is_the_compiled_integrator_where_the_model_allows_it(mod
     assert np.abs(py[model.coordinate_names].to_numpy() - ref[model.coordinate_names].to_numpy()).max() < 1e-7
 
 
-def test_default_method_is_bdf_jit_where_no_path_wraps(models_dir, caplog):
-    """Without a wrapped path (arm26's paths without their wrap objects; fitted paths likewise) method="auto"
-    runs the implicit BDF-jit, says why, and follows SciPy's DOP853 reference; a model with wrapped paths keeps
-    RK45-jit (arm26: 5 of its 6 paths wrap)."""
-    import logging
-    from osim_emb import load_osim
-    from osim_emb.simulation.muscle_driven import MuscleDrivenSystem, simulate_muscles
-    model = load_osim(str(models_dir / "arm26.osim"))
-    assert len(MuscleDrivenSystem(model).wrapped_units) == 5
-    times = np.linspace(0.0, 0.1, 3)
-    exc = {"BIClong": ExcitationSpec.parse("0.4"), "TRIlong": ExcitationSpec.parse("sine:0.2:20:0:0.3")}
-    ref = simulate_muscles(model, 0.1, exc, t_eval=times, method="DOP853", rtol=1e-11, atol=1e-13, wrapping=False)
-    with caplog.at_level(logging.INFO, logger="osim_emb.simulation.muscle_driven"):
-        auto = simulate_muscles(model, 0.1, exc, t_eval=times, rtol=1e-9, atol=1e-11, wrapping=False)
-    assert auto.attrs["method"] == "BDF-jit"
-    assert "BDF-jit (no wrapped path" in caplog.text
-    cols = model.coordinate_names + [c for c in ref.columns if c.endswith("_fiber_length")]
-    assert np.abs(auto[cols].to_numpy() - ref[cols].to_numpy()).max() < 1e-7
-
-
 def test_muscles_with_a_limit_force_equal_opensim_in_the_compiled_integrator(osim, models_dir, tmp_path):
     pytest.importorskip("numba")
     from osim_emb import load_osim

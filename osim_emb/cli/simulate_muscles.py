@@ -68,9 +68,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                                                     "default: the model's default speeds (0 unless the "
                                                     "file sets default_speed_value)")
     s.add_argument("--method", default="auto",
-                   help="auto (default): where the model allows it, the Dormand-Prince pair compiled with the "
-                        "right-hand side (RK45-jit) if a path wraps over a wrap object, else BDF-jit; otherwise "
-                        "SciPy's RK45; or RK45-jit; or BDF-jit (compiled variable-order "
+                   help="auto (default): the Dormand-Prince pair compiled with the right-hand side (RK45-jit) where "
+                        "the model allows it, else SciPy's RK45; or RK45-jit; or BDF-jit (compiled variable-order "
                         "BDF with the structured Jacobian: stiff models, many muscles, e.g. MoBL, 5-10 times fewer "
                         "right-hand sides); or any solve_ivp method (RK45, DOP853, BDF, ...)")
     s.add_argument("--rtol", type=float, default=1e-8, help="relative tolerance of the integrator")

@@ -930,9 +930,6 @@ class MuscleDrivenSystem:
         self.path_force_names = ([n for n, _ in self._path_actuators] + [m.name for m in stateless]
                                  + [f.name for f in self._passive])
         units = list(self.muscle_names) + self.path_force_names
-        by_name = {mt.name: mt for mt in model.muscles}
-        #: the driven path units that wrap over a wrap object (their paths have kinks and short transients)
-        self.wrapped_units = tuple(n for n in units if self.wrapping and by_name[n].wraps)
         self._paths_refused = "" if units else "the model has no muscles or path forces"  # why not compiled
         if compiled and use_jit() and units:  # the paths compiled whatever the muscle model
             from osim_emb.paths.geometry import _NotCompilable
@@ -1167,8 +1164,7 @@ def simulate_muscles(model: Model, t_end: float, excitations: Mapping[str, Excit
     times instead of interpolating to them; about 3x faster than SciPy's loop once numba has compiled it, a
     one-time cost of about a minute), where the model allows it (ExcitationSpec excitations, no Python-evaluated
     joint functions, conditional path points linear in q or on a coupled coordinate, FunctionBasedPaths without moment-arm or
-    lengthening-speed functions) and a driven path wraps over a wrap object, ``"BDF-jit"`` where the model
-    allows it and no path wraps, and SciPy's ``"RK45"`` otherwise (the choice and reason logged
+    lengthening-speed functions), and SciPy's ``"RK45"`` otherwise (the reason logged
     at INFO).  ``"BDF-jit"`` (:mod:`osim_emb.simulation.muscle_driven_bdf`, same conditions): variable-order
     BDF/NDF compiled, with the structured Jacobian (2 n_q right-hand sides) and an n_q x n_q Newton system;
     for stiff models (many muscles, light segments: fitted MoBL 0.1 s at rtol 1e-7 takes 0.2 s, RK45-jit
@@ -1260,8 +1256,8 @@ def integrate_system(system: MuscleDrivenSystem, y0: np.ndarray, t_eval: np.ndar
                      t_span: tuple[float, float] | None = None) -> _Solution:
     """The states of ``system`` at ``t_eval`` from y0 at t_eval[0] (what :func:`simulate_muscles` integrates,
     without building the system, its equilibrium or the output table: the part OpenSim's ``Manager.integrate``
-    does).  ``method``: "RK45-jit", "BDF-jit", "auto" (where the model has a compiled plan, RK45-jit if a driven path
-    wraps, else BDF-jit; SciPy's RK45 otherwise) or a :func:`scipy.integrate.solve_ivp` method; ``plan``: :func:`muscle_driven_jit.compiled_plan`'s,
+    does).  ``method``: "RK45-jit", "BDF-jit", "auto" (RK45-jit where the model has a compiled plan, else SciPy's
+    RK45) or a :func:`scipy.integrate.solve_ivp` method; ``plan``: :func:`muscle_driven_jit.compiled_plan`'s,
     if already built; ``t_span``: the interval (default t_eval's first and last; the compiled integrators start
     at t_span[0] and report only t_eval).  Returns (t, y (n, T), nfev, method, counts)."""
     from osim_emb.simulation import muscle_driven_jit as jit
@@ -1271,13 +1267,9 @@ def integrate_system(system: MuscleDrivenSystem, y0: np.ndarray, t_eval: np.ndar
     if plan is None:
         plan, why = jit.compiled_plan(system)
     if method == "auto":
-        method = "RK45" if plan is None else "RK45-jit" if system.wrapped_units else "BDF-jit"
+        method = "RK45-jit" if plan is not None else "RK45"
         if plan is None:
             log.info("simulate_muscles: SciPy's RK45 (the compiled integrator cannot run this model: %s)", why)
-        else:
-            log.info("simulate_muscles: %s (%s)", method,
-                     f"{len(system.wrapped_units)} wrapped path(s): the explicit method follows their transients"
-                     if system.wrapped_units else "no wrapped path: the implicit method steps over the stiffness")
     if method in COMPILED_METHODS and t_span is not None and te.ndim == 1 and te.size and t_span[0] < te[0]:
         # the compiled integrators start at their first output time: start them at t_span[0], drop that row
         sol = integrate_system(system, y0, np.concatenate([[t_span[0]], te]), method=method, rtol=rtol, atol=atol,

@@ -206,9 +206,10 @@ class _Check:
 def model_from_dict(d: dict, source: str = "<dict>") -> Model:
     """Rebuild a model from :func:`model_to_dict`; a ValueError naming ``source`` and the key on any bad value.
     PointConstraint loops (closed-chain variables) are rebuilt from the record's OpenSim document."""
-    chained = [x.get("name") for x in (d.get("dependent_coordinates") or []) if isinstance(x, dict)
+    deps = d.get("dependent_coordinates") if isinstance(d, dict) else None
+    chained = [x.get("name") for x in (deps if isinstance(deps, list) else []) if isinstance(x, dict)
                and isinstance(x.get("function"), dict) and x["function"].get("type") == "ClosedChainVariable"]
-    if chained and isinstance(d, dict) and d.get("osim_document"):
+    if chained and isinstance(d.get("osim_document"), str):
         from osim_emb.core.closed_chains import rebuilt_variables
         from osim_emb.io.convert import document_to_model
         from osim_emb.io.osim_reader import read_osim_string

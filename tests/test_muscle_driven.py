@@ -952,8 +952,8 @@ def test_bad_rigid_tendon_muscle_descriptions_are_refused_by_name():
 
 def test_passive_forces_not_applied_are_said_and_the_reference_can_leave_them_out(osim, models_dir, tmp_path,
                                                                                    caplog):
-    """arm26 with a PointToPointSpring pulling the forearm to the torso and a disabled BushingForce: the package
-    reads both, applies neither and names the spring (not the disabled bushing) as a force OpenSim applies;
+    """arm26 with a PointToPointSpring pulling the forearm to the torso and a disabled one: the package
+    reads both, applies neither and names the enabled spring (not the disabled one) as a force OpenSim applies;
     OpenSim's Manager with the spring differs, with it switched off (``disabled_forces``) the two agree."""
     import logging
     from osim_emb import load_osim
@@ -964,15 +964,17 @@ def test_passive_forces_not_applied_are_said_and_the_reference_can_leave_them_ou
     m.addForce(osim.PointToPointSpring(bodies.get("base"), osim.Vec3(0.0, 0.3, 0.1), bodies.get("r_ulna_radius_hand"),
                                        osim.Vec3(0.0, -0.2, 0.0), 200.0, 0.05))
     m.getForceSet().get(m.getForceSet().getSize() - 1).setName("pull")
-    bushing = osim.BushingForce("stiff", bodies.get("base"), bodies.get("r_humerus"))
-    bushing.set_appliesForce(False)
-    m.addForce(bushing)
+    disabled = osim.PointToPointSpring(bodies.get("base"), osim.Vec3(0.0, 0.1, 0.0), bodies.get("r_humerus"),
+                                       osim.Vec3(0.0, -0.1, 0.0), 50.0, 0.1)
+    disabled.setName("stiff")
+    disabled.set_appliesForce(False)
+    m.addForce(disabled)
     m.finalizeConnections()
     path = tmp_path / "arm26_spring.osim"
     m.printToXML(str(path))
     model = load_osim(str(path))
     assert ("pull", "PointToPointSpring") in model.extras["forces"]
-    assert ("stiff", "BushingForce") in model.extras["forces"]
+    assert ("stiff", "PointToPointSpring") in model.extras["forces"]
     with caplog.at_level(logging.WARNING):
         system = MuscleDrivenSystem(model)
     assert system.unapplied_passive_forces == ("pull",)

@@ -35,13 +35,19 @@ def opensim_muscle_simulation(path: str, times: Sequence[float], excitations: Ma
         for i in range(own.getSize()):
             own.get(i).setEnabled(False)
     if disabled_forces:
-        model.finalizeFromProperties()
         found = set()
-        for c in model.getComponentsList():
-            f = osim.Force.safeDownCast(c)
-            if f is not None and f.getName() in disabled_forces:
-                f.set_appliesForce(False)
-                found.add(f.getName())
+        forces = model.updForceSet()
+        for name in disabled_forces:
+            if forces.contains(name):
+                forces.get(name).set_appliesForce(False)
+                found.add(name)
+        if set(disabled_forces) - found:  # forces among the model's <components>
+            model.finalizeFromProperties()
+            for c in model.getComponentsList():
+                f = osim.Force.safeDownCast(c)
+                if f is not None and f.getName() in disabled_forces:
+                    f.set_appliesForce(False)
+                    found.add(f.getName())
         missing = sorted(set(disabled_forces) - found)
         if missing:
             raise ValueError(f"{path}: no force named {', '.join(missing)} to disable")

@@ -63,3 +63,15 @@ def pin_arm(osim, name: str, *, torso: bool = False, shoulder_orientation=(0.0, 
         j.updCoordinate().setRangeMin(lo)
         j.updCoordinate().setRangeMax(hi)
     return m, hum, fore, trunk
+
+
+def package_values(model, q, qd) -> dict:
+    """What the tests compare with OpenSim at configurations q and speeds qd: body transforms, lengths and moment
+    arms (opensim_compat), the dynamics terms and the forward accelerations."""
+    from osim_emb.core import dynamics as dyn
+    from osim_emb.core import kinematics as kin
+    from osim_emb.paths import geometry
+    lengths, arms = geometry.lengths_and_moment_arms(model, q, opensim_compat=True)
+    return {"transforms": kin.body_transforms(model, kin.forward_kinematics(model, q, order=0)),
+            "lengths": lengths, "arms": arms, "terms": dyn.dynamics_terms(model, q, qd),
+            "qdd": dyn.forward_dynamics(model, q, qd)}

@@ -7,10 +7,9 @@ import numpy as np
 import pytest
 
 from osim_emb import load_osim
-from osim_emb.core import dynamics as dyn
 from osim_emb.core import kinematics as kin
 from osim_emb.io import OsimImportError, read_osim_string
-from osim_emb.paths import geometry
+from opensim_builders import package_values
 
 
 def build_shoulder(osim, path, kind):
@@ -101,10 +100,8 @@ def test_ellipsoid_joints_equal_opensim(osim, tmp_path, kind):
     rng = np.random.default_rng(3)
     q = rng.uniform(lo, hi, (10, model.n_q))
     qd = rng.normal(size=q.shape)
-    transforms = kin.body_transforms(model, kin.forward_kinematics(model, q, order=0))
-    lengths, arms = geometry.lengths_and_moment_arms(model, q, opensim_compat=True)
-    terms = dyn.dynamics_terms(model, q, qd)
-    qdd = dyn.forward_dynamics(model, q, qd)
+    ours = package_values(model, q, qd)
+    transforms, lengths, arms, terms, qdd = (ours[k] for k in ("transforms", "lengths", "arms", "terms", "qdd"))
     ref = OpenSimReference(str(path), model)
     ref_d = OpenSimReference(str(path), model, disable_forces=True)
     worst = dict.fromkeys(("transform", "length", "arm", "mass", "accel"), 0.0)

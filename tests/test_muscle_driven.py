@@ -1008,3 +1008,15 @@ def test_output_times_after_zero_start_the_compiled_integrators_at_zero(models_d
     assert abs(late["r_elbow_flex"].iloc[0] - full["r_elbow_flex"].iloc[0]) > 1e-4  # it moved by 0.03 s
     with pytest.raises(ValueError, match=r"within \[0, t_end = 0.05\]"):
         simulate_muscles(model, 0.05, exc, method=method, t_eval=[0.02, 0.06])
+
+
+@pytest.mark.parametrize("xml, applies", [
+    ("<F><appliesForce>false</appliesForce></F>", False), ("<F><appliesForce>true</appliesForce></F>", True),
+    ("<F><isDisabled>true</isDisabled></F>", False), ("<F><isDisabled>false</isDisabled></F>", True),
+    ("<F/>", True), ("<F><appliesForce>true</appliesForce><isDisabled>true</isDisabled></F>", True)])
+def test_applies_force_reads_4x_and_older_flags(xml, applies):
+    """Force::appliesForce as OpenSim reads it: ``appliesForce`` (4.x) wins, else not ``isDisabled`` (older files;
+    OpenSim's updateFromXMLNode turns one into the other), else true."""
+    from lxml import etree
+    from osim_emb.io.muscle_xml import element_applies_force
+    assert element_applies_force(etree.fromstring(xml), "f") is applies

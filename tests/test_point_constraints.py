@@ -8,10 +8,9 @@ import numpy as np
 import pytest
 
 from osim_emb import load_osim
-from osim_emb.core import dynamics as dyn
 from osim_emb.core import kinematics as kin
 from osim_emb.io import UnsupportedFeatureError
-from osim_emb.paths import geometry
+from opensim_builders import package_values
 
 DEFAULTS = (0.6, -1.2, 0.3, 0.25)
 
@@ -88,10 +87,8 @@ def test_spatial_loop_equals_opensim(osim, tmp_path, kind):
         assert model.n_q == 3 and len(model.dependent_coordinates) == 1
     q = _poses(model, 8, 1, 0.3 if kind == "point" else 0.05)
     qd = np.random.default_rng(2).normal(size=q.shape)
-    transforms = kin.body_transforms(model, kin.forward_kinematics(model, q, order=0))
-    lengths, arms = geometry.lengths_and_moment_arms(model, q, opensim_compat=True)
-    terms = dyn.dynamics_terms(model, q, qd)
-    qdd = dyn.forward_dynamics(model, q, qd)
+    ours = package_values(model, q, qd)
+    transforms, lengths, arms, terms, qdd = (ours[k] for k in ("transforms", "lengths", "arms", "terms", "qdd"))
     ref = OpenSimReference(str(path), model)
     ref_d = OpenSimReference(str(path), model, disable_forces=True)
     names = [mu.name for mu in model.muscles]
@@ -120,31 +117,42 @@ def test_spatial_loop_equals_opensim(osim, tmp_path, kind):
     assert worst["fd"] < 1e-8 and worst["mass"] < 1e-12 and worst["accel"] < 1e-10, worst
 
 
-def test_constraint_derivatives_equal_finite_differences(osim, tmp_path):
-    """g, dg/dz and d2g/dz2 of the loop's point pair from the tree's kinematics against central differences."""
+def _tree_and_pair(osim, tmp_path, **variant):
+    """The loop's spanning tree (every coordinate free) and its constraint as a PointPair."""
     from osim_emb.core import point_constraints as pc
     from osim_emb.io import read_osim
     from osim_emb.io.convert import _Converter
     path = tmp_path / "loop.osim"
-    build_loop(osim, path)
+    build_loop(osim, path, **variant)
     doc = read_osim(path)
-    tree = _Converter(doc, True, tree_only=True).build()
-    assert tree.n_q == 4
-    frames = {b.name: (b.frame, b.frame_to_body) for b in tree.bodies}
     c = doc.point_constraints[0]
+    tree = _Converter(doc, True, tree_only=True).build()
+    frames = {b.name: (b.frame, b.frame_to_body) for b in tree.bodies}
     f1, t1 = frames[c.body1]
-    pair = pc.PointPair(c.name, f1, (t1 @ np.append(c.location1, 1.0))[:3], 0, c.location2)
-    z = np.array(DEFAULTS) + 0.1
-    g, gz, gzz = pc.point_constraint_jet(tree, [pair], z[None], 2)
+    return tree, pc.PointPair(c.name, f1, (t1 @ np.append(c.location1, 1.0))[:3], 0, c.location2, c.distance), c
+
+
+def _assert_jet_equals_central_differences(tree, pair, z, atol_jac, atol_hess, h=1e-6):
+    """dg/dz and d2g/dz2 of point_constraint_jet against central differences of its g and dg/dz."""
+    from osim_emb.core import point_constraints as pc
+    _, gz, gzz = pc.point_constraint_jet(tree, [pair], z[None], 2)
+    steps = np.eye(z.size) * h
+
+    def diff(order, k):
+        return np.stack([(pc.point_constraint_jet(tree, [pair], (z + e)[None], order)[k]
+                          - pc.point_constraint_jet(tree, [pair], (z - e)[None], order)[k])[0] / (2 * h)
+                         for e in steps], axis=order + 1)
+    np.testing.assert_allclose(gz[0], diff(0, 0), rtol=0, atol=atol_jac)
+    np.testing.assert_allclose(gzz[0], diff(1, 1), rtol=0, atol=atol_hess)
+
+
+def test_constraint_derivatives_equal_finite_differences(osim, tmp_path):
+    """g, dg/dz and d2g/dz2 of the loop's point pair from the tree's kinematics against central differences."""
+    from osim_emb.core import point_constraints as pc
+    tree, pair, _ = _tree_and_pair(osim, tmp_path)
+    assert tree.n_q == 4
     assert np.abs(pc.point_constraint_jet(tree, [pair], np.array(DEFAULTS)[None], 0)[0]).max() < 1e-15
-    h = 1e-6
-    steps = np.eye(4) * h
-    jac = np.stack([(pc.point_constraint_jet(tree, [pair], (z + e)[None], 0)[0]
-                     - pc.point_constraint_jet(tree, [pair], (z - e)[None], 0)[0])[0] / (2 * h) for e in steps], axis=1)
-    hess = np.stack([(pc.point_constraint_jet(tree, [pair], (z + e)[None], 1)[1]
-                      - pc.point_constraint_jet(tree, [pair], (z - e)[None], 1)[1])[0] / (2 * h) for e in steps], axis=2)
-    np.testing.assert_allclose(gz[0], jac, rtol=0, atol=1e-9)
-    np.testing.assert_allclose(gzz[0], hess, rtol=0, atol=1e-9)
+    _assert_jet_equals_central_differences(tree, pair, np.array(DEFAULTS) + 0.1, 1e-9, 1e-9)
 
 
 def test_dependent_coordinates_chosen_by_the_user(osim, tmp_path):
@@ -239,28 +247,10 @@ def test_distance_constraint_derivatives_equal_finite_differences(osim, tmp_path
     """The ConstantDistanceConstraint's equation (|p1 - p2|^2 - d^2) / 2 and its derivatives against central
     differences; zero at the default configuration."""
     from osim_emb.core import point_constraints as pc
-    from osim_emb.io import read_osim
-    from osim_emb.io.convert import _Converter
-    path = tmp_path / "loop.osim"
-    build_loop(osim, path, distance=True)
-    doc = read_osim(path)
-    c = doc.point_constraints[0]
+    tree, pair, c = _tree_and_pair(osim, tmp_path, distance=True)
     assert c.type == "ConstantDistanceConstraint" and c.distance > 0
-    tree = _Converter(doc, True, tree_only=True).build()
-    frames = {b.name: (b.frame, b.frame_to_body) for b in tree.bodies}
-    f1, t1 = frames[c.body1]
-    pair = pc.PointPair(c.name, f1, (t1 @ np.append(c.location1, 1.0))[:3], 0, c.location2, c.distance)
     assert abs(pc.point_constraint_jet(tree, [pair], np.array(DEFAULTS)[None], 0)[0][0, 0]) < 1e-15
-    z = np.array(DEFAULTS) - 0.1
-    _, gz, gzz = pc.point_constraint_jet(tree, [pair], z[None], 2)
-    h = 1e-6
-    steps = np.eye(4) * h
-    jac = np.stack([(pc.point_constraint_jet(tree, [pair], (z + e)[None], 0)[0]
-                     - pc.point_constraint_jet(tree, [pair], (z - e)[None], 0)[0])[0] / (2 * h) for e in steps], axis=1)
-    hess = np.stack([(pc.point_constraint_jet(tree, [pair], (z + e)[None], 1)[1]
-                      - pc.point_constraint_jet(tree, [pair], (z - e)[None], 1)[1])[0] / (2 * h) for e in steps], axis=2)
-    np.testing.assert_allclose(gz[0], jac, rtol=0, atol=1e-10)
-    np.testing.assert_allclose(gzz[0], hess, rtol=0, atol=1e-9)
+    _assert_jet_equals_central_differences(tree, pair, np.array(DEFAULTS) - 0.1, 1e-10, 1e-9)
 
 
 def test_sweeps_are_cut_to_where_the_loop_closes(osim, tmp_path, caplog):
@@ -304,3 +294,17 @@ def test_main_job_on_a_loop_with_an_indefinite_inertia_needs_lenient(osim, tmp_p
                  "--formats", "png", "--quiet"]) == 0
     report = (tmp_path / "out" / "report.md").read_text()
     assert "j3_coord_1" in report and "--lenient" in report
+
+
+def test_loop_models_compare_equal_when_built_the_same_way(osim, tmp_path):
+    """Two imports of one file are equal models (their closed-chain variables describe the same constraints,
+    dependents and reference), and the model written back and re-imported is equal too; another choice of
+    dependent coordinates is another model."""
+    from osim_emb import write_osim
+    path = tmp_path / "loop.osim"
+    build_loop(osim, path)
+    a, b = load_osim(path), load_osim(path)
+    assert a == b and hash(a.dependent_coordinates[0].function) == hash(b.dependent_coordinates[0].function)
+    write_osim(a, tmp_path / "again.osim")
+    assert load_osim(tmp_path / "again.osim") == a
+    assert load_osim(path, dependent_coordinates=["j1_coord_0", "j2_coord_0", "j3_coord_1"]) != a

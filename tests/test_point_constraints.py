@@ -1,6 +1,7 @@
-"""PointConstraint loops as closed-chain joint variables f(q) (core.point_constraints), against OpenSim 4.6's API:
-kinematics (OpenSim's own constraint error at the package's solution), lengths, moment arms, mass matrix and the
-constrained accelerations; the constraint derivatives against finite differences; refusals."""
+"""Point, distance, point-on-line and weld constraint loops as closed-chain joint variables f(q)
+(core.point_constraints), against OpenSim 4.6's API: kinematics (OpenSim's own constraint error at the package's
+solution), lengths, moment arms, mass matrix and the constrained accelerations; the constraint derivatives against
+finite differences; redundant equations; refusals."""
 
 from __future__ import annotations
 
@@ -15,12 +16,13 @@ from opensim_builders import package_values
 DEFAULTS = (0.6, -1.2, 0.3, 0.25)
 
 
-def build_loop(osim, path, *, planar=False, unreachable=False, distance=False):
+def build_loop(osim, path, *, planar=False, unreachable=False, distance=False, line=False, tilt=0.0):
     """ground -pin z- crank -pin z- coupler -universal (x, y)- rocker, a point of the rocker held at the ground point
     where it is at DEFAULTS: a spatial loop of one degree of freedom, two paths.  ``planar``: the rocker on a third
-    pin about z (the constraint's z equation is then redundant); ``unreachable``: the ground point 2 m away;
-    ``distance``: a ConstantDistanceConstraint instead, the point kept at its default distance from a ground point
-    (three degrees of freedom)."""
+    pin about z (the constraint's z equation is then redundant), its axis turned by ``tilt`` (rad) about x (nearly
+    redundant); ``unreachable``: the ground point 2 m away; ``distance``: a ConstantDistanceConstraint instead, the
+    point kept at its default distance from a ground point (three degrees of freedom); ``line``: a
+    PointOnLineConstraint, the point kept on a ground line through its default position (two)."""
     m = osim.Model()
     m.setName("spatial_loop")
     g = m.getGround()
@@ -32,7 +34,7 @@ def build_loop(osim, path, *, planar=False, unreachable=False, distance=False):
     j1 = osim.PinJoint("j1", g, osim.Vec3(0), osim.Vec3(0), crank, osim.Vec3(0), osim.Vec3(0))
     j2 = osim.PinJoint("j2", crank, osim.Vec3(0, -0.3, 0), osim.Vec3(0), coupler, osim.Vec3(0), osim.Vec3(0))
     joint3 = osim.PinJoint if planar else osim.UniversalJoint
-    j3 = joint3("j3", coupler, osim.Vec3(0, -0.5, 0), osim.Vec3(0), rocker, osim.Vec3(0), osim.Vec3(0))
+    j3 = joint3("j3", coupler, osim.Vec3(0, -0.5, 0), osim.Vec3(tilt, 0, 0), rocker, osim.Vec3(0), osim.Vec3(tilt, 0, 0))
     for j in (j1, j2, j3):
         m.addJoint(j)
     coords = [j1.upd_coordinates(0), j2.upd_coordinates(0)] + [j3.upd_coordinates(i) for i in range(j3.numCoordinates())]
@@ -48,6 +50,8 @@ def build_loop(osim, path, *, planar=False, unreachable=False, distance=False):
         anchor = osim.Vec3(0.2, 0.1, -0.05)
         gap = float(np.linalg.norm(target.to_numpy() - anchor.to_numpy()))
         closure = osim.ConstantDistanceConstraint(rocker, tip, g, anchor, gap)
+    elif line:
+        closure = osim.PointOnLineConstraint(g, osim.Vec3(0.3, -0.8, 0.5), target, rocker, tip)
     else:
         closure = osim.PointConstraint(rocker, tip, g, target)
     closure.setName("closure")
@@ -69,23 +73,29 @@ def _poses(model, n, seed, spread=0.3):
     return q0 + np.random.default_rng(seed).uniform(-spread, spread, (n, model.n_q))
 
 
-@pytest.mark.parametrize("kind", ["point", "distance"])
-def test_spatial_loop_equals_opensim(osim, tmp_path, kind):
+@pytest.mark.parametrize("kind", ["point", "distance", "line", "planar"])
+def test_spatial_loop_equals_opensim(osim, tmp_path, kind, caplog):
     """PointConstraint: three of the four angles solved from the fourth; ConstantDistanceConstraint: one from the
-    other three.  OpenSim's constraint error at the package's solution is below 1e-9 at every pose (the bridge
-    checks it); body transforms, lengths and moment arms equal OpenSim's (one degree of freedom: computeMomentArm's
-    projection is the partial derivative) and minus the central difference of its getLength; the mass matrix
-    J^T M J and OpenSim's constrained accelerations equal the package's."""
+    other three; PointOnLineConstraint: two from the other two; the planar loop's PointConstraint: two from the
+    third, its z equation redundant (left out, with a warning).  OpenSim's constraint error at the package's
+    solution is below 1e-9 at every pose (the bridge checks it); body transforms, lengths and moment arms equal
+    OpenSim's (one degree of freedom: computeMomentArm's projection is the partial derivative) and minus the central
+    difference of its getLength; the mass matrix J^T M J and OpenSim's constrained accelerations equal the
+    package's."""
+    import logging
     from osim_emb.opensim.bridge import OpenSimReference
     path = tmp_path / "loop.osim"
-    build_loop(osim, path, distance=kind == "distance")
-    model = load_osim(path)
+    build_loop(osim, path, distance=kind == "distance", line=kind == "line", planar=kind == "planar")
+    with caplog.at_level(logging.WARNING):
+        model = load_osim(path)
+    assert ("1 of the loops' 3 constraint equations are redundant" in caplog.text) == (kind == "planar")
     if kind == "point":
         assert model.coordinate_names == ["j3_coord_1"]
         assert [d.name for d in model.dependent_coordinates] == ["j1_coord_0", "j2_coord_0", "j3_coord_0"]
     else:
-        assert model.n_q == 3 and len(model.dependent_coordinates) == 1
-    q = _poses(model, 8, 1, 0.3 if kind == "point" else 0.05)
+        n_free = {"distance": 3, "line": 2, "planar": 1}[kind]
+        assert model.n_q == n_free and len(model.dependent_coordinates) == 4 - n_free - (kind == "planar")
+    q = _poses(model, 8, 1, {"point": 0.3, "planar": 0.3}.get(kind, 0.05))
     qd = np.random.default_rng(2).normal(size=q.shape)
     ours = package_values(model, q, qd)
     transforms, lengths, arms, terms, qdd = (ours[k] for k in ("transforms", "lengths", "arms", "terms", "qdd"))
@@ -100,8 +110,8 @@ def test_spatial_loop_equals_opensim(osim, tmp_path, kind):
             worst["transform"] = max(worst["transform"], np.abs(ref.body_transform(body.name) - transforms[n, k]).max())
         theirs = np.array([ref.muscle_length(m) for m in names])
         worst["length"] = max(worst["length"], np.abs(theirs - lengths[n]).max())
-        if kind == "point":
-            arm = np.array([ref.moment_arm(m, "j3_coord_1") for m in names])
+        if model.n_q == 1:
+            arm = np.array([ref.moment_arm(m, model.coordinate_names[0]) for m in names])
             worst["arm"] = max(worst["arm"], np.abs(arm - arms[n, 0]).max())
         for k in range(model.n_q):
             step = np.eye(model.n_q)[k] * h
@@ -128,6 +138,11 @@ def _tree_and_pair(osim, tmp_path, **variant):
     c = doc.point_constraints[0]
     tree = _Converter(doc, True, tree_only=True).build()
     frames = {b.name: (b.frame, b.frame_to_body) for b in tree.bodies}
+    if c.type == "PointOnLineConstraint":  # the line in ground, the follower on the rocker
+        from osim_emb.io.convert import _line_normals
+        f2, t2 = frames[c.body2]
+        return tree, pc.PointPair(c.name, 0, c.location1, f2, (t2 @ np.append(c.location2, 1.0))[:3],
+                                  axes1=_line_normals(c.direction)), c
     f1, t1 = frames[c.body1]
     return tree, pc.PointPair(c.name, f1, (t1 @ np.append(c.location1, 1.0))[:3], 0, c.location2, c.distance), c
 
@@ -174,19 +189,21 @@ def test_dependent_coordinates_chosen_by_the_user(osim, tmp_path):
         load_osim(path, dependent_coordinates=["j1_coord_0", "j2_coord_0", "nope"])
 
 
-@pytest.mark.parametrize("variant, reason", [("planar", "redundant"),
+@pytest.mark.parametrize("variant, reason", [("tilted", "nearly, not exactly, redundant"),
                                              ("unreachable", "cannot be solved from the default configuration")])
 def test_loops_the_minimal_form_cannot_take_are_refused_by_name(osim, tmp_path, variant, reason):
-    """A redundant constraint (a planar loop closed by a 3-D point constraint: OpenSim satisfies it in the
-    least-squares sense) and one the defaults cannot reach are refused naming the constraint; not strict, the
-    model is its spanning tree and the constraint is listed as skipped."""
+    """A nearly redundant constraint (the planar loop with its third pin tilted by 5e-6 rad: the z equation's row of
+    dg/dz is ~5e-6 of the others, so it counts as redundant, but left out it does not hold away from the default
+    configuration; OpenSim satisfies such constraints in the least-squares sense) and one the defaults cannot
+    reach are refused naming the constraint; not strict, the model is its spanning tree and the constraint is
+    listed as skipped."""
     path = tmp_path / f"{variant}.osim"
-    build_loop(osim, path, **{variant: True})
+    build_loop(osim, path, **({"planar": True, "tilt": 5e-6} if variant == "tilted" else {variant: True}))
     with pytest.raises(UnsupportedFeatureError, match=reason) as err:
         load_osim(path)
     assert "closure" in str(err.value)
     tree = load_osim(path, strict=False)
-    assert tree.n_q == (3 if variant == "planar" else 4)
+    assert tree.n_q == (3 if variant == "tilted" else 4)
     assert any(s.name == "closure" for s in tree.extras["skipped"])
 
 
@@ -308,3 +325,135 @@ def test_loop_models_compare_equal_when_built_the_same_way(osim, tmp_path):
     write_osim(a, tmp_path / "again.osim")
     assert load_osim(tmp_path / "again.osim") == a
     assert load_osim(path, dependent_coordinates=["j1_coord_0", "j2_coord_0", "j3_coord_1"]) != a
+
+
+WELD_DEFAULTS = (0.3, -0.4, 0.5, 0.6, -0.2, 0.35, -0.45)
+
+
+def _xyz_body_fixed(angles):
+    """Rx(a) Ry(b) Rz(c): OpenSim's body-fixed X-Y-Z rotation (written out here, independent of the package)."""
+    out = np.eye(3)
+    for k, t in enumerate(angles):
+        c, s = np.cos(t), np.sin(t)
+        i, j = [(1, 2), (2, 0), (0, 1)][k]
+        r = np.eye(3)
+        r[i, i] = r[j, j] = c
+        r[i, j], r[j, i] = -s, s
+        out = out @ r
+    return out
+
+
+def _xyz_angles(r):
+    """Body-fixed X-Y-Z angles of a rotation matrix away from gimbal lock."""
+    return np.array([np.arctan2(-r[1, 2], r[2, 2]), np.arcsin(r[0, 2]), np.arctan2(-r[0, 1], r[0, 0])])
+
+
+def build_weld_chain(osim, path):
+    """Seven pins about z, x, y, z, x, y, z with offsets between them (a spatial 7R chain), its last body welded to
+    ground by a WeldConstraint between offset frames where it is at WELD_DEFAULTS: a loop of one degree of freedom,
+    two paths."""
+    m = osim.Model()
+    m.setName("weld_chain")
+    parent = m.getGround()
+    axes = [(0, 0, 0), (0, 0.5 * np.pi, 0), (-0.5 * np.pi, 0, 0)]  # frames whose z is z, x, y
+    bodies = []
+    for k, value in enumerate(WELD_DEFAULTS):
+        body = osim.Body(f"b{k + 1}", 0.5 + 0.1 * k, osim.Vec3(0.02, -0.1, 0.01), osim.Inertia(0.01, 0.004, 0.008))
+        m.addBody(body)
+        turn = osim.Vec3(*axes[k % 3])
+        joint = osim.PinJoint(f"p{k + 1}", parent, osim.Vec3(0.0, -0.2, 0.05) if k else osim.Vec3(0), turn,
+                              body, osim.Vec3(0), turn)
+        m.addJoint(joint)
+        c = joint.updCoordinate()
+        c.setDefaultValue(value)
+        c.setRangeMin(value - 1.0)
+        c.setRangeMax(value + 1.0)
+        parent = body
+        bodies.append(body)
+    state = m.initSystem()
+    where, turn = np.array([0.05, -0.1, 0.02]), np.array([0.1, 0.2, 0.3])
+    placed = bodies[-1].getTransformInGround(state)
+    turned = np.array([[placed.R().get(i, j) for j in range(3)] for i in range(3)])
+    weld = osim.WeldConstraint("weld", bodies[-1], osim.Vec3(*where), osim.Vec3(*turn), m.getGround(),
+                               osim.Vec3(*(placed.p().to_numpy() + turned @ where)),
+                               osim.Vec3(*_xyz_angles(turned @ _xyz_body_fixed(turn))))
+    m.addConstraint(weld)
+    for name, points in (("m1", [(None, (0.1, 0.0, 0.1)), (3, (0.02, -0.1, 0.0))]),
+                         ("m2", [(1, (0.03, -0.1, 0.01)), (5, (0.0, -0.1, 0.02))])):
+        actuator = osim.PathActuator()
+        actuator.setName(name)
+        for k, (body, location) in enumerate(points):
+            frame = m.getGround() if body is None else bodies[body]
+            actuator.addNewPathPoint(f"{name}_{k}", frame, osim.Vec3(*location))
+        m.addForce(actuator)
+    m.finalizeConnections()
+    m.printToXML(str(path))
+
+
+def test_weld_loop_equals_opensim(osim, tmp_path):
+    """A 7R chain closed by a WeldConstraint between offset frames (4.x: the frames inside the constraint): six of
+    the seven angles solved from the seventh.  OpenSim's constraint error at the package's solution is below 1e-9
+    at every pose; body transforms, lengths, computeMomentArm, minus the central difference of getLength, J^T M J
+    and OpenSim's constrained accelerations equal the package's."""
+    from osim_emb.opensim.bridge import OpenSimReference
+    path = tmp_path / "weld.osim"
+    build_weld_chain(osim, path)
+    model = load_osim(path)
+    assert model.n_q == 1 and len(model.dependent_coordinates) == 6
+    q0 = np.array([c.default for c in model.coordinates])
+    q = q0 + np.linspace(-0.15, 0.15, 6)[:, None]
+    qd = np.random.default_rng(4).normal(size=q.shape)
+    ours = package_values(model, q, qd)
+    ref = OpenSimReference(str(path), model)
+    ref_d = OpenSimReference(str(path), model, disable_forces=True)
+    names = [mu.name for mu in model.muscles]
+    coordinate = model.coordinate_names[0]
+    h = 1e-6
+    worst = dict.fromkeys(("transform", "length", "arm", "fd", "mass", "accel"), 0.0)
+    for n in range(len(q)):
+        ref.set_configuration(q[n])  # raises if OpenSim's constraint error exceeds 1e-9
+        for k, body in enumerate(model.bodies):
+            worst["transform"] = max(worst["transform"],
+                                     np.abs(ref.body_transform(body.name) - ours["transforms"][n, k]).max())
+        worst["length"] = max(worst["length"], np.abs([ref.muscle_length(m) for m in names] - ours["lengths"][n]).max())
+        arm = np.array([ref.moment_arm(m, coordinate) for m in names])
+        worst["arm"] = max(worst["arm"], np.abs(arm - ours["arms"][n, 0]).max())
+        lengths = []
+        for sign in (1, -1):
+            ref.set_configuration(q[n] + sign * h)
+            lengths.append(np.array([ref.muscle_length(m) for m in names]))
+        worst["fd"] = max(worst["fd"], np.abs(-(lengths[0] - lengths[1]) / (2 * h) - ours["arms"][n, 0]).max())
+        r = ref_d.reduced_dynamics(q[n], qd[n])
+        worst["mass"] = max(worst["mass"], np.abs(r["mass"] - ours["terms"].mass[n]).max() / np.abs(r["mass"]).max())
+        worst["accel"] = max(worst["accel"],
+                             np.abs(r["qddot"] - ours["qdd"][n]).max() / max(1.0, np.abs(r["qddot"]).max()))
+    assert np.abs(np.diff(ours["lengths"], axis=0)).max() > 1e-4  # the mechanism moves the paths
+    assert worst["transform"] < 1e-13 and worst["length"] < 1e-13 and worst["arm"] < 1e-12, worst
+    assert worst["fd"] < 1e-8 and worst["mass"] < 1e-11 and worst["accel"] < 1e-9, worst
+
+
+@pytest.mark.parametrize("kind", ["line", "weld"])
+def test_line_and_weld_derivatives_equal_finite_differences(osim, tmp_path, kind):
+    """The PointOnLineConstraint's two equations n_i . (p2 - p1) and the WeldConstraint's six (origins and
+    x1.y2, y1.z2, z1.x2) with their first and second derivatives from the tree's kinematics against central
+    differences; zero at the default configuration (where the files put the constraints)."""
+    from osim_emb.core import point_constraints as pc
+    from osim_emb.io import read_osim
+    from osim_emb.io.convert import _Converter
+    if kind == "line":
+        tree, pair, _ = _tree_and_pair(osim, tmp_path, line=True)
+        z0 = np.array(DEFAULTS)
+    else:
+        path = tmp_path / "weld.osim"
+        build_weld_chain(osim, path)
+        doc = read_osim(path)
+        c = doc.point_constraints[0]
+        assert c.type == "WeldConstraint" and c.body2 == doc.ground
+        tree = _Converter(doc, True, tree_only=True).build()
+        b7 = next(b for b in tree.bodies if b.name == c.body1)
+        pair = pc.PointPair(c.name, b7.frame, (b7.frame_to_body @ np.append(c.location1, 1.0))[:3], 0, c.location2,
+                            axes1=b7.frame_to_body[:3, :3] @ c.rotation1, axes2=c.rotation2)
+        z0 = np.array(WELD_DEFAULTS)
+    assert pair.kind == kind and pair.n_equations == {"line": 2, "weld": 6}[kind]
+    assert np.abs(pc.point_constraint_jet(tree, [pair], z0[None], 0)[0]).max() < 1e-14
+    _assert_jet_equals_central_differences(tree, pair, z0 + 0.1, 1e-9, 1e-8)

@@ -18,9 +18,9 @@ def load_osim(path, strict: bool = True, dependent_coordinates=None):
         False imports what can be represented and lists the rest in ``model.extras['skipped']`` instead
         of raising :class:`UnsupportedFeatureError`.
     dependent_coordinates : sequence of str, optional
-        The coordinates the model's PointConstraints (three each) and ConstantDistanceConstraints (one each) solve,
-        functions of the others;
-        default: chosen at the default configuration (:func:`osim_emb.core.point_constraints.choose_dependent_coordinates`).
+        The coordinates the model's loop constraints solve, functions of the others: one per independent
+        equation (PointConstraint 3, ConstantDistanceConstraint 1, PointOnLineConstraint 2, WeldConstraint 6,
+        less the redundant ones); default: chosen at the default configuration (:func:`osim_emb.core.point_constraints.choose_dependent_coordinates`).
 
     Returns
     -------

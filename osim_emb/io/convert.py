@@ -82,6 +82,16 @@ def compose(outer: JointFunction, inners: list[JointFunction]) -> JointFunction:
     return fn.Composite(outer, inners)
 
 
+def _line_normals(direction: np.ndarray) -> np.ndarray:
+    """Two unit normals (2, 3) of a line direction, perpendicular to each other (any pair defines the line)."""
+    d = np.asarray(direction, dtype=float)
+    d = d / np.linalg.norm(d)
+    helper = np.eye(3)[int(np.argmin(np.abs(d)))]
+    n1 = np.cross(d, helper)
+    n1 /= np.linalg.norm(n1)
+    return np.array([n1, np.cross(d, n1)])
+
+
 class _Converter:
     def __init__(self, doc: OsimDocument, strict: bool, dependent_coordinates: Sequence[str] | None = None,
                  tree_only: bool = False):
@@ -245,37 +255,57 @@ class _Converter:
         frames.setdefault(doc.ground, (0, np.eye(4)))
         pairs = []
         for c in doc.point_constraints:
-            ends = []
+            ends, turns = [], []
             for body, location in ((c.body1, c.location1), (c.body2, c.location2)):
                 if body not in frames:
                     raise self.fail(f"<{c.type} name='{c.name}'>", f"body {body!r} does not exist", c.line)
                 frame, to_body = frames[body]
                 ends.append((frame, (to_body @ np.append(location, 1.0))[:3]))
-            pairs.append(pc.PointPair(c.name, ends[0][0], ends[0][1], ends[1][0], ends[1][1], c.distance))
+                turns.append(to_body[:3, :3])
+            axes1 = axes2 = None
+            if c.type == "PointOnLineConstraint":
+                axes1 = _line_normals(turns[0] @ c.direction)
+            elif c.type == "WeldConstraint":
+                axes1, axes2 = turns[0] @ c.rotation1, turns[1] @ c.rotation2
+            pairs.append(pc.PointPair(c.name, ends[0][0], ends[0][1], ends[1][0], ends[1][1], c.distance, axes1, axes2))
         names = tree.coordinate_names
         z_ref = np.array([self.coord_spec_default(n) for n in names])
-        where = f"<{doc.point_constraints[0].type} name='{doc.point_constraints[0].name}'>"
+        c0 = doc.point_constraints[0]
+        where = f"<{c0.type} name='{c0.name}'>"
+        n_all = sum(p.n_equations for p in pairs)
+        equations = pc.independent_equations(tree, pairs, z_ref, range(len(names)))
         if self.dependent_coordinates is not None:
             unknown = [n for n in self.dependent_coordinates if n not in names]
             if unknown:
                 raise self.fail(where, f"dependent coordinate(s) {unknown} are not free coordinates of the model")
             dependent = [names.index(n) for n in self.dependent_coordinates]
-            need = sum(p.n_equations for p in pairs)
-            if len(dependent) != need:
-                raise self.fail(where, f"{need} dependent coordinates needed (3 per PointConstraint, 1 per "
-                                       f"ConstantDistanceConstraint), {len(dependent)} given")
+            if len(dependent) != len(equations):
+                raise self.fail(where, f"{len(equations)} dependent coordinates needed (one per independent constraint "
+                                       f"equation: 3 per PointConstraint, 1 per ConstantDistanceConstraint, 2 per "
+                                       f"PointOnLineConstraint, 6 per WeldConstraint, less the {n_all - len(equations)}"
+                                       f" redundant), {len(dependent)} given")
         else:
             try:
-                dependent = pc.choose_dependent_coordinates(tree, pairs, z_ref, range(len(names)))
+                dependent = pc.choose_dependent_coordinates(tree, pairs, z_ref, range(len(names)), equations)
             except ValueError as err:
                 return self._point_constraints_left_out(str(err))
         ranges = np.array([tree.coordinates[k].range for k in range(len(names)) if k not in dependent])
         try:
             chain = pc.point_constraint_chain(tree, pairs, dependent, z_ref, coordinate_range=ranges,
-                                              name=", ".join(c.name for c in doc.point_constraints))
+                                              name=", ".join(c.name for c in doc.point_constraints),
+                                              equations=equations)
+        except pc.RedundantConstraintsError as err:
+            return self._point_constraints_left_out(str(err))
         except ValueError as err:  # ClosedChainError: no assembly from the default configuration, singular, ...
             return self._point_constraints_left_out(f"the constraints cannot be solved from the default "
                                                     f"configuration: {err}")
+        if len(equations) < n_all:
+            msg = (f"{where}: {n_all - len(equations)} of the loops' {n_all} constraint equations are redundant (rank "
+                   f"{len(equations)} at the default configuration) and left out of the solve; they hold within "
+                   f"{pc.CONSISTENT:g} m at the solved default configuration and around it (OpenSim satisfies them in the "
+                   f"least-squares sense)")
+            self.log.append(msg)
+            logging.getLogger(__name__).warning("%s", msg)
         for var in chain.variables:
             self.chain_exprs[var.name] = var
         self.log.append(f"point constraints {chain.constraints.name}: coordinates {list(chain.constraints.variable_names)}"
@@ -463,7 +493,7 @@ class _Converter:
 def document_to_model(doc: OsimDocument, strict: bool = True,
                       dependent_coordinates: Sequence[str] | None = None) -> Model:
     """Build the empirically-based model of an OpenSim document (``dependent_coordinates``: the coordinates its
-    PointConstraints (three each) and ConstantDistanceConstraints (one each) solve; default chosen by :mod:`osim_emb.core.point_constraints`)."""
+    loop constraints solve, one per independent equation; default chosen by :mod:`osim_emb.core.point_constraints`)."""
     from osim_emb.model import ModelError
     try:
         return _Converter(doc, strict, dependent_coordinates).build()

@@ -122,9 +122,16 @@ class CouplerSpec:
 
 @dataclass
 class PointConstraintSpec:
-    """A PointConstraint (``distance`` None: ``location1`` fixed in ``body1`` coincides with ``location2`` fixed in
-    ``body2``) or a ConstantDistanceConstraint (the two points ``distance`` apart); points in body coordinates, an
-    offset frame's transform already applied."""
+    """A constraint that closes a loop between two bodies (points in body coordinates, an offset frame's transform
+    already applied):
+
+    * ``PointConstraint``: ``location1`` fixed in ``body1`` coincides with ``location2`` fixed in ``body2``;
+    * ``ConstantDistanceConstraint``: the two points stay ``distance`` apart;
+    * ``PointOnLineConstraint``: ``body1`` is the line body, ``location1`` a point of the line and ``direction`` its
+      direction (body1 coordinates); ``location2`` (fixed in the follower ``body2``) stays on the line;
+    * ``WeldConstraint``: the frames at ``location1`` / ``location2`` with axes ``rotation1`` / ``rotation2``
+      (columns, in body coordinates) coincide.
+    """
 
     name: str
     body1: str
@@ -134,6 +141,14 @@ class PointConstraintSpec:
     line: int | None = None
     distance: float | None = None
     type: str = "PointConstraint"
+    direction: np.ndarray | None = None
+    rotation1: np.ndarray | None = None
+    rotation2: np.ndarray | None = None
+
+    @property
+    def n_equations(self) -> int:
+        return {"PointConstraint": 3, "ConstantDistanceConstraint": 1, "PointOnLineConstraint": 2,
+                "WeldConstraint": 6}[self.type]
 
 
 @dataclass

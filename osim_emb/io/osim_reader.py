@@ -73,6 +73,8 @@ PATHLESS_PASSIVE_FORCES = ("CoordinateLimitForce", "CoordinateLinearStopForce", 
 UNAPPLIED_PASSIVE_FORCES = tuple(t for t in PATHLESS_PASSIVE_FORCES if t != "CoordinateLimitForce")
 #: Forces kept as data without a path (any other type without a path is refused by name).
 KNOWN_PATHLESS_FORCES = PATHLESS_ACTUATORS + PATHLESS_PASSIVE_FORCES
+#: constraints that close loops, solved as closed chains (:mod:`osim_emb.core.point_constraints`)
+LOOP_CONSTRAINTS = ("PointConstraint", "ConstantDistanceConstraint", "PointOnLineConstraint", "WeldConstraint")
 #: Types OpenSim 4.6 reads under their new names in any file (``Object::renameType``), as members of a set.
 LEGACY_TYPE_NAMES = {"MusclePoint": "PathPoint", "MuscleViaPoint": "ConditionalPathPoint",
                      "MovingMusclePoint": "MovingPathPoint", "MuscleWrap": "PathWrap",
@@ -738,6 +740,11 @@ class _Reader:
             for c in (fr if fr is not None else []):
                 if isinstance(c.tag, str) and c.tag == "PhysicalOffsetFrame":
                     pending.append((f"/jointset/{j.get('name')}/{c.get('name')}", c, j))
+        for k in self.objects(model, "ConstraintSet"):
+            fr = k.find("frames")
+            for c in (fr if fr is not None else []):
+                if isinstance(c.tag, str) and c.tag == "PhysicalOffsetFrame":
+                    pending.append((f"/constraintset/{k.get('name')}/{c.get('name')}", c, k))
         self._resolve_offset_frames(pending)
         for j in self.objects(model, "JointSet"):
             coords = [self._coordinate(c, j.get("name")) for c in
@@ -790,7 +797,7 @@ class _Reader:
         else:
             parts = [p for p in ref.split("/") if p and p != "."]
             if owner is not None and owner.get("name"):
-                base = f"/jointset/{owner.get('name')}"
+                base = f"/{'constraintset' if owner.tag.endswith('Constraint') else 'jointset'}/{owner.get('name')}"
                 # '..' from a frame inside a joint goes to the joint
                 rel = [p for p in parts if p != ".."]
                 candidates.append(f"{base}/{'/'.join(rel)}")
@@ -835,12 +842,11 @@ class _Reader:
                 if not self._enabled(c):
                     self.notes.append(f"ignored disabled {c.tag} {c.get('name')!r} (line {c.sourceline})")
                     continue
-                if c.tag in ("PointConstraint", "ConstantDistanceConstraint"):
+                if c.tag in LOOP_CONSTRAINTS:
                     self.point_constraints.append(self._point_constraint(c))
                     continue
                 self.unsupported(c, "constraint", f"unsupported constraint type {c.tag}; supported: "
-                                                  "CoordinateCouplerConstraint, PointConstraint, "
-                                                  "ConstantDistanceConstraint")
+                                                  f"CoordinateCouplerConstraint, {', '.join(LOOP_CONSTRAINTS)}")
                 continue
             if not self._enabled(c):
                 self.notes.append(f"ignored disabled coupler {c.get('name')!r} (line {c.sourceline})")
@@ -863,23 +869,48 @@ class _Reader:
         return out
 
     def _point_constraint(self, c: Any) -> PointConstraintSpec:
-        """A PointConstraint's or ConstantDistanceConstraint's two bodies and points (4.x: frames ``socket_body_1/2``;
-        older: ``body_1/2``) and the distance."""
+        """A loop-closing constraint's two bodies, points, and the line direction or weld axes (4.x: frames in
+        sockets; older: body names and, for a weld, X-Y-Z body-fixed angles), as :class:`PointConstraintSpec`."""
+        from osim_emb.paths.wrapping.base import euler_xyz_body_fixed
         name = self.name_of(c, "constraint")
-        ends = []
-        for k in (1, 2):
-            location = self.floats(c, f"location_body_{k}", 3, [0.0, 0.0, 0.0])
-            if self.v4:
-                frame = self.resolve_frame(self.text(c, f"socket_body_{k}", required=True), None, c)
-                ends.append((frame.body, (frame.transform() @ np.append(location, 1.0))[:3]))
+        tag = c.tag
+        if tag == "PointOnLineConstraint":
+            ends = (("line_body", "point_on_line"), ("follower_body", "point_on_follower"))
+        elif tag == "WeldConstraint":
+            ends = (("frame1", "location_body_1"), ("frame2", "location_body_2")) if self.v4 else \
+                (("body_1", "location_body_1"), ("body_2", "location_body_2"))
+        else:
+            ends = (("body_1", "location_body_1"), ("body_2", "location_body_2"))
+        bodies, points, rotations = [], [], []
+        for k, (socket, point) in enumerate(ends, start=1):
+            location = np.zeros(3) if self.v4 and tag == "WeldConstraint" else self.floats(c, point, 3, [0.0, 0.0, 0.0])
+            if tag == "WeldConstraint" and not self.v4:
+                local = euler_xyz_body_fixed(self.floats(c, f"orientation_body_{k}", 3, [0.0, 0.0, 0.0]))
             else:
-                ends.append((self.text(c, f"body_{k}", required=True), location))
-        distance = None
-        if c.tag == "ConstantDistanceConstraint":
-            distance = self.flt(c, "constant_distance", required=True)
-            if not distance > 0:
-                raise self.fail(c, f"<constant_distance> must be positive (m), got {distance}")
-        return PointConstraintSpec(name, ends[0][0], ends[0][1], ends[1][0], ends[1][1], c.sourceline, distance, c.tag)
+                local = np.eye(3)
+            if self.v4:
+                frame = self.resolve_frame(self.text(c, f"socket_{socket}", required=True), c, c)
+                x = frame.transform()
+                bodies.append(frame.body)
+                points.append((x @ np.append(location, 1.0))[:3])
+                rotations.append(x[:3, :3] @ local)
+            else:
+                bodies.append(self.text(c, socket if tag == "PointOnLineConstraint" else f"body_{k}", required=True))
+                points.append(location)
+                rotations.append(local)
+        spec = PointConstraintSpec(name, bodies[0], points[0], bodies[1], points[1], c.sourceline, None, tag)
+        if tag == "ConstantDistanceConstraint":
+            spec.distance = self.flt(c, "constant_distance", required=True)
+            if not spec.distance > 0:
+                raise self.fail(c, f"<constant_distance> must be positive (m), got {spec.distance}")
+        elif tag == "PointOnLineConstraint":
+            d = self.floats(c, "line_direction_vec", 3, [1.0, 0.0, 0.0])
+            if not np.linalg.norm(d) > 1e-12 or not np.all(np.isfinite(d)):
+                raise self.fail(c, f"<line_direction_vec> must be a non-zero direction, got {d.tolist()}")
+            spec.direction = rotations[0] @ (d / np.linalg.norm(d))
+        elif tag == "WeldConstraint":
+            spec.rotation1, spec.rotation2 = rotations
+        return spec
 
     def _enabled_controller(self, c: Any) -> bool:
         """Controller::enabled (4.x; default true), isDisabled (older files)."""

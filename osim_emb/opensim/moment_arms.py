@@ -52,8 +52,9 @@ CAUSES = {
                               "length change out)",
     "coupler_projection": "coupler of several independent coordinates (OpenSim's coupling projection moves the "
                           "other independent coordinates)",
-    "constraint_projection": "PointConstraint loop of more than one degree of freedom (OpenSim projects the unit "
-                             "speed on the constraints over all coordinates: the other independent ones move too)",
+    "constraint_projection": "point, line or weld constraint loop of more than one degree of freedom (OpenSim "
+                             "projects the unit speed on the constraints over all coordinates: the other "
+                             "independent ones move too)",
     "unexplained": "unexplained",
 }
 # Seed Table 5 groups (kept for the Holzbaur study scripts)
@@ -73,7 +74,7 @@ class Sweep:
 
 
 def closing_part(model: Model, sweep: Sweep) -> Sweep:
-    """The part of a sweep where the model's closed loops (PointConstraints) close: the run of configurations
+    """The part of a sweep where the model's closed loops (point, line and weld constraints) close: the run of configurations
     around the one nearest the coordinate's default where the loop solves (each on its own, by continuation from
     the default configuration); said in a warning when the sweep is cut."""
     from osim_emb.core.closed_chains import ClosedChainError
@@ -261,7 +262,7 @@ def explain_differences(model: Model, muscles: Iterable[str]) -> dict[str, dict[
     """The structural causes that apply to each muscle: ``{muscle: {"same_body": [...], "projection": [...],
     "loop": [...]}}`` (a moving point beside a point on the same body; couplers of several independent coordinates,
     listing the coordinates whose moment arms OpenSim's coupling projection changes; the generalized coordinates of
-    a PointConstraint loop of several degrees of freedom, whose moment arms OpenSim's constraint projection
+    a point, line or weld constraint loop of several degrees of freedom, whose moment arms OpenSim's constraint projection
     changes)."""
     by = {m.name: m for m in model.muscles}
     doc = model.extras.get("document")
@@ -647,7 +648,7 @@ def run_moment_arm_study(model_path: str, sweep: Sequence[str], *, step_deg: flo
     refs = list(references)
     chained = [d for d in model.dependent_coordinates if d.source.startswith("point constraint")]
     if chained and "minus_dL_dq" in refs:  # OpenSim's differences would need the loop assembled at q +- h
-        log.warning("%s: minus_dL_dq left out: the PointConstraint loop's coordinates (%s) are the package's "
+        log.warning("%s: minus_dL_dq left out: the constraint loop's coordinates (%s) are the package's "
                     "solution at each configuration, which OpenSim's difference quotients cannot vary",
                     model.name, ", ".join(d.name for d in chained))
         refs = [r for r in refs if r != "minus_dL_dq"]

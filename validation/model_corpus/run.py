@@ -170,7 +170,7 @@ def compare(path: str, model, poses: int, seed: int, ma_budget: int) -> dict:
         looped = set(explain_differences(model, [model.muscles[0].name])[model.muscles[0].name]["loop"])
         arm_coords = [c for c in arm_coords if c not in looped]
         out["note"] = ((out.get("note", "") + "; ") if out.get("note") else "") + (
-            f"closed loops (Point/ConstantDistanceConstraints): "
+            f"closed loops (point, distance, line and weld constraints): "
             f"{sum(d.source.startswith('point constraint') for d in model.dependent_coordinates)} "
             "dependent coordinates solved by the package (OpenSim's "
             f"constraint error <= 1e-9 at every pose); R about the loop's coordinates {sorted(looped)} not compared "

@@ -310,3 +310,33 @@ def test_a_closed_pipe_ends_quietly(model, capsys, monkeypatch):
     monkeypatch.setattr("osim_emb.report.model_description.describe_model", closed)
     code, out, err = _run(capsys, "inspect", model)
     assert code == 141 and "error" not in err
+
+
+def test_every_command_that_reads_a_model_takes_lenient(tmp_path, capsys):
+    """A model with an element the package does not take (a RollingOnSurfaceConstraint): every command that reads
+    a model refuses it naming the element (exit 2, nothing written); with --lenient each one runs and names what it
+    left out."""
+    text = small_osim().replace("</JointSet>", '</JointSet>\n    <ConstraintSet name="constraintset"><objects>'
+                                               '<RollingOnSurfaceConstraint name="roll"/></objects></ConstraintSet>')
+    model = tmp_path / "rolling.osim"
+    model.write_text(text)
+    motion = tmp_path / "motion.sto"
+    commands = [
+        ["simulate", model, "-o", motion, "--t-end", "0.05", "--samples", "6"],
+        ["inverse-dynamics", model, motion, "-o", tmp_path / "id.sto"],
+        ["simulate-muscles", model, "-o", tmp_path / "muscles.sto", "--t-end", "0.01"],
+        ["moment-arms", model, "--sweep", "elbow", "--step", "30", "--references", "none", "--out",
+         tmp_path / "ma", "--formats", "png", "--no-plot"],
+        ["plot", model, "--sweep", "elbow", "--step", "30", "--references", "none", "--out", tmp_path / "plots",
+         "--formats", "png"],
+        ["inspect", model],
+        ["convert", model, "-o", tmp_path / "model.json"],
+    ]
+    for argv in commands:
+        before = _files(tmp_path)
+        code, _, err = _run(capsys, *argv)
+        assert code == 2 and "RollingOnSurfaceConstraint" in _error_line(err), (argv[0], err)
+        assert _files(tmp_path) == before, argv[0]
+        code, _, err = _run(capsys, *argv, "--lenient")
+        assert code == 0, (argv[0], err)
+        assert "left out constraint 'roll'" in err, (argv[0], err)

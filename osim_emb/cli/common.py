@@ -163,8 +163,16 @@ def _plot_path(out: Path) -> Path:
     return p
 
 
+def add_lenient_option(s: argparse.ArgumentParser) -> None:
+    """``--lenient``, the same for every command that reads a model (``load_osim(strict=False)``)."""
+    s.add_argument("--lenient", action="store_true",
+                   help="import what can be represented and list the rest (e.g. keep an indefinite inertia, as "
+                        "OpenSim does); what is left out is named")
+
+
 def add_comparison_options(s: argparse.ArgumentParser, figures_only: bool = False) -> None:
     """Options shared by ``moment-arms`` and ``plot`` (``figures_only``: no --no-plot, another default folder)."""
+    add_lenient_option(s)
     s.add_argument("--step", type=float, default=1.0, help="sweep step in degrees")
     s.add_argument("--coordinates", help="moment-arm coordinates (default: the swept ones, or those the motion moves)")
     s.add_argument("--muscles", help="comma-separated muscle names (default: all)")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from osim_emb.cli.common import _load_any
+from osim_emb.cli.common import _load_any, add_lenient_option
 
 
 def cmd_convert(args: argparse.Namespace) -> int:
@@ -35,5 +35,5 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("model", help=".osim file")
     s.add_argument("-o", "--output", help="output .json file (the package's model; default: MODEL.emb.json next to the input) "
                                              "or .osim file (OpenSim 4 format)")
-    s.add_argument("--lenient", action="store_true", help="import what can be represented and list the rest")
+    add_lenient_option(s)
     s.set_defaults(func=cmd_convert)

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import numpy as np
 
+from osim_emb.cli.common import add_lenient_option
+
 
 def reference_frames(model, trajectory: str | None, n_frames: int, seed: int) -> np.ndarray:
     """The frames to sample around: a motion file's generalized coordinates, or a Latin hypercube
@@ -83,5 +85,5 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--seed", type=int, default=0, help="seed of the Latin-hypercube sampling (default 0)")
     s.add_argument("--opensim-compat", action="store_true",
                    help="fit OpenSim's moment arms with its stale wrap-point cache (paths with several wraps)")
-    s.add_argument("--lenient", action="store_true", help="import what can be represented and list the rest")
+    add_lenient_option(s)
     s.set_defaults(func=cmd_fit_paths)

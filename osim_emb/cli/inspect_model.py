@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import argparse
 
-from osim_emb.cli.common import _load_any
+from osim_emb.cli.common import _load_any, add_lenient_option
 
 
 def cmd_inspect(args: argparse.Namespace) -> int:
@@ -20,5 +20,5 @@ def register(sub: argparse._SubParsersAction) -> None:
     s = sub.add_parser("inspect", help="print a model's bodies, joints, coordinates, functions and muscles")
     s.add_argument("model", help=".osim file (OpenSim 3.3 or 4.x) or a saved .emb.json model")
     s.add_argument("--brief", action="store_true", help="omit the joint-variable functions")
-    s.add_argument("--lenient", action="store_true", help="import what can be represented and list the rest")
+    add_lenient_option(s)
     s.set_defaults(func=cmd_inspect)

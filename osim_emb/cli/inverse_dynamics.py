@@ -7,7 +7,7 @@ import argparse
 from pathlib import Path
 
 from osim_emb.cli.common import _load_any, _plot_path, _plot_table, _positive, outside_range_hint, \
-    warn_unapplied_forces
+    add_lenient_option, warn_unapplied_forces
 
 
 def cmd_inverse_dynamics(args: argparse.Namespace) -> int:
@@ -19,7 +19,7 @@ def cmd_inverse_dynamics(args: argparse.Namespace) -> int:
     out = Path(args.output)
     outs = [out] + ([_plot_path(out)] if args.plot else [])
     with atomic_files(outs, overwrite=args.overwrite, inputs=[args.model, args.motion]) as tmps:
-        model = _load_any(args.model)
+        model = _load_any(args.model, strict=not args.lenient)
         table, header = read_motion(args.motion)
         with outside_range_hint():
             time, q, qd = coordinates_from_motion(model, table, header, outside=args.outside_range)
@@ -38,6 +38,7 @@ def cmd_inverse_dynamics(args: argparse.Namespace) -> int:
 def register(sub: argparse._SubParsersAction) -> None:
     s = sub.add_parser("inverse-dynamics", help="generalized forces of a motion (.mot/.sto) by M q'' + N q' - G")
     s.add_argument("model", help=".osim or .emb.json model")
+    add_lenient_option(s)
     s.add_argument("motion", help=".mot/.sto with the generalized coordinates (degrees if inDegrees=yes)")
     s.add_argument("-o", "--output", required=True, help="output .sto file")
     s.add_argument("--smoothing", type=float, help="smoothing-spline penalty (default: interpolating spline)")

@@ -6,8 +6,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from osim_emb.cli.common import _csv, _figure_formats, _fixed_radians, _Help, _positive, add_comparison_options, \
-    outside_range_hint
+from osim_emb.cli.common import _csv, _figure_formats, _fixed_radians, _Help, _load_any, _positive, \
+    add_comparison_options, outside_range_hint
 
 
 def cmd_moment_arms(args: argparse.Namespace) -> int:
@@ -30,6 +30,7 @@ def cmd_moment_arms(args: argparse.Namespace) -> int:
     muscles = _csv(args.muscles) if args.muscles else None
     coords = _csv(args.coordinates) if args.coordinates else None
     inputs = [args.model] + ([args.motion] if args.motion else [])
+    model = _load_any(args.model, strict=False) if args.lenient else None
     with atomic_folder(out, overwrite=args.overwrite, inputs=inputs) as tmp:
         if args.motion:
             from osim_emb.opensim.motion_moment_arms import print_motion_report
@@ -37,13 +38,13 @@ def cmd_moment_arms(args: argparse.Namespace) -> int:
                 result = compare_motion_with_opensim(
                     args.model, args.motion, muscles=muscles, ma_coordinates=coords,
                     reference=args.references != "none", opensim_compat=compat, out_dir=tmp, formats=formats,
-                    plot=not args.no_plot, outside_range=args.outside_range)
+                    plot=not args.no_plot, outside_range=args.outside_range, model=model)
         else:
             result = compare_with_opensim(
                 args.model, _csv(args.sweep), step_deg=args.step, muscles=muscles, ma_coordinates=coords,
                 references=refs, fixed=fixed, opensim_compat=compat, out_dir=tmp,
                 formats=formats, progress=not args.quiet, workers=args.workers,
-                cache_dir=False if args.no_cache else args.cache_dir, plot=not args.no_plot)
+                cache_dir=False if args.no_cache else args.cache_dir, plot=not args.no_plot, model=model)
     if args.motion:
         print_motion_report(result)
     else:

@@ -6,8 +6,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from osim_emb.cli.common import _csv, _fixed_radians, _formats, _Help, _positive, add_comparison_options, \
-    outside_range_hint
+from osim_emb.cli.common import _csv, _fixed_radians, _formats, _Help, _load_any, _positive, \
+    add_comparison_options, outside_range_hint
 
 
 def cmd_plot(args: argparse.Namespace) -> int:
@@ -39,12 +39,13 @@ def _draw(args, refs, out, formats):
     from osim_emb.opensim.moment_arms import run_moment_arm_study
     muscles = _csv(args.muscles) if args.muscles else None
     coords = _csv(args.coordinates) if args.coordinates else None
+    model = _load_any(args.model, strict=False) if args.lenient else None
     if args.motion:
         from osim_emb.opensim.motion_moment_arms import run_motion_study
         with outside_range_hint():
             res = run_motion_study(args.model, args.motion, muscles=muscles, ma_coordinates=coords,
                                    reference=bool(refs), opensim_compat=not args.fresh_geometry, out_dir=None,
-                                   outside_range=args.outside_range)
+                                   outside_range=args.outside_range, model=model)
         from osim_emb.report.comparison_figures import moment_arm_curves
         return (moment_arm_curves(res, out, formats, pairs=[("time", c) for c in res["ma_coordinates"]]),
                 res["ma_coordinates"])
@@ -52,7 +53,8 @@ def _draw(args, refs, out, formats):
         res = run_moment_arm_study(args.model, _csv(args.sweep), step_deg=args.step, muscles=muscles,
                                    ma_coordinates=coords, references=refs, fixed=_fixed_radians(args.fixed),
                                    opensim_compat=not args.fresh_geometry, out_dir=None, progress=not args.quiet,
-                                   workers=args.workers, cache_dir=False if args.no_cache else args.cache_dir)
+                                   workers=args.workers, cache_dir=False if args.no_cache else args.cache_dir,
+                                   model=model)
         return moment_arm_figures(res, out, formats), res["ma_coordinates"]
 
 

@@ -6,6 +6,8 @@ import argparse
 import json
 from pathlib import Path
 
+from osim_emb.cli.common import add_lenient_option
+
 
 def _load_rhythm_file(source: str, load_rhythm):
     """load_rhythm with a message naming the file for an empty or malformed table."""
@@ -56,7 +58,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("-o", "--output", required=True, help="the new .osim file (OpenSim 4 format)")
     s.add_argument("--no-variant", action="store_true",
                    help="do not also write NEW_mvp.osim (moving via points as zero-inertia bodies)")
-    s.add_argument("--lenient", action="store_true", help="import what can be represented and list the rest")
+    add_lenient_option(s)
     s.add_argument("--outside", choices=("warn", "error", "ignore"), default="warn",
                    help="when the model's coordinate ranges leave the domain of the rhythm's data (default warn)")
     s.set_defaults(func=cmd_rhythm)

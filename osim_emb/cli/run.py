@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from osim_emb.cli.common import _csv, _figure_formats, _Help, _positive
+from osim_emb.cli.common import _csv, _figure_formats, _Help, _positive, add_lenient_option
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -32,9 +32,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "moment arms against OpenSim over 1-degree sweeps, write a report",
                        formatter_class=_Help)
     s.add_argument("model", nargs="?", help=".osim file (default: the built-in models/shoulder3d)")
-    s.add_argument("--lenient", action="store_true",
-                   help="import what can be represented and list the rest (e.g. keep an indefinite inertia, as "
-                        "OpenSim does)")
+    add_lenient_option(s)
     s.add_argument("--out", default="out", help="output folder")
     s.add_argument("--step", type=float, default=1.0, help="sweep step in degrees")
     s.add_argument("--sweep", help="coordinates to sweep (default: the unlocked rotational coordinates the "

@@ -8,7 +8,7 @@ import logging
 from pathlib import Path
 
 from osim_emb.cli.common import _into_range, _load_any, _plot_path, _plot_table, _positive, _values, \
-    warn_unapplied_forces
+    add_lenient_option, warn_unapplied_forces
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +43,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     out = Path(args.output)
     outs = [out] + ([_plot_path(out)] if args.plot else [])
     with atomic_files(outs, overwrite=args.overwrite, inputs=[args.model]) as tmps:
-        model = _load_any(args.model)
+        model = _load_any(args.model, strict=not args.lenient)
         q0 = _into_range(model, _values(model, args.q0, model.default_q, "--q0"), "initial configuration")
         qd0 = _values(model, args.qdot0, model.default_qdot, "--qdot0")
         warn_unapplied_forces(model, "simulate")
@@ -63,6 +63,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 def register(sub: argparse._SubParsersAction) -> None:
     s = sub.add_parser("simulate", help="forward simulation of the minimal-coordinate ODE under gravity")
     s.add_argument("model", help=".osim or .emb.json model")
+    add_lenient_option(s)
     s.add_argument("-o", "--output", required=True, help="output .sto file (q and q-dot)")
     s.add_argument("--t-end", type=float, default=1.0, help="duration in seconds (default 1)")
     s.add_argument("--q0", action="append", help="initial coordinates NAME=DEGREES (metres for translations)[,...]; "

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from osim_emb.cli.common import add_lenient_option
+
 
 def _named_specs(items: list[str] | None, what: str) -> dict:
     from osim_emb.simulation.muscle_driven import ExcitationSpec
@@ -31,7 +33,7 @@ def cmd_simulate_muscles(args: argparse.Namespace) -> int:
     if not (args.rtol > 0 and args.atol > 0):
         raise ValueError(f"--rtol and --atol must be positive, got {args.rtol} and {args.atol}")
     check_output_file(args.output, overwrite=args.overwrite, inputs=[args.model])
-    model = _load_any(args.model)
+    model = _load_any(args.model, strict=not args.lenient)
     q0 = _values(model, args.q0, model.default_q, "--q0")
     model.check_configuration(q0, tolerance=1e-6)  # defaults may sit 1e-8 outside a range after import
     qdot0 = _values(model, args.qdot0, model.default_qdot, "--qdot0")
@@ -53,6 +55,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                                                 "Schutte1993 with activation and compliant tendons, RigidTendonMuscle, "
                                                 "path actuators and springs, as OpenSim's Manager)")
     s.add_argument("model", help=".osim model")
+    add_lenient_option(s)
     s.add_argument("-o", "--output", required=True, help="output .sto file")
     s.add_argument("--excitation", action="append", metavar="MUSCLE=SPEC",
                    help="excitation of a muscle: a number, step:T0:T1:U0:U1 (smooth step) or "

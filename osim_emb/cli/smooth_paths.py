@@ -8,6 +8,8 @@ import time
 
 import numpy as np
 
+from osim_emb.cli.common import add_lenient_option
+
 #: lengths farther apart than this (m) are a disagreement with OpenSim
 TOLERANCE = 1e-8
 
@@ -205,5 +207,5 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--check-configurations", type=int, default=32,
                    help="configurations sampled (besides the default pose) at which each written unit's length is "
                         "compared with OpenSim's getLength, where OpenSim is installed (default 32; -1: no check)")
-    s.add_argument("--lenient", action="store_true", help="import what can be represented and list the rest")
+    add_lenient_option(s)
     s.set_defaults(func=cmd_smooth_paths)

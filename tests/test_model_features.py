@@ -207,8 +207,8 @@ def _arm_with(extra_model_xml="", version="40000", forces=""):
 
 
 @pytest.mark.parametrize("extra, forces, version, element, reason", [
-    ("<ConstraintSet><objects><WeldConstraint name='weld'/></objects></ConstraintSet>", "", "40000",
-     "<WeldConstraint name='weld'>", "unsupported constraint type WeldConstraint"),
+    ("<ConstraintSet><objects><RollingOnSurfaceConstraint name='roll'/></objects></ConstraintSet>", "", "40000",
+     "<RollingOnSurfaceConstraint name='roll'>", "unsupported constraint type RollingOnSurfaceConstraint"),
     ("<components><MyPluginForce name='plugin'/></components>", "", "40000",
      "<MyPluginForce name='plugin'>", "unsupported force type MyPluginForce"),
     ("<components><StationDefinedFrame name='sdf'/></components>", "", "40000",
@@ -253,6 +253,64 @@ def test_contact_bushing_and_spring_forces_are_kept_as_data_and_said_not_applied
         warn_unapplied_forces(model, "simulate")
     assert "simulate does not apply the model's 1 HuntCrossleyForce force(s): foot" in caplog.text
     assert "1 SmoothSphereHalfSpaceForce force(s): heel" in caplog.text
+
+
+def test_bodies_joints_and_constraints_among_components_equal_opensim(osim, tmp_path):
+    """A model built with Model::addComponent (as Moco's examples build theirs): a body, a joint with its offset
+    frames and a coupler among the model's <components> (paths /NAME), beside a BodySet body.  Body transforms,
+    lengths, moment arms (computeMomentArm), the mass matrix and the accelerations equal OpenSim's."""
+    from osim_emb.opensim.bridge import OpenSimReference
+    from opensim_builders import package_values
+    m = osim.Model()
+    m.setName("components")
+    upper = osim.Body("upper", 1.5, osim.Vec3(0, -0.15, 0), osim.Inertia(0.01, 0.002, 0.01))
+    m.addBody(upper)
+    shoulder = osim.PinJoint("shoulder", m.getGround(), osim.Vec3(0), osim.Vec3(0, 0, 0.1), upper, osim.Vec3(0),
+                             osim.Vec3(0))
+    m.addJoint(shoulder)
+    lower = osim.Body("lower", 1.0, osim.Vec3(0, -0.12, 0.01), osim.Inertia(0.008, 0.001, 0.008))
+    m.addComponent(lower)
+    elbow = osim.PinJoint("elbow", upper, osim.Vec3(0, -0.3, 0), osim.Vec3(0.1, 0, 0), lower, osim.Vec3(0.01, 0, 0),
+                          osim.Vec3(0, 0.2, 0))
+    m.addComponent(elbow)
+    hand = osim.Body("hand", 0.4, osim.Vec3(0, -0.05, 0), osim.Inertia(0.001, 0.0005, 0.001))
+    m.addComponent(hand)
+    wrist = osim.PinJoint("wrist", lower, osim.Vec3(0, -0.25, 0), osim.Vec3(0), hand, osim.Vec3(0), osim.Vec3(0))
+    m.addComponent(wrist)
+    coupler = osim.CoordinateCouplerConstraint()
+    coupler.setName("wrist_follows_elbow")
+    coupler.setIndependentCoordinateNames(osim.ArrayStr("elbow_coord_0", 1))
+    coupler.setDependentCoordinateName("wrist_coord_0")
+    coupler.setFunction(osim.LinearFunction(0.4, 0.1))
+    m.addComponent(coupler)
+    actuator = osim.PathActuator()
+    actuator.setName("flexor")
+    actuator.addNewPathPoint("origin", upper, osim.Vec3(0.03, -0.1, 0))
+    actuator.addNewPathPoint("insertion", hand, osim.Vec3(0.02, -0.03, 0.01))
+    m.addForce(actuator)
+    m.finalizeConnections()
+    path = tmp_path / "components.osim"
+    m.printToXML(str(path))
+    text = path.read_text()
+    assert '<Body name="lower">' in text[text.index("<components>"):text.index("</components>")]
+    model = load_osim(path)
+    assert model.coordinate_names == ["shoulder_coord_0", "elbow_coord_0"]
+    assert [b.name for b in model.bodies] == ["upper", "lower", "hand"]
+    q = np.array([[0.2, 0.4], [-0.3, 1.1], [0.5, -0.2]])
+    qd = np.array([[0.3, -0.5], [1.0, 0.2], [-0.4, 0.8]])
+    ours = package_values(model, q, qd)
+    ref = OpenSimReference(str(path), model)
+    ref_d = OpenSimReference(str(path), model, disable_forces=True)
+    for n in range(len(q)):
+        ref.set_configuration(q[n])
+        for k, body in enumerate(model.bodies):
+            np.testing.assert_allclose(ref.body_transform(body.name), ours["transforms"][n, k], rtol=0, atol=1e-14)
+        assert abs(ref.muscle_length("flexor") - ours["lengths"][n, 0]) < 1e-14
+        for k, c in enumerate(model.coordinate_names):
+            assert abs(ref.moment_arm("flexor", c) - ours["arms"][n, k, 0]) < 1e-14
+        r = ref_d.reduced_dynamics(q[n], qd[n])
+        np.testing.assert_allclose(r["mass"], ours["terms"].mass[n], rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(r["qddot"], ours["qdd"][n], rtol=1e-10, atol=1e-10)
 
 
 def test_muscles_among_components_are_read():

@@ -202,6 +202,33 @@ class _Reader:
             return False
         raise self.fail(self.child(e, tag), f"<{tag}> must be true or false, not {t!r}")
 
+    def components(self, model: Any, tags: tuple[str, ...]) -> list[Any]:
+        """The model's own <components> with these tags (4.x files written after ``Model::addComponent``)."""
+        comps = model.find("components")
+        return [c for c in (comps if comps is not None else []) if isinstance(c.tag, str) and c.tag in tags]
+
+    def joint_elements(self, model: Any) -> list[Any]:
+        """The JointSet's joints, then the joints among the model's <components>."""
+        comps = model.find("components")
+        extra = [c for c in (comps if comps is not None else []) if isinstance(c.tag, str) and c.tag.endswith("Joint")]
+        return self.objects(model, "JointSet") + extra
+
+    def constraint_elements(self, model: Any) -> list[Any]:
+        """The ConstraintSet's constraints, then the constraints among the model's <components>."""
+        comps = model.find("components")
+        extra = [c for c in (comps if comps is not None else [])
+                 if isinstance(c.tag, str) and c.tag.endswith("Constraint")]
+        return self.objects(model, "ConstraintSet") + extra
+
+    @staticmethod
+    def owner_path(owner: Any) -> str:
+        """The component path of a joint or constraint: /jointset/NAME, /constraintset/NAME, or /NAME among the
+        model's <components>."""
+        parent = owner.getparent()
+        if parent is not None and parent.tag == "components":
+            return f"/{owner.get('name')}"
+        return f"/{'constraintset' if owner.tag.endswith('Constraint') else 'jointset'}/{owner.get('name')}"
+
     def objects(self, e: Any, set_tag: str) -> list[Any]:
         s = e.find(set_tag)
         if s is None:
@@ -718,6 +745,10 @@ class _Reader:
                 self.unsupported(b, "body", f"unsupported body type {b.tag}")
                 continue
             doc.bodies.append(self._body_common(b))
+        self.component_bodies = set()
+        for b in self.components(model, ("Body",)):  # Moco's addComponent(body): path /NAME
+            doc.bodies.append(self._body_common(b))
+            self.component_bodies.add(b.get("name"))
 
     # -- bodies and joints, 4.x -------------------------------------------------
     def _read_v4(self, model: Any, doc: OsimDocument) -> None:
@@ -728,25 +759,16 @@ class _Reader:
         # frames: bodies, ground, model-level offset frames
         self.frames: dict[str, OffsetSpec] = {f"/{doc.ground}": OffsetSpec(doc.ground, name=doc.ground)}
         for b in doc.bodies[1:]:
-            self.frames[f"/bodyset/{b.name}"] = OffsetSpec(b.name, name=b.name)
-        comps = model.find("components")
-        pending = []
-        if comps is not None:
-            for c in comps:
-                if isinstance(c.tag, str) and c.tag == "PhysicalOffsetFrame":
-                    pending.append((f"/{c.get('name')}", c, None))
-        for j in self.objects(model, "JointSet"):
-            fr = j.find("frames")
+            where = f"/{b.name}" if b.name in self.component_bodies else f"/bodyset/{b.name}"
+            self.frames[where] = OffsetSpec(b.name, name=b.name)
+        pending = [(f"/{c.get('name')}", c, None) for c in self.components(model, ("PhysicalOffsetFrame",))]
+        for owner in self.joint_elements(model) + self.constraint_elements(model):
+            fr = owner.find("frames")
             for c in (fr if fr is not None else []):
                 if isinstance(c.tag, str) and c.tag == "PhysicalOffsetFrame":
-                    pending.append((f"/jointset/{j.get('name')}/{c.get('name')}", c, j))
-        for k in self.objects(model, "ConstraintSet"):
-            fr = k.find("frames")
-            for c in (fr if fr is not None else []):
-                if isinstance(c.tag, str) and c.tag == "PhysicalOffsetFrame":
-                    pending.append((f"/constraintset/{k.get('name')}/{c.get('name')}", c, k))
+                    pending.append((f"{self.owner_path(owner)}/{c.get('name')}", c, owner))
         self._resolve_offset_frames(pending)
-        for j in self.objects(model, "JointSet"):
+        for j in self.joint_elements(model):
             coords = [self._coordinate(c, j.get("name")) for c in
                       [c for c in (j.find("coordinates") if j.find("coordinates") is not None else [])
                        if isinstance(c.tag, str)]]
@@ -797,7 +819,7 @@ class _Reader:
         else:
             parts = [p for p in ref.split("/") if p and p != "."]
             if owner is not None and owner.get("name"):
-                base = f"/{'constraintset' if owner.tag.endswith('Constraint') else 'jointset'}/{owner.get('name')}"
+                base = self.owner_path(owner)
                 # '..' from a frame inside a joint goes to the joint
                 rel = [p for p in parts if p != ".."]
                 candidates.append(f"{base}/{'/'.join(rel)}")
@@ -837,7 +859,7 @@ class _Reader:
         out = []
         self.locked_by_skipped_coupler: dict[str, str] = {}
         self.point_constraints: list[PointConstraintSpec] = []
-        for c in self.objects(model, "ConstraintSet"):
+        for c in self.constraint_elements(model):
             if c.tag != "CoordinateCouplerConstraint":
                 if not self._enabled(c):
                     self.notes.append(f"ignored disabled {c.tag} {c.get('name')!r} (line {c.sourceline})")
@@ -925,13 +947,10 @@ class _Reader:
 
     # -- forces -----------------------------------------------------------------
     def _refuse_structural_components(self, model: Any) -> None:
-        """Bodies, joints, constraints and station-defined frames among the model's <components>."""
-        comps = model.find("components")
-        for c in (comps if comps is not None else []):
-            if isinstance(c.tag, str) and _structural(c.tag):
-                where = ("BodySet" if c.tag == "Body" else "JointSet" if c.tag.endswith("Joint")
-                         else "ConstraintSet" if c.tag.endswith("Constraint") else "frames")
-                self.unsupported(c, "component", f"a {c.tag} in the model's <components> (not in its {where})")
+        """Stations and station-defined frames among the model's <components> (bodies, joints and constraints
+        there are read with the sets')."""
+        for c in self.components(model, ("Station", "StationDefinedFrame")):
+            self.unsupported(c, "component", f"a {c.tag} in the model's <components> (not in its frames)")
 
     def _model_components(self, model: Any) -> list[Any]:
         """The forces among the model's own <components> (4.x files may list muscles and contact forces
@@ -1121,6 +1140,8 @@ class _Reader:
 
 
 def _structural(tag: str) -> bool:
+    """Model structure among <components>: bodies, joints and constraints are read; stations and station-defined
+    frames are refused."""
     return tag in ("Body", "Station", "StationDefinedFrame") or tag.endswith(("Joint", "Constraint"))
 
 

@@ -89,13 +89,12 @@ class OpenSimReference:
         self.names = [self.coords.get(i).getName() for i in range(self.coords.getSize())]
         self.model = model
         self._couplers = []
-        cs = self.model_os.getConstraintSet()
+        constraints = self._constraints()
         #: enforced constraints that close loops (PointConstraint, ...): a configuration must satisfy them
-        self._closed_loops = [cs.get(i).getName() for i in range(cs.getSize())
-                              if cs.get(i).get_isEnforced()
-                              and self.osim.CoordinateCouplerConstraint.safeDownCast(cs.get(i)) is None]
-        for i in range(cs.getSize()):
-            c = self.osim.CoordinateCouplerConstraint.safeDownCast(cs.get(i))
+        self._closed_loops = [c.getName() for c in constraints if c.get_isEnforced()
+                              and self.osim.CoordinateCouplerConstraint.safeDownCast(c) is None]
+        for one in constraints:
+            c = self.osim.CoordinateCouplerConstraint.safeDownCast(one)
             if c is None or not c.get_isEnforced():
                 continue
             ind = c.getIndependentCoordinateNames()
@@ -196,8 +195,30 @@ class OpenSimReference:
 
     # -- kinematics ------------------------------------------------------------------
     def body_transform(self, body: str) -> np.ndarray:
-        """4x4 ground transform of a body (``getTransformInGround``)."""
-        return _transform_to_numpy(self.model_os.getBodySet().get(body).getTransformInGround(self.state))
+        """4x4 ground transform of a body (``getTransformInGround``): a BodySet member, or a body among the model's
+        <components> (path /NAME)."""
+        return _transform_to_numpy(self.body(body).getTransformInGround(self.state))
+
+    def _constraints(self) -> list:
+        """The ConstraintSet's constraints and those among the model's <components>."""
+        cs = self.model_os.getConstraintSet()
+        out = [cs.get(i) for i in range(cs.getSize())]
+        seen = {c.getAbsolutePathString() for c in out}
+        for c in self.model_os.getComponentsList():
+            k = self.osim.Constraint.safeDownCast(c)
+            if k is not None and k.getAbsolutePathString() not in seen:
+                out.append(k)
+        return out
+
+    def body(self, name: str):
+        """OpenSim's Body of that name (BodySet, else /NAME among the model's components)."""
+        bodies = self.model_os.getBodySet()
+        if bodies.contains(name):
+            return bodies.get(name)
+        body = self.osim.Body.safeDownCast(self.model_os.getComponent(f"/{name}"))
+        if body is None:
+            raise KeyError(f"{self.path}: OpenSim's model has no body {name!r}")
+        return body
 
     def path_point_positions(self, muscle: str) -> np.ndarray:
         """(P, 3) ground positions of every point of a muscle's PathPointSet (active or not)."""

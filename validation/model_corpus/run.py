@@ -62,6 +62,16 @@ def extract_corpus(dest: Path) -> Path:
 
 
 # -- one model (runs in the child process) -----------------------------------------------------------------
+def _has_body(ref, name: str) -> bool:
+    """Whether OpenSim's model has this body (BodySet or <components>; the package's moving-point bodies it has
+    not)."""
+    try:
+        ref.body(name)
+    except (KeyError, RuntimeError):
+        return False
+    return True
+
+
 def _poses(model, n: int, seed: int) -> np.ndarray:
     lo, hi = model.coordinate_ranges.T.copy()
     cap = np.array([np.pi if c.motion_type != "translational" else 1.0 for c in model.coordinates])
@@ -143,7 +153,7 @@ def compare(path: str, model, poses: int, seed: int, ma_budget: int) -> dict:
     out = {"poses": poses}
     ref = OpenSimReference(path, model)
     bt = kin.body_transforms(model, kin.forward_kinematics(model, q, order=0))
-    real = [k for k, b in enumerate(model.bodies) if ref.model_os.getBodySet().contains(b.name)]
+    real = [k for k, b in enumerate(model.bodies) if _has_body(ref, b.name)]
     states = geometry.path_states(model, q, wrapping=False) if model.muscles else []
     worst_t = worst_p = 0.0
     for n in range(poses):

@@ -211,8 +211,6 @@ def _arm_with(extra_model_xml="", version="40000", forces=""):
      "<RollingOnSurfaceConstraint name='roll'>", "unsupported constraint type RollingOnSurfaceConstraint"),
     ("<components><MyPluginForce name='plugin'/></components>", "", "40000",
      "<MyPluginForce name='plugin'>", "unsupported force type MyPluginForce"),
-    ("<components><StationDefinedFrame name='sdf'/></components>", "", "40000",
-     "<StationDefinedFrame name='sdf'>", "<components>"),
     ("", "<MyPluginForce name='foot'/>", "40000", "<MyPluginForce name='foot'>", "unsupported force type"),
     ("", "", "10400", "<OpenSimDocument>", "OpenSim 4.6 itself refuses files older than 10500"),
     ("", "", "10600", "<OpenSimDocument>", "older than 10901"),
@@ -311,6 +309,70 @@ def test_bodies_joints_and_constraints_among_components_equal_opensim(osim, tmp_
         r = ref_d.reduced_dynamics(q[n], qd[n])
         np.testing.assert_allclose(r["mass"], ours["terms"].mass[n], rtol=1e-12, atol=1e-14)
         np.testing.assert_allclose(r["qddot"], ours["qdd"][n], rtol=1e-10, atol=1e-10)
+
+
+def test_station_defined_frames_and_frames_nested_in_bodies_equal_opensim(osim, tmp_path):
+    """OpenSim 4.5's StationDefinedFrame (axes from three Stations, one on an offset frame nested in its body's
+    <components>, origin at a fourth; ab_axis -y, ab_x_ac_axis +z) as a joint's parent frame and a path point's
+    frame: body transforms, L, R (computeMomentArm), M and q̈ equal OpenSim's; a bad axis name is refused."""
+    from osim_emb.io import OsimImportError
+    from osim_emb.opensim.bridge import OpenSimReference
+    from opensim_builders import package_values
+    m = osim.Model()
+    m.setName("station_frames")
+    b1 = osim.Body("b1", 1.0, osim.Vec3(0, -0.1, 0), osim.Inertia(0.01, 0.002, 0.01))
+    m.addBody(b1)
+    m.addJoint(osim.PinJoint("j1", m.getGround(), osim.Vec3(0), osim.Vec3(0), b1, osim.Vec3(0), osim.Vec3(0)))
+    pof = osim.PhysicalOffsetFrame("pof", b1, osim.Transform(osim.Rotation(0.3, osim.CoordinateAxis(2)),
+                                                             osim.Vec3(0.02, -0.1, 0.01)))
+    b1.addComponent(pof)
+    stations = {}
+    for name, frame, location in (("sa", pof, (0.01, 0.02, 0.03)), ("sb", b1, (0.05, -0.3, 0.02)),
+                                  ("sc", b1, (-0.04, -0.25, 0.06)), ("so", b1, (0.0, -0.3, 0.0))):
+        stations[name] = osim.Station(frame, osim.Vec3(*location))
+        stations[name].setName(name)
+        m.addComponent(stations[name])
+    sdf = osim.StationDefinedFrame()
+    sdf.setName("sdf")
+    sdf.set_ab_axis("-y")
+    sdf.set_ab_x_ac_axis("+z")
+    sdf.connectSocket_point_a(stations["sa"])
+    sdf.connectSocket_point_b(stations["sb"])
+    sdf.connectSocket_point_c(stations["sc"])
+    sdf.connectSocket_origin_point(stations["so"])
+    m.addComponent(sdf)
+    b2 = osim.Body("b2", 0.5, osim.Vec3(0, -0.1, 0.01), osim.Inertia(0.005, 0.001, 0.005))
+    m.addBody(b2)
+    m.addJoint(osim.PinJoint("j2", sdf, osim.Vec3(0.01, 0, 0), osim.Vec3(0.1, 0, 0), b2, osim.Vec3(0), osim.Vec3(0)))
+    actuator = osim.PathActuator()
+    actuator.setName("across")
+    actuator.addNewPathPoint("origin", m.getGround(), osim.Vec3(0.05, 0.05, 0))
+    actuator.addNewPathPoint("via", sdf, osim.Vec3(0.03, 0.01, 0.02))
+    actuator.addNewPathPoint("insertion", b2, osim.Vec3(0.02, -0.1, 0.0))
+    m.addForce(actuator)
+    m.finalizeConnections()
+    path = tmp_path / "station_frames.osim"
+    m.printToXML(str(path))
+    model = load_osim(path)
+    q = np.array([[0.2, 0.4], [-0.3, 1.1], [0.5, -0.6]])
+    qd = np.array([[0.3, -0.5], [1.0, 0.2], [-0.4, 0.8]])
+    ours = package_values(model, q, qd)
+    ref = OpenSimReference(str(path), model)
+    ref_d = OpenSimReference(str(path), model, disable_forces=True)
+    for n in range(len(q)):
+        ref.set_configuration(q[n])
+        for k, body in enumerate(model.bodies):
+            np.testing.assert_allclose(ref.body_transform(body.name), ours["transforms"][n, k], rtol=0, atol=1e-14)
+        assert abs(ref.muscle_length("across") - ours["lengths"][n, 0]) < 1e-14
+        for k, c in enumerate(model.coordinate_names):
+            assert abs(ref.moment_arm("across", c) - ours["arms"][n, k, 0]) < 1e-14
+        r = ref_d.reduced_dynamics(q[n], qd[n])
+        np.testing.assert_allclose(r["mass"], ours["terms"].mass[n], rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(r["qddot"], ours["qdd"][n], rtol=1e-10, atol=1e-10)
+    bad = tmp_path / "bad_axis.osim"
+    bad.write_text(path.read_text().replace("<ab_axis>-y</ab_axis>", "<ab_axis>-w</ab_axis>"))
+    with pytest.raises(OsimImportError, match="ab_axis"):
+        load_osim(bad)
 
 
 def test_muscles_among_components_are_read():

@@ -752,16 +752,25 @@ class _Reader:
 
     # -- bodies and joints, 4.x -------------------------------------------------
     def _read_v4(self, model: Any, doc: OsimDocument) -> None:
-        self._refuse_structural_components(model)
         g = model.find("Ground")
         self._read_ground_and_bodies(model, doc, g.get("name", "ground") if g is not None else "ground")
         self._check_unique_bodies(doc)
         # frames: bodies, ground, model-level offset frames
         self.frames: dict[str, OffsetSpec] = {f"/{doc.ground}": OffsetSpec(doc.ground, name=doc.ground)}
+        self.stations: dict[str, Any] = {}  # component path -> <Station> (points of StationDefinedFrames)
         for b in doc.bodies[1:]:
             where = f"/{b.name}" if b.name in self.component_bodies else f"/bodyset/{b.name}"
             self.frames[where] = OffsetSpec(b.name, name=b.name)
-        pending = [(f"/{c.get('name')}", c, None) for c in self.components(model, ("PhysicalOffsetFrame",))]
+        pending = [(f"/{c.get('name')}", c, None) for c in self.components(model, ("PhysicalOffsetFrame",
+                                                                                   "StationDefinedFrame"))]
+        for b in self.objects(model, "BodySet") + self.components(model, ("Body",)):
+            where = f"/{b.get('name')}" if b.get("name") in self.component_bodies else f"/bodyset/{b.get('name')}"
+            for c in self.components(b, ("PhysicalOffsetFrame", "StationDefinedFrame")):
+                pending.append((f"{where}/{c.get('name')}", c, None))
+            for c in self.components(b, ("Station",)):
+                self.stations[f"{where}/{c.get('name')}"] = c
+        for c in self.components(model, ("Station",)):
+            self.stations[f"/{c.get('name')}"] = c
         for owner in self.joint_elements(model) + self.constraint_elements(model):
             fr = owner.find("frames")
             for c in (fr if fr is not None else []):
@@ -786,9 +795,16 @@ class _Reader:
             progress = False
             rest = []
             for path, e, owner in pending:
+                if e.tag == "StationDefinedFrame":
+                    try:
+                        self.frames[path] = self._station_defined_frame(path, e)
+                        progress = True
+                    except _NotYet:
+                        rest.append((path, e, owner))
+                    continue
                 sp = self.text(e, "socket_parent", required=True)
                 try:
-                    parent = self.resolve_frame(sp, owner, e)
+                    parent = self.resolve_frame(sp, owner, e, path)
                 except OsimImportError:
                     rest.append((path, e, owner))
                     continue
@@ -808,15 +824,69 @@ class _Reader:
             pending = rest
         if pending:
             path, e, _ = pending[0]
+            if e.tag == "StationDefinedFrame":
+                self._station_defined_frame(path, e, final=True)
             raise self.fail(e, f"socket_parent {self.text(e, 'socket_parent')!r} names no frame")
 
-    def resolve_frame(self, ref: str, owner: Any = None, element: Any = None) -> OffsetSpec:
-        """A frame path (absolute, or relative to the owning joint) -> its body and offset."""
+    def _station_defined_frame(self, path: str, e: Any, final: bool = False) -> OffsetSpec:
+        """OpenSim 4.5's StationDefinedFrame as the constant offset frame it is on its stations' body: origin at
+        ``origin_point``, ``ab_axis`` along b - a, ``ab_x_ac_axis`` along (b - a) x (c - a), the third axis along
+        (b - a) x ((b - a) x (c - a)) with the sign of the first two axes' cross product
+        (``StationDefinedFrame::calcTransformInBaseFrame``).  Raises _NotYet while a station's frame is unknown."""
+        points, body = {}, None
+        for socket in ("point_a", "point_b", "point_c", "origin_point"):
+            ref = self.text(e, f"socket_{socket}", required=True).strip()
+            station = self._station(path, ref)
+            if station is None:
+                raise self.fail(e, f"socket_{socket} {ref!r} names no Station")
+            try:
+                frame = self.resolve_frame(self.text(station, "socket_parent_frame", required=True), None, station)
+            except OsimImportError:
+                if final:
+                    raise
+                raise _NotYet() from None
+            if body is not None and frame.body != body:
+                raise self.fail(e, f"its stations are on different bodies ({body!r}, {frame.body!r}); OpenSim "
+                                   "requires one base frame")
+            body = frame.body
+            points[socket] = (frame.transform() @ np.append(self.floats(station, "location", 3, [0, 0, 0]), 1.0))[:3]
+        a, b, c = points["point_a"], points["point_b"], points["point_c"]
+        ab, ac = b - a, c - a
+        normal = np.cross(ab, ac)
+        if not (np.linalg.norm(ab) > 0 and np.linalg.norm(ac) > 0 and np.linalg.norm(normal) > 0):
+            raise self.fail(e, "its points a, b and c do not form a triangle")
+        first = _axis_direction(self.text(e, "ab_axis", "+x"), self, e, "ab_axis")
+        second = _axis_direction(self.text(e, "ab_x_ac_axis", "+y"), self, e, "ab_x_ac_axis")
+        if second[0] == first[0]:
+            raise self.fail(e, "<ab_axis> and <ab_x_ac_axis> name the same axis")
+        third_axis = 3 - first[0] - second[0]
+        cyclic = (second[0] - first[0]) % 3 == 1
+        third = (third_axis, first[1] * second[1] * (1 if cyclic else -1))
+        u = ab / np.linalg.norm(ab)
+        n = normal / np.linalg.norm(normal)
+        w = np.cross(u, n)
+        w /= np.linalg.norm(w)
+        rotation = np.zeros((3, 3))
+        for (axis, sign), vector in ((first, u), (second, n), (third, w)):
+            rotation[:, axis] = sign * vector
+        return OffsetSpec(body, points["origin_point"], _xyz_angles(rotation), name=e.get("name"))
+
+    def _station(self, frame_path: str, ref: str) -> Any:
+        """The <Station> a StationDefinedFrame's socket names (absolute, or relative to the frame)."""
+        if ref.startswith("/"):
+            return self.stations.get(ref)
+        return self.stations.get(_normalized_path(f"{frame_path}/{ref}"))
+
+    def resolve_frame(self, ref: str, owner: Any = None, element: Any = None, here: str | None = None) -> OffsetSpec:
+        """A frame path (absolute, or relative to ``here``, the path of the component holding the socket, or to the
+        owning joint) -> its body and offset."""
         ref = ref.strip()
         candidates = []
         if ref.startswith("/"):
             candidates.append(ref)
         else:
+            if here is not None:
+                candidates.append(_normalized_path(f"{here}/{ref}"))
             parts = [p for p in ref.split("/") if p and p != "."]
             if owner is not None and owner.get("name"):
                 base = self.owner_path(owner)
@@ -946,11 +1016,6 @@ class _Reader:
         return not self.boolean(c, "isDisabled", False)
 
     # -- forces -----------------------------------------------------------------
-    def _refuse_structural_components(self, model: Any) -> None:
-        """Stations and station-defined frames among the model's <components> (bodies, joints and constraints
-        there are read with the sets')."""
-        for c in self.components(model, ("Station", "StationDefinedFrame")):
-            self.unsupported(c, "component", f"a {c.tag} in the model's <components> (not in its frames)")
 
     def _model_components(self, model: Any) -> list[Any]:
         """The forces among the model's own <components> (4.x files may list muscles and contact forces
@@ -964,7 +1029,7 @@ class _Reader:
                     or c.tag.endswith(("Force", "Muscle", "Actuator", "Ligament", "Spring", "Damper"))):
                 out.append(c)
             elif _structural(c.tag):
-                continue  # refused by _refuse_structural_components
+                continue  # read with the model's structure (_read_v4)
             else:
                 self.notes.append(f"ignored {c.tag} {c.get('name')!r} (line {c.sourceline}) in <components>:"
                                   " not used by the dynamics")
@@ -1139,9 +1204,36 @@ class _Reader:
         self.coordinate_names = set(coord_names)
 
 
+class _NotYet(Exception):
+    """A frame that depends on frames not resolved yet."""
+
+
+def _normalized_path(path: str) -> str:
+    """A component path with '.' and '..' resolved (``/a/b/../c`` -> ``/a/c``)."""
+    out: list[str] = []
+    for part in path.split("/"):
+        if part in ("", "."):
+            continue
+        if part == "..":
+            if out:
+                out.pop()
+            continue
+        out.append(part)
+    return "/" + "/".join(out)
+
+
+def _axis_direction(text: str, reader: Any, e: Any, what: str) -> tuple[int, int]:
+    """'+x', '-y', 'z', ... -> (axis index, sign)."""
+    t = (text or "").strip().lower()
+    sign = -1 if t.startswith("-") else 1
+    t = t.lstrip("+-")
+    if t not in ("x", "y", "z"):
+        raise reader.fail(e, f"<{what}> must be one of +x, -x, +y, -y, +z, -z, got {text!r}")
+    return "xyz".index(t), sign
+
+
 def _structural(tag: str) -> bool:
-    """Model structure among <components>: bodies, joints and constraints are read; stations and station-defined
-    frames are refused."""
+    """Model structure among <components> (read with the bodies, joints, constraints and frames, not as forces)."""
     return tag in ("Body", "Station", "StationDefinedFrame") or tag.endswith(("Joint", "Constraint"))
 
 

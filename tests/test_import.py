@@ -170,14 +170,14 @@ def test_unsupported_constraint_strict_and_lenient(models_dir):
     model = root.find("Model")
     cs = model.find("ConstraintSet") if model.find("ConstraintSet") is not None else etree.SubElement(model, "ConstraintSet")
     objs = cs.find("objects") if cs.find("objects") is not None else etree.SubElement(cs, "objects")
-    etree.SubElement(objs, "WeldConstraint", name="weld_it")
+    etree.SubElement(objs, "RollingOnSurfaceConstraint", name="roll_it")
     root = etree.fromstring(etree.tostring(root))
     with pytest.raises(UnsupportedFeatureError) as err:
         _load_string(root)
-    _expect(err, "WeldConstraint", "weld_it", "strict=False")
+    _expect(err, "RollingOnSurfaceConstraint", "roll_it", "strict=False")
     m = _load_string(root, strict=False)
     skipped = m.extras["skipped"]
-    assert [s.name for s in skipped] == ["weld_it"] and skipped[0].line is not None
+    assert [s.name for s in skipped] == ["roll_it"] and skipped[0].line is not None
     assert m.n_q == 2
 
 

@@ -1,5 +1,6 @@
 """Muscle descriptions from .osim XML: :func:`hill_muscle_from_xml` (Thelen2003Muscle,
-Schutte1993Muscle_Deprecated, Millard2012EquilibriumMuscle, RigidTendonMuscle, PathActuator) and the parameters of
+Schutte1993Muscle_Deprecated, Millard2012EquilibriumMuscle, DeGrooteFregly2016Muscle, RigidTendonMuscle, PathActuator)
+and the parameters of
 ``CoordinateLimitForce`` / ``CoordinateActuator`` elements (:func:`coordinate_force_records`).
 
 The muscle models themselves are in :mod:`osim_emb.muscles.hill` (a lower layer, which reads no XML)."""
@@ -13,6 +14,7 @@ from typing import Any, Callable, NamedTuple
 from osim_emb.io.errors import OsimImportError
 from osim_emb.muscles import curves as C
 from osim_emb.muscles.hill import (
+    DeGrooteFregly2016Muscle,
     HillMuscle,
     Millard2012EquilibriumMuscle,
     MuscleModelError,
@@ -29,6 +31,7 @@ SUPPORTED_XML_TYPES = (
     "Thelen2003Muscle",
     "Schutte1993Muscle_Deprecated",
     "Millard2012EquilibriumMuscle",
+    "DeGrooteFregly2016Muscle",
     "RigidTendonMuscle",
 )
 
@@ -226,7 +229,7 @@ def hill_muscle_from_xml(element, parse_function: Callable | None = None, defaul
     object, then OpenSim's built-in default.
 
     Types: Thelen2003Muscle, Schutte1993Muscle_Deprecated,
-    Millard2012EquilibriumMuscle, RigidTendonMuscle; PathActuator (tension = control x
+    Millard2012EquilibriumMuscle, DeGrooteFregly2016Muscle, RigidTendonMuscle; PathActuator (tension = control x
     optimal_force).  Other muscle types raise :class:`MuscleModelError`.
     """
     type_name = RENAMED_TYPES.get(_local(element.tag), _local(element.tag))
@@ -257,6 +260,8 @@ def hill_muscle_from_xml(element, parse_function: Callable | None = None, defaul
         cls = Millard2012EquilibriumMuscle
     elif type_name == "RigidTendonMuscle":
         cls = RigidTendonMuscle
+    elif type_name == "DeGrooteFregly2016Muscle":
+        cls = DeGrooteFregly2016Muscle
     elif type_name == "PathActuator":
         cls = RigidPathActuator
     else:
@@ -314,6 +319,17 @@ def hill_muscle_from_xml(element, parse_function: Callable | None = None, defaul
                 else:
                     kw[prop] = _parse_curve_object(cel, ccls, name, tag)
             return Millard2012EquilibriumMuscle(**kw)
+
+        if cls is DeGrooteFregly2016Muscle:
+            for p in ("activation_time_constant", "deactivation_time_constant", "default_activation",
+                      "default_normalized_tendon_force", "active_force_width_scale", "fiber_damping",
+                      "passive_fiber_strain_at_one_norm_force", "tendon_strain_at_one_norm_force",
+                      "activation_dynamics_smoothing"):
+                kw[p] = props.float(p, dflt(p))
+            kw["ignore_passive_fiber_force"] = props.bool("ignore_passive_fiber_force", dflt("ignore_passive_fiber_force"))
+            mode = props.raw("tendon_compliance_dynamics_mode")
+            kw["tendon_compliance_dynamics_mode"] = (mode.strip() if mode else dflt("tendon_compliance_dynamics_mode"))
+            return DeGrooteFregly2016Muscle(**kw)
 
         if cls is Schutte1993Muscle or cls is RigidTendonMuscle:
             schutte = cls is Schutte1993Muscle

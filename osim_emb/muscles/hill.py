@@ -1,7 +1,8 @@
 """Hill-type musculotendon models as OpenSim 4.6 defines them, batched over states.
 
 Immutable descriptions of OpenSim's ``Thelen2003Muscle``,
-``Schutte1993Muscle_Deprecated``, ``Millard2012EquilibriumMuscle`` and the stateless ``RigidTendonMuscle`` (plus
+``Schutte1993Muscle_Deprecated``, ``Millard2012EquilibriumMuscle``, ``DeGrooteFregly2016Muscle`` and the stateless
+``RigidTendonMuscle`` (plus
 :class:`RigidPathActuator` for any other path actuator: force = control x
 optimal_force); :func:`osim_emb.io.muscle_xml.hill_muscle_from_xml` reads them from .osim XML.
 
@@ -699,6 +700,193 @@ class RigidTendonMuscle(HillMuscle):
     def tendon_force(self, activation, mt_length, mt_velocity=0.0):
         """a A + P with a = the control as given (OpenSim neither clamps nor delays it)."""
         return self.rigid_tendon(mt_length, mt_velocity).tendon_force(activation)
+
+
+# =============================================================================
+# DeGroote & Fregly 2016
+# =============================================================================
+# the curves' constants of OpenSim 4.6's DeGrooteFregly2016Muscle.h (De Groote et al. 2016, b11 modified there)
+_DG_B = ((0.8150671134243542, 1.055033428970575, 0.162384573599574, 0.063303448465465),
+         (0.433004984392647, 0.716775413397760, -0.029947116970696, 0.200356847296188),
+         (0.1, 1.0, 0.353553390593274, 0.0))
+_DG_KPE = 4.0
+_DG_C1, _DG_C2, _DG_C3 = 0.200, 1.0, 0.200
+_DG_D1, _DG_D2, _DG_D3, _DG_D4 = -0.3211346127989808, -8.149, -0.374, 0.8825327733249912
+_DG_MIN_NORM_FIBER_LENGTH = 0.2
+_DG_TENDON_FORCE_BOUNDS = (0.0, 5.0)
+
+
+@dataclass(frozen=True)
+class DeGrooteFregly2016Muscle(HillMuscle):
+    """OpenSim ``DeGrooteFregly2016Muscle`` (De Groote et al. 2016; Moco's muscle): closed-form curves, no iteration.
+
+    Curves (normalized): f_L a sum of three Gaussian-like terms b1 exp(-(x - b2)^2 / (2 (b3 + b4 x)^2)) of
+    x = (l~ - 1) / active_force_width_scale + 1; f_PE = (exp(k_PE (l~ - 1) / e0) - o) / (exp(k_PE) - o),
+    o = exp(k_PE (0.2 - 1) / e0); f_V = d1 ln(d2 v~ + d3 + sqrt((d2 v~ + d3)^2 + 1)) + d4 with the closed-form
+    inverse (sinh((f_V - d4) / d1) - d3) / d2; tendon f_T = c1 exp(k_T (l~_T - c2)) - c3, k_T = ln((1 + c3) / c1)
+    / (1 + tendon_strain_at_one_norm_force - c2).  Fibre force F_max (a f_L f_V + f_PE + fiber_damping v~); the
+    fibre at constant width w = l_opt sin(phi_opt): l_f = sqrt((l_MT - l_T)^2 + w^2), cos(phi) = (l_MT - l_T) / l_f.
+
+    * ``ignore_tendon_compliance``: l_T = l_TS, v_f = v_MT cos(phi), tendon force = fibre force cos(phi);
+    * otherwise (explicit tendon dynamics): with the fibre length as the state, the tendon length follows, the
+      tendon force F_max f_T(l_T / l_TS), and f_V = (f_T / cos(phi) - f_PE) / (a f_L), hence l'_f =
+      v~ v_max l_opt from the inverse curve (OpenSim's state is the normalized tendon force; the two are one ODE
+      in other coordinates; the damping term does not enter this velocity, as in OpenSim's explicit mode);
+    * activation: a' = (u - a) ((f + 1/2) / (tau_a (1/2 + 3a/2)) + (1/2 - f)(1/2 + 3a/2) / tau_d),
+      f = tanh(activation_dynamics_smoothing (u - a)) / 2, no clamping (``ignore_activation_dynamics``: a = u).
+
+    (``DeGrooteFregly2016Muscle::calcMuscleLengthInfoHelper``, ``calcFiberVelocityInfoHelper``,
+    ``calcMuscleDynamicsInfoHelper``, ``computeStateVariableDerivatives``.)
+    """
+
+    activation_time_constant: float = 0.015
+    deactivation_time_constant: float = 0.060
+    default_activation: float = 0.5
+    default_normalized_tendon_force: float = 0.5
+    active_force_width_scale: float = 1.0
+    fiber_damping: float = 0.0
+    passive_fiber_strain_at_one_norm_force: float = 0.6
+    tendon_strain_at_one_norm_force: float = 0.049
+    ignore_passive_fiber_force: bool = False
+    tendon_compliance_dynamics_mode: str = "explicit"
+    activation_dynamics_smoothing: float = 0.1
+
+    type_name: ClassVar[str] = "DeGrooteFregly2016Muscle"
+
+    def __post_init__(self):
+        super().__post_init__()
+        checks = (("activation_time_constant", self.activation_time_constant > 0, "> 0"),
+                  ("deactivation_time_constant", self.deactivation_time_constant > 0, "> 0"),
+                  ("default_activation", self.default_activation > 0, "> 0"),
+                  ("default_normalized_tendon_force", 0 <= self.default_normalized_tendon_force <= 5, "in [0, 5]"),
+                  ("active_force_width_scale", self.active_force_width_scale >= 1, ">= 1"),
+                  ("fiber_damping", self.fiber_damping >= 0, ">= 0"),
+                  ("passive_fiber_strain_at_one_norm_force", self.passive_fiber_strain_at_one_norm_force > 0, "> 0"),
+                  ("tendon_strain_at_one_norm_force", self.tendon_strain_at_one_norm_force > 0, "> 0"),
+                  ("activation_dynamics_smoothing", self.activation_dynamics_smoothing > 0, "> 0"),
+                  ("max_contraction_velocity", self.max_contraction_velocity > 0, "> 0"),
+                  ("tendon_compliance_dynamics_mode", self.tendon_compliance_dynamics_mode in ("explicit", "implicit"),
+                   "'explicit' or 'implicit'"))
+        for prop, ok, need in checks:
+            if not ok:
+                raise MuscleModelError(f"DeGrooteFregly2016Muscle {self.name!r}: {prop} must be {need}, got "
+                                       f"{getattr(self, prop)!r} (OpenSim refuses it too)")
+
+    # -- curves ---------------------------------------------------------------------------------------
+    def active_force_length(self, norm_fiber_length):
+        x = (np.asarray(norm_fiber_length, dtype=float) - 1.0) / self.active_force_width_scale + 1.0
+        out = 0.0
+        for b1, b2, b3, b4 in _DG_B:
+            out = out + b1 * np.exp(-0.5 * (x - b2) ** 2 / (b3 + b4 * x) ** 2)
+        return out
+
+    def passive_force_length(self, norm_fiber_length):
+        lN = np.asarray(norm_fiber_length, dtype=float)
+        if self.ignore_passive_fiber_force:
+            return np.zeros_like(lN)
+        e0 = self.passive_fiber_strain_at_one_norm_force
+        offset = math.exp(_DG_KPE * (_DG_MIN_NORM_FIBER_LENGTH - 1.0) / e0)
+        return (np.exp(_DG_KPE * (lN - 1.0) / e0) - offset) / (math.exp(_DG_KPE) - offset)
+
+    def force_velocity(self, norm_fiber_velocity, activation=1.0):
+        v = _DG_D2 * np.asarray(norm_fiber_velocity, dtype=float) + _DG_D3
+        return _DG_D1 * np.log(v + np.sqrt(v * v + 1.0)) + _DG_D4 + 0.0 * np.asarray(activation, dtype=float)
+
+    @staticmethod
+    def force_velocity_inverse(multiplier):
+        """v~ of f_V = multiplier (closed form)."""
+        return (np.sinh((np.asarray(multiplier, dtype=float) - _DG_D4) / _DG_D1) - _DG_D3) / _DG_D2
+
+    @property
+    def tendon_stiffness_parameter(self) -> float:
+        return math.log((1.0 + _DG_C3) / _DG_C1) / (1.0 + self.tendon_strain_at_one_norm_force - _DG_C2)
+
+    def tendon_force_length(self, norm_tendon_length):
+        return _DG_C1 * np.exp(self.tendon_stiffness_parameter * (np.asarray(norm_tendon_length, dtype=float)
+                                                                  - _DG_C2)) - _DG_C3
+
+    def tendon_force_length_inverse(self, norm_tendon_force):
+        """l~_T of f_T = norm_tendon_force (closed form)."""
+        return (np.log((np.asarray(norm_tendon_force, dtype=float) + _DG_C3) / _DG_C1)
+                / self.tendon_stiffness_parameter + _DG_C2)
+
+    # -- states -----------------------------------------------------------------------------------------
+    def _fiber(self, along):
+        """l_f and cos(phi) of the fibre length along the tendon."""
+        w = self.parallelogram_height
+        lf = np.sqrt(along * along + w * w)
+        return lf, along / lf
+
+    def rigid_tendon(self, mt_length, mt_velocity=0.0, fv_activation=1.0) -> RigidTendonForces:
+        lmt, vmt, _ = _broadcast(mt_length, mt_velocity, fv_activation)
+        lf, cphi = self._fiber(lmt - self.tendon_slack_length)
+        lopt = self.optimal_fiber_length
+        vf = vmt * cphi
+        vN = vf / (self.max_contraction_velocity * lopt)
+        lN = lf / lopt
+        fal, fpe, fv = self.active_force_length(lN), self.passive_force_length(lN), self.force_velocity(vN)
+        fmax = self.max_isometric_force
+        return RigidTendonForces(lf, lN, np.arccos(np.clip(cphi, -1.0, 1.0)), cphi, vf, vN, fal, fpe, fv,
+                                 fmax * fal * fv * cphi, fmax * (fpe + self.fiber_damping * vN) * cphi)
+
+    def tendon_force(self, activation, mt_length, mt_velocity=0.0):
+        """Rigid tendon: a A + P, the activation as given (no clamping)."""
+        return self.rigid_tendon(mt_length, mt_velocity).tendon_force(activation)
+
+    def activation_rate(self, activation, excitation):
+        a = np.asarray(activation, dtype=float)
+        u = np.asarray(excitation, dtype=float)
+        factor = 0.5 + 1.5 * a
+        f = 0.5 * np.tanh(self.activation_dynamics_smoothing * (u - a))
+        rate = (1.0 / (self.activation_time_constant * factor)) * (f + 0.5) + (factor
+                                                                                / self.deactivation_time_constant) * (-f + 0.5)
+        return rate * (u - a)
+
+    def compliant_state(self, activation, mt_length, fiber_length):
+        """Elastic tendon, explicit dynamics: (tendon force [N], fibre velocity [m/s]) at a fibre length."""
+        a, lmt, lf = _broadcast(activation, mt_length, fiber_length)
+        w = self.parallelogram_height
+        along = np.sqrt(lf * lf - w * w)
+        cphi = along / lf
+        lopt = self.optimal_fiber_length
+        norm_tendon_force = self.tendon_force_length((lmt - along) / self.tendon_slack_length)
+        lN = lf / lopt
+        fv = (norm_tendon_force / cphi - self.passive_force_length(lN)) / (a * self.active_force_length(lN))
+        velocity = self.force_velocity_inverse(fv) * self.max_contraction_velocity * lopt
+        return self.max_isometric_force * norm_tendon_force, velocity
+
+    def equilibrium_fiber_length(self, activation: float, mt_length: float, mt_velocity: float) -> float:
+        """The fibre length of OpenSim's ``computeInitialFiberEquilibrium``: bisection (tolerance 1e-10, at most
+        100 steps, as ``OpenSim::solveBisection``) on the normalized tendon force in [0, 5] for the equilibrium
+        of tendon and fibre force along it, the tendon's rate 0 (the path's speed all in the fibre)."""
+        lopt, fmax = self.optimal_fiber_length, self.max_isometric_force
+
+        def residual(norm_tendon_force):
+            along = mt_length - self.tendon_slack_length * float(self.tendon_force_length_inverse(norm_tendon_force))
+            lf, cphi = self._fiber(along)
+            vN = mt_velocity * cphi / (self.max_contraction_velocity * lopt)
+            lN = lf / lopt
+            fiber = fmax * (activation * self.active_force_length(lN) * self.force_velocity(vN)
+                            + self.passive_force_length(lN) + self.fiber_damping * vN)
+            return float(norm_tendon_force - fiber * cphi / fmax)
+
+        left, right = _DG_TENDON_FORCE_BOUNDS
+        if residual(left) * residual(right) >= 0:
+            raise MuscleModelError(f"DeGrooteFregly2016Muscle {self.name!r}: no fibre equilibrium at path length "
+                                   f"{mt_length:.6g} m (the residual has one sign over normalized tendon forces "
+                                   "0..5; OpenSim's bisection fails the same way)")
+        midpoint, r_left, steps = left, residual(left), 0
+        while steps < 100 and right - left > 1e-10:
+            midpoint = 0.5 * (left + right)
+            r_mid = residual(midpoint)
+            if r_mid * r_left < 0:
+                right = midpoint
+            else:
+                left = midpoint
+                r_left = residual(left)
+            steps += 1
+        along = mt_length - self.tendon_slack_length * float(self.tendon_force_length_inverse(midpoint))
+        return float(self._fiber(along)[0])
 
 
 MUSCLE_TYPES = dict(_REGISTRY)

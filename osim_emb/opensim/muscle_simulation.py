@@ -53,10 +53,10 @@ def opensim_muscle_simulation(path: str, times: Sequence[float], excitations: Ma
             raise ValueError(f"{path}: no force named {', '.join(missing)} to disable")
     ctrl = osim.PrescribedController()
     ctrl.setName("osim_emb_excitations")
-    acts = model.getActuators()
     named = {**dict(excitations), **dict(controls or {})}
-    for i in range(acts.getSize()):
-        a = acts.get(i)
+    actuators = _actuators(osim, model)
+    muscle_paths = [a.getAbsolutePathString() for a in actuators if osim.Muscle.safeDownCast(a) is not None]
+    for a in actuators:
         spec = named.get(a.getName())
         ctrl.addActuator(a)
         ctrl.prescribeControlForActuator(a.getName(), spec.to_opensim(osim) if spec is not None else osim.Constant(0.0))
@@ -67,14 +67,13 @@ def opensim_muscle_simulation(path: str, times: Sequence[float], excitations: Ma
     for n, v in (q0 or {}).items():
         cs.get(n).setValue(state, float(v))
     model.equilibrateMuscles(state)
-    ms = model.getMuscles()
-    mnames = [ms.get(i).getName() for i in range(ms.getSize())]
+    ms = [osim.Muscle.safeDownCast(model.getComponent(p)) for p in muscle_paths]
+    mnames = [m.getName() for m in ms]
 
     def record(s):
         model.realizeVelocity(s)
         return ([cs.get(n).getValue(s) for n in names], [cs.get(n).getSpeedValue(s) for n in names],
-                [ms.get(i).getActivation(s) for i in range(len(mnames))],
-                [ms.get(i).getFiberLength(s) for i in range(len(mnames))])
+                [m.getActivation(s) for m in ms], [m.getFiberLength(s) for m in ms])
 
     manager = osim.Manager(model)
     manager.setIntegratorAccuracy(accuracy)
@@ -105,6 +104,21 @@ def opensim_muscle_simulation(path: str, times: Sequence[float], excitations: Ma
     q, u, a, lf = (np.array([r[k] for r in rows]) for k in range(4))
     return {"q": q, "u": u, "activation": a, "fiber_length": lf, "names": names, "muscles": mnames,
             "seconds": seconds, **(counts if one_shot else {})}
+
+
+def _actuators(osim, model) -> list:
+    """The model's actuators: its ForceSet's, then those among its <components> (Moco's models list their muscles
+    there; ``Model::getActuators`` leaves them out)."""
+    acts = model.getActuators()
+    out = [acts.get(i) for i in range(acts.getSize())]
+    seen = {a.getAbsolutePathString() for a in out}
+    model.finalizeFromProperties()
+    for c in model.getComponentsList():
+        a = osim.Actuator.safeDownCast(c)
+        if a is not None and a.getAbsolutePathString() not in seen:
+            out.append(a)
+            seen.add(a.getAbsolutePathString())
+    return out
 
 
 def _manager_counts(log: str) -> dict:

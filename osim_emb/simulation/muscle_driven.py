@@ -41,15 +41,16 @@ from scipy.integrate import solve_ivp
 
 from osim_emb.core import dynamics as dyn
 from osim_emb.core._accel import use_jit
-from osim_emb.io.muscle_xml import PASSIVE_PATH_FORCE_TYPES, element_applies_force
+from osim_emb.io.muscle_xml import PASSIVE_PATH_FORCE_TYPES, SUPPORTED_XML_TYPES, element_applies_force
 from osim_emb.io.osim_reader import UNAPPLIED_PASSIVE_FORCES
 from osim_emb.model import Model
 from osim_emb.muscles import curves as C
 from osim_emb.muscles import kernels as MK
 from osim_emb.muscles.kernels import SQRT_EPS  # SimTK::SqrtEps
 from osim_emb.simulation.excitations import ExcitationSpec, MuscleSimulationError, smooth_step
-from osim_emb.muscles.hill import (SIGNIFICANT_REAL, Millard2012EquilibriumMuscle, RigidPathActuator, RigidTendonMuscle,
-                                   Schutte1993Muscle, Thelen2003Muscle, deprecated_pennation)
+from osim_emb.muscles.hill import (SIGNIFICANT_REAL, DeGrooteFregly2016Muscle, Millard2012EquilibriumMuscle,
+                                   RigidPathActuator, RigidTendonMuscle, Schutte1993Muscle, Thelen2003Muscle,
+                                   deprecated_pennation)
 
 __all__ = ["CoordinateLimitForce", "CoordinateActuator", "MuscleDrivenSystem", "coordinate_forces_from_model",
            "ExcitationSpec", "thelen_initial_fiber_length", "schutte_initial_fiber_length",
@@ -820,6 +821,10 @@ class MuscleDrivenSystem:
             p = mt.parameters
             if p is None:  # passive path forces (below), or a type whose force model is not read
                 if mt.type_name not in PASSIVE_PATH_FORCES:
+                    why = next((e for e in model.extras.get("conversion", ()) if isinstance(e, str)
+                                and e.startswith(f"muscle {mt.name!r}: force model not imported")), None)
+                    if why is not None and mt.type_name in SUPPORTED_XML_TYPES:  # a supported type, bad values
+                        raise MuscleSimulationError(f"{why}: a muscle-driven simulation needs it")
                     skipped.append((mt.type_name, mt.name))
                 continue
             if not p.applies_force:
@@ -830,8 +835,17 @@ class MuscleDrivenSystem:
             if isinstance(p, RigidTendonMuscle):  # no states: a tension of length, speed and excitation
                 stateless.append(p)
                 continue
-            if not isinstance(p, (Thelen2003Muscle, Millard2012EquilibriumMuscle, Schutte1993Muscle)):
+            if not isinstance(p, (Thelen2003Muscle, Millard2012EquilibriumMuscle, Schutte1993Muscle,
+                                  DeGrooteFregly2016Muscle)):
                 skipped.append((mt.type_name, mt.name))
+                continue
+            if isinstance(p, DeGrooteFregly2016Muscle):
+                if p.tendon_compliance_dynamics_mode != "explicit" and not p.ignore_tendon_compliance:
+                    raise MuscleSimulationError(f"muscle {mt.name!r}: DeGrooteFregly2016Muscle with tendon_compliance_"
+                                                "dynamics_mode 'implicit' (its tendon-force rate is a variable an "
+                                                "optimal-control solver sets) cannot be simulated forward; use "
+                                                "'explicit' or ignore_tendon_compliance")
+                muscles.append(mt)
                 continue
             millard = isinstance(p, Millard2012EquilibriumMuscle)
             if (p.ignore_tendon_compliance or p.ignore_activation_dynamics) and not millard:
@@ -849,20 +863,24 @@ class MuscleDrivenSystem:
             has = "; ".join(f"{len(v)} {k} ({', '.join(v[:6])}{', ...' if len(v) > 6 else ''})"
                             for k, v in by_type.items())
             raise MuscleSimulationError("muscle-driven simulation supports Thelen2003Muscle, Millard2012Equilibrium"
-                                        "Muscle, Schutte1993Muscle_Deprecated and RigidTendonMuscle; model "
+                                        "Muscle, Schutte1993Muscle_Deprecated, DeGrooteFregly2016Muscle and "
+                                        "RigidTendonMuscle; model "
                                         f"{model.name!r} has {has}")
         self.muscles = tuple(muscles)
         self.muscle_names = tuple(m.name for m in muscles)
         # rigid tendon (no fibre-length state: its entry of y stays constant) and activation = clamped excitation
         # (no activation state: likewise), as OpenSim's Millard2012EquilibriumMuscle with those flags
-        self._rigid = np.array([m.parameters.ignore_tendon_compliance for m in muscles], dtype=bool)
+        # DeGrooteFregly2016Muscles (numpy route): their own activation dynamics, a rigid tendon or the fibre length as
+        # the state (OpenSim's is the normalized tendon force: the same ODE in other coordinates)
+        self._degroote = np.array([isinstance(m.parameters, DeGrooteFregly2016Muscle) for m in muscles], dtype=bool)
+        self._rigid = np.array([m.parameters.ignore_tendon_compliance for m in muscles], dtype=bool) & ~self._degroote
         self._direct = np.array([m.parameters.ignore_activation_dynamics for m in muscles], dtype=bool)
-        # the activations' lower bounds (:meth:`activations`): none for Schutte's state
-        self._clamp_lo = np.array([-np.inf if isinstance(m.parameters, Schutte1993Muscle)
+        # the activations' lower bounds (:meth:`activations`): none for Schutte's state and DeGroote's
+        self._clamp_lo = np.array([-np.inf if isinstance(m.parameters, (Schutte1993Muscle, DeGrooteFregly2016Muscle))
                                    else min(max(m.parameters.minimum_activation, 0.0), 1.0) for m in muscles])
         self._thelen = np.array([isinstance(m.parameters, Thelen2003Muscle) for m in muscles], dtype=bool)
         self._schutte = np.array([isinstance(m.parameters, Schutte1993Muscle) for m in muscles], dtype=bool)
-        self._millard = ~(self._thelen | self._schutte | self._rigid)
+        self._millard = ~(self._thelen | self._schutte | self._rigid | self._degroote)
         self.schutte = _SchutteGroup([m.parameters for m in muscles if isinstance(m.parameters, Schutte1993Muscle)])
         self.params = _ThelenArrays([m.parameters for m in muscles if isinstance(m.parameters, Thelen2003Muscle)])
         self.millard = _MillardGroup([m.parameters for m, k in zip(muscles, self._millard) if k])
@@ -938,8 +956,10 @@ class MuscleDrivenSystem:
             except _NotCompilable as err:
                 self._paths_refused = str(err)
         # the compiled muscle loops (any mix of Thelen2003, Millard2012 and Schutte1993 with compilable curves)
-        self.compiled = bool(self._paths is not None and (not self._schutte.any()
-                                                          or self.schutte.curve_ints is not None))
+        self._muscles_refused = ("the compiled muscle loops do not take DeGrooteFregly2016Muscle"
+                                 if self._degroote.any() else "a Schutte1993Muscle_Deprecated curve is not compilable")
+        self.compiled = bool(self._paths is not None and not self._degroote.any()
+                             and (not self._schutte.any() or self.schutte.curve_ints is not None))
         self.groups = self._muscle_groups() if self.compiled else None
 
     def _muscle_groups(self):
@@ -1054,12 +1074,17 @@ class MuscleDrivenSystem:
         a[clamped] = np.minimum(np.maximum(a[clamped], self._clamp_lo[clamped]), 1.0)
         return a
 
+    def _rigid_tendons(self) -> np.ndarray:
+        """Muscles whose tendon is rigid (their fibre-length entry of y stays constant)."""
+        return np.array([m.parameters.ignore_tendon_compliance for m in self.muscles], dtype=bool)
+
     def fiber_lengths(self, length: np.ndarray, speed: np.ndarray, lf: np.ndarray) -> np.ndarray:
         """The fibre lengths: the state, or for rigid-tendon muscles the length the path gives them."""
-        if not self._rigid.any():
+        rigid = self._rigid_tendons()
+        if not rigid.any():
             return lf
         lf = np.array(lf, dtype=float)
-        for i in np.flatnonzero(self._rigid):
+        for i in np.flatnonzero(rigid):
             lf[i] = float(self.muscles[i].parameters.rigid_tendon(length[i], speed[i]).fiber_length)
         return lf
 
@@ -1083,6 +1108,13 @@ class MuscleDrivenSystem:
             p = self.muscles[i].parameters
             adot[i] = MK._activation_rate(a[i], u[i], min(max(p.minimum_activation, 0.0), 1.0),
                                           p.activation_time_constant, p.deactivation_time_constant)
+        for i in np.flatnonzero(self._degroote):
+            p = self.muscles[i].parameters
+            if p.ignore_tendon_compliance:
+                force[i], dlf[i] = float(p.tendon_force(a[i], length[i], speed[i])), 0.0
+            else:
+                force[i], dlf[i] = (float(x) for x in p.compliant_state(a[i], length[i], lf[i]))
+            adot[i] = float(p.activation_rate(a[i], u[i]))
         adot[self._direct] = 0.0
         return force, dlf, adot
 
@@ -1115,9 +1147,11 @@ class MuscleDrivenSystem:
         speed = -(r.T @ qdot0)
         lf0, k_millard = [], 0
         used = self.activations(a0, self.excitations(0.0))  # without activation dynamics: the excitation at 0
-        for m, a, lm, v, rigid in zip(self.muscles, used, length, speed, self._rigid):
+        for m, a, lm, v, rigid in zip(self.muscles, used, length, speed, self._rigid_tendons()):
             if rigid:
                 lf0.append(float(m.parameters.rigid_tendon(lm, v).fiber_length))
+            elif isinstance(m.parameters, DeGrooteFregly2016Muscle):
+                lf0.append(m.parameters.equilibrium_fiber_length(float(a), float(lm), float(v)))
             elif isinstance(m.parameters, Thelen2003Muscle):
                 lf0.append(thelen_initial_fiber_length(m.parameters, float(a), float(lm), float(v)))
             elif isinstance(m.parameters, Schutte1993Muscle):
@@ -1178,7 +1212,8 @@ def simulate_muscles(model: Model, t_end: float, excitations: Mapping[str, Excit
     Parameters
     ----------
     model : Model
-        A model with Thelen2003 or Millard2012 equilibrium muscles.
+        A model with Thelen2003, Millard2012, Schutte1993 or DeGrooteFregly2016 muscles (and RigidTendonMuscles,
+        path actuators and springs).
     t_end : float
         End time, seconds.
     excitations : mapping, optional
@@ -1228,7 +1263,7 @@ def simulate_muscles(model: Model, t_end: float, excitations: Mapping[str, Excit
     for i, t in enumerate(sol.t):  # the activations and fibre lengths the muscles use (OpenSim's getters)
         q, qd, a, lf = system.split(sol.y[:, i])
         sol.y[2 * n:2 * n + m, i] = system.activations(a, system.excitations(t))
-        if system._rigid.any():
+        if system._rigid_tendons().any():
             length, r = system.path_lengths(q)
             sol.y[2 * n + m:, i] = system.fiber_lengths(length, -(r.T @ qd), lf)
     columns = ["time", *system.state_names(), *[f"{n}_tendon_force" for n in system.muscle_names]]

@@ -432,7 +432,7 @@ def compiled_plan(system):
     if paths is None:
         return None, system._paths_refused or "numba is off or compiled=False"
     if not system.compiled:
-        return None, "a Schutte1993Muscle_Deprecated curve is not compilable"
+        return None, system._muscles_refused
     from osim_emb.core.compiled import univariate_rows
     if paths.python or paths.jv.externals or paths.cm.externals:
         return None, "the model has joint functions evaluated in Python"

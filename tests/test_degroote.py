@@ -1,0 +1,126 @@
+"""DeGrooteFregly2016Muscle (Moco's muscle) in the muscle-driven simulation, against OpenSim 4.6: its curves against
+OpenSim's own curve functions, OpenSim's initial fibre equilibrium, and forward simulations against OpenSim's Manager
+with rigid tendons (Moco's usual setting, fibre damping) and with elastic tendons (explicit dynamics)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from osim_emb import load_osim
+
+
+def build_degroote_arm(osim, path, *, rigid: bool, **properties):
+    """ground -pin z- upper -pin z- lower, three straight-line DeGrooteFregly2016Muscles (a shoulder flexor, a
+    biarticular extensor, an elbow flexor with 0.2 rad pennation), tendon slack lengths set so that each fibre is
+    near its optimal length at the default pose; rigid tendons with fibre damping 0.01 (Moco's usual settings) or
+    elastic tendons with explicit dynamics.  OpenSim's defaults otherwise (time constants 0.015 / 0.060 s; OpenSim
+    keeps the first muscle's time constants in function-static variables, so every test here uses the defaults);
+    ``properties``: other property values for every muscle."""
+    m = osim.Model()
+    m.setName("degroote_arm")
+    upper = osim.Body("upper", 1.5, osim.Vec3(0, -0.15, 0), osim.Inertia(0.02, 0.003, 0.02))
+    lower = osim.Body("lower", 1.0, osim.Vec3(0, -0.12, 0), osim.Inertia(0.01, 0.002, 0.01))
+    m.addBody(upper)
+    m.addBody(lower)
+    shoulder = osim.PinJoint("shoulder", m.getGround(), osim.Vec3(0), osim.Vec3(0), upper, osim.Vec3(0), osim.Vec3(0))
+    elbow = osim.PinJoint("elbow", upper, osim.Vec3(0, -0.3, 0), osim.Vec3(0), lower, osim.Vec3(0), osim.Vec3(0))
+    m.addJoint(shoulder)
+    m.addJoint(elbow)
+    shoulder.updCoordinate().setDefaultValue(0.4)
+    elbow.updCoordinate().setDefaultValue(0.8)
+    specs = (("flexor", 800.0, 0.10, 0.0, [(m.getGround(), (0.05, 0.05, 0)), (upper, (0.03, -0.12, 0))]),
+             ("extensor", 600.0, 0.12, 0.0, [(m.getGround(), (-0.05, 0.02, 0)), (upper, (-0.03, -0.28, 0)),
+                                             (lower, (-0.02, 0.03, 0))]),
+             ("elbow_flexor", 500.0, 0.09, 0.2, [(upper, (0.02, -0.1, 0)), (lower, (0.02, -0.05, 0))]))
+    muscles = []
+    for name, fmax, lopt, penn, points in specs:
+        mus = osim.DeGrooteFregly2016Muscle()
+        mus.setName(name)
+        mus.set_max_isometric_force(fmax)
+        mus.set_optimal_fiber_length(lopt)
+        mus.set_pennation_angle_at_optimal(penn)
+        mus.set_tendon_slack_length(0.1)
+        mus.set_ignore_tendon_compliance(rigid)
+        mus.set_fiber_damping(0.01 if rigid else 0.0)
+        mus.set_default_activation(0.2)
+        for prop, value in properties.items():
+            getattr(mus, f"set_{prop}")(value)
+        for k, (frame, loc) in enumerate(points):
+            mus.addNewPathPoint(f"{name}_{k}", frame, osim.Vec3(*loc))
+        m.addForce(mus)
+        muscles.append((mus, lopt, penn))
+    state = m.initSystem()
+    for mus, lopt, penn in muscles:  # fibres near their optimal length (along the tendon: l_opt cos(phi_opt))
+        mus.set_tendon_slack_length(mus.getLength(state) - 0.95 * lopt * np.cos(penn))
+    m.finalizeConnections()
+    m.printToXML(str(path))
+
+
+def test_curves_equal_opensims(osim):
+    """f_L (with active_force_width_scale 1.5), f_PE, f_V and its inverse, f_T and its inverse of the package's
+    DeGrooteFregly2016Muscle against the same functions of OpenSim's muscle, over their ranges."""
+    from osim_emb.muscles.hill import DeGrooteFregly2016Muscle
+    theirs = osim.DeGrooteFregly2016Muscle()
+    theirs.set_active_force_width_scale(1.5)
+    theirs.set_passive_fiber_strain_at_one_norm_force(0.5)
+    theirs.set_tendon_strain_at_one_norm_force(0.06)
+    theirs.finalizeFromProperties()
+    ours = DeGrooteFregly2016Muscle("m", active_force_width_scale=1.5, passive_fiber_strain_at_one_norm_force=0.5,
+                                    tendon_strain_at_one_norm_force=0.06)
+    lengths = np.linspace(0.3, 1.7, 57)
+    speeds = np.linspace(-1.0, 1.0, 41)
+    tendon = np.linspace(0.99, 1.08, 19)
+    forces = np.linspace(0.01, 2.0, 23)
+    pairs = [(ours.active_force_length(lengths), [theirs.calcActiveForceLengthMultiplier(x) for x in lengths]),
+             (ours.passive_force_length(lengths), [theirs.calcPassiveForceMultiplier(x) for x in lengths]),
+             (ours.force_velocity(speeds), [theirs.calcForceVelocityMultiplier(x) for x in speeds]),
+             (ours.force_velocity_inverse(ours.force_velocity(speeds)), speeds),
+             (ours.tendon_force_length(tendon), [theirs.calcTendonForceMultiplier(x) for x in tendon]),
+             (ours.tendon_force_length_inverse(forces), [theirs.calcTendonForceLengthInverseCurve(x) for x in forces])]
+    for a, b in pairs:
+        np.testing.assert_allclose(a, b, rtol=1e-13, atol=1e-14)
+
+
+@pytest.mark.parametrize("rigid", [True, False], ids=["rigid_tendon", "elastic_tendon"])
+def test_forward_simulation_equals_opensim_manager(osim, tmp_path, rigid):
+    """0.12 s of a two-joint arm moved by three DeGrooteFregly2016Muscles (a step, a constant and a sine
+    excitation): the package's minimal-coordinate ODE (the fibre length as the elastic tendon's state, OpenSim's
+    normalized tendon force turned into it; OpenSim's bisection for the initial equilibrium) against OpenSim's
+    Manager at accuracy 1e-9.  The arm moves by more than 0.2 rad at both joints; coordinates, fibre lengths and
+    activations agree to 1e-8.  (Further on, OpenSim's Manager returns NaN states with rigid tendons at accuracy
+    1e-9 or 1e-8 from 0.13 s, not at 1e-7: its integrator, not the muscle; the package's run continues.)"""
+    from osim_emb.opensim.muscle_simulation import largest_differences, opensim_muscle_simulation
+    from osim_emb.simulation.muscle_driven import ExcitationSpec, MuscleDrivenSystem, simulate_muscles
+    path = tmp_path / "degroote_arm.osim"
+    build_degroote_arm(osim, path, rigid=rigid)
+    model = load_osim(path)
+    assert {type(m.parameters).__name__ for m in model.muscles} == {"DeGrooteFregly2016Muscle"}
+    exc = {"flexor": ExcitationSpec.parse("step:0.0:0.05:0.4:0.7"), "extensor": ExcitationSpec.parse("0.5"),
+           "elbow_flexor": ExcitationSpec.parse("sine:0.5:10:0:0.2")}
+    assert not MuscleDrivenSystem(model, exc).compiled  # SciPy's route (said at INFO)
+    times = np.linspace(0.0, 0.12, 7)
+    ours = simulate_muscles(model, times[-1], exc, t_eval=times, method="DOP853", rtol=1e-10, atol=1e-12)
+    ref = opensim_muscle_simulation(path, times, exc, accuracy=1e-9)
+    assert np.ptp(ref["q"], axis=0).min() > 0.2
+    d = largest_differences(ours, ref)
+    assert d["q"] < 1e-8 and d["fiber_length"] < 1e-8 and d["activation"] < 1e-8, d
+    np.testing.assert_allclose(ours.filter(like="_fiber_length").to_numpy()[0], ref["fiber_length"][0], rtol=0,
+                               atol=1e-12)  # the initial equilibrium
+
+
+def test_modes_a_forward_simulation_cannot_run_are_refused(osim, tmp_path):
+    """Implicit tendon dynamics (the tendon-force rate is a variable Moco's solvers set) is refused by name; a
+    property OpenSim refuses (default_activation 0): the muscle is imported as a path only (with a warning), and
+    the simulation refuses it naming the muscle and the value."""
+    from osim_emb.simulation.muscle_driven import MuscleDrivenSystem, MuscleSimulationError
+    path = tmp_path / "implicit.osim"
+    build_degroote_arm(osim, path, rigid=False, tendon_compliance_dynamics_mode="implicit")
+    with pytest.raises(MuscleSimulationError, match="flexor.*implicit"):
+        MuscleDrivenSystem(load_osim(path))
+    build_degroote_arm(osim, path, rigid=False)
+    bad = tmp_path / "bad.osim"
+    bad.write_text(path.read_text().replace("<default_activation>0.20000000000000001</default_activation>",
+                                            "<default_activation>0</default_activation>", 1))
+    with pytest.raises(MuscleSimulationError, match="'flexor': force model not imported.*default_activation must be > 0"):
+        MuscleDrivenSystem(load_osim(bad))

@@ -10,13 +10,14 @@ import pytest
 from osim_emb import load_osim
 
 
-def build_degroote_arm(osim, path, *, rigid: bool, **properties):
+def build_degroote_arm(osim, path, *, rigid: bool, in_components: bool = False, **properties):
     """ground -pin z- upper -pin z- lower, three straight-line DeGrooteFregly2016Muscles (a shoulder flexor, a
     biarticular extensor, an elbow flexor with 0.2 rad pennation), tendon slack lengths set so that each fibre is
     near its optimal length at the default pose; rigid tendons with fibre damping 0.01 (Moco's usual settings) or
     elastic tendons with explicit dynamics.  OpenSim's defaults otherwise (time constants 0.015 / 0.060 s; OpenSim
     keeps the first muscle's time constants in function-static variables, so every test here uses the defaults);
-    ``properties``: other property values for every muscle."""
+    ``in_components``: the muscles added with Model::addComponent, as Moco's examples do; ``properties``: other
+    property values for every muscle."""
     m = osim.Model()
     m.setName("degroote_arm")
     upper = osim.Body("upper", 1.5, osim.Vec3(0, -0.15, 0), osim.Inertia(0.02, 0.003, 0.02))
@@ -48,7 +49,10 @@ def build_degroote_arm(osim, path, *, rigid: bool, **properties):
             getattr(mus, f"set_{prop}")(value)
         for k, (frame, loc) in enumerate(points):
             mus.addNewPathPoint(f"{name}_{k}", frame, osim.Vec3(*loc))
-        m.addForce(mus)
+        if in_components:
+            m.addComponent(mus)
+        else:
+            m.addForce(mus)
         muscles.append((mus, lopt, penn))
     state = m.initSystem()
     for mus, lopt, penn in muscles:  # fibres near their optimal length (along the tendon: l_opt cos(phi_opt))
@@ -82,18 +86,22 @@ def test_curves_equal_opensims(osim):
         np.testing.assert_allclose(a, b, rtol=1e-13, atol=1e-14)
 
 
-@pytest.mark.parametrize("rigid", [True, False], ids=["rigid_tendon", "elastic_tendon"])
-def test_forward_simulation_equals_opensim_manager(osim, tmp_path, rigid):
+@pytest.mark.parametrize("rigid, in_components", [(True, False), (False, False), (True, True)],
+                         ids=["rigid_tendon", "elastic_tendon", "muscles_among_components"])
+def test_forward_simulation_equals_opensim_manager(osim, tmp_path, rigid, in_components):
     """0.12 s of a two-joint arm moved by three DeGrooteFregly2016Muscles (a step, a constant and a sine
     excitation): the package's minimal-coordinate ODE (the fibre length as the elastic tendon's state, OpenSim's
     normalized tendon force turned into it; OpenSim's bisection for the initial equilibrium) against OpenSim's
     Manager at accuracy 1e-9.  The arm moves by more than 0.2 rad at both joints; coordinates, fibre lengths and
     activations agree to 1e-8.  (Further on, OpenSim's Manager returns NaN states with rigid tendons at accuracy
-    1e-9 or 1e-8 from 0.13 s, not at 1e-7: its integrator, not the muscle; the package's run continues.)"""
+    1e-9 or 1e-8 from 0.13 s, not at 1e-7: its integrator, not the muscle; the package's run continues.)  With
+    the muscles among the model's <components> (OpenSim's getActuators and getMuscles leave them out: the
+    comparison's PrescribedController and recording find them in the component list) the same holds."""
     from osim_emb.opensim.muscle_simulation import largest_differences, opensim_muscle_simulation
     from osim_emb.simulation.muscle_driven import ExcitationSpec, MuscleDrivenSystem, simulate_muscles
     path = tmp_path / "degroote_arm.osim"
-    build_degroote_arm(osim, path, rigid=rigid)
+    build_degroote_arm(osim, path, rigid=rigid, in_components=in_components)
+    assert ("<components>" in path.read_text()) == in_components
     model = load_osim(path)
     assert {type(m.parameters).__name__ for m in model.muscles} == {"DeGrooteFregly2016Muscle"}
     exc = {"flexor": ExcitationSpec.parse("step:0.0:0.05:0.4:0.7"), "extensor": ExcitationSpec.parse("0.5"),
@@ -103,6 +111,7 @@ def test_forward_simulation_equals_opensim_manager(osim, tmp_path, rigid):
     ours = simulate_muscles(model, times[-1], exc, t_eval=times, method="DOP853", rtol=1e-10, atol=1e-12)
     ref = opensim_muscle_simulation(path, times, exc, accuracy=1e-9)
     assert np.ptp(ref["q"], axis=0).min() > 0.2
+    assert ref["muscles"] == ["flexor", "extensor", "elbow_flexor"]
     d = largest_differences(ours, ref)
     assert d["q"] < 1e-8 and d["fiber_length"] < 1e-8 and d["activation"] < 1e-8, d
     np.testing.assert_allclose(ours.filter(like="_fiber_length").to_numpy()[0], ref["fiber_length"][0], rtol=0,

@@ -33,7 +33,7 @@ __all__ = ["fixed_width_pennation", "fixed_width_pennation_array", "THELEN_FIELD
            "thelen_fiber_velocity_array", "thelen_tendon_force", "thelen_active_force", "thelen_passive_force",
            "thelen_curve_array", "schutte_kernel", "MILLARD_FIELDS", "millard_parameters", "millard_kernel",
            "millard_length_terms", "millard_static_balance", "bezier_curve", "encode_curves", "muscle_derivatives",
-           "empty_groups", "millard_rigid_kernel"]
+           "empty_groups", "millard_rigid_kernel", "DEGROOTE_FIELDS", "degroote_parameters", "degroote_kernel"]
 
 ROUNDOFF_ERROR = 2e-13  # OpenSim's SimmMacros.h (EQUAL_WITHIN_ERROR)
 _EPS = 2.220446049250313e-16
@@ -452,6 +452,86 @@ def millard_rigid_kernel(p, idx, cidx, rows, cx, cy, ends, lmt, speed, a, u, for
 
 
 # =============================================================================
+# DeGroote & Fregly 2016 (DeGrooteFregly2016Muscle)
+# =============================================================================
+DEGROOTE_FIELDS = ("fiso", "lopt", "lts", "w", "vmax", "width_scale", "e0", "passive", "kT", "beta", "tau_act",
+                   "tau_deact", "smoothing", "rigid", "direct")
+# the curves' constants (DeGrooteFregly2016Muscle.h; osim_emb.muscles.hill keeps the same numbers)
+_DG_B = np.array([[0.8150671134243542, 1.055033428970575, 0.162384573599574, 0.063303448465465],
+                  [0.433004984392647, 0.716775413397760, -0.029947116970696, 0.200356847296188],
+                  [0.1, 1.0, 0.353553390593274, 0.0]])
+_DG_D1, _DG_D2, _DG_D3, _DG_D4 = -0.3211346127989808, -8.149, -0.374, 0.8825327733249912
+
+
+def degroote_parameters(muscles) -> np.ndarray:
+    """(K, len(DEGROOTE_FIELDS)) rows of :func:`degroote_kernel` for DeGrooteFregly2016Muscle descriptions."""
+    rows = []
+    for m in muscles:
+        rows.append((m.max_isometric_force, m.optimal_fiber_length, m.tendon_slack_length, m.parallelogram_height,
+                     m.max_contraction_velocity * m.optimal_fiber_length, m.active_force_width_scale,
+                     m.passive_fiber_strain_at_one_norm_force, 0.0 if m.ignore_passive_fiber_force else 1.0,
+                     m.tendon_stiffness_parameter, m.fiber_damping, m.activation_time_constant,
+                     m.deactivation_time_constant, m.activation_dynamics_smoothing,
+                     1.0 if m.ignore_tendon_compliance else 0.0, 1.0 if m.ignore_activation_dynamics else 0.0))
+    return np.array(rows, dtype=float).reshape(-1, len(DEGROOTE_FIELDS))
+
+
+@njit(nogil=True, error_model="numpy")
+def _degroote_length_curves(lN, width_scale, e0, passive):  # pragma: no cover - compiled
+    """(f_L, f_PE) at the normalized fibre length."""
+    x = (lN - 1.0) / width_scale + 1.0
+    fal = 0.0
+    for k in range(3):
+        b1, b2, b3, b4 = _DG_B[k, 0], _DG_B[k, 1], _DG_B[k, 2], _DG_B[k, 3]
+        fal += b1 * math.exp(-0.5 * (x - b2) ** 2 / (b3 + b4 * x) ** 2)
+    fpe = 0.0
+    if passive > 0.5:
+        offset = math.exp(4.0 * (0.2 - 1.0) / e0)
+        fpe = (math.exp(4.0 * (lN - 1.0) / e0) - offset) / (math.exp(4.0) - offset)
+    return fal, fpe
+
+
+@njit(nogil=True, error_model="numpy")
+def degroote_kernel(p, idx, lmt, speed, a, lf_state, u, force, dlf, adot):  # pragma: no cover - compiled
+    """``DeGrooteFregly2016Muscle``s idx[j]: activation rate (smoothed time constants, no clamping; the excitation
+    itself without activation dynamics), and a rigid tendon (fibre from the path, F_max (a f_L f_V + f_PE + beta v~)
+    cos phi, no fibre state) or an elastic one in explicit mode (the fibre length as the state: tendon force
+    F_max f_T, fibre velocity from the inverse force-velocity curve) -- the numpy reference is
+    :class:`osim_emb.muscles.hill.DeGrooteFregly2016Muscle`."""
+    for j in range(idx.shape[0]):
+        m = idx[j]
+        (fiso, lopt, lts, w, vmax, width_scale, e0, passive, kT, beta, tau_act, tau_deact, smoothing, rigid,
+         direct) = p[j]
+        if direct > 0.5:
+            act = u[m]
+            adot[m] = 0.0
+        else:
+            act = a[m]
+            factor = 0.5 + 1.5 * act
+            f = 0.5 * math.tanh(smoothing * (u[m] - act))
+            adot[m] = ((1.0 / (tau_act * factor)) * (f + 0.5) + (factor / tau_deact) * (-f + 0.5)) * (u[m] - act)
+        if rigid > 0.5:
+            along = lmt[m] - lts
+            lf = math.sqrt(along * along + w * w)
+            cphi = along / lf
+            vN = speed[m] * cphi / vmax
+            fal, fpe = _degroote_length_curves(lf / lopt, width_scale, e0, passive)
+            t = _DG_D2 * vN + _DG_D3
+            fv = _DG_D1 * math.log(t + math.sqrt(t * t + 1.0)) + _DG_D4
+            force[m] = act * (fiso * fal * fv * cphi) + fiso * (fpe + beta * vN) * cphi
+            dlf[m] = 0.0
+        else:
+            lf = lf_state[m]
+            along = math.sqrt(lf * lf - w * w)
+            cphi = along / lf
+            ftn = 0.2 * math.exp(kT * ((lmt[m] - along) / lts - 1.0)) - 0.2
+            fal, fpe = _degroote_length_curves(lf / lopt, width_scale, e0, passive)
+            fv = (ftn / cphi - fpe) / (act * fal)
+            force[m] = fiso * ftn
+            dlf[m] = (math.sinh((fv - _DG_D4) / _DG_D1) - _DG_D3) / _DG_D2 * vmax
+
+
+# =============================================================================
 # All muscles of a model
 # =============================================================================
 def empty_groups():
@@ -460,17 +540,19 @@ def empty_groups():
     millard = (i0, np.zeros((0, len(MILLARD_FIELDS))), np.zeros((0, 5), dtype=np.int64), np.zeros((0, 2), np.int64),
                np.zeros((1, 6)), np.zeros((1, 6)), np.zeros((0, 6)))
     return ((i0, np.zeros((0, len(THELEN_FIELDS)))),
-            (i0, np.zeros((0, 8)), np.zeros((0, 3), dtype=np.int64), i2, np.zeros((1, 1))), millard, millard)
+            (i0, np.zeros((0, 8)), np.zeros((0, 3), dtype=np.int64), i2, np.zeros((1, 1))), millard, millard,
+            (i0, np.zeros((0, len(DEGROOTE_FIELDS)))))
 
 
 @njit(nogil=True, error_model="numpy")
 def muscle_derivatives(groups, lmt, speed, a, lf, u, force, dlf, adot):  # pragma: no cover - compiled
     """Tendon forces, fibre velocities and activation rates of every muscle: ``groups`` = (Thelen (indices,
     parameters), Schutte (indices, parameters, curve index, curve ints, curve floats), Millard with an elastic
-    tendon and Millard with a rigid one (indices, *:func:`millard_parameters`)); speed: the paths' lengthening
-    speeds (Schutte's 90-degree case, the rigid tendons' fibre velocities)."""
-    th, sc, mi, mr = groups
+    tendon and Millard with a rigid one (indices, *:func:`millard_parameters`), DeGroote (indices, parameters));
+    speed: the paths' lengthening speeds (Schutte's 90-degree case, the rigid tendons' fibre velocities)."""
+    th, sc, mi, mr, dg = groups
     thelen_kernel(th[1], th[0], lmt, a, lf, u, force, dlf, adot)
     schutte_kernel(sc[1], sc[0], sc[2], sc[3], sc[4], lmt, speed, a, lf, u, force, dlf, adot)
     millard_kernel(mi[1], mi[0], mi[2], mi[3], mi[4], mi[5], mi[6], lmt, a, lf, u, force, dlf, adot)
     millard_rigid_kernel(mr[1], mr[0], mr[2], mr[3], mr[4], mr[5], mr[6], lmt, speed, a, u, force, dlf, adot)
+    degroote_kernel(dg[1], dg[0], lmt, speed, a, lf, u, force, dlf, adot)

@@ -870,7 +870,7 @@ class MuscleDrivenSystem:
         self.muscle_names = tuple(m.name for m in muscles)
         # rigid tendon (no fibre-length state: its entry of y stays constant) and activation = clamped excitation
         # (no activation state: likewise), as OpenSim's Millard2012EquilibriumMuscle with those flags
-        # DeGrooteFregly2016Muscles (numpy route): their own activation dynamics, a rigid tendon or the fibre length as
+        # DeGrooteFregly2016Muscles: their own activation dynamics, a rigid tendon or the fibre length as
         # the state (OpenSim's is the normalized tendon force: the same ODE in other coordinates)
         self._degroote = np.array([isinstance(m.parameters, DeGrooteFregly2016Muscle) for m in muscles], dtype=bool)
         self._rigid = np.array([m.parameters.ignore_tendon_compliance for m in muscles], dtype=bool) & ~self._degroote
@@ -956,15 +956,14 @@ class MuscleDrivenSystem:
             except _NotCompilable as err:
                 self._paths_refused = str(err)
         # the compiled muscle loops (any mix of Thelen2003, Millard2012 and Schutte1993 with compilable curves)
-        self._muscles_refused = ("the compiled muscle loops do not take DeGrooteFregly2016Muscle"
-                                 if self._degroote.any() else "a Schutte1993Muscle_Deprecated curve is not compilable")
-        self.compiled = bool(self._paths is not None and not self._degroote.any()
-                             and (not self._schutte.any() or self.schutte.curve_ints is not None))
+        self._muscles_refused = "a Schutte1993Muscle_Deprecated curve is not compilable"
+        self.compiled = bool(self._paths is not None and (not self._schutte.any()
+                                                          or self.schutte.curve_ints is not None))
         self.groups = self._muscle_groups() if self.compiled else None
 
     def _muscle_groups(self):
         """The ``groups`` argument of :func:`osim_emb.muscles.kernels.muscle_derivatives`."""
-        th, sc, mi, mr = MK.empty_groups()
+        th, sc, mi, mr, dg = MK.empty_groups()
         index = lambda mask: np.flatnonzero(mask).astype(np.int64)  # noqa: E731
         if self._thelen.any():
             th = (index(self._thelen), self.params.packed)
@@ -975,7 +974,10 @@ class MuscleDrivenSystem:
             mi = (index(self._millard), *self.millard.kernel_args)
         if self._rigid.any():
             mr = (index(self._rigid), *self.millard_rigid.kernel_args)
-        return th, sc, mi, mr
+        if self._degroote.any():
+            dg = (index(self._degroote),
+                  MK.degroote_parameters([m.parameters for m, k in zip(self.muscles, self._degroote) if k]))
+        return th, sc, mi, mr, dg
 
     # -- inputs -----------------------------------------------------------------------------------
     @staticmethod

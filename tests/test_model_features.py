@@ -314,7 +314,8 @@ def test_bodies_joints_and_constraints_among_components_equal_opensim(osim, tmp_
 def test_station_defined_frames_and_frames_nested_in_bodies_equal_opensim(osim, tmp_path):
     """OpenSim 4.5's StationDefinedFrame (axes from three Stations, one on an offset frame nested in its body's
     <components>, origin at a fourth; ab_axis -y, ab_x_ac_axis +z) as a joint's parent frame and a path point's
-    frame: body transforms, L, R (computeMomentArm), M and q̈ equal OpenSim's; a bad axis name is refused."""
+    frame: body transforms, L, R (computeMomentArm), M and q̈ equal OpenSim's; a bad axis name, points that do not
+    form a triangle, stations on two bodies and a socket naming no Station are refused naming the frame."""
     from osim_emb.io import OsimImportError
     from osim_emb.opensim.bridge import OpenSimReference
     from opensim_builders import package_values
@@ -369,10 +370,32 @@ def test_station_defined_frames_and_frames_nested_in_bodies_equal_opensim(osim, 
         r = ref_d.reduced_dynamics(q[n], qd[n])
         np.testing.assert_allclose(r["mass"], ours["terms"].mass[n], rtol=1e-12, atol=1e-14)
         np.testing.assert_allclose(r["qddot"], ours["qdd"][n], rtol=1e-10, atol=1e-10)
-    bad = tmp_path / "bad_axis.osim"
-    bad.write_text(path.read_text().replace("<ab_axis>-y</ab_axis>", "<ab_axis>-w</ab_axis>"))
-    with pytest.raises(OsimImportError, match="ab_axis"):
-        load_osim(bad)
+    from lxml import etree
+    text = path.read_text()
+
+    def station(tree, name):
+        return next(e for e in tree.iter("Station") if e.get("name") == name)
+
+    def same_as_b(tree):
+        station(tree, "sc").find("location").text = station(tree, "sb").find("location").text
+
+    def other_body(tree):
+        station(tree, "so").find("socket_parent_frame").text = "/bodyset/b2"
+
+    def no_station(tree):
+        next(tree.iter("StationDefinedFrame")).find("socket_point_c").text = "/nowhere"
+
+    def bad_axis(tree):
+        next(tree.iter("StationDefinedFrame")).find("ab_axis").text = "-w"
+    for change, reason in ((bad_axis, "<ab_axis> must be one of"), (same_as_b, "do not form a triangle"),
+                           (other_body, "stations are on different bodies"), (no_station, "names no Station")):
+        tree = etree.ElementTree(etree.fromstring(text.encode()))
+        change(tree)
+        bad = tmp_path / f"{change.__name__}.osim"
+        tree.write(str(bad))
+        with pytest.raises(OsimImportError, match=reason) as err:
+            load_osim(bad)
+        assert "StationDefinedFrame name='sdf'" in str(err.value)
 
 
 def test_muscles_among_components_are_read():

@@ -457,3 +457,18 @@ def test_line_and_weld_derivatives_equal_finite_differences(osim, tmp_path, kind
     assert pair.kind == kind and pair.n_equations == {"line": 2, "weld": 6}[kind]
     assert np.abs(pc.point_constraint_jet(tree, [pair], z0[None], 0)[0]).max() < 1e-14
     _assert_jet_equals_central_differences(tree, pair, z0 + 0.1, 1e-9, 1e-8)
+
+
+def test_a_line_without_direction_is_refused(osim, tmp_path):
+    """A PointOnLineConstraint whose line_direction_vec is zero is refused naming the constraint and the value."""
+    from osim_emb.io import OsimImportError
+    path = tmp_path / "line.osim"
+    build_loop(osim, path, line=True)
+    text = path.read_text()
+    start = text.index("<line_direction_vec>")
+    end = text.index("</line_direction_vec>")
+    bad = tmp_path / "no_direction.osim"
+    bad.write_text(text[:start] + "<line_direction_vec>0 0 0" + text[end:])
+    with pytest.raises(OsimImportError, match="non-zero direction") as err:
+        load_osim(bad)
+    assert "PointOnLineConstraint" in str(err.value)

@@ -398,6 +398,70 @@ def test_station_defined_frames_and_frames_nested_in_bodies_equal_opensim(osim, 
         assert "StationDefinedFrame name='sdf'" in str(err.value)
 
 
+def test_joints_listed_from_child_to_parent_are_reversed_as_simbody_does(osim, tmp_path):
+    """A joint whose child body is the one nearer the ground (OpenSim 4 builds it, Simbody reverses the mobilizer;
+    a 3.x file's <reverse>true</reverse> swaps the frames into this case): a CustomJoint with a rotation and a
+    translation, parent frame on the outer body, child frame on the inner one, both offset and turned.  The
+    package takes the inverse of the joint's chain (each motion by the negated variable, in reverse order): body
+    transforms, L, R, M and q̈ equal OpenSim's; a joint that closes a loop of joints is refused naming it."""
+    from osim_emb.io import OsimImportError
+    from osim_emb.opensim.bridge import OpenSimReference
+    from opensim_builders import package_values
+    m = osim.Model()
+    m.setName("reversed")
+    inner = osim.Body("inner", 1.5, osim.Vec3(0, -0.15, 0.01), osim.Inertia(0.02, 0.003, 0.02))
+    outer = osim.Body("outer", 1.0, osim.Vec3(0.01, -0.12, 0), osim.Inertia(0.01, 0.002, 0.012))
+    m.addBody(inner)
+    m.addBody(outer)
+    m.addJoint(osim.PinJoint("hip", m.getGround(), osim.Vec3(0), osim.Vec3(0), inner, osim.Vec3(0), osim.Vec3(0)))
+    st = osim.SpatialTransform()
+    st.updTransformAxis(0).setCoordinateNames(osim.ArrayStr("knee_angle", 1))
+    st.updTransformAxis(0).setAxis(osim.Vec3(*(np.array([0.2, 0.3, 1.0]) / np.linalg.norm([0.2, 0.3, 1.0]))))
+    st.updTransformAxis(0).set_function(osim.LinearFunction(1.0, 0.0))
+    st.updTransformAxis(3).setCoordinateNames(osim.ArrayStr("knee_slide", 1))
+    st.updTransformAxis(3).setAxis(osim.Vec3(1, 0, 0))
+    st.updTransformAxis(3).set_function(osim.LinearFunction(1.0, 0.0))
+    knee = osim.CustomJoint("knee", outer, osim.Vec3(0.02, 0.05, -0.01), osim.Vec3(0.1, -0.2, 0.3), inner,
+                            osim.Vec3(0.01, -0.3, 0.02), osim.Vec3(-0.1, 0.05, 0.2), st)
+    m.addJoint(knee)
+    actuator = osim.PathActuator()
+    actuator.setName("across")
+    actuator.addNewPathPoint("origin", m.getGround(), osim.Vec3(0.05, 0.05, 0))
+    actuator.addNewPathPoint("via", inner, osim.Vec3(0.03, -0.2, 0.02))
+    actuator.addNewPathPoint("insertion", outer, osim.Vec3(0.02, -0.1, 0.0))
+    m.addForce(actuator)
+    m.finalizeConnections()
+    path = tmp_path / "reversed.osim"
+    m.printToXML(str(path))
+    model = load_osim(path)
+    assert sorted(model.coordinate_names) == ["hip_coord_0", "knee_angle", "knee_slide"]
+    rng = np.random.default_rng(3)
+    q = rng.uniform(-0.6, 0.6, (4, model.n_q))
+    qd = rng.normal(size=q.shape)
+    ours = package_values(model, q, qd)
+    ref = OpenSimReference(str(path), model)
+    ref_d = OpenSimReference(str(path), model, disable_forces=True)
+    for n in range(len(q)):
+        ref.set_configuration(q[n])
+        for k, body in enumerate(model.bodies):
+            np.testing.assert_allclose(ref.body_transform(body.name), ours["transforms"][n, k], rtol=0, atol=1e-14)
+        assert abs(ref.muscle_length("across") - ours["lengths"][n, 0]) < 1e-14
+        for k, c in enumerate(model.coordinate_names):
+            assert abs(ref.moment_arm("across", c) - ours["arms"][n, k, 0]) < 1e-13
+        r = ref_d.reduced_dynamics(q[n], qd[n])
+        np.testing.assert_allclose(r["mass"], ours["terms"].mass[n], rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(r["qddot"], ours["qdd"][n], rtol=1e-10, atol=1e-10)
+    loop = tmp_path / "loop.osim"
+    text = path.read_text()
+    start = text.index("<PinJoint")
+    end = text.index("</PinJoint>") + len("</PinJoint>")
+    pin = (text[start:end].replace('name="hip"', 'name="extra"').replace("/bodyset/inner", "/bodyset/outer")
+           .replace('name="hip_coord_0"', 'name="extra_coord_0"'))
+    loop.write_text(text[:end] + pin + text[end:])
+    with pytest.raises(OsimImportError, match="closes a loop of joints"):
+        load_osim(loop)
+
+
 def test_muscles_among_components_are_read():
     from osim_emb.io import read_osim_string
     from osim_emb.io.convert import document_to_model

@@ -213,21 +213,72 @@ class _Converter:
 
     # -- joints ------------------------------------------------------------------
     def tree_order(self) -> list[JointSpec]:
-        by_parent: dict[str, list[JointSpec]] = {}
+        """The joints from the ground outwards.  A joint whose child body is reached first (its parent only
+        through it) is *reversed*: its child body becomes the tree parent, as Simbody reverses such a mobilizer
+        (``self.reversed``; OpenSim's 3.x ``<reverse>true</reverse>`` swaps the frames and lands here too)."""
+        by_body: dict[str, list[JointSpec]] = {}
         for j in self.doc.joints:
-            by_parent.setdefault(j.parent.body, []).append(j)
+            by_body.setdefault(j.parent.body, []).append(j)
+            if j.child.body != j.parent.body:
+                by_body.setdefault(j.child.body, []).append(j)
         order, stack = [], [self.doc.ground]
         reached = {self.doc.ground}
+        used: set[str] = set()
+        self.reversed: set[str] = set()
         while stack:
             b = stack.pop(0)
-            for j in by_parent.get(b, []):
+            for j in by_body.get(b, []):
+                if j.name in used:
+                    continue
+                outward = j.parent.body == b
+                other = j.child.body if outward else j.parent.body
+                if other in reached:
+                    continue  # a second joint onto a placed body: left to the check below
+                used.add(j.name)
+                if not outward:
+                    self.reversed.add(j.name)
                 order.append(j)
-                reached.add(j.child.body)
-                stack.append(j.child.body)
+                reached.add(other)
+                stack.append(other)
+        for j in self.doc.joints:
+            if j.name not in used and j.parent.body in reached and j.child.body in reached:
+                raise self.fail(f"<{j.type} name='{j.name}'>", f"the joint closes a loop of joints (bodies "
+                                f"{j.parent.body!r} and {j.child.body!r} are already joined through others; closed "
+                                "loops of joints are not supported: close the loop with a constraint)", j.line)
         for b in self.doc.bodies:
             if b.name not in reached:
                 raise self.fail(f"<Body name='{b.name}'>", "the body is not connected to the ground by joints", b.line)
         return order
+
+    def reversed_joint(self, j: JointSpec, steps, placement: dict, joints: list) -> int:
+        """A joint whose child body is the tree parent: the inverse of parent · pre · (before_i · E_i(v_i))_i ·
+        post · child⁻¹, i.e. child · post⁻¹ · (E_i(−v_i) · before_i⁻¹) in reverse order · pre⁻¹ · parent⁻¹, each
+        motion about its own axis by the negated joint variable (the coordinates keep OpenSim's meaning)."""
+        cframe, cbody = placement[j.child.body]
+        acc = cbody @ j.child.transform()
+        if j.post is not None:
+            acc = acc @ np.linalg.inv(j.post)
+        current = cframe
+        for before, ax in reversed(steps):
+            var = self.axis_variable(j, ax)
+            rot = ax.is_rotation
+            if var.is_constant:
+                c = -float(var.evaluate(np.zeros((1, self.nq)), 0).value[0])
+                acc = acc @ (homogeneous(rotation_about_axis(ax.axis, c)) if rot else homogeneous(None, c * ax.axis))
+            else:
+                joints.append(Joint(f"{j.name}/{ax.name}", current, REVOLUTE if rot else PRISMATIC, ax.axis,
+                                    compose(fn.Linear([-1.0], 0.0), [var]), acc,
+                                    source=f"{j.type} {j.name!r} {ax.name} ({', '.join(ax.coordinates)}), reversed"))
+                current = len(joints)
+                acc = np.eye(4)
+            if before is not None:
+                acc = acc @ np.linalg.inv(before)
+        if j.pre is not None:
+            acc = acc @ np.linalg.inv(j.pre)
+        placement[j.parent.body] = (current, acc @ np.linalg.inv(j.parent.transform()))
+        self.log.append(f"joint {j.name!r} ({j.type}) reversed: its child {j.child.body!r} is the tree parent of "
+                        f"{j.parent.body!r}")
+        return current
 
     def axis_variable(self, j: JointSpec, ax) -> JointFunction:
         inner = [self.expr(c) for c in ax.coordinates]
@@ -335,12 +386,15 @@ class _Converter:
         placement: dict[str, tuple[int, np.ndarray]] = {doc.ground: (0, np.eye(4))}
         order = ["translation1", "translation2", "translation3", "rotation1", "rotation2", "rotation3"]
         for j in self.tree_order():
+            steps = [(None, ax) for ax in sorted(j.axes, key=lambda a: order.index(a.name))] + list(j.tail)
+            if j.name in self.reversed:
+                current = self.reversed_joint(j, steps, placement, joints)
+                continue
             pframe, pbody = placement[j.parent.body]
             acc = pbody @ j.parent.transform()
             if j.pre is not None:
                 acc = acc @ j.pre
             current = pframe
-            steps = [(None, ax) for ax in sorted(j.axes, key=lambda a: order.index(a.name))] + list(j.tail)
             for before, ax in steps:
                 if before is not None:
                     acc = acc @ before

@@ -593,10 +593,11 @@ class _Reader:
             self.notes.append(f"unnamed {jt} (line {j.sourceline}) named {name!r}, as OpenSim names it")
         else:
             name = self.name_of(j, "joint")
+        if self.boolean(j, "reverse", False):  # OpenSim's 30514 update: the parent and child frames swapped
+            parent, child = child, parent
+            self.notes.append(f"joint {name!r} (line {j.sourceline}): <reverse>true</reverse>, its parent and child "
+                              "frames swapped as OpenSim 4 reads it")
         spec = JointSpec(name, jt, parent, child, coords, [], line=j.sourceline)
-        if self.boolean(j, "reverse", False):
-            self.unsupported(j, "joint", "reversed joints (<reverse>true</reverse>)")
-            return None
         if jt == "CustomJoint":
             st = j.find("SpatialTransform")
             if st is None:
@@ -1186,17 +1187,11 @@ class _Reader:
 
     def _check_references(self, doc: OsimDocument) -> None:
         names = {b.name for b in doc.bodies}
-        seen_child = {}
         coord_names: dict[str, CoordinateSpec] = {}
-        for j in doc.joints:
+        for j in doc.joints:  # (a joint that closes a loop of joints is refused when the tree is built)
             for side in (j.parent, j.child):
                 if side.body not in names:
                     raise OsimImportError(self.path, f"<{j.type} name='{j.name}'>", f"body {side.body!r} does not exist", j.line)
-            if j.child.body in seen_child:
-                raise OsimImportError(self.path, f"<{j.type} name='{j.name}'>",
-                                      f"body {j.child.body!r} is already the child of joint {seen_child[j.child.body]!r}"
-                                      " (closed loops of joints are not supported)", j.line)
-            seen_child[j.child.body] = j.name
             for c in j.coordinates:
                 if c.name in coord_names:
                     raise OsimImportError(self.path, f"<Coordinate name='{c.name}'>", "duplicate coordinate name", c.line)

@@ -82,6 +82,11 @@ def compose(outer: JointFunction, inners: list[JointFunction]) -> JointFunction:
     return fn.Composite(outer, inners)
 
 
+def _fixed_step(ax, value: float) -> np.ndarray:
+    """The 4x4 transform of a TransformAxis held at ``value`` (rad about, or m along, its axis)."""
+    return homogeneous(rotation_about_axis(ax.axis, value)) if ax.is_rotation else homogeneous(None, value * ax.axis)
+
+
 def _line_normals(direction: np.ndarray) -> np.ndarray:
     """Two unit normals (2, 3) of a line direction, perpendicular to each other (any pair defines the line)."""
     d = np.asarray(direction, dtype=float)
@@ -263,8 +268,7 @@ class _Converter:
             var = self.axis_variable(j, ax)
             rot = ax.is_rotation
             if var.is_constant:
-                c = -float(var.evaluate(np.zeros((1, self.nq)), 0).value[0])
-                acc = acc @ (homogeneous(rotation_about_axis(ax.axis, c)) if rot else homogeneous(None, c * ax.axis))
+                acc = acc @ _fixed_step(ax, -float(var.evaluate(np.zeros((1, self.nq)), 0).value[0]))
             else:
                 joints.append(Joint(f"{j.name}/{ax.name}", current, REVOLUTE if rot else PRISMATIC, ax.axis,
                                     compose(fn.Linear([-1.0], 0.0), [var]), acc,
@@ -401,9 +405,7 @@ class _Converter:
                 var = self.axis_variable(j, ax)
                 rot = ax.is_rotation
                 if var.is_constant:
-                    c = float(var.evaluate(np.zeros((1, self.nq)), 0).value[0])
-                    step = homogeneous(rotation_about_axis(ax.axis, c)) if rot else homogeneous(None, c * ax.axis)
-                    acc = acc @ step
+                    acc = acc @ _fixed_step(ax, float(var.evaluate(np.zeros((1, self.nq)), 0).value[0]))
                     continue
                 joints.append(Joint(f"{j.name}/{ax.name}", current, REVOLUTE if rot else PRISMATIC,
                                     ax.axis, var, acc, source=f"{j.type} {j.name!r} {ax.name} ({', '.join(ax.coordinates)})"))

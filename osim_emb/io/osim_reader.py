@@ -207,18 +207,19 @@ class _Reader:
         comps = model.find("components")
         return [c for c in (comps if comps is not None else []) if isinstance(c.tag, str) and c.tag in tags]
 
+    def _set_and_components(self, model: Any, set_tag: str, suffix: str) -> list[Any]:
+        """The members of a set, then the elements among the model's <components> whose tag ends with ``suffix``."""
+        comps = model.find("components")
+        extra = [c for c in (comps if comps is not None else []) if isinstance(c.tag, str) and c.tag.endswith(suffix)]
+        return self.objects(model, set_tag) + extra
+
     def joint_elements(self, model: Any) -> list[Any]:
         """The JointSet's joints, then the joints among the model's <components>."""
-        comps = model.find("components")
-        extra = [c for c in (comps if comps is not None else []) if isinstance(c.tag, str) and c.tag.endswith("Joint")]
-        return self.objects(model, "JointSet") + extra
+        return self._set_and_components(model, "JointSet", "Joint")
 
     def constraint_elements(self, model: Any) -> list[Any]:
         """The ConstraintSet's constraints, then the constraints among the model's <components>."""
-        comps = model.find("components")
-        extra = [c for c in (comps if comps is not None else [])
-                 if isinstance(c.tag, str) and c.tag.endswith("Constraint")]
-        return self.objects(model, "ConstraintSet") + extra
+        return self._set_and_components(model, "ConstraintSet", "Constraint")
 
     @staticmethod
     def owner_path(owner: Any) -> str:

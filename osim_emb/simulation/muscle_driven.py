@@ -873,18 +873,19 @@ class MuscleDrivenSystem:
         # DeGrooteFregly2016Muscles: their own activation dynamics, a rigid tendon or the fibre length as
         # the state (OpenSim's is the normalized tendon force: the same ODE in other coordinates)
         self._degroote = np.array([isinstance(m.parameters, DeGrooteFregly2016Muscle) for m in muscles], dtype=bool)
-        self._rigid = np.array([m.parameters.ignore_tendon_compliance for m in muscles], dtype=bool) & ~self._degroote
+        self._millard_rigid = (np.array([m.parameters.ignore_tendon_compliance for m in muscles], dtype=bool)
+                               & ~self._degroote)
         self._direct = np.array([m.parameters.ignore_activation_dynamics for m in muscles], dtype=bool)
         # the activations' lower bounds (:meth:`activations`): none for Schutte's state and DeGroote's
         self._clamp_lo = np.array([-np.inf if isinstance(m.parameters, (Schutte1993Muscle, DeGrooteFregly2016Muscle))
                                    else min(max(m.parameters.minimum_activation, 0.0), 1.0) for m in muscles])
         self._thelen = np.array([isinstance(m.parameters, Thelen2003Muscle) for m in muscles], dtype=bool)
         self._schutte = np.array([isinstance(m.parameters, Schutte1993Muscle) for m in muscles], dtype=bool)
-        self._millard = ~(self._thelen | self._schutte | self._rigid | self._degroote)
+        self._millard = ~(self._thelen | self._schutte | self._millard_rigid | self._degroote)
         self.schutte = _SchutteGroup([m.parameters for m in muscles if isinstance(m.parameters, Schutte1993Muscle)])
         self.params = _ThelenArrays([m.parameters for m in muscles if isinstance(m.parameters, Thelen2003Muscle)])
         self.millard = _MillardGroup([m.parameters for m, k in zip(muscles, self._millard) if k])
-        self.millard_rigid = _MillardGroup([m.parameters for m, k in zip(muscles, self._rigid) if k])
+        self.millard_rigid = _MillardGroup([m.parameters for m, k in zip(muscles, self._millard_rigid) if k])
         # RigidTendonMuscles: path forces whose tension follows from L, dL/dt and the excitation (columns after
         # the driven PathActuators')
         self.rigid_tendon_muscles = tuple(stateless)
@@ -972,8 +973,8 @@ class MuscleDrivenSystem:
             sc = (index(self._schutte), sg.packed, sg.curve_index, sg.curve_ints, sg.curve_floats)
         if self._millard.any():
             mi = (index(self._millard), *self.millard.kernel_args)
-        if self._rigid.any():
-            mr = (index(self._rigid), *self.millard_rigid.kernel_args)
+        if self._millard_rigid.any():
+            mr = (index(self._millard_rigid), *self.millard_rigid.kernel_args)
         if self._degroote.any():
             dg = (index(self._degroote),
                   MK.degroote_parameters([m.parameters for m, k in zip(self.muscles, self._degroote) if k]))
@@ -1103,10 +1104,10 @@ class MuscleDrivenSystem:
         if sc.any():
             force[sc], dlf[sc] = self.schutte.state_derivatives(length[sc], speed[sc], a[sc], lf[sc])
             adot[sc] = self.schutte.activation_rate(a[sc], u[sc])
-        for i in np.flatnonzero(self._rigid):
+        for i in np.flatnonzero(self._millard_rigid):
             force[i] = float(self.muscles[i].parameters.tendon_force(a[i], length[i], speed[i]))
             dlf[i] = 0.0
-        for i in np.flatnonzero(self._rigid & ~self._direct):  # the activation dynamics of the compiled loops
+        for i in np.flatnonzero(self._millard_rigid & ~self._direct):  # the activation dynamics of the compiled loops
             p = self.muscles[i].parameters
             adot[i] = MK._activation_rate(a[i], u[i], min(max(p.minimum_activation, 0.0), 1.0),
                                           p.activation_time_constant, p.deactivation_time_constant)

@@ -223,21 +223,22 @@ def test_json_record_rebuilds_the_loop_from_its_document(osim, tmp_path):
         np.testing.assert_array_equal(x, y)
 
 
-def test_moment_arm_harness_gives_opensim_the_loop_coordinates(osim, tmp_path, caplog):
+@pytest.mark.parametrize("workers", [1, 2])
+def test_moment_arm_harness_gives_opensim_the_loop_coordinates(osim, tmp_path, workers):
     """The harness (`osim-emb run`, `moment-arms`) hands OpenSim the loop's coordinates with each configuration
-    (OpenSim's constraint error checks them), compares computeMomentArm, and leaves out minus_dL_dq, saying why;
-    an OpenSim reference given only the independent coordinate of a loop refuses, naming the constraint."""
-    import logging
+    (OpenSim's constraint error checks them) and compares computeMomentArm, and minus_dL_dq with the loop's
+    coordinates at each difference step from the package's solution (on one worker and on two); an OpenSim
+    reference given only the independent coordinate of a loop refuses, naming the constraint."""
     from osim_emb.opensim.bridge import OpenSimReference
     from osim_emb.opensim.moment_arms import run_moment_arm_study
     path = tmp_path / "loop.osim"
     build_loop(osim, path)
-    with caplog.at_level(logging.WARNING):
-        result = run_moment_arm_study(str(path), ["j3_coord_1"], step_deg=10.0, progress=False, workers=1,
-                                      cache_dir=False, references=("computeMomentArm", "minus_dL_dq"))
-    assert result["references"] == ["computeMomentArm"]
-    assert "minus_dL_dq left out" in caplog.text
-    assert result["summary"].max_abs_difference_m.max() < 1e-12
+    result = run_moment_arm_study(str(path), ["j3_coord_1"], step_deg=10.0, progress=False, workers=workers,
+                                  cache_dir=False, references=("computeMomentArm", "minus_dL_dq"))
+    assert result["references"] == ["computeMomentArm", "minus_dL_dq"]
+    summary = result["summary"].set_index("reference")
+    assert summary.loc["computeMomentArm", "max_abs_difference_m"].max() < 1e-12
+    assert summary.loc["minus_dL_dq", "max_abs_difference_m"].max() < 1e-8
     with pytest.raises(RuntimeError, match="closed loops: closure"):
         OpenSimReference(str(path), None).set_configuration([0.4], names=["j3_coord_1"])
 

@@ -73,6 +73,21 @@ class Sweep:
     q: np.ndarray
 
 
+def loop_steps(model: Model, chained, q: np.ndarray, ma_coordinates: Sequence[str], h: float) -> np.ndarray:
+    """(N, K, 4, E): the closed loops' coordinates (the package's solution, ``chained``) at q_k - 2h, q_k - h,
+    q_k + h, q_k + 2h for each configuration and moment-arm coordinate k -- what OpenSim's difference quotients of
+    ``minus_dL_dq`` set with the moved coordinate (its AssemblySolver would not keep the others fixed)."""
+    ks = [model.coordinate_index(c) for c in ma_coordinates]
+    offsets = np.array([-2.0, -1.0, 1.0, 2.0]) * h
+    moved = np.repeat(q[:, None, None, :], len(ks), axis=1).repeat(4, axis=2)  # (N, K, 4, n_q)
+    for kk, k in enumerate(ks):
+        moved[:, kk, :, k] += offsets
+    flat = moved.reshape(-1, q.shape[1])
+    cache: dict = {}
+    values = np.column_stack([d.function.evaluate(flat, 0, cache).value for d in chained])
+    return values.reshape(len(q), len(ks), 4, len(chained))
+
+
 def closing_part(model: Model, sweep: Sweep) -> Sweep:
     """The part of a sweep where the model's closed loops (point, line and weld constraints) close: the run of configurations
     around the one nearest the coordinate's default where the loop solves (each on its own, by continuation from
@@ -647,11 +662,6 @@ def run_moment_arm_study(model_path: str, sweep: Sequence[str], *, step_deg: flo
     q = np.vstack([s.q for s in sweeps])
     refs = list(references)
     chained = [d for d in model.dependent_coordinates if d.source.startswith("point constraint")]
-    if chained and "minus_dL_dq" in refs:  # OpenSim's differences would need the loop assembled at q +- h
-        log.warning("%s: minus_dL_dq left out: the constraint loop's coordinates (%s) are the package's "
-                    "solution at each configuration, which OpenSim's difference quotients cannot vary",
-                    model.name, ", ".join(d.name for d in chained))
-        refs = [r for r in refs if r != "minus_dL_dq"]
     # the package's side runs in a thread while OpenSim's workers run (numba's first compilation overlaps them)
     from concurrent.futures import ThreadPoolExecutor
     side = ThreadPoolExecutor(1)
@@ -663,16 +673,18 @@ def run_moment_arm_study(model_path: str, sweep: Sequence[str], *, step_deg: flo
         scratch = tempfile.mkdtemp(prefix="osim_emb_mvp_")
     jobs, ranges, mask = _reference_jobs(model, model_path, sweeps, refs, ma_coordinates, cross,
                                          Path(out_dir) if out_dir else Path(scratch) if scratch else None)
-    names_os, q_os = model.coordinate_names, q
+    names_os, q_os, steps = model.coordinate_names, q, None
     if chained:  # OpenSim gets the loop's coordinates too (its constraint error checks them: bridge)
         cache = {}
         q_os = np.column_stack([q] + [d.function.evaluate(q, 0, cache).value for d in chained])
         names_os = model.coordinate_names + [d.name for d in chained]
         ranges = np.vstack([ranges, [d.range for d in chained]])
+        if "minus_dL_dq" in refs:
+            steps = loop_steps(model, chained, q, ma_coordinates, FD_STEP)
     try:
         osv = evaluate_references(jobs, q_os, names_os, ranges, muscles, ma_coordinates,
                                   fd_step=FD_STEP, workers=workers, cache_dir=cache_dir, progress=progress,
-                                  mask=mask) if jobs else {}
+                                  mask=mask, steps=steps) if jobs else {}
         pkg = pkg_future.result()
         doc = model.extras.get("document")
         if doc is not None and any(j.type in ANGULAR_VELOCITY_JOINTS for j in doc.joints):

@@ -123,9 +123,12 @@ def _reference(path: str):
 
 
 def _evaluate_chunk(reference: str, path: str, q: np.ndarray, names: Sequence[str], ranges: np.ndarray,
-                    muscles: Sequence[str], ma_coordinates: Sequence[str], fd_step: float, mask=None):
+                    muscles: Sequence[str], ma_coordinates: Sequence[str], fd_step: float, mask=None, steps=None):
     """(values (n, M, K), lengths (n, M), seconds) at the configurations ``q`` (n, n_q); runs in a worker.
-    ``mask`` (n, K): the moment arms to evaluate (the others are NaN)."""
+    ``mask`` (n, K): the moment arms to evaluate (the others are NaN).  ``steps`` (n, K, 4, E): for
+    ``minus_dL_dq`` on a model with closed loops, the values of the last E of ``names`` (the loops' coordinates,
+    the package's solution) at q_k - 2h, q_k - h, q_k + h, q_k + 2h: the difference quotients move the loop with
+    the coordinate."""
     t0 = time.perf_counter()
     ref = _reference(path)
     names = list(names)
@@ -145,7 +148,8 @@ def _evaluate_chunk(reference: str, path: str, q: np.ndarray, names: Sequence[st
                 if not mask[n, kk]:
                     continue
                 k = names.index(c)
-                vals[n, :, kk] = -length_derivative(lengths_at, qn, k, ranges[k, 0], ranges[k, 1], fd_step)
+                at = lengths_at if steps is None else _with_loop(lengths_at, steps[n, kk], qn, k, fd_step)
+                vals[n, :, kk] = -length_derivative(at, qn, k, ranges[k, 0], ranges[k, 1], fd_step)
         else:
             for mi, m in enumerate(muscles):
                 for kk, c in enumerate(ma_coordinates):
@@ -154,7 +158,21 @@ def _evaluate_chunk(reference: str, path: str, q: np.ndarray, names: Sequence[st
     return vals, lengths, time.perf_counter() - t0
 
 
-def _cache_key(reference, path, q, names, muscles, mac, fd_step, mask) -> str:
+def _with_loop(lengths_at, steps: np.ndarray, q0: np.ndarray, k: int, h: float):
+    """``lengths_at`` with the loop's coordinates (the last ``steps.shape[1]`` entries) set to their values at the
+    step q_k = q0_k + j h, j in (-2, -1, 1, 2) (``steps`` (4, E)); at j = 0 as in q0."""
+    extra = steps.shape[1]
+
+    def at(qq):
+        j = int(round((qq[k] - q0[k]) / h))
+        if j:
+            qq = qq.copy()
+            qq[-extra:] = steps[(-2, -1, 1, 2).index(j)]
+        return lengths_at(qq)
+    return at
+
+
+def _cache_key(reference, path, q, names, muscles, mac, fd_step, mask, steps=None) -> str:
     import opensim
     h = hashlib.sha256()
     h.update(json.dumps({"format": _CACHE_FORMAT, "reference": reference, "model_sha256": file_sha256(path),
@@ -162,6 +180,8 @@ def _cache_key(reference, path, q, names, muscles, mac, fd_step, mask) -> str:
                          "fd_step": fd_step, "opensim": opensim.__version__}).encode())
     h.update(np.ascontiguousarray(q, dtype=float).tobytes())
     h.update(np.ascontiguousarray(mask, dtype=bool).tobytes())
+    if steps is not None:
+        h.update(np.ascontiguousarray(steps, dtype=float).tobytes())
     return h.hexdigest()
 
 
@@ -171,7 +191,7 @@ def _chunks(n: int, workers: int) -> list[slice]:
     return [slice(a, b) for a, b in zip(edges[:-1], edges[1:]) if b > a]
 
 
-def _lookup(jobs, q, names, muscles, ma_coordinates, fd_step, cache_dir, mask):
+def _lookup(jobs, q, names, muscles, ma_coordinates, fd_step, cache_dir, mask, steps=None):
     """(results read from the disk cache, [(reference, path, cache file, key, mask)] still to evaluate)."""
     full = np.ones((len(q), len(ma_coordinates)), dtype=bool)
     masks = {r: np.asarray((mask.get(r, full) if isinstance(mask, dict) else full if mask is None else mask),
@@ -182,7 +202,8 @@ def _lookup(jobs, q, names, muscles, ma_coordinates, fd_step, cache_dir, mask):
     for reference, path in jobs:
         if reference not in REFERENCES:
             raise ValueError(f"unknown reference {reference!r}; choose from {', '.join(REFERENCES)}")
-        key = _cache_key(reference, path, q, names, muscles, ma_coordinates, fd_step, masks[reference])
+        key = _cache_key(reference, path, q, names, muscles, ma_coordinates, fd_step, masks[reference],
+                         steps if reference == "minus_dL_dq" else None)
         hit = cache / f"{key}.npz" if cache is not None else None
         if hit is not None and hit.exists():
             try:
@@ -196,9 +217,16 @@ def _lookup(jobs, q, names, muscles, ma_coordinates, fd_step, cache_dir, mask):
     return out, todo
 
 
-def _submit(pool, reference, path, q, names, ranges, muscles, ma_coordinates, fd_step, mask, workers) -> list:
+def _submit(pool, reference, path, q, names, ranges, muscles, ma_coordinates, fd_step, mask, workers,
+            steps=None) -> list:
     return [(pool.submit(_evaluate_chunk, reference, path, q[s], list(names), ranges, list(muscles),
-                         list(ma_coordinates), fd_step, mask[s]), s) for s in _chunks(len(q), max(workers, 1))]
+                         list(ma_coordinates), fd_step, mask[s], _steps_for(reference, steps, s)), s)
+            for s in _chunks(len(q), max(workers, 1))]
+
+
+def _steps_for(reference, steps, s):
+    """The rows ``s`` of the loop steps, for ``minus_dL_dq`` only."""
+    return steps[s] if steps is not None and reference == "minus_dL_dq" else None
 
 
 def prefetch_references(jobs: Sequence[tuple[str, str]], q: np.ndarray, names: Sequence[str], ranges: np.ndarray,
@@ -236,18 +264,19 @@ def cancel_prefetched() -> None:
 def evaluate_references(jobs: Sequence[tuple[str, str]], q: np.ndarray, names: Sequence[str], ranges: np.ndarray,
                         muscles: Sequence[str], ma_coordinates: Sequence[str], *, fd_step: float = 1e-6,
                         workers: int | None = None, cache_dir: str | Path | None | bool = None,
-                        progress: bool = True, mask=None) -> dict[str, dict]:
+                        progress: bool = True, mask=None, steps=None) -> dict[str, dict]:
     """OpenSim's values for every ``(reference, model path)`` job at the configurations ``q`` (N, n_q).
 
     Returns ``{reference: {"values": (N, M, K), "lengths": (N, M), "seconds": float, "cached": bool}}``.
     ``workers`` processes (default: the number of CPUs, at most 4) share all jobs; ``cache_dir=False``
     disables the disk cache; ``mask`` (N, K), or a dict of them by reference, selects the moment arms to
-    evaluate (default: all).  Evaluations submitted earlier by :func:`prefetch_references` with the same
-    arguments are collected, not repeated."""
+    evaluate (default: all); ``steps`` (N, K, 4, E): the closed loops' coordinates (the last E of ``names``) at the
+    difference steps of ``minus_dL_dq`` (:func:`_evaluate_chunk`).  Evaluations submitted earlier by
+    :func:`prefetch_references` with the same arguments are collected, not repeated."""
     from osim_emb.progress import Progress
     q = np.ascontiguousarray(q, dtype=float)
     ranges = np.asarray(ranges, dtype=float)
-    out, todo = _lookup(jobs, q, names, muscles, ma_coordinates, fd_step, cache_dir, mask)
+    out, todo = _lookup(jobs, q, names, muscles, ma_coordinates, fd_step, cache_dir, mask, steps)
     if not todo:
         return out
     workers = _worker_count(workers)
@@ -262,7 +291,7 @@ def evaluate_references(jobs: Sequence[tuple[str, str]], q: np.ndarray, names: S
             for reference, path, _, _, m in todo:
                 for s in _chunks(len(q), 1):
                     v, ln, sec = _evaluate_chunk(reference, path, q[s], names, ranges, muscles, ma_coordinates,
-                                                 fd_step, m[s])
+                                                 fd_step, m[s], _steps_for(reference, steps, s))
                     vals[reference][s], lens[reference][s] = v, ln
                     seconds[reference] += sec
                     bar.advance(s.stop - s.start)
@@ -275,7 +304,7 @@ def evaluate_references(jobs: Sequence[tuple[str, str]], q: np.ndarray, names: S
                 parts = _PENDING.pop(key, None)
                 if parts is None:
                     parts = _submit(pool, reference, path, q, names, ranges, muscles, ma_coordinates, fd_step, m,
-                                    workers)
+                                    workers, steps)
                 for f, s in parts:
                     futures[f] = (reference, s)
             for f in as_completed(futures):

@@ -171,3 +171,23 @@ def test_compiled_muscle_loop_equals_the_numpy_muscle_model(osim, tmp_path, rigi
         t = float(rng.uniform(0, 0.1))
         a, b = compiled.rhs(t, y), numpy_route.rhs(t, y)
         np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-10)
+
+
+def test_no_fibre_equilibrium_is_refused_as_opensim_refuses_it(osim, tmp_path):
+    """A muscle whose path is shorter than its tendon slack length everywhere the bisection looks (the residual has
+    one sign over normalized tendon forces 0..5): the simulation refuses the model naming the muscle, as OpenSim's
+    equilibrateMuscles throws ("Function has same sign at bounds")."""
+    from osim_emb.simulation.muscle_driven import MuscleDrivenSystem, MuscleSimulationError
+    path = tmp_path / "slack.osim"
+    build_degroote_arm(osim, path, rigid=False)
+    text = path.read_text()
+    start = text.index("<tendon_slack_length>")
+    end = text.index("</tendon_slack_length>")
+    bad = tmp_path / "too_long_tendon.osim"
+    bad.write_text(text[:start] + "<tendon_slack_length>2.0" + text[end:])  # the first muscle's tendon: 2 m
+    model = osim.Model(str(bad))
+    state = model.initSystem()
+    with pytest.raises(Exception, match="same sign"):
+        model.equilibrateMuscles(state)
+    with pytest.raises(MuscleSimulationError, match="'flexor': no fibre equilibrium"):
+        MuscleDrivenSystem(load_osim(bad)).initial_state()

@@ -49,7 +49,7 @@ from osim_emb.muscles import kernels as MK
 from osim_emb.muscles.kernels import SQRT_EPS  # SimTK::SqrtEps
 from osim_emb.simulation.excitations import ExcitationSpec, MuscleSimulationError, smooth_step
 from osim_emb.muscles.hill import (SIGNIFICANT_REAL, DeGrooteFregly2016Muscle, Millard2012EquilibriumMuscle,
-                                   RigidPathActuator, RigidTendonMuscle, Schutte1993Muscle, Thelen2003Muscle,
+                                   MuscleModelError, RigidPathActuator, RigidTendonMuscle, Schutte1993Muscle, Thelen2003Muscle,
                                    deprecated_pennation)
 
 __all__ = ["CoordinateLimitForce", "CoordinateActuator", "MuscleDrivenSystem", "coordinate_forces_from_model",
@@ -1154,7 +1154,10 @@ class MuscleDrivenSystem:
             if rigid:
                 lf0.append(float(m.parameters.rigid_tendon(lm, v).fiber_length))
             elif isinstance(m.parameters, DeGrooteFregly2016Muscle):
-                lf0.append(m.parameters.equilibrium_fiber_length(float(a), float(lm), float(v)))
+                try:
+                    lf0.append(m.parameters.equilibrium_fiber_length(float(a), float(lm), float(v)))
+                except MuscleModelError as err:  # OpenSim's equilibrateMuscles fails the same way
+                    raise MuscleSimulationError(f"no initial state: {err}") from None
             elif isinstance(m.parameters, Thelen2003Muscle):
                 lf0.append(thelen_initial_fiber_length(m.parameters, float(a), float(lm), float(v)))
             elif isinstance(m.parameters, Schutte1993Muscle):

@@ -161,12 +161,18 @@ def test_lenient_skips_unsupported_joint_and_what_hangs_on_it():
     assert ("joint", "elbow_joint") in skipped and ("body", "lower") in skipped and ("force", "m1") in skipped
 
 
-def test_lenient_skips_reversed_joint():
+def test_reverse_element_in_a_4x_file_is_ignored_as_opensim_ignores_it():
+    """<reverse> is no Joint property since version 30514: in a 4.x file OpenSim ignores the element, and so does
+    the import (saying so); the model is the one without it."""
+    from osim_emb.core import kinematics as kin
     text = small_osim().replace("<socket_parent_frame>upper_offset2", "<reverse>true</reverse>"
                                                                      "<socket_parent_frame>upper_offset2")
-    _fails(text, "reversed joints", error=UnsupportedFeatureError)
-    m = _load(text, strict=False)
-    assert m.coordinate_names == ["shoulder_q"]
+    m, plain = _load(text), _load(small_osim())
+    assert m.coordinate_names == plain.coordinate_names == ["shoulder_q", "elbow"]
+    q = np.array([[0.3, 0.7]])
+    np.testing.assert_array_equal(kin.body_transforms(m, kin.forward_kinematics(m, q, order=0)),
+                                  kin.body_transforms(plain, kin.forward_kinematics(plain, q, order=0)))
+    assert any("<reverse> ignored" in n for n in m.extras["notes"])
 
 
 @pytest.mark.parametrize("changes,fragment", [

@@ -326,10 +326,10 @@ def test_path_actuators_are_left_out_and_summarized_by_type(models_dir, tmp_path
     with pytest.raises(MuscleSimulationError, match="unknown actuator"):
         MuscleDrivenSystem(model, controls={"BRAX": 0.5})
     for el in tree.iter("PathActuator"):  # a muscle type whose force model the import does not read: refused
-        el.tag = "DeGrooteFregly2016Muscle"
-    tree.write(str(tmp_path / "arm26_degroote_muscles.osim"))
-    with pytest.raises(MuscleSimulationError, match=r"has 6 DeGrooteFregly2016Muscle \(TRIlong, TRIlat"):
-        MuscleDrivenSystem(load_osim(str(tmp_path / "arm26_degroote_muscles.osim"), strict=False))
+        el.tag = "Delp1990Muscle_Deprecated"
+    tree.write(str(tmp_path / "arm26_delp_muscles.osim"))
+    with pytest.raises(MuscleSimulationError, match=r"has 6 Delp1990Muscle_Deprecated \(TRIlong, TRIlat"):
+        MuscleDrivenSystem(load_osim(str(tmp_path / "arm26_delp_muscles.osim"), strict=False))
 
 
 def _mobl_with(models_dir, tmp_path, keep):

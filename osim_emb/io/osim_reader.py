@@ -594,10 +594,14 @@ class _Reader:
             self.notes.append(f"unnamed {jt} (line {j.sourceline}) named {name!r}, as OpenSim names it")
         else:
             name = self.name_of(j, "joint")
-        if self.boolean(j, "reverse", False):  # OpenSim's 30514 update: the parent and child frames swapped
-            parent, child = child, parent
-            self.notes.append(f"joint {name!r} (line {j.sourceline}): <reverse>true</reverse>, its parent and child "
-                              "frames swapped as OpenSim 4 reads it")
+        if self.boolean(j, "reverse", False):
+            if self.version < 30514:  # OpenSim's 30514 update: the parent and child frames swapped
+                parent, child = child, parent
+                self.notes.append(f"joint {name!r} (line {j.sourceline}): <reverse>true</reverse>, its parent and "
+                                  "child frames swapped as OpenSim 4 reads it")
+            else:  # no such property since 30514: OpenSim ignores the element
+                self.notes.append(f"joint {name!r} (line {j.sourceline}): <reverse> ignored, as OpenSim ignores it in "
+                                  f"version-{self.version} files")
         spec = JointSpec(name, jt, parent, child, coords, [], line=j.sourceline)
         if jt == "CustomJoint":
             st = j.find("SpatialTransform")

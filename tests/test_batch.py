@@ -113,3 +113,27 @@ def test_options_are_checked_before_any_work(models_dir, tmp_path, capsys):
     assert main(["batch", str(models_dir / "arm26.osim"), "--variants", "2", "--sweep", "r_elbow_flex",
                  "--references", "computeMomentArm", "-o", str(out), "--quiet"]) == 2
     assert "not for perturbed variants" in capsys.readouterr().err
+
+
+def test_lenient_batch_imports_what_it_can_and_says_what_it_left_out(models_dir, tmp_path, capsys):
+    """A cohort whose models have an element the package does not take (a RollingOnSurfaceConstraint): the batch
+    stops naming it (exit 2, nothing written); with --lenient it runs every model and names what it left out."""
+    from osim_emb.cli.main import main
+    folder = tmp_path / "cohort"
+    folder.mkdir()
+    text = (models_dir / "arm26.osim").read_text()
+    start = text.index("<objects />", text.index("<ConstraintSet"))
+    text = (text[:start] + '<objects><RollingOnSurfaceConstraint name="roll"/></objects>'
+            + text[start + len("<objects />"):])
+    for k in (1, 2):
+        (folder / f"subject0{k}.osim").write_text(text)
+    out = tmp_path / "cohort.parquet"
+    args = ["batch", str(folder), "--sweep", "r_elbow_flex", "--step", "60", "-o", str(out), "--workers", "1",
+            "--quiet"]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert "RollingOnSurfaceConstraint" in err and "Traceback" not in err and not out.exists()
+    assert main([a for a in args if a != "--quiet"] + ["--lenient"]) == 0  # (--quiet hides warnings)
+    err = capsys.readouterr().err
+    assert "left out constraint 'roll'" in err
+    assert set(pd.read_parquet(out).model) == {"subject01", "subject02"}

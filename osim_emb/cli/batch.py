@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import logging
 
-from osim_emb.cli.common import _csv
+from osim_emb.cli.common import _csv, add_lenient_option
 
 
 def cmd_batch(args: argparse.Namespace) -> int:
@@ -13,7 +13,7 @@ def cmd_batch(args: argparse.Namespace) -> int:
     from osim_emb.io.outputs import check_output_folder
     check_output_folder(args.output, overwrite=args.overwrite, inputs=[args.models])
     tasks = model_tasks(args.models, variants=args.variants, tolerance_m=args.tolerance_mm / 1000.0,
-                        wrap_tolerance_m=args.wrap_tolerance_mm / 1000.0, seed=args.seed)
+                        wrap_tolerance_m=args.wrap_tolerance_mm / 1000.0, seed=args.seed, strict=not args.lenient)
     res = run_batch(tasks, _csv(args.sweep), args.step, args.output, muscles=_csv(args.muscles) or None,
                     ma_coordinates=_csv(args.coordinates) or None, opensim_compat=args.opensim_compat,
                     references=_csv(args.references), scheduler=args.scheduler, n_workers=args.workers,
@@ -33,6 +33,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                                      "as Dask tasks; results in Parquet")
     s.add_argument("models", help="a folder of .osim models, or one .osim model (with --variants)")
     s.add_argument("-o", "--output", required=True, help="output Parquet dataset (a new folder of part files)")
+    add_lenient_option(s)
     s.add_argument("--sweep", required=True, help="coordinates to sweep over their ranges, e.g. elv_angle,shoulder_elv")
     s.add_argument("--step", type=float, default=5.0, help="sweep step in degrees (default 5)")
     s.add_argument("--coordinates", help="moment-arm coordinates (default: the swept ones)")

@@ -51,6 +51,7 @@ class ModelTask:
     seed: int | None = None
     tolerance_m: float = 0.0  # attachment points: uniform in [-tol, tol] per axis
     wrap_tolerance_m: float = 0.0  # wrap-object origins likewise
+    strict: bool = True  # False: import what can be represented (load_osim(strict=False))
 
     @property
     def name(self) -> str:
@@ -81,9 +82,9 @@ def perturb_attachments(model: Model, rng: np.random.Generator, tolerance_m: flo
 
 
 def model_tasks(source: str | Path, *, variants: int = 0, tolerance_m: float = 0.0, wrap_tolerance_m: float = 0.0,
-                seed: int = 0) -> list[ModelTask]:
+                seed: int = 0, strict: bool = True) -> list[ModelTask]:
     """The tasks of a batch: every .osim file of a folder, or ``variants`` perturbed copies of one file
-    (variant k uses seed ``seed + k``)."""
+    (variant k uses seed ``seed + k``); ``strict=False`` imports each model leniently."""
     source = Path(source)
     if source.is_dir():
         if variants:
@@ -91,20 +92,20 @@ def model_tasks(source: str | Path, *, variants: int = 0, tolerance_m: float = 0
         files = sorted(source.glob("*.osim"))
         if not files:
             raise BatchError(f"{source}: no .osim files in this folder")
-        return [ModelTask(str(f)) for f in files]
+        return [ModelTask(str(f), strict=strict) for f in files]
     if not source.is_file():
         raise BatchError(f"{source}: no such model file or folder")
     if variants <= 0:
-        return [ModelTask(str(source))]
+        return [ModelTask(str(source), strict=strict)]
     if tolerance_m < 0 or wrap_tolerance_m < 0:
         raise BatchError("tolerances must be >= 0")
-    return [ModelTask(str(source), k, seed + k, tolerance_m, wrap_tolerance_m) for k in range(variants)]
+    return [ModelTask(str(source), k, seed + k, tolerance_m, wrap_tolerance_m, strict) for k in range(variants)]
 
 
 @lru_cache(maxsize=8)
-def _load(path: str) -> Model:
+def _load(path: str, strict: bool = True) -> Model:
     from osim_emb.io import load_osim
-    return load_osim(path)
+    return load_osim(path, strict=strict)
 
 
 def sweep_task(task: ModelTask, sweep: Sequence[str], step_deg: float, *, muscles: Sequence[str] | None = None,
@@ -113,7 +114,7 @@ def sweep_task(task: ModelTask, sweep: Sequence[str], step_deg: float, *, muscle
     """One model's sweep table (:data:`COLUMNS`, plus ``opensim_<reference>_m`` per reference)."""
     from osim_emb.paths.geometry import lengths_and_moment_arms
     from osim_emb.opensim.moment_arms import FD_STEP, REFERENCES, make_sweeps
-    model = _load(task.path)
+    model = _load(task.path, task.strict)
     if task.variant >= 0:
         model = perturb_attachments(model, np.random.default_rng(task.seed), task.tolerance_m,
                                     task.wrap_tolerance_m)
@@ -194,7 +195,11 @@ def _first_model(tasks: Sequence[ModelTask], keep_going: bool) -> tuple[ModelTas
     """The first model that imports (with ``keep_going``; otherwise the first model, or its import error)."""
     for task in tasks if keep_going else tasks[:1]:
         try:
-            return task, _load(task.path)
+            model = _load(task.path, task.strict)
+            # what lenient loading left out, said once for the first model (a cohort's files share their form)
+            for s in model.extras.get("skipped", []):
+                log.warning("%s:%s: left out %s %r: %s", task.path, s.line or "", s.kind, s.name, s.reason)
+            return task, model
         except Exception:  # noqa: BLE001 - reported again by its task, with the others
             if not keep_going:
                 raise

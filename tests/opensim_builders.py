@@ -75,3 +75,33 @@ def package_values(model, q, qd) -> dict:
     return {"transforms": kin.body_transforms(model, kin.forward_kinematics(model, q, order=0)),
             "lengths": lengths, "arms": arms, "terms": dyn.dynamics_terms(model, q, qd),
             "qdd": dyn.forward_dynamics(model, q, qd)}
+
+
+def assert_equals_opensim(path, model, q, qd, unit: str, *, arm_atol: float = 1e-14) -> None:
+    """At each configuration q[n] (speeds qd[n]): every body's ground transform (1e-14), the length (1e-14 m) and
+    moment arms (``arm_atol``) of one path unit, the mass matrix (1e-12 relative) and the forward accelerations with
+    forces removed (1e-10) of the package equal OpenSim's API on the model file ``path``."""
+    import numpy as np
+    from osim_emb.opensim.bridge import OpenSimReference
+    ours = package_values(model, q, qd)
+    ref = OpenSimReference(str(path), model)
+    ref_d = OpenSimReference(str(path), model, disable_forces=True)
+    m = [mu.name for mu in model.muscles].index(unit)
+    for n in range(len(q)):
+        ref.set_configuration(q[n])
+        for k, body in enumerate(model.bodies):
+            np.testing.assert_allclose(ref.body_transform(body.name), ours["transforms"][n, k], rtol=0, atol=1e-14)
+        assert abs(ref.muscle_length(unit) - ours["lengths"][n, m]) < 1e-14
+        for k, c in enumerate(model.coordinate_names):
+            assert abs(ref.moment_arm(unit, c) - ours["arms"][n, k, m]) < arm_atol, (n, c)
+        r = ref_d.reduced_dynamics(q[n], qd[n])
+        np.testing.assert_allclose(r["mass"], ours["terms"].mass[n], rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(r["qddot"], ours["qdd"][n], rtol=1e-10, atol=1e-10)
+
+
+def with_element_text(source, tag: str, value: str, destination) -> None:
+    """A copy of the model file ``source`` with the first ``<tag>``'s text replaced by ``value``."""
+    text = source.read_text()
+    start = text.index(f"<{tag}>") + len(f"<{tag}>")
+    end = text.index(f"</{tag}>", start)
+    destination.write_text(text[:start] + value + text[end:])

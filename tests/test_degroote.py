@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from osim_emb import load_osim
+from opensim_builders import with_element_text
 
 
 def build_degroote_arm(osim, path, *, rigid: bool, in_components: bool = False, **properties):
@@ -180,11 +181,8 @@ def test_no_fibre_equilibrium_is_refused_as_opensim_refuses_it(osim, tmp_path):
     from osim_emb.simulation.muscle_driven import MuscleDrivenSystem, MuscleSimulationError
     path = tmp_path / "slack.osim"
     build_degroote_arm(osim, path, rigid=False)
-    text = path.read_text()
-    start = text.index("<tendon_slack_length>")
-    end = text.index("</tendon_slack_length>")
     bad = tmp_path / "too_long_tendon.osim"
-    bad.write_text(text[:start] + "<tendon_slack_length>2.0" + text[end:])  # the first muscle's tendon: 2 m
+    with_element_text(path, "tendon_slack_length", "2.0", bad)  # the first muscle's tendon: 2 m
     model = osim.Model(str(bad))
     state = model.initSystem()
     with pytest.raises(Exception, match="same sign"):

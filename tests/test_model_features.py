@@ -257,8 +257,7 @@ def test_bodies_joints_and_constraints_among_components_equal_opensim(osim, tmp_
     """A model built with Model::addComponent (as Moco's examples build theirs): a body, a joint with its offset
     frames and a coupler among the model's <components> (paths /NAME), beside a BodySet body.  Body transforms,
     lengths, moment arms (computeMomentArm), the mass matrix and the accelerations equal OpenSim's."""
-    from osim_emb.opensim.bridge import OpenSimReference
-    from opensim_builders import package_values
+    from opensim_builders import assert_equals_opensim
     m = osim.Model()
     m.setName("components")
     upper = osim.Body("upper", 1.5, osim.Vec3(0, -0.15, 0), osim.Inertia(0.01, 0.002, 0.01))
@@ -296,19 +295,7 @@ def test_bodies_joints_and_constraints_among_components_equal_opensim(osim, tmp_
     assert [b.name for b in model.bodies] == ["upper", "lower", "hand"]
     q = np.array([[0.2, 0.4], [-0.3, 1.1], [0.5, -0.2]])
     qd = np.array([[0.3, -0.5], [1.0, 0.2], [-0.4, 0.8]])
-    ours = package_values(model, q, qd)
-    ref = OpenSimReference(str(path), model)
-    ref_d = OpenSimReference(str(path), model, disable_forces=True)
-    for n in range(len(q)):
-        ref.set_configuration(q[n])
-        for k, body in enumerate(model.bodies):
-            np.testing.assert_allclose(ref.body_transform(body.name), ours["transforms"][n, k], rtol=0, atol=1e-14)
-        assert abs(ref.muscle_length("flexor") - ours["lengths"][n, 0]) < 1e-14
-        for k, c in enumerate(model.coordinate_names):
-            assert abs(ref.moment_arm("flexor", c) - ours["arms"][n, k, 0]) < 1e-14
-        r = ref_d.reduced_dynamics(q[n], qd[n])
-        np.testing.assert_allclose(r["mass"], ours["terms"].mass[n], rtol=1e-12, atol=1e-14)
-        np.testing.assert_allclose(r["qddot"], ours["qdd"][n], rtol=1e-10, atol=1e-10)
+    assert_equals_opensim(path, model, q, qd, "flexor")
 
 
 def test_station_defined_frames_and_frames_nested_in_bodies_equal_opensim(osim, tmp_path):
@@ -317,8 +304,7 @@ def test_station_defined_frames_and_frames_nested_in_bodies_equal_opensim(osim, 
     frame: body transforms, L, R (computeMomentArm), M and q̈ equal OpenSim's; a bad axis name, points that do not
     form a triangle, stations on two bodies and a socket naming no Station are refused naming the frame."""
     from osim_emb.io import OsimImportError
-    from osim_emb.opensim.bridge import OpenSimReference
-    from opensim_builders import package_values
+    from opensim_builders import assert_equals_opensim
     m = osim.Model()
     m.setName("station_frames")
     b1 = osim.Body("b1", 1.0, osim.Vec3(0, -0.1, 0), osim.Inertia(0.01, 0.002, 0.01))
@@ -357,19 +343,7 @@ def test_station_defined_frames_and_frames_nested_in_bodies_equal_opensim(osim, 
     model = load_osim(path)
     q = np.array([[0.2, 0.4], [-0.3, 1.1], [0.5, -0.6]])
     qd = np.array([[0.3, -0.5], [1.0, 0.2], [-0.4, 0.8]])
-    ours = package_values(model, q, qd)
-    ref = OpenSimReference(str(path), model)
-    ref_d = OpenSimReference(str(path), model, disable_forces=True)
-    for n in range(len(q)):
-        ref.set_configuration(q[n])
-        for k, body in enumerate(model.bodies):
-            np.testing.assert_allclose(ref.body_transform(body.name), ours["transforms"][n, k], rtol=0, atol=1e-14)
-        assert abs(ref.muscle_length("across") - ours["lengths"][n, 0]) < 1e-14
-        for k, c in enumerate(model.coordinate_names):
-            assert abs(ref.moment_arm("across", c) - ours["arms"][n, k, 0]) < 1e-14
-        r = ref_d.reduced_dynamics(q[n], qd[n])
-        np.testing.assert_allclose(r["mass"], ours["terms"].mass[n], rtol=1e-12, atol=1e-14)
-        np.testing.assert_allclose(r["qddot"], ours["qdd"][n], rtol=1e-10, atol=1e-10)
+    assert_equals_opensim(path, model, q, qd, "across")
     from lxml import etree
     text = path.read_text()
 
@@ -405,8 +379,7 @@ def test_joints_listed_from_child_to_parent_are_reversed_as_simbody_does(osim, t
     package takes the inverse of the joint's chain (each motion by the negated variable, in reverse order): body
     transforms, L, R, M and q̈ equal OpenSim's; a joint that closes a loop of joints is refused naming it."""
     from osim_emb.io import OsimImportError
-    from osim_emb.opensim.bridge import OpenSimReference
-    from opensim_builders import package_values
+    from opensim_builders import assert_equals_opensim
     m = osim.Model()
     m.setName("reversed")
     inner = osim.Body("inner", 1.5, osim.Vec3(0, -0.15, 0.01), osim.Inertia(0.02, 0.003, 0.02))
@@ -438,19 +411,7 @@ def test_joints_listed_from_child_to_parent_are_reversed_as_simbody_does(osim, t
     rng = np.random.default_rng(3)
     q = rng.uniform(-0.6, 0.6, (4, model.n_q))
     qd = rng.normal(size=q.shape)
-    ours = package_values(model, q, qd)
-    ref = OpenSimReference(str(path), model)
-    ref_d = OpenSimReference(str(path), model, disable_forces=True)
-    for n in range(len(q)):
-        ref.set_configuration(q[n])
-        for k, body in enumerate(model.bodies):
-            np.testing.assert_allclose(ref.body_transform(body.name), ours["transforms"][n, k], rtol=0, atol=1e-14)
-        assert abs(ref.muscle_length("across") - ours["lengths"][n, 0]) < 1e-14
-        for k, c in enumerate(model.coordinate_names):
-            assert abs(ref.moment_arm("across", c) - ours["arms"][n, k, 0]) < 1e-13
-        r = ref_d.reduced_dynamics(q[n], qd[n])
-        np.testing.assert_allclose(r["mass"], ours["terms"].mass[n], rtol=1e-12, atol=1e-14)
-        np.testing.assert_allclose(r["qddot"], ours["qdd"][n], rtol=1e-10, atol=1e-10)
+    assert_equals_opensim(path, model, q, qd, "across", arm_atol=1e-13)
     loop = tmp_path / "loop.osim"
     text = path.read_text()
     start = text.index("<PinJoint")

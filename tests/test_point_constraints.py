@@ -11,7 +11,7 @@ import pytest
 from osim_emb import load_osim
 from osim_emb.core import kinematics as kin
 from osim_emb.io import UnsupportedFeatureError
-from opensim_builders import package_values
+from opensim_builders import package_values, with_element_text
 
 DEFAULTS = (0.6, -1.2, 0.3, 0.25)
 
@@ -465,11 +465,8 @@ def test_a_line_without_direction_is_refused(osim, tmp_path):
     from osim_emb.io import OsimImportError
     path = tmp_path / "line.osim"
     build_loop(osim, path, line=True)
-    text = path.read_text()
-    start = text.index("<line_direction_vec>")
-    end = text.index("</line_direction_vec>")
     bad = tmp_path / "no_direction.osim"
-    bad.write_text(text[:start] + "<line_direction_vec>0 0 0" + text[end:])
+    with_element_text(path, "line_direction_vec", "0 0 0", bad)
     with pytest.raises(OsimImportError, match="non-zero direction") as err:
         load_osim(bad)
     assert "PointOnLineConstraint" in str(err.value)

@@ -1020,3 +1020,86 @@ def test_applies_force_reads_4x_and_older_flags(xml, applies):
     from lxml import etree
     from osim_emb.io.muscle_xml import element_applies_force
     assert element_applies_force(etree.fromstring(xml), "f") is applies
+
+
+def _arm26_with_coupled_elbow(osim, models_dir, tmp_path):
+    """arm26 with the elbow a SimmSpline of the shoulder (CoordinateCouplerConstraint; slope 0.3 to 1.9), a
+    CoordinateLimitForce on the elbow (reached) and a CoordinateActuator on it: every coordinate force on the
+    coupled coordinate."""
+    m = osim.Model(str(models_dir / "arm26.osim"))
+    spline = osim.SimmSpline()
+    for x, y in ((-1.0, 0.2), (-0.5, 0.35), (0.0, 0.6), (0.5, 1.2), (1.0, 2.0)):
+        spline.addPoint(x, y)
+    coupler = osim.CoordinateCouplerConstraint()
+    coupler.setName("elbow_follows_shoulder")
+    names = osim.ArrayStr()
+    names.append("r_shoulder_elev")
+    coupler.setIndependentCoordinateNames(names)
+    coupler.setDependentCoordinateName("r_elbow_flex")
+    coupler.setFunction(spline)
+    m.addConstraint(coupler)
+    clf = osim.CoordinateLimitForce("r_elbow_flex", 33.0, 0.5, 30.0, 0.5, 0.02, 2.0)
+    clf.setName("elbow_limit")
+    m.addForce(clf)
+    act = osim.CoordinateActuator("r_elbow_flex")
+    act.setName("elbow_motor")
+    act.setOptimalForce(3.0)
+    m.addForce(act)
+    m.finalizeConnections()
+    path = tmp_path / "arm26_coupled_forces.osim"
+    m.printToXML(str(path))
+    return path
+
+
+def test_forces_on_a_coupled_coordinate_equal_opensim(osim, models_dir, tmp_path):
+    """A CoordinateLimitForce and a CoordinateActuator on a coupled coordinate act on q through the coupling's
+    gradient (virtual work: τ_q = s'(q) τ_c, with ċ = s'(q) q̇), as OpenSim's coupler constraint transmits them:
+    the numpy route (DOP853), RK45-jit and BDF-jit against OpenSim's Manager, the elbow through both limits."""
+    pytest.importorskip("numba")
+    from osim_emb import load_osim
+    from osim_emb.opensim.muscle_simulation import opensim_muscle_simulation
+    from osim_emb.simulation import muscle_driven_jit as jit
+    from osim_emb.simulation.muscle_driven import MuscleDrivenSystem, simulate_muscles
+    path = _arm26_with_coupled_elbow(osim, models_dir, tmp_path)
+    model = load_osim(str(path))
+    assert model.coordinate_names == ["r_shoulder_elev"]
+    exc = {"TRIlong": ExcitationSpec.parse("0.3"), "BIClong": ExcitationSpec.parse("step:0.05:0.15:0.02:0.6")}
+    controls = {"elbow_motor": ExcitationSpec.parse("sine:2:8:0:0")}
+    system = MuscleDrivenSystem(model, exc, controls=controls)
+    assert [f.name for f in system.limit_forces] == ["elbow_limit"] and system.limit_forces[0].coupling is not None
+    assert jit.compiled_plan(system)[0] is not None
+    times = np.linspace(0.0, 0.3, 16)
+    ref = opensim_muscle_simulation(path, times, exc, controls=controls, accuracy=1e-9)
+    elbow = np.degrees(ref["q"][:, ref["names"].index("r_elbow_flex")])
+    assert elbow.max() > 33.0 and elbow.min() < 30.0, elbow  # both limits reached
+    for method, rtol in (("DOP853", 1e-10), ("RK45-jit", 1e-10), ("BDF-jit", 1e-9)):
+        ours = simulate_muscles(model, times[-1], exc, controls=controls, t_eval=times, method=method, rtol=rtol,
+                                atol=rtol * 1e-2)
+        d = largest_differences(ours, ref)  # the coupled elbow's column (value c(q)) among the q compared
+        speed = np.abs(ours["r_elbow_flex_u"].to_numpy()
+                       - ref["u"][:, ref["names"].index("r_elbow_flex")]).max()
+        print(f"[agreement] arm26, forces on the coupled elbow, 0.3 s ({method}): shoulder and elbow "
+              f"{d['q']:.2e} rad, elbow speed {speed:.2e} rad/s, fibre lengths {d['fiber_length']:.2e} m")
+        assert d["q"] < 1e-6 and d["fiber_length"] < 1e-7 and speed < 1e-5
+    # the forces on the elbow matter: without them the motion differs by far more
+    bare = simulate_muscles(model, times[-1], exc, t_eval=times, method="RK45-jit", rtol=1e-10, atol=1e-12,
+                            coordinate_forces=([], []))
+    assert largest_differences(bare, ref)["q"] > 1e-3
+
+
+def test_a_coupled_coordinate_force_the_compiled_plan_cannot_encode_keeps_scipys_route(models_dir):
+    """A coupling of two coordinates (here q1 q2) is not a one-input curve of a linear combination: the compiled
+    plan names the force, and the numpy route applies it as τ = ∇c τ_c."""
+    from osim_emb import load_osim
+    from osim_emb.core.functions import MultivariatePolynomial
+    from osim_emb.simulation import muscle_driven_jit as jit
+    from osim_emb.simulation.muscle_driven import CoordinateActuator, MuscleDrivenSystem
+    model = load_osim(str(models_dir / "arm26.osim"))
+    product = MultivariatePolynomial(2, 2, [0.0, 0.0, 0.0, 0.0, 1.0, 0.0])  # c = q1 q2
+    act = CoordinateActuator("ext", -1, 2.0, product)
+    system = MuscleDrivenSystem(model, {}, controls={"ext": 1.5}, coordinate_forces=([], [act]))
+    plan, why = jit.compiled_plan(system)
+    assert plan is None and "CoordinateActuator 'ext'" in why and "coupled coordinate" in why
+    q = np.array([0.3, 0.7])
+    tau = system.generalized_forces(0.0, q, np.zeros(2), np.zeros(0), np.zeros((2, 0)))
+    np.testing.assert_allclose(tau, 1.5 * 2.0 * np.array([0.7, 0.3]), rtol=1e-14)

@@ -46,6 +46,7 @@ __all__ = [
     "point_accelerations",
     "angular_velocities",
     "body_transforms",
+    "dependent_coordinate_columns",
 ]
 
 
@@ -83,6 +84,20 @@ def joint_variables(model: Model, q: Any, order: int = 2) -> JointVariables:
     """
     q = _as_q(model, q)
     return JointVariables(*joint_program(model).evaluate(q, order, with_ground=True))
+
+
+def dependent_coordinate_columns(model: Model, q: Any, qdot: Any) -> dict[str, np.ndarray]:
+    """The dependent coordinates (coupled, locked, closing a loop) along configurations q and speeds q̇ (N, n_q),
+    as columns NAME (c = f(q); rad, m) then NAME_u (ċ = ∇f(q)·q̇; rad/s, m/s): what a motion file needs so
+    that OpenSim shows every coordinate."""
+    q = np.atleast_2d(np.asarray(q, dtype=float))
+    qd = np.atleast_2d(np.asarray(qdot, dtype=float))
+    values, speeds = {}, {}
+    for d in model.dependent_coordinates:
+        jet = d.function.evaluate(q, order=1)
+        values[d.name] = np.asarray(jet.value, dtype=float)
+        speeds[f"{d.name}_u"] = np.einsum("nk,nk->n", jet.gradient, qd)
+    return {**values, **speeds}
 
 
 def _as_q(model: Model, q: Any) -> np.ndarray:

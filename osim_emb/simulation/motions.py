@@ -17,6 +17,7 @@ from scipy.integrate import solve_ivp
 from scipy.interpolate import CubicSpline, make_smoothing_spline
 
 from osim_emb.core import dynamics as dyn
+from osim_emb.core.kinematics import dependent_coordinate_columns
 from osim_emb.model import Model
 
 __all__ = ["simulate", "IntegrationBudgetExceeded", "motion_derivatives", "inverse_dynamics_of_motion", "TrackingResult",
@@ -84,7 +85,8 @@ def simulate(model: Model, t_end: float, q0: Any = None, qdot0: Any = None, *,
     Returns
     -------
     pandas.DataFrame
-        Columns ``time`` (s), one per coordinate (rad, m) and ``NAME_u`` per speed (rad/s, m/s);
+        Columns ``time`` (s), one per coordinate (rad, m) and ``NAME_u`` per speed (rad/s, m/s), then the
+        dependent coordinates (coupled, locked) the same way;
         ``attrs['nfev']``: right-hand-side evaluations.
 
     Examples
@@ -93,8 +95,10 @@ def simulate(model: Model, t_end: float, q0: Any = None, qdot0: Any = None, *,
     >>> import osim_emb as oe
     >>> model = oe.load_builtin()
     >>> motion = oe.simulate(model, 0.2, n_output=5)
-    >>> list(motion.columns)
+    >>> list(motion.columns[:7])
     ['time', 'elv_angle', 'shoulder_elv', 'shoulder_rot', 'elv_angle_u', 'shoulder_elv_u', 'shoulder_rot_u']
+    >>> motion.filter(like="sternoclavicular_r2").columns.tolist()  # a coupled coordinate, from the rhythm
+    ['sternoclavicular_r2', 'sternoclavicular_r2_u']
 
     Over a short time from rest, q - q0 = q̈(0) t² / 2 to third order in t:
 
@@ -126,6 +130,7 @@ def simulate(model: Model, t_end: float, q0: Any = None, qdot0: Any = None, *,
         data[n] = sol.y[k]
     for k, n in enumerate(names):
         data[f"{n}_u"] = sol.y[model.n_q + k]
+    data.update(dependent_coordinate_columns(model, sol.y[:model.n_q].T, sol.y[model.n_q:].T))
     out = pd.DataFrame(data)
     out.attrs["nfev"] = sol.nfev
     return out

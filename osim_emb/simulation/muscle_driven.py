@@ -41,8 +41,10 @@ from scipy.integrate import solve_ivp
 
 from osim_emb.core import dynamics as dyn
 from osim_emb.core._accel import use_jit
+from osim_emb.core.kinematics import dependent_coordinate_columns
 from osim_emb.io.muscle_xml import PASSIVE_PATH_FORCE_TYPES, SUPPORTED_XML_TYPES, element_applies_force
 from osim_emb.io.osim_reader import UNAPPLIED_PASSIVE_FORCES
+from osim_emb.core.functions.base import JointFunction
 from osim_emb.model import Model
 from osim_emb.muscles import curves as C
 from osim_emb.muscles import kernels as MK
@@ -76,6 +78,7 @@ class CoordinateLimitForce:
     damping: float
     transition: float
     rotational: bool = True
+    coupling: JointFunction | None = None  # a coupled coordinate's function of q (``coordinate`` is then -1)
 
     def generalized_force(self, q: float, qdot: float) -> float:
         """calcLimitForce: stiffness ramps up (SimTK Step) over ``transition`` beyond each limit; damping scales
@@ -96,6 +99,25 @@ class CoordinateActuator:
     name: str
     coordinate: int
     optimal_force: float = 1.0
+    coupling: JointFunction | None = None  # a coupled coordinate's function of q (``coordinate`` is then -1)
+
+
+def coordinate_state(force, q: np.ndarray, qd: np.ndarray) -> tuple[float, float, np.ndarray | None]:
+    """(value, speed, gradient over q) of the coordinate a coordinate force acts on; the gradient is None for a
+    generalized coordinate.  A coupled coordinate c = f(q) moves at ċ = ∇f·q̇, and by virtual work its
+    generalized force τ_c acts on q as ∇f τ_c (what OpenSim's coupler constraint transmits)."""
+    if force.coupling is None:
+        return float(q[force.coordinate]), float(qd[force.coordinate]), None
+    jet = force.coupling.evaluate(q, order=1)
+    g = jet.gradient[0]
+    return float(jet.value[0]), float(g @ qd), g
+
+
+def _add_coordinate_force(tau: np.ndarray, force, value: float, gradient: np.ndarray | None) -> None:
+    if gradient is None:
+        tau[force.coordinate] += value
+    else:
+        tau += value * gradient
 
 
 def coordinate_forces_from_model(model: Model) -> tuple[list[CoordinateLimitForce], list[CoordinateActuator]]:
@@ -103,7 +125,8 @@ def coordinate_forces_from_model(model: Model) -> tuple[list[CoordinateLimitForc
     (:func:`osim_emb.io.muscle_xml.coordinate_force_records`).
 
     Elements with ``appliesForce`` false are left out, and so are (with a warning) those on a locked coordinate,
-    whose lock takes their force; an element on a coupled coordinate is an error (named)."""
+    whose lock takes their force; an element on a coupled coordinate acts through its coupling
+    (:func:`coordinate_state`)."""
     doc = model.extras.get("document")
     if doc is None:
         return [], []
@@ -112,21 +135,28 @@ def coordinate_forces_from_model(model: Model) -> tuple[list[CoordinateLimitForc
     motion = {c.name: c.motion_type for c in model.coordinates}
     limits, actuators = [], []
     held = {d.name for d in model.dependent_coordinates if d.kind in ("locked", "constant")}
+    coupled = {d.name: d for d in model.dependent_coordinates if d.kind == "coupled"}
+    motion.update({d.name: d.motion_type for d in coupled.values()})
     on_locked = []
     for f in coordinate_force_records(doc):
         if f.coordinate in held:  # the lock takes the force: no effect on the motion (as in OpenSim)
             on_locked.append(f"{f.type} {f.name!r} ({f.coordinate})")
             continue
-        if f.coordinate not in names:
+        if f.coordinate not in names and f.coordinate not in coupled:
             raise MuscleSimulationError(f"{doc.path}: {f.type} {f.name!r} acts on coordinate {f.coordinate!r}, "
-                                        "which is not a generalized coordinate of the imported model")
+                                        "which is not a coordinate of the imported model")
+        k, coupling = names.get(f.coordinate, -1), None
+        if f.coordinate in coupled:
+            coupling = coupled[f.coordinate].function
+            log.info("%s %r acts on the coupled coordinate %r: its generalized force reaches %s through the "
+                     "coupling's gradient", f.type, f.name, f.coordinate, model.name)
         p = f.parameters
         if f.type == "CoordinateLimitForce":
             limits.append(CoordinateLimitForce(
-                f.name, names[f.coordinate], p["upper_stiffness"], p["upper_limit"], p["lower_stiffness"],
-                p["lower_limit"], p["damping"], p["transition"], motion[f.coordinate] == "rotational"))
+                f.name, k, p["upper_stiffness"], p["upper_limit"], p["lower_stiffness"],
+                p["lower_limit"], p["damping"], p["transition"], motion[f.coordinate] == "rotational", coupling))
         else:
-            actuators.append(CoordinateActuator(f.name, names[f.coordinate], p["optimal_force"]))
+            actuators.append(CoordinateActuator(f.name, k, p["optimal_force"], coupling))
     if on_locked:
         log.warning("muscle-driven simulation of %s leaves out %d force(s) on locked coordinates, which do not move the "
                     "model: %s", model.name, len(on_locked), ", ".join(on_locked))
@@ -1007,9 +1037,10 @@ class MuscleDrivenSystem:
             tension, rp = self.path_force_tensions(t, q, qd)
             tau = tau + rp @ tension
         for f in self.limit_forces:
-            tau[f.coordinate] += f.generalized_force(q[f.coordinate], qd[f.coordinate])
+            c, cd, g = coordinate_state(f, q, qd)
+            _add_coordinate_force(tau, f, f.generalized_force(c, cd), g)
         for a, c in zip(self.actuators, self._controls):
-            tau[a.coordinate] += self._value(c, t) * a.optimal_force
+            _add_coordinate_force(tau, a, self._value(c, t) * a.optimal_force, coordinate_state(a, q, qd)[2])
         return tau
 
     def path_force_tensions(self, t: float, q: np.ndarray, qd: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -1239,15 +1270,16 @@ def simulate_muscles(model: Model, t_end: float, excitations: Mapping[str, Excit
     -------
     pandas.DataFrame
         ``time`` (s); NAME (rad, m), NAME_u (rad/s, m/s); MUSCLE_activation, MUSCLE_fiber_length (m),
-        MUSCLE_tendon_force (N); ``attrs['nfev']``, ``attrs['method']``.
+        MUSCLE_tendon_force (N); then the dependent coordinates (coupled, locked) as NAME and NAME_u;
+        ``attrs['nfev']``, ``attrs['method']``.
 
     Examples
     --------
     >>> import osim_emb as oe
     >>> model = oe.load_builtin()
     >>> out = oe.simulate_muscles(model, 0.002, {"DELT1": 0.5}, n_output=2, wrapping=False)
-    >>> out.shape
-    (2, 49)
+    >>> out.shape  # 3 coordinates and speeds, 14 muscles x 3, 12 dependent coordinates and speeds
+    (2, 73)
     >>> out.filter(like="DELT1").columns.tolist()
     ['DELT1_activation', 'DELT1_fiber_length', 'DELT1_tendon_force']
     >>> bool((out.filter(like="_tendon_force") >= 0).all().all())
@@ -1281,6 +1313,9 @@ def simulate_muscles(model: Model, t_end: float, excitations: Mapping[str, Excit
         for j, what in enumerate(("activation", "fiber_length", "tendon_force")):
             blocks.append(extra[:, j, :])
             columns += [f"{n}_{what}" for n in names]
+    dependent = dependent_coordinate_columns(model, sol.y[:n].T, sol.y[n:2 * n].T)
+    blocks += list(dependent.values())
+    columns += list(dependent)
     out = pd.DataFrame(np.column_stack(blocks), columns=columns)  # one block: no consolidation
     out.attrs["nfev"] = sol.nfev
     out.attrs["method"] = method

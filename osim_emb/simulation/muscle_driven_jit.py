@@ -126,16 +126,20 @@ def _rest(t, y, length, r, prog, mus, clf, act):  # pragma: no cover - compiled
         for m in range(nm):
             s += r[k, m] * force[m]
         tau[k] = s
-    for i in range(clf.shape[0]):  # coordinate, q_up, q_low, K_up, K_low, damping, transition (SI)
-        c = int(clf[i, 0])
-        qq, qqd = y[c], y[nq + c]
-        kup = smooth_step(0.0, clf[i, 3], clf[i, 1], clf[i, 1] + clf[i, 6], qq)
-        klow = smooth_step(clf[i, 4], 0.0, clf[i, 2] - clf[i, 6], clf[i, 2], qq)
-        ramp = (kup / clf[i, 3] if clf[i, 3] != 0.0 else 0.0) + (klow / clf[i, 4] if clf[i, 4] != 0.0 else 0.0)
-        tau[c] += -kup * (qq - clf[i, 1]) + klow * (clf[i, 2] - qq) - clf[i, 5] * ramp * qqd
+    lim, cmap = clf
+    for i in range(lim.shape[0]):  # coordinate row, q_up, q_low, K_up, K_low, damping, transition (SI)
+        c = int(lim[i, 0])
+        qq, qqd, dc = _coordinate_state(cmap, c, y, nq)
+        kup = smooth_step(0.0, lim[i, 3], lim[i, 1], lim[i, 1] + lim[i, 6], qq)
+        klow = smooth_step(lim[i, 4], 0.0, lim[i, 2] - lim[i, 6], lim[i, 2], qq)
+        ramp = (kup / lim[i, 3] if lim[i, 3] != 0.0 else 0.0) + (klow / lim[i, 4] if lim[i, 4] != 0.0 else 0.0)
+        _add_coordinate_force(cmap, c, dc, -kup * (qq - lim[i, 1]) + klow * (lim[i, 2] - qq) - lim[i, 5] * ramp * qqd,
+                              tau)
     acoord, aforce, akind, avals, path_forces = act
     for i in range(acoord.shape[0]):
-        tau[acoord[i]] += excitation_value(akind[i], avals[i], t) * aforce[i]
+        c = acoord[i]
+        dc = _coordinate_state(cmap, c, y, nq)[2]
+        _add_coordinate_force(cmap, c, dc, excitation_value(akind[i], avals[i], t) * aforce[i], tau)
     _path_forces(t, y, length, r, nm, path_forces, tau)
     out = np.empty(y.shape[0])
     K.rhs_into(ints, flts, ext, y, tau, no_springs, dyn_ws, out)
@@ -143,6 +147,30 @@ def _rest(t, y, length, r, prog, mus, clf, act):  # pragma: no cover - compiled
         out[2 * nq + m] = adot[m]
         out[2 * nq + nm + m] = dlf[m]
     return out
+
+
+@njit(error_model="numpy")
+def _coordinate_state(cmap, i, y, nq):  # pragma: no cover - compiled
+    """(c, ċ, dc/dx) of row i of the coordinate forces' coordinates, c = f(x), x = coefficients · q + intercept,
+    f the identity (curve row -1) or a one-input curve: a generalized coordinate or a coupled one."""
+    coef, intercept, crow, cints, cflts = cmap
+    x, xd = intercept[i], 0.0
+    for k in range(nq):
+        x += coef[i, k] * y[k]
+        xd += coef[i, k] * y[nq + k]
+    if crow[i] < 0:
+        return x, xd, 1.0
+    v, d, _ = K._univariate(cints[crow[i]], cflts[crow[i]], 0, 0, x)
+    return v, d * xd, d
+
+
+@njit(error_model="numpy")
+def _add_coordinate_force(cmap, i, dc, force, tau):  # pragma: no cover - compiled
+    """tau += ∇c force for row i (∇c = dc/dx × coefficients)."""
+    coef = cmap[0]
+    for k in range(tau.shape[0]):
+        if coef[i, k] != 0.0:
+            tau[k] += dc * coef[i, k] * force
 
 
 #: kinds of the path forces without muscle states (compiled_plan's ``act[4]``)
@@ -448,6 +476,9 @@ def compiled_plan(system):
     path_forces = _path_force_arrays(system)
     if isinstance(path_forces, str):
         return None, path_forces
+    cmap = _coordinate_force_map(system)
+    if isinstance(cmap, str):
+        return None, cmap
 
     def encode(items):
         kind = np.array([EXCITATION_KINDS[s.kind] if isinstance(s, ExcitationSpec) else 0 for s in items],
@@ -480,14 +511,14 @@ def compiled_plan(system):
     mus = (system.groups, ek, ev, np.zeros((7, system.n_m)), np.zeros(system.n_q), K.dynamics_workspace(cm.ints),
            np.zeros((0, K.SPRING_FLOATS)))
     rows = []
-    for f in system.limit_forces:
+    for i, f in enumerate(system.limit_forces):
         w = math.pi / 180.0 if f.rotational else 1.0
-        rows.append([f.coordinate, w * f.upper_limit, w * f.lower_limit, f.upper_stiffness / w,
+        rows.append([i, w * f.upper_limit, w * f.lower_limit, f.upper_stiffness / w,
                      f.lower_stiffness / w, f.damping / w, w * f.transition])
-    clf = np.array(rows, dtype=float).reshape(-1, 7)
+    clf = (np.array(rows, dtype=float).reshape(-1, 7), cmap)
     ak, av = encode(system._controls)
     pk, pv = encode(system._path_controls + system._stateless_excitation + [0.0] * len(system._passive))
-    act = (np.array([a.coordinate for a in system.actuators], dtype=np.int64),
+    act = (np.arange(len(system.limit_forces), len(system.limit_forces) + len(system.actuators), dtype=np.int64),
            np.array([a.optimal_force for a in system.actuators], dtype=float), ak, av,
            (path_forces[0], path_forces[1], pk, pv, *path_forces[2:]))
     return (prog, layout, mus, clf, act), ""
@@ -506,6 +537,32 @@ def _condition(f, n_q):
         if type(inner) is Linear and inner.coefficients.size == n_q and enc is not None:
             return inner.coefficients, inner.intercept, enc
     return None
+
+
+def _coordinate_force_map(system):
+    """(coefficients, intercept, curve row, curve ints, curve floats) of the coordinates of the system's
+    CoordinateLimitForces then CoordinateActuators (rows in that order, :func:`_coordinate_state`); a string (the
+    reason) if a coupled one is not a one-input curve of a linear combination of q."""
+    from osim_emb.core.compiled import univariate_rows
+    n_q = system.n_q
+    coef, intercept, rows, curves = [], [], [], []
+    for f in (*system.limit_forces, *system.actuators):
+        if f.coupling is None:
+            c, c0, enc = np.eye(n_q)[f.coordinate], 0.0, None
+        else:
+            form = _condition(f.coupling, n_q)
+            if form is None:
+                return (f"{type(f).__name__} {f.name!r} acts on a coupled coordinate through a function other than "
+                        "a one-input curve of a linear combination of the coordinates")
+            c, c0, enc = form
+        coef.append(c)
+        intercept.append(c0)
+        rows.append(-1 if enc is None else len(curves))
+        if enc is not None:
+            curves.append(enc)
+    cints, cflts = univariate_rows(curves)
+    return (np.array(coef, dtype=float).reshape(-1, n_q), np.array(intercept, dtype=float),
+            np.array(rows, dtype=np.int64), cints, cflts)
 
 
 def _path_force_arrays(system):

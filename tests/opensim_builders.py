@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import io
+
+import numpy as np
+import pandas as pd
+
 
 def add_custom_joint_with_coupler(osim, model, parent, vec, mass: float, com, inertia):
     """Append body ``b_custom`` on a CustomJoint (two rotations about skew axes, a SimmSpline translation)
@@ -105,3 +110,101 @@ def with_element_text(source, tag: str, value: str, destination) -> None:
     start = text.index(f"<{tag}>") + len(f"<{tag}>")
     end = text.index(f"</{tag}>", start)
     destination.write_text(text[:start] + value + text[end:])
+
+
+def read_sto(path):
+    lines = open(path).read().splitlines()
+    i = next(k for k, line in enumerate(lines) if line.strip() == "endheader")
+    return pd.read_csv(io.StringIO("\n".join(lines[i + 1:])), sep=r"\s+")
+
+
+def cubic(c, t):
+    return c[0] + c[1] * t + c[2] * t**2 + c[3] * t**3
+
+
+def cubic_rate(c, t):
+    return c[1] + 2 * c[2] * t + 3 * c[3] * t**2
+
+
+def cubic_acceleration(c, t):
+    return 2 * c[2] + 6 * c[3] * t
+
+
+def opensim_static_optimization(osim, model_path, tmp_path, times, convergence, coef):
+    """OpenSim's StaticOptimization (AnalyzeTool) along q(t) = coef[name] cubics: (coordinate names, activation
+    and force tables)."""
+    model = osim.Model(str(model_path))
+    model.initSystem()
+    cs = model.getCoordinateSet()
+    names = [cs.get(i).getName() for i in range(cs.getSize())]
+    cols, data = [], []
+    for n in names:
+        p = cs.get(n).getAbsolutePathString()
+        cols += [p + "/value", p + "/speed"]
+        data += [cubic(coef[n], times), cubic_rate(coef[n], times)]
+    data = np.array(data).T
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    states = tmp_path / "states.sto"
+    with open(states, "w") as f:
+        f.write(f"states\nversion=1\nnRows={len(times)}\nnColumns={len(cols) + 1}\ninDegrees=no\nendheader\n")
+        f.write("time\t" + "\t".join(cols) + "\n")
+        for t, row in zip(times, data):
+            f.write(f"{t:.17g}\t" + "\t".join(f"{v:.17g}" for v in row) + "\n")
+    tool = osim.AnalyzeTool()
+    tool.setName("so")
+    tool.setModelFilename(str(model_path))
+    tool.setStatesFileName(str(states))
+    tool.setInitialTime(float(times[0]))
+    tool.setFinalTime(float(times[-1]))
+    tool.setResultsDir(str(tmp_path / "res"))
+    tool.setSolveForEquilibrium(False)
+    so = osim.StaticOptimization()
+    so.setStartTime(float(times[0]))
+    so.setEndTime(float(times[-1]))
+    so.setConvergenceCriterion(convergence)
+    so.setMaxIterations(1000)
+    tool.getAnalysisSet().cloneAndAppend(so)
+    setup = tmp_path / "setup.xml"
+    tool.printToXML(str(setup))
+    osim.AnalyzeTool(str(setup)).run()
+    act = read_sto(tmp_path / "res" / "so_StaticOptimization_activation.sto")
+    frc = read_sto(tmp_path / "res" / "so_StaticOptimization_force.sto")
+    return names, act, frc
+
+
+def opensim_static_optimization_inputs(osim, model_path, names, times, coef):
+    """OpenSim's moment arms, lengths, speeds and (muscle-free) inverse dynamics at the frames."""
+    model = osim.Model(str(model_path))
+    state = model.initSystem()
+    quiet = osim.Model(str(model_path))
+    for j in range(quiet.getMuscles().getSize()):
+        quiet.getMuscles().get(j).set_appliesForce(False)
+    qstate = quiet.initSystem()
+    ids = osim.InverseDynamicsSolver(quiet)
+    muscles = model.getMuscles()
+    mnames = [muscles.get(j).getName() for j in range(muscles.getSize())]
+    N, nq, m = len(times), len(names), len(mnames)
+    R = np.zeros((N, nq, m))
+    L = np.zeros((N, m))
+    V = np.zeros((N, m))
+    tau = np.zeros((N, nq))
+    fopt = np.zeros((N, m))
+    for i, t in enumerate(times):
+        for mm, ss in ((model, state), (quiet, qstate)):
+            for n in names:
+                c = mm.getCoordinateSet().get(n)
+                c.setValue(ss, cubic(coef[n], t), False)
+                c.setSpeedValue(ss, cubic_rate(coef[n], t))
+            mm.realizeVelocity(ss)
+        for j in range(m):
+            mus = muscles.get(j)
+            L[i, j], V[i, j] = mus.getLength(state), mus.getLengtheningSpeed(state)
+            fopt[i, j] = mus.calcInextensibleTendonActiveFiberForce(state, 1.0)
+            for k, n in enumerate(names):
+                R[i, k, j] = mus.computeMomentArm(state, model.getCoordinateSet().get(n))
+        udot = osim.Vector(nq, 0.0)
+        for k, n in enumerate(names):
+            udot.set(k, cubic_acceleration(coef[n], t))
+        tv = ids.solve(qstate, udot)
+        tau[i] = [tv.get(k) for k in range(nq)]
+    return mnames, R, L, V, tau, fopt

@@ -189,3 +189,42 @@ def test_no_fibre_equilibrium_is_refused_as_opensim_refuses_it(osim, tmp_path):
         model.equilibrateMuscles(state)
     with pytest.raises(MuscleSimulationError, match="'flexor': no fibre equilibrium"):
         MuscleDrivenSystem(load_osim(bad)).initial_state()
+
+
+def test_static_optimization_equals_opensims_with_its_fibre_direction_force(osim, tmp_path):
+    """OpenSim's StaticOptimization on DeGroote muscles (rigid tendons), 21 frames of a 0.5 s motion of the arm.
+
+    OpenSim models a tension as a × f_opt with f_opt = calcInextensibleTendonActiveFiberForce(s, 1), which for this
+    muscle returns the active *fibre* force F_max f_L f_V (DeGrooteFregly2016Muscle.cpp: mdi.activeFiberForce) —
+    not projected on the tendon as Thelen2003's and Millard2012's are.  The package's A is along the tendon
+    (F_max f_L f_V cos φ); divided by cos φ it equals OpenSim's f_opt, and the force-sharing problem built with it
+    from OpenSim's moment arms and inverse dynamics gives OpenSim's activations.  With the package's own A the
+    pennated elbow flexor is the one that differs (by its cos φ in force)."""
+    from opensim_builders import opensim_static_optimization, opensim_static_optimization_inputs
+    from osim_emb.simulation.static_optimization import muscle_force_coefficients, static_optimization
+    path = tmp_path / "degroote_arm.osim"
+    build_degroote_arm(osim, path, rigid=True)
+    coef = {"shoulder_coord_0": (0.4, 2.0, -10.0, 8.0), "elbow_coord_0": (0.8, 1.2, 0.5, -1.6)}
+    times = np.linspace(0.0, 0.5, 21)
+    names, act, frc = opensim_static_optimization(osim, path, tmp_path / "so", times, 1e-8, coef)
+    mnames, R, L, V, tau, fopt = opensim_static_optimization_inputs(osim, path, names, times, coef)
+    model = load_osim(str(path))
+    by_name = {m.name: m.parameters for m in model.muscles}
+    ours = [by_name[n] for n in mnames]
+    A, _ = muscle_force_coefficients(ours, L, V)
+    cphi = np.column_stack([m.rigid_tendon(L[:, j], V[:, j]).cos_pennation for j, m in enumerate(ours)])
+    rel = np.abs(A / cphi - fopt).max() / np.abs(fopt).max()
+    assert rel < 1e-12
+    lo = np.array([m.min_control for m in ours])
+    hi = np.array([m.max_control for m in ours])
+    res = static_optimization(R, tau, A / cphi, None, lower=lo, upper=hi)
+    a_os = act[mnames].to_numpy()
+    da = np.abs(res.activations - a_os).max()
+    df = np.abs(res.forces - frc[mnames].to_numpy()).max() / np.abs(frc[mnames].to_numpy()).max()
+    print(f"[agreement] DeGroote arm StaticOptimization: f_opt rel {rel:.2e}; activations {da:.2e}, "
+          f"forces {df:.2e} of max; elbow flexor cos(phi) down to {cphi.min():.4f}")
+    assert da < 1e-6 and df < 1e-6
+    assert (a_os > 0.03).any(axis=0).all()  # every muscle works somewhere in the motion
+    along = static_optimization(R, tau, A, None, lower=lo, upper=hi).activations
+    differs = np.abs(along - a_os).max(axis=0) > 1e-4
+    assert list(np.array(mnames)[differs]) == ["elbow_flexor"]

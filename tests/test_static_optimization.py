@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import io
-
 import numpy as np
 import pandas as pd
 import pytest
@@ -12,6 +10,7 @@ from lxml import etree
 from osim_emb.io.muscle_xml import hill_muscle_from_xml
 from osim_emb.simulation.static_optimization import InfeasibleError, muscle_force_coefficients
 from osim_emb.simulation.static_optimization import static_optimization
+from opensim_builders import opensim_static_optimization, opensim_static_optimization_inputs
 
 
 def _problem(rng, N=20, nq=3, m=8, scale=1.0):
@@ -126,105 +125,9 @@ def test_linear_in_activation_model_is_consistent_with_muscle_forces():
 # =============================================================================
 # OpenSim's StaticOptimization on arm26
 # =============================================================================
-def _read_sto(path):
-    lines = open(path).read().splitlines()
-    i = next(k for k, line in enumerate(lines) if line.strip() == "endheader")
-    return pd.read_csv(io.StringIO("\n".join(lines[i + 1:])), sep=r"\s+")
-
-
 # q(t) = c0 + c1 t + c2 t^2 + c3 t^3: the speeds are quadratic, so the quintic GCV spline that
 # OpenSim's StaticOptimization differentiates for the target accelerations reproduces q'' exactly.
 _COEF = {"r_shoulder_elev": (0.2, 0.5, 1.0, -1.2), "r_elbow_flex": (0.3, 2.0, 1.5, -3.0)}
-
-
-def _q(c, t):
-    return c[0] + c[1] * t + c[2] * t**2 + c[3] * t**3
-
-
-def _qd(c, t):
-    return c[1] + 2 * c[2] * t + 3 * c[3] * t**2
-
-
-def _qdd(c, t):
-    return 2 * c[2] + 6 * c[3] * t
-
-
-def _run_opensim_so(osim, model_path, tmp_path, times, convergence):
-    model = osim.Model(str(model_path))
-    model.initSystem()
-    cs = model.getCoordinateSet()
-    names = [cs.get(i).getName() for i in range(cs.getSize())]
-    cols, data = [], []
-    for n in names:
-        p = cs.get(n).getAbsolutePathString()
-        cols += [p + "/value", p + "/speed"]
-        data += [_q(_COEF[n], times), _qd(_COEF[n], times)]
-    data = np.array(data).T
-    tmp_path.mkdir(parents=True, exist_ok=True)
-    states = tmp_path / "states.sto"
-    with open(states, "w") as f:
-        f.write(f"states\nversion=1\nnRows={len(times)}\nnColumns={len(cols) + 1}\ninDegrees=no\nendheader\n")
-        f.write("time\t" + "\t".join(cols) + "\n")
-        for t, row in zip(times, data):
-            f.write(f"{t:.17g}\t" + "\t".join(f"{v:.17g}" for v in row) + "\n")
-    tool = osim.AnalyzeTool()
-    tool.setName("so")
-    tool.setModelFilename(str(model_path))
-    tool.setStatesFileName(str(states))
-    tool.setInitialTime(float(times[0]))
-    tool.setFinalTime(float(times[-1]))
-    tool.setResultsDir(str(tmp_path / "res"))
-    tool.setSolveForEquilibrium(False)
-    so = osim.StaticOptimization()
-    so.setStartTime(float(times[0]))
-    so.setEndTime(float(times[-1]))
-    so.setConvergenceCriterion(convergence)
-    so.setMaxIterations(1000)
-    tool.getAnalysisSet().cloneAndAppend(so)
-    setup = tmp_path / "setup.xml"
-    tool.printToXML(str(setup))
-    osim.AnalyzeTool(str(setup)).run()
-    act = _read_sto(tmp_path / "res" / "so_StaticOptimization_activation.sto")
-    frc = _read_sto(tmp_path / "res" / "so_StaticOptimization_force.sto")
-    return names, act, frc
-
-
-def _opensim_geometry(osim, model_path, names, times):
-    """OpenSim's moment arms, lengths, speeds and (muscle-free) inverse dynamics at the frames."""
-    model = osim.Model(str(model_path))
-    state = model.initSystem()
-    quiet = osim.Model(str(model_path))
-    for j in range(quiet.getMuscles().getSize()):
-        quiet.getMuscles().get(j).set_appliesForce(False)
-    qstate = quiet.initSystem()
-    ids = osim.InverseDynamicsSolver(quiet)
-    muscles = model.getMuscles()
-    mnames = [muscles.get(j).getName() for j in range(muscles.getSize())]
-    N, nq, m = len(times), len(names), len(mnames)
-    R = np.zeros((N, nq, m))
-    L = np.zeros((N, m))
-    V = np.zeros((N, m))
-    tau = np.zeros((N, nq))
-    fopt = np.zeros((N, m))
-    for i, t in enumerate(times):
-        for mm, ss in ((model, state), (quiet, qstate)):
-            for n in names:
-                c = mm.getCoordinateSet().get(n)
-                c.setValue(ss, _q(_COEF[n], t), False)
-                c.setSpeedValue(ss, _qd(_COEF[n], t))
-            mm.realizeVelocity(ss)
-        for j in range(m):
-            mus = osim.Thelen2003Muscle.safeDownCast(muscles.get(j))
-            L[i, j], V[i, j] = mus.getLength(state), mus.getLengtheningSpeed(state)
-            fopt[i, j] = mus.calcInextensibleTendonActiveFiberForce(state, 1.0)
-            for k, n in enumerate(names):
-                R[i, k, j] = mus.computeMomentArm(state, model.getCoordinateSet().get(n))
-        udot = osim.Vector(nq, 0.0)
-        for k, n in enumerate(names):
-            udot.set(k, _qdd(_COEF[n], t))
-        tv = ids.solve(qstate, udot)
-        tau[i] = [tv.get(k) for k in range(nq)]
-    return mnames, R, L, V, tau, fopt
 
 
 @pytest.mark.opensim
@@ -241,9 +144,9 @@ def test_static_optimization_matches_opensim_arm26(osim, models_dir, tmp_path):
     """
     path = models_dir / "arm26.osim"
     times = np.linspace(0.0, 0.5, 26)
-    names, act_tight, frc_tight = _run_opensim_so(osim, path, tmp_path / "tight", times, 1e-8)
-    names, act_dflt, _ = _run_opensim_so(osim, path, tmp_path / "default", times, 1e-4)
-    mnames, R, L, V, tau, fopt = _opensim_geometry(osim, path, names, times)
+    names, act_tight, frc_tight = opensim_static_optimization(osim, path, tmp_path / "tight", times, 1e-8, _COEF)
+    names, act_dflt, _ = opensim_static_optimization(osim, path, tmp_path / "default", times, 1e-4, _COEF)
+    mnames, R, L, V, tau, fopt = opensim_static_optimization_inputs(osim, path, names, times, _COEF)
     tree = etree.parse(str(path))
     ours = [hill_muscle_from_xml(tree.find(f".//Thelen2003Muscle[@name='{n}']")) for n in mnames]
     A, _ = muscle_force_coefficients(ours, L, V)

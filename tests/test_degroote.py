@@ -228,3 +228,30 @@ def test_static_optimization_equals_opensims_with_its_fibre_direction_force(osim
     along = static_optimization(R, tau, A, None, lower=lo, upper=hi).activations
     differs = np.abs(along - a_os).max(axis=0) > 1e-4
     assert list(np.array(mnames)[differs]) == ["elbow_flexor"]
+
+
+def test_differing_time_constants_are_named_since_opensim_uses_the_first_ones(osim, tmp_path):
+    """OpenSim 4.6 keeps a DeGroote muscle's time constants in function-static variables: with the elbow flexor's
+    activation time constant changed to 0.04 s, OpenSim's Manager still runs it with the 0.015 s of the first
+    muscle it evaluated — its activations equal the package's on the unchanged model, and differ from the
+    package's on the changed one.  The comparison names the muscles concerned."""
+    from osim_emb.opensim.muscle_simulation import largest_differences, opensim_muscle_simulation
+    from osim_emb.simulation.muscle_driven import ExcitationSpec, simulate_muscles
+    same = tmp_path / "arm_defaults.osim"
+    build_degroote_arm(osim, same, rigid=True)
+    m = osim.Model(str(same))
+    osim.DeGrooteFregly2016Muscle.safeDownCast(m.updComponent("/forceset/elbow_flexor")).set_activation_time_constant(
+        0.04)
+    changed = tmp_path / "arm_changed.osim"
+    m.printToXML(str(changed))
+    exc = {"elbow_flexor": ExcitationSpec.parse("step:0.0:0.02:0.2:0.9"), "flexor": ExcitationSpec.parse("0.3")}
+    times = np.linspace(0.0, 0.06, 7)
+    ref = opensim_muscle_simulation(changed, times, exc, accuracy=1e-9)
+    assert len(ref["notes"]) == 1 and "elbow_flexor" in ref["notes"][0] and "0.015" in ref["notes"][0]
+    ours = {p: simulate_muscles(load_osim(str(p)), times[-1], exc, t_eval=times, method="DOP853", rtol=1e-10,
+                                atol=1e-12) for p in (same, changed)}
+    as_defined, as_opensim_runs = (largest_differences(ours[p], ref)["activation"] for p in (changed, same))
+    print(f"[agreement] DeGroote time constants: OpenSim's activations vs the package's on the changed model "
+          f"{as_defined:.2e}, on the model with the first muscle's constants everywhere {as_opensim_runs:.2e}")
+    assert as_defined > 1e-2 and as_opensim_runs < 1e-8
+    assert opensim_muscle_simulation(same, times[:2], exc, accuracy=1e-9)["notes"] == []

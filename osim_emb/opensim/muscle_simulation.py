@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import logging
 import time as _time
 from typing import Mapping, Sequence
 
@@ -10,7 +11,9 @@ import numpy as np
 
 from osim_emb.opensim.bridge import require_opensim
 
-__all__ = ["opensim_muscle_simulation", "largest_differences"]
+__all__ = ["opensim_muscle_simulation", "largest_differences", "degroote_time_constant_note"]
+
+log = logging.getLogger(__name__)
 
 
 def opensim_muscle_simulation(path: str, times: Sequence[float], excitations: Mapping[str, object], *,
@@ -69,6 +72,9 @@ def opensim_muscle_simulation(path: str, times: Sequence[float], excitations: Ma
     model.equilibrateMuscles(state)
     ms = [osim.Muscle.safeDownCast(model.getComponent(p)) for p in muscle_paths]
     mnames = [m.getName() for m in ms]
+    notes = [n for n in (degroote_time_constant_note(osim, ms, path),) if n]
+    for n in notes:
+        log.warning(n)
 
     def record(s):
         model.realizeVelocity(s)
@@ -103,7 +109,28 @@ def opensim_muscle_simulation(path: str, times: Sequence[float], excitations: Ma
         seconds = _time.perf_counter() - t0
     q, u, a, lf = (np.array([r[k] for r in rows]) for k in range(4))
     return {"q": q, "u": u, "activation": a, "fiber_length": lf, "names": names, "muscles": mnames,
-            "seconds": seconds, **(counts if one_shot else {})}
+            "seconds": seconds, "notes": notes, **(counts if one_shot else {})}
+
+
+def degroote_time_constant_note(osim, muscles, path) -> str:
+    """What differs in OpenSim 4.6 when a model's DeGrooteFregly2016Muscles have different activation or
+    deactivation time constants ('' when they do not): ``computeStateVariableDerivatives`` keeps them in
+    function-static variables, so every such muscle in the process uses the first one's; the package uses each
+    muscle's own (docs/simulation.md)."""
+    constants = {}
+    for m in muscles:
+        d = osim.DeGrooteFregly2016Muscle.safeDownCast(m)
+        if d is not None:
+            constants[d.getName()] = (d.get_activation_time_constant(), d.get_deactivation_time_constant())
+    if len(set(constants.values())) <= 1:
+        return ""
+    first, (ta, td) = next(iter(constants.items()))
+    other = sorted(n for n, c in constants.items() if c != (ta, td))
+    return (f"{path}: OpenSim 4.6 runs every DeGrooteFregly2016Muscle with the time constants of the first one it "
+            f"evaluates in the process (function-static in computeStateVariableDerivatives; in a fresh process "
+            f"the model's first, {first}: {ta:g} / {td:g} s); "
+            f"{len(other)} muscle(s) define others ({', '.join(other[:5])}{', ...' if len(other) > 5 else ''}), "
+            "so OpenSim's activations of those differ from the model's definition (and from the package's)")
 
 
 def _actuators(osim, model) -> list:

@@ -92,6 +92,10 @@ def study_one(path: str, t_end: float, method: str = "auto") -> dict:
     dq, dl, da = largest_differences(ours, ref).values()
     row.update(max_q_rad_or_m=dq, max_fiber_length_m=dl, max_activation=da,
                status="agrees" if dq <= TOL_Q and dl <= TOL_LF and da <= TOL_A else "differs")
+    if ref["notes"]:  # what OpenSim runs differently from the model's definition (its DeGroote time constants)
+        row["reason"] = "; ".join([*filter(None, [row.get("reason")]), *ref["notes"]])[:300]
+        if row["status"] == "differs":
+            row["status"] = "opensim_time_constants"
     return row
 
 

@@ -117,7 +117,8 @@ def test_options_are_checked_before_any_work(models_dir, tmp_path, capsys):
 
 def test_lenient_batch_imports_what_it_can_and_says_what_it_left_out(models_dir, tmp_path, capsys):
     """A cohort whose models have an element the package does not take (a RollingOnSurfaceConstraint): the batch
-    stops naming it (exit 2, nothing written); with --lenient it runs every model and names what it left out."""
+    stops naming it (exit 2, nothing written); with --lenient it runs every model, names what it left out of the
+    first, and lists every model's omissions in OUTPUT/_left_out.csv (the second model has one more)."""
     from osim_emb.cli.main import main
     folder = tmp_path / "cohort"
     folder.mkdir()
@@ -125,8 +126,10 @@ def test_lenient_batch_imports_what_it_can_and_says_what_it_left_out(models_dir,
     start = text.index("<objects />", text.index("<ConstraintSet"))
     text = (text[:start] + '<objects><RollingOnSurfaceConstraint name="roll"/></objects>'
             + text[start + len("<objects />"):])
-    for k in (1, 2):
-        (folder / f"subject0{k}.osim").write_text(text)
+    (folder / "subject01.osim").write_text(text)
+    (folder / "subject02.osim").write_text(text.replace('<RollingOnSurfaceConstraint name="roll"/>',
+                                                        '<RollingOnSurfaceConstraint name="roll"/>'
+                                                        '<RollingOnSurfaceConstraint name="roll_too"/>'))
     out = tmp_path / "cohort.parquet"
     args = ["batch", str(folder), "--sweep", "r_elbow_flex", "--step", "60", "-o", str(out), "--workers", "1",
             "--quiet"]
@@ -135,5 +138,9 @@ def test_lenient_batch_imports_what_it_can_and_says_what_it_left_out(models_dir,
     assert "RollingOnSurfaceConstraint" in err and "Traceback" not in err and not out.exists()
     assert main([a for a in args if a != "--quiet"] + ["--lenient"]) == 0  # (--quiet hides warnings)
     err = capsys.readouterr().err
-    assert "left out constraint 'roll'" in err
+    assert "left out constraint 'roll'" in err and "2 of the 2 models were imported leniently" in err
     assert set(pd.read_parquet(out).model) == {"subject01", "subject02"}
+    left_out = pd.read_csv(out / "_left_out.csv")
+    assert list(zip(left_out.model, left_out.name)) == [("subject01", "roll"), ("subject02", "roll"),
+                                                        ("subject02", "roll_too")]
+    assert (left_out.kind == "constraint").all() and left_out.reason.str.contains("RollingOnSurface").all()

@@ -171,11 +171,18 @@ class TaskFailure:
 
 
 def _task_or_failure(task: ModelTask, *args, **kwargs):
-    """:func:`sweep_task`, or a :class:`TaskFailure` naming the model and the error (no traceback on the worker)."""
+    """(:func:`sweep_task`'s table, what a lenient import left out of the model as rows of :data:`LEFT_OUT_COLUMNS`),
+    or a :class:`TaskFailure` naming the model and the error (no traceback on the worker)."""
     try:
-        return sweep_task(task, *args, **kwargs)
+        table = sweep_task(task, *args, **kwargs)
+        skipped = _load(task.path, task.strict).extras.get("skipped", [])
+        return table, [(task.name, task.variant, s.kind, s.name, s.line or "", s.reason) for s in skipped]
     except Exception as err:  # noqa: BLE001 - every failure of one model is reported, the others go on
         return TaskFailure(task.name, task.variant, f"{type(err).__name__}: {err}".replace("\n", " "))
+
+
+#: ``_left_out.csv``: one row per element a lenient import left out of a model (file line, reason)
+LEFT_OUT_COLUMNS = ["model", "variant", "kind", "name", "line", "reason"]
 
 
 def _client(scheduler: str | None, n_workers: int, threads_per_worker: int):
@@ -250,6 +257,7 @@ def run_batch(tasks: Iterable[ModelTask], sweep: Sequence[str], step_deg: float,
     client, cluster = _client(scheduler, n_workers, threads_per_worker)
     rows = 0
     failures: list[TaskFailure] = []
+    left_out: list[tuple] = []
     t0 = time.perf_counter()
     try:
         futures = client.map(_task_or_failure, tasks, sweep=list(sweep), step_deg=step_deg, muscles=muscles,
@@ -258,21 +266,28 @@ def run_batch(tasks: Iterable[ModelTask], sweep: Sequence[str], step_deg: float,
         index = {f.key: i for i, f in enumerate(futures)}
         with Progress("moment-arm sweeps", len(tasks), enabled=progress, unit="model") as bar:
             for fut in as_completed(futures):
-                table = fut.result()
+                result = fut.result()
                 bar.advance()
-                if isinstance(table, TaskFailure):
+                if isinstance(result, TaskFailure):
                     if not keep_going:
                         client.cancel(futures)
-                        raise BatchError(f"model {table.model}: {table.error} (nothing written; --keep-going "
+                        raise BatchError(f"model {result.model}: {result.error} (nothing written; --keep-going "
                                          f"runs the other models and lists the failures)")
-                    log.warning("model %s failed: %s", table.model, table.error)
-                    failures.append(table)
+                    log.warning("model %s failed: %s", result.model, result.error)
+                    failures.append(result)
                     continue
+                table, skipped = result
                 table.to_parquet(tmp / f"part-{index[fut.key]:05d}.parquet", index=False)
                 rows += len(table)
+                left_out += skipped
         if failures:
             pd.DataFrame([vars(f) for f in failures]).sort_values(["model", "variant"]).to_csv(
                 tmp / "_failures.csv", index=False)
+        if left_out:
+            table = pd.DataFrame(left_out, columns=LEFT_OUT_COLUMNS).sort_values(["model", "variant"], kind="stable")
+            table.to_csv(tmp / "_left_out.csv", index=False)
+            log.warning("%d of the %d models were imported leniently with elements left out (%d in all): each is "
+                        "listed in %s", table["model"].nunique(), len(tasks), len(table), out / "_left_out.csv")
         if len(failures) == len(tasks):
             raise BatchError(f"every model failed; the first: {failures[0].model}: {failures[0].error}")
         wall = time.perf_counter() - t0
@@ -292,4 +307,5 @@ def run_batch(tasks: Iterable[ModelTask], sweep: Sequence[str], step_deg: float,
     else:
         tmp.rename(out)
     return {"models": len(tasks), "rows": rows, "seconds": wall, "models_per_second": len(tasks) / wall,
-            "workers": n_workers_used, "output": str(out), "failures": len(failures)}
+            "workers": n_workers_used, "output": str(out), "failures": len(failures),
+            "models_with_left_out_elements": len({r[0] for r in left_out})}

@@ -24,6 +24,7 @@ from osim_emb.cli import (
     simulate,
     simulate_muscles,
     smooth_paths,
+    static_optimization,
 )
 from osim_emb.cli.common import _Help
 
@@ -40,6 +41,7 @@ COMMAND_MODULES = [
     fit_rhythm,
     simulate,
     inverse_dynamics,
+    static_optimization,
     simulate_muscles,
     fit_paths,
     smooth_paths,
@@ -68,8 +70,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 #: Commands that write files (each takes --overwrite; see docs/cli.md).
-WRITING_COMMANDS = ("convert", "run", "simulate", "inverse-dynamics", "moment-arms", "rhythm", "fit-rhythm",
-                    "fit-paths", "smooth-paths", "simulate-muscles", "plot", "batch")
+WRITING_COMMANDS = ("convert", "run", "simulate", "inverse-dynamics", "static-optimization", "moment-arms", "rhythm",
+                    "fit-rhythm", "fit-paths", "smooth-paths", "simulate-muscles", "plot", "batch")
 
 
 def _add_common_options(p: argparse.ArgumentParser, in_subcommand: bool) -> None:

@@ -1,0 +1,116 @@
+"""``osim-emb static-optimization``: muscle activations and forces along a motion, min Σ a² subject to
+R(q) F(a) = τ with τ the inverse dynamics of the motion (OpenSim's StaticOptimization problem;
+:func:`osim_emb.simulation.motions.muscle_force_sharing`)."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+from pathlib import Path
+
+import numpy as np
+
+from osim_emb.cli.common import _load_any, _positive, add_lenient_option, outside_range_hint
+
+log = logging.getLogger("osim_emb")
+
+
+def output_paths(prefix: str) -> tuple[Path, Path]:
+    """OpenSim's file names for the activations and forces: PREFIX_StaticOptimization_activation.sto, ..._force.sto."""
+    p = Path(prefix)
+    return (p.with_name(p.name + "_StaticOptimization_activation.sto"),
+            p.with_name(p.name + "_StaticOptimization_force.sto"))
+
+
+def reserve_forces(model, per_coordinate: list[str], everywhere: float | None) -> np.ndarray | None:
+    """Optimal forces of the reserve actuators, (n_q,) with 0 where a coordinate has none; None without any."""
+    if everywhere is None and not per_coordinate:
+        return None
+    out = np.full(model.n_q, 0.0 if everywhere is None else float(everywhere))
+    for item in per_coordinate:
+        name, sep, value = item.partition("=")
+        if not sep or name not in model.coordinate_names:
+            raise ValueError(f"--reserve {item!r}: expected COORDINATE=OPTIMAL_FORCE with a generalized coordinate of "
+                             f"{model.name!r} ({', '.join(model.coordinate_names)})")
+        try:
+            out[model.coordinate_index(name)] = float(value)
+        except ValueError:
+            raise ValueError(f"--reserve {item!r}: the optimal force must be a number (N m or N)") from None
+    if np.any(~np.isfinite(out)) or np.any(out < 0):
+        raise ValueError("reserve optimal forces must be finite and >= 0 (N m or N per unit control)")
+    return out
+
+
+def cmd_static_optimization(args: argparse.Namespace) -> int:
+    from osim_emb.io.motion import coordinates_from_motion, read_motion, write_motion
+    from osim_emb.io.outputs import atomic_files
+    from osim_emb.simulation.motions import inverse_dynamics_of_motion, motion_derivatives, muscle_force_sharing
+    from osim_emb.simulation.static_optimization import InfeasibleError
+    if args.smoothing is not None:
+        _positive("--smoothing", args.smoothing, allow_zero=True)
+    if args.reserves is not None:
+        _positive("--reserves", args.reserves)
+    outs = list(output_paths(args.output))
+    with atomic_files(outs, overwrite=args.overwrite, inputs=[args.model, args.motion]) as tmps:
+        model = _load_any(args.model, strict=not args.lenient)
+        if not model.muscles:
+            raise ValueError(f"{args.model}: the model has no muscles to share the generalized forces")
+        reserves = reserve_forces(model, args.reserve or [], args.reserves)
+        table, header = read_motion(args.motion)
+        with outside_range_hint():
+            time, q, qd = coordinates_from_motion(model, table, header, outside=args.outside_range)
+        others = model.extras.get("forces", [])
+        if others:  # the inverse dynamics is of the multibody system alone; OpenSim's would include these
+            log.warning("static-optimization leaves out the model's %d force(s) other than muscles: %s",
+                        len(others), ", ".join(n for n, _ in others[:12]) + (" ..." if len(others) > 12 else ""))
+        if qd is None:  # q, q̇, q̈ of one spline, used for the moment arms, speeds and inverse dynamics alike
+            q, qd, qdd = motion_derivatives(time, q, args.smoothing)
+        else:
+            _, qdd, _ = motion_derivatives(time, qd, args.smoothing)
+        tau = inverse_dynamics_of_motion(model, time, q, qd, qdd)
+        try:
+            forces, activations, res = muscle_force_sharing(model, time, q, qd, tau.drop(columns="time").to_numpy(),
+                                                            passive=not args.no_passive, reserves=reserves)
+        except InfeasibleError as err:
+            raise ValueError(f"{args.motion}: {err}".replace("reserves=...", "--reserve / --reserves")
+                             + f" (the first such frame is at t = {time[err.frames[0]]:.6g} s)") from None
+        if reserves is not None:
+            for k in np.flatnonzero(reserves > 0):
+                name = f"reserve_{model.coordinate_names[k]}"
+                activations[name] = res.reserve_controls[:, k]
+                forces[name] = res.reserve_forces[:, k]
+        protect = [args.model, args.motion]
+        write_motion(tmps[0], activations, name=f"{model.name} static optimization activations", protect=protect)
+        write_motion(tmps[1], forces, name=f"{model.name} static optimization forces (N)", protect=protect)
+    muscle_names = [m.name for m in model.muscles]
+    a = activations[muscle_names].to_numpy()
+    print(f"wrote {outs[0]} and {outs[1]}: {len(time)} frames, {len(muscle_names)} muscles; activations "
+          f"{a.min():.3g} to {a.max():.3g}, largest |τ - R F| {np.abs(res.residual).max():.2g} (N m, N)")
+    if reserves is not None:
+        used = np.abs(res.reserve_forces).max(axis=0)
+        k = int(np.argmax(used))
+        print(f"largest reserve force: {used[k]:.3g} on {model.coordinate_names[k]}")
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    s = sub.add_parser("static-optimization",
+                       help="muscle activations and forces along a motion (.mot/.sto): min Σ a² with R F = τ",
+                       description="OpenSim's StaticOptimization problem with the package's moment arms, inverse "
+                                   "dynamics and rigid-tendon muscles: at every frame, the activations a in the "
+                                   "muscles' [min_control, max_control] minimizing Σ a² with R(q)(a A + P) = τ.")
+    s.add_argument("model", help=".osim or .emb.json model with muscles")
+    add_lenient_option(s)
+    s.add_argument("motion", help=".mot/.sto with the generalized coordinates (degrees if inDegrees=yes)")
+    s.add_argument("-o", "--output", required=True,
+                   help="output prefix: writes PREFIX_StaticOptimization_activation.sto and ..._force.sto")
+    s.add_argument("--reserve", action="append", metavar="COORDINATE=OPTIMAL_FORCE",
+                   help="a reserve actuator on a coordinate (N m or N per unit control; repeatable)")
+    s.add_argument("--reserves", type=float, metavar="OPTIMAL_FORCE",
+                   help="a reserve actuator of this optimal force on every coordinate (--reserve overrides one)")
+    s.add_argument("--no-passive", action="store_true",
+                   help="leave the passive fibre forces out, as OpenSim's StaticOptimization does")
+    s.add_argument("--smoothing", type=float, help="smoothing-spline penalty (default: interpolating spline)")
+    s.add_argument("--outside-range", choices=("error", "warn"), default="error",
+                   help="coordinates outside their ranges: refuse the motion, or warn and use them as they are")
+    s.set_defaults(func=cmd_static_optimization)

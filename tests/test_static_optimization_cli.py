@@ -66,7 +66,8 @@ def test_static_optimization_command_reserves_and_refusals(models_dir, tmp_path,
     assert "infeasible" in err and "r_shoulder_elev" in err and "--reserve / --reserves" in err and "t = 0" in err
     assert not list(tmp_path.glob("fast_StaticOptimization*"))
     assert main(["static-optimization", str(path), str(motion), "-o", str(prefix), "--reserves", "100",
-                 "--reserve", "r_elbow_flex=0"]) == 0
+                 "--reserve", "r_elbow_flex=0", "--plot"]) == 0
+    assert (tmp_path / "fast_StaticOptimization_activation.png").stat().st_size > 1000
     assert "largest reserve force" in capsys.readouterr().out
     frc = read_sto(f"{prefix}_StaticOptimization_force.sto")
     act = read_sto(f"{prefix}_StaticOptimization_activation.sto")

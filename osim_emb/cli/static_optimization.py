@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from osim_emb.cli.common import _load_any, _positive, add_lenient_option, outside_range_hint
+from osim_emb.cli.common import _load_any, _plot_table, _positive, add_lenient_option, outside_range_hint
 
 log = logging.getLogger("osim_emb")
 
@@ -51,6 +51,8 @@ def cmd_static_optimization(args: argparse.Namespace) -> int:
     if args.reserves is not None:
         _positive("--reserves", args.reserves)
     outs = list(output_paths(args.output))
+    if args.plot:
+        outs.append(outs[0].with_suffix(".png"))
     with atomic_files(outs, overwrite=args.overwrite, inputs=[args.model, args.motion]) as tmps:
         model = _load_any(args.model, strict=not args.lenient)
         if not model.muscles:
@@ -82,9 +84,13 @@ def cmd_static_optimization(args: argparse.Namespace) -> int:
         protect = [args.model, args.motion]
         write_motion(tmps[0], activations, name=f"{model.name} static optimization activations", protect=protect)
         write_motion(tmps[1], forces, name=f"{model.name} static optimization forces (N)", protect=protect)
+        if args.plot:
+            label = "activation" if reserves is None else "activation; reserve control"
+            _plot_table(activations, [c for c in activations.columns if c != "time"], label, tmps[2],
+                        f"{model.name}: static optimization of {Path(args.motion).name}")
     muscle_names = [m.name for m in model.muscles]
     a = activations[muscle_names].to_numpy()
-    print(f"wrote {outs[0]} and {outs[1]}: {len(time)} frames, {len(muscle_names)} muscles; activations "
+    print(f"wrote {outs[0]} and {outs[1]}{' (and the plot ' + str(outs[2]) + ')' if args.plot else ''}: {len(time)} frames, {len(muscle_names)} muscles; activations "
           f"{a.min():.3g} to {a.max():.3g}, largest |τ - R F| {np.abs(res.residual).max():.2g} (N m, N)")
     if reserves is not None:
         used = np.abs(res.reserve_forces).max(axis=0)
@@ -110,6 +116,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="a reserve actuator of this optimal force on every coordinate (--reserve overrides one)")
     s.add_argument("--no-passive", action="store_true",
                    help="leave the passive fibre forces out, as OpenSim's StaticOptimization does")
+    s.add_argument("--plot", action="store_true", help="also write the activations' figure, ..._activation.png")
     s.add_argument("--smoothing", type=float, help="smoothing-spline penalty (default: interpolating spline)")
     s.add_argument("--outside-range", choices=("error", "warn"), default="error",
                    help="coordinates outside their ranges: refuse the motion, or warn and use them as they are")

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import io
-
 import numpy as np
-import pandas as pd
 
 
 def add_custom_joint_with_coupler(osim, model, parent, vec, mass: float, com, inertia):
@@ -113,9 +110,8 @@ def with_element_text(source, tag: str, value: str, destination) -> None:
 
 
 def read_sto(path):
-    lines = open(path).read().splitlines()
-    i = next(k for k, line in enumerate(lines) if line.strip() == "endheader")
-    return pd.read_csv(io.StringIO("\n".join(lines[i + 1:])), sep=r"\s+")
+    from osim_emb.opensim.static_optimization import read_storage
+    return read_storage(path)
 
 
 def cubic(c, t):
@@ -150,25 +146,9 @@ def opensim_static_optimization(osim, model_path, tmp_path, times, convergence, 
         f.write("time\t" + "\t".join(cols) + "\n")
         for t, row in zip(times, data):
             f.write(f"{t:.17g}\t" + "\t".join(f"{v:.17g}" for v in row) + "\n")
-    tool = osim.AnalyzeTool()
-    tool.setName("so")
-    tool.setModelFilename(str(model_path))
-    tool.setStatesFileName(str(states))
-    tool.setInitialTime(float(times[0]))
-    tool.setFinalTime(float(times[-1]))
-    tool.setResultsDir(str(tmp_path / "res"))
-    tool.setSolveForEquilibrium(False)
-    so = osim.StaticOptimization()
-    so.setStartTime(float(times[0]))
-    so.setEndTime(float(times[-1]))
-    so.setConvergenceCriterion(convergence)
-    so.setMaxIterations(1000)
-    tool.getAnalysisSet().cloneAndAppend(so)
-    setup = tmp_path / "setup.xml"
-    tool.printToXML(str(setup))
-    osim.AnalyzeTool(str(setup)).run()
-    act = read_sto(tmp_path / "res" / "so_StaticOptimization_activation.sto")
-    frc = read_sto(tmp_path / "res" / "so_StaticOptimization_force.sto")
+    from osim_emb.opensim.static_optimization import opensim_static_optimization as run
+    res = run(model_path, states, convergence=convergence, out_dir=tmp_path / "run")
+    act, frc = res["activation"], res["force"]
     return names, act, frc
 
 

@@ -1,0 +1,82 @@
+"""OpenSim 4.6's StaticOptimization analysis (AnalyzeTool) on a states or coordinates file: the reference for
+``osim-emb static-optimization`` (:func:`osim_emb.simulation.motions.muscle_force_sharing`)."""
+
+from __future__ import annotations
+
+import io
+import tempfile
+import time as _time
+from pathlib import Path
+from typing import Sequence
+
+import pandas as pd
+
+from osim_emb.opensim.bridge import require_opensim
+
+__all__ = ["opensim_static_optimization", "read_storage"]
+
+
+def read_storage(path: str | Path) -> pd.DataFrame:
+    """The table of an OpenSim .sto/.mot file (the rows after ``endheader``)."""
+    lines = Path(path).read_text().splitlines()
+    i = next(k for k, line in enumerate(lines) if line.strip() == "endheader")
+    return pd.read_csv(io.StringIO("\n".join(lines[i + 1:])), sep=r"\s+")
+
+
+def opensim_static_optimization(model_path: str | Path, motion_path: str | Path, *, convergence: float = 1e-8,
+                                reserves: float | None = None, reserve_coordinates: Sequence[str] = (),
+                                muscles_only: bool = False, out_dir: str | Path | None = None) -> dict:
+    """OpenSim's StaticOptimization over the whole motion (a states file: values and speeds by path, or a
+    coordinates file), IPOPT at ``convergence``, from the file's first to last time.
+
+    ``reserves``: a CoordinateActuator ``reserve_NAME`` of that optimal force on each of ``reserve_coordinates``
+    (bounds ±inf, OpenSim's cost weight 1), added to a copy of the model; ``muscles_only``: every force that is not
+    a muscle (or a reserve) switched off (``appliesForce`` false: CoordinateLimitForces, springs, the file's other
+    actuators), so that the problem is the package's (:mod:`osim_emb.cli.static_optimization`).  Returns the
+    ``activation`` and ``force`` tables (columns by actuator name) and ``seconds`` (the tool's wall time)."""
+    osim = require_opensim()
+    with tempfile.TemporaryDirectory() as scratch:
+        work = Path(out_dir) if out_dir is not None else Path(scratch)
+        work.mkdir(parents=True, exist_ok=True)
+        model = osim.Model(str(model_path))
+        if muscles_only:
+            forces = model.updForceSet()
+            for i in range(forces.getSize()):
+                if osim.Muscle.safeDownCast(forces.get(i)) is None:
+                    forces.get(i).set_appliesForce(False)
+        for name in reserve_coordinates if reserves is not None else ():
+            act = osim.CoordinateActuator(name)
+            act.setName(f"reserve_{name}")
+            act.setOptimalForce(float(reserves))
+            model.addForce(act)
+        model.finalizeConnections()
+        copy = work / "static_optimization_model.osim"
+        model.printToXML(str(copy))
+        table = osim.TimeSeriesTable(str(motion_path))
+        times = table.getIndependentColumn()
+        tool = osim.AnalyzeTool()
+        tool.setName("so")
+        tool.setModelFilename(str(copy))
+        labels = list(table.getColumnLabels())
+        if any(label.endswith("/value") for label in labels):
+            tool.setStatesFileName(str(motion_path))
+        else:
+            tool.setCoordinatesFileName(str(motion_path))
+            tool.setLowpassCutoffFrequency(-1.0)
+        tool.setInitialTime(float(times[0]))
+        tool.setFinalTime(float(times[-1]))
+        tool.setResultsDir(str(work / "results"))
+        tool.setSolveForEquilibrium(False)
+        so = osim.StaticOptimization()
+        so.setStartTime(float(times[0]))
+        so.setEndTime(float(times[-1]))
+        so.setConvergenceCriterion(convergence)
+        so.setMaxIterations(1000)
+        tool.getAnalysisSet().cloneAndAppend(so)
+        setup = work / "static_optimization_setup.xml"
+        tool.printToXML(str(setup))
+        t0 = _time.perf_counter()
+        osim.AnalyzeTool(str(setup)).run()
+        seconds = _time.perf_counter() - t0
+        return {"activation": read_storage(work / "results" / "so_StaticOptimization_activation.sto"),
+                "force": read_storage(work / "results" / "so_StaticOptimization_force.sto"), "seconds": seconds}

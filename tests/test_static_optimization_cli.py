@@ -93,3 +93,30 @@ def test_static_optimization_command_reserves_and_refusals(models_dir, tmp_path,
     assert main(["static-optimization", str(path), str(motion), "-o", str(tmp_path / "x"), "--reserve",
                  "knee=10"]) == 2
     assert "--reserve 'knee=10'" in capsys.readouterr().err
+
+
+@pytest.mark.opensim
+@pytest.mark.models
+def test_reserves_equal_opensims_reserve_actuators(osim, models_dir, tmp_path):
+    """A reserve on the shoulder (optimal force 5 N m) in the command and, as a CoordinateActuator added by
+    ``opensim_static_optimization(reserves=..., muscles_only=True)``, in OpenSim's tool: the same solution,
+    activations and the reserve's control within 1e-6."""
+    from osim_emb.opensim.static_optimization import opensim_static_optimization as opensim_tool
+    path = models_dir / "arm26.osim"
+    times = np.linspace(0.0, 0.5, 26)
+    opensim_static_optimization(osim, path, tmp_path / "opensim", times, 1e-8, COEF)  # writes the states file
+    states = tmp_path / "opensim" / "states.sto"
+    ref = opensim_tool(path, states, reserves={"r_shoulder_elev": 5.0}, muscles_only=True)
+    prefix = tmp_path / "ours"
+    assert main(["static-optimization", str(path), str(states), "-o", str(prefix), "--no-passive",
+                 "--reserve", "r_shoulder_elev=5"]) == 0
+    ours = read_sto(f"{prefix}_StaticOptimization_activation.sto")
+    theirs = ref["activation"]
+    cols = [c for c in ours.columns if c != "time"]
+    assert "reserve_r_shoulder_elev" in cols and set(cols) <= set(theirs.columns)
+    diff = np.abs(ours[cols].to_numpy() - theirs[cols].to_numpy()).max()
+    cost = [float((t[cols].to_numpy() ** 2).sum()) for t in (ours, theirs)]
+    print(f"[agreement] static-optimization with a shoulder reserve vs OpenSim's: controls {diff:.2e}, "
+          f"cost {cost[0]:.9g} / {cost[1]:.9g}")
+    assert diff < 1e-6 and cost[0] == pytest.approx(cost[1], rel=1e-6)
+    assert np.abs(ours["reserve_r_shoulder_elev"]).max() > 0.05  # the reserve works

@@ -7,7 +7,7 @@ import io
 import tempfile
 import time as _time
 from pathlib import Path
-from typing import Sequence
+from typing import Mapping
 
 import pandas as pd
 
@@ -24,13 +24,13 @@ def read_storage(path: str | Path) -> pd.DataFrame:
 
 
 def opensim_static_optimization(model_path: str | Path, motion_path: str | Path, *, convergence: float = 1e-8,
-                                reserves: float | None = None, reserve_coordinates: Sequence[str] = (),
-                                muscles_only: bool = False, out_dir: str | Path | None = None) -> dict:
+                                reserves: Mapping[str, float] | None = None, muscles_only: bool = False,
+                                out_dir: str | Path | None = None) -> dict:
     """OpenSim's StaticOptimization over the whole motion (a states file: values and speeds by path, or a
     coordinates file), IPOPT at ``convergence``, from the file's first to last time.
 
-    ``reserves``: a CoordinateActuator ``reserve_NAME`` of that optimal force on each of ``reserve_coordinates``
-    (bounds ±inf, OpenSim's cost weight 1), added to a copy of the model; ``muscles_only``: every force that is not
+    ``reserves``: coordinate name -> optimal force of a CoordinateActuator ``reserve_NAME`` on it (bounds ±inf,
+    OpenSim's cost weight 1), added to a copy of the model; ``muscles_only``: every force that is not
     a muscle (or a reserve) switched off (``appliesForce`` false: CoordinateLimitForces, springs, the file's other
     actuators), so that the problem is the package's (:mod:`osim_emb.cli.static_optimization`).  Returns the
     ``activation`` and ``force`` tables (columns by actuator name) and ``seconds`` (the tool's wall time)."""
@@ -44,10 +44,10 @@ def opensim_static_optimization(model_path: str | Path, motion_path: str | Path,
             for i in range(forces.getSize()):
                 if osim.Muscle.safeDownCast(forces.get(i)) is None:
                     forces.get(i).set_appliesForce(False)
-        for name in reserve_coordinates if reserves is not None else ():
+        for name, optimal_force in (reserves or {}).items():
             act = osim.CoordinateActuator(name)
             act.setName(f"reserve_{name}")
-            act.setOptimalForce(float(reserves))
+            act.setOptimalForce(float(optimal_force))
             model.addForce(act)
         model.finalizeConnections()
         copy = work / "static_optimization_model.osim"

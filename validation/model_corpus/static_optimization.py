@@ -1,0 +1,205 @@
+"""``osim-emb static-optimization`` over the model corpus, against OpenSim 4.6's StaticOptimization.
+
+    python validation/model_corpus/static_optimization.py                # the corpus of run.py (scratch)
+    python validation/model_corpus/static_optimization.py --only gait    # a subset (path substring)
+
+For each model that ``results/corpus.csv`` lists as ``agrees`` or ``opensim_coriolis`` with at least one muscle, in
+its own subprocess: a 1 s motion of 11 frames moving every generalized coordinate from its default by 0.05 rad
+(2 mm for translations; towards the inside of its range) along a smooth step, written as an OpenSim states file
+(values and speeds by path, the dependent coordinates from the package's couplings so that OpenSim's constraints
+hold); the command ``osim-emb static-optimization MODEL STATES -o ... --no-passive --reserve NAME=F ...`` on it, and
+OpenSim's StaticOptimization (AnalyzeTool, IPOPT convergence 1e-8) on the same file with the same reserve
+actuators (CoordinateActuators on the generalized coordinates, optimal force F = max(10, twice the largest
+generalized force the motion needs there): :func:`reserve_strengths`) and every force that is not a muscle
+switched off, so that both solve the same problem: min Σ a² + Σ r² with the muscles' active rigid-tendon
+forces and the reserves balancing the inverse dynamics of the multibody system.  Compared: the activations and
+reserve controls at the 11 frames.
+
+Status: ``agrees`` (activations and reserve controls within 1e-6), ``agrees_opensim_looser`` (within 1e-3, and
+OpenSim's IPOPT solution costs more and leaves the balance R F + reserves = τ unmet by more than 1e-9 where the
+package's meets it to round-off: OpenSim stopped short on a flat cost; the ``cost_*`` and
+``opensim_balance_residual`` columns), ``differs`` (the ``muscle_types`` column says
+which muscle models: docs/muscles.md lists where OpenSim's StaticOptimization departs from the muscle's own
+definition — Schutte1993's force-velocity with max_contraction_velocity 0, Millard2012's pennation, DeGroote's
+fibre-direction force), ``refused`` (the package says why), ``opensim_fails``, ``error``, ``timeout``.
+Writes ``results/static_optimization.csv``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+sys.path.insert(0, str(REPO))
+from run import DEFAULT_CORPUS, run_json_child  # noqa: E402  (this folder's corpus study)
+
+TOL, TOL_LOOSE = 1e-6, 1e-3
+RESERVE = 10.0
+FRAMES, DURATION = 11, 1.0
+COLUMNS = ["model", "coordinates", "muscles", "muscle_types", "status", "max_activation_diff",
+           "max_reserve_control_diff", "max_activation", "cost_package", "cost_opensim", "opensim_balance_residual",
+           "package_s", "opensim_s", "reason", "time_s"]
+
+
+def motion(model) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(time, q, q̇): each generalized coordinate from its default by 0.05 rad or 2 mm along 3 s² - 2 s³."""
+    t = np.linspace(0.0, DURATION, FRAMES)
+    s, ds = 3 * (t / DURATION) ** 2 - 2 * (t / DURATION) ** 3, (6 * t / DURATION**2) * (1 - t / DURATION)
+    q0 = np.asarray(model.default_q, dtype=float)
+    amp = np.array([0.05 if c.motion_type == "rotational" else 0.002 for c in model.coordinates])
+    hi = np.array([c.range[1] for c in model.coordinates])
+    amp = np.where(q0 + amp > hi, -amp, amp)
+    return t, q0 + np.outer(s, amp), np.outer(ds, amp)
+
+
+def reserve_strengths(model) -> dict[str, float]:
+    """Each coordinate's reserve optimal force: 10 (N m or N), or twice the largest generalized force the motion
+    needs there, so that no reserve control exceeds 0.5 and the cost stays of the muscles' order (a cost dominated
+    by a few large reserve controls -- a free pelvis's weight -- leaves IPOPT's relative stopping rule loose on the
+    activations)."""
+    from osim_emb.simulation.motions import inverse_dynamics_of_motion
+    t, q, qd = motion(model)
+    tau = inverse_dynamics_of_motion(model, t, q, qd).drop(columns="time").to_numpy()
+    return {n: float(max(RESERVE, 2.0 * np.abs(tau[:, k]).max())) for k, n in enumerate(model.coordinate_names)}
+
+
+def write_states(osim_model, model, path: Path) -> None:
+    """An OpenSim states file: every coordinate's value and speed by path (the dependent ones from the package)."""
+    from osim_emb.core.kinematics import dependent_coordinate_columns
+    t, q, qd = motion(model)
+    columns = {n: q[:, k] for k, n in enumerate(model.coordinate_names)}
+    columns.update({f"{n}_u": qd[:, k] for k, n in enumerate(model.coordinate_names)})
+    columns.update(dependent_coordinate_columns(model, q, qd))
+    cs = osim_model.getCoordinateSet()
+    labels, data = [], []
+    for i in range(cs.getSize()):
+        c = cs.get(i)
+        if c.getName() not in columns:
+            continue
+        labels += [c.getAbsolutePathString() + "/value", c.getAbsolutePathString() + "/speed"]
+        data += [columns[c.getName()], columns[f"{c.getName()}_u"]]
+    rows = np.column_stack([t, *data])
+    head = f"states\nversion=1\nnRows={len(t)}\nnColumns={len(labels) + 1}\ninDegrees=no\nendheader\n"
+    body = "\n".join("\t".join(f"{v:.17g}" for v in row) for row in rows)
+    path.write_text(head + "time\t" + "\t".join(labels) + "\n" + body + "\n")
+
+
+def study_one(path: str) -> dict:
+    import opensim as osim
+    from osim_emb import load_osim
+    from osim_emb.cli.main import main as cli
+    from osim_emb.opensim.static_optimization import opensim_static_optimization, read_storage
+    model = load_osim(path)
+    row: dict = {"coordinates": model.n_q, "muscles": len(model.muscles),
+                 "muscle_types": " ".join(sorted({m.type_name for m in model.muscles}))}
+    with tempfile.TemporaryDirectory() as tmp:
+        states = Path(tmp) / "states.sto"
+        write_states(osim.Model(path), model, states)
+        prefix = Path(tmp) / "ours"
+        reserves = reserve_strengths(model)
+        t0 = time.perf_counter()
+        code = cli(["static-optimization", path, str(states), "-o", str(prefix), "--no-passive", "--quiet",
+                    *[f"--reserve={n}={f:.17g}" for n, f in reserves.items()]])
+        row["package_s"] = time.perf_counter() - t0
+        if code != 0:
+            return {**row, "status": "refused", "reason": "the command exited with code %d" % code}
+        ours = read_storage(f"{prefix}_StaticOptimization_activation.sto")
+        t0 = time.perf_counter()
+        try:
+            ref = opensim_static_optimization(path, states, reserves=reserves, muscles_only=True)
+        except Exception as err:  # noqa: BLE001 - OpenSim's exceptions are RuntimeErrors or SWIG's
+            return {**row, "status": "opensim_fails", "reason": str(err).replace("\n", " ")[:300]}
+        row["opensim_s"] = time.perf_counter() - t0
+    theirs = ref["activation"]
+    muscles = [m.name for m in model.muscles]
+    missing = [n for n in muscles if n not in theirs.columns]
+    if missing or len(theirs) != len(ours):
+        return {**row, "status": "differs",
+                "reason": (f"OpenSim's StaticOptimization has no column for {', '.join(missing[:5])} (muscles "
+                           "among <components>: getActuators leaves them out)" if missing else
+                           f"OpenSim reports {len(theirs)} frames, the package {len(ours)}")[:300]}
+    names = [f"reserve_{n}" for n in model.coordinate_names]
+    da = float(np.abs(ours[muscles].to_numpy() - theirs[muscles].to_numpy()).max())
+    dr = float(np.abs(ours[names].to_numpy() - theirs[names].to_numpy()).max())
+    cost = {k: float((tab[muscles + names].to_numpy() ** 2).sum()) for k, tab in (("package", ours), ("opensim", theirs))}
+    row.update(max_activation_diff=da, max_reserve_control_diff=dr,
+               max_activation=float(ours[muscles].to_numpy().max()), cost_package=cost["package"],
+               cost_opensim=cost["opensim"], opensim_balance_residual=balance_residual(model, theirs, reserves))
+    if da <= TOL and dr <= TOL:
+        row["status"] = "agrees"
+    elif (da <= TOL_LOOSE and dr <= TOL_LOOSE and cost["package"] <= cost["opensim"] * (1 + 1e-6)
+          and row["opensim_balance_residual"] > 1e-9):
+        row["status"] = "agrees_opensim_looser"  # OpenSim's IPOPT stopped short of the optimum on a flat cost
+    else:
+        row["status"] = "differs"
+    return row
+
+
+def balance_residual(model, activations, reserves: dict) -> float:
+    """Largest |τ − R F − reserve forces| (N m, N) of a solution table, with the package's R, A and τ on the
+    study's motion (the package's own solution meets it to ~1e-12)."""
+    from osim_emb.paths.geometry import lengths_and_moment_arms
+    from osim_emb.simulation.motions import inverse_dynamics_of_motion
+    from osim_emb.simulation.static_optimization import muscle_force_coefficients
+    t, q, qd = motion(model)
+    tau = inverse_dynamics_of_motion(model, t, q, qd).drop(columns="time").to_numpy()
+    length, r = lengths_and_moment_arms(model, q, allow_out_of_range=True)
+    active, _ = muscle_force_coefficients([m.parameters for m in model.muscles], length,
+                                          -np.einsum("nkm,nk->nm", r, qd))
+    a = activations[[m.name for m in model.muscles]].to_numpy()
+    reserve = activations[[f"reserve_{n}" for n in model.coordinate_names]].to_numpy()
+    force = np.array([reserves[n] for n in model.coordinate_names])
+    return float(np.abs(tau - np.einsum("nkm,nm->nk", r, a * active) - reserve * force).max())
+
+
+def run_child(path: Path, args) -> dict:
+    t0 = time.perf_counter()
+    row = run_json_child(["nice", "-n", "10", sys.executable, __file__, "--one", str(path)], args.timeout,
+                         crash="error")
+    row.setdefault("time_s", time.perf_counter() - t0)
+    return row
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS, help="the corpus folder of run.py")
+    ap.add_argument("--timeout", type=float, default=300.0, help="seconds per model")
+    ap.add_argument("--only", default="", help="substring: only the models whose path contains it")
+    ap.add_argument("--out", type=Path, default=HERE / "results" / "static_optimization.csv")
+    ap.add_argument("--one", help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.one:
+        try:
+            row = study_one(args.one)
+        except Exception as err:  # noqa: BLE001 - reported as a defect
+            row = {"status": "error", "reason": f"{type(err).__name__}: {err}"[:400]}
+        print(json.dumps(row, default=float))
+        return 0
+    import pandas as pd
+    from tqdm import tqdm
+    corpus = pd.read_csv(HERE / "results" / "corpus.csv")
+    chosen = corpus[corpus["status"].isin(["agrees", "opensim_coriolis"]) & (corpus["muscles"] > 0)
+                    & corpus["model"].str.contains(args.only, regex=False)]
+    rows = []
+    for rel in tqdm(list(chosen["model"]), desc="models", unit="model"):
+        row = run_child(args.corpus / rel, args)
+        row["model"] = rel
+        rows.append(row)
+        tqdm.write(f"{rel}: {row['status']} {row.get('max_activation_diff', '')} {row.get('reason', '') or ''}"[:220])
+    table = pd.DataFrame(rows).reindex(columns=COLUMNS)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    table.to_csv(args.out, index=False, float_format="%.3g")
+    print(f"wrote {args.out}: {len(table)} models, {table['status'].value_counts().to_dict()}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -195,3 +195,19 @@ def add_comparison_options(s: argparse.ArgumentParser, figures_only: bool = Fals
     s.add_argument("--formats", default="pdf,png,svg", help="figure formats")
     if not figures_only:
         s.add_argument("--no-plot", action="store_true", help="tables only")
+
+
+def add_external_loads_option(parser) -> None:
+    """``--external-loads``: an OpenSim ExternalLoads XML (ground reactions) applied in the inverse dynamics."""
+    parser.add_argument("--external-loads", metavar="LOADS.xml",
+                        help="OpenSim ExternalLoads file (its <datafile> beside it): forces from outside the model, "
+                             "e.g. ground reactions, applied in the inverse dynamics as OpenSim's tools apply them")
+
+
+def read_external_loads_option(args):
+    """The ExternalLoads of ``--external-loads`` (None without it)."""
+    if not getattr(args, "external_loads", None):
+        return None
+    from osim_emb.io.external_loads import read_external_loads
+    return read_external_loads(args.external_loads)
+

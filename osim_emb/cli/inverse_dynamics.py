@@ -7,7 +7,7 @@ import argparse
 from pathlib import Path
 
 from osim_emb.cli.common import _load_any, _plot_path, _plot_table, _positive, outside_range_hint, \
-    add_lenient_option, warn_unapplied_forces
+    add_external_loads_option, add_lenient_option, read_external_loads_option, warn_unapplied_forces
 
 
 def cmd_inverse_dynamics(args: argparse.Namespace) -> int:
@@ -24,7 +24,8 @@ def cmd_inverse_dynamics(args: argparse.Namespace) -> int:
         with outside_range_hint():
             time, q, qd = coordinates_from_motion(model, table, header, outside=args.outside_range)
         warn_unapplied_forces(model, "inverse-dynamics")
-        tau = inverse_dynamics_of_motion(model, time, q, qd, smoothing=args.smoothing)
+        tau = inverse_dynamics_of_motion(model, time, q, qd, smoothing=args.smoothing,
+                                         external_loads=read_external_loads_option(args))
         write_motion(tmps[0], tau, name=f"{model.name} inverse dynamics", protect=[args.model, args.motion])
         if args.plot:
             _plot_table(tau, [c for c in tau.columns if c != "time"], "generalized force (N m, N)", tmps[1],
@@ -41,6 +42,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_lenient_option(s)
     s.add_argument("motion", help=".mot/.sto with the generalized coordinates (degrees if inDegrees=yes)")
     s.add_argument("-o", "--output", required=True, help="output .sto file")
+    add_external_loads_option(s)
     s.add_argument("--smoothing", type=float, help="smoothing-spline penalty (default: interpolating spline)")
     s.add_argument("--outside-range", choices=("error", "warn"), default="error",
                    help="coordinates outside their ranges: refuse the motion, or warn and use them as they are")

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import numpy as np
 
-from osim_emb.cli.common import _load_any, _plot_table, _positive, add_lenient_option, outside_range_hint
+from osim_emb.cli.common import _load_any, _plot_table, _positive, add_external_loads_option, add_lenient_option, \
+    outside_range_hint, read_external_loads_option
 
 log = logging.getLogger("osim_emb")
 
@@ -69,7 +70,7 @@ def cmd_static_optimization(args: argparse.Namespace) -> int:
             q, qd, qdd = motion_derivatives(time, q, args.smoothing)
         else:
             _, qdd, _ = motion_derivatives(time, qd, args.smoothing)
-        tau = inverse_dynamics_of_motion(model, time, q, qd, qdd)
+        tau = inverse_dynamics_of_motion(model, time, q, qd, qdd, external_loads=read_external_loads_option(args))
         try:
             forces, activations, res = muscle_force_sharing(model, time, q, qd, tau.drop(columns="time").to_numpy(),
                                                             passive=not args.no_passive, reserves=reserves)
@@ -116,6 +117,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="a reserve actuator of this optimal force on every coordinate (--reserve overrides one)")
     s.add_argument("--no-passive", action="store_true",
                    help="leave the passive fibre forces out, as OpenSim's StaticOptimization does")
+    add_external_loads_option(s)
     s.add_argument("--plot", action="store_true", help="also write the activations' figure, ..._activation.png")
     s.add_argument("--smoothing", type=float, help="smoothing-spline penalty (default: interpolating spline)")
     s.add_argument("--outside-range", choices=("error", "warn"), default="error",

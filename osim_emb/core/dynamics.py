@@ -50,6 +50,7 @@ __all__ = [
     "inverse_dynamics",
     "forward_dynamics",
     "point_force_generalized",
+    "external_load_forces",
     "ode_rhs",
 ]
 
@@ -267,6 +268,48 @@ def point_force_generalized(kin: FrameKinematics, frame: int, r: Any, force: Any
     from osim_emb.core.kinematics import point_jacobians
     jp = point_jacobians(kin, frame, r)
     return np.einsum("nik,ni->nk", jp, np.broadcast_to(np.asarray(force, dtype=float), jp.shape[:2]))
+
+
+def external_load_forces(model: Model, q: Any, loads) -> np.ndarray:
+    """Generalized forces (N, nq) of external loads at configurations q (N, nq): ``loads`` is
+    :meth:`osim_emb.io.external_loads.ExternalLoads.at` at the same N instants.  A force F (in the frame of its
+    ``force_frame`` body) at point p (in its ``point_frame`` body; the applied body's origin without one) does the
+    virtual work F·δp of the applied body's material point at p (Eq 46), a torque M the work M·δθ of that body's
+    rotation: τ_k = F·(ω_k × p + v_k) + M·ω_k in ground, with (ω_k, v_k) the body's Jacobian column."""
+    from osim_emb.core.kinematics import forward_kinematics
+    q = np.atleast_2d(np.asarray(q, dtype=float))
+    kin = forward_kinematics(model, q, order=1)
+
+    def pose(name, element):
+        if name == "ground":
+            return 0, np.eye(4)
+        try:
+            b = model.body(name)
+        except KeyError:
+            raise ValueError(f"ExternalForce {element!r}: no body {name!r} in model {model.name!r}") from None
+        return b.frame, np.asarray(b.frame_to_body)
+
+    tau = np.zeros(q.shape)
+    for element, force, point, torque in loads:
+        frame, _ = pose(element.body, element.name)
+        ground_of = {}
+        for name in (element.force_frame, element.point_frame, element.body):
+            f, off = pose(name, element.name)
+            ground_of[name] = kin.transforms[:, f] @ off  # (N, 4, 4): the body's frame in ground
+        applied = ground_of[element.body]
+        if point is None:
+            p = applied[:, :3, 3]
+        else:
+            a = ground_of[element.point_frame]
+            p = np.einsum("nij,nj->ni", a[:, :3, :3], point) + a[:, :3, 3]
+        xi = kin.jacobian[:, frame]  # (N, nq, 6): the applied frame's (ω_k, v_k) in ground
+        rot = ground_of[element.force_frame][:, :3, :3]
+        if force is not None:
+            f = np.einsum("nij,nj->ni", rot, force)
+            tau += np.einsum("nki,ni->nk", np.cross(xi[..., :3], p[:, None, :]) + xi[..., 3:], f)
+        if torque is not None:
+            tau += np.einsum("nki,ni->nk", xi[..., :3], np.einsum("nij,nj->ni", rot, torque))
+    return tau
 
 
 def ode_rhs(model: Model, generalized_forces: Callable[[float, np.ndarray, np.ndarray], Any] | None = None):

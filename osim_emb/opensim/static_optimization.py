@@ -25,14 +25,15 @@ def read_storage(path: str | Path) -> pd.DataFrame:
 
 def opensim_static_optimization(model_path: str | Path, motion_path: str | Path, *, convergence: float = 1e-8,
                                 reserves: Mapping[str, float] | None = None, muscles_only: bool = False,
-                                out_dir: str | Path | None = None) -> dict:
+                                external_loads: str | Path | None = None, out_dir: str | Path | None = None) -> dict:
     """OpenSim's StaticOptimization over the whole motion (a states file: values and speeds by path, or a
     coordinates file), IPOPT at ``convergence``, from the file's first to last time.
 
     ``reserves``: coordinate name -> optimal force of a CoordinateActuator ``reserve_NAME`` on it (bounds ±inf,
     OpenSim's cost weight 1), added to a copy of the model; ``muscles_only``: every force that is not
     a muscle (or a reserve) switched off (``appliesForce`` false: CoordinateLimitForces, springs, the file's other
-    actuators), so that the problem is the package's (:mod:`osim_emb.cli.static_optimization`).  Returns the
+    actuators), so that the problem is the package's (:mod:`osim_emb.cli.static_optimization`);
+    ``external_loads``: an ExternalLoads XML applied during the analysis.  Returns the
     ``activation`` and ``force`` tables (columns by actuator name) and ``seconds`` (the tool's wall time)."""
     osim = require_opensim()
     with tempfile.TemporaryDirectory() as scratch:
@@ -67,6 +68,8 @@ def opensim_static_optimization(model_path: str | Path, motion_path: str | Path,
         tool.setFinalTime(float(times[-1]))
         tool.setResultsDir(str(work / "results"))
         tool.setSolveForEquilibrium(False)
+        if external_loads is not None:
+            tool.setExternalLoadsFileName(str(external_loads))
         so = osim.StaticOptimization()
         so.setStartTime(float(times[0]))
         so.setEndTime(float(times[-1]))

@@ -148,8 +148,9 @@ def motion_derivatives(time: np.ndarray, q: np.ndarray, smoothing: float | None 
 
 
 def inverse_dynamics_of_motion(model: Model, time: np.ndarray, q: np.ndarray, qdot: np.ndarray | None = None,
-                               qddot: np.ndarray | None = None, *, smoothing: float | None = None) -> pd.DataFrame:
-    """Generalized forces τ = M q̈ + N q̇ - G along a motion (columns NAME_moment or NAME_force, as OpenSim).
+                               qddot: np.ndarray | None = None, *, smoothing: float | None = None,
+                               external_loads: Any = None) -> pd.DataFrame:
+    """Generalized forces τ = M q̈ + N q̇ - G - τ_ext along a motion (columns NAME_moment or NAME_force, as OpenSim).
 
     Parameters
     ----------
@@ -163,6 +164,9 @@ def inverse_dynamics_of_motion(model: Model, time: np.ndarray, q: np.ndarray, qd
         a spline of q (or of qdot).
     smoothing : float, optional
         Penalty of SciPy's smoothing spline (``make_smoothing_spline``); None interpolates.
+    external_loads : ExternalLoads, optional
+        Forces from outside the model (ground reactions; :func:`osim_emb.io.external_loads.read_external_loads`),
+        interpolated at ``time`` and applied as τ_ext (:func:`osim_emb.core.dynamics.external_load_forces`).
 
     Returns
     -------
@@ -199,6 +203,8 @@ def inverse_dynamics_of_motion(model: Model, time: np.ndarray, q: np.ndarray, qd
     elif qddot is None:  # speeds given: differentiate them once
         _, qddot, _ = motion_derivatives(time, np.asarray(qdot, dtype=float), smoothing)
     tau = dyn.inverse_dynamics(model, q, qdot, qddot)
+    if external_loads is not None:
+        tau = tau - dyn.external_load_forces(model, q, external_loads.at(time))
     data = {"time": np.asarray(time)}
     for k, c in enumerate(model.coordinates):
         data[f"{c.name}_{'moment' if c.motion_type == 'rotational' else 'force'}"] = tau[:, k]

@@ -1,0 +1,151 @@
+"""External loads (OpenSim ExternalLoads files) in the inverse dynamics and static optimization, against OpenSim
+4.6's InverseDynamicsTool and StaticOptimization with the same file; the file's refusals."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from opensim_builders import read_sto
+from osim_emb.cli.main import main
+
+T = np.linspace(0.0, 0.4, 41)  # the data's times (0.01 s); the motions' frames are among them
+
+
+def write_loads(folder, forces, data_columns) -> "Path":  # noqa: F821
+    """An ExternalLoads XML with ``forces`` (name, body, force frame, point frame, force id, point id, torque id)
+    and its data file of ``data_columns`` (label -> values at T)."""
+    items = "".join(
+        f"<ExternalForce name=\"{n}\"><isDisabled>false</isDisabled><applied_to_body>{b}</applied_to_body>"
+        f"<force_expressed_in_body>{ff}</force_expressed_in_body><point_expressed_in_body>{pf}"
+        f"</point_expressed_in_body><force_identifier>{fi}</force_identifier><point_identifier>{pi}"
+        f"</point_identifier><torque_identifier>{ti}</torque_identifier></ExternalForce>"
+        for n, b, ff, pf, fi, pi, ti in forces)
+    xml = folder / "loads.xml"
+    xml.write_text(f"<?xml version=\"1.0\" encoding=\"UTF-8\" ?><OpenSimDocument Version=\"40000\"><ExternalLoads "
+                   f"name=\"loads\"><objects>{items}</objects><groups /><datafile>loads.mot</datafile>"
+                   "</ExternalLoads></OpenSimDocument>")
+    labels = list(data_columns)
+    rows = [f"{t:.17g}\t" + "\t".join(f"{data_columns[c][i]:.17g}" for c in labels) for i, t in enumerate(T)]
+    (folder / "loads.mot").write_text(f"loads\nversion=1\nnRows={len(T)}\nnColumns={len(labels) + 1}\ninDegrees=no\n"
+                                      "endheader\ntime\t" + "\t".join(labels) + "\n" + "\n".join(rows) + "\n")
+    return xml
+
+
+def pendulum_loads(folder):
+    """Two loads on the double pendulum: on rod2 a force in ground at a moving point in ground; on rod1 a force
+    and a torque in rod1's frame at a point fixed in rod1 (body-frame data)."""
+    s = np.sin(7 * T)
+    cols = {"tip_vx": 3 + s, "tip_vy": -5 + 2 * T, "tip_vz": 0.5 * s,
+            "tip_px": 0.3 + 0.1 * T, "tip_py": -1.4 + 0.2 * s, "tip_pz": 0.05 * T,
+            "mid_vx": 1.0 + T, "mid_vy": 2 * s, "mid_vz": -0.3 + 0 * T,
+            "mid_px": 0.0 + 0 * T, "mid_py": -0.5 + 0 * T, "mid_pz": 0.02 + 0 * T,
+            "mid_torque_x": 0.1 * s, "mid_torque_y": 0 * T, "mid_torque_z": 0.4 - T}
+    return write_loads(folder, [("tip", "rod2", "ground", "ground", "tip_v", "tip_p", ""),
+                                ("mid", "rod1", "rod1", "rod1", "mid_v", "mid_p", "mid_torque_")], cols)
+
+
+def write_motion_file(path, names, coef, times):
+    """q_k(t) = a + b t + c t² (radians): OpenSim's quintic and the package's cubic spline both give q̈ exactly."""
+    rows = [f"{t:.17g}\t" + "\t".join(f"{a + b * t + c * t * t:.17g}" for a, b, c in (coef[n] for n in names))
+            for t in times]
+    path.write_text(f"motion\nversion=1\nnRows={len(times)}\nnColumns={len(names) + 1}\ninDegrees=no\nendheader\n"
+                    "time\t" + "\t".join(names) + "\n" + "\n".join(rows) + "\n")
+    return path
+
+
+def opensim_inverse_dynamics(osim, model_path, motion, loads, folder):
+    folder.mkdir(parents=True, exist_ok=True)
+    tool = osim.InverseDynamicsTool()
+    tool.setName("id")
+    tool.setModelFileName(str(model_path))
+    tool.setCoordinatesFileName(str(motion))
+    tool.setExternalLoadsFileName(str(loads))
+    tool.setLowpassCutoffFrequency(-1.0)
+    tool.setStartTime(0.0)
+    tool.setEndTime(0.4)
+    tool.setResultsDir(str(folder))
+    tool.setOutputGenForceFileName("id.sto")
+    setup = folder / "id_setup.xml"
+    tool.printToXML(str(setup))
+    osim.InverseDynamicsTool(str(setup)).run()
+    return read_sto(folder / "id.sto")
+
+
+@pytest.mark.opensim
+@pytest.mark.models
+def test_inverse_dynamics_with_external_loads_equals_opensims_tool(osim, models_dir, tmp_path, capsys):
+    """The double pendulum with a force on rod2 (in ground, at a moving point in ground) and a force and torque on
+    rod1 (in rod1's frame, at a point in rod1): `inverse-dynamics --external-loads` against OpenSim's
+    InverseDynamicsTool with the same files (its ExternalLoads interpolated by natural cubic splines, as the
+    package's), 21 frames; the loads change the moments by several N m."""
+    path = models_dir / "double_pendulum.osim"
+    loads = pendulum_loads(tmp_path)
+    motion = write_motion_file(tmp_path / "motion.mot", ["q1", "q2"], {"q1": (0.3, 1.0, -2.0), "q2": (-0.5, 2.0, 1.5)},
+                               T[::2])
+    ref = opensim_inverse_dynamics(osim, path, motion, loads, tmp_path / "opensim")
+    out = tmp_path / "ours.sto"
+    assert main(["inverse-dynamics", str(path), str(motion), "-o", str(out), "--external-loads", str(loads)]) == 0
+    ours = read_sto(out)
+    cols = ["q1_moment", "q2_moment"]
+    np.testing.assert_allclose(ours["time"], ref["time"], atol=1e-12)
+    d = np.abs(ours[cols].to_numpy() - ref[cols].to_numpy()).max()
+    bare = tmp_path / "bare.sto"
+    assert main(["inverse-dynamics", str(path), str(motion), "-o", str(bare)]) == 0
+    effect = np.abs(read_sto(bare)[cols].to_numpy() - ref[cols].to_numpy()).max()
+    print(f"[agreement] inverse dynamics with external loads vs OpenSim's InverseDynamicsTool: {d:.2e} N m "
+          f"(the loads' effect {effect:.2f} N m)")
+    assert d < 1e-8 and effect > 1.0
+
+
+@pytest.mark.opensim
+@pytest.mark.models
+def test_static_optimization_with_a_hand_load_equals_opensims(osim, models_dir, tmp_path):
+    """arm26 holding a 15 N load in the hand (a force in ground at a point of the hand): `static-optimization
+    --external-loads --no-passive` against OpenSim's StaticOptimization with the same ExternalLoads file."""
+    from osim_emb.opensim.static_optimization import opensim_static_optimization
+    path = models_dir / "arm26.osim"
+    loads = write_loads(tmp_path, [("hand", "r_ulna_radius_hand", "ground", "r_ulna_radius_hand", "hand_v", "hand_p",
+                                    "")],
+                        {"hand_vx": 0 * T, "hand_vy": -15 + 5 * T, "hand_vz": 0 * T,
+                         "hand_px": 0 * T, "hand_py": -0.24 + 0 * T, "hand_pz": 0.06 + 0 * T})
+    motion = write_motion_file(tmp_path / "motion.mot", ["r_shoulder_elev", "r_elbow_flex"],
+                               {"r_shoulder_elev": (0.2, 0.4, -0.5), "r_elbow_flex": (1.2, -0.5, 1.0)}, T[::2])
+    ref = opensim_static_optimization(path, motion, external_loads=loads)
+    prefix = tmp_path / "ours"
+    assert main(["static-optimization", str(path), str(motion), "-o", str(prefix), "--no-passive",
+                 "--external-loads", str(loads)]) == 0
+    ours = read_sto(f"{prefix}_StaticOptimization_activation.sto")
+    muscles = [c for c in ours.columns if c != "time"]
+    d = np.abs(ours[muscles].to_numpy() - ref["activation"][muscles].to_numpy()).max()
+    assert main(["static-optimization", str(path), str(motion), "-o", str(tmp_path / "bare"), "--no-passive"]) == 0
+    bare = read_sto(f"{tmp_path / 'bare'}_StaticOptimization_activation.sto")
+    effect = np.abs(bare[muscles].to_numpy() - ours[muscles].to_numpy()).max()
+    print(f"[agreement] static optimization with a hand load vs OpenSim's: activations {d:.2e} (the load's effect "
+          f"{effect:.2f})")
+    assert d < 1e-5 and effect > 0.05
+
+
+def test_bad_external_loads_are_refused_by_name(models_dir, tmp_path, capsys):
+    """An identifier naming 2 columns, a body the model lacks, a motion longer than the data: each refused naming
+    the file and element (exit 2, nothing written)."""
+    path = models_dir / "double_pendulum.osim"
+    motion = write_motion_file(tmp_path / "motion.mot", ["q1", "q2"], {"q1": (0.3, 1.0, -2.0), "q2": (-0.5, 2.0, 1.5)},
+                               T[::2])
+    cases = [
+        ([("f", "rod2", "ground", "ground", "f_v", "", "")], {"f_vx": T, "f_vy": T}, "identifier 'f_v' names 2"),
+        ([("f", "shank", "ground", "ground", "f_v", "", "")], {"f_vx": T, "f_vy": T, "f_vz": T}, "no body 'shank'"),
+    ]
+    for k, (forces, cols, message) in enumerate(cases):
+        folder = tmp_path / f"case{k}"
+        folder.mkdir()
+        loads = write_loads(folder, forces, cols)
+        out = folder / "tau.sto"
+        assert main(["inverse-dynamics", str(path), str(motion), "-o", str(out), "--external-loads", str(loads)]) == 2
+        assert message in capsys.readouterr().err and not out.exists()
+    long = write_motion_file(tmp_path / "long.mot", ["q1", "q2"], {"q1": (0.3, 1.0, -2.0), "q2": (-0.5, 2.0, 1.5)},
+                             np.linspace(0.0, 0.5, 11))
+    loads = pendulum_loads(tmp_path)
+    assert main(["inverse-dynamics", str(path), str(long), "-o", str(tmp_path / "x.sto"), "--external-loads",
+                 str(loads)]) == 2
+    assert "the data cover t = 0 to 0.4 s" in capsys.readouterr().err

@@ -21,7 +21,8 @@ def test_motion_file_roundtrip(tmp_path):
 
 
 def test_inverse_dynamics_of_a_passive_motion_is_zero():
-    """Forward simulation under gravity, then inverse dynamics of the sampled motion: ~0 generalized force."""
+    """Forward simulation under gravity, then inverse dynamics of the sampled motion: ~0 generalized force (away
+    from the first and last 10 frames, where the natural quintic spline's end conditions, OpenSim's, perturb q̈)."""
     model = serial_chain_model(3)
     tab = simulate(model, 0.5, [0.4, -0.3, 0.2], None, n_output=501)
     q = tab[model.coordinate_names].to_numpy()
@@ -29,7 +30,7 @@ def test_inverse_dynamics_of_a_passive_motion_is_zero():
     tau = inverse_dynamics_of_motion(model, tab.time.to_numpy(), q, qd).iloc[:, 1:].to_numpy()
     scale = np.abs(inverse_dynamics_of_motion(model, tab.time.to_numpy(), q, np.zeros_like(q),
                                               np.zeros_like(q)).iloc[:, 1:].to_numpy()).max()
-    assert np.abs(tau[5:-5]).max() < 1e-6 * scale
+    assert np.abs(tau[10:-10]).max() < 1e-7 * scale
 
 
 def test_computed_torque_error_is_critically_damped():

@@ -77,10 +77,10 @@ def test_static_optimization_command_reserves_and_refusals(models_dir, tmp_path,
     # the balance: R F + reserve = τ, with the package's moment arms and inverse dynamics of the same spline
     from osim_emb import load_osim
     from osim_emb.paths.geometry import lengths_and_moment_arms
-    from osim_emb.simulation.motions import inverse_dynamics_of_motion, motion_derivatives
+    from osim_emb.simulation.motions import analysis_states, inverse_dynamics_of_motion
     model = load_osim(str(path))
     q = np.column_stack([cubic(fast[n], t) for n in model.coordinate_names])
-    qs, qd, qdd = motion_derivatives(t, q)
+    qs, qd, qdd = analysis_states(t, q)  # as OpenSim's AnalyzeTool: a spline of the coordinates, then of the speeds
     tau = inverse_dynamics_of_motion(model, t, qs, qd, qdd).drop(columns="time").to_numpy()
     _, r = lengths_and_moment_arms(model, qs, allow_out_of_range=True)
     names = [m.name for m in model.muscles]

@@ -211,3 +211,25 @@ def read_external_loads_option(args):
     from osim_emb.io.external_loads import read_external_loads
     return read_external_loads(args.external_loads)
 
+
+def add_motion_differentiation_options(parser) -> None:
+    """How a motion is differentiated: OpenSim's natural quintic spline (default), after its low-pass filter
+    (``--lowpass``), or a smoothing spline (``--smoothing``)."""
+    parser.add_argument("--lowpass", type=float, metavar="HZ",
+                        help="OpenSim's low-pass filter of the coordinates first (its tools' "
+                             "lowpass_cutoff_frequency_for_coordinates; e.g. 6)")
+    parser.add_argument("--smoothing", type=float,
+                        help="a cubic smoothing spline of this penalty instead (default: OpenSim's interpolating "
+                             "natural quintic spline)")
+
+
+def motion_differentiation(args) -> dict:
+    """The keyword arguments of ``motion_derivatives`` from --lowpass / --smoothing (checked)."""
+    if args.smoothing is not None and args.lowpass is not None:
+        raise ValueError("--smoothing and --lowpass are alternatives: give one")
+    if args.smoothing is not None:
+        _positive("--smoothing", args.smoothing, allow_zero=True)
+    if args.lowpass is not None:
+        _positive("--lowpass", args.lowpass)
+    return {"smoothing": args.smoothing, "lowpass_hz": args.lowpass}
+

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from osim_emb.cli.common import _load_any, _plot_table, _positive, add_external_loads_option, add_lenient_option, \
-    outside_range_hint, read_external_loads_option
+    add_motion_differentiation_options, motion_differentiation, outside_range_hint, read_external_loads_option
 
 log = logging.getLogger("osim_emb")
 
@@ -45,10 +45,10 @@ def reserve_forces(model, per_coordinate: list[str], everywhere: float | None) -
 def cmd_static_optimization(args: argparse.Namespace) -> int:
     from osim_emb.io.motion import coordinates_from_motion, read_motion, write_motion
     from osim_emb.io.outputs import atomic_files
-    from osim_emb.simulation.motions import inverse_dynamics_of_motion, motion_derivatives, muscle_force_sharing
+    from osim_emb.simulation.motions import analysis_states, inverse_dynamics_of_motion, motion_derivatives, \
+        muscle_force_sharing
     from osim_emb.simulation.static_optimization import InfeasibleError
-    if args.smoothing is not None:
-        _positive("--smoothing", args.smoothing, allow_zero=True)
+    differentiation = motion_differentiation(args)
     if args.reserves is not None:
         _positive("--reserves", args.reserves)
     outs = list(output_paths(args.output))
@@ -66,10 +66,13 @@ def cmd_static_optimization(args: argparse.Namespace) -> int:
         if others:  # the inverse dynamics is of the multibody system alone; OpenSim's would include these
             log.warning("static-optimization leaves out the model's %d force(s) other than muscles: %s",
                         len(others), ", ".join(n for n, _ in others[:12]) + (" ..." if len(others) > 12 else ""))
-        if qd is None:  # q, q̇, q̈ of one spline, used for the moment arms, speeds and inverse dynamics alike
-            q, qd, qdd = motion_derivatives(time, q, args.smoothing)
-        else:
-            _, qdd, _ = motion_derivatives(time, qd, args.smoothing)
+        if args.smoothing is not None:  # q, q̇, q̈ of one smoothing spline
+            if qd is None:
+                q, qd, qdd = motion_derivatives(time, q, args.smoothing)
+            else:
+                _, qdd, _ = motion_derivatives(time, qd, args.smoothing)
+        else:  # as OpenSim's AnalyzeTool hands them to its StaticOptimization
+            q, qd, qdd = analysis_states(time, q, qd, lowpass_hz=args.lowpass)
         tau = inverse_dynamics_of_motion(model, time, q, qd, qdd, external_loads=read_external_loads_option(args))
         try:
             forces, activations, res = muscle_force_sharing(model, time, q, qd, tau.drop(columns="time").to_numpy(),
@@ -119,7 +122,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="leave the passive fibre forces out, as OpenSim's StaticOptimization does")
     add_external_loads_option(s)
     s.add_argument("--plot", action="store_true", help="also write the activations' figure, ..._activation.png")
-    s.add_argument("--smoothing", type=float, help="smoothing-spline penalty (default: interpolating spline)")
+    add_motion_differentiation_options(s)
     s.add_argument("--outside-range", choices=("error", "warn"), default="error",
                    help="coordinates outside their ranges: refuse the motion, or warn and use them as they are")
     s.set_defaults(func=cmd_static_optimization)

@@ -25,7 +25,8 @@ def read_storage(path: str | Path) -> pd.DataFrame:
 
 def opensim_static_optimization(model_path: str | Path, motion_path: str | Path, *, convergence: float = 1e-8,
                                 reserves: Mapping[str, float] | None = None, muscles_only: bool = False,
-                                external_loads: str | Path | None = None, out_dir: str | Path | None = None) -> dict:
+                                external_loads: str | Path | None = None, lowpass_hz: float | None = None,
+                                out_dir: str | Path | None = None) -> dict:
     """OpenSim's StaticOptimization over the whole motion (a states file: values and speeds by path, or a
     coordinates file), IPOPT at ``convergence``, from the file's first to last time.
 
@@ -33,11 +34,13 @@ def opensim_static_optimization(model_path: str | Path, motion_path: str | Path,
     OpenSim's cost weight 1), added to a copy of the model; ``muscles_only``: every force that is not
     a muscle (or a reserve) switched off (``appliesForce`` false: CoordinateLimitForces, springs, the file's other
     actuators), so that the problem is the package's (:mod:`osim_emb.cli.static_optimization`);
-    ``external_loads``: an ExternalLoads XML applied during the analysis.  Returns the
+    ``external_loads``: an ExternalLoads XML applied during the analysis; ``lowpass_hz``: the tool's low-pass filter
+    of a coordinates file (none by default).  Returns the
     ``activation`` and ``force`` tables (columns by actuator name) and ``seconds`` (the tool's wall time)."""
     osim = require_opensim()
     with tempfile.TemporaryDirectory() as scratch:
-        work = Path(out_dir) if out_dir is not None else Path(scratch)
+        work = (Path(out_dir) if out_dir is not None else Path(scratch)).resolve()  # the setup file's paths: absolute
+        motion_path = Path(motion_path).resolve()
         work.mkdir(parents=True, exist_ok=True)
         model = osim.Model(str(model_path))
         if muscles_only:
@@ -63,13 +66,13 @@ def opensim_static_optimization(model_path: str | Path, motion_path: str | Path,
             tool.setStatesFileName(str(motion_path))
         else:
             tool.setCoordinatesFileName(str(motion_path))
-            tool.setLowpassCutoffFrequency(-1.0)
+            tool.setLowpassCutoffFrequency(-1.0 if lowpass_hz is None else float(lowpass_hz))
         tool.setInitialTime(float(times[0]))
         tool.setFinalTime(float(times[-1]))
         tool.setResultsDir(str(work / "results"))
         tool.setSolveForEquilibrium(False)
         if external_loads is not None:
-            tool.setExternalLoadsFileName(str(external_loads))
+            tool.setExternalLoadsFileName(str(Path(external_loads).resolve()))
         so = osim.StaticOptimization()
         so.setStartTime(float(times[0]))
         so.setEndTime(float(times[-1]))

@@ -1,0 +1,215 @@
+"""A walking trial with ground reactions (opensim-models' Gait10dof18musc pipeline): the package's
+``inverse-dynamics`` and ``static-optimization`` against OpenSim 4.6's InverseDynamicsTool and StaticOptimization on
+the same files.
+
+    python validation/gait_pipeline/run.py                        # files from the opensim-models git mirror
+    python validation/gait_pipeline/run.py --pipeline DIR          # DIR = opensim-models/Pipelines/Gait10dof18musc
+
+The pipeline's scaled model (``OutputReference/subject01.osim``: 10 coordinates, 18 Millard2012 muscles), its
+inverse-kinematics result (60 Hz, 2.5 s) and its ground reactions (``subject01_walk_grf.xml`` / ``.mot``: a force,
+centre of pressure and free torque per foot, 600 Hz) are copied to a scratch folder (never committed).
+
+1. Inverse dynamics, unfiltered and with the pipeline's 6 Hz low-pass filter (``--lowpass 6``): the command's
+   moments against the InverseDynamicsTool run live with the same setting, at the frames; the filtered ones also
+   at OpenSim's resampled output times (the package's filtered spline evaluated there), and against the
+   pipeline's committed OpenSim output (``OutputReference/ID``, 6 Hz).
+2. Static optimization (unfiltered, ``--no-passive``, reserves of 1000 N / N m on the pelvis and 100 N m elsewhere,
+   the ground reactions applied): OpenSim's solution (IPOPT at 1e-8) checked in the package's balance
+   R F + reserves = τ (the same τ: the same q̈, loads and dynamics), and the activations compared — as computed,
+   and with OpenSim's f_opt (``calcInextensibleTendonActiveFiberForce``, which for Millard2012 uses a pennation
+   angle of the normalized fibre length: docs/muscles.md) in the package's force-sharing problem.
+
+Writes ``results/inverse_dynamics.csv``, ``results/static_optimization.csv`` and ``results/moments.{pdf,svg,png}``
+(hip, knee and ankle moments of the right leg: the package against OpenSim, 6 Hz).
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+HERE = Path(__file__).resolve().parent
+MIRROR = Path("/work/.mirror/opensim-org+opensim-models/repo")
+FILES = {"subject01.osim": "OutputReference/subject01.osim",
+         "subject01_walk_IK.mot": "OutputReference/IK/subject01_walk_IK.mot",
+         "subject01_walk_grf.xml": "ExperimentalData/subject01_walk_grf.xml",
+         "subject01_walk_grf.mot": "ExperimentalData/subject01_walk_grf.mot",
+         "reference_ID.sto": "OutputReference/ID/Results/subject01_walk_ID.sto"}
+
+
+def fetch_files(pipeline: Path | None, dest: Path) -> Path:
+    """The pipeline's files in ``dest`` (from a checkout folder, or from the git mirror)."""
+    dest.mkdir(parents=True, exist_ok=True)
+    for name, rel in FILES.items():
+        if pipeline is not None:
+            (dest / name).write_bytes((pipeline / rel).read_bytes())
+        else:
+            blob = subprocess.run(["git", "-C", str(MIRROR), "show", f"HEAD:Pipelines/Gait10dof18musc/{rel}"],
+                                  check=True, capture_output=True).stdout
+            (dest / name).write_bytes(blob)
+    return dest
+
+
+def opensim_id(folder: Path, lowpass: float) -> pd.DataFrame:
+    import opensim as osim
+    from osim_emb.opensim.static_optimization import read_storage
+    out = folder / f"opensim_id_{lowpass:g}"
+    out.mkdir(exist_ok=True)
+    tool = osim.InverseDynamicsTool()
+    tool.setName("id")
+    tool.setModelFileName(str(folder / "subject01.osim"))
+    tool.setCoordinatesFileName(str(folder / "subject01_walk_IK.mot"))
+    tool.setExternalLoadsFileName(str(folder / "subject01_walk_grf.xml"))
+    tool.setLowpassCutoffFrequency(lowpass)
+    tool.setStartTime(0.0)
+    tool.setEndTime(2.5)
+    excluded = osim.ArrayStr()
+    excluded.append("Muscles")
+    tool.setExcludedForces(excluded)
+    tool.setResultsDir(str(out))
+    tool.setOutputGenForceFileName("id.sto")
+    tool.printToXML(str(out / "setup.xml"))
+    osim.InverseDynamicsTool(str(out / "setup.xml")).run()
+    return read_storage(out / "id.sto")
+
+
+def inverse_dynamics(folder: Path) -> tuple[pd.DataFrame, dict]:
+    from osim_emb import load_osim
+    from osim_emb.cli.main import main as cli
+    from osim_emb.core import dynamics as dyn
+    from osim_emb.io.external_loads import read_external_loads
+    from osim_emb.io.motion import coordinates_from_motion, read_motion
+    from osim_emb.opensim.static_optimization import read_storage
+    from osim_emb.simulation.motions import _natural_quintic, opensim_lowpass
+    model = load_osim(str(folder / "subject01.osim"))
+    cols = [f"{c.name}_{'moment' if c.motion_type == 'rotational' else 'force'}" for c in model.coordinates]
+    ours, theirs = {}, {}
+    for lowpass in (-1.0, 6.0):
+        out = folder / f"ours_id_{lowpass:g}.sto"
+        args = ["inverse-dynamics", str(folder / "subject01.osim"), str(folder / "subject01_walk_IK.mot"), "-o",
+                str(out), "--external-loads", str(folder / "subject01_walk_grf.xml"), "--overwrite", "--quiet"]
+        assert cli(args + ([] if lowpass < 0 else ["--lowpass", f"{lowpass:g}"])) == 0
+        ours[lowpass], theirs[lowpass] = read_storage(out), opensim_id(folder, lowpass)
+    # the filtered spline at OpenSim's output times (inside the data's times: OpenSim's first lies 5e-7 s before)
+    t, q, _ = coordinates_from_motion(model, *read_motion(folder / "subject01_walk_IK.mot"))
+    te = theirs[6.0]["time"].to_numpy()
+    inside = (te >= t[0]) & (te <= t[-1])
+    spline = _natural_quintic(*opensim_lowpass(t, q, 6.0))
+    loads = read_external_loads(folder / "subject01_walk_grf.xml")
+    qe = spline(te[inside])
+    at_times = (dyn.inverse_dynamics(model, qe, spline(te[inside], 1), spline(te[inside], 2))
+                - dyn.external_load_forces(model, qe, loads.at(te[inside])))
+    reference = read_storage(folder / "reference_ID.sto")
+    rows = []
+    for k, c in enumerate(cols):
+        rows.append({
+            "coordinate": c, "peak_opensim_N_m_or_N": float(np.abs(theirs[6.0][c]).max()),
+            "unfiltered_max_diff": float(np.abs(ours[-1.0][c] - theirs[-1.0][c]).max()),
+            "lowpass6_at_opensim_times_max_diff": float(np.abs(at_times[:, k] - theirs[6.0][c].to_numpy()[inside]).max()),
+            "lowpass6_at_frames_max_diff": float(np.abs(ours[6.0][c] - theirs[6.0][c]).max()),
+            "opensim_live_vs_pipeline_reference_max_diff": float(np.abs(theirs[6.0][c] - reference[c]).max())})
+    summary = {"opensim_time_shift_s": float(np.abs(te - t).max()), "frames": len(t),
+               "frames_compared_at_opensim_times": int(inside.sum())}
+    return pd.DataFrame(rows), {**summary, "ours": ours[6.0], "theirs": theirs[6.0]}
+
+
+def static_optimization(folder: Path) -> dict:
+    import opensim as osim
+    from osim_emb import load_osim
+    from osim_emb.cli.main import main as cli
+    from osim_emb.io.external_loads import read_external_loads
+    from osim_emb.io.motion import coordinates_from_motion, read_motion
+    from osim_emb.opensim.static_optimization import opensim_static_optimization, read_storage
+    from osim_emb.paths.geometry import lengths_and_moment_arms
+    from osim_emb.simulation.motions import analysis_states, inverse_dynamics_of_motion
+    from osim_emb.simulation.static_optimization import static_optimization as solve
+    path = folder / "subject01.osim"
+    model = load_osim(str(path))
+    reserves = {n: (1000.0 if n.startswith("pelvis") else 100.0) for n in model.coordinate_names}
+    prefix = folder / "ours_so"
+    assert cli(["static-optimization", str(path), str(folder / "subject01_walk_IK.mot"), "-o", str(prefix),
+                "--no-passive", "--external-loads", str(folder / "subject01_walk_grf.xml"), "--overwrite", "--quiet",
+                *[f"--reserve={n}={f:g}" for n, f in reserves.items()]]) == 0
+    ours = read_storage(f"{prefix}_StaticOptimization_activation.sto")
+    ref = opensim_static_optimization(path, folder / "subject01_walk_IK.mot", reserves=reserves, muscles_only=True,
+                                      external_loads=folder / "subject01_walk_grf.xml", out_dir=folder / "opensim_so")
+    names = [m.name for m in model.muscles]
+    reserve_names = [f"reserve_{n}" for n in model.coordinate_names]
+    t, q, _ = coordinates_from_motion(model, *read_motion(folder / "subject01_walk_IK.mot"))
+    qs, qd, qdd = analysis_states(t, q)
+    tau = inverse_dynamics_of_motion(model, t, qs, qd, qdd, external_loads=read_external_loads(
+        folder / "subject01_walk_grf.xml")).drop(columns="time").to_numpy()
+    _, r = lengths_and_moment_arms(model, qs, names, allow_out_of_range=True)
+    force = ref["force"]
+    balance = (np.einsum("nkm,nm->nk", r, force[names].to_numpy()) + force[reserve_names].to_numpy())
+    # OpenSim's f_opt at every frame, in the package's problem
+    om = osim.Model(str(path))
+    state = om.initSystem()
+    cs = om.getCoordinateSet()
+    muscles = om.getMuscles()
+    fopt = np.zeros((len(t), len(names)))
+    for i in range(len(t)):
+        for k, n in enumerate(model.coordinate_names):
+            cs.get(n).setValue(state, qs[i, k], False)
+            cs.get(n).setSpeedValue(state, qd[i, k])
+        om.assemble(state)
+        om.realizeVelocity(state)
+        for j, n in enumerate(names):
+            fopt[i, j] = muscles.get(n).calcInextensibleTendonActiveFiberForce(state, 1.0)
+    lo = np.array([m.parameters.min_control for m in model.muscles])
+    hi = np.array([m.parameters.max_control for m in model.muscles])
+    with_fopt = solve(r, tau, fopt, None, lower=lo, upper=hi,
+                      reserves=np.array([reserves[n] for n in model.coordinate_names]))
+    a_os = ref["activation"][names].to_numpy()
+    return {"frames": len(t), "muscles": len(names),
+            "opensim_balance_residual_N_m_or_N": float(np.abs(balance - tau).max()),
+            "largest_generalized_force_N_m_or_N": float(np.abs(tau).max()),
+            "activation_max_diff": float(np.abs(ours[names].to_numpy() - a_os).max()),
+            "reserve_control_max_diff": float(np.abs(ours[reserve_names].to_numpy()
+                                                      - ref["activation"][reserve_names].to_numpy()).max()),
+            "activation_max_diff_with_opensim_fopt": float(np.abs(with_fopt.activations - a_os).max()),
+            "max_activation": float(a_os.max()), "opensim_seconds": ref["seconds"]}
+
+
+def figure(ours: pd.DataFrame, theirs: pd.DataFrame, stem: Path) -> None:
+    from osim_emb.report import figure_style as fs
+    cols = ["hip_flexion_r_moment", "knee_angle_r_moment", "ankle_angle_r_moment"]
+    fig, axes = fs.figure("double", height=2.4, ncols=3)
+    for ax, c in zip(axes[0], cols):
+        ax.plot(ours["time"], ours[c], label="osim-emb inverse-dynamics", **fs.cue(0))
+        ax.plot(theirs["time"], theirs[c], label="OpenSim InverseDynamicsTool (every 3rd frame)", linestyle="none",
+                marker="o", markersize=2.5, markevery=3, color=fs.color(1))
+        ax.set_title(c.replace("_moment", "").replace("_", " "), loc="left")
+        ax.set_xlabel("time (s)")
+    axes[0, 0].set_ylabel("moment (N m)")
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    fs.legend_below(fig, handles, labels)
+    fs.save(fig, stem)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--pipeline", type=Path, help="opensim-models' Pipelines/Gait10dof18musc (default: the mirror)")
+    ap.add_argument("--out", type=Path, default=HERE / "results")
+    args = ap.parse_args(argv)
+    args.out.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as scratch:
+        folder = fetch_files(args.pipeline, Path(scratch))
+        table, info = inverse_dynamics(folder)
+        so = static_optimization(folder)
+        figure(info.pop("ours"), info.pop("theirs"), args.out / "moments")
+    table.to_csv(args.out / "inverse_dynamics.csv", index=False, float_format="%.3g")
+    pd.DataFrame([{**info, **so}]).to_csv(args.out / "static_optimization.csv", index=False, float_format="%.4g")
+    print(table.to_string(index=False))
+    print(pd.Series({**info, **so}).to_string())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -233,3 +233,14 @@ def motion_differentiation(args) -> dict:
         _positive("--lowpass", args.lowpass)
     return {"smoothing": args.smoothing, "lowpass_hz": args.lowpass}
 
+
+def note_coupled_generalized_forces(model, command: str) -> None:
+    """Say how the generalized forces of a model with coupled coordinates relate to OpenSim's InverseDynamicsTool's
+    (which reports every mobility's force with the constraints ignored)."""
+    coupled = [d.name for d in model.dependent_coordinates if d.kind == "coupled"]
+    if coupled:
+        log.warning("%s: %s is coupled to the generalized coordinates, and its generalized force is included in "
+                    "theirs (τ_q = τ_q,OpenSim + Σ ∇c τ_c,OpenSim); OpenSim's InverseDynamicsTool reports it "
+                    "separately, with the constraints ignored", command, ", ".join(coupled[:6])
+                    + (f" ({len(coupled)} in all)" if len(coupled) > 6 else ""))
+

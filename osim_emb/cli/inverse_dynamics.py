@@ -8,7 +8,7 @@ from pathlib import Path
 
 from osim_emb.cli.common import _load_any, _plot_path, _plot_table, outside_range_hint, \
     add_external_loads_option, add_lenient_option, add_motion_differentiation_options, motion_differentiation, \
-    read_external_loads_option, warn_unapplied_forces
+    note_coupled_generalized_forces, read_external_loads_option, warn_unapplied_forces
 
 
 def cmd_inverse_dynamics(args: argparse.Namespace) -> int:
@@ -24,6 +24,7 @@ def cmd_inverse_dynamics(args: argparse.Namespace) -> int:
         with outside_range_hint():
             time, q, qd = coordinates_from_motion(model, table, header, outside=args.outside_range)
         warn_unapplied_forces(model, "inverse-dynamics")
+        note_coupled_generalized_forces(model, "inverse-dynamics")
         tau = inverse_dynamics_of_motion(model, time, q, qd, **differentiation,
                                          external_loads=read_external_loads_option(args))
         write_motion(tmps[0], tau, name=f"{model.name} inverse dynamics", protect=[args.model, args.motion])

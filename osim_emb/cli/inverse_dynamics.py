@@ -4,30 +4,73 @@
 from __future__ import annotations
 
 import argparse
+import logging
 from pathlib import Path
+
+import numpy as np
 
 from osim_emb.cli.common import _load_any, _plot_path, _plot_table, outside_range_hint, \
     add_external_loads_option, add_lenient_option, add_motion_differentiation_options, motion_differentiation, \
     note_coupled_generalized_forces, read_external_loads_option, warn_unapplied_forces
 
+log = logging.getLogger("osim_emb")
+
+
+def _from_setup(args: argparse.Namespace) -> None:
+    """Fill what the command line leaves unset from ``--setup`` (an OpenSim InverseDynamicsTool file)."""
+    if not args.setup:
+        if not (args.model and args.motion and args.output):
+            raise ValueError("give MODEL, MOTION and -o OUTPUT, or an OpenSim setup file with --setup")
+        return
+    from osim_emb.io.tool_setup import read_inverse_dynamics_setup
+    setup = read_inverse_dynamics_setup(args.setup)
+    for name, value in (("model", setup.model), ("motion", setup.coordinates), ("output", setup.output),
+                        ("external_loads", setup.external_loads)):
+        if not getattr(args, name) and value is not None:
+            setattr(args, name, str(value))
+    if args.lowpass is None and args.smoothing is None:
+        args.lowpass = setup.lowpass_hz
+    if args.time_range is None and setup.time_range is not None:
+        args.time_range = list(setup.time_range)
+    missing = [n for n, v in (("model_file", args.model), ("coordinates_file", args.motion),
+                              ("output_gen_force_file", args.output)) if not v]
+    if missing:
+        raise ValueError(f"{args.setup}: sets no {', '.join(missing)}; give it on the command line")
+    if "Muscles" not in setup.excluded_forces:
+        log.warning("%s: forces_to_exclude does not list Muscles, so OpenSim's tool would apply the muscles' forces; "
+                    "inverse-dynamics applies none of the model's forces", args.setup)
+
 
 def cmd_inverse_dynamics(args: argparse.Namespace) -> int:
     from osim_emb.io.motion import coordinates_from_motion, read_motion, write_motion
     from osim_emb.io.outputs import atomic_files
-    from osim_emb.simulation.motions import inverse_dynamics_of_motion
+    from osim_emb.simulation.motions import inverse_dynamics_of_motion, motion_derivatives
+    _from_setup(args)
     differentiation = motion_differentiation(args)
     out = Path(args.output)
     outs = [out] + ([_plot_path(out)] if args.plot else [])
-    with atomic_files(outs, overwrite=args.overwrite, inputs=[args.model, args.motion]) as tmps:
+    inputs = [p for p in (args.model, args.motion, args.setup, args.external_loads) if p]
+    with atomic_files(outs, overwrite=args.overwrite, inputs=inputs) as tmps:
         model = _load_any(args.model, strict=not args.lenient)
         table, header = read_motion(args.motion)
         with outside_range_hint():
             time, q, qd = coordinates_from_motion(model, table, header, outside=args.outside_range)
         warn_unapplied_forces(model, "inverse-dynamics")
         note_coupled_generalized_forces(model, "inverse-dynamics")
-        tau = inverse_dynamics_of_motion(model, time, q, qd, **differentiation,
+        if qd is None:  # the whole motion splined (as OpenSim), then the frames in --time-range kept
+            q, qd, qdd = motion_derivatives(time, q, **differentiation)
+        else:
+            _, qdd, _ = motion_derivatives(time, qd, **differentiation)
+        keep = np.ones(len(time), dtype=bool)
+        if args.time_range is not None:
+            t0, t1 = args.time_range
+            keep = (time >= t0 - 1e-12) & (time <= t1 + 1e-12)
+            if not keep.any():
+                raise ValueError(f"--time-range {t0:g} {t1:g}: no frame of {args.motion} "
+                                 f"(t = {time[0]:g} to {time[-1]:g} s)")
+        tau = inverse_dynamics_of_motion(model, time[keep], q[keep], qd[keep], qdd[keep],
                                          external_loads=read_external_loads_option(args))
-        write_motion(tmps[0], tau, name=f"{model.name} inverse dynamics", protect=[args.model, args.motion])
+        write_motion(tmps[0], tau, name=f"{model.name} inverse dynamics", protect=inputs)
         if args.plot:
             _plot_table(tau, [c for c in tau.columns if c != "time"], "generalized force (N m, N)", tmps[1],
                         f"{model.name}: inverse dynamics of {Path(args.motion).name}")
@@ -39,10 +82,16 @@ def cmd_inverse_dynamics(args: argparse.Namespace) -> int:
 
 def register(sub: argparse._SubParsersAction) -> None:
     s = sub.add_parser("inverse-dynamics", help="generalized forces of a motion (.mot/.sto) by M q'' + N q' - G")
-    s.add_argument("model", help=".osim or .emb.json model")
+    s.add_argument("model", nargs="?", help=".osim or .emb.json model (or from --setup)")
     add_lenient_option(s)
-    s.add_argument("motion", help=".mot/.sto with the generalized coordinates (degrees if inDegrees=yes)")
-    s.add_argument("-o", "--output", required=True, help="output .sto file")
+    s.add_argument("motion", nargs="?",
+                   help=".mot/.sto with the generalized coordinates (degrees if inDegrees=yes; or from --setup)")
+    s.add_argument("-o", "--output", help="output .sto file (or from --setup)")
+    s.add_argument("--setup", metavar="SETUP.xml",
+                   help="an OpenSim InverseDynamicsTool setup file: its model, coordinates, external loads, low-pass "
+                        "cutoff, time range and output, paths relative to it (the command line overrides each)")
+    s.add_argument("--time-range", nargs=2, type=float, metavar=("T0", "T1"),
+                   help="report the frames within [T0, T1] s (the whole motion is splined, as OpenSim does)")
     add_external_loads_option(s)
     add_motion_differentiation_options(s)
     s.add_argument("--outside-range", choices=("error", "warn"), default="error",

@@ -38,6 +38,14 @@ def test_static_optimization_command_equals_opensims_tool(osim, models_dir, tmp_
     print(f"[agreement] static-optimization command vs OpenSim's StaticOptimization, arm26: activations {da:.2e}, "
           f"forces {df:.2e} of max")
     assert da < 1e-6 and df < 1e-6
+    # a states file's speeds are used as they are: --lowpass, which OpenSim's AnalyzeTool applies to coordinates
+    # files only, is not applied, and the command says so
+    prefix3 = tmp_path / "ours" / "lowpass"
+    assert main(["static-optimization", str(path), str(states), "-o", str(prefix3), "--no-passive", "--lowpass",
+                 "6"]) == 0
+    assert "--lowpass is not applied" in capsys.readouterr().err
+    same = read_sto(f"{prefix3}_StaticOptimization_activation.sto")
+    assert np.array_equal(same[muscles].to_numpy(), act[muscles].to_numpy())
     # with the passive fibre forces (the default) the same motion is infeasible from t = 0.32 s: TRIlong's passive
     # tension (about 100 N there, 180 N at the end) extends the shoulder more than BIClong can flex it.  OpenSim's
     # tool, which leaves passive forces out, reports a solution.

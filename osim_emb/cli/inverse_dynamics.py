@@ -59,7 +59,10 @@ def cmd_inverse_dynamics(args: argparse.Namespace) -> int:
         note_coupled_generalized_forces(model, "inverse-dynamics")
         if qd is None:  # the whole motion splined (as OpenSim), then the frames in --time-range kept
             q, qd, qdd = motion_derivatives(time, q, **differentiation)
-        else:
+        else:  # speeds in the file (a states file): used, and differentiated once
+            if args.lowpass is not None:
+                log.warning("%s has speeds: --lowpass filters them before they are differentiated (OpenSim's "
+                            "InverseDynamicsTool would filter and differentiate the coordinates instead)", args.motion)
             _, qdd, _ = motion_derivatives(time, qd, **differentiation)
         keep = np.ones(len(time), dtype=bool)
         if args.time_range is not None:

@@ -72,6 +72,9 @@ def cmd_static_optimization(args: argparse.Namespace) -> int:
             else:
                 _, qdd, _ = motion_derivatives(time, qd, args.smoothing)
         else:  # as OpenSim's AnalyzeTool hands them to its StaticOptimization
+            if qd is not None and args.lowpass is not None:
+                log.warning("%s has speeds: they are used as they are and --lowpass is not applied (OpenSim's "
+                            "AnalyzeTool filters coordinates files only)", args.motion)
             q, qd, qdd = analysis_states(time, q, qd, lowpass_hz=args.lowpass)
         tau = inverse_dynamics_of_motion(model, time, q, qd, qdd, external_loads=read_external_loads_option(args))
         try:

@@ -66,7 +66,8 @@ def main() -> None:
             print(f"(the walking trial is not available: {err}; arm26 instead)")
             case = arm26_case(folder)
         command = ["static-optimization", str(case["model"]), str(case["motion"]), "-o", str(folder / "ours"),
-                   "--no-passive", "--overwrite", "--quiet", *[f"--reserve={n}={f:g}" for n, f in case["reserves"].items()]]
+                   "--no-passive", "--overwrite", "--quiet",
+                   *[f"--reserve={n}={f:g}" for n, f in case["reserves"].items()]]
         if case["loads"]:
             command += ["--external-loads", str(case["loads"])]
 

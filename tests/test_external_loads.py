@@ -183,7 +183,8 @@ def test_a_setup_file_runs_as_opensims_tool_runs_it(osim, models_dir, tmp_path, 
     assert ours["time"].min() >= 0.1 - 1e-12 and ours["time"].max() <= 0.3 + 1e-12 and len(ours) == 11
     d = np.abs(ours[cols].to_numpy() - ref[cols].to_numpy()).max()
     with capsys.disabled():
-        print(f"[agreement] inverse-dynamics --setup vs OpenSim's InverseDynamicsTool on the same setup file: {d:.2e} N m")
+        print(f"[agreement] inverse-dynamics --setup vs OpenSim's InverseDynamicsTool on the same setup file: "
+              f"{d:.2e} N m")
     assert d < 1e-8
     assert main(["inverse-dynamics", "--setup", str(setup)]) == 2  # its output exists: not overwritten
     assert "already exists" in capsys.readouterr().err

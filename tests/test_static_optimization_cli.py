@@ -128,3 +128,29 @@ def test_reserves_equal_opensims_reserve_actuators(osim, models_dir, tmp_path):
           f"cost {cost[0]:.9g} / {cost[1]:.9g}")
     assert diff < 1e-6 and cost[0] == pytest.approx(cost[1], rel=1e-6)
     assert np.abs(ours["reserve_r_shoulder_elev"]).max() > 0.05  # the reserve works
+
+
+@pytest.mark.models
+def test_path_units_without_a_muscle_model_are_left_out_by_name(models_dir, tmp_path, capsys):
+    """arm26 with BRA a PathSpring: the forces are shared among the five muscles and the spring is named as left
+    out (OpenSim's tool would apply the spring's tension)."""
+    text = (models_dir / "arm26.osim").read_text()
+    start = text.index('<Thelen2003Muscle name="BRA">')
+    end = text.index("</Thelen2003Muscle>", start) + len("</Thelen2003Muscle>")
+    bra = text[start:end]
+    path_start = bra.index("<GeometryPath")
+    path_end = bra.index("</GeometryPath>") + len("</GeometryPath>")
+    spring = ('<PathSpring name="BRA"><resting_length>0.1</resting_length><stiffness>100</stiffness>'
+              f"<dissipation>0</dissipation>{bra[path_start:path_end]}</PathSpring>")
+    model = tmp_path / "arm26_spring.osim"
+    model.write_text(text[:start] + spring + text[end:])
+    t = np.linspace(0.0, 0.5, 11)
+    rows = "\n".join(f"{ti:.6f}\t{0.2 + 0.1 * ti:.10f}\t{1.0 + 0.2 * ti:.10f}" for ti in t)
+    motion = tmp_path / "slow.mot"
+    motion.write_text(f"slow\nversion=1\nnRows=11\nnColumns=3\ninDegrees=no\nendheader\n"
+                      f"time\tr_shoulder_elev\tr_elbow_flex\n{rows}\n")
+    assert main(["static-optimization", str(model), str(motion), "-o", str(tmp_path / "so"), "--reserves", "10"]) == 0
+    captured = capsys.readouterr()
+    assert "leaves out 1 path unit(s)" in captured.err and "BRA" in captured.err and "5 muscles" in captured.out
+    act = read_sto(tmp_path / "so_StaticOptimization_activation.sto")
+    assert "BRA" not in act.columns and "BIClong" in act.columns

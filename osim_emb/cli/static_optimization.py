@@ -95,9 +95,10 @@ def cmd_static_optimization(args: argparse.Namespace) -> int:
             label = "activation" if reserves is None else "activation; reserve control"
             _plot_table(activations, [c for c in activations.columns if c != "time"], label, tmps[2],
                         f"{model.name}: static optimization of {Path(args.motion).name}")
-    muscle_names = [m.name for m in model.muscles]
+    muscle_names = [c for c in activations.columns if c != "time" and not c.startswith("reserve_")]
     a = activations[muscle_names].to_numpy()
-    print(f"wrote {outs[0]} and {outs[1]}{' (and the plot ' + str(outs[2]) + ')' if args.plot else ''}: {len(time)} frames, {len(muscle_names)} muscles; activations "
+    plot = f" (and the plot {outs[2]})" if args.plot else ""
+    print(f"wrote {outs[0]} and {outs[1]}{plot}: {len(time)} frames, {len(muscle_names)} muscles; activations "
           f"{a.min():.3g} to {a.max():.3g}, largest |τ - R F| {np.abs(res.residual).max():.2g} (N m, N)")
     if reserves is not None:
         used = np.abs(res.reserve_forces).max(axis=0)

@@ -31,7 +31,8 @@ def opensim_static_optimization(model_path: str | Path, motion_path: str | Path,
     coordinates file), IPOPT at ``convergence``, from the file's first to last time.
 
     ``reserves``: coordinate name -> optimal force of a CoordinateActuator ``reserve_NAME`` on it (bounds ±inf,
-    OpenSim's cost weight 1), added to a copy of the model; ``muscles_only``: every force that is not
+    OpenSim's cost weight 1), added to a copy of the model (under another name where the file has a force of that
+    name, its column renamed back); ``muscles_only``: every force that is not
     a muscle (or a reserve) switched off (``appliesForce`` false: CoordinateLimitForces, springs, the file's other
     actuators), so that the problem is the package's (:mod:`osim_emb.cli.static_optimization`);
     ``external_loads``: an ExternalLoads XML applied during the analysis; ``lowpass_hz``: the tool's low-pass filter
@@ -48,9 +49,13 @@ def opensim_static_optimization(model_path: str | Path, motion_path: str | Path,
             for i in range(forces.getSize()):
                 if osim.Muscle.safeDownCast(forces.get(i)) is None:
                     forces.get(i).set_appliesForce(False)
+        taken = {model.getForceSet().get(i).getName() for i in range(model.getForceSet().getSize())}
+        renamed = {}  # a name the file's own forces already use (Moco's models have reserve_* actuators)
         for name, optimal_force in (reserves or {}).items():
+            label = f"reserve_{name}" if f"reserve_{name}" not in taken else f"osim_emb_reserve_{name}"
+            renamed[label] = f"reserve_{name}"
             act = osim.CoordinateActuator(name)
-            act.setName(f"reserve_{name}")
+            act.setName(label)
             act.setOptimalForce(float(optimal_force))
             model.addForce(act)
         model.finalizeConnections()
@@ -84,5 +89,6 @@ def opensim_static_optimization(model_path: str | Path, motion_path: str | Path,
         t0 = _time.perf_counter()
         osim.AnalyzeTool(str(setup)).run()
         seconds = _time.perf_counter() - t0
-        return {"activation": read_storage(work / "results" / "so_StaticOptimization_activation.sto"),
-                "force": read_storage(work / "results" / "so_StaticOptimization_force.sto"), "seconds": seconds}
+        tables = {k: read_storage(work / "results" / f"so_StaticOptimization_{k}.sto").rename(columns=renamed)
+                  for k in ("activation", "force")}
+        return {**tables, "seconds": seconds}

@@ -8,6 +8,7 @@ coordinate, radians and metres).
 
 from __future__ import annotations
 
+import logging
 import math
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
@@ -21,7 +22,8 @@ from osim_emb.core import dynamics as dyn
 from osim_emb.core.kinematics import dependent_coordinate_columns
 from osim_emb.model import Model
 
-__all__ = ["simulate", "IntegrationBudgetExceeded", "motion_derivatives", "opensim_lowpass", "analysis_states", "inverse_dynamics_of_motion", "TrackingResult",
+__all__ = ["simulate", "IntegrationBudgetExceeded", "motion_derivatives", "opensim_lowpass", "analysis_states",
+           "inverse_dynamics_of_motion", "TrackingResult",
            "computed_torque_tracking", "minimum_jerk", "muscle_force_sharing"]
 
 
@@ -226,7 +228,8 @@ def analysis_states(time: np.ndarray, q: np.ndarray, qdot: np.ndarray | None = N
 def inverse_dynamics_of_motion(model: Model, time: np.ndarray, q: np.ndarray, qdot: np.ndarray | None = None,
                                qddot: np.ndarray | None = None, *, smoothing: float | None = None,
                                lowpass_hz: float | None = None, external_loads: Any = None) -> pd.DataFrame:
-    """Generalized forces τ = M q̈ + N q̇ - G - τ_ext along a motion (columns NAME_moment or NAME_force, as OpenSim).
+    """Generalized forces τ = M q̈ + N q̇ - G - τ_ext along a motion (columns NAME_moment or NAME_force, as
+    OpenSim).
 
     Parameters
     ----------
@@ -383,11 +386,19 @@ def muscle_force_sharing(model: Model, time: np.ndarray, q: np.ndarray, qdot: np
     Returns (forces table, activations table, the full result)."""
     from osim_emb.paths.geometry import lengths_and_moment_arms
     from osim_emb.simulation.static_optimization import muscle_force_coefficients, static_optimization
-    muscles = [m for m in model.muscles]
-    missing = [m.name for m in muscles if m.parameters is None]
-    if missing:
-        raise ValueError(f"no force model for {', '.join(missing)}: cannot share forces")
-    length, r = lengths_and_moment_arms(model, q, opensim_compat=opensim_compat, allow_out_of_range=True)
+    muscles = [m for m in model.muscles if m.parameters is not None]
+    others = [m.name for m in model.muscles if m.parameters is None]
+    if not muscles:
+        raise ValueError(f"{model.name}: no muscle with a force model to share the generalized forces"
+                         + (f" ({len(others)} path unit(s) without one: {', '.join(others[:5])}"
+                            f"{', ...' if len(others) > 5 else ''})" if others else ""))
+    if others:  # path springs, ligaments, path actuators: not shared, not applied
+        logging.getLogger(__name__).warning(
+            "static optimization of %s shares the forces among its %d muscles; it leaves out %d path unit(s) "
+            "without a muscle model (path springs, ligaments, path actuators): %s", model.name, len(muscles),
+            len(others), ", ".join(others[:8]) + (", ..." if len(others) > 8 else ""))
+    length, r = lengths_and_moment_arms(model, q, [m.name for m in muscles], opensim_compat=opensim_compat,
+                                        allow_out_of_range=True)
     speed = -np.einsum("nkm,nk->nm", r, qdot)  # lengthening speed dL/dt = -R^T q̇
     a_coef, p_coef = muscle_force_coefficients([m.parameters for m in muscles], length, speed)
     lo = np.array([getattr(m.parameters, "min_control", 0.0) for m in muscles])

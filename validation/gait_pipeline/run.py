@@ -111,7 +111,8 @@ def inverse_dynamics(folder: Path) -> tuple[pd.DataFrame, dict]:
         rows.append({
             "coordinate": c, "peak_opensim_N_m_or_N": float(np.abs(theirs[6.0][c]).max()),
             "unfiltered_max_diff": float(np.abs(ours[-1.0][c] - theirs[-1.0][c]).max()),
-            "lowpass6_at_opensim_times_max_diff": float(np.abs(at_times[:, k] - theirs[6.0][c].to_numpy()[inside]).max()),
+            "lowpass6_at_opensim_times_max_diff": float(np.abs(at_times[:, k]
+                                                               - theirs[6.0][c].to_numpy()[inside]).max()),
             "lowpass6_at_frames_max_diff": float(np.abs(ours[6.0][c] - theirs[6.0][c]).max()),
             "opensim_live_vs_pipeline_reference_max_diff": float(np.abs(theirs[6.0][c] - reference[c]).max())})
     summary = {"opensim_time_shift_s": float(np.abs(te - t).max()), "frames": len(t),

@@ -15,19 +15,21 @@ switched off, so that both solve the same problem: min Σ a² + Σ r² with the 
 forces and the reserves balancing the inverse dynamics of the multibody system.  Compared: the activations and
 reserve controls at the 11 frames.
 
-Status: ``agrees`` (activations and reserve controls within 1e-6), ``agrees_opensim_looser`` (within 1e-3, and
-OpenSim's IPOPT solution costs more and leaves the balance R F + reserves = τ unmet by more than 1e-9 where the
-package's meets it to round-off: OpenSim stopped short on a flat cost; the ``cost_*`` and
-``opensim_balance_residual`` columns), ``differs`` (the ``muscle_types`` column says
-which muscle models: docs/muscles.md lists where OpenSim's StaticOptimization departs from the muscle's own
-definition — Schutte1993's force-velocity with max_contraction_velocity 0, Millard2012's pennation, DeGroote's
-fibre-direction force), ``refused`` (the package says why), ``opensim_fails``, ``error``, ``timeout``.
+Status: ``agrees`` (activations and reserve controls within 1e-6), ``agrees_opensim_looser`` (within 1e-3, the
+package's cost no higher and OpenSim's solution leaving its balance unmet by more than 1e-9: IPOPT stopped short on
+a flat cost; the ``cost_*`` and ``opensim_balance_residual`` columns), ``opensim_muscle_forces`` (OpenSim's own
+muscle and reserve forces balance the package's generalized forces to 1e-4 of their size — the same τ — but
+OpenSim's f_opt is not the muscle's own, docs/muscles.md: Schutte1993's generic force-velocity, Millard2012's
+pennation of the normalized fibre length, DeGroote's fibre-direction force; the ``muscle_types`` column),
+``differs``, ``refused`` (the package says why), ``opensim_fails``, ``error``, ``timeout``.
 Writes ``results/static_optimization.csv``.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import json
 import sys
 import tempfile
@@ -46,7 +48,7 @@ RESERVE = 10.0
 FRAMES, DURATION = 11, 1.0
 COLUMNS = ["model", "coordinates", "muscles", "muscle_types", "status", "max_activation_diff",
            "max_reserve_control_diff", "max_activation", "cost_package", "cost_opensim", "opensim_balance_residual",
-           "package_s", "opensim_s", "reason", "time_s"]
+           "largest_generalized_force", "package_s", "opensim_s", "reason", "time_s"]
 
 
 def motion(model) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -106,11 +108,14 @@ def study_one(path: str) -> dict:
         prefix = Path(tmp) / "ours"
         reserves = reserve_strengths(model)
         t0 = time.perf_counter()
-        code = cli(["static-optimization", path, str(states), "-o", str(prefix), "--no-passive", "--quiet",
-                    *[f"--reserve={n}={f:.17g}" for n, f in reserves.items()]])
+        said = io.StringIO()
+        with contextlib.redirect_stderr(said):
+            code = cli(["static-optimization", path, str(states), "-o", str(prefix), "--no-passive", "--quiet",
+                        *[f"--reserve={n}={f:.17g}" for n, f in reserves.items()]])
         row["package_s"] = time.perf_counter() - t0
         if code != 0:
-            return {**row, "status": "refused", "reason": "the command exited with code %d" % code}
+            lines = said.getvalue().strip().splitlines() or [f"exit code {code}"]
+            return {**row, "status": "refused", "reason": lines[-1][:300]}
         ours = read_storage(f"{prefix}_StaticOptimization_activation.sto")
         t0 = time.perf_counter()
         try:
@@ -119,7 +124,7 @@ def study_one(path: str) -> dict:
             return {**row, "status": "opensim_fails", "reason": str(err).replace("\n", " ")[:300]}
         row["opensim_s"] = time.perf_counter() - t0
     theirs = ref["activation"]
-    muscles = [m.name for m in model.muscles]
+    muscles = [m.name for m in model.muscles if m.parameters is not None]  # path springs etc. are left out
     missing = [n for n in muscles if n not in theirs.columns]
     if missing or len(theirs) != len(ours):
         return {**row, "status": "differs",
@@ -129,35 +134,34 @@ def study_one(path: str) -> dict:
     names = [f"reserve_{n}" for n in model.coordinate_names]
     da = float(np.abs(ours[muscles].to_numpy() - theirs[muscles].to_numpy()).max())
     dr = float(np.abs(ours[names].to_numpy() - theirs[names].to_numpy()).max())
-    cost = {k: float((tab[muscles + names].to_numpy() ** 2).sum()) for k, tab in (("package", ours), ("opensim", theirs))}
+    cost = {k: float((tab[muscles + names].to_numpy() ** 2).sum())
+            for k, tab in (("package", ours), ("opensim", theirs))}
+    balance, scale = balance_residual(model, ref["force"], muscles, names)
     row.update(max_activation_diff=da, max_reserve_control_diff=dr,
                max_activation=float(ours[muscles].to_numpy().max()), cost_package=cost["package"],
-               cost_opensim=cost["opensim"], opensim_balance_residual=balance_residual(model, theirs, reserves))
+               cost_opensim=cost["opensim"], opensim_balance_residual=balance, largest_generalized_force=scale)
     if da <= TOL and dr <= TOL:
         row["status"] = "agrees"
-    elif (da <= TOL_LOOSE and dr <= TOL_LOOSE and cost["package"] <= cost["opensim"] * (1 + 1e-6)
-          and row["opensim_balance_residual"] > 1e-9):
+    elif da <= TOL_LOOSE and dr <= TOL_LOOSE and cost["package"] <= cost["opensim"] * (1 + 1e-6) and balance > 1e-9:
         row["status"] = "agrees_opensim_looser"  # OpenSim's IPOPT stopped short of the optimum on a flat cost
+    elif balance <= 1e-4 * scale:
+        row["status"] = "opensim_muscle_forces"  # the same τ; OpenSim's f_opt is not the muscle's own (docs/muscles.md)
     else:
         row["status"] = "differs"
     return row
 
 
-def balance_residual(model, activations, reserves: dict) -> float:
-    """Largest |τ − R F − reserve forces| (N m, N) of a solution table, with the package's R, A and τ on the
-    study's motion (the package's own solution meets it to ~1e-12)."""
+def balance_residual(model, forces, muscles: list[str], reserves: list[str]) -> tuple[float, float]:
+    """(largest |τ − R F − reserve forces|, largest |τ|) (N m, N) of OpenSim's solution — its own muscle and reserve
+    forces — in the package's R and τ on the study's motion: small when both solved for the same generalized forces,
+    whatever each program's muscle model."""
     from osim_emb.paths.geometry import lengths_and_moment_arms
     from osim_emb.simulation.motions import inverse_dynamics_of_motion
-    from osim_emb.simulation.static_optimization import muscle_force_coefficients
     t, q, qd = motion(model)
     tau = inverse_dynamics_of_motion(model, t, q, qd).drop(columns="time").to_numpy()
-    length, r = lengths_and_moment_arms(model, q, allow_out_of_range=True)
-    active, _ = muscle_force_coefficients([m.parameters for m in model.muscles], length,
-                                          -np.einsum("nkm,nk->nm", r, qd))
-    a = activations[[m.name for m in model.muscles]].to_numpy()
-    reserve = activations[[f"reserve_{n}" for n in model.coordinate_names]].to_numpy()
-    force = np.array([reserves[n] for n in model.coordinate_names])
-    return float(np.abs(tau - np.einsum("nkm,nm->nk", r, a * active) - reserve * force).max())
+    _, r = lengths_and_moment_arms(model, q, muscles, allow_out_of_range=True)
+    residual = tau - np.einsum("nkm,nm->nk", r, forces[muscles].to_numpy()) - forces[reserves].to_numpy()
+    return float(np.abs(residual).max()), float(np.abs(tau).max())
 
 
 def run_child(path: Path, args) -> dict:

@@ -156,3 +156,31 @@ def test_coupled_coordinates_forces_are_projected_onto_the_generalized_coordinat
     print(f"[agreement] leg6dof9musc, OpenSim's per-mobility forces projected through the patella coupling: {d:.2e} "
           f"(unprojected {raw:.2e}) N m or N")
     assert d < 1e-7 and raw > 1e-3
+
+
+@pytest.mark.models
+def test_differentiation_and_setup_refusals(models_dir, tmp_path, capsys):
+    """--smoothing with --lowpass, a non-positive cutoff, a motion too short to filter, a setup file of another tool
+    and a setup's non-numeric cutoff: each refused by name (exit 2, nothing written)."""
+    path = models_dir / "double_pendulum.osim"
+    motion = noisy_motion(tmp_path / "motion.mot")
+    short = tmp_path / "short.mot"
+    short.write_text("s\nversion=1\nnRows=3\nnColumns=3\ninDegrees=no\nendheader\ntime\tq1\tq2\n"
+                     "0\t0.1\t0.2\n0.01\t0.11\t0.21\n0.02\t0.12\t0.22\n")
+    other = tmp_path / "ik_setup.xml"
+    other.write_text("<OpenSimDocument><InverseKinematicsTool/></OpenSimDocument>")
+    bad_cutoff = tmp_path / "id_setup.xml"
+    bad_cutoff.write_text("<OpenSimDocument><InverseDynamicsTool><model_file>m.osim</model_file>"
+                          "<lowpass_cutoff_frequency_for_coordinates>six</lowpass_cutoff_frequency_for_coordinates>"
+                          "</InverseDynamicsTool></OpenSimDocument>")
+    out = tmp_path / "tau.sto"
+    cases = [([str(path), str(motion), "--smoothing", "1e-6", "--lowpass", "6"], "alternatives"),
+             ([str(path), str(motion), "--lowpass", "0"], "--lowpass"),
+             ([str(path), str(short), "--lowpass", "6"], "at least 4 samples"),
+             (["--setup", str(other)], "no <InverseDynamicsTool> element"),
+             (["--setup", str(bad_cutoff)], "must be a number, not 'six'")]
+    for args, message in cases:
+        assert main(["inverse-dynamics", *args, "-o", str(out)]) == 2, args
+        err = capsys.readouterr().err
+        assert message in err and "Traceback" not in err, (args, err)
+        assert not out.exists()

@@ -184,3 +184,52 @@ def test_differentiation_and_setup_refusals(models_dir, tmp_path, capsys):
         err = capsys.readouterr().err
         assert message in err and "Traceback" not in err, (args, err)
         assert not out.exists()
+
+
+@pytest.mark.opensim
+@pytest.mark.models
+def test_coordinate_limit_forces_in_inverse_dynamics_as_opensims_tool(osim, models_dir, tmp_path, capsys):
+    """arm26 with a CoordinateLimitForce on the elbow, the motion through its limit: OpenSim's InverseDynamicsTool
+    applies every force it does not exclude, the limit among them, and so does `inverse-dynamics`; excluded by name
+    (`--exclude-forces`, a setup's forces_to_exclude) it is left out on both sides."""
+    m = osim.Model(str(models_dir / "arm26.osim"))
+    clf = osim.CoordinateLimitForce("r_elbow_flex", 60.0, 3.0, 10.0, 2.0, 0.05, 5.0)
+    clf.setName("elbow_limit")
+    m.addForce(clf)
+    m.finalizeConnections()
+    path = tmp_path / "arm26_limit.osim"
+    m.printToXML(str(path))
+    t = np.linspace(0.0, 0.5, 26)
+    rows = "\n".join(f"{ti:.6f}\t{0.3 + 0.2 * ti:.12f}\t{0.5 + 1.5 * ti + 0.8 * ti * ti:.12f}" for ti in t)
+    motion = tmp_path / "through_limit.mot"
+    motion.write_text(f"m\nversion=1\nnRows=26\nnColumns=3\ninDegrees=no\nendheader\n"
+                      f"time\tr_shoulder_elev\tr_elbow_flex\n{rows}\n")  # the elbow from 29 to 72 degrees
+    cols = ["r_shoulder_elev_moment", "r_elbow_flex_moment"]
+    out = {}
+    for excluded in ((), ("elbow_limit",)):
+        folder = tmp_path / f"opensim{len(excluded)}"
+        folder.mkdir()
+        tool = osim.InverseDynamicsTool()
+        tool.setModelFileName(str(path))
+        tool.setCoordinatesFileName(str(motion))
+        tool.setLowpassCutoffFrequency(-1.0)
+        tool.setStartTime(0.0)
+        tool.setEndTime(0.5)
+        names = osim.ArrayStr()
+        for n in ("Muscles", *excluded):
+            names.append(n)
+        tool.setExcludedForces(names)
+        tool.setResultsDir(str(folder))
+        tool.setOutputGenForceFileName("id.sto")
+        tool.printToXML(str(folder / "setup.xml"))
+        osim.InverseDynamicsTool(str(folder / "setup.xml")).run()
+        ref = read_sto(folder / "id.sto")
+        ours_path = tmp_path / f"ours{len(excluded)}.sto"
+        args = ["inverse-dynamics", str(path), str(motion), "-o", str(ours_path)]
+        assert main(args + (["--exclude-forces", ",".join(excluded)] if excluded else [])) == 0
+        ours = read_sto(ours_path)
+        out[excluded] = (np.abs(ours[cols].to_numpy() - ref[cols].to_numpy()).max(), ref)
+    effect = np.abs(out[()][1][cols].to_numpy() - out[("elbow_limit",)][1][cols].to_numpy()).max()
+    print(f"[agreement] inverse dynamics with a CoordinateLimitForce vs OpenSim's tool: {out[()][0]:.2e} N m; "
+          f"excluded {out[('elbow_limit',)][0]:.2e} N m (the limit's moment up to {effect:.2f} N m)")
+    assert out[()][0] < 1e-7 and out[("elbow_limit",)][0] < 1e-7 and effect > 1.0

@@ -129,13 +129,15 @@ def _into_range(model, q, what: str):
     return q
 
 
-def warn_unapplied_forces(model, command: str) -> None:
-    """One warning per kind of force the minimal-coordinate equations of ``command`` leave out."""
+def warn_unapplied_forces(model, command: str, applied: tuple[str, ...] = ()) -> None:
+    """One warning per kind of force the minimal-coordinate equations of ``command`` leave out (all but the force
+    types in ``applied``)."""
     by_type: dict[str, list[str]] = {}
     for m in model.muscles:
         by_type.setdefault(m.type_name, []).append(m.name)
     for name, kind in model.extras.get("forces", []):
-        by_type.setdefault(kind, []).append(name)
+        if kind not in applied:
+            by_type.setdefault(kind, []).append(name)
     for kind, names in by_type.items():
         log.warning("%s does not apply the model's %d %s force(s): %s", command, len(names), kind,
                     ", ".join(names[:12]) + (f", ... ({len(names) - 12} more)" if len(names) > 12 else ""))
@@ -243,4 +245,15 @@ def note_coupled_generalized_forces(model, command: str) -> None:
                     "theirs (τ_q = τ_q,OpenSim + Σ ∇c τ_c,OpenSim); OpenSim's InverseDynamicsTool reports it "
                     "separately, with the constraints ignored", command, ", ".join(coupled[:6])
                     + (f" ({len(coupled)} in all)" if len(coupled) > 6 else ""))
+
+
+def limit_forces_applied(model, command: str, excluded: tuple[str, ...] = ()) -> list:
+    """The model's CoordinateLimitForces that ``command`` applies in its inverse dynamics, as OpenSim's tools apply
+    every force they do not exclude (``excluded``: force names, as a setup's forces_to_exclude lists them); said."""
+    from osim_emb.simulation.muscle_driven import coordinate_forces_from_model
+    limits = [f for f in coordinate_forces_from_model(model)[0] if f.name not in excluded]
+    if limits:
+        log.info("%s applies the model's %d CoordinateLimitForce(s) in the inverse dynamics: %s", command,
+                 len(limits), ", ".join(f.name for f in limits[:8]) + (", ..." if len(limits) > 8 else ""))
+    return limits
 

@@ -11,7 +11,7 @@ import numpy as np
 
 from osim_emb.cli.common import _load_any, _plot_path, _plot_table, outside_range_hint, \
     add_external_loads_option, add_lenient_option, add_motion_differentiation_options, motion_differentiation, \
-    note_coupled_generalized_forces, read_external_loads_option, warn_unapplied_forces
+    limit_forces_applied, note_coupled_generalized_forces, read_external_loads_option, warn_unapplied_forces
 
 log = logging.getLogger("osim_emb")
 
@@ -36,9 +36,11 @@ def _from_setup(args: argparse.Namespace) -> None:
                               ("output_gen_force_file", args.output)) if not v]
     if missing:
         raise ValueError(f"{args.setup}: sets no {', '.join(missing)}; give it on the command line")
+    if args.exclude_forces is None:
+        args.exclude_forces = [f for f in setup.excluded_forces if f != "Muscles"]
     if "Muscles" not in setup.excluded_forces:
         log.warning("%s: forces_to_exclude does not list Muscles, so OpenSim's tool would apply the muscles' forces; "
-                    "inverse-dynamics applies none of the model's forces", args.setup)
+                    "inverse-dynamics applies no muscle force", args.setup)
 
 
 def cmd_inverse_dynamics(args: argparse.Namespace) -> int:
@@ -55,7 +57,7 @@ def cmd_inverse_dynamics(args: argparse.Namespace) -> int:
         table, header = read_motion(args.motion)
         with outside_range_hint():
             time, q, qd = coordinates_from_motion(model, table, header, outside=args.outside_range)
-        warn_unapplied_forces(model, "inverse-dynamics")
+        warn_unapplied_forces(model, "inverse-dynamics", applied=("CoordinateLimitForce",))
         note_coupled_generalized_forces(model, "inverse-dynamics")
         if qd is None:  # the whole motion splined (as OpenSim), then the frames in --time-range kept
             q, qd, qdd = motion_derivatives(time, q, **differentiation)
@@ -72,7 +74,9 @@ def cmd_inverse_dynamics(args: argparse.Namespace) -> int:
                 raise ValueError(f"--time-range {t0:g} {t1:g}: no frame of {args.motion} "
                                  f"(t = {time[0]:g} to {time[-1]:g} s)")
         tau = inverse_dynamics_of_motion(model, time[keep], q[keep], qd[keep], qdd[keep],
-                                         external_loads=read_external_loads_option(args))
+                                         external_loads=read_external_loads_option(args),
+                                         limit_forces=limit_forces_applied(model, "inverse-dynamics",
+                                                                           tuple(args.exclude_forces or ())))
         write_motion(tmps[0], tau, name=f"{model.name} inverse dynamics", protect=inputs)
         if args.plot:
             _plot_table(tau, [c for c in tau.columns if c != "time"], "generalized force (N m, N)", tmps[1],
@@ -93,6 +97,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--setup", metavar="SETUP.xml",
                    help="an OpenSim InverseDynamicsTool setup file: its model, coordinates, external loads, low-pass "
                         "cutoff, time range and output, paths relative to it (the command line overrides each)")
+    s.add_argument("--exclude-forces", type=lambda text: [n for n in text.split(",") if n], metavar="NAMES",
+                   help="CoordinateLimitForces not to apply (comma-separated names; OpenSim's forces_to_exclude)")
     s.add_argument("--time-range", nargs=2, type=float, metavar=("T0", "T1"),
                    help="report the frames within [T0, T1] s (the whole motion is splined, as OpenSim does)")
     add_external_loads_option(s)

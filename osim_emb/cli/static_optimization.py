@@ -11,7 +11,8 @@ from pathlib import Path
 import numpy as np
 
 from osim_emb.cli.common import _load_any, _plot_table, _positive, add_external_loads_option, add_lenient_option, \
-    add_motion_differentiation_options, motion_differentiation, outside_range_hint, read_external_loads_option
+    add_motion_differentiation_options, limit_forces_applied, motion_differentiation, outside_range_hint, \
+    read_external_loads_option
 
 log = logging.getLogger("osim_emb")
 
@@ -62,10 +63,12 @@ def cmd_static_optimization(args: argparse.Namespace) -> int:
         table, header = read_motion(args.motion)
         with outside_range_hint():
             time, q, qd = coordinates_from_motion(model, table, header, outside=args.outside_range)
-        others = model.extras.get("forces", [])
-        if others:  # the inverse dynamics is of the multibody system alone; OpenSim's would include these
-            log.warning("static-optimization leaves out the model's %d force(s) other than muscles: %s",
-                        len(others), ", ".join(n for n, _ in others[:12]) + (" ..." if len(others) > 12 else ""))
+        others = [(n, k) for n, k in model.extras.get("forces", []) if k != "CoordinateLimitForce"]
+        if others:  # OpenSim's tool would apply these too
+            log.warning("static-optimization leaves out the model's %d force(s) other than muscles and coordinate "
+                        "limits: %s", len(others),
+                        ", ".join(n for n, _ in others[:12]) + (" ..." if len(others) > 12 else ""))
+        limits = limit_forces_applied(model, "static-optimization")
         if args.smoothing is not None:  # q, q̇, q̈ of one smoothing spline
             if qd is None:
                 q, qd, qdd = motion_derivatives(time, q, args.smoothing)
@@ -76,7 +79,8 @@ def cmd_static_optimization(args: argparse.Namespace) -> int:
                 log.warning("%s has speeds: they are used as they are and --lowpass is not applied (OpenSim's "
                             "AnalyzeTool filters coordinates files only)", args.motion)
             q, qd, qdd = analysis_states(time, q, qd, lowpass_hz=args.lowpass)
-        tau = inverse_dynamics_of_motion(model, time, q, qd, qdd, external_loads=read_external_loads_option(args))
+        tau = inverse_dynamics_of_motion(model, time, q, qd, qdd, external_loads=read_external_loads_option(args),
+                                         limit_forces=limits)
         try:
             forces, activations, res = muscle_force_sharing(model, time, q, qd, tau.drop(columns="time").to_numpy(),
                                                             passive=not args.no_passive, reserves=reserves)

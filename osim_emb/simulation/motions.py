@@ -227,7 +227,8 @@ def analysis_states(time: np.ndarray, q: np.ndarray, qdot: np.ndarray | None = N
 
 def inverse_dynamics_of_motion(model: Model, time: np.ndarray, q: np.ndarray, qdot: np.ndarray | None = None,
                                qddot: np.ndarray | None = None, *, smoothing: float | None = None,
-                               lowpass_hz: float | None = None, external_loads: Any = None) -> pd.DataFrame:
+                               lowpass_hz: float | None = None, external_loads: Any = None,
+                               limit_forces: Sequence[Any] = ()) -> pd.DataFrame:
     """Generalized forces τ = M q̈ + N q̇ - G - τ_ext along a motion (columns NAME_moment or NAME_force, as
     OpenSim).
 
@@ -250,6 +251,9 @@ def inverse_dynamics_of_motion(model: Model, time: np.ndarray, q: np.ndarray, qd
     external_loads : ExternalLoads, optional
         Forces from outside the model (ground reactions; :func:`osim_emb.io.external_loads.read_external_loads`),
         interpolated at ``time`` and applied as τ_ext (:func:`osim_emb.core.dynamics.external_load_forces`).
+    limit_forces : sequence of CoordinateLimitForce, optional
+        The model's passive coordinate limits (:func:`osim_emb.simulation.muscle_driven.coordinate_forces_from_model`),
+        applied as OpenSim's InverseDynamicsTool applies the forces it does not exclude.
 
     Returns
     -------
@@ -289,6 +293,16 @@ def inverse_dynamics_of_motion(model: Model, time: np.ndarray, q: np.ndarray, qd
     tau = dyn.inverse_dynamics(model, q, qdot, qddot)
     if external_loads is not None:
         tau = tau - dyn.external_load_forces(model, q, external_loads.at(time))
+    if len(limit_forces):
+        from osim_emb.simulation.muscle_driven import coordinate_state
+        for i in range(len(time)):
+            for f in limit_forces:
+                c, cd, g = coordinate_state(f, q[i], qdot[i])
+                value = f.generalized_force(c, cd)
+                if g is None:
+                    tau[i, f.coordinate] -= value
+                else:
+                    tau[i] -= value * g
     data = {"time": np.asarray(time)}
     for k, c in enumerate(model.coordinates):
         data[f"{c.name}_{'moment' if c.motion_type == 'rotational' else 'force'}"] = tau[:, k]

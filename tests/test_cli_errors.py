@@ -177,7 +177,8 @@ def test_inverse_dynamics_of_a_motion_that_left_a_range(model, tmp_path, capsys)
     q = np.zeros((len(rows), m.n_q))  # unclamped
     q[:, m.coordinate_index("shoulder_q")] = [r[1] for r in rows]
     q[:, m.coordinate_index("elbow")] = [r[2] for r in rows]
-    ref = inverse_dynamics_of_motion(m, t, q, None)
+    from osim_emb.simulation.muscle_driven import coordinate_forces_from_model
+    ref = inverse_dynamics_of_motion(m, t, q, None, limit_forces=coordinate_forces_from_model(m)[0])  # as applied
     for name in ref.columns:
         np.testing.assert_allclose(table[name].to_numpy(), ref[name].to_numpy(), rtol=1e-7, atol=1e-9)
     # the same for moment arms along the motion (tables only, no OpenSim)

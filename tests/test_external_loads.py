@@ -12,7 +12,7 @@ from osim_emb.cli.main import main
 T = np.linspace(0.0, 0.4, 41)  # the data's times (0.01 s); the motions' frames are among them
 
 
-def write_loads(folder, forces, data_columns) -> "Path":  # noqa: F821
+def write_loads(folder, forces, data_columns):
     """An ExternalLoads XML with ``forces`` (name, body, force frame, point frame, force id, point id, torque id)
     and its data file of ``data_columns`` (label -> values at T)."""
     items = "".join(

@@ -4,7 +4,6 @@ same states file, and its refusals."""
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 import pytest
 
 from opensim_builders import cubic, opensim_static_optimization, read_sto

@@ -49,7 +49,7 @@ def cmd_static_optimization(args: argparse.Namespace) -> int:
     from osim_emb.simulation.motions import analysis_states, inverse_dynamics_of_motion, motion_derivatives, \
         muscle_force_sharing
     from osim_emb.simulation.static_optimization import InfeasibleError
-    differentiation = motion_differentiation(args)
+    motion_differentiation(args)  # the options checked
     if args.reserves is not None:
         _positive("--reserves", args.reserves)
     outs = list(output_paths(args.output))

@@ -32,9 +32,9 @@ def opensim_static_optimization(model_path: str | Path, motion_path: str | Path,
 
     ``reserves``: coordinate name -> optimal force of a CoordinateActuator ``reserve_NAME`` on it (bounds ±inf,
     OpenSim's cost weight 1), added to a copy of the model (under another name where the file has a force of that
-    name, its column renamed back); ``muscles_only``: every force that is neither a muscle (nor a reserve) nor a
-    CoordinateLimitForce switched off (``appliesForce`` false: springs, contacts, the file's other actuators), so
-    that the problem is the package's (:mod:`osim_emb.cli.static_optimization`);
+    name, its column renamed back); ``muscles_only``: every force that is neither a muscle, a PathActuator (nor a
+    reserve) nor a CoordinateLimitForce switched off (``appliesForce`` false: springs, contacts, the file's other
+    actuators), so that the problem is the package's (:mod:`osim_emb.cli.static_optimization`);
     ``external_loads``: an ExternalLoads XML applied during the analysis; ``lowpass_hz``: the tool's low-pass filter
     of a coordinates file (none by default).  Returns the
     ``activation`` and ``force`` tables (columns by actuator name) and ``seconds`` (the tool's wall time)."""
@@ -48,7 +48,8 @@ def opensim_static_optimization(model_path: str | Path, motion_path: str | Path,
             forces = model.updForceSet()
             for i in range(forces.getSize()):
                 kind = forces.get(i).getConcreteClassName()
-                if osim.Muscle.safeDownCast(forces.get(i)) is None and kind != "CoordinateLimitForce":
+                if kind not in ("CoordinateLimitForce", "PathActuator") and osim.Muscle.safeDownCast(
+                        forces.get(i)) is None:
                     forces.get(i).set_appliesForce(False)
         taken = {model.getForceSet().get(i).getName() for i in range(model.getForceSet().getSize())}
         renamed = {}  # a name the file's own forces already use (Moco's models have reserve_* actuators)

@@ -21,7 +21,8 @@ a flat cost; the ``cost_*`` and ``opensim_balance_residual`` columns), ``opensim
 muscle and reserve forces balance the package's generalized forces to 1e-4 of their size — the same τ — but
 OpenSim's f_opt is not the muscle's own, docs/muscles.md: Schutte1993's generic force-velocity, Millard2012's
 pennation of the normalized fibre length, DeGroote's fibre-direction force; the ``muscle_types`` column),
-``differs``, ``refused`` (the package says why), ``opensim_fails``, ``error``, ``timeout``.
+``opensim_coriolis`` (differs on a model whose forward accelerations OpenSim gets wrong, corpus.csv: the
+Rajagopal-type knees; its inverse dynamics inherits the velocity-term defect), ``differs``, ``refused`` (the package says why), ``opensim_fails``, ``error``, ``timeout``.
 Writes ``results/static_optimization.csv``.
 """
 
@@ -44,6 +45,8 @@ sys.path.insert(0, str(REPO))
 from run import DEFAULT_CORPUS, run_json_child  # noqa: E402  (this folder's corpus study)
 
 TOL, TOL_LOOSE = 1e-6, 1e-3
+#: muscle models whose f_opt in OpenSim's StaticOptimization is not the muscle's own force (docs/muscles.md)
+OPENSIM_OWN_FOPT = ("Millard2012", "Schutte1993", "DeGrooteFregly2016")
 RESERVE = 10.0
 FRAMES, DURATION = 11, 1.0
 COLUMNS = ["model", "coordinates", "muscles", "muscle_types", "status", "max_activation_diff",
@@ -111,6 +114,7 @@ def study_one(path: str) -> dict:
         said = io.StringIO()
         with contextlib.redirect_stderr(said):
             code = cli(["static-optimization", path, str(states), "-o", str(prefix), "--no-passive", "--quiet",
+                        "--outside-range", "warn",  # a file's default may lie outside its range (OpenSim's too)
                         *[f"--reserve={n}={f:.17g}" for n, f in reserves.items()]])
         row["package_s"] = time.perf_counter() - t0
         if code != 0:
@@ -142,9 +146,9 @@ def study_one(path: str) -> dict:
                cost_opensim=cost["opensim"], opensim_balance_residual=balance, largest_generalized_force=scale)
     if da <= TOL and dr <= TOL:
         row["status"] = "agrees"
-    elif da <= TOL_LOOSE and dr <= TOL_LOOSE and cost["package"] <= cost["opensim"] * (1 + 1e-6) and balance > 1e-9:
+    elif da <= TOL_LOOSE and dr <= TOL_LOOSE and cost["package"] <= cost["opensim"] * (1 + 1e-5) and balance > 1e-9:
         row["status"] = "agrees_opensim_looser"  # OpenSim's IPOPT stopped short of the optimum on a flat cost
-    elif balance <= 1e-4 * scale:
+    elif balance <= 1e-4 * scale and any(k in row["muscle_types"] for k in OPENSIM_OWN_FOPT):
         row["status"] = "opensim_muscle_forces"  # the same τ; OpenSim's f_opt is not the muscle's own (docs/muscles.md)
     else:
         row["status"] = "differs"
@@ -193,9 +197,11 @@ def main(argv=None) -> int:
     chosen = corpus[corpus["status"].isin(["agrees", "opensim_coriolis"]) & (corpus["muscles"] > 0)
                     & corpus["model"].str.contains(args.only, regex=False)]
     rows = []
-    for rel in tqdm(list(chosen["model"]), desc="models", unit="model"):
+    for rel, corpus_status in tqdm(list(zip(chosen["model"], chosen["status"])), desc="models", unit="model"):
         row = run_child(args.corpus / rel, args)
         row["model"] = rel
+        if row["status"] in ("differs", "opensim_muscle_forces") and corpus_status == "opensim_coriolis":
+            row["status"] = "opensim_coriolis"  # OpenSim's velocity terms are off on these knees (corpus.csv)
         rows.append(row)
         tqdm.write(f"{rel}: {row['status']} {row.get('max_activation_diff', '')} {row.get('reason', '') or ''}"[:220])
     table = pd.DataFrame(rows).reindex(columns=COLUMNS)

@@ -146,7 +146,7 @@ def static_optimization(folder: Path) -> dict:
     qs, qd, qdd = analysis_states(t, q)
     tau = inverse_dynamics_of_motion(model, t, qs, qd, qdd, external_loads=read_external_loads(
         folder / "subject01_walk_grf.xml")).drop(columns="time").to_numpy()
-    _, r = lengths_and_moment_arms(model, qs, names, allow_out_of_range=True)
+    _, r = lengths_and_moment_arms(model, qs, names, allow_out_of_range=True, opensim_compat=True)  # as applied
     force = ref["force"]
     balance = (np.einsum("nkm,nm->nk", r, force[names].to_numpy()) + force[reserve_names].to_numpy())
     # OpenSim's f_opt at every frame, in the package's problem

@@ -201,7 +201,7 @@ def main(argv=None) -> int:
     for rel, corpus_status in tqdm(list(zip(chosen["model"], chosen["status"])), desc="models", unit="model"):
         row = run_child(args.corpus / rel, args)
         row["model"] = rel
-        if row["status"] in ("differs", "opensim_muscle_forces") and corpus_status == "opensim_coriolis":
+        if row["status"] == "differs" and corpus_status == "opensim_coriolis":
             row["status"] = "opensim_coriolis"  # OpenSim's velocity terms are off on these knees (corpus.csv)
         rows.append(row)
         tqdm.write(f"{rel}: {row['status']} {row.get('max_activation_diff', '')} {row.get('reason', '') or ''}"[:220])

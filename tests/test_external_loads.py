@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from opensim_builders import read_sto
+from osim_emb.opensim.static_optimization import opensim_inverse_dynamics
 from osim_emb.cli.main import main
 
 T = np.linspace(0.0, 0.4, 41)  # the data's times (0.01 s); the motions' frames are among them
@@ -54,24 +55,6 @@ def write_motion_file(path, names, coef, times):
     return path
 
 
-def opensim_inverse_dynamics(osim, model_path, motion, loads, folder):
-    folder.mkdir(parents=True, exist_ok=True)
-    tool = osim.InverseDynamicsTool()
-    tool.setName("id")
-    tool.setModelFileName(str(model_path))
-    tool.setCoordinatesFileName(str(motion))
-    tool.setExternalLoadsFileName(str(loads))
-    tool.setLowpassCutoffFrequency(-1.0)
-    tool.setStartTime(0.0)
-    tool.setEndTime(0.4)
-    tool.setResultsDir(str(folder))
-    tool.setOutputGenForceFileName("id.sto")
-    setup = folder / "id_setup.xml"
-    tool.printToXML(str(setup))
-    osim.InverseDynamicsTool(str(setup)).run()
-    return read_sto(folder / "id.sto")
-
-
 @pytest.mark.opensim
 @pytest.mark.models
 def test_inverse_dynamics_with_external_loads_equals_opensims_tool(osim, models_dir, tmp_path, capsys):
@@ -83,7 +66,7 @@ def test_inverse_dynamics_with_external_loads_equals_opensims_tool(osim, models_
     loads = pendulum_loads(tmp_path)
     motion = write_motion_file(tmp_path / "motion.mot", ["q1", "q2"], {"q1": (0.3, 1.0, -2.0), "q2": (-0.5, 2.0, 1.5)},
                                T[::2])
-    ref = opensim_inverse_dynamics(osim, path, motion, loads, tmp_path / "opensim")
+    ref = opensim_inverse_dynamics(path, motion, tmp_path / "opensim", external_loads=loads)
     out = tmp_path / "ours.sto"
     assert main(["inverse-dynamics", str(path), str(motion), "-o", str(out), "--external-loads", str(loads)]) == 0
     ours = read_sto(out)

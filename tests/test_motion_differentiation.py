@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from opensim_builders import read_sto
+from osim_emb.opensim.static_optimization import opensim_inverse_dynamics
 from osim_emb.cli.main import main
 
 
@@ -25,22 +26,6 @@ def noisy_motion(path):
     return path
 
 
-def opensim_inverse_dynamics(osim, model_path, motion, folder, lowpass):
-    folder.mkdir(parents=True, exist_ok=True)
-    tool = osim.InverseDynamicsTool()
-    tool.setName("id")
-    tool.setModelFileName(str(model_path))
-    tool.setCoordinatesFileName(str(motion))
-    tool.setLowpassCutoffFrequency(lowpass)
-    tool.setStartTime(0.0)
-    tool.setEndTime(1.5)
-    tool.setResultsDir(str(folder))
-    tool.setOutputGenForceFileName("id.sto")
-    tool.printToXML(str(folder / "setup.xml"))
-    osim.InverseDynamicsTool(str(folder / "setup.xml")).run()
-    return read_sto(folder / "id.sto")
-
-
 @pytest.mark.opensim
 @pytest.mark.models
 def test_inverse_dynamics_differentiates_as_opensims_tool(osim, models_dir, tmp_path):
@@ -54,7 +39,7 @@ def test_inverse_dynamics_differentiates_as_opensims_tool(osim, models_dir, tmp_
     path = models_dir / "double_pendulum.osim"
     motion = noisy_motion(tmp_path / "motion.mot")
     cols = ["q1_moment", "q2_moment"]
-    ref = opensim_inverse_dynamics(osim, path, motion, tmp_path / "raw", -1.0)
+    ref = opensim_inverse_dynamics(path, motion, tmp_path / "raw")
     assert main(["inverse-dynamics", str(path), str(motion), "-o", str(tmp_path / "raw.sto")]) == 0
     ours = read_sto(tmp_path / "raw.sto")
     d_raw = np.abs(ours[cols].to_numpy() - ref[cols].to_numpy()).max()
@@ -65,7 +50,7 @@ def test_inverse_dynamics_differentiates_as_opensims_tool(osim, models_dir, tmp_
     from scipy.interpolate import CubicSpline
     cubic = CubicSpline(t, q, axis=0)
     d_cubic = np.abs(dyn.inverse_dynamics(model, q, cubic(t, 1), cubic(t, 2)) - ref[cols].to_numpy()).max()
-    filtered = opensim_inverse_dynamics(osim, path, motion, tmp_path / "lowpass", 6.0)
+    filtered = opensim_inverse_dynamics(path, motion, tmp_path / "lowpass", lowpass_hz=6.0)
     te = filtered["time"].to_numpy()
     spline = _natural_quintic(*opensim_lowpass(t, q, 6.0))
     tau = dyn.inverse_dynamics(model, spline(te), spline(te, 1), spline(te, 2))
@@ -128,22 +113,7 @@ def test_coupled_coordinates_forces_are_projected_onto_the_generalized_coordinat
                           "knee_angle_pat_r": dependent["knee_angle_pat_r"]})
     motion = tmp_path / "motion.mot"
     write_motion(motion, table)
-    folder = tmp_path / "opensim"
-    folder.mkdir()
-    tool = osim.InverseDynamicsTool()
-    tool.setModelFileName(str(path))
-    tool.setCoordinatesFileName(str(motion))
-    tool.setLowpassCutoffFrequency(-1.0)
-    tool.setStartTime(0.0)
-    tool.setEndTime(0.6)
-    excluded = osim.ArrayStr()
-    excluded.append("Muscles")
-    tool.setExcludedForces(excluded)
-    tool.setResultsDir(str(folder))
-    tool.setOutputGenForceFileName("id.sto")
-    tool.printToXML(str(folder / "setup.xml"))
-    osim.InverseDynamicsTool(str(folder / "setup.xml")).run()
-    ref = read_sto(folder / "id.sto")
+    ref = opensim_inverse_dynamics(path, motion, tmp_path / "opensim")
     assert main(["inverse-dynamics", str(path), str(motion), "-o", str(tmp_path / "ours.sto")]) == 0
     assert "knee_angle_pat_r is coupled" in capsys.readouterr().err  # the command says how it relates to OpenSim's
     ours = read_sto(tmp_path / "ours.sto")
@@ -207,23 +177,8 @@ def test_coordinate_limit_forces_in_inverse_dynamics_as_opensims_tool(osim, mode
     cols = ["r_shoulder_elev_moment", "r_elbow_flex_moment"]
     out = {}
     for excluded in ((), ("elbow_limit",)):
-        folder = tmp_path / f"opensim{len(excluded)}"
-        folder.mkdir()
-        tool = osim.InverseDynamicsTool()
-        tool.setModelFileName(str(path))
-        tool.setCoordinatesFileName(str(motion))
-        tool.setLowpassCutoffFrequency(-1.0)
-        tool.setStartTime(0.0)
-        tool.setEndTime(0.5)
-        names = osim.ArrayStr()
-        for n in ("Muscles", *excluded):
-            names.append(n)
-        tool.setExcludedForces(names)
-        tool.setResultsDir(str(folder))
-        tool.setOutputGenForceFileName("id.sto")
-        tool.printToXML(str(folder / "setup.xml"))
-        osim.InverseDynamicsTool(str(folder / "setup.xml")).run()
-        ref = read_sto(folder / "id.sto")
+        ref = opensim_inverse_dynamics(path, motion, tmp_path / f"opensim{len(excluded)}",
+                                       excluded=("Muscles", *excluded))
         ours_path = tmp_path / f"ours{len(excluded)}.sto"
         args = ["inverse-dynamics", str(path), str(motion), "-o", str(ours_path)]
         assert main(args + (["--exclude-forces", ",".join(excluded)] if excluded else [])) == 0

@@ -1,5 +1,5 @@
-"""OpenSim 4.6's StaticOptimization analysis (AnalyzeTool) on a states or coordinates file: the reference for
-``osim-emb static-optimization`` (:func:`osim_emb.simulation.motions.muscle_force_sharing`)."""
+"""OpenSim 4.6's StaticOptimization analysis (AnalyzeTool) and InverseDynamicsTool on a states or coordinates file:
+the references for ``osim-emb static-optimization`` and ``inverse-dynamics``."""
 
 from __future__ import annotations
 
@@ -7,13 +7,13 @@ import io
 import tempfile
 import time as _time
 from pathlib import Path
-from typing import Mapping
+from typing import Mapping, Sequence
 
 import pandas as pd
 
 from osim_emb.opensim.bridge import require_opensim
 
-__all__ = ["opensim_static_optimization", "read_storage"]
+__all__ = ["opensim_static_optimization", "opensim_inverse_dynamics", "read_storage"]
 
 
 def read_storage(path: str | Path) -> pd.DataFrame:
@@ -94,3 +94,32 @@ def opensim_static_optimization(model_path: str | Path, motion_path: str | Path,
         tables = {k: read_storage(work / "results" / f"so_StaticOptimization_{k}.sto").rename(columns=renamed)
                   for k in ("activation", "force")}
         return {**tables, "seconds": seconds}
+
+
+def opensim_inverse_dynamics(model_path: str | Path, coordinates_path: str | Path, out_dir: str | Path, *,
+                             external_loads: str | Path | None = None, lowpass_hz: float | None = None,
+                             excluded: Sequence[str] = ("Muscles",)) -> pd.DataFrame:
+    """OpenSim's InverseDynamicsTool over the whole coordinates file (``excluded``: its forces_to_exclude,
+    ``lowpass_hz``: its filter, none by default): the generalized-force table it writes, at its output times."""
+    osim = require_opensim()
+    out = Path(out_dir).resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    times = osim.TimeSeriesTable(str(coordinates_path)).getIndependentColumn()
+    tool = osim.InverseDynamicsTool()
+    tool.setName("id")
+    tool.setModelFileName(str(Path(model_path).resolve()))
+    tool.setCoordinatesFileName(str(Path(coordinates_path).resolve()))
+    if external_loads is not None:
+        tool.setExternalLoadsFileName(str(Path(external_loads).resolve()))
+    tool.setLowpassCutoffFrequency(-1.0 if lowpass_hz is None else float(lowpass_hz))
+    tool.setStartTime(float(times[0]))
+    tool.setEndTime(float(times[-1]))
+    names = osim.ArrayStr()
+    for name in excluded:
+        names.append(name)
+    tool.setExcludedForces(names)
+    tool.setResultsDir(str(out))
+    tool.setOutputGenForceFileName("id.sto")
+    tool.printToXML(str(out / "setup.xml"))
+    osim.InverseDynamicsTool(str(out / "setup.xml")).run()
+    return read_storage(out / "id.sto")

@@ -57,26 +57,10 @@ def fetch_files(pipeline: Path | None, dest: Path) -> Path:
 
 
 def opensim_id(folder: Path, lowpass: float) -> pd.DataFrame:
-    import opensim as osim
-    from osim_emb.opensim.static_optimization import read_storage
-    out = folder / f"opensim_id_{lowpass:g}"
-    out.mkdir(exist_ok=True)
-    tool = osim.InverseDynamicsTool()
-    tool.setName("id")
-    tool.setModelFileName(str(folder / "subject01.osim"))
-    tool.setCoordinatesFileName(str(folder / "subject01_walk_IK.mot"))
-    tool.setExternalLoadsFileName(str(folder / "subject01_walk_grf.xml"))
-    tool.setLowpassCutoffFrequency(lowpass)
-    tool.setStartTime(0.0)
-    tool.setEndTime(2.5)
-    excluded = osim.ArrayStr()
-    excluded.append("Muscles")
-    tool.setExcludedForces(excluded)
-    tool.setResultsDir(str(out))
-    tool.setOutputGenForceFileName("id.sto")
-    tool.printToXML(str(out / "setup.xml"))
-    osim.InverseDynamicsTool(str(out / "setup.xml")).run()
-    return read_storage(out / "id.sto")
+    from osim_emb.opensim.static_optimization import opensim_inverse_dynamics
+    return opensim_inverse_dynamics(folder / "subject01.osim", folder / "subject01_walk_IK.mot",
+                                    folder / f"opensim_id_{lowpass:g}", external_loads=folder / "subject01_walk_grf.xml",
+                                    lowpass_hz=None if lowpass < 0 else lowpass)
 
 
 def inverse_dynamics(folder: Path) -> tuple[pd.DataFrame, dict]:

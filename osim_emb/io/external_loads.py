@@ -13,8 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from lxml import etree
 from scipy.interpolate import CubicSpline
+
+from osim_emb.io.tool_setup import element_text, opensim_element
 
 __all__ = ["ExternalForce", "ExternalLoads", "ExternalLoadsError", "read_external_loads"]
 
@@ -59,11 +60,6 @@ class ExternalLoads:
         return [(f, spline(f.force), spline(f.point), spline(f.torque)) for f in self.forces]
 
 
-def _text(element, tag: str, default: str = "") -> str:
-    found = element.find(tag)
-    return found.text.strip() if found is not None and found.text else default
-
-
 def _columns(path, table, labels, identifier: str, element: str) -> np.ndarray | None:
     """The three columns IDENTIFIER x, y, z (OpenSim's rule: the columns whose labels start with the identifier)."""
     if not identifier:
@@ -79,16 +75,10 @@ def read_external_loads(path: str | Path, data: str | Path | None = None) -> Ext
     """Read an ExternalLoads XML and its data file (``data``, default: its ``datafile``, relative to the XML)."""
     from osim_emb.io.motion import read_motion
     path = Path(path)
-    try:
-        root = etree.parse(str(path)).getroot()
-    except (OSError, etree.XMLSyntaxError) as err:
-        raise ExternalLoadsError(f"{path}: not a readable XML file: {err}") from None
-    loads = root if root.tag == "ExternalLoads" else root.find("ExternalLoads")
-    if loads is None:
-        raise ExternalLoadsError(f"{path}: no <ExternalLoads> element")
+    loads = opensim_element(path, "ExternalLoads", ExternalLoadsError)
     if data is None:
-        name = _text(loads, "datafile")
-        if not name or name == "Unassigned":
+        name = element_text(loads, "datafile")
+        if not name:
             raise ExternalLoadsError(f"{path}: <datafile> is not set; give the data file")
         data = path.parent / name
     table, _ = read_motion(data)  # inDegrees does not apply: forces, points and torques are read as they are
@@ -96,18 +86,19 @@ def read_external_loads(path: str | Path, data: str | Path | None = None) -> Ext
     forces = []
     for e in loads.iter("ExternalForce"):
         name = e.get("name", "")
-        if _text(e, "isDisabled").lower() == "true" or _text(e, "appliesForce", "true").lower() == "false":
+        if (element_text(e, "isDisabled").lower() == "true"
+                or element_text(e, "appliesForce", "true").lower() == "false"):
             continue
-        body = _text(e, "applied_to_body")
+        body = element_text(e, "applied_to_body")
         if not body:
             raise ExternalLoadsError(f"{path}: ExternalForce {name!r} has no applied_to_body")
-        force = _columns(data, table, labels, _text(e, "force_identifier"), name)
-        point = _columns(data, table, labels, _text(e, "point_identifier"), name)
-        torque = _columns(data, table, labels, _text(e, "torque_identifier"), name)
+        force = _columns(data, table, labels, element_text(e, "force_identifier"), name)
+        point = _columns(data, table, labels, element_text(e, "point_identifier"), name)
+        torque = _columns(data, table, labels, element_text(e, "torque_identifier"), name)
         if force is None and torque is None:
             raise ExternalLoadsError(f"{path}: ExternalForce {name!r} has neither a force nor a torque identifier")
-        forces.append(ExternalForce(name, body, _text(e, "force_expressed_in_body", "ground"),
-                                    _text(e, "point_expressed_in_body", "ground"), force, point, torque))
+        forces.append(ExternalForce(name, body, element_text(e, "force_expressed_in_body", "ground"),
+                                    element_text(e, "point_expressed_in_body", "ground"), force, point, torque))
     if not forces:
         raise ExternalLoadsError(f"{path}: no ExternalForce that applies force")
     return ExternalLoads(str(path), table["time"].to_numpy(dtype=float), tuple(forces))

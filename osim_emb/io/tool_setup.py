@@ -29,43 +29,53 @@ class InverseDynamicsSetup:
     excluded_forces: tuple[str, ...]
 
 
-def _text(tool, tag: str) -> str:
-    e = tool.find(tag)
-    return e.text.strip() if e is not None and e.text and e.text.strip() not in ("", "Unassigned") else ""
+def element_text(parent, tag: str, default: str = "") -> str:
+    """The stripped text of ``parent``'s child ``tag`` (``default`` when absent, empty or OpenSim's "Unassigned")."""
+    e = parent.find(tag)
+    text = e.text.strip() if e is not None and e.text else ""
+    return text if text and text != "Unassigned" else default
+
+
+def opensim_element(path: Path, tag: str, error: type[ValueError]):
+    """The ``tag`` element of an OpenSim XML file (its root or a child of <OpenSimDocument>); ``error`` names the
+    file when it is not readable XML or has no such element."""
+    try:
+        root = etree.parse(str(path)).getroot()
+    except (OSError, etree.XMLSyntaxError) as err:
+        raise error(f"{path}: not a readable XML file: {err}") from None
+    found = root if root.tag == tag else root.find(tag)
+    if found is None:
+        raise error(f"{path}: no <{tag}> element"
+                    + (" (a setup file of another tool?)" if tag.endswith("Tool") else ""))
+    return found
 
 
 def read_inverse_dynamics_setup(path: str | Path) -> InverseDynamicsSetup:
     """Read an InverseDynamicsTool setup file (OpenSim 3.x or 4.x)."""
     path = Path(path)
-    try:
-        root = etree.parse(str(path)).getroot()
-    except (OSError, etree.XMLSyntaxError) as err:
-        raise ToolSetupError(f"{path}: not a readable XML file: {err}") from None
-    tool = root if root.tag == "InverseDynamicsTool" else root.find("InverseDynamicsTool")
-    if tool is None:
-        raise ToolSetupError(f"{path}: no <InverseDynamicsTool> element (a setup file of another tool?)")
+    tool = opensim_element(path, "InverseDynamicsTool", ToolSetupError)
     here = path.resolve().parent
 
     def file(tag: str) -> Path | None:
-        text = _text(tool, tag)
+        text = element_text(tool, tag)
         return (here / text).resolve() if text else None
 
     def number(tag: str) -> float | None:
-        text = _text(tool, tag)
+        text = element_text(tool, tag)
         try:
             return float(text) if text else None
         except ValueError:
             raise ToolSetupError(f"{path}: <{tag}> must be a number, not {text!r}") from None
     cutoff = number("lowpass_cutoff_frequency_for_coordinates")
-    span = _text(tool, "time_range").split()
+    span = element_text(tool, "time_range").split()
     try:
         time_range = (float(span[0]), float(span[1])) if len(span) == 2 else None
     except ValueError:
         raise ToolSetupError(f"{path}: <time_range> must be two numbers, not {' '.join(span)!r}") from None
     output = None
-    if _text(tool, "output_gen_force_file"):
-        folder = _text(tool, "results_directory") or "."
-        output = (here / folder / _text(tool, "output_gen_force_file")).resolve()
+    if element_text(tool, "output_gen_force_file"):
+        folder = element_text(tool, "results_directory") or "."
+        output = (here / folder / element_text(tool, "output_gen_force_file")).resolve()
     return InverseDynamicsSetup(str(path), file("model_file"), file("coordinates_file"), file("external_loads_file"),
                                 cutoff if cutoff is not None and cutoff >= 0 else None, time_range, output,
-                                tuple(_text(tool, "forces_to_exclude").split()))
+                                tuple(element_text(tool, "forces_to_exclude").split()))

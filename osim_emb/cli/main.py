@@ -17,6 +17,7 @@ from osim_emb.cli import (
     fit_rhythm,
     inspect_model,
     inverse_dynamics,
+    inverse_kinematics,
     moment_arms,
     plot,
     rhythm,
@@ -40,6 +41,7 @@ COMMAND_MODULES = [
     rhythm,
     fit_rhythm,
     simulate,
+    inverse_kinematics,
     inverse_dynamics,
     static_optimization,
     simulate_muscles,
@@ -70,7 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 #: Commands that write files (each takes --overwrite; see docs/cli.md).
-WRITING_COMMANDS = ("convert", "run", "simulate", "inverse-dynamics", "static-optimization", "moment-arms", "rhythm",
+WRITING_COMMANDS = ("convert", "run", "simulate", "inverse-kinematics", "inverse-dynamics", "static-optimization", "moment-arms", "rhythm",
                     "fit-rhythm", "fit-paths", "smooth-paths", "simulate-muscles", "plot", "batch")
 
 

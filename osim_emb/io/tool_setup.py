@@ -1,4 +1,4 @@
-"""OpenSim tool setup files (``<InverseDynamicsTool>`` XML): the inputs a user's pipeline already names, paths
+"""OpenSim tool setup files (``<InverseDynamicsTool>``, ``<InverseKinematicsTool>`` XML): the inputs a user's pipeline already names, paths
 resolved against the setup file's folder as OpenSim resolves them."""
 
 from __future__ import annotations
@@ -8,7 +8,8 @@ from pathlib import Path
 
 from lxml import etree
 
-__all__ = ["InverseDynamicsSetup", "ToolSetupError", "read_inverse_dynamics_setup"]
+__all__ = ["InverseDynamicsSetup", "InverseKinematicsSetup", "CoordinateTask", "ToolSetupError",
+           "read_inverse_dynamics_setup", "read_inverse_kinematics_setup"]
 
 
 class ToolSetupError(ValueError):
@@ -79,3 +80,114 @@ def read_inverse_dynamics_setup(path: str | Path) -> InverseDynamicsSetup:
     return InverseDynamicsSetup(str(path), file("model_file"), file("coordinates_file"), file("external_loads_file"),
                                 cutoff if cutoff is not None and cutoff >= 0 else None, time_range, output,
                                 tuple(element_text(tool, "forces_to_exclude").split()))
+
+
+@dataclass(frozen=True)
+class CoordinateTask:
+    """An applied IKCoordinateTask: ``value_type`` default_value, manual_value (``value``, rad or m, as OpenSim
+    uses it) or from_file (the setup's coordinate file)."""
+
+    name: str
+    weight: float
+    value_type: str
+    value: float
+
+
+@dataclass(frozen=True)
+class InverseKinematicsSetup:
+    """What an ``InverseKinematicsTool`` setup names (None where it leaves a value unset)."""
+
+    path: str
+    name: str  # the tool's name: OpenSim's prefix of the error and marker-location files
+    model: Path | None
+    markers: Path | None
+    coordinates: Path | None
+    time_range: tuple[float, float] | None
+    marker_weights: dict | None  # applied IKMarkerTasks; None: no marker task (OpenSim then tracks every marker)
+    coordinate_tasks: tuple[CoordinateTask, ...]
+    accuracy: float | None
+    constraint_weight: float  # inf: constraints held exactly
+    output: Path | None
+    results_directory: Path
+    report_errors: bool
+    report_marker_locations: bool
+
+
+def _number(path, parent, tag: str, default=None) -> float | None:
+    text = element_text(parent, tag)
+    if not text:
+        return default
+    low = text.lower()
+    if low in ("inf", "infinity", "+inf"):
+        return float("inf")
+    try:
+        return float(text)
+    except ValueError:
+        raise ToolSetupError(f"{path}: <{tag}> must be a number, not {text!r}") from None
+
+
+def _boolean(path, parent, tag: str, default: bool) -> bool:
+    text = element_text(parent, tag).lower()
+    if not text:
+        return default
+    if text not in ("true", "false"):
+        raise ToolSetupError(f"{path}: <{tag}> must be true or false, not {text!r}")
+    return text == "true"
+
+
+def _time_range(path, tool) -> tuple[float, float] | None:
+    span = element_text(tool, "time_range").split()
+    try:
+        return (float(span[0]), float(span[1])) if len(span) == 2 else None
+    except ValueError:
+        raise ToolSetupError(f"{path}: <time_range> must be two numbers, not {' '.join(span)!r}") from None
+
+
+def _ik_tasks(path: Path, tool):
+    """The IKTaskSet inline or in the file its ``file`` attribute names (relative to the setup)."""
+    tasks = tool.find("IKTaskSet")
+    if tasks is None:
+        return path, None
+    ref = tasks.get("file")
+    if ref:
+        other = (path.resolve().parent / ref.strip()).resolve()
+        return other, opensim_element(other, "IKTaskSet", ToolSetupError)
+    return path, tasks
+
+
+def read_inverse_kinematics_setup(path: str | Path) -> InverseKinematicsSetup:
+    """Read an InverseKinematicsTool setup file (OpenSim 3.x or 4.x): paths relative to its folder, the applied
+    marker and coordinate tasks."""
+    path = Path(path)
+    tool = opensim_element(path, "InverseKinematicsTool", ToolSetupError)
+    here = path.resolve().parent
+
+    def file(tag: str) -> Path | None:
+        text = element_text(tool, tag)
+        return (here / text).resolve() if text else None
+    where, tasks = _ik_tasks(path, tool)
+    weights: dict[str, float] = {}
+    coordinate_tasks = []
+    for task in ([] if tasks is None else tasks.iter("IKMarkerTask", "IKCoordinateTask")):
+        name = (task.get("name") or "").strip()
+        if not name:
+            raise ToolSetupError(f"{where}, line {task.sourceline}: <{task.tag}> without a name")
+        if not _boolean(where, task, "apply", True):
+            continue
+        weight = _number(where, task, "weight", 1.0)
+        if task.tag == "IKMarkerTask":
+            weights[name] = weight
+            continue
+        kind = element_text(task, "value_type", "default_value")
+        if kind not in ("default_value", "manual_value", "from_file"):
+            raise ToolSetupError(f"{where}, line {task.sourceline}: IKCoordinateTask {name!r}: value_type "
+                                 f"{kind!r} (default_value, manual_value or from_file)")
+        coordinate_tasks.append(CoordinateTask(name, weight, kind, _number(where, task, "value", 0.0)))
+    results = (here / (element_text(tool, "results_directory") or ".")).resolve()
+    output = element_text(tool, "output_motion_file")
+    return InverseKinematicsSetup(
+        str(path), (tool.get("name") or "").strip(), file("model_file"), file("marker_file"),
+        file("coordinate_file"), _time_range(path, tool), weights or None, tuple(coordinate_tasks),
+        _number(path, tool, "accuracy"), _number(path, tool, "constraint_weight", float("inf")),
+        (here / output).resolve() if output else None, results,
+        _boolean(path, tool, "report_errors", True), _boolean(path, tool, "report_marker_locations", False))

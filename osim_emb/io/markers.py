@@ -1,0 +1,105 @@
+"""Marker trajectories: OpenSim's .trc files (``PathFileType 4 (X/Y/Z)``), positions converted to metres.
+
+Missing samples (empty fields, NaN) stay NaN: inverse kinematics leaves such a marker out of that frame, as
+OpenSim's IK does."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["MarkerFileError", "MarkerTrajectories", "read_trc", "UNITS_IN_METRES"]
+
+#: length units of a .trc header, in metres (OpenSim's Units: mm, cm, m, and their long names)
+UNITS_IN_METRES = {"mm": 1e-3, "millimeters": 1e-3, "millimetres": 1e-3, "cm": 1e-2, "centimeters": 1e-2,
+                   "centimetres": 1e-2, "m": 1.0, "meters": 1.0, "metres": 1.0}
+
+
+class MarkerFileError(ValueError):
+    """A marker file that cannot be read; the message names the file, the line and the reason."""
+
+    def __init__(self, path, reason: str, line: int | None = None):
+        self.path, self.reason, self.line = str(path), reason, line
+        super().__init__(f"{path}{f', line {line}' if line else ''}: {reason}")
+
+
+@dataclass(frozen=True)
+class MarkerTrajectories:
+    """Marker positions over time: ``positions`` (T, M, 3) in metres, NaN where a marker is missing."""
+
+    path: str
+    times: np.ndarray  # (T,) s
+    names: tuple[str, ...]
+    positions: np.ndarray  # (T, M, 3) m
+    units: str  # the file's units (positions are converted to metres)
+    rate_hz: float | None = None
+
+    def __post_init__(self):
+        if self.positions.shape != (len(self.times), len(self.names), 3):
+            raise ValueError(f"positions must have shape ({len(self.times)}, {len(self.names)}, 3), "
+                             f"got {self.positions.shape}")
+
+    def index(self, name: str) -> int:
+        try:
+            return self.names.index(name)
+        except ValueError:
+            raise KeyError(f"{self.path}: no marker {name!r}") from None
+
+
+def read_trc(path: str | Path) -> MarkerTrajectories:
+    """Read a .trc marker file (tab-separated; header keys DataRate ... Units; a row of marker names, a row of
+    X1 Y1 Z1 ... labels, then Frame#, Time and three values a marker, empty where it is missing)."""
+    path = Path(path)
+    try:
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError as err:
+        raise MarkerFileError(path, f"cannot read: {err.strerror or err}") from None
+    if len(lines) < 5 or not lines[0].startswith("PathFileType"):
+        raise MarkerFileError(path, "not a .trc file (the first line must start with PathFileType)", 1)
+    keys, values = lines[1].split("\t"), lines[2].split("\t")
+    header = {k.strip(): v.strip() for k, v in zip(keys, values) if k.strip()}
+    units = header.get("Units", "")
+    if units.lower() not in UNITS_IN_METRES:
+        raise MarkerFileError(path, f"Units {units!r} not understood (mm, cm or m)", 3)
+    scale = UNITS_IN_METRES[units.lower()]
+    label_fields = lines[3].split("\t")
+    if len(label_fields) < 2 or label_fields[0].strip() != "Frame#" or label_fields[1].strip() != "Time":
+        raise MarkerFileError(path, "the fourth line must start with Frame# and Time", 4)
+    names = [label_fields[k].strip() for k in range(2, len(label_fields), 3) if label_fields[k].strip()]
+    stray = [label_fields[k].strip() for k in range(2, len(label_fields)) if (k - 2) % 3 and label_fields[k].strip()]
+    if stray:
+        raise MarkerFileError(path, f"marker names must be three columns apart; {stray[0]!r} is not", 4)
+    if len(set(names)) != len(names):
+        dup = sorted({n for n in names if names.count(n) > 1})
+        raise MarkerFileError(path, f"marker {dup[0]!r} appears twice", 4)
+    declared = header.get("NumMarkers")
+    if declared is not None and declared.isdigit() and int(declared) != len(names):
+        raise MarkerFileError(path, f"NumMarkers is {declared} but line 4 names {len(names)} markers", 3)
+    times, rows = [], []
+    for number, line in enumerate(lines[5:], start=6):
+        if not line.strip():
+            continue
+        fields = line.split("\t")
+        try:
+            t = float(fields[1])
+            values = [float(v) if v.strip() else np.nan for v in fields[2:2 + 3 * len(names)]]
+        except (IndexError, ValueError):
+            raise MarkerFileError(path, "a data row must hold Frame#, Time and numbers", number) from None
+        values += [np.nan] * (3 * len(names) - len(values))
+        times.append(t)
+        rows.append(values)
+    if not times:
+        raise MarkerFileError(path, "no data rows")
+    times = np.asarray(times)
+    if np.any(np.diff(times) <= 0):
+        bad = int(np.flatnonzero(np.diff(times) <= 0)[0])
+        raise MarkerFileError(path, f"times must increase (t = {times[bad + 1]:g} after {times[bad]:g})")
+    positions = np.asarray(rows, dtype=float).reshape(len(times), len(names), 3) * scale
+    rate = header.get("DataRate")
+    try:
+        rate_hz = float(rate) if rate else None
+    except ValueError:
+        rate_hz = None
+    return MarkerTrajectories(str(path), times, tuple(names), positions, units, rate_hz)

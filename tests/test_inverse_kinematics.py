@@ -268,3 +268,26 @@ def test_refusals_and_what_is_left_out(models_dir, tmp_path, caplog):
     locations, _ = read_motion(tmp_path / "w_ik_model_marker_locations.sto")
     assert np.allclose(locations[["R.Heel_tx", "R.Heel_ty", "R.Heel_tz"]].to_numpy(),
                        pos[:, names.index("R.Heel")], atol=1e-8)
+
+
+@pytest.mark.opensim
+@pytest.mark.models
+def test_scipy_route_agrees(models_dir, osim, tmp_path, monkeypatch):
+    """Models with functions the kernels cannot compile take SciPy's least squares on numpy kinematics: the same
+    minimum as the compiled Levenberg-Marquardt (a second solver and a second evaluation of r and ∂r/∂q), with a
+    coordinate task on the coupled patella coordinate."""
+    import osim_emb.simulation.inverse_kinematics as ik
+    _, trc = noisy_trial(osim, models_dir, tmp_path)
+    model = load_osim(clamped_leg(models_dir, tmp_path))
+    data = read_trc(trc)
+    tasks = [CoordinateReference("knee_angle_pat_r", 1e-4, -0.5), CoordinateReference("ankle_angle_r", 1e-3, 0.1)]
+    compiled = inverse_kinematics(model, data, marker_weights=WEIGHTS, coordinate_references=tasks, progress=False)
+    monkeypatch.setattr(ik, "_compiled_problem", lambda *a: None)
+    scipy = inverse_kinematics(model, data, marker_weights=WEIGHTS, coordinate_references=tasks, progress=False)
+    dq = np.abs(compiled.q - scipy.q).max()
+    dj = np.abs(compiled.objective - scipy.objective).max() / compiled.objective.max()
+    print(f"\ncompiled Levenberg-Marquardt against SciPy's trf: max |Δq| {dq:.2e}, objective {dj:.2e} relative; "
+          f"{compiled.evaluations.mean():.1f} evaluations a frame")
+    assert dq < 1e-7 and dj < 1e-12
+    assert np.abs(compiled.locations - scipy.locations).max() < 1e-7
+    assert np.array_equal(compiled.squared_errors == 0, scipy.squared_errors == 0)

@@ -147,7 +147,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 #: commands whose work runs in numba kernels: the first run after installation compiles them
 _COMPILING_COMMANDS = ("run", "moment-arms", "plot", "rhythm", "simulate", "inverse-dynamics", "simulate-muscles",
-                       "fit-paths", "smooth-paths", "batch")
+                       "fit-paths", "smooth-paths", "batch", "inverse-kinematics")
 
 
 def _first_compile_notice(args: argparse.Namespace) -> None:
@@ -158,6 +158,9 @@ def _first_compile_notice(args: argparse.Namespace) -> None:
     from osim_emb.core._accel import compiles_at_first_call
     from osim_emb.paths.wrapping._kernels_muscles import lengths_moment_arms_kernel
     kernels = [lengths_moment_arms_kernel]
+    if args.command == "inverse-kinematics":
+        from osim_emb.simulation.inverse_kinematics_kernels import solve_frames
+        kernels = [solve_frames]
     if args.command == "simulate-muscles" and getattr(args, "method", "auto") in ("auto", "RK45-jit"):
         from osim_emb.simulation.muscle_driven_jit import integrate_kernel
         kernels.append(integrate_kernel)

@@ -22,7 +22,6 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from osim_emb.core._accel import njit
 from osim_emb.core.kinematics import forward_kinematics
 from osim_emb.io.markers import MarkerTrajectories
 from osim_emb.model import Model
@@ -68,8 +67,8 @@ class InverseKinematicsResult:
     locations: np.ndarray  # (T, m, 3) model markers in ground
     squared_errors: np.ndarray  # (T, m), 0 where the marker is missing (as OpenSim reports it)
     objective: np.ndarray  # (T,) J at the solution
-    iterations: np.ndarray  # (T,) Jacobian evaluations of the solve
-    undetermined: dict = field(default_factory=dict)  # coordinate -> frames where nothing determines it
+    evaluations: np.ndarray  # (T,) evaluations of r and ∂r/∂q in the solve
+    undetermined: dict = field(default_factory=dict)  # coordinate -> frame indices where nothing determines it
 
     def coordinates(self, in_degrees: bool = True) -> pd.DataFrame:
         """Every coordinate (independent, then dependent) by frame; rotational ones in degrees with
@@ -140,111 +139,45 @@ def marker_positions(model: Model, q: Any, markers: ModelMarkers, jacobian: bool
     return p, np.swapaxes(jac, 2, 3)
 
 
-@njit(nogil=True)
-def _marker_rows(transforms, jacobian, frames, local, observed, scale, residual, rows, positions):
-    """Ground positions of the markers (m, 3), their weighted residuals (3m) and Jacobian rows (3m, n_q) at one
-    pose from its frame transforms (n_frames, 4, 4) and frame Jacobians (n_frames, n_q, 6); a marker with scale 0
-    (missing) gives zero rows."""
-    nq = jacobian.shape[1]
-    for i in range(frames.size):
-        f = frames[i]
-        s = scale[i]
-        for a in range(3):
-            positions[i, a] = (transforms[f, a, 0] * local[i, 0] + transforms[f, a, 1] * local[i, 1]
-                               + transforms[f, a, 2] * local[i, 2] + transforms[f, a, 3])
-        p0, p1, p2 = positions[i, 0], positions[i, 1], positions[i, 2]
-        for a in range(3):
-            residual[3 * i + a] = s * (positions[i, a] - observed[i, a]) if s > 0.0 else 0.0
-        for k in range(nq):
-            w0, w1, w2 = jacobian[f, k, 0], jacobian[f, k, 1], jacobian[f, k, 2]
-            rows[3 * i, k] = s * (w1 * p2 - w2 * p1 + jacobian[f, k, 3])
-            rows[3 * i + 1, k] = s * (w2 * p0 - w0 * p2 + jacobian[f, k, 4])
-            rows[3 * i + 2, k] = s * (w0 * p1 - w1 * p0 + jacobian[f, k, 5])
+def _compiled_problem(model: Model, dependent_functions: Sequence[Any]):
+    """(program, tree, work) of :func:`inverse_kinematics_kernels.solve_frames`: the joint variables and the
+    dependent coordinates with tasks as one joint-variable program (the package's compiled functions); None when a
+    function cannot be compiled (an external one), for SciPy's route."""
+    from osim_emb.core import compiled_kernels as K
+    from osim_emb.core.compiled import _Q
+    from osim_emb.core.functions.program import ProgramBuilder, node_program_arrays, readonly
+    from osim_emb.core.kinematics_kernels import frame_tree
+    nq = model.n_q
+    b = ProgramBuilder(nq)
+    joint_nodes = [b.compile(j.variable, _Q) for j in model.joints]
+    task_nodes = np.array([b.compile(f, _Q) for f in dependent_functions], dtype=np.int64)
+    if b.externals:
+        return None
+    ints, flts = node_program_arrays(b, nq)
+    nodes = np.array([-1] + joint_nodes, dtype=np.int64)
+    nn, nf = len(b.nodes), nodes.size
+    program = (readonly(ints), readonly(flts), np.zeros((0, 1 + nq + nq * nq)), K.has_chains(ints), nodes)
+    work = (np.zeros((nq, 0)), np.zeros((nn, nq, 0)), np.empty(nn), np.empty((nn, nq)), np.empty(nf),
+            np.empty((nf, nq)), np.empty((nf, 3, 3)), np.empty((nf, 3)), np.empty((nf, 6)), np.empty((nf, nq, 6)))
+    return program, frame_tree(model).arrays(), work, task_nodes
 
 
-class _FrameProblem:
-    """Residuals r(q) and Jacobian of one frame (markers, then coordinate tasks)."""
-
-    def __init__(self, model: Model, markers: ModelMarkers, marker_weights: np.ndarray,
-                 coordinate_rows: list[tuple[int | None, Any, float]]):
-        self.model, self.markers = model, markers
-        self.marker_weights = marker_weights
-        self.coordinate_rows = coordinate_rows  # (index of q or None, dependent function or None, √w)
-        m, nc = len(markers.names), len(coordinate_rows)
-        self.residual = np.zeros(3 * m + nc)
-        self.jacobian = np.zeros((3 * m + nc, model.n_q))
-        self.p = np.zeros((m, 3))
-        self._sw = np.array([s for _, _, s in coordinate_rows])
-        for r, (k, _, s) in enumerate(coordinate_rows):
-            if k is not None:
-                self.jacobian[3 * m + r, k] = s
-
-    def set_frame(self, observed: np.ndarray, reference: np.ndarray) -> None:
-        present = np.all(np.isfinite(observed), axis=1)
-        self.present = present
-        self.observed = np.where(present[:, None], observed, 0.0)
-        total = self.marker_weights[present].sum()
-        self.scale = np.where(present, np.sqrt(self.marker_weights / total) if total > 0 else 0.0, 0.0)
-        self.reference = np.asarray(reference, dtype=float)
-
-    def evaluate(self, q: np.ndarray) -> None:
-        kin = forward_kinematics(self.model, q[None, :], order=1)
-        m = len(self.markers.names)
-        _marker_rows(kin.transforms[0], kin.jacobian[0], self.markers.frames, self.markers.local, self.observed,
-                     self.scale, self.residual, self.jacobian, self.p)
-        for r, (k, function, s) in enumerate(self.coordinate_rows):
-            if k is not None:
-                value = q[k]
-            else:
-                jet = function.evaluate(q[None, :], order=1)
-                value = float(np.asarray(jet.value).ravel()[0])
-                self.jacobian[3 * m + r] = s * np.asarray(jet.gradient, dtype=float).reshape(-1)
-            self.residual[3 * m + r] = s * (value - self.reference[r])
-
-    def evaluate_positions(self, q: np.ndarray) -> None:
-        """The marker positions at q (the residuals and Jacobian are left as they are)."""
-        kin = forward_kinematics(self.model, q[None, :], order=0)
-        a = kin.transforms[0, self.markers.frames]
-        self.p[:] = np.einsum("mij,mj->mi", a[:, :3, :3], self.markers.local) + a[:, :3, 3]
-
-    def cost(self) -> float:
-        return float(self.residual @ self.residual)
-
-
-def _solve_frame(problem: _FrameProblem, q: np.ndarray, lo: np.ndarray, hi: np.ndarray, tolerance: float,
-                 max_evaluations: int = 200) -> tuple[np.ndarray, int]:
-    """Levenberg-Marquardt in the box lo <= q <= hi: Marquardt-scaled damped Gauss-Newton steps on the
-    coordinates not held at a bound by the gradient, projected onto the box, accepted when |r|² decreases. Ends
-    when a step moves q by less than ``tolerance`` (rad, m) relative to 1 + |q|, or when |r|² no longer changes
-    beyond round-off. Returns the solution (the problem's residuals and Jacobian evaluated there) and the number
-    of evaluations."""
-    problem.evaluate(q)
-    cost, evaluations, damping = problem.cost(), 1, 1e-6
-    res, jac = problem.residual.copy(), problem.jacobian.copy()
-    while evaluations < max_evaluations and damping <= 1e12:
-        grad = jac.T @ res
-        free = ~(((q <= lo) & (grad > 0)) | ((q >= hi) & (grad < 0)))
-        a = jac[:, free].T @ jac[:, free]
-        d = np.maximum(np.diag(a), 1e-12 * max(np.diag(a).max(initial=0.0), 1.0))
-        step = np.zeros_like(q)
-        step[free] = np.linalg.solve(a + damping * np.diag(d), -grad[free])
-        trial = np.clip(q + step, lo, hi)
-        if np.abs(trial - q).max() <= tolerance * (1.0 + np.abs(q).max()):
-            break
-        problem.evaluate(trial)
-        evaluations += 1
-        new_cost = problem.cost()
-        if new_cost < cost:
-            q, cost = trial, new_cost
-            res, jac = problem.residual.copy(), problem.jacobian.copy()
-            damping = max(damping * 0.1, 1e-12)
-        elif new_cost - cost <= 8 * np.finfo(float).eps * cost:  # no decrease beyond round-off: converged
-            break
+def _residuals(model: Model, markers: ModelMarkers, q: np.ndarray, observed: np.ndarray, scale: np.ndarray,
+               rows: list, reference: np.ndarray):
+    """r(q) and ∂r/∂q of one frame with numpy (SciPy's route, for models with functions the kernels cannot
+    evaluate): the residuals of ``inverse_kinematics_kernels._evaluate``."""
+    p, jac = marker_positions(model, q, markers, jacobian=True)
+    r = [(scale[:, None] * (p[0] - observed)).ravel()]
+    j = [(scale[:, None, None] * jac[0]).reshape(-1, q.size)]
+    for (k, function, sw), ref in zip(rows, reference):
+        if k is not None:
+            value, grad = q[k], np.eye(q.size)[k]
         else:
-            damping *= 10.0
-    problem.residual[:], problem.jacobian[:] = res, jac
-    problem.evaluate_positions(q)
-    return q, evaluations
+            jet = function.evaluate(q[None, :], order=1)
+            value, grad = float(np.asarray(jet.value).ravel()[0]), np.asarray(jet.gradient, dtype=float).ravel()
+        r.append(np.array([sw * (value - ref)]))
+        j.append(sw * grad[None, :])
+    return np.concatenate(r), np.vstack(j), p[0]
 
 
 def _marker_weights(model: Model, data: MarkerTrajectories, weights: Mapping[str, float] | None):
@@ -310,42 +243,78 @@ def inverse_kinematics(model: Model, data: MarkerTrajectories, *, marker_weights
     1 scores ``q0`` without moving it).
     """
     from osim_emb.progress import Progress
+    from osim_emb.simulation.inverse_kinematics_kernels import solve_frames
     frames = np.arange(len(data.times)) if frames is None else np.asarray(frames, dtype=int)
     names, weights = _marker_weights(model, data, marker_weights)
     markers = model_markers(model, names)
-    columns = [data.index(n) for n in names]
+    observed = np.ascontiguousarray(data.positions[frames][:, [data.index(n) for n in names]])
     rows, references = _coordinate_rows(model, coordinate_references, len(frames))
-    problem = _FrameProblem(model, markers, weights, rows)
     lo = np.array([c.range[0] if c.clamped else -np.inf for c in model.coordinates])
     hi = np.array([c.range[1] if c.clamped else np.inf for c in model.coordinates])
-    q = np.clip(model.default_q if q0 is None else np.asarray(q0, dtype=float), lo, hi)
-    n = len(frames)
-    out_q = np.empty((n, model.n_q))
-    locations = np.empty((n, len(names), 3))
-    squared = np.empty((n, len(names)))
-    objective, iterations = np.empty(n), np.empty(n, dtype=int)
-    undetermined: dict[str, list[float]] = {}
-    with Progress("inverse kinematics", n, enabled=progress and n > 200, unit="frame") as bar:
-        for i, f in enumerate(frames):
-            observed = data.positions[f][columns]
-            problem.set_frame(observed, references[i])
-            if not problem.present.any() and not rows:
-                raise InverseKinematicsError(f"{data.path}: every tracked marker is missing at t = "
-                                             f"{data.times[f]:g} s and no coordinate task holds the pose")
-            guess = q if i < 2 else np.clip(2.0 * out_q[i - 1] - out_q[i - 2], lo, hi)
-            q, evaluations = _solve_frame(problem, guess, lo, hi, tolerance, max_evaluations)
-            column_norm = np.linalg.norm(problem.jacobian, axis=0)
-            for k in np.flatnonzero(column_norm <= 1e-12 * max(column_norm.max(), 1.0)):
-                undetermined.setdefault(model.coordinates[k].name, []).append(float(data.times[f]))
-            out_q[i] = q
-            locations[i] = problem.p
-            e = np.where(problem.present[:, None], problem.p - np.nan_to_num(observed), 0.0)
-            squared[i] = np.einsum("mi,mi->m", e, e)
-            objective[i] = 0.5 * problem.cost()
-            iterations[i] = evaluations
-            bar.advance()
-    for name, times in undetermined.items():
-        log.warning("coordinate %r is determined by no tracked marker or task at %d frame(s) (first t = %g s): "
-                    "it keeps the previous frame's value", name, len(times), times[0])
-    return InverseKinematicsResult(model, np.asarray(data.times)[frames], out_q, tuple(names), weights, locations,
-                                   squared, objective, iterations, undetermined)
+    hi = np.where(hi > lo, hi, lo + 1e-12)  # a clamped coordinate of zero range: held (SciPy needs lo < hi)
+    q0 = np.clip(model.default_q if q0 is None else np.asarray(q0, dtype=float), lo, hi)
+    empty = ~np.isfinite(observed).all(axis=2).any(axis=1)
+    if empty.any() and not rows:
+        raise InverseKinematicsError(f"{data.path}: every tracked marker is missing at t = "
+                                     f"{data.times[frames][np.flatnonzero(empty)[0]]:g} s and no coordinate task "
+                                     "holds the pose")
+    n, m = len(frames), len(names)
+    q_out, locations, squared = np.empty((n, model.n_q)), np.empty((n, m, 3)), np.empty((n, m))
+    objective, evaluations, norms = np.empty(n), np.empty(n, dtype=np.int64), np.empty((n, model.n_q))
+    compiled = _compiled_problem(model, [f for k, f, _ in rows if k is None])
+    with Progress("inverse kinematics", n, enabled=progress and n > 2000, unit="frame") as bar:
+        if compiled is not None:
+            program, tree, work, task_nodes = compiled
+            task_q = np.array([-1 if k is None else k for k, _, _ in rows], dtype=np.int64)
+            task_node = np.full(len(rows), -1, dtype=np.int64)
+            task_node[task_q < 0] = task_nodes
+            task_w = np.array([w for _, _, w in rows], dtype=float)
+            for start in range(0, n, 1000):
+                stop = min(start + 1000, n)
+                try:
+                    solve_frames(program, tree, work, markers.frames, markers.local, observed, weights, task_q,
+                                 task_node, task_w, np.ascontiguousarray(references), lo, hi, q0, tolerance,
+                                 max_evaluations, start, stop, q_out, locations, squared, objective, evaluations,
+                                 norms)
+                except (ValueError, np.linalg.LinAlgError) as exc:
+                    raise InverseKinematicsError(f"{data.path}: inverse kinematics of model {model.name!r} failed "
+                                                 f"between t = {data.times[frames[start]]:g} and "
+                                                 f"{data.times[frames[stop - 1]]:g} s: {exc}") from None
+                bar.advance(stop - start)
+        else:
+            _solve_with_scipy(model, markers, observed, weights, rows, references, lo, hi, q0, tolerance,
+                              max_evaluations, q_out, locations, squared, objective, evaluations, norms, bar)
+    undetermined = {}
+    for k, c in enumerate(model.coordinates):
+        idle = norms[:, k] <= 1e-12 * np.maximum(norms.max(axis=1), 1.0)
+        if idle.any():
+            undetermined[c.name] = frames[idle]
+            log.warning("coordinate %r is determined by no tracked marker or task at %d frame(s) (first t = %g s): "
+                        "it keeps the previous frame's value", c.name, int(idle.sum()), data.times[frames][idle][0])
+    return InverseKinematicsResult(model, np.asarray(data.times)[frames], q_out, tuple(names), weights, locations,
+                                   squared, objective, evaluations, undetermined)
+
+
+def _solve_with_scipy(model, markers, observed, weights, rows, references, lo, hi, q0, tolerance, max_evaluations,
+                      q_out, locations, squared, objective, evaluations, norms, bar):
+    """The frames by SciPy's trust-region reflective least squares with numpy kinematics: the route for models
+    whose joint functions the kernels cannot evaluate (external functions); the same problem and start points."""
+    from scipy.optimize import least_squares
+    q = q0
+    for t in range(len(observed)):
+        present = np.isfinite(observed[t]).all(axis=1)
+        obs = np.where(present[:, None], observed[t], 0.0)
+        total = weights[present].sum()
+        scale = np.where(present, np.sqrt(weights / total) if total > 0 else 0.0, 0.0)
+        if t >= 2:
+            q = np.clip(2.0 * q_out[t - 1] - q_out[t - 2], lo, hi)
+        if max_evaluations > 1:
+            q = least_squares(lambda x: _residuals(model, markers, x, obs, scale, rows, references[t])[0], q,
+                              jac=lambda x: _residuals(model, markers, x, obs, scale, rows, references[t])[1],
+                              bounds=(lo, hi), method="trf", xtol=tolerance, ftol=1e-15, gtol=1e-15,
+                              max_nfev=max_evaluations).x
+        r, j, p = _residuals(model, markers, q, obs, scale, rows, references[t])
+        q_out[t], locations[t], objective[t], evaluations[t] = q, p, 0.5 * r @ r, max_evaluations
+        squared[t] = np.where(present, ((p - obs) ** 2).sum(axis=1), 0.0)
+        norms[t] = np.linalg.norm(j, axis=0)
+        bar.advance()

@@ -13,6 +13,7 @@ import pytest
 from osim_emb.cli.main import main
 from osim_emb.io import load_osim
 from osim_emb.io.markers import MarkerFileError, read_trc
+from osim_emb.io.markers import write_trc as io_write_trc
 from osim_emb.io.motion import coordinates_from_motion, read_motion
 from osim_emb.simulation.inverse_kinematics import (CoordinateReference, InverseKinematicsError, inverse_kinematics,
                                                     marker_positions, model_markers)
@@ -52,18 +53,7 @@ def opensim_marker_positions(osim, model_path, q):
 
 
 def write_trc(path, times, names, positions_m, units: str = "mm"):
-    """A .trc file (positions in metres written in ``units``; NaN written as empty fields)."""
-    scale = {"mm": 1e3, "m": 1.0, "cm": 1e2}[units]
-    head = [f"PathFileType\t4\t(X/Y/Z)\t{path.name}",
-            "DataRate\tCameraRate\tNumFrames\tNumMarkers\tUnits\tOrigDataRate\tOrigDataStartFrame\tOrigNumFrames",
-            f"30.00\t30.00\t{len(times)}\t{len(names)}\t{units}\t30.00\t1\t{len(times)}",
-            "Frame#\tTime\t" + "\t\t\t".join(names),
-            "\t\t" + "\t".join(f"{a}{k + 1}" for k in range(len(names)) for a in "XYZ"), ""]
-    rows = []
-    for i, t in enumerate(times):
-        vals = ["" if not np.isfinite(v) else f"{v * scale:.10f}" for v in positions_m[i].ravel()]
-        rows.append(f"{i + 1}\t{t:.6f}\t" + "\t".join(vals))
-    path.write_text("\n".join(head + rows) + "\n")
+    io_write_trc(path, times, names, positions_m, units)
     return path
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["MarkerFileError", "MarkerTrajectories", "read_trc", "UNITS_IN_METRES"]
+__all__ = ["MarkerFileError", "MarkerTrajectories", "read_trc", "write_trc", "UNITS_IN_METRES"]
 
 #: length units of a .trc header, in metres (OpenSim's Units: mm, cm, m, and their long names)
 UNITS_IN_METRES = {"mm": 1e-3, "millimeters": 1e-3, "millimetres": 1e-3, "cm": 1e-2, "centimeters": 1e-2,
@@ -103,3 +103,28 @@ def read_trc(path: str | Path) -> MarkerTrajectories:
     except ValueError:
         rate_hz = None
     return MarkerTrajectories(str(path), times, tuple(names), positions, units, rate_hz)
+
+
+def write_trc(path: str | Path, times, names, positions_m, units: str = "mm", *, protect=()) -> None:
+    """Write marker positions (T, M, 3) in metres as a .trc file in ``units`` (NaN as empty fields), atomically;
+    OpenSim's TRCFileAdapter reads it (tests/test_inverse_kinematics.py)."""
+    from osim_emb.io.outputs import write_atomically
+    if units.lower() not in UNITS_IN_METRES:
+        raise ValueError(f"units {units!r}: mm, cm or m")
+    positions = np.asarray(positions_m, dtype=float)
+    times = np.asarray(times, dtype=float)
+    names = list(names)
+    if positions.shape != (len(times), len(names), 3):
+        raise ValueError(f"positions must have shape ({len(times)}, {len(names)}, 3), got {positions.shape}")
+    scale = 1.0 / UNITS_IN_METRES[units.lower()]
+    rate = 1.0 / np.median(np.diff(times)) if len(times) > 1 else 0.0
+    head = [f"PathFileType\t4\t(X/Y/Z)\t{Path(path).name}",
+            "DataRate\tCameraRate\tNumFrames\tNumMarkers\tUnits\tOrigDataRate\tOrigDataStartFrame\tOrigNumFrames",
+            f"{rate:.6g}\t{rate:.6g}\t{len(times)}\t{len(names)}\t{units}\t{rate:.6g}\t1\t{len(times)}",
+            "Frame#\tTime\t" + "\t\t\t".join(names),
+            "\t\t" + "\t".join(f"{a}{k + 1}" for k in range(len(names)) for a in "XYZ"), ""]
+    rows = []
+    for i, t in enumerate(times):
+        values = ["" if not np.isfinite(v) else f"{v * scale:.10f}" for v in positions[i].ravel()]
+        rows.append(f"{i + 1}\t{t:.8g}\t" + "\t".join(values))
+    write_atomically(path, "\n".join(head + rows) + "\n", protect=protect)

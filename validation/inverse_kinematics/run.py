@@ -18,8 +18,9 @@ committed). For each trial:
 * wall times of whole runs (model load, markers, solve, files; the command's second run, after numba's kernels
   are loaded) and their ratio.
 
-Writes ``results/inverse_kinematics.csv`` (one row per trial) and ``results/coordinates_gait2392.{pdf,svg,png}``
-(the right leg's angles of the Gait2392 trial: the package and OpenSim at both accuracies).
+Writes ``results/inverse_kinematics.csv`` (one row per trial) and ``results/coordinates_gait2392.{pdf,svg,png}``,
+``results/coordinates_hamner.{pdf,svg,png}`` (the right leg's angles of the Gait2392 trial and of the Hamner trial's
+first 2 s: the package, OpenSim as set, and both OpenSim runs' differences from the package).
 """
 
 from __future__ import annotations
@@ -161,9 +162,12 @@ def run_trial(trial: str, setup: Path) -> tuple[dict, dict]:
     return row, {"ours": ours, "as_set": as_set["coordinates"], "tight": None if tight is None else tight["coordinates"]}
 
 
-def figure(tables: dict, out: Path) -> None:
+def figure(tables: dict, out: Path, until: float = np.inf) -> None:
+    """The right leg's angles (the first ``until`` seconds): the package and OpenSim as set, and both OpenSim runs'
+    differences from the package."""
     from osim_emb.report import figure_style as fs
     cols = ["hip_flexion_r", "knee_angle_r", "ankle_angle_r"]
+    tables = {k: (None if v is None else v[v["time"] <= until]) for k, v in tables.items()}
     fig, axes = fs.figure("double", nrows=2, ncols=3, height=4.0, sharex=True)
     for k, c in enumerate(cols):
         top, bottom = axes[0, k], axes[1, k]
@@ -211,8 +215,10 @@ def main(argv=None) -> int:
             bar.advance()
     table = pd.DataFrame(rows)
     table.to_csv(args.out / "inverse_kinematics.csv", index=False, float_format="%.6g")
-    if "Gait2392_walk" in tables:
-        figure(tables["Gait2392_walk"], args.out / "coordinates_gait2392")
+    for trial, stem, until in (("Gait2392_walk", "coordinates_gait2392", np.inf),
+                               ("Hamner_run", "coordinates_hamner", 2.0)):
+        if trial in tables:
+            figure(tables[trial], args.out / stem, until)
     print(table.T.to_string())
     return 0
 

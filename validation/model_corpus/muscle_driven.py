@@ -35,7 +35,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 sys.path.insert(0, str(REPO))
-from run import DEFAULT_CORPUS, run_json_child  # noqa: E402  (this folder's corpus study)
+from run import DEFAULT_CORPUS, corpus_rows  # noqa: E402  (this folder's corpus study)
 
 TOL_Q, TOL_LF, TOL_A = 1e-6, 1e-7, 1e-7
 COLUMNS = ["model", "coordinates", "muscles", "status", "max_q_rad_or_m", "max_fiber_length_m", "max_activation",
@@ -99,14 +99,6 @@ def study_one(path: str, t_end: float, method: str = "auto") -> dict:
     return row
 
 
-def run_child(path: Path, args) -> dict:
-    t0 = time.perf_counter()
-    row = run_json_child(["nice", "-n", "10", sys.executable, __file__, "--one", str(path), "--t-end", str(args.t_end),
-                          "--method", args.method], args.timeout, crash="error")
-    row.setdefault("time_s", time.perf_counter() - t0)
-    return row
-
-
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS, help="the corpus folder of run.py")
@@ -127,18 +119,14 @@ def main(argv=None) -> int:
         print(json.dumps(row, default=float))
         return 0
     import pandas as pd
-    from tqdm import tqdm
     corpus = pd.read_csv(HERE / "results" / "corpus.csv")
     chosen = corpus[corpus["status"].isin(["agrees", "opensim_coriolis"]) & (corpus["muscles"] > 0)
                     & corpus["model"].str.contains(args.only, regex=False)]
-    rows = []
-    for rel, corpus_status in tqdm(list(zip(chosen["model"], chosen["status"])), desc="models", unit="model"):
-        row = run_child(args.corpus / rel, args)
-        row["model"] = rel
-        if row["status"] == "differs" and corpus_status == "opensim_coriolis":
+    rows = corpus_rows(__file__, list(zip(chosen["model"], chosen["status"])), args.corpus, args.timeout,
+                       options=("--t-end", str(args.t_end), "--method", args.method))
+    for row in rows:
+        if row["status"] == "differs" and row["corpus_status"] == "opensim_coriolis":
             row["status"] = "opensim_coriolis"  # OpenSim's forward accelerations are off already (corpus.csv)
-        rows.append(row)
-        tqdm.write(f"{rel}: {row['status']} {row.get('reason', '') or ''}"[:220])
     table = pd.DataFrame(rows).reindex(columns=COLUMNS)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     table.to_csv(args.out, index=False, float_format="%.3g")

@@ -272,6 +272,25 @@ def run_json_child(cmd: list[str], timeout: float, crash: str = "crash") -> dict
     return json.loads(lines[-1])
 
 
+def corpus_rows(script: str, models: list[tuple[str, str]], corpus: Path, timeout: float,
+                summary=lambda row: "", options: tuple[str, ...] = ()) -> list[dict]:
+    """Every (model, corpus status) of ``models`` through ``script --one PATH`` in its own niced subprocess, with a
+    progress bar and one line per model (``summary(row)`` after its status): the rows, each with ``model``,
+    ``corpus_status`` and ``time_s`` — the main loop of the corpus studies that run one command per model
+    (``options`` follow ``--one PATH``)."""
+    from tqdm import tqdm
+    rows = []
+    for rel, corpus_status in tqdm(models, desc="models", unit="model"):
+        t0 = time.perf_counter()
+        row = run_json_child(["nice", "-n", "10", sys.executable, script, "--one", str(corpus / rel), *options],
+                             timeout, crash="error")
+        row.setdefault("time_s", time.perf_counter() - t0)
+        row.update(model=rel, corpus_status=corpus_status)
+        rows.append(row)
+        tqdm.write(f"{rel}: {row['status']} {summary(row)} {row.get('reason', '') or ''}"[:220])
+    return rows
+
+
 def run_child(path: Path, args) -> dict:
     return run_json_child(["nice", "-n", "10", sys.executable, __file__, "--one", str(path), "--poses", str(args.poses),
                            "--seed", str(args.seed), "--ma-budget", str(args.ma_budget)], args.timeout)

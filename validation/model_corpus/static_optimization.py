@@ -42,7 +42,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 sys.path.insert(0, str(REPO))
-from run import DEFAULT_CORPUS, run_json_child  # noqa: E402  (this folder's corpus study)
+from run import DEFAULT_CORPUS, corpus_rows  # noqa: E402  (this folder's corpus study)
 
 TOL, TOL_LOOSE = 1e-6, 1e-3
 #: muscle models whose f_opt in OpenSim's StaticOptimization is not the muscle's own force (docs/muscles.md)
@@ -169,14 +169,6 @@ def balance_residual(model, forces, muscles: list[str], reserves: list[str]) -> 
     return float(np.abs(residual).max()), float(np.abs(tau).max())
 
 
-def run_child(path: Path, args) -> dict:
-    t0 = time.perf_counter()
-    row = run_json_child(["nice", "-n", "10", sys.executable, __file__, "--one", str(path)], args.timeout,
-                         crash="error")
-    row.setdefault("time_s", time.perf_counter() - t0)
-    return row
-
-
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS, help="the corpus folder of run.py")
@@ -193,18 +185,14 @@ def main(argv=None) -> int:
         print(json.dumps(row, default=float))
         return 0
     import pandas as pd
-    from tqdm import tqdm
     corpus = pd.read_csv(HERE / "results" / "corpus.csv")
     chosen = corpus[corpus["status"].isin(["agrees", "opensim_coriolis"]) & (corpus["muscles"] > 0)
                     & corpus["model"].str.contains(args.only, regex=False)]
-    rows = []
-    for rel, corpus_status in tqdm(list(zip(chosen["model"], chosen["status"])), desc="models", unit="model"):
-        row = run_child(args.corpus / rel, args)
-        row["model"] = rel
-        if row["status"] == "differs" and corpus_status == "opensim_coriolis":
+    rows = corpus_rows(__file__, list(zip(chosen["model"], chosen["status"])), args.corpus, args.timeout,
+                       lambda row: row.get("max_activation_diff", ""))
+    for row in rows:
+        if row["status"] == "differs" and row["corpus_status"] == "opensim_coriolis":
             row["status"] = "opensim_coriolis"  # OpenSim's velocity terms are off on these knees (corpus.csv)
-        rows.append(row)
-        tqdm.write(f"{rel}: {row['status']} {row.get('max_activation_diff', '')} {row.get('reason', '') or ''}"[:220])
     table = pd.DataFrame(rows).reindex(columns=COLUMNS)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     table.to_csv(args.out, index=False, float_format="%.3g")

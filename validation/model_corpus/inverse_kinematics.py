@@ -1,0 +1,174 @@
+"""``osim-emb inverse-kinematics`` over the model corpus, against OpenSim 4.6's InverseKinematicsTool.
+
+    python validation/model_corpus/inverse_kinematics.py                # the corpus of run.py (scratch)
+    python validation/model_corpus/inverse_kinematics.py --only gait    # a subset (path substring)
+
+For each model that ``results/corpus.csv`` lists as ``agrees`` or ``opensim_coriolis``, in its own subprocess:
+three markers are added on every body (5 cm along its frame's axes, by OpenSim's API; the model's own markers
+kept), and a marker trial is made by OpenSim's kinematics along the static-optimization study's motion (11 frames,
+every generalized coordinate from its default by 0.05 rad or 2 mm; the dependent coordinates from the package's
+couplings so that OpenSim's constraints hold) with 1 mm of seeded noise, written as a .trc in mm. Then the command
+(every marker, weight 1) and OpenSim's tool (accuracy 1e-9; 1e-8 where that fails) on the same files. Compared:
+the coordinates (OpenSim's .mot, every coordinate of the package's model) and the package's objective at both
+solutions.
+
+Status: ``agrees`` (coordinates within 1e-5 rad or m), ``agrees_opensim_looser`` (further apart, the package's
+objective no higher than at OpenSim's solution at any frame: OpenSim's LBFGS stopped short), ``differs``,
+``refused`` (the package says why), ``opensim_fails``, ``error``, ``timeout``.
+Writes ``results/inverse_kinematics.csv``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+sys.path.insert(0, str(REPO))
+from run import DEFAULT_CORPUS, corpus_rows  # noqa: E402  (this folder's corpus study)
+from static_optimization import motion  # noqa: E402
+
+TOL = 1e-5
+NOISE_M = 0.001
+COLUMNS = ["model", "coordinates", "dependent_coordinates", "markers", "status", "max_diff_rad_or_m",
+           "opensim_objective_above_package_max", "frames_package_objective_higher", "opensim_accuracy",
+           "package_s", "opensim_s", "reason", "time_s"]
+
+
+def with_markers(osim, path: str, out: Path) -> Path:
+    """The model with three markers on every body (5 cm along its axes), written by OpenSim."""
+    model = osim.Model(path)
+    bodies = model.getBodySet()
+    for i in range(bodies.getSize()):
+        body = bodies.get(i)
+        for k, axis in enumerate("xyz"):
+            offset = [0.0, 0.0, 0.0]
+            offset[k] = 0.05
+            model.addMarker(osim.Marker(f"osim_emb_{body.getName()}_{axis}", body, osim.Vec3(*offset)))
+    model.finalizeConnections()
+    model.printToXML(str(out))
+    return out
+
+
+def marker_trial(osim, model_path: Path, model, out: Path) -> None:
+    """The markers along the study's motion by OpenSim's kinematics, noisy (seeded), as a .trc in mm."""
+    from osim_emb.io.markers import write_trc
+    from osim_emb.core.kinematics import dependent_coordinate_columns
+    t, q, qd = motion(model)
+    values = {n: q[:, k] for k, n in enumerate(model.coordinate_names)}
+    values.update({k: v for k, v in dependent_coordinate_columns(model, q, qd).items() if not k.endswith("_u")})
+    om = osim.Model(str(model_path))
+    state = om.initSystem()
+    cs = om.getCoordinateSet()
+    markers = om.getMarkerSet()
+    names = [markers.get(i).getName() for i in range(markers.getSize())]
+    positions = np.empty((len(t), len(names), 3))
+    for i in range(len(t)):
+        for j in range(cs.getSize()):
+            c = cs.get(j)
+            if c.getName() in values and not c.getLocked(state):
+                c.setValue(state, float(values[c.getName()][i]), False)
+        om.realizePosition(state)
+        for j in range(len(names)):
+            p = markers.get(j).getLocationInGround(state)
+            positions[i, j] = [p.get(0), p.get(1), p.get(2)]
+    positions += np.random.default_rng(3).normal(0.0, NOISE_M, positions.shape)
+    write_trc(out, t, names, positions)
+
+
+def study_one(path: str) -> dict:
+    import opensim as osim
+    from osim_emb import load_osim
+    from osim_emb.cli.main import main as cli
+    from osim_emb.io.markers import read_trc
+    from osim_emb.io.motion import coordinates_from_motion
+    from osim_emb.opensim.inverse_kinematics import opensim_inverse_kinematics
+    from osim_emb.opensim.static_optimization import read_storage
+    from osim_emb.simulation.inverse_kinematics import inverse_kinematics
+    osim.Logger.setLevelString("error")
+    with tempfile.TemporaryDirectory() as tmp:
+        marked = with_markers(osim, path, Path(tmp) / "marked.osim")
+        model = load_osim(str(marked))
+        row: dict = {"coordinates": model.n_q, "dependent_coordinates": len(model.dependent_coordinates),
+                     "markers": len(model.extras["markers"])}
+        trc = Path(tmp) / "trial.trc"
+        marker_trial(osim, marked, model, trc)
+        out = Path(tmp) / "ours.mot"
+        said = io.StringIO()
+        t0 = time.perf_counter()
+        with contextlib.redirect_stderr(said):
+            code = cli(["inverse-kinematics", str(marked), str(trc), "-o", str(out), "--quiet"])
+        row["package_s"] = time.perf_counter() - t0
+        if code != 0:
+            lines = said.getvalue().strip().splitlines() or [f"exit code {code}"]
+            return {**row, "status": "refused", "reason": lines[-1][:300]}
+        ref, err = None, ""
+        for accuracy in (1e-9, 1e-8):
+            t0 = time.perf_counter()
+            try:
+                ref = opensim_inverse_kinematics(marked, trc, accuracy=accuracy)
+                row.update(opensim_accuracy=accuracy, opensim_s=time.perf_counter() - t0)
+                break
+            except Exception as exc:  # noqa: BLE001 - OpenSim's exceptions are RuntimeErrors or SWIG's
+                err = str(exc).replace("\n", " ")
+        if ref is None:
+            return {**row, "status": "opensim_fails", "reason": err[:300]}
+        ours = read_storage(out)
+        _, q_ours, _ = coordinates_from_motion(model, ours, {"inDegrees": "yes"}, outside="warn")
+        _, q_ref, _ = coordinates_from_motion(model, ref["coordinates"], {"inDegrees": "yes"}, outside="warn")
+        data = read_trc(trc)
+        j_ours = inverse_kinematics(model, data, progress=False).objective
+        j_ref = np.array([inverse_kinematics(model, data, frames=[i], q0=q_ref[i], max_evaluations=1,
+                                             progress=False).objective[0] for i in range(len(q_ref))])
+    dq = float(np.abs(q_ours - q_ref).max())
+    higher = int(np.sum(j_ours > j_ref * (1 + 1e-9) + 1e-15))
+    row.update(max_diff_rad_or_m=dq, opensim_objective_above_package_max=float((j_ref - j_ours).max()),
+               frames_package_objective_higher=higher)
+    if dq <= TOL:
+        row["status"] = "agrees"
+    elif higher == 0:
+        row["status"] = "agrees_opensim_looser"
+    else:
+        row["status"] = "differs"
+    return row
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS, help="the corpus folder of run.py")
+    ap.add_argument("--timeout", type=float, default=300.0, help="seconds per model")
+    ap.add_argument("--only", default="", help="substring: only the models whose path contains it")
+    ap.add_argument("--out", type=Path, default=HERE / "results" / "inverse_kinematics.csv")
+    ap.add_argument("--one", help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.one:
+        try:
+            row = study_one(args.one)
+        except Exception as err:  # noqa: BLE001 - reported as a defect
+            row = {"status": "error", "reason": f"{type(err).__name__}: {err}"[:400]}
+        print(json.dumps(row, default=float))
+        return 0
+    import pandas as pd
+    corpus = pd.read_csv(HERE / "results" / "corpus.csv")
+    chosen = corpus[corpus["status"].isin(["agrees", "opensim_coriolis"])
+                    & corpus["model"].str.contains(args.only, regex=False)]
+    rows = corpus_rows(__file__, list(zip(chosen["model"], chosen["status"])), args.corpus, args.timeout,
+                       lambda row: row.get("max_diff_rad_or_m", ""))
+    table = pd.DataFrame(rows).reindex(columns=COLUMNS)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    table.to_csv(args.out, index=False, float_format="%.3g")
+    print(f"wrote {args.out}: {len(table)} models, {table['status'].value_counts().to_dict()}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -13,7 +13,9 @@ the coordinates (OpenSim's .mot, every coordinate of the package's model) and th
 solutions.
 
 Status: ``agrees`` (coordinates within 1e-5 rad or m), ``agrees_opensim_looser`` (further apart, the package's
-objective no higher than at OpenSim's solution at any frame: OpenSim's LBFGS stopped short), ``differs``,
+objective no higher than at OpenSim's solution at any frame: OpenSim's LBFGS stopped short), ``opensim_other_minimum``
+(the same, but OpenSim's coordinates more than 0.5 rad or m away: OpenSim ended in another, worse local minimum),
+``differs``,
 ``refused`` (the package says why), ``opensim_fails``, ``error``, ``timeout``.
 Writes ``results/inverse_kinematics.csv``.
 """
@@ -136,7 +138,7 @@ def study_one(path: str) -> dict:
     if dq <= TOL:
         row["status"] = "agrees"
     elif higher == 0:
-        row["status"] = "agrees_opensim_looser"
+        row["status"] = "agrees_opensim_looser" if dq <= 0.5 else "opensim_other_minimum"
     else:
         row["status"] = "differs"
     return row

@@ -153,3 +153,118 @@ def test_path_units_without_a_muscle_model_are_left_out_by_name(models_dir, tmp_
     assert "leaves out 1 path unit(s)" in captured.err and "BRA" in captured.err and "5 muscles" in captured.out
     act = read_sto(tmp_path / "so_StaticOptimization_activation.sto")
     assert "BRA" not in act.columns and "BIClong" in act.columns
+
+
+ACTUATOR_FILE = """<?xml version="1.0" encoding="UTF-8" ?>
+<OpenSimDocument Version="20302">
+  <ForceSet name="residuals">
+    <defaults>
+      <PointActuator name="default"><force_is_global> true </force_is_global><optimal_force> 40 </optimal_force>
+      </PointActuator>
+      <TorqueActuator name="default"><torque_is_global> false </torque_is_global></TorqueActuator>
+    </defaults>
+    <objects>
+      <PointActuator name="hand_FY"><body>r_ulna_radius_hand</body><point>0.01 -0.25 0.02</point>
+        <direction>0 1 0</direction></PointActuator>
+      <PointActuator name="hand_FX_local"><body>r_ulna_radius_hand</body><point>0 -0.1 0</point>
+        <direction>2 0 0</direction><force_is_global>false</force_is_global><optimal_force>25</optimal_force>
+      </PointActuator>
+      <PointActuator name="humerus_FZ_at_global"><body>r_humerus</body><point>0.0 -0.2 0.15</point>
+        <point_is_global>true</point_is_global><direction>0.3 0 1</direction></PointActuator>
+      <TorqueActuator name="elbow_MZ"><bodyA>r_ulna_radius_hand</bodyA><bodyB>r_humerus</bodyB>
+        <axis>0 0 1</axis><optimal_force>3</optimal_force><min_control>-0.005</min_control>
+        <max_control>0.005</max_control></TorqueActuator>
+      <TorqueActuator name="shoulder_MZ_global"><bodyA>r_humerus</bodyA><bodyB>ground</bodyB><axis>0 0 1</axis>
+        <torque_is_global>true</torque_is_global><optimal_force>2</optimal_force></TorqueActuator>
+      <CoordinateActuator name="shoulder_reserve"><coordinate>r_shoulder_elev</coordinate>
+        <optimal_force>4</optimal_force></CoordinateActuator>
+      <CoordinateActuator name="off"><coordinate>r_elbow_flex</coordinate><isDisabled>true</isDisabled>
+      </CoordinateActuator>
+    </objects>
+  </ForceSet>
+</OpenSimDocument>
+"""
+
+
+@pytest.mark.opensim
+@pytest.mark.models
+def test_actuator_file_equals_opensims_force_set_files(osim, models_dir, tmp_path, capsys):
+    """A pipeline's actuator file (3.x, with <defaults>): point actuators with global and local directions and a
+    global point, torque actuators between two bodies and against the ground (one with control bounds), a
+    coordinate actuator, a disabled one — the command's `--actuators` against OpenSim's StaticOptimization with
+    the same file as its AnalyzeTool's force_set_files (OpenSim reads the file itself)."""
+    from osim_emb.opensim.static_optimization import opensim_static_optimization as opensim_so
+    path = models_dir / "arm26.osim"
+    times = np.linspace(0.0, 0.5, 26)
+    opensim_static_optimization(osim, path, tmp_path / "opensim", times, 1e-8, COEF)  # writes the states file
+    states = tmp_path / "opensim" / "states.sto"
+    actuators = tmp_path / "actuators.xml"
+    actuators.write_text(ACTUATOR_FILE)
+    ref = opensim_so(path, states, actuator_files=[actuators], muscles_only=True, out_dir=tmp_path / "os2")
+    prefix = tmp_path / "ours"
+    assert main(["static-optimization", str(path), str(states), "-o", str(prefix), "--no-passive", "--actuators",
+                 str(actuators)]) == 0
+    captured = capsys.readouterr()
+    assert "'off' is disabled" in captured.err and "6 actuators of" in captured.out
+    act = read_sto(f"{prefix}_StaticOptimization_activation.sto")
+    frc = read_sto(f"{prefix}_StaticOptimization_force.sto")
+    names = ["hand_FY", "hand_FX_local", "humerus_FZ_at_global", "elbow_MZ", "shoulder_MZ_global", "shoulder_reserve"]
+    columns = [c for c in act.columns if c != "time"]
+    da = np.abs(act[columns].to_numpy() - ref["activation"][columns].to_numpy()).max()
+    df = np.abs(frc[names].to_numpy() - ref["force"][names].to_numpy()).max()
+    bound = np.abs(act["elbow_MZ"]).max()
+    # OpenSim's solution in the package's balance τ = R F + B u (its B: the actuators' generalized forces per unit
+    # control): met to its file's precision when both read the file alike
+    from osim_emb import load_osim
+    from osim_emb.core.dynamics import actuator_generalized_forces
+    from osim_emb.io.force_set import read_actuators
+    from osim_emb.io.motion import coordinates_from_motion, read_motion
+    from osim_emb.paths.geometry import lengths_and_moment_arms
+    from osim_emb.simulation.motions import analysis_states, inverse_dynamics_of_motion
+    model = load_osim(path)
+    t, q, qd = coordinates_from_motion(model, *read_motion(states))
+    qs, qv, qa = analysis_states(t, q, qd)
+    tau = inverse_dynamics_of_motion(model, t, qs, qv, qa).drop(columns="time").to_numpy()
+    muscles = [m.name for m in model.muscles]
+    _, r = lengths_and_moment_arms(model, qs, muscles, allow_out_of_range=True, opensim_compat=True)
+    b = actuator_generalized_forces(model, qs, read_actuators(actuators)[0])
+    unmet = np.abs(tau - np.einsum("nkm,nm->nk", r, ref["force"][muscles].to_numpy())
+                   - np.einsum("nkj,nj->nk", b, ref["activation"][names].to_numpy())).max()
+    cost = {k: (tab[columns].to_numpy() ** 2).sum(axis=1) for k, tab in (("package", act), ("opensim", ref["activation"]))}
+    print(f"\n[agreement] --actuators vs OpenSim's force_set_files: controls and activations {da:.2e}, actuator "
+          f"forces {df:.2e} N or N m; OpenSim's solution meets the package's balance to {unmet:.1e} N m of "
+          f"{np.abs(tau).max():.2f}; costs {np.abs(cost['package'] - cost['opensim']).max():.1e} apart; elbow_MZ's "
+          f"largest |control| {bound:.4f} (bound 0.005)")
+    assert set(names) <= set(ref["activation"].columns) and "off" not in ref["activation"].columns
+    assert unmet < 1e-6 * max(np.abs(tau).max(), 1.0)
+    assert da < 5e-5 and df < 1e-3  # IPOPT at 1e-8 on a flat cost; the same problem (above)
+    assert np.abs(cost["package"] - cost["opensim"]).max() < 1e-7
+    assert np.abs(act[names].to_numpy()).max() > 0.05  # the actuators take part
+    assert 0.005 - 1e-6 < bound <= 0.005 + 1e-12  # at its bound
+
+
+@pytest.mark.models
+def test_actuator_file_refusals(models_dir, tmp_path, capsys):
+    """An actuator type the package does not apply, a body or coordinate the model lacks, a name a muscle has:
+    refused with the file, line and element; nothing written."""
+    path = models_dir / "arm26.osim"
+    t = np.linspace(0.0, 0.2, 11)
+    motion = tmp_path / "m.mot"
+    motion.write_text("m\nversion=1\nnRows=11\nnColumns=3\ninDegrees=no\nendheader\ntime\tr_shoulder_elev\t"
+                      "r_elbow_flex\n" + "".join(f"{ti}\t{0.2 + ti}\t{1.0}\n" for ti in t))
+    cases = {"<McKibbenActuator name=\"x\"/>": "McKibbenActuator 'x': actuator type not supported",
+             "<PointActuator name=\"p\"><body>femur</body></PointActuator>": "no body 'femur'",
+             "<CoordinateActuator name=\"c\"><coordinate>knee</coordinate></CoordinateActuator>":
+                 "no coordinate 'knee'",
+             "<CoordinateActuator name=\"BIClong\"><coordinate>r_elbow_flex</coordinate></CoordinateActuator>":
+                 "already a muscle's",
+             "<PointActuator name=\"p\"><body>r_humerus</body><direction>0 0</direction></PointActuator>":
+                 "must be three numbers"}
+    for body, reason in cases.items():
+        f = tmp_path / "a.xml"
+        f.write_text(f"<OpenSimDocument><ForceSet><objects>{body}</objects></ForceSet></OpenSimDocument>")
+        assert main(["static-optimization", str(path), str(motion), "-o", str(tmp_path / "so"), "--actuators",
+                     str(f), "--reserves", "10"]) == 2
+        err = capsys.readouterr().err
+        assert reason in err, (reason, err)
+        assert not list(tmp_path.glob("so_*"))

@@ -55,11 +55,13 @@ def cmd_static_optimization(args: argparse.Namespace) -> int:
     outs = list(output_paths(args.output))
     if args.plot:
         outs.append(outs[0].with_suffix(".png"))
-    with atomic_files(outs, overwrite=args.overwrite, inputs=[args.model, args.motion]) as tmps:
+    inputs = [args.model, args.motion, *(args.actuators or [])]
+    with atomic_files(outs, overwrite=args.overwrite, inputs=inputs) as tmps:
         model = _load_any(args.model, strict=not args.lenient)
         if not model.muscles:
             raise ValueError(f"{args.model}: the model has no muscles to share the generalized forces")
         reserves = reserve_forces(model, args.reserve or [], args.reserves)
+        actuators = _actuators(model, args.actuators or [], reserves)
         table, header = read_motion(args.motion)
         with outside_range_hint():
             time, q, qd = coordinates_from_motion(model, table, header, outside=args.outside_range)
@@ -81,9 +83,15 @@ def cmd_static_optimization(args: argparse.Namespace) -> int:
             q, qd, qdd = analysis_states(time, q, qd, lowpass_hz=args.lowpass)
         tau = inverse_dynamics_of_motion(model, time, q, qd, qdd, external_loads=read_external_loads_option(args),
                                          limit_forces=limits)
+        options = {}
+        if actuators:
+            from osim_emb.core.dynamics import actuator_generalized_forces
+            options["actuators"] = (actuator_generalized_forces(model, q, actuators),
+                                    [a.min_control for a in actuators], [a.max_control for a in actuators])
         try:
             forces, activations, res = muscle_force_sharing(model, time, q, qd, tau.drop(columns="time").to_numpy(),
-                                                            passive=not args.no_passive, reserves=reserves)
+                                                            passive=not args.no_passive, reserves=reserves,
+                                                            **options)
         except InfeasibleError as err:
             raise ValueError(f"{args.motion}: {err}".replace("reserves=...", "--reserve / --reserves")
                              + f" (the first such frame is at t = {time[err.frames[0]]:.6g} s)") from None
@@ -92,7 +100,10 @@ def cmd_static_optimization(args: argparse.Namespace) -> int:
                 name = f"reserve_{model.coordinate_names[k]}"
                 activations[name] = res.reserve_controls[:, k]
                 forces[name] = res.reserve_forces[:, k]
-        protect = [args.model, args.motion]
+        for j, act in enumerate(actuators):  # OpenSim's columns: the control, and optimal force x control
+            activations[act.name] = res.actuator_controls[:, j]
+            forces[act.name] = res.actuator_controls[:, j] * act.optimal_force
+        protect = inputs
         write_motion(tmps[0], activations, name=f"{model.name} static optimization activations", protect=protect)
         write_motion(tmps[1], forces, name=f"{model.name} static optimization forces (N)", protect=protect)
         if args.plot:
@@ -108,7 +119,32 @@ def cmd_static_optimization(args: argparse.Namespace) -> int:
         used = np.abs(res.reserve_forces).max(axis=0)
         k = int(np.argmax(used))
         print(f"largest reserve force: {used[k]:.3g} on {model.coordinate_names[k]}")
+    if actuators:
+        used = np.abs(res.actuator_controls).max(axis=0)
+        k = int(np.argmax(used))
+        print(f"{len(actuators)} actuators of {', '.join(args.actuators)}: largest control {used[k]:.3g} "
+              f"({actuators[k].name}, {used[k] * actuators[k].optimal_force:.3g} N or N m)")
     return 0
+
+
+def _actuators(model, files: list[str], reserves) -> list:
+    """The actuators of ``--actuators`` files (OpenSim ForceSets), their names checked against the muscles, the
+    reserves and each other; disabled ones named as left out."""
+    from osim_emb.io.force_set import read_actuators
+    out, taken = [], {m.name for m in model.muscles}
+    if reserves is not None:
+        taken |= {f"reserve_{model.coordinate_names[k]}" for k in np.flatnonzero(reserves > 0)}
+    for path in files:
+        actuators, notes = read_actuators(path)
+        for note in notes:
+            log.warning("%s", note)
+        for act in actuators:
+            if act.name in taken:
+                raise ValueError(f"{act.source}: the name is already a muscle's, a reserve's or another actuator's "
+                                 "(the output columns would collide)")
+            taken.add(act.name)
+            out.append(act)
+    return out
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -126,6 +162,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="a reserve actuator on a coordinate (N m or N per unit control; repeatable)")
     s.add_argument("--reserves", type=float, metavar="OPTIMAL_FORCE",
                    help="a reserve actuator of this optimal force on every coordinate (--reserve overrides one)")
+    s.add_argument("--actuators", action="append", metavar="ACTUATORS.xml",
+                   help="an OpenSim actuator file (a ForceSet of CoordinateActuators, PointActuators and "
+                        "TorqueActuators: a pipeline's reserve and residual actuators; repeatable), shared with the "
+                        "muscles at cost control², as OpenSim's StaticOptimization with force_set_files")
     s.add_argument("--no-passive", action="store_true",
                    help="leave the passive fibre forces out, as OpenSim's StaticOptimization does")
     add_external_loads_option(s)

@@ -51,6 +51,7 @@ __all__ = [
     "forward_dynamics",
     "point_force_generalized",
     "external_load_forces",
+    "actuator_generalized_forces",
     "ode_rhs",
 ]
 
@@ -270,6 +271,29 @@ def point_force_generalized(kin: FrameKinematics, frame: int, r: Any, force: Any
     return np.einsum("nik,ni->nk", jp, np.broadcast_to(np.asarray(force, dtype=float), jp.shape[:2]))
 
 
+def _body_pose(model: Model, name: str, element: str) -> tuple[int, np.ndarray]:
+    """(frame index, body->frame transform) of a body named by a load or an actuator; the ground is frame 0."""
+    if name == "ground":
+        return 0, np.eye(4)
+    try:
+        b = model.body(name)
+    except KeyError:
+        raise ValueError(f"{element}: no body {name!r} in model {model.name!r}") from None
+    return b.frame, np.asarray(b.frame_to_body)
+
+
+def _wrench_forces(kin, frame: int, point, force, torque) -> np.ndarray:
+    """Generalized forces (N, nq) of a force (N, 3) at the ground point p (N, 3) of frame ``frame``'s body and a
+    torque (N, 3) on it (either None), both in ground: τ_k = F·(ω_k × p + v_k) + M·ω_k (Eq 46)."""
+    xi = kin.jacobian[:, frame]  # (N, nq, 6): the frame's (ω_k, v_k) in ground
+    tau = np.zeros(xi.shape[:2])
+    if force is not None:
+        tau += np.einsum("nki,ni->nk", np.cross(xi[..., :3], point[:, None, :]) + xi[..., 3:], force)
+    if torque is not None:
+        tau += np.einsum("nki,ni->nk", xi[..., :3], torque)
+    return tau
+
+
 def external_load_forces(model: Model, q: Any, loads) -> np.ndarray:
     """Generalized forces (N, nq) of external loads at configurations q (N, nq): ``loads`` is
     :meth:`osim_emb.io.external_loads.ExternalLoads.at` at the same N instants.  A force F (in the frame of its
@@ -279,22 +303,12 @@ def external_load_forces(model: Model, q: Any, loads) -> np.ndarray:
     from osim_emb.core.kinematics import forward_kinematics
     q = np.atleast_2d(np.asarray(q, dtype=float))
     kin = forward_kinematics(model, q, order=1)
-
-    def pose(name, element):
-        if name == "ground":
-            return 0, np.eye(4)
-        try:
-            b = model.body(name)
-        except KeyError:
-            raise ValueError(f"ExternalForce {element!r}: no body {name!r} in model {model.name!r}") from None
-        return b.frame, np.asarray(b.frame_to_body)
-
     tau = np.zeros(q.shape)
     for element, force, point, torque in loads:
-        frame, _ = pose(element.body, element.name)
+        frame, _ = _body_pose(model, element.body, f"ExternalForce {element.name!r}")
         ground_of = {}
         for name in (element.force_frame, element.point_frame, element.body):
-            f, off = pose(name, element.name)
+            f, off = _body_pose(model, name, f"ExternalForce {element.name!r}")
             ground_of[name] = kin.transforms[:, f] @ off  # (N, 4, 4): the body's frame in ground
         applied = ground_of[element.body]
         if point is None:
@@ -302,14 +316,53 @@ def external_load_forces(model: Model, q: Any, loads) -> np.ndarray:
         else:
             a = ground_of[element.point_frame]
             p = np.einsum("nij,nj->ni", a[:, :3, :3], point) + a[:, :3, 3]
-        xi = kin.jacobian[:, frame]  # (N, nq, 6): the applied frame's (ω_k, v_k) in ground
         rot = ground_of[element.force_frame][:, :3, :3]
-        if force is not None:
-            f = np.einsum("nij,nj->ni", rot, force)
-            tau += np.einsum("nki,ni->nk", np.cross(xi[..., :3], p[:, None, :]) + xi[..., 3:], f)
-        if torque is not None:
-            tau += np.einsum("nki,ni->nk", xi[..., :3], np.einsum("nij,nj->ni", rot, torque))
+        tau += _wrench_forces(kin, frame, p, None if force is None else np.einsum("nij,nj->ni", rot, force),
+                              None if torque is None else np.einsum("nij,nj->ni", rot, torque))
     return tau
+
+
+def actuator_generalized_forces(model: Model, q: Any, actuators) -> np.ndarray:
+    """Generalized forces per unit control (N, nq, n_a) of OpenSim actuators
+    (:func:`osim_emb.io.force_set.read_actuators`) at configurations q (N, nq): a CoordinateActuator F e_k on an
+    independent coordinate, F ∇f on a coupled one; a PointActuator's force F d at its point (Eq 46; d and the point
+    in the body's frame or in ground, as its flags say; a global point is the body's material point there); a
+    TorqueActuator's torque F a on bodyA and −F a on bodyB (none: the ground)."""
+    from osim_emb.core.kinematics import forward_kinematics
+    q = np.atleast_2d(np.asarray(q, dtype=float))
+    kin = forward_kinematics(model, q, order=1)
+    out = np.zeros((q.shape[0], model.n_q, len(actuators)))
+    dependent = {d.name: d for d in model.dependent_coordinates}
+    for j, act in enumerate(actuators):
+        where = act.source or f"{act.kind} {act.name!r}"
+        if act.kind == "CoordinateActuator":
+            if act.coordinate in model.coordinate_names:
+                out[:, model.coordinate_index(act.coordinate), j] = act.optimal_force
+            elif act.coordinate in dependent and dependent[act.coordinate].kind == "coupled":
+                jet = dependent[act.coordinate].function.evaluate(q, order=1)
+                out[:, :, j] = act.optimal_force * np.asarray(jet.gradient, dtype=float)
+            elif act.coordinate in dependent:
+                raise ValueError(f"{where}: coordinate {act.coordinate!r} of model {model.name!r} is "
+                                 f"{dependent[act.coordinate].kind}: an actuator on it does no work")
+            else:
+                raise ValueError(f"{where}: no coordinate {act.coordinate!r} in model {model.name!r}")
+            continue
+        frame, off = _body_pose(model, act.body, where)
+        pose = kin.transforms[:, frame] @ off  # (N, 4, 4): the body's frame in ground
+        unit = np.asarray(act.direction, dtype=float) / np.linalg.norm(act.direction)
+        vector = np.broadcast_to(unit, (q.shape[0], 3)) if act.force_is_global else pose[:, :3, :3] @ unit
+        vector = act.optimal_force * vector
+        if act.kind == "PointActuator":
+            point = np.asarray(act.point, dtype=float)
+            p = (np.broadcast_to(point, (q.shape[0], 3)) if act.point_is_global
+                 else pose[:, :3, :3] @ point + pose[:, :3, 3])
+            out[:, :, j] = _wrench_forces(kin, frame, p, vector, None)
+        else:
+            out[:, :, j] = _wrench_forces(kin, frame, None, None, vector)
+            if act.body_b and act.body_b != "ground":
+                frame_b, _ = _body_pose(model, act.body_b, where)
+                out[:, :, j] -= _wrench_forces(kin, frame_b, None, None, vector)
+    return out
 
 
 def ode_rhs(model: Model, generalized_forces: Callable[[float, np.ndarray, np.ndarray], Any] | None = None):

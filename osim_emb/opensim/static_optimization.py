@@ -26,7 +26,7 @@ def read_storage(path: str | Path) -> pd.DataFrame:
 def opensim_static_optimization(model_path: str | Path, motion_path: str | Path, *, convergence: float = 1e-8,
                                 reserves: Mapping[str, float] | None = None, muscles_only: bool = False,
                                 external_loads: str | Path | None = None, lowpass_hz: float | None = None,
-                                out_dir: str | Path | None = None) -> dict:
+                                actuator_files: Sequence[str | Path] = (), out_dir: str | Path | None = None) -> dict:
     """OpenSim's StaticOptimization over the whole motion (a states file: values and speeds by path, or a
     coordinates file), IPOPT at ``convergence``, from the file's first to last time.
 
@@ -36,7 +36,8 @@ def opensim_static_optimization(model_path: str | Path, motion_path: str | Path,
     reserve) nor a CoordinateLimitForce switched off (``appliesForce`` false: springs, contacts, the file's other
     actuators), so that the problem is the package's (:mod:`osim_emb.cli.static_optimization`);
     ``external_loads``: an ExternalLoads XML applied during the analysis; ``lowpass_hz``: the tool's low-pass filter
-    of a coordinates file (none by default).  Returns the
+    of a coordinates file (none by default); ``actuator_files``: ForceSet files the AnalyzeTool appends to the
+    model (its ``force_set_files``, ``replace_force_set`` false: OpenSim reads them itself).  Returns the
     ``activation`` and ``force`` tables (columns by actuator name) and ``seconds`` (the tool's wall time)."""
     osim = require_opensim()
     with tempfile.TemporaryDirectory() as scratch:
@@ -80,6 +81,12 @@ def opensim_static_optimization(model_path: str | Path, motion_path: str | Path,
         tool.setSolveForEquilibrium(False)
         if external_loads is not None:
             tool.setExternalLoadsFileName(str(Path(external_loads).resolve()))
+        if actuator_files:
+            files = osim.ArrayStr()
+            for f in actuator_files:
+                files.append(str(Path(f).resolve()))
+            tool.setForceSetFiles(files)
+            tool.setReplaceForceSet(False)
         so = osim.StaticOptimization()
         so.setStartTime(float(times[0]))
         so.setEndTime(float(times[-1]))

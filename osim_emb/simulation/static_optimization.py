@@ -57,7 +57,8 @@ class StaticOptimizationResult:
     reserve_forces (N, n_q) (generalized forces, zero where a coordinate has no
     reserve); residual (N, n_q) = tau - R F - reserve_forces; cost (N,);
     multipliers (N, n_q) (Lagrange multipliers of the equality constraints);
-    iterations (N,); method (N,) "dual-newton" or "slsqp".
+    iterations (N,); method (N,) "dual-newton" or "slsqp"; actuator_controls (N, k) of the ``actuators``
+    (CoordinateActuators, PointActuators, TorqueActuators of an actuator file).
     """
 
     activations: np.ndarray
@@ -69,6 +70,7 @@ class StaticOptimizationResult:
     multipliers: np.ndarray
     iterations: np.ndarray
     method: np.ndarray
+    actuator_controls: np.ndarray | None = None
 
 
 def muscle_force_coefficients(muscles: Sequence, lengths, velocities=None, fv_activation=1.0):
@@ -203,6 +205,7 @@ def static_optimization(
     reserves=None,
     reserve_weight=1.0,
     reserve_bounds=(-np.inf, np.inf),
+    actuators=None,
     method="dual-newton",
     tol=1e-12,
     max_iter=100,
@@ -233,6 +236,10 @@ def static_optimization(
         Optimal force of a reserve actuator on each coordinate (N m or N per unit control), scalar or (n_q,)
         (0 or nan: no reserve there); ``reserve_weight``, ``reserve_bounds``: their cost weight and control
         bounds.
+    actuators : tuple, optional
+        Other actuators ``(B, lower, upper)``: B (n_q, k) or (N, n_q, k) their generalized forces per unit control
+        (e.g. :func:`osim_emb.core.dynamics.actuator_generalized_forces`), ``lower``, ``upper`` (k,) their control
+        bounds; cost weight 1, as OpenSim's StaticOptimization weighs every actuator's control.
     method : {"dual-newton", "slsqp"}
         Batched semismooth Newton on the dual (default) or SciPy's SLSQP frame by frame.
     tol, max_iter : float, int
@@ -244,7 +251,8 @@ def static_optimization(
     -------
     StaticOptimizationResult
         ``activations`` (N, m), ``forces`` (N, m) in newtons, ``reserve_controls`` and ``reserve_forces``
-        (N, n_q), ``residual`` (N, n_q) = tau - R F - reserve forces (N m, N), ``cost`` (N,),
+        (N, n_q), ``actuator_controls`` (N, k), ``residual`` (N, n_q) = tau - R F - reserve and actuator forces
+        (N m, N), ``cost`` (N,),
         ``multipliers``, ``iterations``, ``method``.
 
     Raises
@@ -289,13 +297,20 @@ def static_optimization(
     kr = int(has_r.sum())
     Cr = np.zeros((nq, kr))
     Cr[np.nonzero(has_r)[0], np.arange(kr)] = r[has_r]
-    C = np.concatenate([R * A[:, None, :], np.broadcast_to(Cr, (N, nq, kr))], axis=2)
+    if actuators is None:
+        B, lo_a, hi_a = np.zeros((N, nq, 0)), np.zeros(0), np.zeros(0)
+    else:
+        B, lo_a, hi_a = actuators
+        lo_a, hi_a = np.asarray(lo_a, dtype=float), np.asarray(hi_a, dtype=float)
+        B = _as_frames(np.asarray(B, dtype=float), N, (nq, lo_a.size), "actuators")
+    ka = B.shape[2]
+    C = np.concatenate([R * A[:, None, :], np.broadcast_to(Cr, (N, nq, kr)), B], axis=2)
     b = tau - np.einsum("nqj,nj->nq", R, P)
-    w = np.concatenate([w_m, np.full((N, kr), float(reserve_weight))], axis=1)
+    w = np.concatenate([w_m, np.full((N, kr), float(reserve_weight)), np.ones((N, ka))], axis=1)
     if np.any(w <= 0):
         raise ValueError("reserve_weight must be positive")
-    lo = np.concatenate([lo_m, np.full((N, kr), float(reserve_bounds[0]))], axis=1)
-    hi = np.concatenate([hi_m, np.full((N, kr), float(reserve_bounds[1]))], axis=1)
+    lo = np.concatenate([lo_m, np.full((N, kr), float(reserve_bounds[0])), np.broadcast_to(lo_a, (N, ka))], axis=1)
+    hi = np.concatenate([hi_m, np.full((N, kr), float(reserve_bounds[1])), np.broadcast_to(hi_a, (N, ka))], axis=1)
 
     meth = np.empty(N, dtype=object)
     if method == "dual-newton":
@@ -339,11 +354,12 @@ def static_optimization(
         )
 
     a = x[:, :m]
-    xr = x[:, m:]
+    xr = x[:, m:m + kr]
+    xa = x[:, m + kr:]
     F = a * A + P
     reserve_controls = np.zeros((N, nq))
     reserve_controls[:, has_r] = xr
     reserve_forces = reserve_controls * r
-    residual = tau - np.einsum("nqj,nj->nq", R, F) - reserve_forces
+    residual = tau - np.einsum("nqj,nj->nq", R, F) - reserve_forces - np.einsum("nqj,nj->nq", B, xa)
     cost = np.einsum("nj,nj,nj->n", w, x, x)
-    return StaticOptimizationResult(a, F, reserve_controls, reserve_forces, residual, cost, lam, iters, meth)
+    return StaticOptimizationResult(a, F, reserve_controls, reserve_forces, residual, cost, lam, iters, meth, xa)

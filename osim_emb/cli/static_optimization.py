@@ -43,19 +43,56 @@ def reserve_forces(model, per_coordinate: list[str], everywhere: float | None) -
     return out
 
 
+def _from_setup(args: argparse.Namespace) -> None:
+    """Fill what the command line leaves unset from ``--setup`` (an OpenSim AnalyzeTool file with a
+    StaticOptimization analysis); refuse the settings the package cannot reproduce."""
+    if not args.setup:
+        if not (args.model and args.motion and args.output):
+            raise ValueError("give MODEL, MOTION and -o PREFIX, or an OpenSim AnalyzeTool setup file with --setup")
+        return
+    from osim_emb.io.tool_setup import read_static_optimization_setup
+    setup = read_static_optimization_setup(args.setup)
+    if setup.unsupported:
+        raise ValueError(f"{args.setup}: the package cannot reproduce {'; '.join(setup.unsupported)}")
+    if setup.speeds is not None and setup.states is None:
+        raise ValueError(f"{args.setup}: a speeds_file is not read (give a states file, or leave the speeds to the "
+                         "coordinates' spline)")
+    motion = setup.states or setup.coordinates
+    if not args.output and setup.name:
+        args.output = str(setup.results_directory / setup.name)
+    for name, value in (("model", setup.model), ("motion", motion), ("external_loads", setup.external_loads)):
+        if not getattr(args, name) and value is not None:
+            setattr(args, name, str(value))
+    if not args.actuators and setup.actuator_files:
+        args.actuators = [str(f) for f in setup.actuator_files]
+    if args.lowpass is None and args.smoothing is None and setup.states is None:
+        args.lowpass = setup.lowpass_hz
+    if args.time_range is None and setup.time_range is not None:
+        args.time_range = list(setup.time_range)
+    missing = [n for n, v in (("model_file", args.model), ("states_file or coordinates_file", args.motion),
+                              ("the tool's name (the output prefix)", args.output)) if not v]
+    if missing:
+        raise ValueError(f"{args.setup}: sets no {', '.join(missing)}; give it on the command line")
+    if not args.no_passive:
+        log.info("%s: OpenSim's StaticOptimization leaves the passive fibre forces out; so does the command with "
+                 "--setup", args.setup)
+        args.no_passive = True
+
+
 def cmd_static_optimization(args: argparse.Namespace) -> int:
     from osim_emb.io.motion import coordinates_from_motion, read_motion, write_motion
     from osim_emb.io.outputs import atomic_files
     from osim_emb.simulation.motions import analysis_states, inverse_dynamics_of_motion, motion_derivatives, \
         muscle_force_sharing
     from osim_emb.simulation.static_optimization import InfeasibleError
+    _from_setup(args)
     motion_differentiation(args)  # the options checked
     if args.reserves is not None:
         _positive("--reserves", args.reserves)
     outs = list(output_paths(args.output))
     if args.plot:
         outs.append(outs[0].with_suffix(".png"))
-    inputs = [args.model, args.motion, *(args.actuators or [])]
+    inputs = [p for p in (args.model, args.motion, args.setup, args.external_loads, *(args.actuators or [])) if p]
     with atomic_files(outs, overwrite=args.overwrite, inputs=inputs) as tmps:
         model = _load_any(args.model, strict=not args.lenient)
         if not model.muscles:
@@ -81,6 +118,13 @@ def cmd_static_optimization(args: argparse.Namespace) -> int:
                 log.warning("%s has speeds: they are used as they are and --lowpass is not applied (OpenSim's "
                             "AnalyzeTool filters coordinates files only)", args.motion)
             q, qd, qdd = analysis_states(time, q, qd, lowpass_hz=args.lowpass)
+        if args.time_range is not None:  # the whole motion splined (as OpenSim), the frames in the range kept
+            t0, t1 = args.time_range
+            keep = (time >= t0 - 1e-12) & (time <= t1 + 1e-12)
+            if not keep.any():
+                raise ValueError(f"--time-range {t0:g} {t1:g}: no frame of {args.motion} "
+                                 f"(t = {time[0]:g} to {time[-1]:g} s)")
+            time, q, qd, qdd = time[keep], q[keep], qd[keep], qdd[keep]
         tau = inverse_dynamics_of_motion(model, time, q, qd, qdd, external_loads=read_external_loads_option(args),
                                          limit_forces=limits)
         options = {}
@@ -153,11 +197,20 @@ def register(sub: argparse._SubParsersAction) -> None:
                        description="OpenSim's StaticOptimization problem with the package's moment arms, inverse "
                                    "dynamics and rigid-tendon muscles: at every frame, the activations a in the "
                                    "muscles' [min_control, max_control] minimizing Σ a² with R(q)(a A + P) = τ.")
-    s.add_argument("model", help=".osim or .emb.json model with muscles")
+    s.add_argument("model", nargs="?", help=".osim or .emb.json model with muscles (or from --setup)")
     add_lenient_option(s)
-    s.add_argument("motion", help=".mot/.sto with the generalized coordinates (degrees if inDegrees=yes)")
-    s.add_argument("-o", "--output", required=True,
-                   help="output prefix: writes PREFIX_StaticOptimization_activation.sto and ..._force.sto")
+    s.add_argument("motion", nargs="?",
+                   help=".mot/.sto with the generalized coordinates (degrees if inDegrees=yes; or from --setup)")
+    s.add_argument("-o", "--output",
+                   help="output prefix: writes PREFIX_StaticOptimization_activation.sto and ..._force.sto (or "
+                        "the setup's results_directory/NAME)")
+    s.add_argument("--setup", metavar="SETUP.xml",
+                   help="an OpenSim AnalyzeTool setup file with a StaticOptimization analysis: its model, states or "
+                        "coordinates file, force_set_files (actuators), external loads, low-pass cutoff, time range "
+                        "and output names, paths relative to it (the command line overrides each); passive fibre "
+                        "forces left out, as OpenSim's analysis")
+    s.add_argument("--time-range", nargs=2, type=float, metavar=("T0", "T1"),
+                   help="report the frames within [T0, T1] s (the whole motion is splined, as OpenSim does)")
     s.add_argument("--reserve", action="append", metavar="COORDINATE=OPTIMAL_FORCE",
                    help="a reserve actuator on a coordinate (N m or N per unit control; repeatable)")
     s.add_argument("--reserves", type=float, metavar="OPTIMAL_FORCE",

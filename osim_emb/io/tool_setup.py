@@ -8,8 +8,9 @@ from pathlib import Path
 
 from lxml import etree
 
-__all__ = ["InverseDynamicsSetup", "InverseKinematicsSetup", "CoordinateTask", "ToolSetupError",
-           "read_inverse_dynamics_setup", "read_inverse_kinematics_setup"]
+__all__ = ["InverseDynamicsSetup", "InverseKinematicsSetup", "StaticOptimizationSetup", "CoordinateTask",
+           "ToolSetupError", "read_inverse_dynamics_setup", "read_inverse_kinematics_setup",
+           "read_static_optimization_setup"]
 
 
 class ToolSetupError(ValueError):
@@ -191,3 +192,59 @@ def read_inverse_kinematics_setup(path: str | Path) -> InverseKinematicsSetup:
         _number(path, tool, "accuracy"), _number(path, tool, "constraint_weight", float("inf")),
         (here / output).resolve() if output else None, results,
         _boolean(path, tool, "report_errors", True), _boolean(path, tool, "report_marker_locations", False))
+
+
+@dataclass(frozen=True)
+class StaticOptimizationSetup:
+    """What an ``AnalyzeTool`` setup with a StaticOptimization analysis names (None where it leaves a value unset);
+    ``unsupported``: settings the package cannot reproduce, each with its reason (the command refuses them)."""
+
+    path: str
+    name: str  # the tool's name: OpenSim's prefix of the output files
+    model: Path | None
+    states: Path | None
+    coordinates: Path | None
+    speeds: Path | None
+    external_loads: Path | None
+    lowpass_hz: float | None
+    time_range: tuple[float, float] | None
+    actuator_files: tuple[Path, ...]
+    results_directory: Path
+    use_model_force_set: bool
+    unsupported: tuple[str, ...]
+
+
+def read_static_optimization_setup(path: str | Path) -> StaticOptimizationSetup:
+    """Read an AnalyzeTool setup file whose AnalysisSet holds a StaticOptimization (OpenSim 3.x or 4.x): the
+    tool's files relative to its folder, its initial and final times."""
+    path = Path(path)
+    tool = opensim_element(path, "AnalyzeTool", ToolSetupError)
+    here = path.resolve().parent
+
+    def file(tag: str) -> Path | None:
+        text = element_text(tool, tag)
+        return (here / text).resolve() if text else None
+    analyses = [a for a in tool.iter("StaticOptimization") if _boolean(path, a, "on", True)]
+    if not analyses:
+        raise ToolSetupError(f"{path}: the AnalyzeTool has no StaticOptimization analysis that is on")
+    so = analyses[0]
+    unsupported = []
+    exponent = _number(path, so, "activation_exponent", 2.0)
+    if exponent != 2.0:
+        unsupported.append(f"activation_exponent {exponent:g} (the package minimizes the sum of squared controls)")
+    if not _boolean(path, so, "use_muscle_physiology", True):
+        unsupported.append("use_muscle_physiology false (the package uses the muscles' force-length-velocity)")
+    if _boolean(path, tool, "replace_force_set", False) and element_text(tool, "force_set_files"):
+        unsupported.append("replace_force_set true (the model's muscles would be replaced by the files' forces)")
+    # the tool's initial and final times; the analysis's own start_time and end_time do not narrow OpenSim's output
+    # (tests/test_static_optimization_cli.py -k setup_file)
+    span = [_number(path, tool, "initial_time"), _number(path, tool, "final_time")]
+    cutoff = _number(path, tool, "lowpass_cutoff_frequency_for_coordinates")
+    return StaticOptimizationSetup(
+        str(path), (tool.get("name") or "").strip(), file("model_file"), file("states_file"),
+        file("coordinates_file"), file("speeds_file"), file("external_loads_file"),
+        cutoff if cutoff is not None and cutoff > 0 else None,
+        (span[0], span[1]) if None not in span else None,
+        tuple((here / f).resolve() for f in element_text(tool, "force_set_files").split()),
+        (here / (element_text(tool, "results_directory") or ".")).resolve(),
+        _boolean(path, so, "use_model_force_set", True), tuple(unsupported))

@@ -13,7 +13,8 @@ import pandas as pd
 
 from osim_emb.opensim.bridge import require_opensim
 
-__all__ = ["opensim_static_optimization", "opensim_inverse_dynamics", "read_storage"]
+__all__ = ["opensim_static_optimization", "opensim_static_optimization_setup", "opensim_inverse_dynamics",
+           "read_storage"]
 
 
 def read_storage(path: str | Path) -> pd.DataFrame:
@@ -101,6 +102,29 @@ def opensim_static_optimization(model_path: str | Path, motion_path: str | Path,
         tables = {k: read_storage(work / "results" / f"so_StaticOptimization_{k}.sto").rename(columns=renamed)
                   for k in ("activation", "force")}
         return {**tables, "seconds": seconds}
+
+
+def opensim_static_optimization_setup(setup: str | Path, results_dir: str | Path) -> dict:
+    """OpenSim's AnalyzeTool run on an AnalyzeTool setup file as it is (paths resolved from its folder, as
+    OpenSim's command-line tool), its results written to ``results_dir``: the StaticOptimization ``activation`` and
+    ``force`` tables and ``seconds``."""
+    import os
+    osim = require_opensim()
+    setup = Path(setup).resolve()
+    results_dir = Path(results_dir).resolve()
+    here = os.getcwd()
+    os.chdir(setup.parent)
+    try:
+        tool = osim.AnalyzeTool(str(setup))
+        tool.setResultsDir(str(results_dir))
+        t0 = _time.perf_counter()
+        tool.run()
+        seconds = _time.perf_counter() - t0
+        name = tool.getName()
+    finally:
+        os.chdir(here)
+    return {k: read_storage(results_dir / f"{name}_StaticOptimization_{k}.sto") for k in ("activation", "force")} \
+        | {"seconds": seconds}
 
 
 def opensim_inverse_dynamics(model_path: str | Path, coordinates_path: str | Path, out_dir: str | Path, *,

@@ -154,7 +154,7 @@ def cmd_static_optimization(args: argparse.Namespace) -> int:
             label = "activation" if reserves is None else "activation; reserve control"
             _plot_table(activations, [c for c in activations.columns if c != "time"], label, tmps[2],
                         f"{model.name}: static optimization of {Path(args.motion).name}")
-    muscle_names = [c for c in activations.columns if c != "time" and not c.startswith("reserve_")]
+    muscle_names = [m.name for m in model.muscles if m.name in activations.columns]
     a = activations[muscle_names].to_numpy()
     plot = f" (and the plot {outs[2]})" if args.plot else ""
     print(f"wrote {outs[0]} and {outs[1]}{plot}: {len(time)} frames, {len(muscle_names)} muscles; activations "

@@ -19,6 +19,12 @@ centre of pressure and free torque per foot, 600 Hz) are copied to a scratch fol
    and with OpenSim's f_opt (``calcInextensibleTendonActiveFiberForce``, which for Millard2012 uses a pennation
    angle of the normalized fibre length: docs/muscles.md) in the package's force-sharing problem.
 
+3. The pipeline's own reserve and residual actuator file (``gait10dof_Reserve_Actuators.xml``: point forces and a
+   torque on the pelvis, reserves elsewhere) in an AnalyzeTool setup with the ground reactions and the 6 Hz filter:
+   ``static-optimization --setup`` against OpenSim's AnalyzeTool on the same file, OpenSim's muscle forces and
+   actuator controls checked in the package's balance τ = R F + B u (its activations differ by OpenSim's Millard
+   f_opt, as in 2).
+
 Writes ``results/inverse_dynamics.csv``, ``results/static_optimization.csv`` and ``results/moments.{pdf,svg,png}``
 (hip, knee and ankle moments of the right leg: the package against OpenSim, 6 Hz).
 """
@@ -40,7 +46,8 @@ FILES = {"subject01.osim": "OutputReference/subject01.osim",
          "subject01_walk_IK.mot": "OutputReference/IK/subject01_walk_IK.mot",
          "subject01_walk_grf.xml": "ExperimentalData/subject01_walk_grf.xml",
          "subject01_walk_grf.mot": "ExperimentalData/subject01_walk_grf.mot",
-         "reference_ID.sto": "OutputReference/ID/Results/subject01_walk_ID.sto"}
+         "reference_ID.sto": "OutputReference/ID/Results/subject01_walk_ID.sto",
+         "gait10dof_Reserve_Actuators.xml": "gait10dof_Reserve_Actuators.xml"}
 
 
 def fetch_files(pipeline: Path | None, dest: Path) -> Path:
@@ -162,6 +169,70 @@ def static_optimization(folder: Path) -> dict:
             "max_activation": float(a_os.max()), "opensim_seconds": ref["seconds"]}
 
 
+SETUP = """<?xml version="1.0" encoding="UTF-8" ?>
+<OpenSimDocument Version="40000"><AnalyzeTool name="walk"><model_file>subject01.osim</model_file>
+<replace_force_set>false</replace_force_set><force_set_files>gait10dof_Reserve_Actuators.xml</force_set_files>
+<results_directory>so_setup_results</results_directory><initial_time>{t0}</initial_time><final_time>{t1}</final_time>
+<AnalysisSet><objects><StaticOptimization name="StaticOptimization"><on>true</on>
+<use_model_force_set>true</use_model_force_set><activation_exponent>2</activation_exponent>
+<use_muscle_physiology>true</use_muscle_physiology><optimizer_convergence_criterion>1e-8</optimizer_convergence_criterion>
+</StaticOptimization></objects></AnalysisSet><external_loads_file>subject01_walk_grf.xml</external_loads_file>
+<coordinates_file>subject01_walk_IK.mot</coordinates_file>
+<lowpass_cutoff_frequency_for_coordinates>6</lowpass_cutoff_frequency_for_coordinates></AnalyzeTool></OpenSimDocument>
+"""
+
+
+def setup_static_optimization(folder: Path) -> dict:
+    """The pipeline's reserve and residual actuators (gait10dof_Reserve_Actuators.xml: pelvis forces FX, FY and
+    torque MZ, a reserve on every other coordinate) in an AnalyzeTool setup with the ground reactions and the 6 Hz
+    filter: ``static-optimization --setup`` and OpenSim's AnalyzeTool on the same file; OpenSim's muscle forces and
+    actuator controls checked in the package's balance τ = R F + B u."""
+    import time as _time
+    from osim_emb import load_osim
+    from osim_emb.cli.main import main as cli
+    from osim_emb.core.dynamics import actuator_generalized_forces
+    from osim_emb.io.external_loads import read_external_loads
+    from osim_emb.io.force_set import read_actuators
+    from osim_emb.io.motion import coordinates_from_motion, read_motion
+    from osim_emb.opensim.static_optimization import opensim_static_optimization_setup, read_storage
+    from osim_emb.paths.geometry import lengths_and_moment_arms
+    from osim_emb.simulation.motions import _natural_quintic, inverse_dynamics_of_motion, opensim_lowpass
+    model = load_osim(str(folder / "subject01.osim"))
+    t, q, _ = coordinates_from_motion(model, *read_motion(folder / "subject01_walk_IK.mot"))
+    setup = folder / "so_setup.xml"
+    setup.write_text(SETUP.format(t0=t[0], t1=t[-1]))
+    ref = opensim_static_optimization_setup(setup, folder / "opensim_setup_results")
+    start = _time.perf_counter()
+    assert cli(["static-optimization", "--setup", str(setup), "--overwrite", "--quiet"]) == 0
+    seconds = _time.perf_counter() - start
+    ours = read_storage(folder / "so_setup_results" / "walk_StaticOptimization_activation.sto")
+    actuators, _ = read_actuators(folder / "gait10dof_Reserve_Actuators.xml")
+    names = [m.name for m in model.muscles]
+    acts = [a.name for a in actuators]
+    # the balance at OpenSim's output times (its filter resamples: 2e-6 s from the frames), the analysis states of
+    # the filtered splines evaluated there, as the AnalyzeTool builds them (simulation.motions.analysis_states)
+    te = ref["activation"]["time"].to_numpy()
+    inside = (te >= t[0]) & (te <= t[-1])
+    knots, values = opensim_lowpass(t, q, 6.0)
+    coordinates = _natural_quintic(knots, values)
+    speeds = _natural_quintic(knots, coordinates(knots, 1))
+    qs, qd, qdd = coordinates(te[inside]), coordinates(te[inside], 1), speeds(te[inside], 1)
+    tau = inverse_dynamics_of_motion(model, te[inside], qs, qd, qdd, external_loads=read_external_loads(
+        folder / "subject01_walk_grf.xml")).drop(columns="time").to_numpy()
+    _, r = lengths_and_moment_arms(model, qs, names, allow_out_of_range=True, opensim_compat=True)
+    b = actuator_generalized_forces(model, qs, actuators)
+    balance = (np.einsum("nkm,nm->nk", r, ref["force"][names].to_numpy()[inside])
+               + np.einsum("nkj,nj->nk", b, ref["activation"][acts].to_numpy()[inside]))
+    return {"setup_frames": len(ours), "setup_actuators": len(actuators),
+            "setup_frames_at_opensim_times": int(inside.sum()),
+            "setup_opensim_balance_residual_N_m_or_N": float(np.abs(balance - tau).max()),
+            "setup_activation_max_diff": float(np.abs(ours[names].to_numpy()
+                                                      - ref["activation"][names].to_numpy()).max()),
+            "setup_actuator_control_max_diff": float(np.abs(ours[acts].to_numpy()
+                                                            - ref["activation"][acts].to_numpy()).max()),
+            "setup_opensim_seconds": ref["seconds"], "setup_package_seconds": seconds}
+
+
 def figure(ours: pd.DataFrame, theirs: pd.DataFrame, stem: Path) -> None:
     from osim_emb.report import figure_style as fs
     cols = ["hip_flexion_r_moment", "knee_angle_r_moment", "ankle_angle_r_moment"]
@@ -188,6 +259,7 @@ def main(argv=None) -> int:
         folder = fetch_files(args.pipeline, Path(scratch))
         table, info = inverse_dynamics(folder)
         so = static_optimization(folder)
+        so |= setup_static_optimization(folder)
         figure(info.pop("ours"), info.pop("theirs"), args.out / "moments")
     table.to_csv(args.out / "inverse_dynamics.csv", index=False, float_format="%.3g")
     pd.DataFrame([{**info, **so}]).to_csv(args.out / "static_optimization.csv", index=False, float_format="%.4g")

@@ -61,9 +61,42 @@ def _evaluate(program, tree, q, work, frames, local, observed, scale, task_q, ta
 
 
 @njit(**_KW)
-def _step(q, residual, rows, lo, hi, damping, trial):
-    """The damped Gauss-Newton step (Marquardt scaling) on the coordinates the box does not hold, projected onto
-    lo <= q <= hi; returns the largest change of a coordinate."""
+def _cholesky_solve(a, b):
+    """x with a x = b for a symmetric a by Cholesky; (x, False) when a is not positive definite."""
+    n = b.size
+    low = np.zeros((n, n))
+    for j in range(n):
+        d = a[j, j]
+        for k in range(j):
+            d -= low[j, k] * low[j, k]
+        if not d > 0.0:
+            return b, False
+        low[j, j] = math.sqrt(d)
+        for i in range(j + 1, n):
+            v = a[i, j]
+            for k in range(j):
+                v -= low[i, k] * low[j, k]
+            low[i, j] = v / low[j, j]
+    y = np.empty(n)
+    for i in range(n):
+        v = b[i]
+        for k in range(i):
+            v -= low[i, k] * y[k]
+        y[i] = v / low[i, i]
+    x = np.empty(n)
+    for i in range(n - 1, -1, -1):
+        v = y[i]
+        for k in range(i + 1, n):
+            v -= low[k, i] * x[k]
+        x[i] = v / low[i, i]
+    return x, True
+
+
+@njit(**_KW)
+def _step(q, residual, rows, second, lo, hi, damping, trial):
+    """The damped step of the model JᵀJ + S (S: the secant estimate of Σ r_i ∇²r_i; Marquardt scaling by
+    diag(JᵀJ)) on the coordinates the box does not hold, projected onto lo <= q <= hi; returns the largest change
+    of a coordinate, or -1 when the damped model is not positive definite (more damping needed)."""
     nq = q.size
     grad = rows.T @ residual
     free = np.empty(nq, dtype=np.int64)
@@ -87,7 +120,12 @@ def _step(q, residual, rows, lo, hi, damping, trial):
     floor = 1e-12 * max(largest, 1.0)
     for i in range(nf):
         a[i, i] += damping * max(a[i, i], floor)
-    x = np.linalg.solve(a, b) if nf > 0 else b
+    for i in range(nf):
+        for j in range(nf):
+            a[i, j] += second[free[i], free[j]]
+    x, ok = _cholesky_solve(a, b)
+    if not ok:
+        return -1.0
     moved = 0.0
     for k in range(nq):
         trial[k] = q[k]
@@ -96,6 +134,27 @@ def _step(q, residual, rows, lo, hi, damping, trial):
         trial[k] = min(max(q[k] + x[i], lo[k]), hi[k])
         moved = max(moved, abs(trial[k] - q[k]))
     return moved
+
+
+@njit(**_KW)
+def _secant_update(second, step, rows_old, rows_new, res_new, res_old):
+    """Dennis, Gay and Welsch's update of S (NL2SOL): S s = y# with y# = (J₊ − J)ᵀ r₊, after sizing S by
+    min(1, |sᵀy#| / |sᵀSs|); skipped unless yᵀs > 0 (y = J₊ᵀr₊ − Jᵀr)."""
+    y_sharp = (rows_new - rows_old).T @ res_new
+    y = rows_new.T @ res_new - rows_old.T @ res_old
+    ys = y @ step
+    if not ys > 0.0:
+        return
+    ss = step @ (second @ step)
+    if ss != 0.0:
+        size = min(1.0, abs(step @ y_sharp) / abs(ss))
+        second *= size
+    w = y_sharp - second @ step
+    ws = w @ step
+    n = step.size
+    for i in range(n):
+        for j in range(n):
+            second[i, j] += (w[i] * y[j] + y[i] * w[j]) / ys - ws * y[i] * y[j] / (ys * ys)
 
 
 @njit(**_KW)
@@ -120,6 +179,7 @@ def solve_frames(program, tree, work, frames, local, observed, weights, task_q, 
     present = np.zeros(m, dtype=np.bool_)
     q = q0.copy() if start == 0 else q_out[start - 1].copy()
     trial = np.empty(nq)
+    second = np.zeros((nq, nq))
     eps8 = 8.0 * np.finfo(np.float64).eps
     for t in range(start, stop):
         total = 0.0
@@ -142,8 +202,12 @@ def solve_frames(program, tree, work, frames, local, observed, weights, task_q, 
         cost = res_q @ res_q
         evaluations = 1
         damping = 1e-6
+        second[:, :] = 0.0
         while evaluations < max_evaluations and damping <= 1e12:
-            moved = _step(q, res_q, rows_q, lo, hi, damping, trial)
+            moved = _step(q, res_q, rows_q, second, lo, hi, damping, trial)
+            if moved < 0.0:
+                damping *= 10.0
+                continue
             size = 0.0
             for k in range(nq):
                 size = max(size, abs(q[k]))
@@ -155,6 +219,7 @@ def solve_frames(program, tree, work, frames, local, observed, weights, task_q, 
             new_cost = residual @ residual
             if new_cost < cost:
                 cost = new_cost
+                _secant_update(second, trial - q, rows_q, rows, residual, res_q)
                 q[:] = trial
                 res_q[:] = residual
                 rows_q[:, :] = rows

@@ -8,7 +8,7 @@ import logging
 from pathlib import Path
 
 from osim_emb.cli.common import _into_range, _load_any, _plot_path, _plot_table, _positive, _values, \
-    add_lenient_option, warn_unapplied_forces
+    add_lenient_option, read_external_loads_option, warn_unapplied_forces
 
 log = logging.getLogger(__name__)
 
@@ -24,8 +24,20 @@ def _warn_range_exits(model, table) -> None:
                         "apply OpenSim's coordinate limits or clamping", c.name, lo, hi, table["time"].iloc[k], v[k])
 
 
+def external_loads_forces(model, loads, t_end: float):
+    """τ(t, q, q̇) of an ExternalLoads file along a simulation from 0 to ``t_end`` (None without loads); the data
+    must cover that time (checked before integrating)."""
+    if loads is None:
+        return None
+    from osim_emb.core.dynamics import external_load_forces
+    loads.at([0.0, t_end])  # refused here, naming the file, when the data do not cover the simulation
+
+    def tau(t, q, qdot):
+        return external_load_forces(model, q[None, :], loads.at([t]))[0]
+    return tau
+
+
 def cmd_simulate(args: argparse.Namespace) -> int:
-    import numpy as np
     from scipy.integrate._ivp.ivp import METHODS
     from osim_emb.io.motion import write_motion
     from osim_emb.io.outputs import atomic_files
@@ -42,13 +54,15 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         raise ValueError(f"--method {args.method!r} is not a solve_ivp method; choose from {', '.join(METHODS)}")
     out = Path(args.output)
     outs = [out] + ([_plot_path(out)] if args.plot else [])
-    with atomic_files(outs, overwrite=args.overwrite, inputs=[args.model]) as tmps:
+    inputs = [p for p in (args.model, args.external_loads) if p]
+    with atomic_files(outs, overwrite=args.overwrite, inputs=inputs) as tmps:
         model = _load_any(args.model, strict=not args.lenient)
         q0 = _into_range(model, _values(model, args.q0, model.default_q, "--q0"), "initial configuration")
         qd0 = _values(model, args.qdot0, model.default_qdot, "--qdot0")
         warn_unapplied_forces(model, "simulate")
         tab = simulate(model, args.t_end, q0, qd0, method=args.method, rtol=args.rtol, atol=args.atol,
-                       n_output=args.samples, max_steps=args.max_steps, max_seconds=args.max_seconds)
+                       n_output=args.samples, max_steps=args.max_steps, max_seconds=args.max_seconds,
+                       generalized_forces=external_loads_forces(model, read_external_loads_option(args), args.t_end))
         _warn_range_exits(model, tab)
         write_motion(tmps[0], tab, name=f"{model.name} passive simulation", protect=[args.model])
         if args.plot:
@@ -78,5 +92,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--max-steps", type=int, default=1_000_000,
                    help="stop after this many right-hand-side evaluations (default 1,000,000)")
     s.add_argument("--max-seconds", type=float, default=600.0, help="stop after this wall time (default 600 s)")
+    s.add_argument("--external-loads", metavar="LOADS.xml",
+                   help="OpenSim ExternalLoads file (its <datafile> beside it): forces from outside the model applied "
+                        "along the simulation (from t = 0; the data must cover --t-end)")
     s.add_argument("--plot", action="store_true", help="also write a PNG plot")
     s.set_defaults(func=cmd_simulate)

@@ -55,9 +55,13 @@ class ExternalLoads:
             raise ExternalLoadsError(f"{self.path}: the data cover t = {lo:g} to {hi:g} s; the motion needs "
                                      f"{t.min():g} to {t.max():g} s")
 
-        def spline(values):
-            return None if values is None else CubicSpline(self.time, values, axis=0, bc_type="natural")(t)
-        return [(f, spline(f.force), spline(f.point), spline(f.torque)) for f in self.forces]
+        splines = self.__dict__.get("_splines")
+        if splines is None:  # built once: a simulation asks at every right-hand side
+            def spline(values):
+                return None if values is None else CubicSpline(self.time, values, axis=0, bc_type="natural")
+            splines = [(spline(f.force), spline(f.point), spline(f.torque)) for f in self.forces]
+            object.__setattr__(self, "_splines", splines)
+        return [(f, *(None if s is None else s(t) for s in fs)) for f, fs in zip(self.forces, splines)]
 
 
 def _columns(path, table, labels, identifier: str, element: str) -> np.ndarray | None:

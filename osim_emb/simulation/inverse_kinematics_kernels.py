@@ -202,7 +202,6 @@ def solve_frames(program, tree, work, frames, local, observed, weights, task_q, 
         cost = res_q @ res_q
         evaluations = 1
         damping = 1e-6
-        second[:, :] = 0.0
         while evaluations < max_evaluations and damping <= 1e12:
             moved = _step(q, res_q, rows_q, second, lo, hi, damping, trial)
             if moved < 0.0:

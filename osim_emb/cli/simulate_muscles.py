@@ -22,7 +22,7 @@ def _named_specs(items: list[str] | None, what: str) -> dict:
 
 def cmd_simulate_muscles(args: argparse.Namespace) -> int:
     import numpy as np
-    from osim_emb.cli.common import _load_any, _values
+    from osim_emb.cli.common import _load_any, _values, read_external_loads_option
     from osim_emb.io.motion import write_motion
     from osim_emb.io.outputs import atomic_files, check_output_file
     from osim_emb.simulation.muscle_driven import simulate_muscles
@@ -32,19 +32,21 @@ def cmd_simulate_muscles(args: argparse.Namespace) -> int:
         raise ValueError(f"--samples must be at least 2, got {args.samples}")
     if not (args.rtol > 0 and args.atol > 0):
         raise ValueError(f"--rtol and --atol must be positive, got {args.rtol} and {args.atol}")
-    check_output_file(args.output, overwrite=args.overwrite, inputs=[args.model])
+    inputs = [p for p in (args.model, args.external_loads) if p]
+    check_output_file(args.output, overwrite=args.overwrite, inputs=inputs)
     model = _load_any(args.model, strict=not args.lenient)
     q0 = _values(model, args.q0, model.default_q, "--q0")
     model.check_configuration(q0, tolerance=1e-6)  # defaults may sit 1e-8 outside a range after import
     qdot0 = _values(model, args.qdot0, model.default_qdot, "--qdot0")
     exc = _named_specs(args.excitation, "excitation")
     ctrl = _named_specs(args.control, "control")
+    loads = read_external_loads_option(args)
     tab = simulate_muscles(model, args.t_end, exc, controls=ctrl, q0=q0, qdot0=qdot0,
                            default_excitation=args.default_excitation, method=args.method, rtol=args.rtol,
-                           atol=args.atol, n_output=args.samples, progress=not args.quiet)
+                           atol=args.atol, n_output=args.samples, progress=not args.quiet, external_loads=loads)
     out = Path(args.output)
-    with atomic_files([out], overwrite=args.overwrite, inputs=[args.model]) as (tmp,):
-        write_motion(tmp, tab, name=f"{model.name} muscle-driven simulation", protect=[args.model])
+    with atomic_files([out], overwrite=args.overwrite, inputs=inputs) as (tmp,):
+        write_motion(tmp, tab, name=f"{model.name} muscle-driven simulation", protect=inputs)
     print(f"wrote {out}: {len(tab)} samples over {args.t_end} s of q, q-dot, activations, fibre lengths and tendon "
           f"forces ({tab.attrs['nfev']} right-hand sides, {tab.attrs['method']})")
     return 0
@@ -75,6 +77,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "the model allows it, else SciPy's RK45; or RK45-jit; or BDF-jit (compiled variable-order "
                         "BDF with the structured Jacobian: stiff models, many muscles, e.g. MoBL, 5-10 times fewer "
                         "right-hand sides); or any solve_ivp method (RK45, DOP853, BDF, ...)")
+    s.add_argument("--external-loads", metavar="LOADS.xml",
+                   help="OpenSim ExternalLoads file (its <datafile> beside it) applied along the simulation (from t = "
+                        "0; the data must cover --t-end); runs SciPy's RK45 (the compiled integrators do not take "
+                        "them)")
     s.add_argument("--rtol", type=float, default=1e-8, help="relative tolerance of the integrator")
     s.add_argument("--atol", type=float, default=1e-10, help="absolute tolerance of the integrator")
     s.add_argument("--samples", type=int, default=101, help="output samples")

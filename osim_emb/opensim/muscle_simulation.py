@@ -19,7 +19,8 @@ log = logging.getLogger(__name__)
 def opensim_muscle_simulation(path: str, times: Sequence[float], excitations: Mapping[str, object], *,
                               accuracy: float = 1e-8, controls: Mapping[str, object] | None = None,
                               q0: Mapping[str, float] | None = None, one_shot: bool = False,
-                              own_controllers: bool = True, disabled_forces: Sequence[str] = ()) -> dict:
+                              own_controllers: bool = True, disabled_forces: Sequence[str] = (),
+                              external_loads: str | None = None) -> dict:
     """Run OpenSim 4.6's Manager (RungeKuttaMerson, ``accuracy``) from the equilibrated default state.
 
     ``excitations`` / ``controls`` map muscle / CoordinateActuator names to :class:`ExcitationSpec` (a
@@ -30,9 +31,12 @@ def opensim_muscle_simulation(path: str, times: Sequence[float], excitations: Ma
     ``steps_attempted``).  ``own_controllers=False`` disables the controllers the file defines (the package's
     simulations do not apply them), so that both integrate the same inputs; ``disabled_forces`` names forces
     switched off (``appliesForce`` false), e.g. the passive forces the package's simulation says it leaves out
-    (``MuscleDrivenSystem.unapplied_passive_forces``)."""
+    (``MuscleDrivenSystem.unapplied_passive_forces``); ``external_loads``: an ExternalLoads file added to the
+    model."""
     osim = require_opensim()
     model = osim.Model(str(path))
+    if external_loads is not None:
+        model.addModelComponent(osim.ExternalLoads(str(external_loads), True))
     if not own_controllers:  # the file's own controllers off: only the controls given here (the package's inputs)
         own = model.updControllerSet()
         for i in range(own.getSize()):

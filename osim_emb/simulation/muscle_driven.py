@@ -843,8 +843,9 @@ class MuscleDrivenSystem:
     def __init__(self, model: Model, excitations: Mapping[str, Excitation] | None = None, *,
                  controls: Mapping[str, Excitation] | None = None, default_excitation: float = 0.0,
                  coordinate_forces: tuple[Sequence[CoordinateLimitForce], Sequence[CoordinateActuator]] | None = None,
-                 opensim_compat: bool = True, wrapping: bool = True, compiled: bool = True):
+                 opensim_compat: bool = True, wrapping: bool = True, compiled: bool = True, external_loads=None):
         self.model = model
+        self.external_loads = external_loads  # io.external_loads.ExternalLoads applied along the run (SciPy's route)
         self.opensim_compat, self.wrapping = opensim_compat, wrapping
         muscles, skipped, path_actuators, stateless = [], [], [], []
         for mt in model.muscles:
@@ -1041,6 +1042,9 @@ class MuscleDrivenSystem:
             _add_coordinate_force(tau, f, f.generalized_force(c, cd), g)
         for a, c in zip(self.actuators, self._controls):
             _add_coordinate_force(tau, a, self._value(c, t) * a.optimal_force, coordinate_state(a, q, qd)[2])
+        if self.external_loads is not None:
+            from osim_emb.core.dynamics import external_load_forces
+            tau = tau + external_load_forces(self.model, q[None, :], self.external_loads.at([t]))[0]
         return tau
 
     def path_force_tensions(self, t: float, q: np.ndarray, qd: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -1291,6 +1295,8 @@ def simulate_muscles(model: Model, t_end: float, excitations: Mapping[str, Excit
         raise ValueError(f"t_eval must be output times (seconds) that increase strictly within [0, t_end = {t_end:g}]"
                          f", got {te}")
     system = MuscleDrivenSystem(model, excitations, **system_options)
+    if system.external_loads is not None:
+        system.external_loads.at([0.0, t_end])  # refused here, naming the file, when the data do not cover the run
     y0 = system.initial_state(q0, qdot0, activations)
     sol = integrate_system(system, y0, te, method=method, rtol=rtol, atol=atol, progress=progress,
                            t_span=(0.0, t_end))

@@ -459,6 +459,8 @@ def compiled_plan(system):
     paths = system._paths
     if paths is None:
         return None, system._paths_refused or "numba is off or compiled=False"
+    if system.external_loads is not None:
+        return None, "external loads are applied in Python"
     if not system.compiled:
         return None, system._muscles_refused
     from osim_emb.core.compiled import univariate_rows

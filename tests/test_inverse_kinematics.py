@@ -281,3 +281,14 @@ def test_scipy_route_agrees(models_dir, osim, tmp_path, monkeypatch):
     assert dq < 1e-7 and dj < 1e-12
     assert np.abs(compiled.locations - scipy.locations).max() < 1e-7
     assert np.array_equal(compiled.squared_errors == 0, scipy.squared_errors == 0)
+
+
+@pytest.mark.models
+def test_output_names(models_dir, tmp_path):
+    """`-o trial_ik.mot` writes trial_ik_marker_errors.sto beside it (not trial_ik_ik_...)."""
+    model = load_osim(models_dir / LEG)
+    pos = marker_positions(model, np.tile(model.default_q, (2, 1)), model_markers(model))
+    trc = write_trc(tmp_path / "s.trc", [0.0, 0.1], [n for n, _, _ in model.extras["markers"]], pos)
+    assert main(["inverse-kinematics", str(models_dir / LEG), str(trc), "-o", str(tmp_path / "trial_ik.mot"),
+                 "-q"]) == 0
+    assert (tmp_path / "trial_ik_marker_errors.sto").exists()

@@ -117,7 +117,8 @@ def cmd_inverse_kinematics(args: argparse.Namespace) -> int:
     output_given = bool(args.output)
     setup = _setup(args)
     out = Path(args.output)
-    name = setup.name if setup is not None and setup.name and not output_given else out.stem
+    stem = out.stem[:-3] if out.stem.endswith("_ik") else out.stem  # trial_ik.mot -> trial_ik_marker_errors.sto
+    name = setup.name if setup is not None and setup.name and not output_given else stem
     folder = setup.results_directory if setup is not None and not output_given else out.parent
     report_errors = setup.report_errors if setup is not None and not args.no_errors else not args.no_errors
     report_locations = args.marker_locations or (setup is not None and setup.report_marker_locations)

@@ -140,7 +140,7 @@ def marker_positions(model: Model, q: Any, markers: ModelMarkers, jacobian: bool
 
 
 def _compiled_problem(model: Model, dependent_functions: Sequence[Any]):
-    """(program, tree, work) of :func:`inverse_kinematics_kernels.solve_frames`: the joint variables and the
+    """(program, tree, work, task nodes) of :func:`inverse_kinematics_kernels.solve_frames`: the joint variables and the
     dependent coordinates with tasks as one joint-variable program (the package's compiled functions); None when a
     function cannot be compiled (an external one), for SciPy's route."""
     from osim_emb.core import compiled_kernels as K

@@ -25,7 +25,11 @@ centre of pressure and free torque per foot, 600 Hz) are copied to a scratch fol
    actuator controls checked in the package's balance τ = R F + B u (its activations differ by OpenSim's Millard
    f_opt, as in 2).
 
-Writes ``results/inverse_dynamics.csv``, ``results/static_optimization.csv`` and ``results/moments.{pdf,svg,png}``
+4. From the markers: ``inverse-kinematics --setup`` on the pipeline's IK setup, and OpenSim's IK tool on the same
+   file as set (accuracy 1e-5) and at 1e-9; OpenSim's InverseDynamicsTool (6 Hz, ground reactions) on each result:
+   the moments differ by the IK alone (``results/from_markers.csv``).
+
+Writes ``results/inverse_dynamics.csv``, ``results/from_markers.csv``, ``results/static_optimization.csv`` and ``results/moments.{pdf,svg,png}``
 (hip, knee and ankle moments of the right leg: the package against OpenSim, 6 Hz).
 """
 
@@ -47,13 +51,16 @@ FILES = {"subject01.osim": "OutputReference/subject01.osim",
          "subject01_walk_grf.xml": "ExperimentalData/subject01_walk_grf.xml",
          "subject01_walk_grf.mot": "ExperimentalData/subject01_walk_grf.mot",
          "reference_ID.sto": "OutputReference/ID/Results/subject01_walk_ID.sto",
-         "gait10dof_Reserve_Actuators.xml": "gait10dof_Reserve_Actuators.xml"}
+         "gait10dof_Reserve_Actuators.xml": "gait10dof_Reserve_Actuators.xml",
+         "IK/walk_Setup_IK.xml": "IK/walk_Setup_IK.xml",
+         "ExperimentalData/subject01_walk.trc": "ExperimentalData/subject01_walk.trc"}
 
 
 def fetch_files(pipeline: Path | None, dest: Path) -> Path:
     """The pipeline's files in ``dest`` (from a checkout folder, or from the git mirror)."""
     dest.mkdir(parents=True, exist_ok=True)
     for name, rel in FILES.items():
+        (dest / name).parent.mkdir(parents=True, exist_ok=True)
         if pipeline is not None:
             (dest / name).write_bytes((pipeline / rel).read_bytes())
         else:
@@ -233,6 +240,34 @@ def setup_static_optimization(folder: Path) -> dict:
             "setup_opensim_seconds": ref["seconds"], "setup_package_seconds": seconds}
 
 
+def from_markers(folder: Path) -> pd.DataFrame:
+    """The trial from its markers: ``inverse-kinematics --setup IK/walk_Setup_IK.xml`` and OpenSim's IK tool on the
+    same setup (as set, accuracy 1e-5, and at 1e-9); OpenSim's InverseDynamicsTool (6 Hz, ground reactions) on
+    each result, so that the moments differ by the IK alone: how far OpenSim's IK tolerance moves the joint
+    moments."""
+    from osim_emb.cli.main import main as cli
+    from osim_emb.opensim.inverse_kinematics import opensim_inverse_kinematics
+    from osim_emb.opensim.static_optimization import opensim_inverse_dynamics
+    setup = folder / "IK" / "walk_Setup_IK.xml"
+    ours = folder / "ours_ik.mot"
+    assert cli(["inverse-kinematics", "--setup", str(setup), "-o", str(ours), "--overwrite", "--quiet"]) == 0
+    motions = {"package": ours}
+    for label, accuracy in (("opensim_as_set", None), ("opensim_1e-9", 1e-9)):
+        opensim_inverse_kinematics(setup=setup, accuracy=accuracy, out_dir=folder / f"ik_{label}")
+        motions[label] = folder / f"ik_{label}" / "opensim_ik.mot"
+    moments = {k: opensim_inverse_dynamics(folder / "subject01.osim", m, folder / f"id_{k}",
+                                           external_loads=folder / "subject01_walk_grf.xml", lowpass_hz=6.0)
+               for k, m in motions.items()}
+    rows = []
+    for c in [c for c in moments["package"].columns if c != "time"]:
+        rows.append({"coordinate": c, "peak_N_m_or_N": float(np.abs(moments["package"][c]).max()),
+                     "moment_diff_opensim_ik_as_set": float(np.abs(moments["opensim_as_set"][c]
+                                                                   - moments["package"][c]).max()),
+                     "moment_diff_opensim_ik_1e-9": float(np.abs(moments["opensim_1e-9"][c]
+                                                                 - moments["package"][c]).max())})
+    return pd.DataFrame(rows)
+
+
 def figure(ours: pd.DataFrame, theirs: pd.DataFrame, stem: Path) -> None:
     from osim_emb.report import figure_style as fs
     cols = ["hip_flexion_r_moment", "knee_angle_r_moment", "ankle_angle_r_moment"]
@@ -260,8 +295,11 @@ def main(argv=None) -> int:
         table, info = inverse_dynamics(folder)
         so = static_optimization(folder)
         so |= setup_static_optimization(folder)
+        markers = from_markers(folder)
         figure(info.pop("ours"), info.pop("theirs"), args.out / "moments")
     table.to_csv(args.out / "inverse_dynamics.csv", index=False, float_format="%.3g")
+    markers.to_csv(args.out / "from_markers.csv", index=False, float_format="%.3g")
+    print(markers.to_string(index=False))
     pd.DataFrame([{**info, **so}]).to_csv(args.out / "static_optimization.csv", index=False, float_format="%.4g")
     print(table.to_string(index=False))
     print(pd.Series({**info, **so}).to_string())

@@ -152,7 +152,7 @@ def run_trial(trial: str, setup: Path) -> tuple[dict, dict]:
                 f"opensim_objective_above_package_min_{label}": float((j_ref - j_ours).min()),
                 f"frames_package_objective_lower_or_equal_{label}": int(np.sum(j_ours <= j_ref * (1 + 1e-12))),
                 f"marker_rms_mean_mm_opensim_{label}": float(1e3 * ref["errors"]["marker_error_RMS"].mean())}
-    errors = read_storage(setup.parent / "osim_emb_ik_ik_marker_errors.sto")
+    errors = read_storage(setup.parent / "osim_emb_ik_marker_errors.sto")
     row |= {"objective_package_mean": float(j_ours.mean()),
             "marker_rms_mean_mm_package": float(1e3 * errors["marker_error_RMS"].mean()),
             "seconds_opensim_as_set": as_set["seconds"],

@@ -320,3 +320,42 @@ def test_setup_file_equals_opensims_analyze_tool(osim, models_dir, tmp_path, cap
     setup.write_text(setup.read_text().replace("<activation_exponent>2<", "<activation_exponent>3<"))
     assert main(["static-optimization", "--setup", str(setup), "--overwrite"]) == 2
     assert "activation_exponent 3" in capsys.readouterr().err
+
+
+@pytest.mark.opensim
+@pytest.mark.models
+def test_model_actuators_as_opensims_use_model_force_set(osim, models_dir, tmp_path, capsys):
+    """A model with its own actuators (a CoordinateActuator reserve on the shoulder, a TorqueActuator on the forearm
+    against the humerus, added with OpenSim's API): `--model-actuators` shares the forces with them as OpenSim's
+    StaticOptimization does with use_model_force_set (its default), compared on the same states file."""
+    from osim_emb.opensim.static_optimization import opensim_static_optimization as opensim_so
+    model = osim.Model(str(models_dir / "arm26.osim"))
+    reserve = osim.CoordinateActuator("r_shoulder_elev")
+    reserve.setName("shoulder_reserve")
+    reserve.setOptimalForce(3.0)
+    model.addForce(reserve)
+    bodies = model.getBodySet()
+    torque = osim.TorqueActuator(bodies.get("r_ulna_radius_hand"), bodies.get("r_humerus"), osim.Vec3(0, 0, 1), False)
+    torque.setName("elbow_torque")
+    torque.setOptimalForce(2.0)
+    model.addForce(torque)
+    model.finalizeConnections()
+    path = tmp_path / "arm26_actuated.osim"
+    model.printToXML(str(path))
+    times = np.linspace(0.0, 0.5, 26)
+    opensim_static_optimization(osim, models_dir / "arm26.osim", tmp_path / "opensim", times, 1e-8, COEF)
+    states = tmp_path / "opensim" / "states.sto"
+    ref = opensim_so(path, states, convergence=1e-10, out_dir=tmp_path / "os2")
+    prefix = tmp_path / "ours"
+    assert main(["static-optimization", str(path), str(states), "-o", str(prefix), "--no-passive",
+                 "--model-actuators"]) == 0
+    assert "2 actuators of the model" in capsys.readouterr().out
+    act = read_sto(f"{prefix}_StaticOptimization_activation.sto")
+    columns = [c for c in ref["activation"].columns if c != "time"]
+    assert {"shoulder_reserve", "elbow_torque"} <= set(columns) and sorted(columns) == sorted(act.columns[1:])
+    d = np.abs(act[columns].to_numpy() - ref["activation"][columns].to_numpy()).max()
+    with capsys.disabled():
+        print(f"\n[agreement] --model-actuators vs OpenSim's use_model_force_set: {d:.2e} (controls of the model's "
+              f"actuators up to {np.abs(act[['shoulder_reserve', 'elbow_torque']].to_numpy()).max():.3f})")
+    assert d < 1e-6
+    assert np.abs(act[["shoulder_reserve", "elbow_torque"]].to_numpy()).max() > 0.05

@@ -65,6 +65,8 @@ def _from_setup(args: argparse.Namespace) -> None:
             setattr(args, name, str(value))
     if not args.actuators and setup.actuator_files:
         args.actuators = [str(f) for f in setup.actuator_files]
+    if setup.use_model_force_set:
+        args.model_actuators = True
     if args.lowpass is None and args.smoothing is None and setup.states is None:
         args.lowpass = setup.lowpass_hz
     if args.time_range is None and setup.time_range is not None:
@@ -98,11 +100,12 @@ def cmd_static_optimization(args: argparse.Namespace) -> int:
         if not model.muscles:
             raise ValueError(f"{args.model}: the model has no muscles to share the generalized forces")
         reserves = reserve_forces(model, args.reserve or [], args.reserves)
-        actuators = _actuators(model, args.actuators or [], reserves)
+        actuators = _actuators(model, args.actuators or [], reserves, args.model_actuators)
         table, header = read_motion(args.motion)
         with outside_range_hint():
             time, q, qd = coordinates_from_motion(model, table, header, outside=args.outside_range)
-        others = [(n, k) for n, k in model.extras.get("forces", []) if k != "CoordinateLimitForce"]
+        applied = {a.name for a in actuators}
+        others = [(n, k) for n, k in model.extras.get("forces", []) if k != "CoordinateLimitForce" and n not in applied]
         if others:  # OpenSim's tool would apply these too
             log.warning("static-optimization leaves out the model's %d force(s) other than muscles and coordinate "
                         "limits: %s", len(others),
@@ -166,20 +169,22 @@ def cmd_static_optimization(args: argparse.Namespace) -> int:
     if actuators:
         used = np.abs(res.actuator_controls).max(axis=0)
         k = int(np.argmax(used))
-        print(f"{len(actuators)} actuators of {', '.join(args.actuators)}: largest control {used[k]:.3g} "
+        sources = (["the model"] if args.model_actuators else []) + list(args.actuators or [])
+        print(f"{len(actuators)} actuators of {', '.join(sources)}: largest control {used[k]:.3g} "
               f"({actuators[k].name}, {used[k] * actuators[k].optimal_force:.3g} N or N m)")
     return 0
 
 
-def _actuators(model, files: list[str], reserves) -> list:
-    """The actuators of ``--actuators`` files (OpenSim ForceSets), their names checked against the muscles, the
-    reserves and each other; disabled ones named as left out."""
-    from osim_emb.io.force_set import read_actuators
+def _actuators(model, files: list[str], reserves, from_model: bool = False) -> list:
+    """The actuators of the model (``from_model``) and of ``--actuators`` files (OpenSim ForceSets), their names
+    checked against the muscles, the reserves and each other; disabled ones named as left out."""
+    from osim_emb.io.force_set import model_actuators, read_actuators
     out, taken = [], {m.name for m in model.muscles}
     if reserves is not None:
         taken |= {f"reserve_{model.coordinate_names[k]}" for k in np.flatnonzero(reserves > 0)}
-    for path in files:
-        actuators, notes = read_actuators(path)
+    sources = [(None, (model_actuators(model), []))] if from_model else []
+    sources += [(path, read_actuators(path)) for path in files]
+    for _, (actuators, notes) in sources:
         for note in notes:
             log.warning("%s", note)
         for act in actuators:
@@ -219,6 +224,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="an OpenSim actuator file (a ForceSet of CoordinateActuators, PointActuators and "
                         "TorqueActuators: a pipeline's reserve and residual actuators; repeatable), shared with the "
                         "muscles at cost control², as OpenSim's StaticOptimization with force_set_files")
+    s.add_argument("--model-actuators", action="store_true",
+                   help="also share the forces with the model's own CoordinateActuators, PointActuators and "
+                        "TorqueActuators (OpenSim's use_model_force_set; on with --setup when the setup says so)")
     s.add_argument("--no-passive", action="store_true",
                    help="leave the passive fibre forces out, as OpenSim's StaticOptimization does")
     add_external_loads_option(s)

@@ -11,7 +11,7 @@ import numpy as np
 
 from osim_emb.io.tool_setup import element_text, opensim_element
 
-__all__ = ["Actuator", "ActuatorFileError", "read_actuators", "ACTUATOR_TYPES"]
+__all__ = ["Actuator", "ActuatorFileError", "read_actuators", "model_actuators", "ACTUATOR_TYPES"]
 
 #: the actuator types read, with OpenSim 4.6's property defaults (constructProperties)
 ACTUATOR_TYPES = {
@@ -75,6 +75,49 @@ def _vector(text: str, where: str) -> tuple:
     return tuple(_number(p, where) for p in parts)
 
 
+def _actuator(e, where: str, defaults: dict) -> Actuator | None:
+    """The actuator an element describes (None when it is disabled); ``defaults``: a 3.x file's default objects."""
+    name = (e.get("name") or "").strip()
+
+    def value(tag: str) -> str:
+        text = element_text(e, tag)
+        if not text and e.tag in defaults:
+            text = element_text(defaults[e.tag], tag)
+        return text or {**_COMMON, **ACTUATOR_TYPES[e.tag]}[tag]
+    if _flag(value("isDisabled"), where) or not _flag(value("appliesForce"), where):
+        return None
+    common = dict(name=name, kind=e.tag, optimal_force=_number(value("optimal_force"), where),
+                  min_control=_number(value("min_control"), where),
+                  max_control=_number(value("max_control"), where), source=where)
+    if common["min_control"] > common["max_control"]:
+        raise ActuatorFileError(f"{where}: min_control exceeds max_control")
+    if not np.isfinite(common["optimal_force"]) or common["optimal_force"] <= 0:
+        raise ActuatorFileError(f"{where}: optimal_force must be a positive number")
+    if e.tag == "CoordinateActuator":
+        coordinate = value("coordinate").strip().split("/")[-1]
+        if not coordinate:
+            raise ActuatorFileError(f"{where}: no <coordinate>")
+        return Actuator(coordinate=coordinate, **common)
+    if e.tag == "PointActuator":
+        body = value("body").strip().split("/")[-1]
+        if not body:
+            raise ActuatorFileError(f"{where}: no <body>")
+        out = Actuator(body=body, point=_vector(value("point"), where),
+                       point_is_global=_flag(value("point_is_global"), where),
+                       direction=_vector(value("direction"), where),
+                       force_is_global=_flag(value("force_is_global"), where), **common)
+    else:
+        body = value("bodyA").strip().split("/")[-1]
+        if not body:
+            raise ActuatorFileError(f"{where}: no <bodyA>")
+        out = Actuator(body=body, body_b=value("bodyB").strip().split("/")[-1],
+                       direction=_vector(value("axis"), where),
+                       force_is_global=_flag(value("torque_is_global"), where), **common)
+    if np.linalg.norm(out.direction) == 0:
+        raise ActuatorFileError(f"{where}: a zero direction or axis")
+    return out
+
+
 def read_actuators(path: str | Path) -> tuple[list[Actuator], list[str]]:
     """The enabled actuators of an OpenSim ForceSet file, and notes naming the disabled ones. Another force type
     in the file is refused by name and line (the package would otherwise leave a force of the user's setup out)."""
@@ -102,42 +145,22 @@ def read_actuators(path: str | Path) -> tuple[list[Actuator], list[str]]:
         if name in seen:
             raise ActuatorFileError(f"{where}: a second actuator of this name")
         seen.add(name)
-
-        def value(tag: str) -> str:
-            text = element_text(e, tag)
-            if not text and e.tag in defaults:
-                text = element_text(defaults[e.tag], tag)
-            return text or {**_COMMON, **ACTUATOR_TYPES[e.tag]}[tag]
-        if _flag(value("isDisabled"), where) or not _flag(value("appliesForce"), where):
+        act = _actuator(e, where, defaults)
+        if act is None:
             notes.append(f"{e.tag} {name!r} is disabled in {path.name}: left out")
-            continue
-        common = dict(name=name, kind=e.tag, optimal_force=_number(value("optimal_force"), where),
-                      min_control=_number(value("min_control"), where),
-                      max_control=_number(value("max_control"), where), source=where)
-        if common["min_control"] > common["max_control"]:
-            raise ActuatorFileError(f"{where}: min_control exceeds max_control")
-        if not np.isfinite(common["optimal_force"]) or common["optimal_force"] <= 0:
-            raise ActuatorFileError(f"{where}: optimal_force must be a positive number")
-        if e.tag == "CoordinateActuator":
-            coordinate = value("coordinate").strip().split("/")[-1]
-            if not coordinate:
-                raise ActuatorFileError(f"{where}: no <coordinate>")
-            actuators.append(Actuator(coordinate=coordinate, **common))
-        elif e.tag == "PointActuator":
-            body = value("body").strip().split("/")[-1]
-            if not body:
-                raise ActuatorFileError(f"{where}: no <body>")
-            actuators.append(Actuator(body=body, point=_vector(value("point"), where),
-                                      point_is_global=_flag(value("point_is_global"), where),
-                                      direction=_vector(value("direction"), where),
-                                      force_is_global=_flag(value("force_is_global"), where), **common))
         else:
-            body = value("bodyA").strip().split("/")[-1]
-            if not body:
-                raise ActuatorFileError(f"{where}: no <bodyA>")
-            actuators.append(Actuator(body=body, body_b=value("bodyB").strip().split("/")[-1],
-                                      direction=_vector(value("axis"), where),
-                                      force_is_global=_flag(value("torque_is_global"), where), **common))
-        if np.linalg.norm(actuators[-1].direction) == 0 and e.tag != "CoordinateActuator":
-            raise ActuatorFileError(f"{where}: a zero direction or axis")
+            actuators.append(act)
     return actuators, notes
+
+
+def model_actuators(model) -> list[Actuator]:
+    """The enabled CoordinateActuators, PointActuators and TorqueActuators of an imported .osim model's force set
+    (OpenSim's StaticOptimization uses them with ``use_model_force_set``)."""
+    doc = model.extras.get("document")
+    out = []
+    for f in ([] if doc is None else doc.forces):
+        if f.type in ACTUATOR_TYPES and f.element is not None:
+            act = _actuator(f.element, f"{doc.path}, line {f.line}: {f.type} {f.name!r}", {})
+            if act is not None:
+                out.append(act)
+    return out

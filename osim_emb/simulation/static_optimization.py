@@ -162,7 +162,6 @@ def solve_force_sharing_qp(C, b, w, lo, hi, *, tol=1e-12, max_iter=100):
 def _slsqp_frame(C, b, w, lo, hi, x0, tol):
     from scipy.optimize import minimize
 
-    n = C.shape[1]
     bounds = [(None if not np.isfinite(l) else l, None if not np.isfinite(h) else h) for l, h in zip(lo, hi)]
     res = minimize(
         lambda x: 0.5 * np.dot(w * x, x),

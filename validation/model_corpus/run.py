@@ -97,7 +97,7 @@ def _poses(model, n: int, seed: int) -> np.ndarray:
 
 
 def study_one(path: str, poses: int, seed: int, ma_budget: int) -> dict:
-    from osim_emb.opensim.bridge import OpenSimReference, require_opensim
+    from osim_emb.opensim.bridge import require_opensim
     osim = require_opensim()
     row: dict = {"model": path, "poses": 0, "poses_R": 0}
     t0 = time.perf_counter()

@@ -254,7 +254,7 @@ def test_refusals_and_what_is_left_out(models_dir, tmp_path, caplog):
                  "--time-range", "5", "6", "-q"]) != 0
     assert not (tmp_path / "w.mot").exists() and not (tmp_path / "w_ik_marker_errors.sto").exists()
     assert main(["inverse-kinematics", str(models_dir / LEG), str(trc), "-o", str(tmp_path / "w.mot"),
-                 "--marker-locations", "-q"]) == 0
+                 "--marker-locations", "--marker-distances", "-q"]) == 0
     locations, _ = read_motion(tmp_path / "w_ik_model_marker_locations.sto")
     assert np.allclose(locations[["R.Heel_tx", "R.Heel_ty", "R.Heel_tz"]].to_numpy(),
                        pos[:, names.index("R.Heel")], atol=1e-8)
@@ -292,3 +292,29 @@ def test_output_names(models_dir, tmp_path):
     assert main(["inverse-kinematics", str(models_dir / LEG), str(trc), "-o", str(tmp_path / "trial_ik.mot"),
                  "-q"]) == 0
     assert (tmp_path / "trial_ik_marker_errors.sto").exists()
+
+
+@pytest.mark.opensim
+@pytest.mark.models
+def test_marker_distances_sum_to_opensims_error_report(models_dir, osim, tmp_path):
+    """`--marker-distances`: per marker and frame |model marker − observation| (NaN where missing), from the
+    written model-marker locations and the .trc; their squares sum to the error file's total, and the largest is
+    its marker_error_max."""
+    _, trc = noisy_trial(osim, models_dir, tmp_path)
+    out = tmp_path / "trial_ik.mot"
+    assert main(["inverse-kinematics", str(models_dir / LEG), str(trc), "-o", str(out), "--marker-locations",
+                 "--marker-distances", "-q"]) == 0
+    from osim_emb.opensim.static_optimization import read_storage
+    dist = read_storage(tmp_path / "trial_ik_marker_distances.sto")  # NaN where missing: not a motion
+    loc, _ = read_motion(tmp_path / "trial_ik_model_marker_locations.sto")
+    errors, _ = read_motion(tmp_path / "trial_ik_marker_errors.sto")
+    data = read_trc(trc)
+    names = [c for c in dist.columns if c != "time"]
+    for n in names:
+        model_xyz = loc[[f"{n}_tx", f"{n}_ty", f"{n}_tz"]].to_numpy()
+        expected = np.linalg.norm(model_xyz - data.positions[:, data.index(n)], axis=1)
+        assert np.allclose(dist[n].to_numpy(), expected, rtol=0, atol=1e-9, equal_nan=True), n
+    assert dist["R.Heel"].isna().sum() == 5
+    d = dist[names].to_numpy()
+    assert np.allclose(np.nansum(d ** 2, axis=1), errors["total_squared_error"], rtol=1e-9, atol=1e-15)
+    assert np.allclose(np.nanmax(d, axis=1), errors["marker_error_max"], rtol=1e-9)

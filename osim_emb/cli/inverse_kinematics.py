@@ -127,6 +127,8 @@ def cmd_inverse_kinematics(args: argparse.Namespace) -> int:
         outs.append(folder / f"{name}_ik_marker_errors.sto")
     if report_locations:
         outs.append(folder / f"{name}_ik_model_marker_locations.sto")
+    if args.marker_distances:
+        outs.append(folder / f"{name}_ik_marker_distances.sto")
     if args.plot:
         outs.append(_plot_path(out))
     inputs = [p for p in (args.model, args.markers, args.setup) if p]
@@ -153,6 +155,9 @@ def cmd_inverse_kinematics(args: argparse.Namespace) -> int:
             k += 1
         if report_locations:
             write_motion(tmps[k], result.marker_locations(), name="Model Marker Locations from IK", protect=inputs)
+            k += 1
+        if args.marker_distances:
+            write_motion(tmps[k], result.marker_distances(), name="Marker distances from IK (m)", protect=inputs)
             k += 1
         if args.plot:
             _plot_table(coordinates, [c for c in coordinates.columns if c != "time"], "coordinate (deg, m)", tmps[k],
@@ -186,5 +191,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="do not write NAME_ik_marker_errors.sto (total squared error, RMS and largest error)")
     s.add_argument("--marker-locations", action="store_true",
                    help="also write NAME_ik_model_marker_locations.sto (the model's markers at the solution)")
+    s.add_argument("--marker-distances", action="store_true",
+                   help="also write NAME_ik_marker_distances.sto: each marker's distance from its observation (m; "
+                        "NaN where it is missing), the per-marker detail OpenSim's error file sums up")
     s.add_argument("--plot", action="store_true", help="also write a PNG plot of the coordinates")
     s.set_defaults(func=cmd_inverse_kinematics)

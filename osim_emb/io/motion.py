@@ -152,7 +152,7 @@ def write_motion(path: str | Path, table: pd.DataFrame, *, name: str | None = No
     t = table[cols]
     head = [name or Path(path).stem, "version=1", f"nRows={len(t)}", f"nColumns={len(cols)}",
             f"inDegrees={'yes' if in_degrees else 'no'}", "endheader"]
-    body = t.to_csv(sep="\t", index=False, float_format="%.12g", lineterminator="\n")
+    body = t.to_csv(sep="\t", index=False, float_format="%.12g", lineterminator="\n", na_rep="NaN")
     write_atomically(path, "\n".join(head) + "\n" + body, protect=protect)
 
 

@@ -69,6 +69,7 @@ class InverseKinematicsResult:
     objective: np.ndarray  # (T,) J at the solution
     evaluations: np.ndarray  # (T,) evaluations of r and ∂r/∂q in the solve
     undetermined: dict = field(default_factory=dict)  # coordinate -> frame indices where nothing determines it
+    present: np.ndarray | None = None  # (T, m) the marker was observed
 
     def coordinates(self, in_degrees: bool = True) -> pd.DataFrame:
         """Every coordinate (independent, then dependent) by frame; rotational ones in degrees with
@@ -89,6 +90,13 @@ class InverseKinematicsResult:
         return pd.DataFrame({"time": self.times, "total_squared_error": total,
                              "marker_error_RMS": np.sqrt(total / max(len(self.markers), 1)),
                              "marker_error_max": np.sqrt(self.squared_errors.max(axis=1, initial=0.0))})
+
+    def marker_distances(self) -> pd.DataFrame:
+        """Each marker's distance from its observation (m) by frame, NaN where the marker is missing: which marker
+        the totals of :meth:`marker_errors` come from."""
+        d = np.sqrt(self.squared_errors)
+        d[~self.present] = np.nan
+        return pd.DataFrame({"time": self.times, **{n: d[:, i] for i, n in enumerate(self.markers)}})
 
     def marker_locations(self) -> pd.DataFrame:
         """OpenSim's ``_ik_model_marker_locations.sto``: NAME_tx, NAME_ty, NAME_tz of every marker in use (m)."""
@@ -292,7 +300,7 @@ def inverse_kinematics(model: Model, data: MarkerTrajectories, *, marker_weights
             log.warning("coordinate %r is determined by no tracked marker or task at %d frame(s) (first t = %g s): "
                         "it keeps the previous frame's value", c.name, int(idle.sum()), data.times[frames][idle][0])
     return InverseKinematicsResult(model, np.asarray(data.times)[frames], q_out, tuple(names), weights, locations,
-                                   squared, objective, evaluations, undetermined)
+                                   squared, objective, evaluations, undetermined, np.isfinite(observed).all(axis=2))
 
 
 def _solve_with_scipy(model, markers, observed, weights, rows, references, lo, hi, q0, tolerance, max_evaluations,

@@ -257,3 +257,17 @@ def limit_forces_applied(model, command: str, excluded: tuple[str, ...] = ()) ->
                  len(limits), ", ".join(f.name for f in limits[:8]) + (", ..." if len(limits) > 8 else ""))
     return limits
 
+
+
+def fill_from_setup(args, values: dict, required: dict, time_range=None) -> None:
+    """What a command line leaves unset, taken from an OpenSim tool setup (``--setup``): ``values`` maps argument
+    names to the setup's values (paths as strings), ``time_range`` fills ``--time-range``; ``required`` maps the
+    argument names that must then be set to the setup element that would set them (named in the refusal)."""
+    for name, value in values.items():
+        if not getattr(args, name) and value is not None:
+            setattr(args, name, str(value))
+    if args.time_range is None and time_range is not None:
+        args.time_range = list(time_range)
+    missing = [tag for name, tag in required.items() if not getattr(args, name)]
+    if missing:
+        raise ValueError(f"{args.setup}: sets no {', '.join(missing)}; give it on the command line")

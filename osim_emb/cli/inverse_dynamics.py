@@ -11,7 +11,8 @@ import numpy as np
 
 from osim_emb.cli.common import _load_any, _plot_path, _plot_table, outside_range_hint, \
     add_external_loads_option, add_lenient_option, add_motion_differentiation_options, motion_differentiation, \
-    limit_forces_applied, note_coupled_generalized_forces, read_external_loads_option, warn_unapplied_forces
+    fill_from_setup, limit_forces_applied, note_coupled_generalized_forces, read_external_loads_option, \
+    warn_unapplied_forces
 
 log = logging.getLogger("osim_emb")
 
@@ -24,18 +25,12 @@ def _from_setup(args: argparse.Namespace) -> None:
         return
     from osim_emb.io.tool_setup import read_inverse_dynamics_setup
     setup = read_inverse_dynamics_setup(args.setup)
-    for name, value in (("model", setup.model), ("motion", setup.coordinates), ("output", setup.output),
-                        ("external_loads", setup.external_loads)):
-        if not getattr(args, name) and value is not None:
-            setattr(args, name, str(value))
+    fill_from_setup(args, {"model": setup.model, "motion": setup.coordinates, "output": setup.output,
+                           "external_loads": setup.external_loads},
+                    {"model": "model_file", "motion": "coordinates_file", "output": "output_gen_force_file"},
+                    setup.time_range)
     if args.lowpass is None and args.smoothing is None:
         args.lowpass = setup.lowpass_hz
-    if args.time_range is None and setup.time_range is not None:
-        args.time_range = list(setup.time_range)
-    missing = [n for n, v in (("model_file", args.model), ("coordinates_file", args.motion),
-                              ("output_gen_force_file", args.output)) if not v]
-    if missing:
-        raise ValueError(f"{args.setup}: sets no {', '.join(missing)}; give it on the command line")
     if args.exclude_forces is None:
         args.exclude_forces = [f for f in setup.excluded_forces if f != "Muscles"]
     if "Muscles" not in setup.excluded_forces:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from osim_emb.cli.common import _load_any, _plot_path, _plot_table, add_lenient_option
+from osim_emb.cli.common import _load_any, _plot_path, _plot_table, add_lenient_option, fill_from_setup
 
 log = logging.getLogger("osim_emb")
 
@@ -37,15 +37,8 @@ def _setup(args: argparse.Namespace):
         return None
     from osim_emb.io.tool_setup import read_inverse_kinematics_setup
     setup = read_inverse_kinematics_setup(args.setup)
-    for name, value in (("model", setup.model), ("markers", setup.markers), ("output", setup.output)):
-        if not getattr(args, name) and value is not None:
-            setattr(args, name, str(value))
-    if args.time_range is None and setup.time_range is not None:
-        args.time_range = list(setup.time_range)
-    missing = [n for n, v in (("model_file", args.model), ("marker_file", args.markers),
-                              ("output_motion_file", args.output)) if not v]
-    if missing:
-        raise ValueError(f"{args.setup}: sets no {', '.join(missing)}; give it on the command line")
+    fill_from_setup(args, {"model": setup.model, "markers": setup.markers, "output": setup.output},
+                    {"model": "model_file", "markers": "marker_file", "output": "output_motion_file"}, setup.time_range)
     return setup
 
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 
 from osim_emb.cli.common import _load_any, _plot_table, _positive, add_external_loads_option, add_lenient_option, \
-    add_motion_differentiation_options, limit_forces_applied, motion_differentiation, outside_range_hint, \
-    read_external_loads_option
+    add_motion_differentiation_options, fill_from_setup, limit_forces_applied, motion_differentiation, \
+    outside_range_hint, read_external_loads_option
 
 log = logging.getLogger("osim_emb")
 
@@ -60,21 +60,15 @@ def _from_setup(args: argparse.Namespace) -> None:
     motion = setup.states or setup.coordinates
     if not args.output and setup.name:
         args.output = str(setup.results_directory / setup.name)
-    for name, value in (("model", setup.model), ("motion", motion), ("external_loads", setup.external_loads)):
-        if not getattr(args, name) and value is not None:
-            setattr(args, name, str(value))
+    fill_from_setup(args, {"model": setup.model, "motion": motion, "external_loads": setup.external_loads},
+                    {"model": "model_file", "motion": "states_file or coordinates_file",
+                     "output": "the tool's name (the output prefix)"}, setup.time_range)
     if not args.actuators and setup.actuator_files:
         args.actuators = [str(f) for f in setup.actuator_files]
     if setup.use_model_force_set:
         args.model_actuators = True
     if args.lowpass is None and args.smoothing is None and setup.states is None:
         args.lowpass = setup.lowpass_hz
-    if args.time_range is None and setup.time_range is not None:
-        args.time_range = list(setup.time_range)
-    missing = [n for n, v in (("model_file", args.model), ("states_file or coordinates_file", args.motion),
-                              ("the tool's name (the output prefix)", args.output)) if not v]
-    if missing:
-        raise ValueError(f"{args.setup}: sets no {', '.join(missing)}; give it on the command line")
     if not args.no_passive:
         log.info("%s: OpenSim's StaticOptimization leaves the passive fibre forces out; so does the command with "
                  "--setup", args.setup)

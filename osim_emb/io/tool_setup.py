@@ -52,33 +52,25 @@ def opensim_element(path: Path, tag: str, error: type[ValueError]):
     return found
 
 
+def _file(tool, here: Path, tag: str) -> Path | None:
+    """The file a setup's ``tag`` names, resolved against the setup's folder (None when unset)."""
+    text = element_text(tool, tag)
+    return (here / text).resolve() if text else None
+
+
 def read_inverse_dynamics_setup(path: str | Path) -> InverseDynamicsSetup:
     """Read an InverseDynamicsTool setup file (OpenSim 3.x or 4.x)."""
     path = Path(path)
     tool = opensim_element(path, "InverseDynamicsTool", ToolSetupError)
     here = path.resolve().parent
-
-    def file(tag: str) -> Path | None:
-        text = element_text(tool, tag)
-        return (here / text).resolve() if text else None
-
-    def number(tag: str) -> float | None:
-        text = element_text(tool, tag)
-        try:
-            return float(text) if text else None
-        except ValueError:
-            raise ToolSetupError(f"{path}: <{tag}> must be a number, not {text!r}") from None
-    cutoff = number("lowpass_cutoff_frequency_for_coordinates")
-    span = element_text(tool, "time_range").split()
-    try:
-        time_range = (float(span[0]), float(span[1])) if len(span) == 2 else None
-    except ValueError:
-        raise ToolSetupError(f"{path}: <time_range> must be two numbers, not {' '.join(span)!r}") from None
+    cutoff = _number(path, tool, "lowpass_cutoff_frequency_for_coordinates")
+    time_range = _time_range(path, tool)
     output = None
     if element_text(tool, "output_gen_force_file"):
         folder = element_text(tool, "results_directory") or "."
         output = (here / folder / element_text(tool, "output_gen_force_file")).resolve()
-    return InverseDynamicsSetup(str(path), file("model_file"), file("coordinates_file"), file("external_loads_file"),
+    return InverseDynamicsSetup(str(path), _file(tool, here, "model_file"), _file(tool, here, "coordinates_file"),
+                                _file(tool, here, "external_loads_file"),
                                 cutoff if cutoff is not None and cutoff >= 0 else None, time_range, output,
                                 tuple(element_text(tool, "forces_to_exclude").split()))
 
@@ -164,8 +156,7 @@ def read_inverse_kinematics_setup(path: str | Path) -> InverseKinematicsSetup:
     here = path.resolve().parent
 
     def file(tag: str) -> Path | None:
-        text = element_text(tool, tag)
-        return (here / text).resolve() if text else None
+        return _file(tool, here, tag)
     where, tasks = _ik_tasks(path, tool)
     weights: dict[str, float] = {}
     coordinate_tasks = []
@@ -222,8 +213,7 @@ def read_static_optimization_setup(path: str | Path) -> StaticOptimizationSetup:
     here = path.resolve().parent
 
     def file(tag: str) -> Path | None:
-        text = element_text(tool, tag)
-        return (here / text).resolve() if text else None
+        return _file(tool, here, tag)
     analyses = [a for a in tool.iter("StaticOptimization") if _boolean(path, a, "on", True)]
     if not analyses:
         raise ToolSetupError(f"{path}: the AnalyzeTool has no StaticOptimization analysis that is on")

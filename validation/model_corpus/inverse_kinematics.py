@@ -22,10 +22,8 @@ Writes ``results/inverse_kinematics.csv``.
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import io
-import json
 import sys
 import tempfile
 import time
@@ -36,7 +34,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 sys.path.insert(0, str(REPO))
-from run import DEFAULT_CORPUS, corpus_rows  # noqa: E402  (this folder's corpus study)
+from run import corpus_study  # noqa: E402  (this folder's corpus study)
 from static_optimization import motion  # noqa: E402
 
 TOL = 1e-5
@@ -145,31 +143,10 @@ def study_one(path: str) -> dict:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS, help="the corpus folder of run.py")
-    ap.add_argument("--timeout", type=float, default=300.0, help="seconds per model")
-    ap.add_argument("--only", default="", help="substring: only the models whose path contains it")
-    ap.add_argument("--out", type=Path, default=HERE / "results" / "inverse_kinematics.csv")
-    ap.add_argument("--one", help=argparse.SUPPRESS)
-    args = ap.parse_args(argv)
-    if args.one:
-        try:
-            row = study_one(args.one)
-        except Exception as err:  # noqa: BLE001 - reported as a defect
-            row = {"status": "error", "reason": f"{type(err).__name__}: {err}"[:400]}
-        print(json.dumps(row, default=float))
-        return 0
-    import pandas as pd
-    corpus = pd.read_csv(HERE / "results" / "corpus.csv")
-    chosen = corpus[corpus["status"].isin(["agrees", "opensim_coriolis"])
-                    & corpus["model"].str.contains(args.only, regex=False)]
-    rows = corpus_rows(__file__, list(zip(chosen["model"], chosen["status"])), args.corpus, args.timeout,
-                       lambda row: row.get("max_diff_rad_or_m", ""))
-    table = pd.DataFrame(rows).reindex(columns=COLUMNS)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    table.to_csv(args.out, index=False, float_format="%.3g")
-    print(f"wrote {args.out}: {len(table)} models, {table['status'].value_counts().to_dict()}")
-    return 0
+    return corpus_study(argv, script=__file__, description=__doc__.split("\n")[0],
+                        study=lambda path, _: study_one(path),
+                        out=HERE / "results" / "inverse_kinematics.csv", columns=COLUMNS, timeout=300.0,
+                        summary=lambda row: row.get("max_diff_rad_or_m", ""))
 
 
 if __name__ == "__main__":

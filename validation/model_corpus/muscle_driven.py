@@ -24,8 +24,6 @@ matrix), ``opensim_fails`` (OpenSim's Manager stops; its message), ``error`` (an
 
 from __future__ import annotations
 
-import argparse
-import json
 import sys
 import time
 from pathlib import Path
@@ -35,7 +33,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 sys.path.insert(0, str(REPO))
-from run import DEFAULT_CORPUS, corpus_rows  # noqa: E402  (this folder's corpus study)
+from run import corpus_study  # noqa: E402  (this folder's corpus study)
 
 TOL_Q, TOL_LF, TOL_A = 1e-6, 1e-7, 1e-7
 COLUMNS = ["model", "coordinates", "muscles", "status", "max_q_rad_or_m", "max_fiber_length_m", "max_activation",
@@ -100,38 +98,17 @@ def study_one(path: str, t_end: float, method: str = "auto") -> dict:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS, help="the corpus folder of run.py")
-    ap.add_argument("--t-end", type=float, default=0.02, help="seconds simulated (default 0.02)")
-    ap.add_argument("--timeout", type=float, default=600.0, help="seconds per model")
-    ap.add_argument("--only", default="", help="substring: only the models whose path contains it")
-    ap.add_argument("--out", type=Path, default=HERE / "results" / "muscle_driven.csv")
-    ap.add_argument("--method", default="auto",
-                    help="simulate_muscles' method (default auto: RK45-jit where the model allows it); e.g. BDF-jit "
-                         "(a model it cannot run is refused, saying why)")
-    ap.add_argument("--one", help=argparse.SUPPRESS)
-    args = ap.parse_args(argv)
-    if args.one:
-        try:
-            row = study_one(args.one, args.t_end, args.method)
-        except Exception as err:  # noqa: BLE001 - reported as a defect
-            row = {"status": "error", "reason": f"{type(err).__name__}: {err}"[:400]}
-        print(json.dumps(row, default=float))
-        return 0
-    import pandas as pd
-    corpus = pd.read_csv(HERE / "results" / "corpus.csv")
-    chosen = corpus[corpus["status"].isin(["agrees", "opensim_coriolis"]) & (corpus["muscles"] > 0)
-                    & corpus["model"].str.contains(args.only, regex=False)]
-    rows = corpus_rows(__file__, list(zip(chosen["model"], chosen["status"])), args.corpus, args.timeout,
-                       options=("--t-end", str(args.t_end), "--method", args.method))
-    for row in rows:
-        if row["status"] == "differs" and row["corpus_status"] == "opensim_coriolis":
-            row["status"] = "opensim_coriolis"  # OpenSim's forward accelerations are off already (corpus.csv)
-    table = pd.DataFrame(rows).reindex(columns=COLUMNS)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    table.to_csv(args.out, index=False, float_format="%.3g")
-    print(f"wrote {args.out}: {len(table)} models, {table['status'].value_counts().to_dict()}")
-    return 0
+    def options(parser):
+        parser.add_argument("--t-end", type=float, default=0.02, help="seconds simulated (default 0.02)")
+        parser.add_argument("--method", default="auto",
+                            help="simulate_muscles' method (default auto: RK45-jit where the model allows it); e.g. "
+                                 "BDF-jit (a model it cannot run is refused, saying why)")
+    return corpus_study(argv, script=__file__, description=__doc__.split("\n")[0],
+                        study=lambda path, args: study_one(path, args.t_end, args.method),
+                        out=HERE / "results" / "muscle_driven.csv", columns=COLUMNS, timeout=600.0,
+                        muscles_only=True, add_options=options,
+                        child_options=lambda args: ("--t-end", str(args.t_end), "--method", args.method),
+                        relabel_coriolis=True)  # OpenSim's forward accelerations are off already (corpus.csv)
 
 
 if __name__ == "__main__":

@@ -291,6 +291,46 @@ def corpus_rows(script: str, models: list[tuple[str, str]], corpus: Path, timeou
     return rows
 
 
+def corpus_study(argv, *, script: str, description: str, study, out: Path, columns: list[str], timeout: float,
+                 muscles_only: bool = False, summary=lambda row: "", add_options=lambda parser: None,
+                 child_options=lambda args: (), relabel_coriolis: bool = False) -> int:
+    """The command line of a corpus study that runs one command per model: ``--one PATH`` (a child: the JSON row of
+    ``study(path, args)``, an exception reported as an ``error`` row) or every model ``results/corpus.csv`` lists as
+    ``agrees`` or ``opensim_coriolis`` (with a muscle, with ``muscles_only``) through :func:`corpus_rows`, the table
+    written to ``--out`` with ``columns``. ``relabel_coriolis``: a row that ``differs`` on a model whose forward
+    accelerations OpenSim gets wrong (corpus.csv) becomes ``opensim_coriolis``."""
+    ap = argparse.ArgumentParser(description=description)
+    ap.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS, help="the corpus folder of run.py")
+    ap.add_argument("--timeout", type=float, default=timeout, help="seconds per model")
+    ap.add_argument("--only", default="", help="substring: only the models whose path contains it")
+    ap.add_argument("--out", type=Path, default=out)
+    ap.add_argument("--one", help=argparse.SUPPRESS)
+    add_options(ap)
+    args = ap.parse_args(argv)
+    if args.one:
+        try:
+            row = study(args.one, args)
+        except Exception as err:  # noqa: BLE001 - reported as a defect
+            row = {"status": "error", "reason": f"{type(err).__name__}: {err}"[:400]}
+        print(json.dumps(row, default=float))
+        return 0
+    import pandas as pd
+    corpus = pd.read_csv(HERE / "results" / "corpus.csv")
+    chosen = corpus[corpus["status"].isin(["agrees", "opensim_coriolis"])
+                    & ((corpus["muscles"] > 0) if muscles_only else True)
+                    & corpus["model"].str.contains(args.only, regex=False)]
+    rows = corpus_rows(script, list(zip(chosen["model"], chosen["status"])), args.corpus, args.timeout, summary,
+                       tuple(child_options(args)))
+    for row in rows:
+        if relabel_coriolis and row["status"] == "differs" and row["corpus_status"] == "opensim_coriolis":
+            row["status"] = "opensim_coriolis"
+    table = pd.DataFrame(rows).reindex(columns=columns)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    table.to_csv(args.out, index=False, float_format="%.3g")
+    print(f"wrote {args.out}: {len(table)} models, {table['status'].value_counts().to_dict()}")
+    return 0
+
+
 def run_child(path: Path, args) -> dict:
     return run_json_child(["nice", "-n", "10", sys.executable, __file__, "--one", str(path), "--poses", str(args.poses),
                            "--seed", str(args.seed), "--ma-budget", str(args.ma_budget)], args.timeout)

@@ -28,10 +28,8 @@ Writes ``results/static_optimization.csv``.
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import io
-import json
 import sys
 import tempfile
 import time
@@ -42,7 +40,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 sys.path.insert(0, str(REPO))
-from run import DEFAULT_CORPUS, corpus_rows  # noqa: E402  (this folder's corpus study)
+from run import corpus_study  # noqa: E402  (this folder's corpus study)
 
 TOL, TOL_LOOSE = 1e-6, 1e-3
 #: muscle models whose f_opt in OpenSim's StaticOptimization is not the muscle's own force (docs/muscles.md)
@@ -170,34 +168,11 @@ def balance_residual(model, forces, muscles: list[str], reserves: list[str]) -> 
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS, help="the corpus folder of run.py")
-    ap.add_argument("--timeout", type=float, default=300.0, help="seconds per model")
-    ap.add_argument("--only", default="", help="substring: only the models whose path contains it")
-    ap.add_argument("--out", type=Path, default=HERE / "results" / "static_optimization.csv")
-    ap.add_argument("--one", help=argparse.SUPPRESS)
-    args = ap.parse_args(argv)
-    if args.one:
-        try:
-            row = study_one(args.one)
-        except Exception as err:  # noqa: BLE001 - reported as a defect
-            row = {"status": "error", "reason": f"{type(err).__name__}: {err}"[:400]}
-        print(json.dumps(row, default=float))
-        return 0
-    import pandas as pd
-    corpus = pd.read_csv(HERE / "results" / "corpus.csv")
-    chosen = corpus[corpus["status"].isin(["agrees", "opensim_coriolis"]) & (corpus["muscles"] > 0)
-                    & corpus["model"].str.contains(args.only, regex=False)]
-    rows = corpus_rows(__file__, list(zip(chosen["model"], chosen["status"])), args.corpus, args.timeout,
-                       lambda row: row.get("max_activation_diff", ""))
-    for row in rows:
-        if row["status"] == "differs" and row["corpus_status"] == "opensim_coriolis":
-            row["status"] = "opensim_coriolis"  # OpenSim's velocity terms are off on these knees (corpus.csv)
-    table = pd.DataFrame(rows).reindex(columns=COLUMNS)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    table.to_csv(args.out, index=False, float_format="%.3g")
-    print(f"wrote {args.out}: {len(table)} models, {table['status'].value_counts().to_dict()}")
-    return 0
+    return corpus_study(argv, script=__file__, description=__doc__.split("\n")[0],
+                        study=lambda path, _: study_one(path),
+                        out=HERE / "results" / "static_optimization.csv", columns=COLUMNS, timeout=300.0,
+                        muscles_only=True, summary=lambda row: row.get("max_activation_diff", ""),
+                        relabel_coriolis=True)  # OpenSim's velocity terms are off on these knees (corpus.csv)
 
 
 if __name__ == "__main__":

@@ -143,21 +143,26 @@ def test_equals_opensim_inverse_kinematics_tool(models_dir, osim, tmp_path):
              ("hip_flexion_r", 1e-4, "manual_value", 0.3), ("knee_angle_pat_r", 1e-4, "manual_value", -0.5)]
     setup = write_setup(tmp_path / "setup.xml", leg, trc, marker_tasks=WEIGHTS | {"L.ASIS": None},
                         coordinate_tasks=tasks, coordinate_file=hint, time_range=(0.1, 0.9))
-    assert main(["inverse-kinematics", "--setup", str(setup), "-q"]) == 0
+    assert main(["inverse-kinematics", "--setup", str(setup), "--marker-locations", "-q"]) == 0
     mine, _ = read_motion(tmp_path / "trial_ik.mot")
     errors, _ = read_motion(tmp_path / "results" / "trial_ik_marker_errors.sto")
+    locations, _ = read_motion(tmp_path / "results" / "trial_ik_model_marker_locations.sto")
     gaps = {}
     for accuracy in (1e-8, 1e-9):  # OpenSim's LBFGS stops at its accuracy (1e-10 fails at the clamp)
         reference = opensim_inverse_kinematics(setup=setup, accuracy=accuracy, out_dir=tmp_path / "opensim")
         assert np.allclose(mine["time"], reference["coordinates"]["time"], atol=1e-9)
         dq = np.abs(package_q(model, mine) - package_q(model, reference["coordinates"])).max()
         de = np.abs(errors["marker_error_RMS"].to_numpy() - reference["errors"]["marker_error_RMS"].to_numpy()).max()
-        gaps[accuracy] = dq, de
+        dl = np.abs(locations.drop(columns="time").to_numpy()
+                    - reference["locations"][list(locations.columns[1:])].to_numpy()).max()
+        assert list(locations.columns) == list(reference["locations"].columns)  # OpenSim's labels and order
+        gaps[accuracy] = dq, de, dl
     knee = package_q(model, mine)[:, COORDS.index("knee_angle_r")]
     print(f"\nagainst OpenSim's IK tool (25 frames), accuracy 1e-8: max |Δq| {gaps[1e-8][0]:.2e} rad or m, "
-          f"max |ΔRMS| {gaps[1e-8][1]:.2e} m; 1e-9: {gaps[1e-9][0]:.2e}, {gaps[1e-9][1]:.2e}; knee at its clamp in "
+          f"max |ΔRMS| {gaps[1e-8][1]:.2e} m; 1e-9: {gaps[1e-9][0]:.2e}, {gaps[1e-9][1]:.2e}, model markers "
+          f"{gaps[1e-9][2]:.2e} m; knee at its clamp in "
           f"{np.sum(knee >= KNEE_MAX - 1e-9)} frames")
-    assert gaps[1e-9][0] < 2e-6 and gaps[1e-9][1] < 1e-7
+    assert gaps[1e-9][0] < 2e-6 and gaps[1e-9][1] < 1e-7 and gaps[1e-9][2] < 1e-6
     assert gaps[1e-9][0] < gaps[1e-8][0] / 5  # OpenSim converges onto the package's solution
     assert np.sum(knee >= KNEE_MAX - 1e-9) >= 3 and knee.max() <= KNEE_MAX + 1e-12
     assert abs(mine["knee_angle_pat_r"].to_numpy() - reference["coordinates"]["knee_angle_pat_r"].to_numpy()).max() \
@@ -318,3 +323,39 @@ def test_marker_distances_sum_to_opensims_error_report(models_dir, osim, tmp_pat
     d = dist[names].to_numpy()
     assert np.allclose(np.nansum(d ** 2, axis=1), errors["total_squared_error"], rtol=1e-9, atol=1e-15)
     assert np.allclose(np.nanmax(d, axis=1), errors["marker_error_max"], rtol=1e-9)
+
+
+@pytest.mark.opensim
+@pytest.mark.models
+def test_task_set_in_its_own_file(models_dir, osim, tmp_path, capsys):
+    """A setup whose IKTaskSet is another file (<IKTaskSet file="...">, relative to the setup): read as OpenSim
+    reads it — the command equals OpenSim's tool at 1e-9 on the same setup. A from_file coordinate task whose file
+    holds degrees under inDegrees=no is refused with the hint."""
+    from osim_emb.opensim.inverse_kinematics import opensim_inverse_kinematics
+    _, trc = noisy_trial(osim, models_dir, tmp_path)
+    leg = clamped_leg(models_dir, tmp_path)
+    model = load_osim(leg)
+    tasks = "".join(f"<IKMarkerTask name=\"{n}\"><apply>true</apply><weight>{w}</weight></IKMarkerTask>"
+                    for n, w in WEIGHTS.items())
+    (tmp_path / "tasks").mkdir()
+    (tmp_path / "tasks" / "leg_tasks.xml").write_text(
+        f"<OpenSimDocument Version=\"40000\"><IKTaskSet name=\"leg\"><objects>{tasks}</objects></IKTaskSet>"
+        "</OpenSimDocument>")
+    setup = write_setup(tmp_path / "setup.xml", leg, trc, marker_tasks={})
+    setup.write_text(setup.read_text().replace("<IKTaskSet><objects></objects></IKTaskSet>",
+                                               "<IKTaskSet file=\"tasks/leg_tasks.xml\" />"))
+    reference = opensim_inverse_kinematics(setup=setup, accuracy=1e-9, out_dir=tmp_path / "opensim")
+    assert main(["inverse-kinematics", "--setup", str(setup), "-q"]) == 0
+    mine, _ = read_motion(tmp_path / "trial_ik.mot")
+    dq = np.abs(package_q(model, mine) - package_q(model, reference["coordinates"])).max()
+    with capsys.disabled():
+        print(f"\n[agreement] IKTaskSet from its own file: {dq:.2e} from OpenSim's tool at 1e-9")
+    assert dq < 2e-6
+    hint = tmp_path / "hint.mot"
+    hint.write_text("hint\nversion=1\nnRows=31\nnColumns=2\ninDegrees=no\nendheader\ntime\tankle_angle_r\n"
+                    + "".join(f"{t:.6f}\t{20 + 10 * np.sin(3 * t):.10f}\n" for t in T))
+    bad = write_setup(tmp_path / "bad.xml", leg, trc, marker_tasks=WEIGHTS, output="bad_ik.mot", name="bad",
+                      coordinate_tasks=[("ankle_angle_r", 1e-3, "from_file", 0.0)], coordinate_file=hint)
+    assert main(["inverse-kinematics", "--setup", str(bad), "-q"]) == 2
+    assert "look like degrees but the header says inDegrees=no" in capsys.readouterr().err
+    assert not (tmp_path / "bad_ik.mot").exists()

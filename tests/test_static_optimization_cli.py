@@ -359,3 +359,30 @@ def test_model_actuators_as_opensims_use_model_force_set(osim, models_dir, tmp_p
               f"actuators up to {np.abs(act[['shoulder_reserve', 'elbow_torque']].to_numpy()).max():.3f})")
     assert d < 1e-6
     assert np.abs(act[["shoulder_reserve", "elbow_torque"]].to_numpy()).max() > 0.05
+
+
+@pytest.mark.models
+def test_coordinate_actuator_on_a_coupled_coordinate(models_dir):
+    """A CoordinateActuator on leg6dof9musc's coupled patella coordinate c = f(q) does the virtual work F δc: its
+    generalized forces equal F times central differences of c (not the package's gradient); one on an unknown
+    coordinate is refused by name."""
+    from osim_emb import load_osim
+    from osim_emb.core.dynamics import actuator_generalized_forces
+    from osim_emb.io.force_set import Actuator
+    model = load_osim(models_dir / "leg6dof9musc.osim")
+    patella = model.dependent_coordinate("knee_angle_pat_r")
+    q = np.tile(model.default_q, (3, 1))
+    q[:, model.coordinate_index("knee_angle_r")] = [-1.2, -0.6, -0.1]
+    act = Actuator("pat", "CoordinateActuator", 7.0, -np.inf, np.inf, coordinate="knee_angle_pat_r")
+    b = actuator_generalized_forces(model, q, [act])[:, :, 0]
+    h = 1e-6
+    fd = np.empty_like(b)
+    for k in range(model.n_q):
+        step = np.zeros(model.n_q)
+        step[k] = h
+        fd[:, k] = 7.0 * (np.asarray(patella.function.evaluate(q + step, order=0).value)
+                          - np.asarray(patella.function.evaluate(q - step, order=0).value)) / (2 * h)
+    assert np.abs(b - fd).max() < 1e-7 * max(np.abs(fd).max(), 1.0)
+    assert np.abs(b[:, model.coordinate_index("knee_angle_r")]).min() > 1.0  # it acts through the knee
+    with pytest.raises(ValueError, match="no coordinate 'ankle'"):
+        actuator_generalized_forces(model, q, [Actuator("a", "CoordinateActuator", 1.0, -1, 1, coordinate="ankle")])

@@ -84,8 +84,13 @@ def _coordinate_file_spline(setup):
             raise ValueError(f"{setup.coordinates}: no column for coordinate {name!r} (IKCoordinateTask from_file "
                              f"in {setup.path})")
         v = table[column].to_numpy(dtype=float)
-        if in_degrees and coordinate.motion_type == "rotational":
+        rotational = coordinate.motion_type == "rotational"
+        if in_degrees and rotational:
             v = np.radians(v)
+        elif rotational and np.abs(v).max() > 2 * np.pi:
+            raise ValueError(f"{setup.coordinates}: column {column!r} reaches {np.abs(v).max():.4g} rad: the values look "
+                             "like degrees but the header says inDegrees=no (IKCoordinateTask from_file in "
+                             f"{setup.path})")
         return _natural_quintic(time, v[:, None])(times)[:, 0]
     return values
 

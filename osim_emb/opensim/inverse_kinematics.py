@@ -23,7 +23,8 @@ def opensim_inverse_kinematics(model_path: str | Path | None = None, marker_path
     OpenSim's command-line tool) or on ``model_path`` and ``marker_path`` with ``marker_weights`` (name -> weight)
     and ``coordinate_tasks`` ((name, weight, value_type, value) with OpenSim's value types); ``accuracy`` and
     ``time_range`` override the setup's. Returns ``coordinates`` (the .mot table as written: rotational
-    coordinates in degrees), ``errors`` (``_ik_marker_errors.sto``) and ``seconds`` (the tool's ``run``)."""
+    coordinates in degrees), ``errors`` (``_ik_marker_errors.sto``), ``locations``
+    (``_ik_model_marker_locations.sto``) and ``seconds`` (the tool's ``run``)."""
     osim = require_opensim()
     here = os.getcwd()
     with tempfile.TemporaryDirectory() as scratch:
@@ -64,6 +65,7 @@ def opensim_inverse_kinematics(model_path: str | Path | None = None, marker_path
                 tool.set_accuracy(float(accuracy))
             tool.setName("opensim")
             tool.set_report_errors(True)
+            tool.set_report_marker_locations(True)
             tool.setResultsDir(str(work))
             tool.set_output_motion_file(str(work / "opensim_ik.mot"))
             start = _time.perf_counter()
@@ -73,4 +75,5 @@ def opensim_inverse_kinematics(model_path: str | Path | None = None, marker_path
         finally:
             os.chdir(here)
         return {"coordinates": read_storage(work / "opensim_ik.mot"),
-                "errors": read_storage(work / "opensim_ik_marker_errors.sto"), "seconds": seconds}
+                "errors": read_storage(work / "opensim_ik_marker_errors.sto"),
+                "locations": read_storage(work / "opensim_ik_model_marker_locations.sto"), "seconds": seconds}

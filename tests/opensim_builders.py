@@ -188,3 +188,14 @@ def opensim_static_optimization_inputs(osim, model_path, names, times, coef):
         tv = ids.solve(qstate, udot)
         tau[i] = [tv.get(k) for k in range(nq)]
     return mnames, R, L, V, tau, fopt
+
+
+def model_with_forces(osim, source, forces, path):
+    """A copy of the model file ``source`` with ``forces`` ({name: an OpenSim Force}) added, written to ``path``."""
+    m = osim.Model(str(source))
+    for name, force in forces.items():
+        force.setName(name)
+        m.addForce(force)
+    m.finalizeConnections()
+    m.printToXML(str(path))
+    return path

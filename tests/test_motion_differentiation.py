@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from opensim_builders import read_sto
+from opensim_builders import model_with_forces, read_sto
 from osim_emb.opensim.static_optimization import opensim_inverse_dynamics
 from osim_emb.cli.main import main
 
@@ -162,13 +162,9 @@ def test_coordinate_limit_forces_in_inverse_dynamics_as_opensims_tool(osim, mode
     """arm26 with a CoordinateLimitForce on the elbow, the motion through its limit: OpenSim's InverseDynamicsTool
     applies every force it does not exclude, the limit among them, and so does `inverse-dynamics`; excluded by name
     (`--exclude-forces`, a setup's forces_to_exclude) it is left out on both sides."""
-    m = osim.Model(str(models_dir / "arm26.osim"))
-    clf = osim.CoordinateLimitForce("r_elbow_flex", 60.0, 3.0, 10.0, 2.0, 0.05, 5.0)
-    clf.setName("elbow_limit")
-    m.addForce(clf)
-    m.finalizeConnections()
-    path = tmp_path / "arm26_limit.osim"
-    m.printToXML(str(path))
+    path = model_with_forces(osim, models_dir / "arm26.osim",
+                             {"elbow_limit": osim.CoordinateLimitForce("r_elbow_flex", 60.0, 3.0, 10.0, 2.0, 0.05, 5.0)},
+                             tmp_path / "arm26_limit.osim")
     t = np.linspace(0.0, 0.5, 26)
     rows = "\n".join(f"{ti:.6f}\t{0.3 + 0.2 * ti:.12f}\t{0.5 + 1.5 * ti + 0.8 * ti * ti:.12f}" for ti in t)
     motion = tmp_path / "through_limit.mot"

@@ -7,6 +7,7 @@ import math
 import numpy as np
 import pytest
 
+from opensim_builders import model_with_forces
 from osim_emb.simulation.muscle_driven import (CoordinateLimitForce, ExcitationSpec, MuscleSimulationError,
                                     thelen_initial_fiber_length)
 from osim_emb.muscles import curves as C
@@ -71,13 +72,9 @@ def test_arm26_muscle_driven_equals_opensim_manager(osim, models_dir):
 
 def test_coordinate_limit_force_and_actuator_equal_opensim(osim, models_dir, tmp_path):
     from osim_emb import load_osim
-    m = osim.Model(str(models_dir / "double_pendulum.osim"))
-    clf = osim.CoordinateLimitForce("q1", 0.0, 0.5, -50.0, 0.8, 0.02, 5.0)  # the swing reaches both limits
-    clf.setName("q1_limit")
-    m.addForce(clf)
-    m.finalizeConnections()
-    path = tmp_path / "pendulum_limits.osim"
-    m.printToXML(str(path))
+    path = model_with_forces(osim, models_dir / "double_pendulum.osim",  # the swing reaches both limits
+                             {"q1_limit": osim.CoordinateLimitForce("q1", 0.0, 0.5, -50.0, 0.8, 0.02, 5.0)},
+                             tmp_path / "pendulum_limits.osim")
     times = np.linspace(0.0, 0.6, 31)
     controls = {"Torq2": ExcitationSpec.parse("sine:2:8:0:0"), "Torq1": ExcitationSpec.parse("-1.5")}
     model = load_osim(str(path))

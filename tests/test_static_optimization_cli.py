@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from opensim_builders import cubic, opensim_static_optimization, read_sto
+from opensim_builders import cubic, model_with_forces, opensim_static_optimization, read_sto
 from osim_emb.cli.main import main
 
 # speeds quadratic in t: OpenSim's quintic GCV spline and the package's cubic spline of them both give q'' exactly
@@ -329,19 +329,14 @@ def test_model_actuators_as_opensims_use_model_force_set(osim, models_dir, tmp_p
     against the humerus, added with OpenSim's API): `--model-actuators` shares the forces with them as OpenSim's
     StaticOptimization does with use_model_force_set (its default), compared on the same states file."""
     from osim_emb.opensim.static_optimization import opensim_static_optimization as opensim_so
-    model = osim.Model(str(models_dir / "arm26.osim"))
     reserve = osim.CoordinateActuator("r_shoulder_elev")
-    reserve.setName("shoulder_reserve")
     reserve.setOptimalForce(3.0)
-    model.addForce(reserve)
-    bodies = model.getBodySet()
+    arm = osim.Model(str(models_dir / "arm26.osim"))  # the actuator takes its bodies' names
+    bodies = arm.getBodySet()
     torque = osim.TorqueActuator(bodies.get("r_ulna_radius_hand"), bodies.get("r_humerus"), osim.Vec3(0, 0, 1), False)
-    torque.setName("elbow_torque")
     torque.setOptimalForce(2.0)
-    model.addForce(torque)
-    model.finalizeConnections()
-    path = tmp_path / "arm26_actuated.osim"
-    model.printToXML(str(path))
+    path = model_with_forces(osim, models_dir / "arm26.osim", {"shoulder_reserve": reserve, "elbow_torque": torque},
+                             tmp_path / "arm26_actuated.osim")
     times = np.linspace(0.0, 0.5, 26)
     opensim_static_optimization(osim, models_dir / "arm26.osim", tmp_path / "opensim", times, 1e-8, COEF)
     states = tmp_path / "opensim" / "states.sto"

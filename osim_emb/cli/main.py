@@ -18,6 +18,7 @@ from osim_emb.cli import (
     inspect_model,
     inverse_dynamics,
     inverse_kinematics,
+    joint_reactions,
     moment_arms,
     plot,
     rhythm,
@@ -44,6 +45,7 @@ COMMAND_MODULES = [
     inverse_kinematics,
     inverse_dynamics,
     static_optimization,
+    joint_reactions,
     simulate_muscles,
     fit_paths,
     smooth_paths,
@@ -72,7 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 #: Commands that write files (each takes --overwrite; see docs/cli.md).
-WRITING_COMMANDS = ("convert", "run", "simulate", "inverse-kinematics", "inverse-dynamics", "static-optimization", "moment-arms", "rhythm",
+WRITING_COMMANDS = ("convert", "run", "simulate", "inverse-kinematics", "inverse-dynamics", "static-optimization", "joint-reactions", "moment-arms", "rhythm",
                     "fit-rhythm", "fit-paths", "smooth-paths", "simulate-muscles", "plot", "batch")
 
 

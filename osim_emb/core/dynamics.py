@@ -50,7 +50,10 @@ __all__ = [
     "inverse_dynamics",
     "forward_dynamics",
     "point_force_generalized",
+    "BodyWrench",
+    "external_load_wrenches",
     "external_load_forces",
+    "actuator_wrenches",
     "actuator_generalized_forces",
     "ode_rhs",
 ]
@@ -294,16 +297,39 @@ def _wrench_forces(kin, frame: int, point, force, torque) -> np.ndarray:
     return tau
 
 
-def external_load_forces(model: Model, q: Any, loads) -> np.ndarray:
-    """Generalized forces (N, nq) of external loads at configurations q (N, nq): ``loads`` is
-    :meth:`osim_emb.io.external_loads.ExternalLoads.at` at the same N instants.  A force F (in the frame of its
-    ``force_frame`` body) at point p (in its ``point_frame`` body; the applied body's origin without one) does the
-    virtual work F·δp of the applied body's material point at p (Eq 46), a torque M the work M·δθ of that body's
-    rotation: τ_k = F·(ω_k × p + v_k) + M·ω_k in ground, with (ω_k, v_k) the body's Jacobian column."""
-    from osim_emb.core.kinematics import forward_kinematics
-    q = np.atleast_2d(np.asarray(q, dtype=float))
-    kin = forward_kinematics(model, q, order=1)
-    tau = np.zeros(q.shape)
+@dataclass(frozen=True)
+class BodyWrench:
+    """A force (N, 3) at ground points (N, 3) and a torque (N, 3) on one body, all in ground; ``force`` or
+    ``torque`` may be None. ``frame`` is the package's frame the body rides on (0: the ground)."""
+
+    body: str
+    frame: int
+    point: np.ndarray | None
+    force: np.ndarray | None
+    torque: np.ndarray | None
+
+    def generalized(self, kin: FrameKinematics) -> np.ndarray:
+        """Its generalized forces (N, nq): τ_k = F·(ω_k × p + v_k) + M·ω_k (Eq 46)."""
+        return _wrench_forces(kin, self.frame, self.point, self.force, self.torque)
+
+    def about_origin(self) -> np.ndarray:
+        """(N, 6): the moment about the ground origin and the force, in ground."""
+        n = next(a.shape[0] for a in (self.force, self.torque) if a is not None)
+        out = np.zeros((n, 6))
+        if self.force is not None:
+            out[:, 3:] = self.force
+            out[:, :3] = np.cross(self.point, self.force)
+        if self.torque is not None:
+            out[:, :3] += self.torque
+        return out
+
+
+def external_load_wrenches(model: Model, kin: FrameKinematics, loads) -> list[BodyWrench]:
+    """The body wrenches of external loads at the configurations of ``kin``: ``loads`` is
+    :meth:`osim_emb.io.external_loads.ExternalLoads.at` at the same N instants. A force F (in the frame of its
+    ``force_frame`` body) acts at point p (in its ``point_frame`` body; the applied body's origin without one) on
+    the applied body's material point there, a torque M on that body."""
+    out = []
     for element, force, point, torque in loads:
         frame, _ = _body_pose(model, element.body, f"ExternalForce {element.name!r}")
         ground_of = {}
@@ -317,18 +343,55 @@ def external_load_forces(model: Model, q: Any, loads) -> np.ndarray:
             a = ground_of[element.point_frame]
             p = np.einsum("nij,nj->ni", a[:, :3, :3], point) + a[:, :3, 3]
         rot = ground_of[element.force_frame][:, :3, :3]
-        tau += _wrench_forces(kin, frame, p, None if force is None else np.einsum("nij,nj->ni", rot, force),
-                              None if torque is None else np.einsum("nij,nj->ni", rot, torque))
+        out.append(BodyWrench(element.body, frame, p, None if force is None else np.einsum("nij,nj->ni", rot, force),
+                              None if torque is None else np.einsum("nij,nj->ni", rot, torque)))
+    return out
+
+
+def external_load_forces(model: Model, q: Any, loads) -> np.ndarray:
+    """Generalized forces (N, nq) of external loads at configurations q (N, nq): ``loads`` is
+    :meth:`osim_emb.io.external_loads.ExternalLoads.at` at the same N instants.  A force F (in the frame of its
+    ``force_frame`` body) at point p (in its ``point_frame`` body; the applied body's origin without one) does the
+    virtual work F·δp of the applied body's material point at p (Eq 46), a torque M the work M·δθ of that body's
+    rotation: τ_k = F·(ω_k × p + v_k) + M·ω_k in ground, with (ω_k, v_k) the body's Jacobian column."""
+    q = np.atleast_2d(np.asarray(q, dtype=float))
+    kin = forward_kinematics(model, q, order=1)
+    tau = np.zeros(q.shape)
+    for w in external_load_wrenches(model, kin, loads):
+        tau += w.generalized(kin)
     return tau
+
+
+def actuator_wrenches(model: Model, kin: FrameKinematics, act) -> list[BodyWrench]:
+    """The body wrenches per unit control of a PointActuator (its force F d at its point; d and the point in the
+    body's frame or in ground, as its flags say; a global point is the body's material point there) or a
+    TorqueActuator (F a on bodyA, −F a on bodyB; none on the ground); a CoordinateActuator has none (it acts
+    across its joint)."""
+    if act.kind == "CoordinateActuator":
+        return []
+    where = act.source or f"{act.kind} {act.name!r}"
+    frame, off = _body_pose(model, act.body, where)
+    pose = kin.transforms[:, frame] @ off  # (N, 4, 4): the body's frame in ground
+    n = pose.shape[0]
+    unit = np.asarray(act.direction, dtype=float) / np.linalg.norm(act.direction)
+    vector = np.broadcast_to(unit, (n, 3)) if act.force_is_global else pose[:, :3, :3] @ unit
+    vector = act.optimal_force * vector
+    if act.kind == "PointActuator":
+        point = np.asarray(act.point, dtype=float)
+        p = np.broadcast_to(point, (n, 3)) if act.point_is_global else pose[:, :3, :3] @ point + pose[:, :3, 3]
+        return [BodyWrench(act.body, frame, p, vector, None)]
+    out = [BodyWrench(act.body, frame, None, None, vector)]
+    if act.body_b and act.body_b != "ground":
+        frame_b, _ = _body_pose(model, act.body_b, where)
+        out.append(BodyWrench(act.body_b, frame_b, None, None, -vector))
+    return out
 
 
 def actuator_generalized_forces(model: Model, q: Any, actuators) -> np.ndarray:
     """Generalized forces per unit control (N, nq, n_a) of OpenSim actuators
     (:func:`osim_emb.io.force_set.read_actuators`) at configurations q (N, nq): a CoordinateActuator F e_k on an
-    independent coordinate, F ∇f on a coupled one; a PointActuator's force F d at its point (Eq 46; d and the point
-    in the body's frame or in ground, as its flags say; a global point is the body's material point there); a
-    TorqueActuator's torque F a on bodyA and −F a on bodyB (none: the ground)."""
-    from osim_emb.core.kinematics import forward_kinematics
+    independent coordinate, F ∇f on a coupled one; a PointActuator's and a TorqueActuator's body wrenches
+    (:func:`actuator_wrenches`) through Eq 46."""
     q = np.atleast_2d(np.asarray(q, dtype=float))
     kin = forward_kinematics(model, q, order=1)
     out = np.zeros((q.shape[0], model.n_q, len(actuators)))
@@ -347,21 +410,8 @@ def actuator_generalized_forces(model: Model, q: Any, actuators) -> np.ndarray:
             else:
                 raise ValueError(f"{where}: no coordinate {act.coordinate!r} in model {model.name!r}")
             continue
-        frame, off = _body_pose(model, act.body, where)
-        pose = kin.transforms[:, frame] @ off  # (N, 4, 4): the body's frame in ground
-        unit = np.asarray(act.direction, dtype=float) / np.linalg.norm(act.direction)
-        vector = np.broadcast_to(unit, (q.shape[0], 3)) if act.force_is_global else pose[:, :3, :3] @ unit
-        vector = act.optimal_force * vector
-        if act.kind == "PointActuator":
-            point = np.asarray(act.point, dtype=float)
-            p = (np.broadcast_to(point, (q.shape[0], 3)) if act.point_is_global
-                 else pose[:, :3, :3] @ point + pose[:, :3, 3])
-            out[:, :, j] = _wrench_forces(kin, frame, p, vector, None)
-        else:
-            out[:, :, j] = _wrench_forces(kin, frame, None, None, vector)
-            if act.body_b and act.body_b != "ground":
-                frame_b, _ = _body_pose(model, act.body_b, where)
-                out[:, :, j] -= _wrench_forces(kin, frame_b, None, None, vector)
+        for w in actuator_wrenches(model, kin, act):
+            out[:, :, j] += w.generalized(kin)
     return out
 
 

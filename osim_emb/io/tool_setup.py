@@ -10,7 +10,7 @@ from lxml import etree
 
 __all__ = ["InverseDynamicsSetup", "InverseKinematicsSetup", "StaticOptimizationSetup", "CoordinateTask",
            "ToolSetupError", "read_inverse_dynamics_setup", "read_inverse_kinematics_setup",
-           "read_static_optimization_setup"]
+           "read_static_optimization_setup", "JointReactionSetup", "read_joint_reaction_setup"]
 
 
 class ToolSetupError(ValueError):
@@ -205,36 +205,76 @@ class StaticOptimizationSetup:
     unsupported: tuple[str, ...]
 
 
-def read_static_optimization_setup(path: str | Path) -> StaticOptimizationSetup:
-    """Read an AnalyzeTool setup file whose AnalysisSet holds a StaticOptimization (OpenSim 3.x or 4.x): the
-    tool's files relative to its folder, its initial and final times."""
-    path = Path(path)
+def _analyze_tool(path: Path, analysis: str):
+    """(tool element, the first ``analysis`` element that is on, the common fields) of an AnalyzeTool setup."""
     tool = opensim_element(path, "AnalyzeTool", ToolSetupError)
     here = path.resolve().parent
-
-    def file(tag: str) -> Path | None:
-        return _file(tool, here, tag)
-    analyses = [a for a in tool.iter("StaticOptimization") if _boolean(path, a, "on", True)]
-    if not analyses:
-        raise ToolSetupError(f"{path}: the AnalyzeTool has no StaticOptimization analysis that is on")
-    so = analyses[0]
+    found = [a for a in tool.iter(analysis) if _boolean(path, a, "on", True)]
+    if not found:
+        raise ToolSetupError(f"{path}: the AnalyzeTool has no {analysis} analysis that is on")
     unsupported = []
-    exponent = _number(path, so, "activation_exponent", 2.0)
-    if exponent != 2.0:
-        unsupported.append(f"activation_exponent {exponent:g} (the package minimizes the sum of squared controls)")
-    if not _boolean(path, so, "use_muscle_physiology", True):
-        unsupported.append("use_muscle_physiology false (the package uses the muscles' force-length-velocity)")
     if _boolean(path, tool, "replace_force_set", False) and element_text(tool, "force_set_files"):
         unsupported.append("replace_force_set true (the model's muscles would be replaced by the files' forces)")
     # the tool's initial and final times; the analysis's own start_time and end_time do not narrow OpenSim's output
     # (tests/test_static_optimization_cli.py -k setup_file)
     span = [_number(path, tool, "initial_time"), _number(path, tool, "final_time")]
     cutoff = _number(path, tool, "lowpass_cutoff_frequency_for_coordinates")
-    return StaticOptimizationSetup(
-        str(path), (tool.get("name") or "").strip(), file("model_file"), file("states_file"),
-        file("coordinates_file"), file("speeds_file"), file("external_loads_file"),
-        cutoff if cutoff is not None and cutoff > 0 else None,
-        (span[0], span[1]) if None not in span else None,
-        tuple((here / f).resolve() for f in element_text(tool, "force_set_files").split()),
-        (here / (element_text(tool, "results_directory") or ".")).resolve(),
-        _boolean(path, so, "use_model_force_set", True), tuple(unsupported))
+    common = dict(
+        path=str(path), name=(tool.get("name") or "").strip(), model=_file(tool, here, "model_file"),
+        states=_file(tool, here, "states_file"), coordinates=_file(tool, here, "coordinates_file"),
+        speeds=_file(tool, here, "speeds_file"), external_loads=_file(tool, here, "external_loads_file"),
+        lowpass_hz=cutoff if cutoff is not None and cutoff > 0 else None,
+        time_range=(span[0], span[1]) if None not in span else None,
+        actuator_files=tuple((here / f).resolve() for f in element_text(tool, "force_set_files").split()),
+        results_directory=(here / (element_text(tool, "results_directory") or ".")).resolve())
+    return tool, found[0], common, unsupported
+
+
+def read_static_optimization_setup(path: str | Path) -> StaticOptimizationSetup:
+    """Read an AnalyzeTool setup file whose AnalysisSet holds a StaticOptimization (OpenSim 3.x or 4.x): the
+    tool's files relative to its folder, its initial and final times."""
+    path = Path(path)
+    tool, so, common, unsupported = _analyze_tool(path, "StaticOptimization")
+    exponent = _number(path, so, "activation_exponent", 2.0)
+    if exponent != 2.0:
+        unsupported.append(f"activation_exponent {exponent:g} (the package minimizes the sum of squared controls)")
+    if not _boolean(path, so, "use_muscle_physiology", True):
+        unsupported.append("use_muscle_physiology false (the package uses the muscles' force-length-velocity)")
+    return StaticOptimizationSetup(**common, use_model_force_set=_boolean(path, so, "use_model_force_set", True),
+                                   unsupported=tuple(unsupported))
+
+
+@dataclass(frozen=True)
+class JointReactionSetup:
+    """What an ``AnalyzeTool`` setup with a JointReaction analysis names: the tool's files (as
+    :class:`StaticOptimizationSetup`), the analysis's name (OpenSim's infix of the output file), its forces file
+    (resolved against the setup's folder) and its joint_names, apply_on_bodies and express_in_frame lists."""
+
+    path: str
+    name: str
+    model: Path | None
+    states: Path | None
+    coordinates: Path | None
+    speeds: Path | None
+    external_loads: Path | None
+    lowpass_hz: float | None
+    time_range: tuple[float, float] | None
+    actuator_files: tuple[Path, ...]
+    results_directory: Path
+    analysis_name: str
+    forces_file: Path | None
+    joints: tuple[str, ...]
+    on: tuple[str, ...]
+    expressed_in: tuple[str, ...]
+    unsupported: tuple[str, ...]
+
+
+def read_joint_reaction_setup(path: str | Path) -> JointReactionSetup:
+    """Read an AnalyzeTool setup file whose AnalysisSet holds a JointReaction (OpenSim 3.x or 4.x)."""
+    path = Path(path)
+    tool, jr, common, unsupported = _analyze_tool(path, "JointReaction")
+    return JointReactionSetup(
+        **common, analysis_name=(jr.get("name") or "JointReaction").strip(),
+        forces_file=_file(jr, path.resolve().parent, "forces_file"),
+        joints=tuple(element_text(jr, "joint_names").split()), on=tuple(element_text(jr, "apply_on_bodies").split()),
+        expressed_in=tuple(element_text(jr, "express_in_frame").split()), unsupported=tuple(unsupported))

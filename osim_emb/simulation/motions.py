@@ -24,7 +24,7 @@ from osim_emb.model import Model
 
 __all__ = ["simulate", "IntegrationBudgetExceeded", "motion_derivatives", "opensim_lowpass", "analysis_states",
            "inverse_dynamics_of_motion", "TrackingResult",
-           "computed_torque_tracking", "minimum_jerk", "muscle_force_sharing"]
+           "computed_torque_tracking", "minimum_jerk", "muscle_force_sharing", "limit_generalized_forces"]
 
 
 class IntegrationBudgetExceeded(RuntimeError):
@@ -294,19 +294,29 @@ def inverse_dynamics_of_motion(model: Model, time: np.ndarray, q: np.ndarray, qd
     if external_loads is not None:
         tau = tau - dyn.external_load_forces(model, q, external_loads.at(time))
     if len(limit_forces):
-        from osim_emb.simulation.muscle_driven import coordinate_state
-        for i in range(len(time)):
-            for f in limit_forces:
-                c, cd, g = coordinate_state(f, q[i], qdot[i])
-                value = f.generalized_force(c, cd)
-                if g is None:
-                    tau[i, f.coordinate] -= value
-                else:
-                    tau[i] -= value * g
+        tau = tau - limit_generalized_forces(limit_forces, q, qdot)
     data = {"time": np.asarray(time)}
     for k, c in enumerate(model.coordinates):
         data[f"{c.name}_{'moment' if c.motion_type == 'rotational' else 'force'}"] = tau[:, k]
     return pd.DataFrame(data)
+
+
+def limit_generalized_forces(limit_forces: Sequence[Any], q: np.ndarray, qdot: np.ndarray) -> np.ndarray:
+    """Generalized forces (N, n_q) of CoordinateLimitForces (:func:`osim_emb.simulation.muscle_driven.
+    coordinate_forces_from_model`) along configurations q and speeds q̇ (N, n_q); on a coupled coordinate through
+    its gradient."""
+    from osim_emb.simulation.muscle_driven import coordinate_state
+    q, qdot = np.atleast_2d(q), np.atleast_2d(qdot)
+    out = np.zeros(q.shape)
+    for i in range(q.shape[0]):
+        for f in limit_forces:
+            c, cd, g = coordinate_state(f, q[i], qdot[i])
+            value = f.generalized_force(c, cd)
+            if g is None:
+                out[i, f.coordinate] += value
+            else:
+                out[i] += value * g
+    return out
 
 
 def _terms_function(model: Model):

@@ -1,0 +1,200 @@
+"""``osim-emb joint-reactions``: the loads the joints transmit along a motion with the muscle forces given (OpenSim's
+JointReaction analysis with a forces file; :mod:`osim_emb.simulation.joint_reactions`)."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+from pathlib import Path
+
+import numpy as np
+
+from osim_emb.cli.common import _load_any, add_external_loads_option, add_lenient_option, fill_from_setup, \
+    limit_forces_applied, outside_range_hint, read_external_loads_option
+
+log = logging.getLogger("osim_emb")
+
+
+def output_path(prefix: str, analysis: str = "JointReaction") -> Path:
+    """OpenSim's file name: PREFIX_JointReaction_ReactionLoads.sto."""
+    p = Path(prefix)
+    return p.with_name(f"{p.name}_{analysis}_ReactionLoads.sto")
+
+
+def _from_setup(args: argparse.Namespace) -> str:
+    """Fill what the command line leaves unset from ``--setup`` (an AnalyzeTool file with a JointReaction analysis);
+    returns the analysis name (OpenSim's infix of the output file)."""
+    if not args.setup:
+        if not (args.model and args.motion and args.output):
+            raise ValueError("give MODEL, MOTION and -o PREFIX, or an OpenSim AnalyzeTool setup file with --setup")
+        return "JointReaction"
+    from osim_emb.io.tool_setup import read_joint_reaction_setup
+    setup = read_joint_reaction_setup(args.setup)
+    if setup.unsupported:
+        raise ValueError(f"{args.setup}: the package cannot reproduce {'; '.join(setup.unsupported)}")
+    if setup.speeds is not None and setup.states is None:
+        raise ValueError(f"{args.setup}: a speeds_file is not read (give a states file, or leave the speeds to the "
+                         "coordinates' spline)")
+    fill_from_setup(args, {"model": setup.model, "motion": setup.states or setup.coordinates,
+                           "external_loads": setup.external_loads, "forces": setup.forces_file,
+                           "output": setup.results_directory / setup.name},
+                    {"model": "model_file", "motion": "states_file or coordinates_file"}, setup.time_range)
+    if args.lowpass is None and setup.states is None:
+        args.lowpass = setup.lowpass_hz
+    if not args.actuators:
+        args.actuators = [str(f) for f in setup.actuator_files]
+    for name, values in (("joints", setup.joints), ("on", setup.on), ("expressed_in", setup.expressed_in)):
+        if getattr(args, name) is None and values:
+            setattr(args, name, list(values))
+    return setup.analysis_name
+
+
+def _forces_at(path: str, time: np.ndarray) -> dict:
+    """The forces file's columns at the motion's times, linearly interpolated (OpenSim's Storage::getDataAtTime)."""
+    from osim_emb.io.motion import read_motion
+    table, _ = read_motion(path)
+    if "time" not in table.columns:
+        raise ValueError(f"{path}: no time column")
+    t = table["time"].to_numpy(dtype=float)
+    span = 1e-9 * max(1.0, abs(t[-1]))
+    if time[0] < t[0] - span or time[-1] > t[-1] + span:
+        raise ValueError(f"{path}: the forces cover t = {t[0]:g} to {t[-1]:g} s, the motion's frames "
+                         f"{time[0]:g} to {time[-1]:g} s")
+    return {c: np.interp(time, t, table[c].to_numpy(dtype=float)) for c in table.columns if c != "time"}
+
+
+def cmd_joint_reactions(args: argparse.Namespace) -> int:
+    from osim_emb.cli.static_optimization import _actuators
+    from osim_emb.io.motion import coordinates_from_motion, read_motion, write_motion
+    from osim_emb.io.outputs import atomic_files
+    from osim_emb.simulation.joint_reactions import joint_reactions_of_motion, reaction_requests
+    from osim_emb.simulation.motions import analysis_states
+    analysis = _from_setup(args)
+    if args.lowpass is not None and args.lowpass <= 0:
+        raise ValueError("--lowpass must be > 0 Hz")
+    out = output_path(args.output, analysis)
+    outs = [out] + ([out.with_suffix(".png")] if args.plot else [])
+    inputs = [p for p in (args.model, args.motion, args.setup, args.external_loads, args.forces,
+                          *(args.actuators or [])) if p]
+    with atomic_files(outs, overwrite=args.overwrite, inputs=inputs) as tmps:
+        model = _load_any(args.model, strict=not args.lenient)
+        doc = model.extras.get("document") if isinstance(model.extras, dict) else None
+        if doc is not None and doc.point_constraints:
+            raise ValueError(f"{args.model}: joint reactions of a model with {doc.point_constraints[0].type}s need the "
+                             "constraints' body forces, which the package does not compute")
+        requests = reaction_requests(model, args.joints, args.on or ["child"], args.expressed_in or ["ground"])
+        actuators = _actuators(model, args.actuators or [], None, args.model_actuators)
+        table, header = read_motion(args.motion)
+        with outside_range_hint():
+            time, q, qd = coordinates_from_motion(model, table, header, outside=args.outside_range)
+        if qd is not None and args.lowpass is not None:
+            log.warning("%s has speeds: they are used as they are and --lowpass is not applied (OpenSim's AnalyzeTool "
+                        "filters coordinates files only)", args.motion)
+        q, qd, _ = analysis_states(time, q, qd, lowpass_hz=args.lowpass)
+        if args.time_range is not None:  # the whole motion splined (as OpenSim), the frames in the range kept
+            t0, t1 = args.time_range
+            keep = (time >= t0 - 1e-12) & (time <= t1 + 1e-12)
+            if not keep.any():
+                raise ValueError(f"--time-range {t0:g} {t1:g}: no frame of {args.motion} "
+                                 f"(t = {time[0]:g} to {time[-1]:g} s)")
+            time, q, qd = time[keep], q[keep], qd[keep]
+        with_force = [m.name for m in model.muscles if m.parameters is not None]
+        if args.forces is None:
+            if with_force or actuators:
+                raise ValueError(f"{args.model} has {len(with_force)} muscle(s) and {len(actuators)} actuator(s): give "
+                                 "their forces with --forces FORCES.sto (e.g. static-optimization's "
+                                 "PREFIX_StaticOptimization_force.sto)")
+            forces = {}
+        else:
+            forces = _forces_at(args.forces, time)
+        applied = {a.name for a in actuators}
+        others = [(n, k) for n, k in model.extras.get("forces", []) if k != "CoordinateLimitForce" and n not in applied]
+        others += [(m.name, m.type_name) for m in model.muscles if m.parameters is None]
+        if others:
+            log.warning("joint-reactions leaves out the model's %d force(s) other than muscles, the given actuators and "
+                        "coordinate limits (OpenSim's JointReaction would apply them): %s", len(others),
+                        ", ".join(n for n, _ in others[:12]) + (" ..." if len(others) > 12 else ""))
+        function_based = [m.name for m in model.muscles if m.parameters is not None and not m.points]
+        if function_based:
+            log.info("joint-reactions: %d FunctionBasedPath muscle(s) act through generalized forces only, as OpenSim "
+                     "applies them: %s", len(function_based), ", ".join(function_based[:8]))
+        limits = limit_forces_applied(model, "joint-reactions")
+        result = joint_reactions_of_motion(model, time, q, qd, forces, requests=requests, actuators=actuators,
+                                           external_loads=read_external_loads_option(args), limit_forces=limits)
+        loads = result.table()
+        write_motion(tmps[0], loads, name=f"{model.name} joint reaction loads (N, N m, m)", protect=inputs)
+        if args.plot:
+            _plot_reactions(loads, requests, result, tmps[1], f"{model.name}: joint reaction forces along "
+                                                              f"{Path(args.motion).name}")
+    magnitudes = np.linalg.norm(result.loads[:, :, 0:3], axis=2).max(axis=0)
+    k = int(np.argmax(magnitudes)) if len(magnitudes) else 0
+    plot = f" (and the plot {outs[1]})" if args.plot else ""
+    print(f"wrote {out}{plot}: {len(time)} frames, {len(requests)} joint reaction(s)"
+          + (f"; largest force {magnitudes[k]:.4g} N ({requests[k].joint} on its {requests[k].on})"
+             if len(magnitudes) else ""))
+    return 0
+
+
+def _plot_reactions(loads, requests, result, path, title):
+    """The magnitude of each reported reaction force against time, in the project's figure style."""
+    from osim_emb.report import figure_style as fs
+    fig, axes = fs.figure("double", height=3.4)
+    ax = axes[0, 0]
+    for i, req in enumerate(requests):
+        ax.plot(loads["time"], np.linalg.norm(result.loads[:, i, 0:3], axis=1), label=f"{req.joint} (on {req.on})",
+                **fs.cue(i))
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("reaction force magnitude (N)")
+    ax.set_title(title, loc="left")
+    fs.legend_below(fig)
+    path = Path(path)
+    fs.save(fig, path.with_suffix(""), formats=[path.suffix.lstrip(".") or "png"])
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    s = sub.add_parser("joint-reactions",
+                       help="joint reaction loads along a motion with the muscle forces given (OpenSim's JointReaction)",
+                       description="The force and moment each joint transmits, as OpenSim's JointReaction analysis "
+                                   "with a forces file reports them: the accelerations of forward dynamics under the "
+                                   "given muscle and actuator forces, gravity and external loads; the load on the "
+                                   "child at the joint's child frame (or on the parent at its parent frame), "
+                                   "expressed in a chosen frame.")
+    s.add_argument("model", nargs="?", help=".osim model (or from --setup)")
+    add_lenient_option(s)
+    s.add_argument("motion", nargs="?",
+                   help=".mot/.sto with the generalized coordinates (degrees if inDegrees=yes), or a states file "
+                        "(or from --setup)")
+    s.add_argument("-o", "--output",
+                   help="output prefix: writes PREFIX_JointReaction_ReactionLoads.sto (or the setup's "
+                        "results_directory/NAME_ANALYSIS_ReactionLoads.sto)")
+    s.add_argument("--forces", metavar="FORCES.sto",
+                   help="every muscle's and actuator's force along the motion (newtons, or N m), e.g. "
+                        "static-optimization's PREFIX_StaticOptimization_force.sto: OpenSim's forces_file")
+    s.add_argument("--setup", metavar="SETUP.xml",
+                   help="an OpenSim AnalyzeTool setup file with a JointReaction analysis: its model, states or "
+                        "coordinates file, force_set_files, external loads, low-pass cutoff, time range, forces_file, "
+                        "joint_names, apply_on_bodies, express_in_frame and output names (the command line overrides "
+                        "each)")
+    s.add_argument("--joints", nargs="+", metavar="JOINT",
+                   help="the joints to report (default: all, OpenSim's ALL)")
+    s.add_argument("--on", nargs="+", metavar="SIDE",
+                   help="'child' (default) or 'parent': the body the reported load acts on; one for all joints or one "
+                        "per joint")
+    s.add_argument("--in", dest="expressed_in", nargs="+", metavar="FRAME",
+                   help="the frame the loads are expressed in: 'ground' (default), 'child', 'parent', a body or a "
+                        "joint's offset frame; one for all joints or one per joint")
+    s.add_argument("--actuators", action="append", metavar="ACTUATORS.xml",
+                   help="the OpenSim actuator files whose actuators the forces file names (repeatable)")
+    s.add_argument("--model-actuators", action="store_true",
+                   help="the forces file also names the model's own CoordinateActuators, PointActuators and "
+                        "TorqueActuators")
+    add_external_loads_option(s)
+    s.add_argument("--lowpass", type=float, metavar="HZ",
+                   help="OpenSim's low-pass filter of the coordinates first (its AnalyzeTool's "
+                        "lowpass_cutoff_frequency_for_coordinates)")
+    s.add_argument("--time-range", nargs=2, type=float, metavar=("T0", "T1"),
+                   help="report the frames within [T0, T1] s (the whole motion is splined, as OpenSim does)")
+    s.add_argument("--plot", action="store_true", help="also write a figure of the reaction forces, ....png")
+    s.add_argument("--outside-range", choices=("error", "warn"), default="error",
+                   help="coordinates outside their ranges: refuse the motion, or warn and use them as they are")
+    s.set_defaults(func=cmd_joint_reactions)

@@ -1,0 +1,424 @@
+"""Joint reaction loads: the force and moment a joint transmits, as OpenSim's JointReaction analysis reports them.
+
+Cut the joint between a body B and its parent, and take the subtree S of bodies outboard of the cut. Newton's
+and Euler's laws for S (the seed's virtual-work equations, Eqs 124-148, read per body rather than projected on
+the coordinates) give the load the parent applies to B across the joint:
+
+    W_reaction = sum_{k in S} ( W_inertial,k - W_applied,k ),
+    W_inertial,k = ( I_k alpha_k + omega_k x I_k omega_k + c_k x m_k a_k ;  m_k a_k )   about the ground origin,
+
+with W_applied,k every body force on k (gravity, the muscles' tension at their path points, external loads,
+point and torque actuators). Mobility forces (coordinate actuators, coordinate limits, the couplers' and the
+moving points' generalized forces) act across joints: inside S they cancel, at the cut they are part of the
+reaction, outside S they do not act on S, so only the accelerations feel them. This is the "free-body" form of
+Simbody's mobilizer reaction (``SimbodyMatterSubsystem::calcMobilizerReactionForces``: "the force required to
+make the system move in the same manner" once the mobilizer is cut; mobility forces included), which OpenSim's
+JointReaction reports on the child at the joint's child frame (or, negated and shifted, on the parent at the
+parent frame), expressed in a chosen frame.
+
+The accelerations are those of forward dynamics under the given forces (OpenSim's analysis realizes the
+model's accelerations with the actuators overridden by a forces file), in the package's minimal coordinates:
+q̈ = M⁻¹(G + τ − N q̇); a frame's spatial acceleration is Ξ q̈ + (dΞ/dq q̇) q̇ (Eqs 57, 89).
+
+Arrays: wrenches (N, n_bodies, 6) = (moment about the ground origin, force) in ground, indexed as
+``model.bodies``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+
+from osim_emb.core.kinematics import FrameKinematics, forward_kinematics
+from osim_emb.model import Model
+
+__all__ = [
+    "ReactionRequest",
+    "JointTopology",
+    "joint_topology",
+    "reaction_requests",
+    "inertial_wrenches",
+    "gravity_wrenches",
+    "path_wrenches",
+    "add_body_wrenches",
+    "joint_reaction_loads",
+    "reaction_labels",
+    "ReactionResult",
+    "joint_reactions_of_motion",
+]
+
+#: configurations per block of second-order kinematics (its Jacobian derivative is N x frames x nq² x 6)
+_BLOCK = 64
+
+
+@dataclass(frozen=True)
+class JointTopology:
+    """An OpenSim joint as the multibody tree sees it: parent and child bodies, the frames F (on the parent) and M
+    (on the child) as 4x4 poses in their bodies, and the bodies outboard of the joint (``subtree``, indices into
+    ``model.bodies``)."""
+
+    name: str
+    parent: str
+    child: str
+    parent_frame: np.ndarray
+    child_frame: np.ndarray
+    parent_frame_name: str
+    child_frame_name: str
+    subtree: tuple[int, ...]
+    reversed: bool = False
+
+
+@dataclass(frozen=True)
+class ReactionRequest:
+    """One reported load: joint, the body it acts on ("child" or "parent") and the frame it is expressed in (a body
+    or ground, or "child"/"parent", or a joint's offset frame)."""
+
+    joint: str
+    on: str = "child"
+    expressed_in: str = "ground"
+
+
+def _document(model: Model):
+    doc = model.extras.get("document") if isinstance(model.extras, dict) else None
+    if doc is None:
+        raise ValueError(f"{model.name}: joint reactions need the model's OpenSim joints (load it from a .osim file)")
+    return doc
+
+
+def joint_topology(model: Model) -> dict[str, JointTopology]:
+    """Every OpenSim joint of the model, with the bodies outboard of it in the multibody tree (a joint Simbody
+    reverses, because its child leads to the ground, keeps its frames but is marked ``reversed``)."""
+    doc = _document(model)
+    body_index = {b.name: i for i, b in enumerate(model.bodies)}
+    ground = doc.ground
+    children: dict[str, list[str]] = {}
+    frames = {b.name: b.frame for b in model.bodies}
+    out = {}
+    reversed_joints = set()
+    for j in doc.joints:
+        p, c = j.parent.body, j.child.body
+        # the converter reverses a joint whose child is nearer the ground; detect it from the frame tree
+        rev = c != ground and p != ground and p in frames and c in frames and _is_ancestor(model, frames[c], frames[p])
+        if rev or c == ground:
+            reversed_joints.add(j.name)
+            p, c = c, p
+        children.setdefault(p, []).append(c)
+    for j in doc.joints:
+        start = j.parent.body if j.name in reversed_joints else j.child.body
+        stack, seen = [start], []
+        while stack:
+            b = stack.pop()
+            if b in seen:
+                continue
+            seen.append(b)
+            stack.extend(children.get(b, []))
+        sub = tuple(sorted(body_index[b] for b in seen if b in body_index))
+        out[j.name] = JointTopology(j.name, j.parent.body, j.child.body, j.parent.transform(), j.child.transform(),
+                                    j.parent.name or f"{j.parent.body}_offset", j.child.name or f"{j.child.body}_offset",
+                                    sub, j.name in reversed_joints)
+    return out
+
+
+def _is_ancestor(model: Model, a: int, b: int) -> bool:
+    """Is frame a a strict ancestor of frame b in the package's frame tree?"""
+    while b != 0:
+        b = model.joints[b - 1].parent
+        if b == a:
+            return True
+    return False
+
+
+def reaction_requests(model: Model, joints: Sequence[str] | None = None, on: Sequence[str] | str = "child",
+                      expressed_in: Sequence[str] | str = "ground") -> list[ReactionRequest]:
+    """OpenSim's JointReaction lists (joint_names, apply_on_bodies, express_in_frame) as requests: joints None or
+    ["ALL"] for every joint; ``on`` and ``expressed_in`` of length 1 (for all) or one per joint. Unknown joints,
+    bodies and frames are refused by name."""
+    topo = joint_topology(model)
+    if not joints or (len(joints) == 1 and str(joints[0]).upper() == "ALL"):
+        joints = list(topo)
+    on = [on] if isinstance(on, str) else list(on)
+    expressed_in = [expressed_in] if isinstance(expressed_in, str) else list(expressed_in)
+    for name, lst in (("apply_on_bodies", on), ("express_in_frame", expressed_in)):
+        if len(lst) not in (1, len(joints)):
+            raise ValueError(f"{name}: {len(lst)} entries for {len(joints)} joints (give one for all, or one per joint)")
+    unknown = [j for j in joints if j not in topo]
+    if unknown:
+        raise ValueError(f"{model.name}: no joint {', '.join(map(repr, unknown))} (joints: {', '.join(topo)})")
+    out = []
+    for i, j in enumerate(joints):
+        side = (on[i] if len(on) > 1 else on[0]).lower()
+        if side not in ("child", "parent"):
+            raise ValueError(f"joint {j!r}: apply_on_bodies must be 'child' or 'parent', not {side!r}")
+        frame = expressed_in[i] if len(expressed_in) > 1 else expressed_in[0]
+        _frame_pose_spec(model, topo[j], frame)  # checked now
+        out.append(ReactionRequest(j, side, frame))
+    return out
+
+
+def _frame_pose_spec(model: Model, t: JointTopology, frame: str) -> tuple[str, str, np.ndarray]:
+    """(label name, body, pose of the frame in that body) of a frame named in express_in_frame."""
+    doc = _document(model)
+    if frame == doc.ground or frame.lower() == "ground":
+        return doc.ground, doc.ground, np.eye(4)
+    if frame in {b.name for b in doc.bodies}:
+        return frame, frame, np.eye(4)
+    offsets = {}
+    for j in doc.joints:
+        for side in (j.parent, j.child):
+            if side.name:
+                offsets.setdefault(side.name, (side.body, side.transform()))
+    if frame in offsets:
+        body, pose = offsets[frame]
+        return frame, body, pose
+    if frame.lower() == "child":
+        return t.child, t.child, np.eye(4)
+    if frame.lower() == "parent":
+        return t.parent, t.parent, np.eye(4)
+    raise ValueError(f"{model.name}: express_in_frame {frame!r} is neither 'ground', 'child', 'parent', a body nor a "
+                     "joint's offset frame")
+
+
+def _body_ground_poses(model: Model, kin: FrameKinematics, ground: str) -> dict[str, np.ndarray]:
+    poses = {ground: np.broadcast_to(np.eye(4), (kin.n, 4, 4))}
+    for b in model.bodies:
+        poses[b.name] = kin.transforms[:, b.frame] @ b.frame_to_body
+    return poses
+
+
+def inertial_wrenches(model: Model, q: Any, qdot: Any, qddot: Any) -> np.ndarray:
+    """(N, n_bodies, 6): each body's rate of change of momentum as a wrench about the ground origin in ground,
+    (I α + ω × I ω + c × m a_c ; m a_c), with the spatial accelerations of second-order kinematics."""
+    q, qd, qdd = (np.atleast_2d(np.asarray(a, dtype=float)) for a in (q, qdot, qddot))
+    n, nb = q.shape[0], len(model.bodies)
+    out = np.zeros((n, nb, 6))
+    for s in range(0, n, _BLOCK):
+        sl = slice(s, min(n, s + _BLOCK))
+        kin = forward_kinematics(model, q[sl], order=2)
+        xi, dxi = kin.jacobian, kin.jacobian_derivative
+        twist = np.einsum("nfkc,nk->nfc", xi, qd[sl])
+        accel = np.einsum("nfkc,nk->nfc", xi, qdd[sl]) + np.einsum("nfklc,nk,nl->nfc", dxi, qd[sl], qd[sl])
+        for i, b in enumerate(model.bodies):
+            if b.mass == 0.0 and not np.any(b.inertia):
+                continue
+            a = kin.transforms[:, b.frame] @ b.frame_to_body
+            rot = a[:, :3, :3]
+            c = np.einsum("nij,j->ni", rot, b.com) + a[:, :3, 3]
+            w, v = twist[:, b.frame, :3], twist[:, b.frame, 3:]
+            alpha, dv = accel[:, b.frame, :3], accel[:, b.frame, 3:]
+            a_c = np.cross(alpha, c) + dv + np.cross(w, np.cross(w, c) + v)
+            inertia = rot @ b.inertia @ np.swapaxes(rot, 1, 2)
+            iw = np.einsum("nij,nj->ni", inertia, w)
+            f = b.mass * a_c
+            out[sl, i, :3] = np.einsum("nij,nj->ni", inertia, alpha) + np.cross(w, iw) + np.cross(c, f)
+            out[sl, i, 3:] = f
+    return out
+
+
+def gravity_wrenches(model: Model, kin: FrameKinematics) -> np.ndarray:
+    """(N, n_bodies, 6): each body's weight m g at its centre of mass, about the ground origin."""
+    g = np.asarray(model.gravity, dtype=float)
+    out = np.zeros((kin.n, len(model.bodies), 6))
+    for i, b in enumerate(model.bodies):
+        if b.mass == 0.0:
+            continue
+        a = kin.transforms[:, b.frame] @ b.frame_to_body
+        c = np.einsum("nij,j->ni", a[:, :3, :3], b.com) + a[:, :3, 3]
+        f = b.mass * g
+        out[:, i, :3] = np.cross(c, f)
+        out[:, i, 3:] = f
+    return out
+
+
+def path_wrenches(model: Model, q: Any, tensions: Any, muscles: Sequence[str]) -> np.ndarray:
+    """(N, n_bodies, 6): the body forces of path units under tensions (N, m) newtons, as OpenSim applies a path's
+    tension: between consecutive effective points on different bodies, T e at the first point and −T e at the
+    second (e along the segment; a moving point acts on the body it moves on, a tangent point on its wrap
+    object's body). Their generalized forces are R T (Eq 195)."""
+    from osim_emb.paths.geometry import path_states
+    q = np.atleast_2d(np.asarray(q, dtype=float))
+    tensions = np.atleast_2d(np.asarray(tensions, dtype=float))
+    index = {b.name: i for i, b in enumerate(model.bodies)}
+    n = q.shape[0]
+    out = np.zeros((n, len(model.bodies), 6))
+    states = path_states(model, q, list(muscles), opensim_compat=True, allow_out_of_range=True)
+    rows = np.arange(n)
+    for m, ps in enumerate(states):
+        owner = [p.source_body if p.kind == "moving" else p.body for p in ps.muscle.points]
+        owner += ps.slot_bodies[len(owner):]
+        body_of_slot = np.array([index.get(b, -1) for b in owner])
+        seq = ps.sequence
+        pos, dpos = ps.positions, ps.positions if ps.direction_positions is None else ps.direction_positions
+        for s in range(seq.shape[1] - 1):
+            a, b = seq[:, s], seq[:, s + 1]
+            ok = (a >= 0) & (b >= 0)
+            a, b = np.where(ok, a, 0), np.where(ok, b, 0)
+            ba, bb = body_of_slot[a], body_of_slot[b]
+            ok &= np.array([owner[i] != owner[j] for i, j in zip(a, b)])
+            if not ok.any():
+                continue
+            e = dpos[rows, b] - dpos[rows, a]
+            e /= np.where(ok, np.linalg.norm(e, axis=1), 1.0)[:, None]
+            f = np.where(ok[:, None], tensions[:, m:m + 1] * e, 0.0)
+            for body, point, sign in ((ba, pos[rows, a], 1.0), (bb, pos[rows, b], -1.0)):
+                keep = ok & (body >= 0)
+                w = np.concatenate([np.cross(point, sign * f), sign * f], axis=1)
+                np.add.at(out, (rows[keep], body[keep]), w[keep])
+    return out
+
+
+def add_body_wrenches(model: Model, out: np.ndarray, wrenches, scale: Any = 1.0) -> None:
+    """Add :class:`osim_emb.core.dynamics.BodyWrench` es (times ``scale``, scalar or (N,)) to ``out`` (N, nb, 6);
+    wrenches on the ground are dropped."""
+    index = {b.name: i for i, b in enumerate(model.bodies)}
+    scale = np.broadcast_to(np.asarray(scale, dtype=float), (out.shape[0],))
+    for w in wrenches:
+        if w.body in index:
+            out[:, index[w.body]] += w.about_origin() * scale[:, None]
+
+
+def joint_reaction_loads(model: Model, q: Any, applied: np.ndarray, inertial: np.ndarray,
+                         requests: Sequence[ReactionRequest]) -> np.ndarray:
+    """(N, len(requests), 9): force (3), moment (3) and point of application (3) of each requested reaction,
+    expressed in its frame, as OpenSim's JointReaction columns _fx.._fz, _mx.._mz, _px.._pz. ``applied`` and
+    ``inertial`` (N, n_bodies, 6) are wrenches about the ground origin (:func:`inertial_wrenches`,
+    :func:`gravity_wrenches`, :func:`path_wrenches`, :func:`add_body_wrenches`)."""
+    q = np.atleast_2d(np.asarray(q, dtype=float))
+    topo = joint_topology(model)
+    ground = _document(model).ground
+    kin = forward_kinematics(model, q, order=0)
+    poses = _body_ground_poses(model, kin, ground)
+    net = inertial - applied
+    out = np.zeros((q.shape[0], len(requests), 9))
+    for r, req in enumerate(requests):
+        t = topo[req.joint]
+        if t.reversed:
+            raise ValueError(f"{model.name}: joint {t.name!r} is reversed in the multibody tree (its child leads to "
+                             "the ground); its reaction is not reported")
+        total = net[:, list(t.subtree)].sum(axis=1)  # on the child, about the ground origin
+        if req.on == "child":
+            point = (poses[t.child] @ t.child_frame)[:, :3, 3]
+            force, moment = total[:, 3:], total[:, :3] - np.cross(point, total[:, 3:])
+        else:
+            point = (poses[t.parent] @ t.parent_frame)[:, :3, 3]
+            force, moment = -total[:, 3:], -(total[:, :3] - np.cross(point, total[:, 3:]))
+        _, body, pose = _frame_pose_spec(model, t, req.expressed_in)
+        frame = poses[body] @ pose
+        rt = np.swapaxes(frame[:, :3, :3], 1, 2)
+        out[:, r, 0:3] = np.einsum("nij,nj->ni", rt, force)
+        out[:, r, 3:6] = np.einsum("nij,nj->ni", rt, moment)
+        out[:, r, 6:9] = np.einsum("nij,nj->ni", rt, point - frame[:, :3, 3])
+    return out
+
+
+def reaction_labels(model: Model, requests: Sequence[ReactionRequest]) -> list[str]:
+    """OpenSim's column labels: JOINT_on_BODY_in_FRAME_fx, ..._mz, ..._pz."""
+    topo = joint_topology(model)
+    labels = []
+    for req in requests:
+        t = topo[req.joint]
+        body = t.child if req.on == "child" else t.parent
+        frame, _, _ = _frame_pose_spec(model, t, req.expressed_in)
+        root = f"{req.joint}_on_{body}_in_{frame}"
+        labels += [f"{root}_{k}" for k in ("fx", "fy", "fz", "mx", "my", "mz", "px", "py", "pz")]
+    return labels
+
+
+@dataclass
+class ReactionResult:
+    """Joint reaction loads along a motion: ``loads`` (N, n_requests, 9) as :func:`joint_reaction_loads`, the
+    ``labels`` of OpenSim's columns, and the forward-dynamics accelerations ``qddot`` (N, n_q) they balance."""
+
+    time: np.ndarray
+    loads: np.ndarray
+    labels: list[str]
+    qddot: np.ndarray
+
+    def table(self):
+        import pandas as pd
+        return pd.DataFrame({"time": self.time, **dict(zip(self.labels, self.loads.reshape(len(self.time), -1).T))})
+
+
+def joint_reactions_of_motion(model: Model, time: Any, q: Any, qdot: Any, forces: dict, *,
+                              requests: Sequence[ReactionRequest] | None = None, actuators: Sequence[Any] = (),
+                              external_loads: Any = None, limit_forces: Sequence[Any] = ()) -> ReactionResult:
+    """OpenSim's JointReaction analysis along a motion with the actuator forces given (its ``forces_file``).
+
+    Parameters
+    ----------
+    model : Model
+        Loaded from a .osim file (the joints' frames come from it).
+    time, q, qdot : array_like
+        (N,) seconds; (N, n_q) configurations and speeds (rad, m; rad/s, m/s).
+    forces : dict
+        Name -> (N,) force of every muscle with a force model (newtons: its tension), every actuator of
+        ``actuators`` (its force, optimal force × control, as OpenSim's StaticOptimization writes it) and any
+        ``reserve_COORDINATE`` (the package's reserves: N m or N on that coordinate).
+    requests : sequence of ReactionRequest, optional
+        What to report (default: every joint, on the child, in ground; :func:`reaction_requests`).
+    actuators : sequence, optional
+        The actuators the forces name (:func:`osim_emb.io.force_set.read_actuators`, ``model_actuators``).
+    external_loads : ExternalLoads, optional
+        Applied at the motion's times (:func:`osim_emb.io.external_loads.read_external_loads`).
+    limit_forces : sequence, optional
+        The model's CoordinateLimitForces (they move the accelerations; they act across joints).
+
+    Returns
+    -------
+    ReactionResult
+    """
+    from osim_emb.core.dynamics import actuator_generalized_forces, actuator_wrenches, external_load_forces, \
+        external_load_wrenches, forward_dynamics
+    from osim_emb.paths.geometry import lengths_and_moment_arms
+    from osim_emb.simulation.motions import limit_generalized_forces
+    time = np.asarray(time, dtype=float)
+    q, qd = np.atleast_2d(np.asarray(q, dtype=float)), np.atleast_2d(np.asarray(qdot, dtype=float))
+    n = q.shape[0]
+    if requests is None:
+        requests = reaction_requests(model)
+    forces = {k: np.broadcast_to(np.asarray(v, dtype=float), (n,)) for k, v in forces.items()}
+    muscles = [m for m in model.muscles if m.parameters is not None]
+    missing = [m.name for m in muscles if m.name not in forces]
+    missing += [a.name for a in actuators if a.name not in forces]
+    if missing:
+        raise ValueError(f"no force given for {len(missing)} actuator(s) of {model.name}: "
+                         f"{', '.join(missing[:8])}{' ...' if len(missing) > 8 else ''}")
+    known = {m.name for m in muscles} | {a.name for a in actuators}
+    reserves = {k: k[len("reserve_"):] for k in forces if k not in known and k.startswith("reserve_")
+                and k[len("reserve_"):] in model.coordinate_names}
+    unknown = [k for k in forces if k not in known and k not in reserves]
+    if unknown:
+        raise ValueError(f"forces of {', '.join(map(repr, unknown[:8]))}{' ...' if len(unknown) > 8 else ''}: not a "
+                         f"muscle of {model.name}, a given actuator or reserve_COORDINATE (give the actuator files "
+                         "the forces came from)")
+    tau = np.zeros((n, model.n_q))
+    applied = np.zeros((n, len(model.bodies), 6))
+    kin = forward_kinematics(model, q, order=1)
+    pathed = [m for m in muscles if m.points]
+    if muscles:
+        tension = np.stack([forces[m.name] for m in muscles], axis=1)
+        _, r = lengths_and_moment_arms(model, q, [m.name for m in muscles], opensim_compat=True,
+                                       allow_out_of_range=True)
+        tau += np.einsum("nkm,nm->nk", r, tension)
+        if pathed:
+            applied += path_wrenches(model, q, np.stack([forces[m.name] for m in pathed], axis=1),
+                                     [m.name for m in pathed])
+    if actuators:
+        b = actuator_generalized_forces(model, q, actuators)
+        for j, act in enumerate(actuators):
+            control = forces[act.name] / act.optimal_force
+            tau += b[:, :, j] * control[:, None]
+            add_body_wrenches(model, applied, actuator_wrenches(model, kin, act), control)
+    for column, coordinate in reserves.items():
+        tau[:, model.coordinate_index(coordinate)] += forces[column]
+    if external_loads is not None:
+        loads = external_loads.at(time)
+        tau += external_load_forces(model, q, loads)
+        add_body_wrenches(model, applied, external_load_wrenches(model, kin, loads))
+    if len(limit_forces):
+        tau += limit_generalized_forces(limit_forces, q, qd)
+    qdd = forward_dynamics(model, q, qd, tau)
+    applied += gravity_wrenches(model, kin)
+    loads = joint_reaction_loads(model, q, applied, inertial_wrenches(model, q, qd, qdd), requests)
+    return ReactionResult(time, loads, reaction_labels(model, requests), qdd)

@@ -199,3 +199,50 @@ def model_with_forces(osim, source, forces, path):
     m.finalizeConnections()
     m.printToXML(str(path))
     return path
+
+
+# -- external loads and motions written as OpenSim files (tests of external loads and joint reactions) ---------
+
+T = np.linspace(0.0, 0.4, 41)  # the data's times (0.01 s); the motions' frames are among them
+
+
+def write_loads(folder, forces, data_columns):
+    """An ExternalLoads XML with ``forces`` (name, body, force frame, point frame, force id, point id, torque id)
+    and its data file of ``data_columns`` (label -> values at T)."""
+    items = "".join(
+        f"<ExternalForce name=\"{n}\"><isDisabled>false</isDisabled><applied_to_body>{b}</applied_to_body>"
+        f"<force_expressed_in_body>{ff}</force_expressed_in_body><point_expressed_in_body>{pf}"
+        f"</point_expressed_in_body><force_identifier>{fi}</force_identifier><point_identifier>{pi}"
+        f"</point_identifier><torque_identifier>{ti}</torque_identifier></ExternalForce>"
+        for n, b, ff, pf, fi, pi, ti in forces)
+    xml = folder / "loads.xml"
+    xml.write_text(f"<?xml version=\"1.0\" encoding=\"UTF-8\" ?><OpenSimDocument Version=\"40000\"><ExternalLoads "
+                   f"name=\"loads\"><objects>{items}</objects><groups /><datafile>loads.mot</datafile>"
+                   "</ExternalLoads></OpenSimDocument>")
+    labels = list(data_columns)
+    rows = [f"{t:.17g}\t" + "\t".join(f"{data_columns[c][i]:.17g}" for c in labels) for i, t in enumerate(T)]
+    (folder / "loads.mot").write_text(f"loads\nversion=1\nnRows={len(T)}\nnColumns={len(labels) + 1}\ninDegrees=no\n"
+                                      "endheader\ntime\t" + "\t".join(labels) + "\n" + "\n".join(rows) + "\n")
+    return xml
+
+
+def pendulum_loads(folder):
+    """Two loads on the double pendulum: on rod2 a force in ground at a moving point in ground; on rod1 a force
+    and a torque in rod1's frame at a point fixed in rod1 (body-frame data)."""
+    s = np.sin(7 * T)
+    cols = {"tip_vx": 3 + s, "tip_vy": -5 + 2 * T, "tip_vz": 0.5 * s,
+            "tip_px": 0.3 + 0.1 * T, "tip_py": -1.4 + 0.2 * s, "tip_pz": 0.05 * T,
+            "mid_vx": 1.0 + T, "mid_vy": 2 * s, "mid_vz": -0.3 + 0 * T,
+            "mid_px": 0.0 + 0 * T, "mid_py": -0.5 + 0 * T, "mid_pz": 0.02 + 0 * T,
+            "mid_torque_x": 0.1 * s, "mid_torque_y": 0 * T, "mid_torque_z": 0.4 - T}
+    return write_loads(folder, [("tip", "rod2", "ground", "ground", "tip_v", "tip_p", ""),
+                                ("mid", "rod1", "rod1", "rod1", "mid_v", "mid_p", "mid_torque_")], cols)
+
+
+def write_motion_file(path, names, coef, times):
+    """q_k(t) = a + b t + c t² (radians): OpenSim's quintic and the package's cubic spline both give q̈ exactly."""
+    rows = [f"{t:.17g}\t" + "\t".join(f"{a + b * t + c * t * t:.17g}" for a, b, c in (coef[n] for n in names))
+            for t in times]
+    path.write_text(f"motion\nversion=1\nnRows={len(times)}\nnColumns={len(names) + 1}\ninDegrees=no\nendheader\n"
+                    "time\t" + "\t".join(names) + "\n" + "\n".join(rows) + "\n")
+    return path

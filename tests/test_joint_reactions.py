@@ -1,0 +1,204 @@
+"""`osim-emb joint-reactions` against OpenSim 4.6's JointReaction analysis (AnalyzeTool with the same forces file,
+actuator files and external loads), a pin's axial moment against the actuator across it, and the refusals."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from opensim_builders import T, pendulum_loads, read_sto, write_loads, write_motion_file
+from osim_emb.cli.main import main
+
+LEG_ACTUATORS = """<?xml version="1.0" encoding="UTF-8"?>
+<OpenSimDocument Version="40000">
+  <ForceSet name="residuals">
+    <objects>
+      <CoordinateActuator name="FX"><coordinate>pelvis_tx</coordinate><optimal_force>100</optimal_force>
+        <min_control>-1000</min_control><max_control>1000</max_control></CoordinateActuator>
+      <CoordinateActuator name="FY"><coordinate>pelvis_ty</coordinate><optimal_force>100</optimal_force>
+        <min_control>-1000</min_control><max_control>1000</max_control></CoordinateActuator>
+      <CoordinateActuator name="MZ"><coordinate>pelvis_tilt</coordinate><optimal_force>100</optimal_force>
+        <min_control>-1000</min_control><max_control>1000</max_control></CoordinateActuator>
+      <PointActuator name="heel_FY"><body>calcn_r</body><point>0.05 -0.01 0.0</point><direction>0 1 0</direction>
+        <force_is_global>true</force_is_global><optimal_force>50</optimal_force><min_control>-100</min_control>
+        <max_control>100</max_control></PointActuator>
+      <TorqueActuator name="knee_MZ"><bodyA>tibia_r</bodyA><bodyB>femur_r</bodyB><axis>0 0 1</axis>
+        <optimal_force>5</optimal_force><min_control>-100</min_control><max_control>100</max_control></TorqueActuator>
+    </objects>
+  </ForceSet>
+</OpenSimDocument>
+"""
+
+
+def _sinusoids(names, base, amp, times):
+    return pd.DataFrame({"time": times, **{n: base[k] + amp[k] * np.sin(2 * np.pi * times * (1 + 0.2 * k))
+                                           for k, n in enumerate(names)}})
+
+
+def _compare(ours, ref):
+    assert list(ours.columns) == list(ref.columns)
+    np.testing.assert_allclose(ours["time"], ref["time"], atol=1e-9)
+    d = np.abs(ours.to_numpy()[:, 1:] - ref.to_numpy()[:, 1:])
+    return float(d.max()), float(np.abs(ref.to_numpy()[:, 1:]).max())
+
+
+@pytest.mark.opensim
+@pytest.mark.models
+@pytest.mark.parametrize("on, frame", [("child", "ground"), ("parent", "ground"), ("child", "child"),
+                                       ("parent", "parent"), ("child", "rod1")])
+def test_double_pendulum_reactions_equal_opensims(osim, models_dir, tmp_path, capsys, on, frame):
+    """The passive double pendulum along a motion (no forces file): every joint's reaction on the child or the
+    parent, in ground, the child's, the parent's or a named body's frame, against OpenSim's JointReaction."""
+    from osim_emb.io.motion import write_motion
+    from osim_emb.opensim.joint_reactions import opensim_joint_reactions
+    path = models_dir / "double_pendulum.osim"
+    motion = tmp_path / "motion.mot"
+    write_motion(motion, _sinusoids(["q1", "q2"], [0.1, -0.4], [0.5, 0.8], np.linspace(0, 1, 41)), name="m")
+    ref = opensim_joint_reactions(path, motion, on=[on], expressed_in=[frame])["loads"]
+    assert main(["joint-reactions", str(path), str(motion), "-o", str(tmp_path / "ours"), "--on", on,
+                 "--in", frame]) == 0
+    d, scale = _compare(read_sto(tmp_path / "ours_JointReaction_ReactionLoads.sto"), ref)
+    with capsys.disabled():
+        print(f"\n[agreement] double pendulum reactions on {on} in {frame} vs OpenSim's JointReaction: {d:.2e} "
+              f"(of {scale:.3g} N, N m, m)")
+    assert d < 1e-8 * scale
+
+
+def test_a_pin_transmits_about_its_axis_only_the_actuator_torque(models_dir, tmp_path):
+    """Physics, not OpenSim: a pin joint cannot carry a moment about its axis, except the mobility force applied
+    across it. With reserve torques on both pins (the forces file's reserve_q1, reserve_q2) the reactions' moments
+    about the pins' z axes equal those torques, at any motion; the moments about the other axes do not vanish."""
+    from osim_emb.io.motion import write_motion
+    path = models_dir / "double_pendulum.osim"
+    motion = tmp_path / "motion.mot"
+    times = np.linspace(0, 1, 21)
+    write_motion(motion, _sinusoids(["q1", "q2"], [0.3, 0.2], [0.6, 0.9], times), name="m")
+    torques = pd.DataFrame({"time": times, "reserve_q1": 3 * np.cos(5 * times), "reserve_q2": -1 + times ** 2})
+    write_motion(tmp_path / "forces.sto", torques, name="f")
+    assert main(["joint-reactions", str(path), str(motion), "-o", str(tmp_path / "r"), "--forces",
+                 str(tmp_path / "forces.sto"), "--in", "child"]) == 0
+    loads = read_sto(tmp_path / "r_JointReaction_ReactionLoads.sto")
+    np.testing.assert_allclose(loads["pin1_on_rod1_in_rod1_mz"], torques["reserve_q1"], atol=1e-10)
+    np.testing.assert_allclose(loads["pin2_on_rod2_in_rod2_mz"], torques["reserve_q2"], atol=1e-10)
+    assert np.abs(loads["pin1_on_rod1_in_rod1_fy"]).max() > 1.0
+
+
+@pytest.mark.opensim
+@pytest.mark.models
+def test_arm26_reactions_with_static_optimization_forces_equal_opensims(osim, models_dir, tmp_path, capsys):
+    """arm26 (six muscles, wrapping) along a motion: the muscle forces from `static-optimization`, then
+    `joint-reactions --forces` against OpenSim's JointReaction reading the same forces file; and the plot."""
+    from osim_emb.io.motion import write_motion
+    from osim_emb.opensim.joint_reactions import opensim_joint_reactions
+    path = models_dir / "arm26.osim"
+    motion = tmp_path / "motion.mot"
+    write_motion(motion, _sinusoids(["r_shoulder_elev", "r_elbow_flex"], [0.3, 1.0], [0.2, 0.5],
+                                    np.linspace(0, 1, 41)), name="m")
+    assert main(["static-optimization", str(path), str(motion), "-o", str(tmp_path / "so")]) == 0
+    forces = tmp_path / "so_StaticOptimization_force.sto"
+    ref = opensim_joint_reactions(path, motion, forces_file=forces, on=["parent"], expressed_in=["child"])["loads"]
+    assert main(["joint-reactions", str(path), str(motion), "-o", str(tmp_path / "ours"), "--forces", str(forces),
+                 "--on", "parent", "--in", "child", "--plot"]) == 0
+    d, scale = _compare(read_sto(tmp_path / "ours_JointReaction_ReactionLoads.sto"), ref)
+    with capsys.disabled():
+        print(f"\n[agreement] arm26 reactions under static-optimization forces vs OpenSim's JointReaction: {d:.2e} "
+              f"(of {scale:.4g} N, N m, m)")
+    assert d < 1e-8 * scale
+    assert (tmp_path / "ours_JointReaction_ReactionLoads.png").stat().st_size > 10_000
+
+
+@pytest.mark.opensim
+@pytest.mark.models
+def test_leg_with_coupled_patella_and_actuators_equals_opensims(osim, models_dir, tmp_path, capsys):
+    """leg6dof9musc (a patella coupled to the knee, moving and conditional path points) with an actuator file of
+    coordinate, point and torque actuators shared by static optimization, every joint on the child in ground.
+    The motion file also holds the coupled coordinate: without it OpenSim's AnalyzeTool assembles the patella
+    from its default to its assembly accuracy, and its reactions move by ~0.07 N (measured; said in the docs)."""
+    import osim_emb as oe
+    from osim_emb.core.kinematics import dependent_coordinate_columns
+    from osim_emb.io.motion import write_motion
+    from osim_emb.opensim.joint_reactions import opensim_joint_reactions
+    from osim_emb.simulation.motions import analysis_states
+    path = models_dir / "leg6dof9musc.osim"
+    model = oe.load_osim(path)
+    actuators = tmp_path / "actuators.xml"
+    actuators.write_text(LEG_ACTUATORS)
+    times = np.linspace(0, 1, 41)
+    table = _sinusoids(model.coordinate_names, [0.05, 0.0, 0.95, 0.3, -0.6, 0.1], [0.05, 0.1, 0.02, 0.4, 0.5, 0.2],
+                       times)
+    q, qd, _ = analysis_states(times, table[model.coordinate_names].to_numpy(), None)
+    table["knee_angle_pat_r"] = dependent_coordinate_columns(model, q, qd)["knee_angle_pat_r"]
+    motion = tmp_path / "motion.mot"
+    write_motion(motion, table, name="m")
+    assert main(["static-optimization", str(path), str(motion), "-o", str(tmp_path / "so"), "--actuators",
+                 str(actuators)]) == 0
+    forces = tmp_path / "so_StaticOptimization_force.sto"
+    ref = opensim_joint_reactions(path, motion, forces_file=forces, actuator_files=[actuators])["loads"]
+    assert main(["joint-reactions", str(path), str(motion), "-o", str(tmp_path / "ours"), "--forces", str(forces),
+                 "--actuators", str(actuators)]) == 0
+    d, scale = _compare(read_sto(tmp_path / "ours_JointReaction_ReactionLoads.sto"), ref)
+    with capsys.disabled():
+        print(f"\n[agreement] leg6dof9musc reactions (coupled patella, actuators) vs OpenSim's JointReaction: "
+              f"{d:.2e} (of {scale:.4g} N, N m, m)")
+    assert d < 1e-9 * scale  # OpenSim splines the coupled coordinate's column on its own: ~1e-6 N
+
+
+@pytest.mark.opensim
+@pytest.mark.models
+def test_external_loads_and_a_setup_file_equal_opensims(osim, models_dir, tmp_path, capsys, monkeypatch):
+    """The double pendulum under the external loads of the external-load tests (a force at a moving ground point
+    on rod2, a force and torque in rod1's frame), as an AnalyzeTool setup that OpenSim writes: `joint-reactions
+    --setup` against OpenSim's AnalyzeTool run on that setup; the loads change the reactions by newtons."""
+    from osim_emb.opensim.joint_reactions import opensim_joint_reactions, opensim_joint_reactions_setup
+    path = models_dir / "double_pendulum.osim"
+    loads = pendulum_loads(tmp_path)
+    motion = write_motion_file(tmp_path / "motion.mot", ["q1", "q2"], {"q1": (0.3, 1.0, -2.0), "q2": (-0.5, 2.0, 1.5)},
+                               T[::2])
+    bare = opensim_joint_reactions(path, motion, joints=["pin2", "pin1"], on=["parent", "child"],
+                                   expressed_in=["rod2", "ground"], external_loads=None)["loads"]
+    opensim_joint_reactions(path, motion, joints=["pin2", "pin1"], on=["parent", "child"],
+                            expressed_in=["rod2", "ground"], external_loads=loads, out_dir=tmp_path / "w")
+    setup = tmp_path / "w" / "joint_reaction_setup.xml"
+    ref = opensim_joint_reactions_setup(setup, tmp_path / "opensim")["loads"]
+    monkeypatch.chdir(tmp_path)
+    out_dir = tmp_path / "w" / "results"
+    assert main(["joint-reactions", "--setup", str(setup), "--overwrite"]) == 0
+    ours = read_sto(out_dir / "jr_JointReaction_ReactionLoads.sto")
+    d, scale = _compare(ours, ref)
+    effect, _ = _compare(bare, ref)
+    with capsys.disabled():
+        print(f"\n[agreement] joint reactions with external loads, from an AnalyzeTool setup, vs OpenSim's: {d:.2e} "
+              f"(of {scale:.3g}; the loads' effect {effect:.3g})")
+    assert d < 1e-8 * scale and effect > 1.0
+
+
+def test_bad_requests_and_forces_are_refused_by_name(models_dir, tmp_path, capsys):
+    from osim_emb.io.motion import write_motion
+    arm = models_dir / "arm26.osim"
+    times = np.linspace(0, 1, 11)
+    motion = tmp_path / "motion.mot"
+    write_motion(motion, _sinusoids(["r_shoulder_elev", "r_elbow_flex"], [0.3, 1.0], [0.2, 0.5], times), name="m")
+    muscles = ["TRIlong", "TRIlat", "TRImed", "BIClong", "BICshort", "BRA"]
+    good = pd.DataFrame({"time": times, **{m: 10 + 0 * times for m in muscles}})
+    write_motion(tmp_path / "forces.sto", good, name="f")
+    write_motion(tmp_path / "short.sto", good.drop(columns="BRA"), name="f")
+    write_motion(tmp_path / "extra.sto", good.assign(mystery=1.0), name="f")
+    write_motion(tmp_path / "early.sto", good.assign(time=times * 0.5), name="f")
+    base = ["joint-reactions", str(arm), str(motion), "-o", str(tmp_path / "x")]
+    cases = [
+        (["--forces", str(tmp_path / "forces.sto"), "--joints", "r_knee"], "no joint 'r_knee'"),
+        (["--forces", str(tmp_path / "forces.sto"), "--on", "both"], "must be 'child' or 'parent'"),
+        (["--forces", str(tmp_path / "forces.sto"), "--in", "nowhere"], "express_in_frame 'nowhere'"),
+        (["--forces", str(tmp_path / "forces.sto"), "--joints", "r_shoulder", "r_elbow", "--in", "a", "b", "c"],
+         "3 entries for 2 joints"),
+        (["--forces", str(tmp_path / "short.sto")], "no force given for 1 actuator(s) of arm26: BRA"),
+        (["--forces", str(tmp_path / "extra.sto")], "'mystery': not a muscle"),
+        (["--forces", str(tmp_path / "early.sto")], "the forces cover t = 0 to 0.5 s"),
+        ([], "give their forces with --forces"),
+    ]
+    for extra, message in cases:
+        assert main(base + extra) != 0
+        err = capsys.readouterr().err
+        assert message in err, (extra, err)
+        assert not (tmp_path / "x_JointReaction_ReactionLoads.sto").exists()

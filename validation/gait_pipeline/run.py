@@ -25,6 +25,11 @@ centre of pressure and free torque per foot, 600 Hz) are copied to a scratch fol
    actuator controls checked in the package's balance τ = R F + B u (its activations differ by OpenSim's Millard
    f_opt, as in 2).
 
+5. Joint reactions: the hip, knee and ankle loads on the right leg's bodies in their frames under step 3's muscle
+   and actuator forces (the command's force file), the ground reactions and the 6 Hz filter: ``joint-reactions
+   --setup`` and OpenSim's AnalyzeTool with a JointReaction on the same setup, compared at OpenSim's output times
+   (``results/static_optimization.csv``, ``jr_*``; figure ``results/joint_reactions.*``).
+
 4. From the markers: ``inverse-kinematics --setup`` on the pipeline's IK setup, and OpenSim's IK tool on the same
    file as set (accuracy 1e-5) and at 1e-9; OpenSim's InverseDynamicsTool (6 Hz, ground reactions) on each result:
    the moments differ by the IK alone (``results/from_markers.csv``).
@@ -240,6 +245,89 @@ def setup_static_optimization(folder: Path) -> dict:
             "setup_opensim_seconds": ref["seconds"], "setup_package_seconds": seconds}
 
 
+JR_SETUP = """<?xml version="1.0" encoding="UTF-8" ?>
+<OpenSimDocument Version="40000"><AnalyzeTool name="walk"><model_file>subject01.osim</model_file>
+<replace_force_set>false</replace_force_set><force_set_files>gait10dof_Reserve_Actuators.xml</force_set_files>
+<results_directory>jr_setup_results</results_directory><initial_time>{t0}</initial_time><final_time>{t1}</final_time>
+<AnalysisSet><objects><JointReaction name="JointReaction"><on>true</on>
+<forces_file>so_setup_results/walk_StaticOptimization_force.sto</forces_file>
+<joint_names>hip_r knee_r ankle_r</joint_names><apply_on_bodies>child</apply_on_bodies>
+<express_in_frame>child</express_in_frame></JointReaction></objects></AnalysisSet>
+<external_loads_file>subject01_walk_grf.xml</external_loads_file><coordinates_file>subject01_walk_IK.mot</coordinates_file>
+<lowpass_cutoff_frequency_for_coordinates>6</lowpass_cutoff_frequency_for_coordinates></AnalyzeTool></OpenSimDocument>
+"""
+
+
+def joint_reactions(folder: Path) -> tuple[dict, pd.DataFrame, pd.DataFrame]:
+    """The hip, knee and ankle reactions on the right leg's bodies in their own frames, under the muscle and
+    actuator forces of step 3 (the command's force file): ``joint-reactions --setup`` and OpenSim's AnalyzeTool
+    with a JointReaction on the same setup. Compared at OpenSim's output times (the package's filtered splines and
+    the forces file evaluated there, :func:`osim_emb.simulation.joint_reactions.joint_reactions_of_motion`)."""
+    import time as _time
+    from osim_emb import load_osim
+    from osim_emb.cli.common import limit_forces_applied
+    from osim_emb.cli.main import main as cli
+    from osim_emb.io.external_loads import read_external_loads
+    from osim_emb.io.force_set import read_actuators
+    from osim_emb.io.motion import coordinates_from_motion, read_motion
+    from osim_emb.opensim.joint_reactions import opensim_joint_reactions_setup
+    from osim_emb.opensim.static_optimization import read_storage
+    from osim_emb.simulation.joint_reactions import joint_reactions_of_motion, reaction_requests
+    from osim_emb.simulation.motions import _natural_quintic, opensim_lowpass
+    model = load_osim(str(folder / "subject01.osim"))
+    t, q, _ = coordinates_from_motion(model, *read_motion(folder / "subject01_walk_IK.mot"))
+    setup = folder / "jr_setup.xml"
+    setup.write_text(JR_SETUP.format(t0=t[0], t1=t[-1]))
+    ref = opensim_joint_reactions_setup(setup, folder / "opensim_jr_results")
+    start = _time.perf_counter()
+    assert cli(["joint-reactions", "--setup", str(setup), "--overwrite", "--quiet"]) == 0
+    seconds = _time.perf_counter() - start
+    ours = read_storage(folder / "jr_setup_results" / "walk_JointReaction_ReactionLoads.sto")
+    theirs = ref["loads"]
+    te = theirs["time"].to_numpy()
+    inside = (te >= t[0]) & (te <= t[-1])
+    knots, values = opensim_lowpass(t, q, 6.0)
+    coordinates = _natural_quintic(knots, values)
+    forces_table = read_storage(folder / "so_setup_results" / "walk_StaticOptimization_force.sto")
+    ft = forces_table["time"].to_numpy()
+    forces = {c: np.interp(te[inside], ft, forces_table[c].to_numpy()) for c in forces_table.columns if c != "time"}
+    actuators, _ = read_actuators(folder / "gait10dof_Reserve_Actuators.xml")
+    requests = reaction_requests(model, ["hip_r", "knee_r", "ankle_r"], "child", "child")
+    at_theirs = joint_reactions_of_motion(
+        model, te[inside], coordinates(te[inside]), coordinates(te[inside], 1), forces, requests=requests,
+        actuators=actuators, external_loads=read_external_loads(folder / "subject01_walk_grf.xml"),
+        limit_forces=limit_forces_applied(model, "joint-reactions")).table()
+    labels = [c for c in theirs.columns if c != "time"]
+    force_cols = [c for c in labels if c[-2] == "f"]
+    moment_cols = [c for c in labels if c[-2] == "m"]
+    diff = (at_theirs[labels].to_numpy() - theirs[labels].to_numpy()[inside])
+    out = {"jr_frames": len(ours), "jr_frames_at_opensim_times": int(inside.sum()),
+           "jr_force_max_diff_N": float(np.abs(diff[:, [labels.index(c) for c in force_cols]]).max()),
+           "jr_moment_max_diff_N_m": float(np.abs(diff[:, [labels.index(c) for c in moment_cols]]).max()),
+           "jr_largest_force_N": float(np.abs(theirs[force_cols].to_numpy()).max()),
+           "jr_opensim_seconds": ref["seconds"], "jr_package_seconds": seconds}
+    return out, ours, theirs
+
+
+def reaction_figure(ours: pd.DataFrame, theirs: pd.DataFrame, stem: Path) -> None:
+    """The knee's and hip's reaction forces on the tibia and femur, in their frames: the command against OpenSim."""
+    from osim_emb.report import figure_style as fs
+    fig, axes = fs.figure("double", height=2.4, ncols=3)
+    panels = [("hip_r_on_femur_r_in_femur_r_fy", "hip, on femur, y"), ("knee_r_on_tibia_r_in_tibia_r_fy",
+                                                                        "knee, on tibia, y"),
+              ("knee_r_on_tibia_r_in_tibia_r_fx", "knee, on tibia, x")]
+    for ax, (c, title) in zip(axes[0], panels):
+        ax.plot(ours["time"], ours[c], label="osim-emb joint-reactions", **fs.cue(0))
+        ax.plot(theirs["time"], theirs[c], label="OpenSim JointReaction (every 3rd frame)", linestyle="none",
+                marker="o", markersize=2.5, markevery=3, color=fs.color(1))
+        ax.set_title(title, loc="left")
+        ax.set_xlabel("time (s)")
+    axes[0, 0].set_ylabel("reaction force (N)")
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    fs.legend_below(fig, handles, labels)
+    fs.save(fig, stem)
+
+
 def from_markers(folder: Path) -> pd.DataFrame:
     """The trial from its markers: ``inverse-kinematics --setup IK/walk_Setup_IK.xml`` and OpenSim's IK tool on the
     same setup (as set, accuracy 1e-5, and at 1e-9); OpenSim's InverseDynamicsTool (6 Hz, ground reactions) on
@@ -295,6 +383,9 @@ def main(argv=None) -> int:
         table, info = inverse_dynamics(folder)
         so = static_optimization(folder)
         so |= setup_static_optimization(folder)
+        jr, jr_ours, jr_theirs = joint_reactions(folder)
+        so |= jr
+        reaction_figure(jr_ours, jr_theirs, args.out / "joint_reactions")
         markers = from_markers(folder)
         figure(info.pop("ours"), info.pop("theirs"), args.out / "moments")
     table.to_csv(args.out / "inverse_dynamics.csv", index=False, float_format="%.3g")

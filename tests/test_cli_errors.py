@@ -322,9 +322,13 @@ def test_every_command_that_reads_a_model_takes_lenient(tmp_path, capsys):
     model = tmp_path / "rolling.osim"
     model.write_text(text)
     motion = tmp_path / "motion.sto"
+    forces = tmp_path / "forces.sto"  # the path actuators' tensions over the simulated motion's 0.05 s
+    forces.write_text("forces\nversion=1\nnRows=2\nnColumns=3\ninDegrees=no\nendheader\ntime\tm1\tm2\n"
+                      "0\t10\t20\n0.05\t30\t40\n")
     commands = [
         ["simulate", model, "-o", motion, "--t-end", "0.05", "--samples", "6"],
         ["inverse-dynamics", model, motion, "-o", tmp_path / "id.sto"],
+        ["joint-reactions", model, motion, "-o", tmp_path / "jr", "--forces", forces],
         ["simulate-muscles", model, "-o", tmp_path / "muscles.sto", "--t-end", "0.01"],
         ["moment-arms", model, "--sweep", "elbow", "--step", "30", "--references", "none", "--out",
          tmp_path / "ma", "--formats", "png", "--no-plot"],

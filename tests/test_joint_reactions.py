@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from opensim_builders import T, pendulum_loads, read_sto, write_loads, write_motion_file
+from opensim_builders import T, pendulum_loads, read_sto, write_motion_file
 from osim_emb.cli.main import main
 
 LEG_ACTUATORS = """<?xml version="1.0" encoding="UTF-8"?>

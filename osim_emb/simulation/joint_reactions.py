@@ -31,7 +31,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from osim_emb.core.kinematics import FrameKinematics, forward_kinematics
+from osim_emb.core.kinematics import FrameKinematics, cross3, forward_kinematics
 from osim_emb.model import Model
 
 __all__ = [
@@ -198,7 +198,8 @@ def inertial_wrenches(model: Model, q: Any, qdot: Any, qddot: Any) -> np.ndarray
         kin = forward_kinematics(model, q[sl], order=2)
         xi, dxi = kin.jacobian, kin.jacobian_derivative
         twist = np.einsum("nfkc,nk->nfc", xi, qd[sl])
-        accel = np.einsum("nfkc,nk->nfc", xi, qdd[sl]) + np.einsum("nfklc,nk,nl->nfc", dxi, qd[sl], qd[sl])
+        accel = np.einsum("nfkc,nk->nfc", xi, qdd[sl]) + np.einsum("nfklc,nk,nl->nfc", dxi, qd[sl], qd[sl],
+                                                                   optimize=True)
         for i, b in enumerate(model.bodies):
             if b.mass == 0.0 and not np.any(b.inertia):
                 continue
@@ -207,11 +208,11 @@ def inertial_wrenches(model: Model, q: Any, qdot: Any, qddot: Any) -> np.ndarray
             c = np.einsum("nij,j->ni", rot, b.com) + a[:, :3, 3]
             w, v = twist[:, b.frame, :3], twist[:, b.frame, 3:]
             alpha, dv = accel[:, b.frame, :3], accel[:, b.frame, 3:]
-            a_c = np.cross(alpha, c) + dv + np.cross(w, np.cross(w, c) + v)
+            a_c = cross3(alpha, c) + dv + cross3(w, cross3(w, c) + v)
             inertia = rot @ b.inertia @ np.swapaxes(rot, 1, 2)
             iw = np.einsum("nij,nj->ni", inertia, w)
             f = b.mass * a_c
-            out[sl, i, :3] = np.einsum("nij,nj->ni", inertia, alpha) + np.cross(w, iw) + np.cross(c, f)
+            out[sl, i, :3] = np.einsum("nij,nj->ni", inertia, alpha) + cross3(w, iw) + cross3(c, f)
             out[sl, i, 3:] = f
     return out
 
@@ -226,7 +227,7 @@ def gravity_wrenches(model: Model, kin: FrameKinematics) -> np.ndarray:
         a = kin.transforms[:, b.frame] @ b.frame_to_body
         c = np.einsum("nij,j->ni", a[:, :3, :3], b.com) + a[:, :3, 3]
         f = b.mass * g
-        out[:, i, :3] = np.cross(c, f)
+        out[:, i, :3] = cross3(c, f)
         out[:, i, 3:] = f
     return out
 
@@ -263,7 +264,7 @@ def path_wrenches(model: Model, q: Any, tensions: Any, muscles: Sequence[str]) -
             f = np.where(ok[:, None], tensions[:, m:m + 1] * e, 0.0)
             for body, point, sign in ((ba, pos[rows, a], 1.0), (bb, pos[rows, b], -1.0)):
                 keep = ok & (body >= 0)
-                w = np.concatenate([np.cross(point, sign * f), sign * f], axis=1)
+                w = np.concatenate([cross3(point, sign * f), sign * f], axis=1)
                 np.add.at(out, (rows[keep], body[keep]), w[keep])
     return out
 
@@ -299,10 +300,10 @@ def joint_reaction_loads(model: Model, q: Any, applied: np.ndarray, inertial: np
         total = net[:, list(t.subtree)].sum(axis=1)  # on the child, about the ground origin
         if req.on == "child":
             point = (poses[t.child] @ t.child_frame)[:, :3, 3]
-            force, moment = total[:, 3:], total[:, :3] - np.cross(point, total[:, 3:])
+            force, moment = total[:, 3:], total[:, :3] - cross3(point, total[:, 3:])
         else:
             point = (poses[t.parent] @ t.parent_frame)[:, :3, 3]
-            force, moment = -total[:, 3:], -(total[:, :3] - np.cross(point, total[:, 3:]))
+            force, moment = -total[:, 3:], -(total[:, :3] - cross3(point, total[:, 3:]))
         _, body, pose = _frame_pose_spec(model, t, req.expressed_in)
         frame = poses[body] @ pose
         rt = np.swapaxes(frame[:, :3, :3], 1, 2)

@@ -23,6 +23,7 @@ from osim_emb.cli import (
     plot,
     rhythm,
     run,
+    scale,
     simulate,
     simulate_muscles,
     smooth_paths,
@@ -42,6 +43,7 @@ COMMAND_MODULES = [
     rhythm,
     fit_rhythm,
     simulate,
+    scale,
     inverse_kinematics,
     inverse_dynamics,
     static_optimization,
@@ -74,7 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 #: Commands that write files (each takes --overwrite; see docs/cli.md).
-WRITING_COMMANDS = ("convert", "run", "simulate", "inverse-kinematics", "inverse-dynamics", "static-optimization", "joint-reactions", "moment-arms", "rhythm",
+WRITING_COMMANDS = ("convert", "run", "simulate", "inverse-kinematics", "inverse-dynamics", "static-optimization", "joint-reactions", "scale", "moment-arms", "rhythm",
                     "fit-rhythm", "fit-paths", "smooth-paths", "simulate-muscles", "plot", "batch")
 
 

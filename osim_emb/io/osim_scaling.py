@@ -35,6 +35,7 @@ from lxml import etree
 from osim_emb.io.function_xml import is_function_element
 
 __all__ = ["ScalingError", "ScaledDocument", "scale_osim_geometry", "set_path_length_ratios", "PATH_LENGTH_PROPERTIES",
+           "read_marker_set", "update_marker_set", "scale_set_xml", "marker_set_xml",
            "body_rotation"]
 
 
@@ -421,3 +422,68 @@ def set_path_length_ratios(scaled: ScaledDocument, ratios: Mapping[str, float]) 
         for p in props:
             _mul(f, p, ratios[f.get("name")])
     return unchanged
+
+
+def read_marker_set(path) -> list[tuple[str, str, np.ndarray, bool]]:
+    """The markers of a MarkerSet file (OpenSim 3.x ``<body>`` or 4.x ``<socket_parent_frame>``): (name, body,
+    location, fixed)."""
+    from osim_emb.io.tool_setup import opensim_element
+    ms = opensim_element(path, "MarkerSet", ScalingError)
+    out = []
+    for mk in ms.iter("Marker"):
+        name = (mk.get("name") or "").strip()
+        body = (mk.findtext("socket_parent_frame") or mk.findtext("body") or "").strip().rstrip("/").split("/")[-1]
+        c, location = _vec(mk, "location")
+        if not name or not body or c is None:
+            raise ScalingError(f"{path}:{mk.sourceline}: a Marker needs a name, a body and a location")
+        out.append((name, body, location, (mk.findtext("fixed") or "false").strip().lower() == "true"))
+    return out
+
+
+def update_marker_set(text: str, markers, where: str = "model") -> tuple[str, list[str]]:
+    """OpenSim's ``Model::updateMarkerSet``: each marker replaces the model's marker of its name or is added (as an
+    OpenSim 4 Marker on its body); returns the text and the names replaced."""
+    root = etree.fromstring(text.encode())
+    model = root.find("Model")
+    frames = _Frames(model, where)
+    ms = model.find("MarkerSet")
+    if ms is None:
+        ms = etree.SubElement(model, "MarkerSet", name="markerset")
+    objs = ms.find("objects")
+    if objs is None:
+        objs = etree.SubElement(ms, "objects")
+    existing = {mk.get("name"): mk for mk in objs if isinstance(mk.tag, str) and mk.tag == "Marker"}
+    replaced = []
+    for name, body, location, fixed in markers:
+        if body != frames.ground and body not in frames.bodies:
+            raise ScalingError(f"{where}: marker {name!r} is on {body!r}, which is not a body of the model")
+        if name in existing:
+            objs.remove(existing[name])
+            replaced.append(name)
+        e = etree.SubElement(objs, "Marker", name=name)
+        etree.SubElement(e, "socket_parent_frame").text = f"/{frames.ground}" if body == frames.ground \
+            else f"/bodyset/{body}"
+        _set(etree.SubElement(e, "location"), location)
+        etree.SubElement(e, "fixed").text = "true" if fixed else "false"
+    return etree.tostring(root, xml_declaration=True, encoding="UTF-8").decode(), replaced
+
+
+def scale_set_xml(factors, name: str = "scale_set") -> str:
+    """A ScaleSet file of body scale factors, as OpenSim's ScaleTool writes ``output_scale_file``."""
+    root = etree.Element("OpenSimDocument", Version="40000")
+    objs = etree.SubElement(etree.SubElement(root, "ScaleSet", name=name), "objects")
+    for body, f in factors.items():
+        sc = etree.SubElement(objs, "Scale", name="")
+        _set(etree.SubElement(sc, "scales"), f)
+        etree.SubElement(sc, "segment").text = body
+        etree.SubElement(sc, "apply").text = "true"
+    return etree.tostring(root, xml_declaration=True, encoding="UTF-8", pretty_print=True).decode()
+
+
+def marker_set_xml(text: str) -> str:
+    """The MarkerSet of a model's text as its own file (OpenSim's ``writeMarkerFile``)."""
+    root = etree.fromstring(text.encode())
+    ms = root.find("Model/MarkerSet")
+    out = etree.Element("OpenSimDocument", Version=root.get("Version", "40000"))
+    out.append(copy.deepcopy(ms) if ms is not None else etree.Element("MarkerSet", name="markerset"))
+    return etree.tostring(out, xml_declaration=True, encoding="UTF-8").decode()

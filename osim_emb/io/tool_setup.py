@@ -10,7 +10,8 @@ from lxml import etree
 
 __all__ = ["InverseDynamicsSetup", "InverseKinematicsSetup", "StaticOptimizationSetup", "CoordinateTask",
            "ToolSetupError", "read_inverse_dynamics_setup", "read_inverse_kinematics_setup",
-           "read_static_optimization_setup", "JointReactionSetup", "read_joint_reaction_setup"]
+           "read_static_optimization_setup", "JointReactionSetup", "read_joint_reaction_setup", "ScaleSetup",
+           "MarkerPlacerSetup", "read_scale_setup"]
 
 
 class ToolSetupError(ValueError):
@@ -148,15 +149,8 @@ def _ik_tasks(path: Path, tool):
     return path, tasks
 
 
-def read_inverse_kinematics_setup(path: str | Path) -> InverseKinematicsSetup:
-    """Read an InverseKinematicsTool setup file (OpenSim 3.x or 4.x): paths relative to its folder, the applied
-    marker and coordinate tasks."""
-    path = Path(path)
-    tool = opensim_element(path, "InverseKinematicsTool", ToolSetupError)
-    here = path.resolve().parent
-
-    def file(tag: str) -> Path | None:
-        return _file(tool, here, tag)
+def _read_ik_tasks(path: Path, tool) -> tuple[dict[str, float], list]:
+    """The applied IKMarkerTasks' weights and IKCoordinateTasks of a tool's IKTaskSet (inline or by file)."""
     where, tasks = _ik_tasks(path, tool)
     weights: dict[str, float] = {}
     coordinate_tasks = []
@@ -175,6 +169,19 @@ def read_inverse_kinematics_setup(path: str | Path) -> InverseKinematicsSetup:
             raise ToolSetupError(f"{where}, line {task.sourceline}: IKCoordinateTask {name!r}: value_type "
                                  f"{kind!r} (default_value, manual_value or from_file)")
         coordinate_tasks.append(CoordinateTask(name, weight, kind, _number(where, task, "value", 0.0)))
+    return weights, coordinate_tasks
+
+
+def read_inverse_kinematics_setup(path: str | Path) -> InverseKinematicsSetup:
+    """Read an InverseKinematicsTool setup file (OpenSim 3.x or 4.x): paths relative to its folder, the applied
+    marker and coordinate tasks."""
+    path = Path(path)
+    tool = opensim_element(path, "InverseKinematicsTool", ToolSetupError)
+    here = path.resolve().parent
+
+    def file(tag: str) -> Path | None:
+        return _file(tool, here, tag)
+    weights, coordinate_tasks = _read_ik_tasks(path, tool)
     results = (here / (element_text(tool, "results_directory") or ".")).resolve()
     output = element_text(tool, "output_motion_file")
     return InverseKinematicsSetup(
@@ -278,3 +285,121 @@ def read_joint_reaction_setup(path: str | Path) -> JointReactionSetup:
         forces_file=_file(jr, path.resolve().parent, "forces_file"),
         joints=tuple(element_text(jr, "joint_names").split()), on=tuple(element_text(jr, "apply_on_bodies").split()),
         expressed_in=tuple(element_text(jr, "express_in_frame").split()), unsupported=tuple(unsupported))
+
+
+@dataclass(frozen=True)
+class MarkerPlacerSetup:
+    """A ScaleTool's MarkerPlacer: the static trial, its time range, the IK tasks and the output files."""
+
+    path: str
+    apply: bool
+    markers: Path | None
+    coordinates: Path | None  # coordinate_file, for from_file tasks
+    time_range: tuple[float, float] | None
+    marker_weights: dict | None
+    coordinate_tasks: tuple[CoordinateTask, ...]
+    output_model: Path | None
+    output_motion: Path | None
+    output_marker_set: Path | None
+    max_marker_movement: float | None
+
+
+@dataclass(frozen=True)
+class ScaleSetup:
+    """What a ``ScaleTool`` setup names: the subject's mass, the generic model and marker set, the ModelScaler
+    (its order of measurements and manual scales, the measurements as ``osim_emb.simulation.scaling.Measurement``,
+    the manual factors of the applied Scales, the static trial and time range, the mass distribution, the output
+    model and scale set) and the MarkerPlacer. Paths resolved against the setup's folder, as OpenSim does."""
+
+    path: str
+    name: str
+    mass: float | None
+    model: Path | None
+    marker_set: Path | None
+    scale: bool
+    scaling_order: tuple[str, ...]
+    measurements: tuple
+    manual_scales: dict
+    markers: Path | None
+    time_range: tuple[float, float] | None
+    preserve_mass_distribution: bool
+    output_model: Path | None
+    output_scale_set: Path | None
+    placer: MarkerPlacerSetup | None
+
+
+def _set_elements(path: Path, parent, tag: str):
+    """(file, element) of a set given inline or by its ``file`` attribute (relative to the setup)."""
+    e = parent.find(tag) if parent is not None else None
+    if e is None:
+        return path, None
+    ref = e.get("file")
+    if ref:
+        other = (path.resolve().parent / ref.strip()).resolve()
+        return other, opensim_element(other, tag, ToolSetupError)
+    return path, e
+
+
+def read_scale_setup(path: str | Path) -> ScaleSetup:
+    """Read a ScaleTool setup file (OpenSim 3.x or 4.x)."""
+    from osim_emb.simulation.scaling import Measurement
+    path = Path(path)
+    tool = opensim_element(path, "ScaleTool", ToolSetupError)
+    here = path.resolve().parent
+    maker = tool.find("GenericModelMaker")
+    scaler = tool.find("ModelScaler")
+    placer_e = tool.find("MarkerPlacer")
+    measurements = []
+    manual = {}
+    order: tuple[str, ...] = ()
+    if scaler is not None:
+        order = tuple(element_text(scaler, "scaling_order", "measurements").split())
+        unknown = [o for o in order if o not in ("measurements", "manualScale")]
+        if unknown:
+            raise ToolSetupError(f"{path}: <scaling_order> {' '.join(order)!r}: expected 'measurements' and/or "
+                                 "'manualScale'")
+        where, ms = _set_elements(path, scaler, "MeasurementSet")
+        for m in ([] if ms is None else ms.iter("Measurement")):
+            pairs = []
+            for mp in m.iter("MarkerPair"):
+                names = element_text(mp, "markers").split()
+                if len(names) != 2:
+                    raise ToolSetupError(f"{where}, line {mp.sourceline}: a MarkerPair of measurement "
+                                         f"{m.get('name')!r} needs two marker names")
+                pairs.append((names[0], names[1]))
+            bodies = tuple(((bs.get("name") or "").strip(), "".join(element_text(bs, "axes", "X Y Z").split()))
+                           for bs in m.iter("BodyScale"))
+            measurements.append(Measurement((m.get("name") or "").strip(), tuple(pairs), bodies,
+                                            _boolean(where, m, "apply", True)))
+        where, ss = _set_elements(path, scaler, "ScaleSet")
+        for sc in ([] if ss is None else ss.iter("Scale")):
+            if not _boolean(where, sc, "apply", True):
+                continue
+            values = element_text(sc, "scales").split()
+            try:
+                factors = [float(v) for v in values]
+            except ValueError:
+                factors = []
+            if len(factors) != 3:
+                raise ToolSetupError(f"{where}, line {sc.sourceline}: <scales> needs three numbers")
+            manual[element_text(sc, "segment")] = tuple(factors)
+    placer = None
+    if placer_e is not None:
+        weights, coordinate_tasks = _read_ik_tasks(path, placer_e)
+        placer = MarkerPlacerSetup(
+            str(path), _boolean(path, placer_e, "apply", True), _file(placer_e, here, "marker_file"),
+            _file(placer_e, here, "coordinate_file"), _time_range(path, placer_e), weights or None,
+            tuple(coordinate_tasks), _file(placer_e, here, "output_model_file"),
+            _file(placer_e, here, "output_motion_file"), _file(placer_e, here, "output_marker_file"),
+            _number(path, placer_e, "max_marker_movement"))
+    mass = _number(path, tool, "mass")
+    return ScaleSetup(
+        str(path), (tool.get("name") or "").strip(), mass if mass is not None and mass > 0 else None,
+        _file(maker, here, "model_file") if maker is not None else None,
+        _file(maker, here, "marker_set_file") if maker is not None else None,
+        scaler is not None and _boolean(path, scaler, "apply", True), order, tuple(measurements), manual,
+        _file(scaler, here, "marker_file") if scaler is not None else None,
+        _time_range(path, scaler) if scaler is not None else None,
+        _boolean(path, scaler, "preserve_mass_distribution", False) if scaler is not None else False,
+        _file(scaler, here, "output_model_file") if scaler is not None else None,
+        _file(scaler, here, "output_scale_file") if scaler is not None else None, placer)

@@ -23,7 +23,8 @@ import numpy as np
 from osim_emb.io.osim_scaling import ScaledDocument, scale_osim_geometry, set_path_length_ratios
 
 __all__ = ["Measurement", "measurement_scale_factors", "scale_model", "ScaledModel", "model_from_text",
-           "marker_positions_at_default", "trial_frame_range", "place_markers", "PlacedMarkers"]
+           "marker_positions_at_default", "trial_frame_range", "place_markers", "PlacedMarkers", "scale_tool",
+           "ScaleToolResult"]
 
 
 @dataclass(frozen=True)
@@ -72,20 +73,16 @@ def marker_positions_at_default(model, names: Sequence[str] | None = None) -> di
 
 def trial_frame_range(time: np.ndarray, time_range: Sequence[float] | None) -> np.ndarray:
     """The frames of a marker trial that OpenSim's ``MarkerData::findFrameRange`` takes for a time range: from the
-    last frame at or before the start (the first frame if none) to the first frame at or after the end (the last if
-    none)."""
+    last frame at or before the start (the first frame if none) to the first frame from there at or after the end
+    (the last frame if none)."""
     n = len(time)
     if time_range is None:
         return np.arange(n)
     t0, t1 = float(time_range[0]), float(time_range[1])
-    if t1 < t0:
-        t0, t1 = t1, t0
-    start = int(np.searchsorted(time, t0, side="right")) - 1
-    start = min(max(start, 0), n - 1)
-    if time[start] < t0 and start + 1 < n and np.isclose(time[start + 1], t0):
-        start += 1
-    end = int(np.searchsorted(time, t1, side="left"))
-    end = min(max(end, start), n - 1)
+    if t0 > t1:
+        raise ValueError(f"time_range {t0:g} {t1:g}: the start is after the end")
+    start = min(max(int(np.searchsorted(time, t0, side="right")) - 1, 0), n - 1)
+    end = min(max(int(np.searchsorted(time, t1, side="left")), start), n - 1)
     return np.arange(start, end + 1)
 
 
@@ -128,6 +125,11 @@ def measurement_scale_factors(model, trial, measurements: Sequence[Measurement],
             if not usable:
                 continue
             ratio /= len(m.pairs)
+            if not np.isfinite(ratio):  # a marker missing in a frame: OpenSim leaves the measurement out
+                for row in pairs:
+                    row["note"] = "a marker is missing in the time range: measurement not used"
+                rows += pairs
+                continue
             for row in pairs:
                 row["factor"] = ratio
             rows += pairs
@@ -170,33 +172,53 @@ def scale_model(text: str, factors: Mapping[str, Sequence[float]], *, preserve_m
 @dataclass
 class PlacedMarkers:
     """Marker placement: the static pose q (n_q,), the markers moved (name -> new location in its body), their
-    movement (m), and the model's text with them."""
+    movement (m), the model's text with them, the markers deleted (not in the trial) and the pose's IK result."""
 
     q: np.ndarray
     moved: dict[str, np.ndarray]
     movement: dict[str, float]
     text: str
+    deleted: list[str]
+    inverse_kinematics: object  # the static pose's InverseKinematicsResult (marker errors)
 
 
 def place_markers(text: str, trial, *, weights: Mapping[str, float] | None = None,
-                  coordinate_references: Sequence = (), time_range=None, where: str = "model") -> PlacedMarkers:
-    """OpenSim's MarkerPlacer on a scaled model's text: the trial's frames in the time range averaged (per marker,
-    over the frames where it is present), the static pose by the package's inverse kinematics on that frame, then
-    every model marker that is in the trial and not ``fixed`` moved onto its observation (in its body's frame)."""
+                  coordinate_references: Sequence = (), time_range=None, q=None, where: str = "model") -> PlacedMarkers:
+    """OpenSim's MarkerPlacer on a scaled model's text. The static pose: the package's inverse kinematics (OpenSim's
+    problem, solved to convergence) on the trial's rows within the time range averaged (``averageRow``: a marker
+    missing in any of them is left out); then every model marker that is in the trial and not ``fixed`` moved onto
+    its observation averaged over ``MarkerData::findFrameRange``'s frames where present, in its body's frame; the
+    model's markers that the trial lacks are deleted (OpenSim's ``deleteUnusedMarkers``). ``q`` (n_q,): a static pose
+    to use as it is (the IK then only scores it)."""
     from lxml import etree
     from osim_emb.core.kinematics import forward_kinematics
-    import warnings
     from osim_emb.io.markers import MarkerTrajectories
     from osim_emb.simulation.inverse_kinematics import inverse_kinematics
+    times = np.asarray(trial.times, dtype=float)
+    span = (times[0], times[-1]) if time_range is None else (max(float(time_range[0]), times[0]),
+                                                             min(float(time_range[1]), times[-1]))
+    rows = (times >= span[0]) & (times <= span[1])
+    if not rows.any():
+        raise ValueError(f"{trial.path}: no frame within the time range {span[0]:g} to {span[1]:g} s")
+    pose_markers = trial.positions[rows].mean(axis=0)  # NaN where missing in any row, as averageRow
+    frames = trial_frame_range(times, span)
+    present = np.isfinite(trial.positions[frames]).all(axis=2)  # (F, M)
+    counts = present.sum(axis=0)
+    sums = np.where(present[..., None], trial.positions[frames], 0.0).sum(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        placed = np.where(counts[:, None] > 0, sums / counts[:, None], np.nan)
+    text_names = set(trial.names)
+    root = etree.fromstring(text.encode())
+    deleted = []
+    for mk in list(root.iter("Marker")):
+        if mk.get("name") not in text_names:
+            deleted.append(mk.get("name"))
+            mk.getparent().remove(mk)
+    text = etree.tostring(root, xml_declaration=True, encoding="UTF-8").decode()
     model = model_from_text(text, where)
-    frames = trial_frame_range(np.asarray(trial.times, dtype=float), time_range)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # a marker missing in every frame stays NaN
-        mean = np.nanmean(trial.positions[frames], axis=0)  # (M, 3)
-    static = MarkerTrajectories(trial.path, np.array([float(np.mean(trial.times[frames]))]), tuple(trial.names),
-                                mean[None], trial.units)
+    static = MarkerTrajectories(trial.path, np.array([span[0]]), tuple(trial.names), pose_markers[None], trial.units)
     result = inverse_kinematics(model, static, marker_weights=weights, coordinate_references=coordinate_references,
-                                progress=False)
+                                progress=False, **({} if q is None else {"q0": q, "max_evaluations": 1}))
     q = np.asarray(result.q[0], dtype=float)
     kin = forward_kinematics(model, q[None, :], order=0)
     ground = model.extras["document"].ground
@@ -204,20 +226,67 @@ def place_markers(text: str, trial, *, weights: Mapping[str, float] | None = Non
     names = list(trial.names)
     moved, movement = {}, {}
     for name, body, location in model.extras.get("markers", []):
-        if name in fixed or name not in names or not np.all(np.isfinite(mean[names.index(name)])):
+        if name in fixed or name not in names or not np.all(np.isfinite(placed[names.index(name)])):
             continue
         if body == ground:
             pose = np.eye(4)
         else:
             b = model.body(body)
             pose = kin.transforms[0, b.frame] @ b.frame_to_body
-        new = pose[:3, :3].T @ (mean[names.index(name)] - pose[:3, 3])
+        new = pose[:3, :3].T @ (placed[names.index(name)] - pose[:3, 3])
         moved[name] = new
         movement[name] = float(np.linalg.norm(new - np.asarray(location, dtype=float)))
-    root = etree.fromstring(text.encode())
     for mk in root.iter("Marker"):
         if mk.get("name") in moved:
-            c = mk.find("location")
-            c.text = " ".join(repr(float(v)) for v in moved[mk.get("name")])
+            mk.find("location").text = " ".join(repr(float(v)) for v in moved[mk.get("name")])
     out = etree.tostring(root, xml_declaration=True, encoding="UTF-8").decode()
-    return PlacedMarkers(q, moved, movement, out)
+    return PlacedMarkers(q, moved, movement, out, deleted, result)
+
+
+@dataclass
+class ScaleToolResult:
+    """What OpenSim's ScaleTool produces: the scaled model (before marker placement), the body factors and the
+    measurements' table, and the marker placement (None when not applied)."""
+
+    scaled: ScaledModel
+    measurements: list[dict]
+    placed: PlacedMarkers | None
+
+    @property
+    def text(self) -> str:
+        """The final model: with its markers placed, else the scaled one."""
+        return self.placed.text if self.placed is not None else self.scaled.text
+
+
+def scale_tool(text: str, *, marker_set=None, mass: float | None = None, scaling_order: Sequence[str] = (),
+               measurements: Sequence[Measurement] = (), manual: Mapping[str, Sequence[float]] | None = None,
+               trial=None, time_range=None, preserve_mass_distribution: bool = False, scale: bool = True,
+               placer_trial=None, placer_time_range=None, marker_weights: Mapping[str, float] | None = None,
+               coordinate_references=None, where: str = "model") -> ScaleToolResult:
+    """OpenSim's ScaleTool on an OpenSim 4 model's text: the marker set merged (``marker_set``: (name, body,
+    location, fixed) tuples), the ModelScaler (``scaling_order`` of measurements on ``trial`` and manual factors;
+    ``scale`` False skips it), then, with a ``placer_trial``, the MarkerPlacer. ``coordinate_references`` is a
+    function of the scaled model returning the placer's coordinate references."""
+    from osim_emb.io.osim_scaling import update_marker_set
+    notes = []
+    if marker_set:
+        text, replaced = update_marker_set(text, marker_set, where)
+        notes.append(f"{len(marker_set)} marker(s) of the marker set merged ({len(replaced)} replacing the model's)")
+    generic = model_from_text(text, where)
+    rows: list[dict] = []
+    if scale:
+        if "measurements" in scaling_order and any(m.apply for m in measurements) and trial is None:
+            raise ValueError(f"{where}: measurements need the static trial (the ModelScaler's marker_file)")
+        factors, rows = measurement_scale_factors(generic, trial, measurements, scaling_order, manual, time_range) \
+            if scaling_order else ({b: np.ones(3) for b in []}, [])
+        scaled = scale_model(text, factors, preserve_mass_distribution=preserve_mass_distribution, mass=mass,
+                             where=where)
+    else:
+        scaled = ScaledModel(text, {}, {}, ["the ModelScaler is not applied"])
+    scaled.notes[:0] = notes
+    placed = None
+    if placer_trial is not None:
+        refs = coordinate_references(model_from_text(scaled.text, where)) if coordinate_references else ()
+        placed = place_markers(scaled.text, placer_trial, weights=marker_weights, coordinate_references=refs,
+                               time_range=placer_time_range, where=where)
+    return ScaleToolResult(scaled, rows, placed)

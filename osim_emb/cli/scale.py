@@ -31,7 +31,7 @@ def cmd_scale(args: argparse.Namespace) -> int:
     from osim_emb.io.markers import read_trc
     from osim_emb.io.osim_scaling import marker_set_xml, read_marker_set, scale_set_xml
     from osim_emb.io.outputs import atomic_files
-    from osim_emb.simulation.scaling import scale_tool
+    from osim_emb.simulation.scaling import model_text_for_scaling, scale_tool
     setup = None
     if args.setup:
         from osim_emb.io.tool_setup import read_scale_setup
@@ -73,7 +73,9 @@ def cmd_scale(args: argparse.Namespace) -> int:
                           placer.markers if placer else None) if p]
     with atomic_files(paths, overwrite=args.overwrite, inputs=inputs) as tmps:
         tmp = dict(zip([k for k, v in outputs.items() if v is not None], tmps))
-        text = Path(model_path).read_text()
+        text, upgraded = model_text_for_scaling(model_path)
+        if upgraded:
+            log.warning("%s: %s (as OpenSim's ScaleTool reads it)", model_path, upgraded)
         marker_set = read_marker_set(marker_set_path) if marker_set_path else None
         trial = read_trc(trial_path) if trial_path else None
         placer_trial = None

@@ -16,6 +16,7 @@ subject's mass), then its markers placed on a static trial (docs/scaling.md).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Mapping, Sequence
 
 import numpy as np
@@ -24,7 +25,7 @@ from osim_emb.io.osim_scaling import ScaledDocument, scale_osim_geometry, set_pa
 
 __all__ = ["Measurement", "measurement_scale_factors", "scale_model", "ScaledModel", "model_from_text",
            "marker_positions_at_default", "trial_frame_range", "place_markers", "PlacedMarkers", "scale_tool",
-           "ScaleToolResult"]
+           "ScaleToolResult", "model_text_for_scaling"]
 
 
 @dataclass(frozen=True)
@@ -94,8 +95,11 @@ def measurement_scale_factors(model, trial, measurements: Sequence[Measurement],
     every body (1 where nothing applies) and one row per measurement (its pairs' distances and factor)."""
     factors = {b.name: np.ones(3) for b in model.bodies if b.name in {s.name for s in model.extras["document"].bodies}}
     rows = []
-    frames = trial_frame_range(np.asarray(trial.times, dtype=float), time_range)
-    names = list(trial.names)
+    unknown = sorted({b for b in (manual or {}) if b not in factors}
+                     | {b for m in measurements if m.apply for b, _ in m.bodies if b not in factors})
+    if unknown:
+        raise ValueError(f"{model.name}: no body {', '.join(map(repr, unknown))} to scale (bodies: "
+                         f"{', '.join(factors)})")
     model_markers = marker_positions_at_default(model)
     for step in order:
         if step == "manualScale":
@@ -105,6 +109,12 @@ def measurement_scale_factors(model, trial, measurements: Sequence[Measurement],
             continue
         if step != "measurements":
             raise ValueError(f"scaling_order: {step!r} is neither 'measurements' nor 'manualScale'")
+        if not any(m.apply for m in measurements):
+            continue
+        if trial is None:
+            raise ValueError("measurements need the static trial (the ModelScaler's marker_file, --static)")
+        frames = trial_frame_range(np.asarray(trial.times, dtype=float), time_range)
+        names = list(trial.names)
         for m in measurements:
             if not m.apply:
                 continue
@@ -290,3 +300,26 @@ def scale_tool(text: str, *, marker_set=None, mass: float | None = None, scaling
         placed = place_markers(scaled.text, placer_trial, weights=marker_weights, coordinate_references=refs,
                                time_range=placer_time_range, where=where)
     return ScaleToolResult(scaled, rows, placed)
+
+
+def model_text_for_scaling(path) -> tuple[str, str | None]:
+    """The text of an .osim file to scale: as it is for OpenSim 4 files; an older file as OpenSim 4.6 reads and
+    writes it (its own upgrade, the one its ScaleTool works on) when OpenSim is installed, else refused with the
+    hint. Returns (text, what was done or None)."""
+    import re
+    text = Path(path).read_text()
+    match = re.search(r'<OpenSimDocument[^>]*Version\s*=\s*"(\d+)"', text[:2000])
+    version = int(match.group(1)) if match else 0
+    if version >= 30517:
+        return text, None
+    try:
+        import opensim as osim
+    except ImportError:
+        raise ValueError(f"{path}: a version-{version} file; scaling edits OpenSim 4 files: open and save it in "
+                         "OpenSim 4, or install the opensim extra so that the package upgrades it as OpenSim "
+                         "does") from None
+    import tempfile
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "upgraded.osim"
+        osim.Model(str(path)).printToXML(str(out))
+        return out.read_text(), f"version-{version} file upgraded to OpenSim 4 by OpenSim {osim.__version__}"

@@ -1,0 +1,227 @@
+"""`osim-emb scale` against OpenSim 4.6: Model::scale with the same factors (arm26, leg6dof9musc, MoBL with every wrap
+type), the ScaleTool on the same setup file (marker set, measurements, manual scales, mass, marker placement), and
+the refusals."""
+
+from __future__ import annotations
+
+import shutil
+
+import numpy as np
+import pytest
+
+from osim_emb.cli.main import main
+
+LEG_FACTORS = {"femur_r": [1.1, 1.2, 0.9], "tibia_r": [1.05, 1.05, 1.05], "pelvis": [0.95, 1.0, 1.1]}
+ARM_FACTORS = {"r_humerus": [1.1, 1.2, 0.9], "r_ulna_radius_hand": [1.05, 1.05, 1.05]}
+MOBL_FACTORS = {"thorax": [1.1, 1.1, 1.1], "humerus": [1.1, 1.2, 0.9], "scapula": [0.9, 0.95, 1.05],
+                "ulna": [1.05, 1.05, 1.05], "radius": [1.1, 1.0, 1.0], "clavicle": [1.2, 1.2, 1.2]}
+# fibre and tendon lengths: OpenSim's path lengths at the default pose hold leg6dof9musc's coupled patella to its
+# assembly accuracy (1e-11 m apart)
+TIGHT = {"mass": 1e-12, "mass_center": 1e-14, "inertia": 1e-13, "body_origin": 1e-13, "marker": 1e-13,
+         "path_length": 1e-12, "optimal_fiber_length": 1e-10, "tendon_slack_length": 1e-10}
+
+
+def opensim_model_scale(osim, source, factors, preserve, mass, out):
+    """OpenSim's Model::scale with a ScaleSet of ``factors`` (1 for the other bodies), the model printed to ``out``."""
+    model = osim.Model(str(source))
+    state = model.initSystem()
+    scale_set = osim.ScaleSet()
+    for body in model.getBodySet():
+        s = osim.Scale()
+        s.setSegmentName(body.getName())
+        s.setScaleFactors(osim.Vec3(*factors.get(body.getName(), [1.0, 1.0, 1.0])))
+        s.setApply(True)
+        scale_set.cloneAndAppend(s)
+    model.scale(state, scale_set, preserve, -1.0 if mass is None else mass)
+    model.printToXML(str(out))
+    return out
+
+
+@pytest.mark.opensim
+@pytest.mark.models
+@pytest.mark.parametrize("name, factors", [("arm26.osim", ARM_FACTORS), ("leg6dof9musc.osim", LEG_FACTORS),
+                                           ("mobl_arms_holzbaur.osim", MOBL_FACTORS)])
+@pytest.mark.parametrize("preserve, mass", [(True, None), (False, None), (False, 75.0)])
+def test_scaled_model_equals_opensims_model_scale(osim, models_dir, tmp_path, capsys, name, factors, preserve, mass):
+    """Non-uniform factors on several bodies: the scaled file, loaded by OpenSim, has OpenSim's own scaled model's
+    mass properties, body poses, markers, path lengths (leg6dof9musc's coupled patella and moving points, arm26's
+    cylinders, MoBL's ellipsoids, spheres and tori) and muscle lengths. MoBL is a 3.x file: the command upgrades it
+    with OpenSim first, as OpenSim's ScaleTool reads it."""
+    from osim_emb.opensim.scaling import compare_models
+    source = models_dir / name
+    theirs = opensim_model_scale(osim, source, factors, preserve, mass, tmp_path / "theirs.osim")
+    argv = ["scale", str(source), "-o", str(tmp_path / "ours.osim")]
+    argv += [f"--scale={b}={','.join(map(str, f))}" for b, f in factors.items()]
+    argv += (["--preserve-mass-distribution"] if preserve else []) + ([f"--mass={mass}"] if mass else [])
+    assert main(argv) == 0
+    d = compare_models(tmp_path / "ours.osim", theirs)
+    with capsys.disabled():
+        print(f"\n[agreement] {name} scaled (preserve {preserve}, mass {mass}) vs OpenSim's Model::scale: "
+              + ", ".join(f"{k} {v:.1e}" for k, v in d.items()))
+    for k, tol in TIGHT.items():
+        assert d[k] <= tol * (100 if mass else 1), (k, d[k])
+
+
+LEG_MARKERS = [("pelvis", "RASI", (0.02, 0.03, 0.12)), ("pelvis", "LASI", (0.02, 0.03, -0.12)),
+               ("pelvis", "SACR", (-0.15, 0.04, 0.0)), ("femur_r", "RTHI", (0.03, -0.2, 0.05)),
+               ("femur_r", "RKNE", (0.0, -0.39, 0.05)), ("tibia_r", "RTIB", (0.02, -0.2, 0.04)),
+               ("tibia_r", "RANK", (-0.01, -0.41, 0.05)), ("calcn_r", "RHEE", (-0.01, 0.02, 0.0)),
+               ("toes_r", "RTOE", (0.05, 0.0, 0.0)), ("calcn_r", "RMT5", (0.13, 0.0, 0.05))]
+
+SETUP = """<?xml version="1.0" encoding="UTF-8"?>
+<OpenSimDocument Version="40000"><ScaleTool name="subject"><mass>31.5</mass>
+<GenericModelMaker><model_file>leg.osim</model_file><marker_set_file>markers.xml</marker_set_file></GenericModelMaker>
+<ModelScaler><apply>true</apply><scaling_order>measurements manualScale</scaling_order>
+<MeasurementSet><objects>
+ <Measurement name="pelvis"><apply>true</apply><MarkerPairSet><objects><MarkerPair><markers>RASI LASI</markers></MarkerPair>
+  </objects></MarkerPairSet><BodyScaleSet><objects><BodyScale name="pelvis"><axes>X Y Z</axes></BodyScale></objects>
+  </BodyScaleSet></Measurement>
+ <Measurement name="thigh"><apply>true</apply><MarkerPairSet><objects><MarkerPair><markers>RASI RKNE</markers></MarkerPair>
+  <MarkerPair><markers>RTHI RKNE</markers></MarkerPair></objects></MarkerPairSet><BodyScaleSet><objects>
+  <BodyScale name="femur_r"><axes>Y</axes></BodyScale><BodyScale name="patella_r"><axes>X Y Z</axes></BodyScale>
+  </objects></BodyScaleSet></Measurement>
+ <Measurement name="shank"><apply>true</apply><MarkerPairSet><objects><MarkerPair><markers>RKNE RANK</markers></MarkerPair>
+  </objects></MarkerPairSet><BodyScaleSet><objects><BodyScale name="tibia_r"><axes>X Y Z</axes></BodyScale>
+  </objects></BodyScaleSet></Measurement>
+ <Measurement name="unused"><apply>false</apply><MarkerPairSet><objects><MarkerPair><markers>RHEE RTOE</markers>
+  </MarkerPair></objects></MarkerPairSet><BodyScaleSet><objects><BodyScale name="calcn_r"><axes>X Y Z</axes>
+  </BodyScale></objects></BodyScaleSet></Measurement>
+</objects></MeasurementSet>
+<ScaleSet><objects><Scale><scales>1.08 1.02 0.97</scales><segment>calcn_r</segment><apply>true</apply></Scale>
+ <Scale><scales>2 2 2</scales><segment>toes_r</segment><apply>false</apply></Scale></objects></ScaleSet>
+<marker_file>static.trc</marker_file><time_range>0.1 0.3</time_range>
+<preserve_mass_distribution>false</preserve_mass_distribution>
+<output_model_file>scaled_only.osim</output_model_file><output_scale_file>scale_set.xml</output_scale_file>
+</ModelScaler>
+<MarkerPlacer><apply>true</apply><IKTaskSet><objects>
+ <IKMarkerTask name="RASI"><apply>true</apply><weight>10</weight></IKMarkerTask>
+ <IKMarkerTask name="LASI"><apply>true</apply><weight>10</weight></IKMarkerTask>
+ <IKMarkerTask name="SACR"><apply>true</apply><weight>5</weight></IKMarkerTask>
+ <IKMarkerTask name="RTHI"><apply>true</apply><weight>1</weight></IKMarkerTask>
+ <IKMarkerTask name="RKNE"><apply>true</apply><weight>1</weight></IKMarkerTask>
+ <IKMarkerTask name="RTIB"><apply>true</apply><weight>1</weight></IKMarkerTask>
+ <IKMarkerTask name="RANK"><apply>true</apply><weight>1</weight></IKMarkerTask>
+ <IKMarkerTask name="RHEE"><apply>true</apply><weight>1</weight></IKMarkerTask>
+ <IKMarkerTask name="RTOE"><apply>false</apply><weight>1</weight></IKMarkerTask>
+ <IKCoordinateTask name="ankle_angle_r"><apply>true</apply><weight>0.1</weight><value_type>manual_value</value_type>
+  <value>0.05</value></IKCoordinateTask>
+</objects></IKTaskSet><marker_file>static.trc</marker_file><time_range>0.1 0.4</time_range>
+<output_motion_file>static_pose.sto</output_motion_file><output_model_file>placed.osim</output_model_file>
+<output_marker_file>placed_markers.xml</output_marker_file></MarkerPlacer></ScaleTool></OpenSimDocument>
+"""
+
+
+def _leg_subject(osim, models_dir, folder):
+    """leg6dof9musc (upgraded to OpenSim 4 by OpenSim) with a marker set file (3.x <body> layout), and a static
+    trial made by the package's kinematics of a scaled leg (other factors than the setup's) at a pose, with noise,
+    a marker the model lacks and a marker missing in one frame."""
+    from osim_emb.core.kinematics import forward_kinematics
+    from osim_emb.io.markers import write_trc
+    from osim_emb.simulation.scaling import model_from_text, scale_model
+    osim.Model(str(models_dir / "leg6dof9musc.osim")).printToXML(str(folder / "leg.osim"))
+    items = "".join(f"<Marker name=\"{n}\"><body>{b}</body><location>{' '.join(map(str, loc))}</location>"
+                    "<fixed>false</fixed></Marker>" for b, n, loc in LEG_MARKERS)
+    (folder / "markers.xml").write_text(f"<?xml version=\"1.0\"?><OpenSimDocument Version=\"20302\"><MarkerSet "
+                                        f"name=\"leg\"><objects>{items}</objects></MarkerSet></OpenSimDocument>")
+    subject = model_from_text(scale_model((folder / "leg.osim").read_text(),
+                                          {"pelvis": [1.08] * 3, "femur_r": [1.0, 1.12, 1.0],
+                                           "tibia_r": [0.93] * 3}).text)
+    q = np.array(subject.default_q, dtype=float)
+    q[subject.coordinate_index("hip_flexion_r")] = 0.2
+    q[subject.coordinate_index("knee_angle_r")] = -0.3
+    kin = forward_kinematics(subject, q[None, :], order=0)
+    times = np.linspace(0.0, 0.5, 11)
+    rng = np.random.default_rng(4)
+    names, positions = [], []
+    for body, name, loc in LEG_MARKERS + [("pelvis", "EXTRA", (0.0, 0.1, 0.0))]:
+        b = subject.body(body)
+        a = kin.transforms[0, b.frame] @ b.frame_to_body
+        p = a[:3, :3] @ np.array(loc) + a[:3, 3]
+        names.append(name)
+        positions.append(p + 0.002 * rng.standard_normal((len(times), 3)))
+    positions = np.stack(positions, axis=1)
+    positions[7, names.index("RTHI")] = np.nan  # t = 0.35: the placer's time range, not the scaler's
+    write_trc(folder / "static.trc", times, names, positions)
+    (folder / "setup.xml").write_text(SETUP)
+
+
+@pytest.mark.opensim
+@pytest.mark.models
+def test_scale_tool_setup_equals_opensims(osim, models_dir, tmp_path, capsys):
+    """A ScaleTool setup with a 3.x marker set file, measurements over marker pairs (one axis of one body, a
+    disabled one), manual scales (one not applied), the subject's mass, and a MarkerPlacer with weights, a disabled
+    marker task, a coordinate task, a marker missing in one frame and one the model lacks: `osim-emb scale --setup`
+    and OpenSim's ScaleTool on copies of the same folder. The scaled model (before placement) equals OpenSim's; the
+    markers placed at OpenSim's own static pose equal its placed markers (its pose is written with 8 decimals); the
+    command's static pose scores an IK objective no higher than OpenSim's."""
+    from osim_emb.io.markers import read_trc
+    from osim_emb.io.tool_setup import read_scale_setup
+    from osim_emb.opensim.scaling import compare_models, opensim_scale_tool
+    from osim_emb.opensim.static_optimization import read_storage
+    from osim_emb.simulation.inverse_kinematics import CoordinateReference
+    from osim_emb.simulation.scaling import model_from_text, place_markers
+    ours, theirs = tmp_path / "ours", tmp_path / "theirs"
+    ours.mkdir()
+    _leg_subject(osim, models_dir, ours)
+    shutil.copytree(ours, theirs)
+    opensim_scale_tool(theirs / "setup.xml")
+    assert main(["scale", "--setup", str(ours / "setup.xml")]) == 0
+    for f in ("scaled_only.osim", "scale_set.xml", "placed.osim", "static_pose.sto", "placed_markers.xml"):
+        assert (ours / f).exists(), f
+    scaled = compare_models(ours / "scaled_only.osim", theirs / "scaled_only.osim")
+    # OpenSim measures the model at its assembled default pose, where its assembler has moved the knee by ~1e-11 to
+    # hold the patella's coupler: its factors and path-length ratios are ~2e-11 (relative) from the exact ones
+    for k in TIGHT:
+        assert scaled[k] <= (1e-8 if k == "mass" else 1e-9), (k, scaled[k])
+    # the placement at OpenSim's pose
+    setup = read_scale_setup(ours / "setup.xml")
+    pose = read_storage(theirs / "static_pose.sto")
+    text = (ours / "scaled_only.osim").read_text()
+    model = model_from_text(text)
+    columns = {c.split("/")[-2]: c for c in pose.columns if c.endswith("/value")}
+    q_os = np.array([pose[columns[n]].iloc[0] for n in model.coordinate_names])
+    refs = [CoordinateReference("ankle_angle_r", 0.1, 0.05)]
+    trial = read_trc(ours / "static.trc")
+    at_theirs = place_markers(text, trial, weights=setup.placer.marker_weights, coordinate_references=refs,
+                              time_range=setup.placer.time_range, q=q_os)
+    placed = osim.Model(str(theirs / "placed.osim"))
+    names = {placed.getMarkerSet().get(i).getName() for i in range(placed.getMarkerSet().getSize())}
+    assert names == {n for _, n, _ in LEG_MARKERS}  # OpenSim keeps the markers the trial has
+    d = max(float(np.abs(np.array([placed.getMarkerSet().get(n).get_location().get(k) for k in range(3)])
+                         - at_theirs.moved[n]).max()) for n in names)
+    ours_pose = place_markers(text, trial, weights=setup.placer.marker_weights, coordinate_references=refs,
+                              time_range=setup.placer.time_range)
+    j_ours, j_theirs = ours_pose.inverse_kinematics.objective[0], at_theirs.inverse_kinematics.objective[0]
+    whole = compare_models(ours / "placed.osim", theirs / "placed.osim")
+    with capsys.disabled():
+        print(f"\n[agreement] ScaleTool setup vs OpenSim's: scaled model {max(scaled.values()):.1e}; markers placed at "
+              f"OpenSim's pose {d:.1e} m; IK objective {j_ours:.6e} (OpenSim's pose {j_theirs:.6e}); placed markers "
+              f"{whole['marker']:.1e} m apart")
+    assert d < 1e-7
+    assert j_ours <= j_theirs * (1 + 1e-9)
+
+
+def test_scaling_refusals(models_dir, tmp_path, capsys, monkeypatch):
+    """Bad factors, an unknown body, measurements without a trial, marker placement without a trial, a model of
+    an older layout without OpenSim to upgrade it, an existing output: refused by name, nothing written."""
+    import sys
+    source = models_dir / "arm26.osim"
+    out = tmp_path / "out.osim"
+    cases = [
+        (["--scale", "r_humerus=1.1,0,1"], "must be finite and positive"),
+        (["--scale", "r_femur=1.1"], "no body 'r_femur'"),
+        (["--scale", "r_humerus=a,b,c"], "expected BODY=S or BODY=SX,SY,SZ"),
+        (["--place-markers"], "--place-markers needs the static trial"),
+    ]
+    for extra, message in cases:
+        assert main(["scale", str(source), "-o", str(out), *extra]) != 0
+        assert message in capsys.readouterr().err, extra
+        assert not out.exists()
+    old = tmp_path / "old.osim"
+    old.write_text(source.read_text().replace('Version="40000"', 'Version="30000"', 1))
+    monkeypatch.setitem(sys.modules, "opensim", None)  # OpenSim not installed
+    assert main(["scale", str(old), "-o", str(out), "--scale", "r_humerus=1.1"]) != 0
+    assert "open and save it in OpenSim 4" in capsys.readouterr().err and not out.exists()
+    out.write_text("keep")
+    assert main(["scale", str(source), "-o", str(out), "--scale", "r_humerus=1.1"]) != 0
+    assert out.read_text() == "keep"

@@ -98,7 +98,9 @@ def cmd_scale(args: argparse.Namespace) -> int:
                             manual=manual, trial=trial, time_range=time_range, preserve_mass_distribution=preserve,
                             scale=setup.scale if setup is not None else True, placer_trial=placer_trial,
                             placer_time_range=placer.time_range if placer else time_range, marker_weights=weights,
-                            coordinate_references=placer_references, where=str(model_path))
+                            coordinate_references=placer_references,
+                            unknown_bodies="warn" if setup is not None and not args.scale else "error",
+                            where=str(model_path))
         for note in result.scaled.notes:
             log.info("scale: %s", note)
         if "scaled" in tmp:

@@ -218,10 +218,11 @@ def _numerically_equal(a: float, b: float) -> bool:
 
 
 def scale_osim_geometry(text: str, factors: Mapping[str, Sequence[float]], *, preserve_mass_distribution: bool = True,
-                        mass: float | None = None, where: str = "model") -> ScaledDocument:
+                        mass: float | None = None, translational=None, where: str = "model") -> ScaledDocument:
     """Scale an OpenSim 4 model's geometry and mass properties (everything but the path-length properties, which
     need the scaled paths: :func:`set_path_length_ratios`). ``factors``: body name -> (s_x, s_y, s_z); bodies
-    without an entry (and the ground) keep their size. Refuses older file layouts and components whose scaling the
+    without an entry (and the ground) keep their size. ``translational``: the names of the translational coordinates
+    (the motion types OpenSim infers; read from the text when None). Refuses older file layouts and components whose scaling the
     package does not reproduce, naming them."""
     try:
         root = etree.fromstring(text.encode() if isinstance(text, str) else text,
@@ -340,9 +341,10 @@ def scale_osim_geometry(text: str, factors: Mapping[str, Sequence[float]], *, pr
                 continue
             _scale_wrap(w, fs)
     # couplers of translational coordinates (the motion types OpenSim infers, as the package's reader does)
-    from osim_emb.io.osim_reader import read_osim_string
-    translational = {c.name for c in read_osim_string(text, strict=False, name=where).coordinates
-                     if c.motion_type == "translational"}
+    if translational is None:
+        from osim_emb.io.osim_reader import read_osim_string
+        translational = {c.name for c in read_osim_string(text, strict=False, name=where).coordinates
+                         if c.motion_type == "translational"}
     joint_of = {}
     for j in model.iter():
         if isinstance(j.tag, str) and j.find("coordinates") is not None and j.find("socket_parent_frame") is not None:

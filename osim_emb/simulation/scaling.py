@@ -25,7 +25,7 @@ from osim_emb.io.osim_scaling import ScaledDocument, scale_osim_geometry, set_pa
 
 __all__ = ["Measurement", "measurement_scale_factors", "scale_model", "ScaledModel", "model_from_text",
            "marker_positions_at_default", "trial_frame_range", "place_markers", "PlacedMarkers", "scale_tool",
-           "ScaleToolResult", "model_text_for_scaling"]
+           "ScaleToolResult", "model_text_for_scaling", "static_pose_starts"]
 
 
 @dataclass(frozen=True)
@@ -46,6 +46,8 @@ class ScaledModel:
     factors: dict[str, np.ndarray]
     length_ratios: dict[str, float]
     notes: list[str] = field(default_factory=list)
+    #: the package's model of the scaled geometry, for kinematics (its muscles' fibre and tendon lengths unscaled)
+    kinematics_model: object = None
 
 
 def model_from_text(text: str, name: str = "model"):
@@ -88,18 +90,23 @@ def trial_frame_range(time: np.ndarray, time_range: Sequence[float] | None) -> n
 
 
 def measurement_scale_factors(model, trial, measurements: Sequence[Measurement], order: Sequence[str] = ("measurements",),
-                              manual: Mapping[str, Sequence[float]] | None = None, time_range=None
-                              ) -> tuple[dict[str, np.ndarray], list[dict]]:
+                              manual: Mapping[str, Sequence[float]] | None = None, time_range=None,
+                              unknown_bodies: str = "error") -> tuple[dict[str, np.ndarray], list[dict]]:
     """Body scale factors as OpenSim's ModelScaler computes them: ``order`` of "measurements" and "manualScale";
     ``trial`` a :class:`osim_emb.io.markers.MarkerTrajectories` (metres); ``manual`` body -> (3,). Returns the factors of
-    every body (1 where nothing applies) and one row per measurement (its pairs' distances and factor)."""
+    every body (1 where nothing applies) and one row per measurement (its pairs' distances and factor). Bodies the
+    model lacks: refused (``unknown_bodies="error"``) or named in a row and skipped ("warn", as OpenSim skips
+    them)."""
     factors = {b.name: np.ones(3) for b in model.bodies if b.name in {s.name for s in model.extras["document"].bodies}}
     rows = []
     unknown = sorted({b for b in (manual or {}) if b not in factors}
                      | {b for m in measurements if m.apply for b, _ in m.bodies if b not in factors})
-    if unknown:
+    if unknown and unknown_bodies == "error":
         raise ValueError(f"{model.name}: no body {', '.join(map(repr, unknown))} to scale (bodies: "
                          f"{', '.join(factors)})")
+    if unknown:  # a setup written for a sibling model: OpenSim skips them
+        rows.append({"measurement": "", "pair": "", "note": f"bodies {', '.join(unknown)} are not in the model: "
+                                                            "their scale factors are not used"})
     model_markers = marker_positions_at_default(model)
     for step in order:
         if step == "manualScale":
@@ -153,14 +160,16 @@ def measurement_scale_factors(model, trial, measurements: Sequence[Measurement],
 
 
 def scale_model(text: str, factors: Mapping[str, Sequence[float]], *, preserve_mass_distribution: bool = True,
-                mass: float | None = None, where: str = "model") -> ScaledModel:
+                mass: float | None = None, generic=None, where: str = "model") -> ScaledModel:
     """OpenSim's ``Model::scale`` on an OpenSim 4 model's text: the geometry and masses
     (:func:`osim_emb.io.osim_scaling.scale_osim_geometry`), then the path-length properties × L'/L at the default
-    pose (every path unit of the package's model: GeometryPaths with OpenSim's wrapping)."""
+    pose (every path unit of the package's model: GeometryPaths with OpenSim's wrapping). ``generic``: the package's
+    model of ``text`` when already loaded."""
     from osim_emb.paths.geometry import muscle_lengths
-    generic = model_from_text(text, where)
+    generic = model_from_text(text, where) if generic is None else generic
+    translational = {c.name for c in generic.extras["document"].coordinates if c.motion_type == "translational"}
     scaled: ScaledDocument = scale_osim_geometry(text, factors, preserve_mass_distribution=preserve_mass_distribution,
-                                                 mass=mass, where=where)
+                                                 mass=mass, translational=translational, where=where)
     after = model_from_text(scaled.text(), where)
     units = [m.name for m in generic.muscles if m.points]
     ratios = {}
@@ -176,7 +185,49 @@ def scale_model(text: str, factors: Mapping[str, Sequence[float]], *, preserve_m
         notes.append(f"{len(skipped)} path unit(s) without path points keep their lengths: {', '.join(skipped[:8])}")
     if unchanged:
         notes.append(f"{len(unchanged)} path force(s) whose type has no length to scale: {', '.join(unchanged[:8])}")
-    return ScaledModel(scaled.text(), scaled.factors, ratios, notes)
+    return ScaledModel(scaled.text(), scaled.factors, ratios, notes, after)
+
+
+def static_pose_starts(model, n_random: int = 32, seed: int = 0) -> list[np.ndarray]:
+    """Starting poses for a static trial's inverse kinematics, whose single frame has no previous solution to start
+    from (one local solve from the default pose can stop in another minimum: a subject facing another way than the
+    model, an arm pressed on a coordinate's bound): the default pose; when the model's root body turns about the
+    vertical through a coordinate of its ground joint, the default pose turned by 90°, 180° and 270°; and
+    ``n_random`` poses with every rotational coordinate of finite range drawn uniformly in it (``seed`` fixed, so
+    the result is reproducible). :func:`place_markers` keeps the lowest objective."""
+    from osim_emb.core.kinematics import forward_kinematics
+    q0 = np.array(model.default_q, dtype=float)
+    starts = [q0]
+    g = np.asarray(model.gravity, dtype=float)
+    if np.linalg.norm(g):
+        g = g / np.linalg.norm(g)
+        body_frames = {b.frame for b in model.bodies}
+        kin = forward_kinematics(model, q0[None, :], order=0)
+        for j in model.joints:
+            chain = j.parent
+            while chain != 0 and chain not in body_frames:
+                chain = model.joints[chain - 1].parent
+            if chain != 0 or not j.is_revolute:
+                continue  # not between the ground and the first body
+            axis = kin.transforms[0, j.parent, :3, :3] @ j.offset[:3, :3] @ j.axis
+            grad = np.asarray(j.variable.evaluate(q0[None, :], order=1).gradient, dtype=float)[0]
+            k = np.flatnonzero(grad)
+            if abs(axis @ g) < 0.99 or len(k) != 1 or abs(abs(grad[k[0]]) - 1.0) > 1e-12:
+                continue
+            for turn in (0.5, 1.0, 1.5):
+                start = q0.copy()
+                start[k[0]] += turn * np.pi
+                starts.append(start)
+            break
+    rng = np.random.default_rng(seed)
+    finite = [k for k, c in enumerate(model.coordinates)
+              if c.motion_type == "rotational" and np.all(np.isfinite(c.range)) and c.range[1] > c.range[0]]
+    for _ in range(n_random if finite else 0):
+        start = q0.copy()
+        for k in finite:
+            start[k] = rng.uniform(*model.coordinates[k].range)
+        starts.append(start)
+    return starts
 
 
 @dataclass
@@ -193,13 +244,15 @@ class PlacedMarkers:
 
 
 def place_markers(text: str, trial, *, weights: Mapping[str, float] | None = None,
-                  coordinate_references: Sequence = (), time_range=None, q=None, where: str = "model") -> PlacedMarkers:
+                  coordinate_references: Sequence = (), time_range=None, q=None, model=None,
+                  where: str = "model") -> PlacedMarkers:
     """OpenSim's MarkerPlacer on a scaled model's text. The static pose: the package's inverse kinematics (OpenSim's
     problem, solved to convergence) on the trial's rows within the time range averaged (``averageRow``: a marker
     missing in any of them is left out); then every model marker that is in the trial and not ``fixed`` moved onto
     its observation averaged over ``MarkerData::findFrameRange``'s frames where present, in its body's frame; the
     model's markers that the trial lacks are deleted (OpenSim's ``deleteUnusedMarkers``). ``q`` (n_q,): a static pose
-    to use as it is (the IK then only scores it)."""
+    to use as it is (the IK then only scores it); without it the IK starts from :func:`static_pose_starts` and keeps the
+    lowest objective."""
     from lxml import etree
     from osim_emb.core.kinematics import forward_kinematics
     from osim_emb.io.markers import MarkerTrajectories
@@ -224,11 +277,17 @@ def place_markers(text: str, trial, *, weights: Mapping[str, float] | None = Non
         if mk.get("name") not in text_names:
             deleted.append(mk.get("name"))
             mk.getparent().remove(mk)
-    text = etree.tostring(root, xml_declaration=True, encoding="UTF-8").decode()
-    model = model_from_text(text, where)
+    if deleted or model is None:  # ``model``: the package's model of ``text``'s kinematics, when already loaded
+        model = model_from_text(etree.tostring(root, xml_declaration=True, encoding="UTF-8").decode(), where)
     static = MarkerTrajectories(trial.path, np.array([span[0]]), tuple(trial.names), pose_markers[None], trial.units)
-    result = inverse_kinematics(model, static, marker_weights=weights, coordinate_references=coordinate_references,
-                                progress=False, **({} if q is None else {"q0": q, "max_evaluations": 1}))
+    if q is not None:
+        result = inverse_kinematics(model, static, marker_weights=weights,
+                                    coordinate_references=coordinate_references, progress=False, q0=q,
+                                    max_evaluations=1)
+    else:  # a static pose has no previous frame: several starts, the lowest objective kept
+        result = min((inverse_kinematics(model, static, marker_weights=weights,
+                                         coordinate_references=coordinate_references, progress=False, q0=start)
+                      for start in static_pose_starts(model)), key=lambda r: float(r.objective[0]))
     q = np.asarray(result.q[0], dtype=float)
     kin = forward_kinematics(model, q[None, :], order=0)
     ground = model.extras["document"].ground
@@ -272,7 +331,7 @@ def scale_tool(text: str, *, marker_set=None, mass: float | None = None, scaling
                measurements: Sequence[Measurement] = (), manual: Mapping[str, Sequence[float]] | None = None,
                trial=None, time_range=None, preserve_mass_distribution: bool = False, scale: bool = True,
                placer_trial=None, placer_time_range=None, marker_weights: Mapping[str, float] | None = None,
-               coordinate_references=None, where: str = "model") -> ScaleToolResult:
+               coordinate_references=None, unknown_bodies: str = "error", where: str = "model") -> ScaleToolResult:
     """OpenSim's ScaleTool on an OpenSim 4 model's text: the marker set merged (``marker_set``: (name, body,
     location, fixed) tuples), the ModelScaler (``scaling_order`` of measurements on ``trial`` and manual factors;
     ``scale`` False skips it), then, with a ``placer_trial``, the MarkerPlacer. ``coordinate_references`` is a
@@ -287,18 +346,18 @@ def scale_tool(text: str, *, marker_set=None, mass: float | None = None, scaling
     if scale:
         if "measurements" in scaling_order and any(m.apply for m in measurements) and trial is None:
             raise ValueError(f"{where}: measurements need the static trial (the ModelScaler's marker_file)")
-        factors, rows = measurement_scale_factors(generic, trial, measurements, scaling_order, manual, time_range) \
-            if scaling_order else ({b: np.ones(3) for b in []}, [])
+        factors, rows = measurement_scale_factors(generic, trial, measurements, scaling_order, manual, time_range,
+                                                  unknown_bodies) if scaling_order else ({}, [])
         scaled = scale_model(text, factors, preserve_mass_distribution=preserve_mass_distribution, mass=mass,
-                             where=where)
+                             generic=generic, where=where)
     else:
-        scaled = ScaledModel(text, {}, {}, ["the ModelScaler is not applied"])
+        scaled = ScaledModel(text, {}, {}, ["the ModelScaler is not applied"], generic)
     scaled.notes[:0] = notes
     placed = None
     if placer_trial is not None:
-        refs = coordinate_references(model_from_text(scaled.text, where)) if coordinate_references else ()
+        refs = coordinate_references(scaled.kinematics_model) if coordinate_references else ()
         placed = place_markers(scaled.text, placer_trial, weights=marker_weights, coordinate_references=refs,
-                               time_range=placer_time_range, where=where)
+                               time_range=placer_time_range, model=scaled.kinematics_model, where=where)
     return ScaleToolResult(scaled, rows, placed)
 
 

@@ -41,7 +41,7 @@ __all__ = [
     "reaction_requests",
     "inertial_wrenches",
     "gravity_wrenches",
-    "path_wrenches",
+    "path_loads",
     "add_body_wrenches",
     "joint_reaction_loads",
     "reaction_labels",
@@ -232,41 +232,50 @@ def gravity_wrenches(model: Model, kin: FrameKinematics) -> np.ndarray:
     return out
 
 
-def path_wrenches(model: Model, q: Any, tensions: Any, muscles: Sequence[str]) -> np.ndarray:
-    """(N, n_bodies, 6): the body forces of path units under tensions (N, m) newtons, as OpenSim applies a path's
-    tension: between consecutive effective points on different bodies, T e at the first point and −T e at the
-    second (e along the segment; a moving point acts on the body it moves on, a tangent point on its wrap
-    object's body). Their generalized forces are R T (Eq 195)."""
+def path_loads(model: Model, q: Any, tensions: Any, muscles: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    """The loads of path units under tensions (N, m) newtons, as OpenSim applies a path's tension
+    (``GeometryPath::produceForces``): between consecutive effective points on different bodies, T e at the first
+    point and −T e at the second (e along the segment; a moving point acts on the body it moves on, a tangent point
+    on its wrap object's body); a segment between two points of one body applies nothing. Returns the body wrenches
+    (N, n_bodies, 6) and the generalized forces (N, n_q) they and the moving points' motion do work through
+    (τ = Σ Ξ_fᵀ [p × f; f] over the segment ends, Ξ_f the Jacobian of the point's frame: R T of Eq 195 less the
+    same-body segments, which OpenSim leaves out)."""
     from osim_emb.paths.geometry import path_states
     q = np.atleast_2d(np.asarray(q, dtype=float))
     tensions = np.atleast_2d(np.asarray(tensions, dtype=float))
     index = {b.name: i for i, b in enumerate(model.bodies)}
     n = q.shape[0]
     out = np.zeros((n, len(model.bodies), 6))
+    tau = np.zeros((n, model.n_q))
     states = path_states(model, q, list(muscles), opensim_compat=True, allow_out_of_range=True)
+    jacobian = forward_kinematics(model, q, order=1).jacobian  # (N, frames, nq, 6)
     rows = np.arange(n)
     for m, ps in enumerate(states):
         owner = [p.source_body if p.kind == "moving" else p.body for p in ps.muscle.points]
         owner += ps.slot_bodies[len(owner):]
+        owner_id = {name: i for i, name in enumerate(dict.fromkeys(owner))}
+        owner_of_slot = np.array([owner_id[b] for b in owner])
         body_of_slot = np.array([index.get(b, -1) for b in owner])
+        frame_of_slot = np.asarray(ps.slot_frames, dtype=int)
         seq = ps.sequence
         pos, dpos = ps.positions, ps.positions if ps.direction_positions is None else ps.direction_positions
         for s in range(seq.shape[1] - 1):
             a, b = seq[:, s], seq[:, s + 1]
             ok = (a >= 0) & (b >= 0)
             a, b = np.where(ok, a, 0), np.where(ok, b, 0)
-            ba, bb = body_of_slot[a], body_of_slot[b]
-            ok &= np.array([owner[i] != owner[j] for i, j in zip(a, b)])
+            ok &= owner_of_slot[a] != owner_of_slot[b]
             if not ok.any():
                 continue
             e = dpos[rows, b] - dpos[rows, a]
             e /= np.where(ok, np.linalg.norm(e, axis=1), 1.0)[:, None]
             f = np.where(ok[:, None], tensions[:, m:m + 1] * e, 0.0)
-            for body, point, sign in ((ba, pos[rows, a], 1.0), (bb, pos[rows, b], -1.0)):
+            for slot, sign in ((a, 1.0), (b, -1.0)):
+                w = np.concatenate([cross3(pos[rows, slot], sign * f), sign * f], axis=1)
+                tau += np.einsum("nkc,nc->nk", jacobian[rows, frame_of_slot[slot]], w)
+                body = body_of_slot[slot]
                 keep = ok & (body >= 0)
-                w = np.concatenate([cross3(point, sign * f), sign * f], axis=1)
                 np.add.at(out, (rows[keep], body[keep]), w[keep])
-    return out
+    return out, tau
 
 
 def add_body_wrenches(model: Model, out: np.ndarray, wrenches, scale: Any = 1.0) -> None:
@@ -284,7 +293,7 @@ def joint_reaction_loads(model: Model, q: Any, applied: np.ndarray, inertial: np
     """(N, len(requests), 9): force (3), moment (3) and point of application (3) of each requested reaction,
     expressed in its frame, as OpenSim's JointReaction columns _fx.._fz, _mx.._mz, _px.._pz. ``applied`` and
     ``inertial`` (N, n_bodies, 6) are wrenches about the ground origin (:func:`inertial_wrenches`,
-    :func:`gravity_wrenches`, :func:`path_wrenches`, :func:`add_body_wrenches`)."""
+    :func:`gravity_wrenches`, :func:`path_loads`, :func:`add_body_wrenches`)."""
     q = np.atleast_2d(np.asarray(q, dtype=float))
     topo = joint_topology(model)
     ground = _document(model).ground
@@ -397,14 +406,15 @@ def joint_reactions_of_motion(model: Model, time: Any, q: Any, qdot: Any, forces
     applied = np.zeros((n, len(model.bodies), 6))
     kin = forward_kinematics(model, q, order=1)
     pathed = [m for m in muscles if m.points]
-    if muscles:
-        tension = np.stack([forces[m.name] for m in muscles], axis=1)
-        _, r = lengths_and_moment_arms(model, q, [m.name for m in muscles], opensim_compat=True,
-                                       allow_out_of_range=True)
-        tau += np.einsum("nkm,nm->nk", r, tension)
-        if pathed:
-            applied += path_wrenches(model, q, np.stack([forces[m.name] for m in pathed], axis=1),
-                                     [m.name for m in pathed])
+    function_based = [m for m in muscles if not m.points]  # OpenSim applies their generalized forces only
+    if function_based:
+        _, r = lengths_and_moment_arms(model, q, [m.name for m in function_based], allow_out_of_range=True)
+        tau += np.einsum("nkm,nm->nk", r, np.stack([forces[m.name] for m in function_based], axis=1))
+    if pathed:
+        wrenches, generalized = path_loads(model, q, np.stack([forces[m.name] for m in pathed], axis=1),
+                                           [m.name for m in pathed])
+        applied += wrenches
+        tau += generalized
     if actuators:
         b = actuator_generalized_forces(model, q, actuators)
         for j, act in enumerate(actuators):

@@ -141,6 +141,7 @@ def study(case) -> dict:
                                  - loc).max()) for n, loc in theirs.moved.items())
                 row["ik_objective_package"] = float(ours.inverse_kinematics.objective[0])
                 row["ik_objective_opensim_pose"] = float(theirs.inverse_kinematics.objective[0])
+                row["ik_objective_opensim_over_package"] = row["ik_objective_opensim_pose"] / row["ik_objective_package"]
                 row["static_pose_max_diff_deg"] = dq
                 row["markers_placed"] = len(ours.moved)
     return row
@@ -162,7 +163,7 @@ def main(argv=None) -> int:
             rows.append({"pipeline": case[0], "error": f"{type(err).__name__}: {err}"[:300]})
         print(pd.Series(rows[-1]).to_string(), flush=True)
     table = pd.DataFrame(rows)
-    table.to_csv(args.out / "scaling.csv", index=False, float_format="%.3g")
+    table.to_csv(args.out / "scaling.csv", index=False, float_format="%.4g")
     return 0
 
 

@@ -27,11 +27,30 @@ def _factor_pairs(items: list[str] | None) -> dict[str, tuple[float, float, floa
     return out
 
 
+def _model_text(path) -> str:
+    """The text of the model to scale: an OpenSim 4 file as it is; an older one as OpenSim 4.6 upgrades it (the model
+    its ScaleTool works on) when the opensim extra is installed, else refused with the hint."""
+    from osim_emb.io.osim_scaling import osim_version
+    text = Path(path).read_text()
+    version = osim_version(text)
+    if version >= 30517:
+        return text
+    try:
+        from osim_emb.opensim.scaling import opensim_upgraded_text
+        upgraded = opensim_upgraded_text(path)
+    except ImportError:
+        raise ValueError(f"{path}: a version-{version} file; scaling edits OpenSim 4 files: open and save it in "
+                         "OpenSim 4, or install the opensim extra so that the package upgrades it as OpenSim "
+                         "does") from None
+    log.warning("%s: a version-%d file, upgraded to OpenSim 4 by OpenSim (as its ScaleTool reads it)", path, version)
+    return upgraded
+
+
 def cmd_scale(args: argparse.Namespace) -> int:
     from osim_emb.io.markers import read_trc
     from osim_emb.io.osim_scaling import marker_set_xml, read_marker_set, scale_set_xml
     from osim_emb.io.outputs import atomic_files
-    from osim_emb.simulation.scaling import model_text_for_scaling, scale_tool
+    from osim_emb.simulation.scaling import scale_tool
     setup = None
     if args.setup:
         from osim_emb.io.tool_setup import read_scale_setup
@@ -73,9 +92,7 @@ def cmd_scale(args: argparse.Namespace) -> int:
                           placer.markers if placer else None) if p]
     with atomic_files(paths, overwrite=args.overwrite, inputs=inputs) as tmps:
         tmp = dict(zip([k for k, v in outputs.items() if v is not None], tmps))
-        text, upgraded = model_text_for_scaling(model_path)
-        if upgraded:
-            log.warning("%s: %s (as OpenSim's ScaleTool reads it)", model_path, upgraded)
+        text = _model_text(model_path)
         marker_set = read_marker_set(marker_set_path) if marker_set_path else None
         trial = read_trc(trial_path) if trial_path else None
         placer_trial = None

@@ -35,7 +35,7 @@ from lxml import etree
 from osim_emb.io.function_xml import is_function_element
 
 __all__ = ["ScalingError", "ScaledDocument", "scale_osim_geometry", "set_path_length_ratios", "PATH_LENGTH_PROPERTIES",
-           "read_marker_set", "update_marker_set", "scale_set_xml", "marker_set_xml",
+           "read_marker_set", "update_marker_set", "scale_set_xml", "marker_set_xml", "osim_version",
            "body_rotation"]
 
 
@@ -424,6 +424,13 @@ def set_path_length_ratios(scaled: ScaledDocument, ratios: Mapping[str, float]) 
         for p in props:
             _mul(f, p, ratios[f.get("name")])
     return unchanged
+
+
+def osim_version(text: str) -> int:
+    """The Version attribute of an .osim text's OpenSimDocument (0 without one)."""
+    import re
+    match = re.search(r'<OpenSimDocument[^>]*Version\s*=\s*"(\d+)"', text[:4000])
+    return int(match.group(1)) if match else 0
 
 
 def read_marker_set(path) -> list[tuple[str, str, np.ndarray, bool]]:

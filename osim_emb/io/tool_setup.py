@@ -11,7 +11,7 @@ from lxml import etree
 __all__ = ["InverseDynamicsSetup", "InverseKinematicsSetup", "StaticOptimizationSetup", "CoordinateTask",
            "ToolSetupError", "read_inverse_dynamics_setup", "read_inverse_kinematics_setup",
            "read_static_optimization_setup", "JointReactionSetup", "read_joint_reaction_setup", "ScaleSetup",
-           "MarkerPlacerSetup", "read_scale_setup"]
+           "MarkerPlacerSetup", "Measurement", "read_scale_setup"]
 
 
 class ToolSetupError(ValueError):
@@ -288,6 +288,16 @@ def read_joint_reaction_setup(path: str | Path) -> JointReactionSetup:
 
 
 @dataclass(frozen=True)
+class Measurement:
+    """A ScaleTool measurement: marker pairs, and the bodies (with their axes) its factor scales."""
+
+    name: str
+    pairs: tuple[tuple[str, str], ...]
+    bodies: tuple[tuple[str, str], ...]  # (body, axes such as "XYZ")
+    apply: bool = True
+
+
+@dataclass(frozen=True)
 class MarkerPlacerSetup:
     """A ScaleTool's MarkerPlacer: the static trial, its time range, the IK tasks and the output files."""
 
@@ -342,7 +352,6 @@ def _set_elements(path: Path, parent, tag: str):
 
 def read_scale_setup(path: str | Path) -> ScaleSetup:
     """Read a ScaleTool setup file (OpenSim 3.x or 4.x)."""
-    from osim_emb.simulation.scaling import Measurement
     path = Path(path)
     tool = opensim_element(path, "ScaleTool", ToolSetupError)
     here = path.resolve().parent

@@ -10,7 +10,18 @@ import numpy as np
 
 from osim_emb.opensim.bridge import require_opensim
 
-__all__ = ["opensim_scale_tool", "compare_models"]
+__all__ = ["opensim_scale_tool", "compare_models", "opensim_upgraded_text"]
+
+
+def opensim_upgraded_text(path: str | Path) -> str:
+    """An .osim file as OpenSim 4.6 reads and writes it (its upgrade of older file versions, the model its ScaleTool
+    works on)."""
+    import tempfile
+    osim = require_opensim()
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "upgraded.osim"
+        osim.Model(str(path)).printToXML(str(out))
+        return out.read_text()
 
 
 def opensim_scale_tool(setup: str | Path) -> float:

@@ -16,26 +16,16 @@ subject's mass), then its markers placed on a static trial (docs/scaling.md).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Mapping, Sequence
 
 import numpy as np
 
 from osim_emb.io.osim_scaling import ScaledDocument, scale_osim_geometry, set_path_length_ratios
+from osim_emb.io.tool_setup import Measurement
 
 __all__ = ["Measurement", "measurement_scale_factors", "scale_model", "ScaledModel", "model_from_text",
            "marker_positions_at_default", "trial_frame_range", "place_markers", "PlacedMarkers", "scale_tool",
-           "ScaleToolResult", "model_text_for_scaling", "static_pose_starts"]
-
-
-@dataclass(frozen=True)
-class Measurement:
-    """A ScaleTool measurement: marker pairs, and the bodies (with their axes) its factor scales."""
-
-    name: str
-    pairs: tuple[tuple[str, str], ...]
-    bodies: tuple[tuple[str, str], ...]  # (body, axes such as "XYZ")
-    apply: bool = True
+           "ScaleToolResult", "static_pose_starts"]
 
 
 @dataclass
@@ -359,26 +349,3 @@ def scale_tool(text: str, *, marker_set=None, mass: float | None = None, scaling
         placed = place_markers(scaled.text, placer_trial, weights=marker_weights, coordinate_references=refs,
                                time_range=placer_time_range, model=scaled.kinematics_model, where=where)
     return ScaleToolResult(scaled, rows, placed)
-
-
-def model_text_for_scaling(path) -> tuple[str, str | None]:
-    """The text of an .osim file to scale: as it is for OpenSim 4 files; an older file as OpenSim 4.6 reads and
-    writes it (its own upgrade, the one its ScaleTool works on) when OpenSim is installed, else refused with the
-    hint. Returns (text, what was done or None)."""
-    import re
-    text = Path(path).read_text()
-    match = re.search(r'<OpenSimDocument[^>]*Version\s*=\s*"(\d+)"', text[:2000])
-    version = int(match.group(1)) if match else 0
-    if version >= 30517:
-        return text, None
-    try:
-        import opensim as osim
-    except ImportError:
-        raise ValueError(f"{path}: a version-{version} file; scaling edits OpenSim 4 files: open and save it in "
-                         "OpenSim 4, or install the opensim extra so that the package upgrades it as OpenSim "
-                         "does") from None
-    import tempfile
-    with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp) / "upgraded.osim"
-        osim.Model(str(path)).printToXML(str(out))
-        return out.read_text(), f"version-{version} file upgraded to OpenSim 4 by OpenSim {osim.__version__}"

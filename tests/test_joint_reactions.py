@@ -202,3 +202,39 @@ def test_bad_requests_and_forces_are_refused_by_name(models_dir, tmp_path, capsy
         err = capsys.readouterr().err
         assert message in err, (extra, err)
         assert not (tmp_path / "x_JointReaction_ReactionLoads.sto").exists()
+
+
+@pytest.mark.opensim
+@pytest.mark.models
+def test_actuator_on_a_locked_coordinate_equals_opensims(osim, models_dir, tmp_path, capsys):
+    """arm26 with its elbow locked and a CoordinateActuator on it (it moves nothing; its torque and the lock's are
+    the elbow's reaction about its axis): `joint-reactions` against OpenSim's JointReaction with the same actuator
+    file, the muscles' forces from `static-optimization`."""
+    from osim_emb.io.motion import write_motion
+    from osim_emb.opensim.joint_reactions import opensim_joint_reactions
+    text = (models_dir / "arm26.osim").read_text()
+    start = text.index('<Coordinate name="r_elbow_flex">')
+    locked = text[:start] + text[start:].replace("<locked>false</locked>", "<locked>true</locked>", 1)
+    assert locked != text
+    path = tmp_path / "arm26_locked.osim"
+    path.write_text(locked)
+    actuators = tmp_path / "actuators.xml"
+    actuators.write_text('<?xml version="1.0"?><OpenSimDocument Version="40000"><ForceSet name="a"><objects>'
+                         '<CoordinateActuator name="elbow_torque"><coordinate>r_elbow_flex</coordinate>'
+                         '<optimal_force>10</optimal_force></CoordinateActuator></objects></ForceSet></OpenSimDocument>')
+    motion = tmp_path / "motion.mot"
+    times = np.linspace(0, 1, 21)
+    write_motion(motion, _sinusoids(["r_shoulder_elev"], [0.4], [0.3], times), name="m")
+    assert main(["static-optimization", str(path), str(motion), "-o", str(tmp_path / "so")]) == 0
+    so = read_sto(tmp_path / "so_StaticOptimization_force.sto")
+    so["elbow_torque"] = 4.0 * np.sin(3 * times)
+    write_motion(tmp_path / "forces.sto", so, name="f")
+    ref = opensim_joint_reactions(path, motion, forces_file=tmp_path / "forces.sto", actuator_files=[actuators],
+                                  expressed_in=["child"])["loads"]
+    assert main(["joint-reactions", str(path), str(motion), "-o", str(tmp_path / "ours"), "--forces",
+                 str(tmp_path / "forces.sto"), "--actuators", str(actuators), "--in", "child"]) == 0
+    d, scale = _compare(read_sto(tmp_path / "ours_JointReaction_ReactionLoads.sto"), ref)
+    with capsys.disabled():
+        print(f"\n[agreement] arm26, an actuator on its locked elbow, vs OpenSim's JointReaction: {d:.2e} "
+              f"(of {scale:.4g})")
+    assert d < 1e-8 * scale

@@ -26,6 +26,7 @@ Arrays: wrenches (N, n_bodies, 6) = (moment about the ground origin, force) in g
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -394,7 +395,7 @@ def joint_reactions_of_motion(model: Model, time: Any, q: Any, qdot: Any, forces
     if missing:
         raise ValueError(f"no force given for {len(missing)} actuator(s) of {model.name}: "
                          f"{', '.join(missing[:8])}{' ...' if len(missing) > 8 else ''}")
-    known = {m.name for m in muscles} | {a.name for a in actuators}
+    known = {m.name for m in muscles} | {a.name for a in actuators}  # (before the held ones are set aside)
     reserves = {k: k[len("reserve_"):] for k in forces if k not in known and k.startswith("reserve_")
                 and k[len("reserve_"):] in model.coordinate_names}
     unknown = [k for k in forces if k not in known and k not in reserves]
@@ -415,6 +416,14 @@ def joint_reactions_of_motion(model: Model, time: Any, q: Any, qdot: Any, forces
                                            [m.name for m in pathed])
         applied += wrenches
         tau += generalized
+    dependent = {d.name: d.kind for d in model.dependent_coordinates}
+    held = [a for a in actuators if a.kind == "CoordinateActuator" and dependent.get(a.coordinate) in ("locked",
+                                                                                                      "constant")]
+    if held:  # no work; their force is part of that joint's reaction, which the free-body sums give as a whole
+        logging.getLogger(__name__).info(
+            "%d actuator(s) on locked coordinates move nothing; their force is part of those joints' reactions: %s",
+            len(held), ", ".join(a.name for a in held[:8]))
+        actuators = [a for a in actuators if a not in held]
     if actuators:
         b = actuator_generalized_forces(model, q, actuators)
         for j, act in enumerate(actuators):

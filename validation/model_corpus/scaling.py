@@ -1,0 +1,101 @@
+"""``osim-emb scale`` over the model corpus, against OpenSim 4.6's ``Model::scale``.
+
+    python validation/model_corpus/scaling.py                # the corpus of run.py (scratch)
+    python validation/model_corpus/scaling.py --only arm     # a subset (path substring)
+
+For each model that ``results/corpus.csv`` lists as ``agrees`` or ``opensim_coriolis``, in its own subprocess:
+scale factors for every body drawn from [0.9, 1.1] per axis (seeded by the model's path, so reproducible; uniform
+on bodies whose joints carry a translational coupler, which OpenSim scales only uniformly), masses scaled with the
+volume and then to 1.1 times the model's mass; ``osim-emb scale MODEL -o OUT --scale BODY=SX,SY,SZ ... --mass M``
+and OpenSim's ``Model::scale`` with the same ScaleSet on the model as OpenSim loads it, the two scaled models
+compared through OpenSim's API (``osim_emb.opensim.scaling.compare_models``: mass properties, bodies and markers at
+3 random poses, path lengths there, fibre and tendon lengths).
+
+Status: ``agrees`` (every quantity within 1e-9, kg and m), ``differs``, ``refused`` (the package says why: joint
+types or wrap objects whose scaling it does not reproduce), ``opensim_fails``, ``error``, ``timeout``.
+Writes ``results/scaling.csv``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import sys
+import tempfile
+import time
+import zlib
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+sys.path.insert(0, str(REPO))
+from run import corpus_study  # noqa: E402  (this folder's corpus study)
+
+TOL = 1e-9
+KEYS = ["mass", "mass_center", "inertia", "body_origin", "marker", "path_length", "optimal_fiber_length",
+        "tendon_slack_length"]
+COLUMNS = ["model", "bodies", "muscles", "status", "max_diff", "worst", *KEYS, "package_s", "opensim_s", "reason",
+           "time_s"]
+
+
+def study_one(path: str) -> dict:
+    import opensim as osim
+    from osim_emb.cli.main import main as cli
+    from osim_emb.opensim.scaling import compare_models
+    rng = np.random.default_rng(zlib.crc32(Path(path).name.encode()))
+    model = osim.Model(path)
+    state = model.initSystem()
+    bodies = [b.getName() for b in model.getBodySet()]
+    row: dict = {"bodies": len(bodies), "muscles": model.getMuscles().getSize()}
+    factors = {b: rng.uniform(0.9, 1.1, 3) for b in bodies}
+    cs = model.getCoordinateSet()
+    for c in model.getComponentsList():
+        if c.getConcreteClassName() == "CoordinateCouplerConstraint":
+            cc = osim.CoordinateCouplerConstraint.safeDownCast(c)
+            dep = cs.get(cc.getDependentCoordinateName())
+            parent = dep.getJoint().getParentFrame().findBaseFrame().getName()
+            if parent in factors:
+                factors[parent] = np.full(3, factors[parent][0])
+    mass = 1.1 * sum(model.getBodySet().get(b).getMass() for b in bodies)
+    with tempfile.TemporaryDirectory() as tmp:
+        ours, theirs = Path(tmp) / "ours.osim", Path(tmp) / "theirs.osim"
+        said = io.StringIO()
+        t0 = time.perf_counter()
+        with contextlib.redirect_stderr(said):
+            code = cli(["scale", path, "-o", str(ours), "--quiet", f"--mass={mass!r}",
+                        *[f"--scale={b}={','.join(repr(float(v)) for v in f)}" for b, f in factors.items()]])
+        row["package_s"] = time.perf_counter() - t0
+        if code != 0:
+            lines = said.getvalue().strip().splitlines() or [f"exit code {code}"]
+            return {**row, "status": "refused", "reason": lines[-1][:300]}
+        scale_set = osim.ScaleSet()
+        for b, f in factors.items():
+            s = osim.Scale()
+            s.setSegmentName(b)
+            s.setScaleFactors(osim.Vec3(*f))
+            s.setApply(True)
+            scale_set.cloneAndAppend(s)
+        t0 = time.perf_counter()
+        try:
+            model.scale(state, scale_set, False, mass)
+            model.printToXML(str(theirs))
+        except Exception as err:  # noqa: BLE001 - OpenSim's exceptions are RuntimeErrors or SWIG's
+            return {**row, "status": "opensim_fails", "reason": str(err).replace("\n", " ")[:300]}
+        row["opensim_s"] = time.perf_counter() - t0
+        d = compare_models(ours, theirs, poses=3)
+    row.update(d)
+    worst = max(KEYS, key=lambda k: d[k])
+    row.update(max_diff=d[worst], worst=worst, status="agrees" if d[worst] <= TOL else "differs")
+    return row
+
+
+def main(argv=None) -> int:
+    return corpus_study(argv, script=__file__, description=__doc__.split("\n")[0],
+                        study=lambda path, _: study_one(path), out=HERE / "results" / "scaling.csv",
+                        columns=COLUMNS, timeout=300.0, summary=lambda row: row.get("max_diff", ""))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

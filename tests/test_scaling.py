@@ -225,3 +225,31 @@ def test_scaling_refusals(models_dir, tmp_path, capsys, monkeypatch):
     out.write_text("keep")
     assert main(["scale", str(source), "-o", str(out), "--scale", "r_humerus=1.1"]) != 0
     assert out.read_text() == "keep"
+
+
+@pytest.mark.opensim
+@pytest.mark.models
+def test_command_line_measurements_equal_opensims_scale_tool(osim, models_dir, tmp_path, capsys):
+    """The options instead of a setup: `scale MODEL -o OUT --marker-set M.xml --static S.trc --measurements SET.xml
+    --time-range T0 T1 --mass KG` (a bare MeasurementSet file) against OpenSim's ScaleTool on a setup with the same
+    measurements only (no manual scales, no marker placement)."""
+    from lxml import etree
+    from osim_emb.opensim.scaling import compare_models, opensim_scale_tool
+    _leg_subject(osim, models_dir, tmp_path)
+    tree = etree.parse(str(tmp_path / "setup.xml"))
+    measurement_set = tree.find(".//MeasurementSet")
+    doc = etree.Element("OpenSimDocument", Version="40000")
+    doc.append(etree.fromstring(etree.tostring(measurement_set)))
+    (tmp_path / "measurements.xml").write_bytes(etree.tostring(doc, xml_declaration=True, encoding="UTF-8"))
+    tree.find(".//ModelScaler/scaling_order").text = "measurements"
+    tree.find(".//MarkerPlacer/apply").text = "false"
+    tree.write(str(tmp_path / "setup_measurements.xml"))
+    opensim_scale_tool(tmp_path / "setup_measurements.xml")
+    assert main(["scale", str(tmp_path / "leg.osim"), "-o", str(tmp_path / "ours.osim"), "--marker-set",
+                 str(tmp_path / "markers.xml"), "--static", str(tmp_path / "static.trc"), "--measurements",
+                 str(tmp_path / "measurements.xml"), "--time-range", "0.1", "0.3", "--mass", "31.5"]) == 0
+    d = compare_models(tmp_path / "ours.osim", tmp_path / "scaled_only.osim")
+    with capsys.disabled():
+        print(f"\n[agreement] scale options (measurements) vs OpenSim's ScaleTool: {max(d.values()):.1e}")
+    for k in TIGHT:
+        assert d[k] <= (1e-8 if k == "mass" else 1e-9), (k, d[k])

@@ -75,8 +75,8 @@ def cmd_scale(args: argparse.Namespace) -> int:
         order = (("measurements",) if args.measurements else ()) + (("manualScale",) if manual else ())
         measurements, trial_path, time_range = (), args.static, args.time_range
         if args.measurements:
-            from osim_emb.io.tool_setup import read_scale_setup
-            measurements = read_scale_setup(args.measurements).measurements
+            from osim_emb.io.tool_setup import read_measurement_set
+            measurements = read_measurement_set(args.measurements)
         mass, preserve, marker_set_path = args.mass, args.preserve_mass_distribution, args.marker_set
         placer = None
         outputs = {"scaled": None, "scale_set": None, "placed": None, "motion": None, "marker_set": None}
@@ -175,8 +175,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "and MarkerPlacer (IK tasks, time range, output model, motion and marker set)")
     s.add_argument("--marker-set", metavar="MARKERS.xml", help="a MarkerSet file merged into the model first")
     s.add_argument("--static", metavar="STATIC.trc", help="the static trial (measurements, marker placement)")
-    s.add_argument("--measurements", metavar="SETUP_OR_SET.xml",
-                   help="the MeasurementSet of a ScaleTool setup file, applied on --static")
+    s.add_argument("--measurements", metavar="SET.xml",
+                   help="a MeasurementSet file (or a ScaleTool setup's), applied on --static")
     s.add_argument("--time-range", nargs=2, type=float, metavar=("T0", "T1"),
                    help="the static trial's frames to average (s)")
     s.add_argument("--scale", action="append", metavar="BODY=SX,SY,SZ",

@@ -11,7 +11,7 @@ from lxml import etree
 __all__ = ["InverseDynamicsSetup", "InverseKinematicsSetup", "StaticOptimizationSetup", "CoordinateTask",
            "ToolSetupError", "read_inverse_dynamics_setup", "read_inverse_kinematics_setup",
            "read_static_optimization_setup", "JointReactionSetup", "read_joint_reaction_setup", "ScaleSetup",
-           "MarkerPlacerSetup", "Measurement", "read_scale_setup"]
+           "MarkerPlacerSetup", "Measurement", "read_scale_setup", "read_measurement_set"]
 
 
 class ToolSetupError(ValueError):
@@ -350,6 +350,32 @@ def _set_elements(path: Path, parent, tag: str):
     return path, e
 
 
+def _measurements(where, ms) -> list:
+    """The Measurements of a MeasurementSet element (None: none)."""
+    out = []
+    for m in ([] if ms is None else ms.iter("Measurement")):
+        pairs = []
+        for mp in m.iter("MarkerPair"):
+            names = element_text(mp, "markers").split()
+            if len(names) != 2:
+                raise ToolSetupError(f"{where}, line {mp.sourceline}: a MarkerPair of measurement "
+                                     f"{m.get('name')!r} needs two marker names")
+            pairs.append((names[0], names[1]))
+        bodies = tuple(((bs.get("name") or "").strip(), "".join(element_text(bs, "axes", "X Y Z").split()))
+                       for bs in m.iter("BodyScale"))
+        out.append(Measurement((m.get("name") or "").strip(), tuple(pairs), bodies, _boolean(where, m, "apply", True)))
+    return out
+
+
+def read_measurement_set(path: str | Path) -> list:
+    """The Measurements of a MeasurementSet file, or of a ScaleTool setup's ModelScaler."""
+    path = Path(path)
+    try:
+        return list(read_scale_setup(path).measurements)
+    except ToolSetupError:
+        return _measurements(path, opensim_element(path, "MeasurementSet", ToolSetupError))
+
+
 def read_scale_setup(path: str | Path) -> ScaleSetup:
     """Read a ScaleTool setup file (OpenSim 3.x or 4.x)."""
     path = Path(path)
@@ -368,18 +394,7 @@ def read_scale_setup(path: str | Path) -> ScaleSetup:
             raise ToolSetupError(f"{path}: <scaling_order> {' '.join(order)!r}: expected 'measurements' and/or "
                                  "'manualScale'")
         where, ms = _set_elements(path, scaler, "MeasurementSet")
-        for m in ([] if ms is None else ms.iter("Measurement")):
-            pairs = []
-            for mp in m.iter("MarkerPair"):
-                names = element_text(mp, "markers").split()
-                if len(names) != 2:
-                    raise ToolSetupError(f"{where}, line {mp.sourceline}: a MarkerPair of measurement "
-                                         f"{m.get('name')!r} needs two marker names")
-                pairs.append((names[0], names[1]))
-            bodies = tuple(((bs.get("name") or "").strip(), "".join(element_text(bs, "axes", "X Y Z").split()))
-                           for bs in m.iter("BodyScale"))
-            measurements.append(Measurement((m.get("name") or "").strip(), tuple(pairs), bodies,
-                                            _boolean(where, m, "apply", True)))
+        measurements = _measurements(where, ms)
         where, ss = _set_elements(path, scaler, "ScaleSet")
         for sc in ([] if ss is None else ss.iter("Scale")):
             if not _boolean(where, sc, "apply", True):

@@ -33,8 +33,7 @@ def opensim_scale_tool(setup: str | Path) -> float:
     os.chdir(setup.parent)
     try:
         t0 = _time.perf_counter()
-        if not osim.ScaleTool(str(setup)).run():
-            raise RuntimeError(f"{setup}: OpenSim's ScaleTool failed")
+        osim.ScaleTool(str(setup)).run()  # False also when a step is not applied: the caller checks the outputs
         return _time.perf_counter() - t0
     finally:
         os.chdir(here)

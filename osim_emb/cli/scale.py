@@ -31,7 +31,12 @@ def _model_text(path) -> str:
     """The text of the model to scale: an OpenSim 4 file as it is; an older one as OpenSim 4.6 upgrades it (the model
     its ScaleTool works on) when the opensim extra is installed, else refused with the hint."""
     from osim_emb.io.osim_scaling import osim_version
-    text = Path(path).read_text()
+    data = Path(path).read_bytes()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:  # a file declared UTF-8 with Windows-1252 bytes (an en dash in a comment)
+        text = data.decode("cp1252", errors="replace")
+        log.warning("%s: not valid UTF-8; read as Windows-1252 (the output is UTF-8)", path)
     version = osim_version(text)
     if version >= 30517:
         return text

@@ -35,7 +35,8 @@ from lxml import etree
 from osim_emb.io.function_xml import is_function_element
 
 __all__ = ["ScalingError", "ScaledDocument", "scale_osim_geometry", "set_path_length_ratios", "PATH_LENGTH_PROPERTIES",
-           "read_marker_set", "update_marker_set", "scale_set_xml", "marker_set_xml", "osim_version",
+           "read_marker_set", "update_marker_set", "scale_set_xml", "marker_set_xml", "osim_version", "parse_osim",
+           "serialize_osim",
            "body_rotation"]
 
 
@@ -64,7 +65,23 @@ class ScaledDocument:
     notes: list[str] = field(default_factory=list)
 
     def text(self) -> str:
-        return etree.tostring(self.root, xml_declaration=True, encoding="UTF-8").decode()
+        return serialize_osim(self.root)
+
+
+_DCOLON = "__osim_emb_dcolon__"
+
+
+def parse_osim(text: str):
+    """An .osim text's XML tree; OpenSim's tag names with '::' (``HuntCrossleyForce::ContactParametersSet``), which
+    XML does not allow, are read under a placeholder that :func:`serialize_osim` puts back."""
+    import re
+    text = re.sub(r"(</?)([A-Za-z_][\w.-]*)::", lambda m: m.group(1) + m.group(2) + _DCOLON, text)
+    return etree.fromstring(text.encode(), etree.XMLParser(remove_blank_text=False, huge_tree=True))
+
+
+def serialize_osim(root) -> str:
+    """The text of a tree read by :func:`parse_osim`."""
+    return etree.tostring(root, xml_declaration=True, encoding="UTF-8").decode().replace(_DCOLON, "::")
 
 
 def _vec(e, tag: str, n: int = 3) -> tuple[object, np.ndarray] | tuple[None, None]:
@@ -104,7 +121,32 @@ class _Frames:
         for f in model.iter("PhysicalOffsetFrame"):
             self.offsets.setdefault(f.get("name"), []).append(f)
 
+    @staticmethod
+    def _owner(e):
+        """The component that owns element ``e`` (its nearest named ancestor outside the list elements)."""
+        p = e.getparent()
+        while p is not None and (p.get("name") is None or p.tag in ("objects", "components", "frames")):
+            p = p.getparent()
+        return p
+
     def base(self, path: str, context) -> str:
+        parts = [x for x in path.strip().split("/") if x not in ("", ".")]
+        if parts and parts[0] == ".." and not path.strip().startswith("/"):  # relative to the context's owner
+            owner = self._owner(context)
+            for part in parts[1:]:
+                if part == "..":
+                    owner = self._owner(owner) if owner is not None else None
+                    continue
+                child = next((c for c in owner.iter() if c is not owner and c.get("name") == part), None) \
+                    if owner is not None else None
+                owner = child
+            if owner is not None:
+                if owner.tag == "Body" or owner.tag == "Ground":
+                    return owner.get("name")
+                if owner.tag == "PhysicalOffsetFrame":
+                    parent = owner.find("socket_parent")
+                    if parent is not None and (parent.text or "").strip():
+                        return self.base(parent.text, owner)
         name = path.strip().rstrip("/").split("/")[-1]
         if name in self.bodies or name == self.ground:
             return name
@@ -225,8 +267,7 @@ def scale_osim_geometry(text: str, factors: Mapping[str, Sequence[float]], *, pr
     (the motion types OpenSim infers; read from the text when None). Refuses older file layouts and components whose scaling the
     package does not reproduce, naming them."""
     try:
-        root = etree.fromstring(text.encode() if isinstance(text, str) else text,
-                                etree.XMLParser(remove_blank_text=False, huge_tree=True))
+        root = parse_osim(text)
     except etree.XMLSyntaxError as err:
         raise ScalingError(f"{where}: not readable XML ({err})") from None
     model = root.find("Model") if root.tag == "OpenSimDocument" else None
@@ -452,7 +493,7 @@ def read_marker_set(path) -> list[tuple[str, str, np.ndarray, bool]]:
 def update_marker_set(text: str, markers, where: str = "model") -> tuple[str, list[str]]:
     """OpenSim's ``Model::updateMarkerSet``: each marker replaces the model's marker of its name or is added (as an
     OpenSim 4 Marker on its body); returns the text and the names replaced."""
-    root = etree.fromstring(text.encode())
+    root = parse_osim(text)
     model = root.find("Model")
     frames = _Frames(model, where)
     ms = model.find("MarkerSet")
@@ -474,7 +515,7 @@ def update_marker_set(text: str, markers, where: str = "model") -> tuple[str, li
             else f"/bodyset/{body}"
         _set(etree.SubElement(e, "location"), location)
         etree.SubElement(e, "fixed").text = "true" if fixed else "false"
-    return etree.tostring(root, xml_declaration=True, encoding="UTF-8").decode(), replaced
+    return serialize_osim(root), replaced
 
 
 def scale_set_xml(factors, name: str = "scale_set") -> str:
@@ -491,7 +532,7 @@ def scale_set_xml(factors, name: str = "scale_set") -> str:
 
 def marker_set_xml(text: str) -> str:
     """The MarkerSet of a model's text as its own file (OpenSim's ``writeMarkerFile``)."""
-    root = etree.fromstring(text.encode())
+    root = parse_osim(text)
     ms = root.find("Model/MarkerSet")
     out = etree.Element("OpenSimDocument", Version=root.get("Version", "40000"))
     out.append(copy.deepcopy(ms) if ms is not None else etree.Element("MarkerSet", name="markerset"))

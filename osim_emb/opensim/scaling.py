@@ -20,8 +20,10 @@ def opensim_upgraded_text(path: str | Path) -> str:
     osim = require_opensim()
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "upgraded.osim"
-        osim.Model(str(path)).printToXML(str(out))
-        return out.read_text()
+        model = osim.Model(str(path))
+        model.finalizeConnections()  # (some older files cannot be printed before)
+        model.printToXML(str(out))
+        return out.read_bytes().decode("utf-8", errors="replace")
 
 
 def opensim_scale_tool(setup: str | Path) -> float:

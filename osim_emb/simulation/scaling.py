@@ -243,9 +243,9 @@ def place_markers(text: str, trial, *, weights: Mapping[str, float] | None = Non
     model's markers that the trial lacks are deleted (OpenSim's ``deleteUnusedMarkers``). ``q`` (n_q,): a static pose
     to use as it is (the IK then only scores it); without it the IK starts from :func:`static_pose_starts` and keeps the
     lowest objective."""
-    from lxml import etree
     from osim_emb.core.kinematics import forward_kinematics
     from osim_emb.io.markers import MarkerTrajectories
+    from osim_emb.io.osim_scaling import parse_osim, serialize_osim
     from osim_emb.simulation.inverse_kinematics import inverse_kinematics
     times = np.asarray(trial.times, dtype=float)
     span = (times[0], times[-1]) if time_range is None else (max(float(time_range[0]), times[0]),
@@ -261,14 +261,14 @@ def place_markers(text: str, trial, *, weights: Mapping[str, float] | None = Non
     with np.errstate(invalid="ignore", divide="ignore"):
         placed = np.where(counts[:, None] > 0, sums / counts[:, None], np.nan)
     text_names = set(trial.names)
-    root = etree.fromstring(text.encode())
+    root = parse_osim(text)
     deleted = []
     for mk in list(root.iter("Marker")):
         if mk.get("name") not in text_names:
             deleted.append(mk.get("name"))
             mk.getparent().remove(mk)
     if deleted or model is None:  # ``model``: the package's model of ``text``'s kinematics, when already loaded
-        model = model_from_text(etree.tostring(root, xml_declaration=True, encoding="UTF-8").decode(), where)
+        model = model_from_text(serialize_osim(root), where)
     static = MarkerTrajectories(trial.path, np.array([span[0]]), tuple(trial.names), pose_markers[None], trial.units)
     if q is not None:
         result = inverse_kinematics(model, static, marker_weights=weights,
@@ -298,7 +298,7 @@ def place_markers(text: str, trial, *, weights: Mapping[str, float] | None = Non
     for mk in root.iter("Marker"):
         if mk.get("name") in moved:
             mk.find("location").text = " ".join(repr(float(v)) for v in moved[mk.get("name")])
-    out = etree.tostring(root, xml_declaration=True, encoding="UTF-8").decode()
+    out = serialize_osim(root)
     return PlacedMarkers(q, moved, movement, out, deleted, result)
 
 

@@ -378,6 +378,23 @@ def joint_reactions_of_motion(model: Model, time: Any, q: Any, qdot: Any, forces
     Returns
     -------
     ReactionResult
+
+    Examples
+    --------
+    The shoulder model at its default pose, at rest, its muscles slack: the load the shoulder's last joint carries
+    on the humerus and on its parent are equal and opposite (Newton's third law, as OpenSim reports them):
+
+    >>> import numpy as np
+    >>> import osim_emb as oe
+    >>> from osim_emb.simulation.joint_reactions import reaction_requests
+    >>> model = oe.load_builtin()
+    >>> q = model.default_q[None, :]
+    >>> slack = {m.name: 0.0 for m in model.muscles if m.parameters is not None}
+    >>> on = {side: oe.joint_reactions_of_motion(model, [0.0], q, 0 * q, slack,
+    ...                                          requests=reaction_requests(model, ["shoulder2"], side)).loads[0, 0]
+    ...       for side in ("child", "parent")}
+    >>> bool(np.allclose(on["child"][:3], -on["parent"][:3]))
+    True
     """
     from osim_emb.core.dynamics import actuator_generalized_forces, actuator_wrenches, external_load_forces, \
         external_load_wrenches, forward_dynamics

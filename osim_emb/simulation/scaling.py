@@ -154,7 +154,39 @@ def scale_model(text: str, factors: Mapping[str, Sequence[float]], *, preserve_m
     """OpenSim's ``Model::scale`` on an OpenSim 4 model's text: the geometry and masses
     (:func:`osim_emb.io.osim_scaling.scale_osim_geometry`), then the path-length properties × L'/L at the default
     pose (every path unit of the package's model: GeometryPaths with OpenSim's wrapping). ``generic``: the package's
-    model of ``text`` when already loaded."""
+    model of ``text`` when already loaded.
+
+    Parameters
+    ----------
+    text : str
+        An OpenSim 4 model file's text.
+    factors : mapping
+        Body name -> (s_x, s_y, s_z); the other bodies keep their size.
+    preserve_mass_distribution, mass
+        OpenSim's options: masses not scaled with the volume; the subject's mass (kg) they are scaled to.
+
+    Returns
+    -------
+    ScaledModel
+        The scaled text, the factors, each path's length ratio L'/L at the default pose, notes.
+
+    Examples
+    --------
+    The shoulder model's humerus 10 % larger: the deltoids, which end on it, lengthen at the default pose, and their
+    fibre and tendon lengths with them:
+
+    >>> import osim_emb as oe
+    >>> from osim_emb.io.builtin_models import builtin_model_path
+    >>> scaled = oe.scale_model(builtin_model_path().read_text(), {"humerus": [1.1, 1.1, 1.1]})
+    >>> 1.0 < scaled.length_ratios["DELT2"] < 1.1
+    True
+    >>> from osim_emb.simulation.scaling import model_from_text
+    >>> def fibre(model):
+    ...     return {m.name: m.parameters.optimal_fiber_length for m in model.muscles}
+    >>> before, after = fibre(oe.load_builtin()), fibre(model_from_text(scaled.text))
+    >>> bool(abs(after["DELT2"] / before["DELT2"] - scaled.length_ratios["DELT2"]) < 1e-12)
+    True
+    """
     from osim_emb.paths.geometry import muscle_lengths
     generic = model_from_text(text, where) if generic is None else generic
     translational = {c.name for c in generic.extras["document"].coordinates if c.motion_type == "translational"}

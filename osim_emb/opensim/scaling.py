@@ -22,7 +22,12 @@ def opensim_upgraded_text(path: str | Path) -> str:
         out = Path(tmp) / "upgraded.osim"
         model = osim.Model(str(path))
         model.finalizeConnections()  # (some older files cannot be printed before)
-        model.printToXML(str(out))
+        precision = osim.IO.GetPrecision()
+        osim.IO.SetPrecision(20)  # OpenSim writes 8 significant digits by default: arrays (spline knots) lose some
+        try:
+            model.printToXML(str(out))
+        finally:
+            osim.IO.SetPrecision(precision)
         return out.read_bytes().decode("utf-8", errors="replace")
 
 

@@ -7,7 +7,9 @@ For each model that ``results/corpus.csv`` lists as ``agrees`` or ``opensim_cori
 scale factors for every body drawn from [0.9, 1.1] per axis (seeded by the model's path, so reproducible; uniform
 on bodies whose joints carry a translational coupler, which OpenSim scales only uniformly), masses scaled with the
 volume and then to 1.1 times the model's mass; ``osim-emb scale MODEL -o OUT --scale BODY=SX,SY,SZ ... --mass M``
-and OpenSim's ``Model::scale`` with the same ScaleSet on the model as OpenSim loads it, the two scaled models
+and OpenSim's ``Model::scale`` with the same ScaleSet on the model as OpenSim loads it (an older file: as OpenSim
+upgrades and writes it, the text the command scales — OpenSim writes its spline arrays with 6 significant digits,
+so its in-memory model of the original differs by ~1e-8 m), the two scaled models
 compared through OpenSim's API (``osim_emb.opensim.scaling.compare_models``: mass properties, bodies and markers at
 3 random poses, path lengths there, fibre and tendon lengths).
 
@@ -44,8 +46,15 @@ def study_one(path: str) -> dict:
     import opensim as osim
     from osim_emb.cli.main import main as cli
     from osim_emb.opensim.scaling import compare_models
+    from osim_emb.io.osim_scaling import osim_version
+    from osim_emb.opensim.scaling import opensim_upgraded_text
     rng = np.random.default_rng(zlib.crc32(Path(path).name.encode()))
-    model = osim.Model(path)
+    scratch = tempfile.TemporaryDirectory()
+    source = path
+    if osim_version(Path(path).read_bytes().decode("utf-8", errors="replace")) < 30517:
+        source = str(Path(scratch.name) / "upgraded.osim")  # what the command scales: OpenSim's own upgrade
+        Path(source).write_text(opensim_upgraded_text(path))
+    model = osim.Model(source)
     state = model.initSystem()
     bodies = [b.getName() for b in model.getBodySet()]
     row: dict = {"bodies": len(bodies), "muscles": model.getMuscles().getSize()}
@@ -85,6 +94,7 @@ def study_one(path: str) -> dict:
             return {**row, "status": "opensim_fails", "reason": str(err).replace("\n", " ")[:300]}
         row["opensim_s"] = time.perf_counter() - t0
         d = compare_models(ours, theirs, poses=3)
+    scratch.cleanup()
     row.update(d)
     worst = max(KEYS, key=lambda k: d[k])
     row.update(max_diff=d[worst], worst=worst, status="agrees" if d[worst] <= TOL else "differs")

@@ -253,3 +253,23 @@ def test_command_line_measurements_equal_opensims_scale_tool(osim, models_dir, t
         print(f"\n[agreement] scale options (measurements) vs OpenSim's ScaleTool: {max(d.values()):.1e}")
     for k in TIGHT:
         assert d[k] <= (1e-8 if k == "mass" else 1e-9), (k, d[k])
+
+
+@pytest.mark.opensim
+@pytest.mark.models
+def test_scholz_paths_scale_as_opensims(osim, models_dir, tmp_path, capsys):
+    """arm26 with its wrapped muscles on Scholz2015GeometryPaths (`smooth-paths`): the scaled model's path lengths and
+    those muscles' fibre and tendon lengths (OpenSim stores a Scholz path's pre-scale length as a GeometryPath's)
+    equal OpenSim's Model::scale."""
+    from osim_emb.opensim.scaling import compare_models
+    smooth = tmp_path / "arm26_scholz.osim"
+    assert main(["smooth-paths", str(models_dir / "arm26.osim"), "-o", str(smooth), "--quiet"]) == 0
+    factors = {"r_humerus": [1.1, 1.05, 0.95]}
+    theirs = opensim_model_scale(osim, smooth, factors, False, None, tmp_path / "theirs.osim")
+    assert main(["scale", str(smooth), "-o", str(tmp_path / "ours.osim"), "--scale=r_humerus=1.1,1.05,0.95"]) == 0
+    d = compare_models(tmp_path / "ours.osim", theirs)
+    with capsys.disabled():
+        print(f"\n[agreement] arm26 with Scholz paths scaled vs OpenSim's Model::scale: "
+              + ", ".join(f"{k} {v:.1e}" for k, v in d.items()))
+    for k in TIGHT:
+        assert d[k] <= 1e-10, (k, d[k])

@@ -193,7 +193,10 @@ def scale_model(text: str, factors: Mapping[str, Sequence[float]], *, preserve_m
     scaled: ScaledDocument = scale_osim_geometry(text, factors, preserve_mass_distribution=preserve_mass_distribution,
                                                  mass=mass, translational=translational, where=where)
     after = model_from_text(scaled.text(), where)
-    units = [m.name for m in generic.muscles if m.points]
+    # the paths whose pre-scale length OpenSim stores: GeometryPaths and Scholz2015GeometryPaths (a FunctionBasedPath
+    # keeps its function, and its muscle its lengths)
+    scholz = {f.name for f in generic.extras["document"].forces if getattr(f, "scholz_path", None) is not None}
+    units = [m.name for m in generic.muscles if m.points or m.name in scholz]
     ratios = {}
     if units:
         before = muscle_lengths(generic, generic.default_q[None, :], units, opensim_compat=True,
@@ -202,9 +205,10 @@ def scale_model(text: str, factors: Mapping[str, Sequence[float]], *, preserve_m
         ratios = {u: float(b / a) for u, a, b in zip(units, before, now) if a > 0}
     unchanged = set_path_length_ratios(scaled, ratios)
     notes = list(scaled.notes)
-    skipped = [m.name for m in generic.muscles if not m.points]
+    skipped = [m.name for m in generic.muscles if m.name not in units]
     if skipped:
-        notes.append(f"{len(skipped)} path unit(s) without path points keep their lengths: {', '.join(skipped[:8])}")
+        notes.append(f"{len(skipped)} FunctionBasedPath unit(s) keep their lengths, as OpenSim keeps them: "
+                     f"{', '.join(skipped[:8])}")
     if unchanged:
         notes.append(f"{len(unchanged)} path force(s) whose type has no length to scale: {', '.join(unchanged[:8])}")
     return ScaledModel(scaled.text(), scaled.factors, ratios, notes, after)

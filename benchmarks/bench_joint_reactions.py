@@ -36,6 +36,17 @@ def pipeline_study():
     return module
 
 
+def timed(fn, repeat: int) -> list[float]:
+    """Wall times of ``repeat`` calls of ``fn`` after one warm-up call (numba's compilation or cache load)."""
+    fn()
+    out = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        out.append(time.perf_counter() - t0)
+    return out
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--pipeline", type=Path, help="opensim-models' Pipelines/Gait10dof18musc (default: the mirror)")
@@ -67,12 +78,7 @@ def main(argv=None) -> int:
 
         def whole_run():
             assert cli(["joint-reactions", "--setup", str(setup), "--overwrite", "--quiet"]) == 0
-        whole_run()
-        whole = []
-        for _ in range(args.repeat):
-            t0 = time.perf_counter()
-            whole_run()
-            whole.append(time.perf_counter() - t0)
+        whole = timed(whole_run, args.repeat)
         ours = read_storage(folder / "jr_setup_results" / "walk_JointReaction_ReactionLoads.sto")
         qs, qd, _ = analysis_states(t, q, None, lowpass_hz=6.0)
         table = read_storage(folder / "so_setup_results" / "walk_StaticOptimization_force.sto")
@@ -85,12 +91,7 @@ def main(argv=None) -> int:
         def solve():
             return joint_reactions_of_motion(model, t, qs, qd, forces, requests=requests, actuators=actuators,
                                              external_loads=loads, limit_forces=limits)
-        solve()
-        alone = []
-        for _ in range(args.repeat):
-            t0 = time.perf_counter()
-            solve()
-            alone.append(time.perf_counter() - t0)
+        alone = timed(solve, args.repeat)
     labels = [c for c in ref.columns if c != "time"]
     near = np.abs(ours["time"].to_numpy()[:, None] - ref["time"].to_numpy()[None, :]).argmin(axis=0)
     diff = np.abs(ours[labels].to_numpy()[near] - ref[labels].to_numpy()).max()

@@ -10,6 +10,8 @@ import pytest
 from opensim_builders import T, pendulum_loads, read_sto, write_motion_file
 from osim_emb.cli.main import main
 
+# every flag stated: OpenSim applies a 3.x file's <defaults> to its type process-wide, so a TorqueActuator left to its
+# default after another test read such a file would be local in OpenSim (tests/test_static_optimization_cli.py)
 LEG_ACTUATORS = """<?xml version="1.0" encoding="UTF-8"?>
 <OpenSimDocument Version="40000">
   <ForceSet name="residuals">
@@ -24,6 +26,7 @@ LEG_ACTUATORS = """<?xml version="1.0" encoding="UTF-8"?>
         <force_is_global>true</force_is_global><optimal_force>50</optimal_force><min_control>-100</min_control>
         <max_control>100</max_control></PointActuator>
       <TorqueActuator name="knee_MZ"><bodyA>tibia_r</bodyA><bodyB>femur_r</bodyB><axis>0 0 1</axis>
+        <torque_is_global>true</torque_is_global>
         <optimal_force>5</optimal_force><min_control>-100</min_control><max_control>100</max_control></TorqueActuator>
     </objects>
   </ForceSet>

@@ -259,6 +259,20 @@ def limit_forces_applied(model, command: str, excluded: tuple[str, ...] = ()) ->
 
 
 
+def time_range_frames(args, time):
+    """The frames of a motion within ``--time-range`` (a boolean mask over ``time``; all without the option): the
+    whole motion is splined first, as OpenSim does, then these frames are reported. No frame in the range is refused."""
+    import numpy as np
+    time = np.asarray(time)
+    if args.time_range is None:
+        return np.ones(time.shape, dtype=bool)
+    t0, t1 = args.time_range
+    keep = (time >= t0 - 1e-12) & (time <= t1 + 1e-12)
+    if not keep.any():
+        raise ValueError(f"--time-range {t0:g} {t1:g}: no frame of {args.motion} (t = {time[0]:g} to {time[-1]:g} s)")
+    return keep
+
+
 def fill_from_setup(args, values: dict, required: dict, time_range=None) -> None:
     """What a command line leaves unset, taken from an OpenSim tool setup (``--setup``): ``values`` maps argument
     names to the setup's values (paths as strings), ``time_range`` fills ``--time-range``; ``required`` maps the

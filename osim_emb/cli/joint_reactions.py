@@ -10,7 +10,8 @@ from pathlib import Path
 import numpy as np
 
 from osim_emb.cli.common import _load_any, add_external_loads_option, add_lenient_option, fill_from_setup, \
-    limit_forces_applied, outside_range_hint, read_external_loads_option
+    limit_forces_applied, outside_range_hint, read_external_loads_option, \
+    time_range_frames
 
 log = logging.getLogger("osim_emb")
 
@@ -91,13 +92,8 @@ def cmd_joint_reactions(args: argparse.Namespace) -> int:
             log.warning("%s has speeds: they are used as they are and --lowpass is not applied (OpenSim's AnalyzeTool "
                         "filters coordinates files only)", args.motion)
         q, qd, _ = analysis_states(time, q, qd, lowpass_hz=args.lowpass)
-        if args.time_range is not None:  # the whole motion splined (as OpenSim), the frames in the range kept
-            t0, t1 = args.time_range
-            keep = (time >= t0 - 1e-12) & (time <= t1 + 1e-12)
-            if not keep.any():
-                raise ValueError(f"--time-range {t0:g} {t1:g}: no frame of {args.motion} "
-                                 f"(t = {time[0]:g} to {time[-1]:g} s)")
-            time, q, qd = time[keep], q[keep], qd[keep]
+        keep = time_range_frames(args, time)
+        time, q, qd = time[keep], q[keep], qd[keep]
         with_force = [m.name for m in model.muscles if m.parameters is not None]
         if args.forces is None:
             if with_force or actuators:

@@ -12,7 +12,7 @@ import numpy as np
 
 from osim_emb.cli.common import _load_any, _plot_table, _positive, add_external_loads_option, add_lenient_option, \
     add_motion_differentiation_options, fill_from_setup, limit_forces_applied, motion_differentiation, \
-    outside_range_hint, read_external_loads_option
+    outside_range_hint, read_external_loads_option, time_range_frames
 
 log = logging.getLogger("osim_emb")
 
@@ -115,13 +115,8 @@ def cmd_static_optimization(args: argparse.Namespace) -> int:
                 log.warning("%s has speeds: they are used as they are and --lowpass is not applied (OpenSim's "
                             "AnalyzeTool filters coordinates files only)", args.motion)
             q, qd, qdd = analysis_states(time, q, qd, lowpass_hz=args.lowpass)
-        if args.time_range is not None:  # the whole motion splined (as OpenSim), the frames in the range kept
-            t0, t1 = args.time_range
-            keep = (time >= t0 - 1e-12) & (time <= t1 + 1e-12)
-            if not keep.any():
-                raise ValueError(f"--time-range {t0:g} {t1:g}: no frame of {args.motion} "
-                                 f"(t = {time[0]:g} to {time[-1]:g} s)")
-            time, q, qd, qdd = time[keep], q[keep], qd[keep], qdd[keep]
+        keep = time_range_frames(args, time)
+        time, q, qd, qdd = time[keep], q[keep], qd[keep], qdd[keep]
         tau = inverse_dynamics_of_motion(model, time, q, qd, qdd, external_loads=read_external_loads_option(args),
                                          limit_forces=limits)
         options = {}

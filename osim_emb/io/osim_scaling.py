@@ -68,20 +68,19 @@ class ScaledDocument:
         return serialize_osim(self.root)
 
 
-_DCOLON = "__osim_emb_dcolon__"
-
-
 def parse_osim(text: str):
     """An .osim text's XML tree; OpenSim's tag names with '::' (``HuntCrossleyForce::ContactParametersSet``), which
-    XML does not allow, are read under a placeholder that :func:`serialize_osim` puts back."""
-    import re
-    text = re.sub(r"(</?)([A-Za-z_][\w.-]*)::", lambda m: m.group(1) + m.group(2) + _DCOLON, text)
-    return etree.fromstring(text.encode(), etree.XMLParser(remove_blank_text=False, huge_tree=True))
+    XML does not allow, are read under the reader's placeholder (``osim_reader.escape_double_colons``), which
+    :func:`serialize_osim` puts back."""
+    from osim_emb.io.osim_reader import escape_double_colons
+    return etree.fromstring(escape_double_colons(text).encode(),
+                            etree.XMLParser(remove_blank_text=False, huge_tree=True))
 
 
 def serialize_osim(root) -> str:
     """The text of a tree read by :func:`parse_osim`."""
-    return etree.tostring(root, xml_declaration=True, encoding="UTF-8").decode().replace(_DCOLON, "::")
+    from osim_emb.io.osim_reader import restore_double_colons
+    return restore_double_colons(etree.tostring(root, xml_declaration=True, encoding="UTF-8").decode())
 
 
 def _vec(e, tag: str, n: int = 3) -> tuple[object, np.ndarray] | tuple[None, None]:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from lxml import etree
 
-__all__ = ["InverseDynamicsSetup", "InverseKinematicsSetup", "StaticOptimizationSetup", "CoordinateTask",
+__all__ = ["AnalyzeToolSetup", "InverseDynamicsSetup", "InverseKinematicsSetup", "StaticOptimizationSetup", "CoordinateTask",
            "ToolSetupError", "read_inverse_dynamics_setup", "read_inverse_kinematics_setup",
            "read_static_optimization_setup", "JointReactionSetup", "read_joint_reaction_setup", "ScaleSetup",
            "MarkerPlacerSetup", "Measurement", "read_scale_setup", "read_measurement_set"]
@@ -193,12 +193,13 @@ def read_inverse_kinematics_setup(path: str | Path) -> InverseKinematicsSetup:
 
 
 @dataclass(frozen=True)
-class StaticOptimizationSetup:
-    """What an ``AnalyzeTool`` setup with a StaticOptimization analysis names (None where it leaves a value unset);
-    ``unsupported``: settings the package cannot reproduce, each with its reason (the command refuses them)."""
+class AnalyzeToolSetup:
+    """What an ``AnalyzeTool`` setup names for any of its analyses (None where it leaves a value unset): the tool's
+    name (OpenSim's prefix of the output files) and files resolved against its folder, the low-pass cutoff, the
+    tool's initial and final times, the ForceSet files and the results folder."""
 
     path: str
-    name: str  # the tool's name: OpenSim's prefix of the output files
+    name: str
     model: Path | None
     states: Path | None
     coordinates: Path | None
@@ -208,6 +209,13 @@ class StaticOptimizationSetup:
     time_range: tuple[float, float] | None
     actuator_files: tuple[Path, ...]
     results_directory: Path
+
+
+@dataclass(frozen=True)
+class StaticOptimizationSetup(AnalyzeToolSetup):
+    """An AnalyzeTool setup with a StaticOptimization analysis; ``unsupported``: settings the package cannot
+    reproduce, each with its reason (the command refuses them)."""
+
     use_model_force_set: bool
     unsupported: tuple[str, ...]
 
@@ -252,22 +260,11 @@ def read_static_optimization_setup(path: str | Path) -> StaticOptimizationSetup:
 
 
 @dataclass(frozen=True)
-class JointReactionSetup:
-    """What an ``AnalyzeTool`` setup with a JointReaction analysis names: the tool's files (as
-    :class:`StaticOptimizationSetup`), the analysis's name (OpenSim's infix of the output file), its forces file
-    (resolved against the setup's folder) and its joint_names, apply_on_bodies and express_in_frame lists."""
+class JointReactionSetup(AnalyzeToolSetup):
+    """An AnalyzeTool setup with a JointReaction analysis: the analysis's name (OpenSim's infix of the output file),
+    its forces file (resolved against the setup's folder), its joint_names, apply_on_bodies and express_in_frame
+    lists, and the settings the package cannot reproduce."""
 
-    path: str
-    name: str
-    model: Path | None
-    states: Path | None
-    coordinates: Path | None
-    speeds: Path | None
-    external_loads: Path | None
-    lowpass_hz: float | None
-    time_range: tuple[float, float] | None
-    actuator_files: tuple[Path, ...]
-    results_directory: Path
     analysis_name: str
     forces_file: Path | None
     joints: tuple[str, ...]

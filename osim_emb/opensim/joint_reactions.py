@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import os
 import tempfile
-import time as _time
 from pathlib import Path
 from typing import Sequence
 
 from osim_emb.opensim.bridge import require_opensim
-from osim_emb.opensim.static_optimization import read_storage
+from osim_emb.opensim.static_optimization import analyze_tool, read_storage, run_analysis, run_setup
 
 __all__ = ["opensim_joint_reactions", "opensim_joint_reactions_setup"]
 
@@ -27,30 +25,8 @@ def opensim_joint_reactions(model_path: str | Path, motion_path: str | Path, *, 
     with tempfile.TemporaryDirectory() as scratch:
         work = (Path(out_dir) if out_dir is not None else Path(scratch)).resolve()
         work.mkdir(parents=True, exist_ok=True)
-        motion_path = Path(motion_path).resolve()
-        table = osim.TimeSeriesTable(str(motion_path))
-        times = table.getIndependentColumn()
-        tool = osim.AnalyzeTool()
-        tool.setName("jr")
-        tool.setModelFilename(str(Path(model_path).resolve()))
-        if any(label.endswith("/value") for label in table.getColumnLabels()):
-            tool.setStatesFileName(str(motion_path))
-        else:
-            tool.setCoordinatesFileName(str(motion_path))
-            tool.setLowpassCutoffFrequency(-1.0 if lowpass_hz is None else float(lowpass_hz))
-        tool.setInitialTime(float(times[0]))
-        tool.setFinalTime(float(times[-1]))
-        tool.setResultsDir(str(work / "results"))
-        tool.setOutputPrecision(20)
-        tool.setSolveForEquilibrium(False)
-        if external_loads is not None:
-            tool.setExternalLoadsFileName(str(Path(external_loads).resolve()))
-        if actuator_files:
-            files = osim.ArrayStr()
-            for f in actuator_files:
-                files.append(str(Path(f).resolve()))
-            tool.setForceSetFiles(files)
-            tool.setReplaceForceSet(False)
+        tool, times = analyze_tool(osim, "jr", model_path, Path(motion_path).resolve(), work, lowpass_hz=lowpass_hz,
+                                   external_loads=external_loads, actuator_files=actuator_files)
         jr = osim.JointReaction()
         jr.setName("JointReaction")
         jr.setStartTime(float(times[0]))
@@ -62,33 +38,13 @@ def opensim_joint_reactions(model_path: str | Path, motion_path: str | Path, *, 
             for v in values:
                 arr.append(str(v))
             setter(arr)
-        tool.getAnalysisSet().cloneAndAppend(jr)
-        setup = work / "joint_reaction_setup.xml"
-        tool.printToXML(str(setup))
-        t0 = _time.perf_counter()
-        osim.AnalyzeTool(str(setup)).run()
-        seconds = _time.perf_counter() - t0
+        seconds = run_analysis(osim, tool, jr, work / "joint_reaction_setup.xml")
         return {"loads": read_storage(work / "results" / "jr_JointReaction_ReactionLoads.sto"), "seconds": seconds}
 
 
 def opensim_joint_reactions_setup(setup: str | Path, results_dir: str | Path) -> dict:
     """OpenSim's AnalyzeTool run on an AnalyzeTool setup file with a JointReaction analysis as it is (paths
     resolved from its folder), its results in ``results_dir``: ``loads`` and ``seconds``."""
-    osim = require_opensim()
-    setup = Path(setup).resolve()
-    results_dir = Path(results_dir).resolve()
-    here = os.getcwd()
-    os.chdir(setup.parent)
-    try:
-        tool = osim.AnalyzeTool(str(setup))
-        tool.setResultsDir(str(results_dir))
-        name = tool.getName()
-        analyses = tool.getAnalysisSet()
-        label = next(analyses.get(i).getName() for i in range(analyses.getSize())
-                     if analyses.get(i).getConcreteClassName() == "JointReaction")
-        t0 = _time.perf_counter()
-        tool.run()
-        seconds = _time.perf_counter() - t0
-    finally:
-        os.chdir(here)
-    return {"loads": read_storage(results_dir / f"{name}_{label}_ReactionLoads.sto"), "seconds": seconds}
+    name, analyses, seconds = run_setup(setup, results_dir)
+    label = next(n for kind, n in analyses if kind == "JointReaction")
+    return {"loads": read_storage(Path(results_dir).resolve() / f"{name}_{label}_ReactionLoads.sto"), "seconds": seconds}

@@ -24,6 +24,68 @@ def read_storage(path: str | Path) -> pd.DataFrame:
     return pd.read_csv(io.StringIO("\n".join(lines[i + 1:])), sep=r"\s+")
 
 
+def analyze_tool(osim, name: str, model_file, motion_path: Path, work: Path, *, lowpass_hz: float | None = None,
+                 external_loads=None, actuator_files=()):
+    """(an AnalyzeTool named ``name`` on the model file over the whole motion -- a states file, or a coordinates file
+    with the low-pass cutoff --, its results in ``work``/results, external loads and ForceSet files appended, the
+    motion's times)."""
+    table = osim.TimeSeriesTable(str(motion_path))
+    times = table.getIndependentColumn()
+    tool = osim.AnalyzeTool()
+    tool.setName(name)
+    tool.setModelFilename(str(Path(model_file).resolve()))
+    if any(label.endswith("/value") for label in table.getColumnLabels()):
+        tool.setStatesFileName(str(motion_path))
+    else:
+        tool.setCoordinatesFileName(str(motion_path))
+        tool.setLowpassCutoffFrequency(-1.0 if lowpass_hz is None else float(lowpass_hz))
+    tool.setInitialTime(float(times[0]))
+    tool.setFinalTime(float(times[-1]))
+    tool.setResultsDir(str(work / "results"))
+    tool.setOutputPrecision(20)
+    tool.setSolveForEquilibrium(False)
+    if external_loads is not None:
+        tool.setExternalLoadsFileName(str(Path(external_loads).resolve()))
+    if actuator_files:
+        files = osim.ArrayStr()
+        for f in actuator_files:
+            files.append(str(Path(f).resolve()))
+        tool.setForceSetFiles(files)
+        tool.setReplaceForceSet(False)
+    return tool, times
+
+
+def run_analysis(osim, tool, analysis, setup: Path) -> float:
+    """Append ``analysis`` to ``tool``, print it as the setup file ``setup`` and run OpenSim's AnalyzeTool on that
+    file; its wall time in seconds."""
+    tool.getAnalysisSet().cloneAndAppend(analysis)
+    tool.printToXML(str(setup))
+    t0 = _time.perf_counter()
+    osim.AnalyzeTool(str(setup)).run()
+    return _time.perf_counter() - t0
+
+
+def run_setup(setup: str | Path, results_dir: str | Path) -> tuple[str, list[tuple[str, str]], float]:
+    """OpenSim's AnalyzeTool on a setup file as it is (paths resolved from its folder, as OpenSim's command-line
+    tool), its results in ``results_dir``: (the tool's name, its analyses as (type, name), the wall time)."""
+    import os
+    osim = require_opensim()
+    setup = Path(setup).resolve()
+    results_dir = Path(results_dir).resolve()
+    here = os.getcwd()
+    os.chdir(setup.parent)
+    try:
+        tool = osim.AnalyzeTool(str(setup))
+        tool.setResultsDir(str(results_dir))
+        analyses = tool.getAnalysisSet()
+        kinds = [(analyses.get(i).getConcreteClassName(), analyses.get(i).getName()) for i in range(analyses.getSize())]
+        t0 = _time.perf_counter()
+        tool.run()
+        return tool.getName(), kinds, _time.perf_counter() - t0
+    finally:
+        os.chdir(here)
+
+
 def opensim_static_optimization(model_path: str | Path, motion_path: str | Path, *, convergence: float = 1e-8,
                                 reserves: Mapping[str, float] | None = None, muscles_only: bool = False,
                                 external_loads: str | Path | None = None, lowpass_hz: float | None = None,
@@ -65,40 +127,14 @@ def opensim_static_optimization(model_path: str | Path, motion_path: str | Path,
         model.finalizeConnections()
         copy = work / "static_optimization_model.osim"
         model.printToXML(str(copy))
-        table = osim.TimeSeriesTable(str(motion_path))
-        times = table.getIndependentColumn()
-        tool = osim.AnalyzeTool()
-        tool.setName("so")
-        tool.setModelFilename(str(copy))
-        labels = list(table.getColumnLabels())
-        if any(label.endswith("/value") for label in labels):
-            tool.setStatesFileName(str(motion_path))
-        else:
-            tool.setCoordinatesFileName(str(motion_path))
-            tool.setLowpassCutoffFrequency(-1.0 if lowpass_hz is None else float(lowpass_hz))
-        tool.setInitialTime(float(times[0]))
-        tool.setFinalTime(float(times[-1]))
-        tool.setResultsDir(str(work / "results"))
-        tool.setSolveForEquilibrium(False)
-        if external_loads is not None:
-            tool.setExternalLoadsFileName(str(Path(external_loads).resolve()))
-        if actuator_files:
-            files = osim.ArrayStr()
-            for f in actuator_files:
-                files.append(str(Path(f).resolve()))
-            tool.setForceSetFiles(files)
-            tool.setReplaceForceSet(False)
+        tool, times = analyze_tool(osim, "so", copy, motion_path, work, lowpass_hz=lowpass_hz,
+                                   external_loads=external_loads, actuator_files=actuator_files)
         so = osim.StaticOptimization()
         so.setStartTime(float(times[0]))
         so.setEndTime(float(times[-1]))
         so.setConvergenceCriterion(convergence)
         so.setMaxIterations(1000)
-        tool.getAnalysisSet().cloneAndAppend(so)
-        setup = work / "static_optimization_setup.xml"
-        tool.printToXML(str(setup))
-        t0 = _time.perf_counter()
-        osim.AnalyzeTool(str(setup)).run()
-        seconds = _time.perf_counter() - t0
+        seconds = run_analysis(osim, tool, so, work / "static_optimization_setup.xml")
         tables = {k: read_storage(work / "results" / f"so_StaticOptimization_{k}.sto").rename(columns=renamed)
                   for k in ("activation", "force")}
         return {**tables, "seconds": seconds}
@@ -108,23 +144,9 @@ def opensim_static_optimization_setup(setup: str | Path, results_dir: str | Path
     """OpenSim's AnalyzeTool run on an AnalyzeTool setup file as it is (paths resolved from its folder, as
     OpenSim's command-line tool), its results written to ``results_dir``: the StaticOptimization ``activation`` and
     ``force`` tables and ``seconds``."""
-    import os
-    osim = require_opensim()
-    setup = Path(setup).resolve()
-    results_dir = Path(results_dir).resolve()
-    here = os.getcwd()
-    os.chdir(setup.parent)
-    try:
-        tool = osim.AnalyzeTool(str(setup))
-        tool.setResultsDir(str(results_dir))
-        t0 = _time.perf_counter()
-        tool.run()
-        seconds = _time.perf_counter() - t0
-        name = tool.getName()
-    finally:
-        os.chdir(here)
-    return {k: read_storage(results_dir / f"{name}_StaticOptimization_{k}.sto") for k in ("activation", "force")} \
-        | {"seconds": seconds}
+    name, _, seconds = run_setup(setup, results_dir)
+    return {k: read_storage(Path(results_dir).resolve() / f"{name}_StaticOptimization_{k}.sto")
+            for k in ("activation", "force")} | {"seconds": seconds}
 
 
 def opensim_inverse_dynamics(model_path: str | Path, coordinates_path: str | Path, out_dir: str | Path, *,

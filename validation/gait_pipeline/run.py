@@ -194,29 +194,45 @@ SETUP = """<?xml version="1.0" encoding="UTF-8" ?>
 """
 
 
+def setup_runs(folder: Path, template: str, setup_name: str, opensim_runner, opensim_results: str, command: str):
+    """The trial's model and coordinates; an AnalyzeTool setup written from ``template`` over the whole trial and run
+    by OpenSim (``opensim_runner(setup, results)``) and by ``osim-emb COMMAND --setup`` (timed): (model, t, q,
+    OpenSim's result, the command's seconds)."""
+    import time as _time
+    from osim_emb import load_osim
+    from osim_emb.cli.main import main as cli
+    from osim_emb.io.motion import coordinates_from_motion, read_motion
+    model = load_osim(str(folder / "subject01.osim"))
+    t, q, _ = coordinates_from_motion(model, *read_motion(folder / "subject01_walk_IK.mot"))
+    setup = folder / setup_name
+    setup.write_text(template.format(t0=t[0], t1=t[-1]))
+    ref = opensim_runner(setup, folder / opensim_results)
+    start = _time.perf_counter()
+    assert cli([command, "--setup", str(setup), "--overwrite", "--quiet"]) == 0
+    return model, t, q, ref, _time.perf_counter() - start
+
+
+def filtered_coordinates(t, q):
+    """The trial's coordinates after OpenSim's 6 Hz filter, as the natural quintic spline the AnalyzeTool builds:
+    (its knots, the spline)."""
+    from osim_emb.simulation.motions import _natural_quintic, opensim_lowpass
+    knots, values = opensim_lowpass(t, q, 6.0)
+    return knots, _natural_quintic(knots, values)
+
+
 def setup_static_optimization(folder: Path) -> dict:
     """The pipeline's reserve and residual actuators (gait10dof_Reserve_Actuators.xml: pelvis forces FX, FY and
     torque MZ, a reserve on every other coordinate) in an AnalyzeTool setup with the ground reactions and the 6 Hz
     filter: ``static-optimization --setup`` and OpenSim's AnalyzeTool on the same file; OpenSim's muscle forces and
     actuator controls checked in the package's balance τ = R F + B u."""
-    import time as _time
-    from osim_emb import load_osim
-    from osim_emb.cli.main import main as cli
     from osim_emb.core.dynamics import actuator_generalized_forces
     from osim_emb.io.external_loads import read_external_loads
     from osim_emb.io.force_set import read_actuators
-    from osim_emb.io.motion import coordinates_from_motion, read_motion
     from osim_emb.opensim.static_optimization import opensim_static_optimization_setup, read_storage
     from osim_emb.paths.geometry import lengths_and_moment_arms
-    from osim_emb.simulation.motions import _natural_quintic, inverse_dynamics_of_motion, opensim_lowpass
-    model = load_osim(str(folder / "subject01.osim"))
-    t, q, _ = coordinates_from_motion(model, *read_motion(folder / "subject01_walk_IK.mot"))
-    setup = folder / "so_setup.xml"
-    setup.write_text(SETUP.format(t0=t[0], t1=t[-1]))
-    ref = opensim_static_optimization_setup(setup, folder / "opensim_setup_results")
-    start = _time.perf_counter()
-    assert cli(["static-optimization", "--setup", str(setup), "--overwrite", "--quiet"]) == 0
-    seconds = _time.perf_counter() - start
+    from osim_emb.simulation.motions import _natural_quintic, inverse_dynamics_of_motion
+    model, t, q, ref, seconds = setup_runs(folder, SETUP, "so_setup.xml", opensim_static_optimization_setup,
+                                           "opensim_setup_results", "static-optimization")
     ours = read_storage(folder / "so_setup_results" / "walk_StaticOptimization_activation.sto")
     actuators, _ = read_actuators(folder / "gait10dof_Reserve_Actuators.xml")
     names = [m.name for m in model.muscles]
@@ -225,8 +241,7 @@ def setup_static_optimization(folder: Path) -> dict:
     # the filtered splines evaluated there, as the AnalyzeTool builds them (simulation.motions.analysis_states)
     te = ref["activation"]["time"].to_numpy()
     inside = (te >= t[0]) & (te <= t[-1])
-    knots, values = opensim_lowpass(t, q, 6.0)
-    coordinates = _natural_quintic(knots, values)
+    knots, coordinates = filtered_coordinates(t, q)
     speeds = _natural_quintic(knots, coordinates(knots, 1))
     qs, qd, qdd = coordinates(te[inside]), coordinates(te[inside], 1), speeds(te[inside], 1)
     tau = inverse_dynamics_of_motion(model, te[inside], qs, qd, qdd, external_loads=read_external_loads(
@@ -263,31 +278,19 @@ def joint_reactions(folder: Path) -> tuple[dict, pd.DataFrame, pd.DataFrame]:
     actuator forces of step 3 (the command's force file): ``joint-reactions --setup`` and OpenSim's AnalyzeTool
     with a JointReaction on the same setup. Compared at OpenSim's output times (the package's filtered splines and
     the forces file evaluated there, :func:`osim_emb.simulation.joint_reactions.joint_reactions_of_motion`)."""
-    import time as _time
-    from osim_emb import load_osim
     from osim_emb.cli.common import limit_forces_applied
-    from osim_emb.cli.main import main as cli
     from osim_emb.io.external_loads import read_external_loads
     from osim_emb.io.force_set import read_actuators
-    from osim_emb.io.motion import coordinates_from_motion, read_motion
     from osim_emb.opensim.joint_reactions import opensim_joint_reactions_setup
     from osim_emb.opensim.static_optimization import read_storage
     from osim_emb.simulation.joint_reactions import joint_reactions_of_motion, reaction_requests
-    from osim_emb.simulation.motions import _natural_quintic, opensim_lowpass
-    model = load_osim(str(folder / "subject01.osim"))
-    t, q, _ = coordinates_from_motion(model, *read_motion(folder / "subject01_walk_IK.mot"))
-    setup = folder / "jr_setup.xml"
-    setup.write_text(JR_SETUP.format(t0=t[0], t1=t[-1]))
-    ref = opensim_joint_reactions_setup(setup, folder / "opensim_jr_results")
-    start = _time.perf_counter()
-    assert cli(["joint-reactions", "--setup", str(setup), "--overwrite", "--quiet"]) == 0
-    seconds = _time.perf_counter() - start
+    model, t, q, ref, seconds = setup_runs(folder, JR_SETUP, "jr_setup.xml", opensim_joint_reactions_setup,
+                                           "opensim_jr_results", "joint-reactions")
     ours = read_storage(folder / "jr_setup_results" / "walk_JointReaction_ReactionLoads.sto")
     theirs = ref["loads"]
     te = theirs["time"].to_numpy()
     inside = (te >= t[0]) & (te <= t[-1])
-    knots, values = opensim_lowpass(t, q, 6.0)
-    coordinates = _natural_quintic(knots, values)
+    _, coordinates = filtered_coordinates(t, q)
     forces_table = read_storage(folder / "so_setup_results" / "walk_StaticOptimization_force.sto")
     ft = forces_table["time"].to_numpy()
     forces = {c: np.interp(te[inside], ft, forces_table[c].to_numpy()) for c in forces_table.columns if c != "time"}

@@ -22,8 +22,6 @@ Writes ``results/inverse_kinematics.csv``.
 
 from __future__ import annotations
 
-import contextlib
-import io
 import sys
 import tempfile
 import time
@@ -34,7 +32,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 sys.path.insert(0, str(REPO))
-from run import corpus_study  # noqa: E402  (this folder's corpus study)
+from run import corpus_study, run_command  # noqa: E402  (this folder's corpus study)
 from static_optimization import motion  # noqa: E402
 
 TOL = 1e-5
@@ -88,7 +86,6 @@ def marker_trial(osim, model_path: Path, model, out: Path) -> None:
 def study_one(path: str) -> dict:
     import opensim as osim
     from osim_emb import load_osim
-    from osim_emb.cli.main import main as cli
     from osim_emb.io.markers import read_trc
     from osim_emb.io.motion import coordinates_from_motion
     from osim_emb.opensim.inverse_kinematics import opensim_inverse_kinematics
@@ -103,14 +100,9 @@ def study_one(path: str) -> dict:
         trc = Path(tmp) / "trial.trc"
         marker_trial(osim, marked, model, trc)
         out = Path(tmp) / "ours.mot"
-        said = io.StringIO()
-        t0 = time.perf_counter()
-        with contextlib.redirect_stderr(said):
-            code = cli(["inverse-kinematics", str(marked), str(trc), "-o", str(out), "--quiet"])
-        row["package_s"] = time.perf_counter() - t0
-        if code != 0:
-            lines = said.getvalue().strip().splitlines() or [f"exit code {code}"]
-            return {**row, "status": "refused", "reason": lines[-1][:300]}
+        row["package_s"], refusal = run_command(["inverse-kinematics", str(marked), str(trc), "-o", str(out), "--quiet"])
+        if refusal is not None:
+            return {**row, "status": "refused", "reason": refusal}
         ref, err = None, ""
         for accuracy in (1e-9, 1e-8):
             t0 = time.perf_counter()

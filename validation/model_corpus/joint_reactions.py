@@ -23,8 +23,6 @@ Writes ``results/joint_reactions.csv``.
 
 from __future__ import annotations
 
-import contextlib
-import io
 import sys
 import tempfile
 import time
@@ -36,7 +34,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(HERE))
-from run import corpus_study  # noqa: E402  (this folder's corpus study)
+from run import corpus_study, run_command  # noqa: E402  (this folder's corpus study)
 from static_optimization import DURATION, FRAMES, write_states  # noqa: E402  (the same motion and states file)
 
 TOL = 1e-7
@@ -68,7 +66,6 @@ def write_forces(osim_model, path: Path) -> tuple[int, int]:
 def study_one(path: str) -> dict:
     import opensim as osim
     from osim_emb import load_osim
-    from osim_emb.cli.main import main as cli
     from osim_emb.opensim.joint_reactions import opensim_joint_reactions
     from osim_emb.opensim.static_optimization import read_storage
     model = load_osim(path)
@@ -88,15 +85,10 @@ def study_one(path: str) -> dict:
         original.finalizeConnections()
         original.printToXML(str(copy))
         prefix = Path(tmp) / "ours"
-        t0 = time.perf_counter()
-        said = io.StringIO()
-        with contextlib.redirect_stderr(said):
-            code = cli(["joint-reactions", str(copy), str(states), "-o", str(prefix), "--forces", str(forces),
+        row["package_s"], refusal = run_command(["joint-reactions", str(copy), str(states), "-o", str(prefix), "--forces", str(forces),
                         "--model-actuators", "--quiet", "--outside-range", "warn"])
-        row["package_s"] = time.perf_counter() - t0
-        if code != 0:
-            lines = said.getvalue().strip().splitlines() or [f"exit code {code}"]
-            return {**row, "status": "refused", "reason": lines[-1][:300]}
+        if refusal is not None:
+            return {**row, "status": "refused", "reason": refusal}
         ours = read_storage(f"{prefix}_JointReaction_ReactionLoads.sto")
         t0 = time.perf_counter()
         try:

@@ -272,6 +272,23 @@ def run_json_child(cmd: list[str], timeout: float, crash: str = "crash") -> dict
     return json.loads(lines[-1])
 
 
+def run_command(argv: list[str]) -> tuple[float, str | None]:
+    """``osim-emb ARGV`` in this process: (its wall time in seconds, None when it succeeded, else the last line it
+    wrote on stderr -- its refusal, naming why)."""
+    import contextlib
+    import io
+    from osim_emb.cli.main import main as cli
+    said = io.StringIO()
+    t0 = time.perf_counter()
+    with contextlib.redirect_stderr(said):
+        code = cli([str(a) for a in argv])
+    seconds = time.perf_counter() - t0
+    if code == 0:
+        return seconds, None
+    lines = said.getvalue().strip().splitlines() or [f"exit code {code}"]
+    return seconds, lines[-1][:300]
+
+
 def corpus_rows(script: str, models: list[tuple[str, str]], corpus: Path, timeout: float,
                 summary=lambda row: "", options: tuple[str, ...] = ()) -> list[dict]:
     """Every (model, corpus status) of ``models`` through ``script --one PATH`` in its own niced subprocess, with a

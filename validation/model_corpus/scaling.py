@@ -20,8 +20,6 @@ Writes ``results/scaling.csv``.
 
 from __future__ import annotations
 
-import contextlib
-import io
 import sys
 import tempfile
 import time
@@ -33,7 +31,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 sys.path.insert(0, str(REPO))
-from run import corpus_study  # noqa: E402  (this folder's corpus study)
+from run import corpus_study, run_command  # noqa: E402  (this folder's corpus study)
 
 TOL = 1e-9
 KEYS = ["mass", "mass_center", "inertia", "body_origin", "marker", "path_length", "optimal_fiber_length",
@@ -44,7 +42,6 @@ COLUMNS = ["model", "bodies", "muscles", "status", "max_diff", "worst", *KEYS, "
 
 def study_one(path: str) -> dict:
     import opensim as osim
-    from osim_emb.cli.main import main as cli
     from osim_emb.opensim.scaling import compare_models
     from osim_emb.io.osim_scaling import osim_version
     from osim_emb.opensim.scaling import opensim_upgraded_text
@@ -70,15 +67,10 @@ def study_one(path: str) -> dict:
     mass = 1.1 * sum(model.getBodySet().get(b).getMass() for b in bodies)
     with tempfile.TemporaryDirectory() as tmp:
         ours, theirs = Path(tmp) / "ours.osim", Path(tmp) / "theirs.osim"
-        said = io.StringIO()
-        t0 = time.perf_counter()
-        with contextlib.redirect_stderr(said):
-            code = cli(["scale", path, "-o", str(ours), "--quiet", f"--mass={mass!r}",
+        row["package_s"], refusal = run_command(["scale", path, "-o", str(ours), "--quiet", f"--mass={mass!r}",
                         *[f"--scale={b}={','.join(repr(float(v)) for v in f)}" for b, f in factors.items()]])
-        row["package_s"] = time.perf_counter() - t0
-        if code != 0:
-            lines = said.getvalue().strip().splitlines() or [f"exit code {code}"]
-            return {**row, "status": "refused", "reason": lines[-1][:300]}
+        if refusal is not None:
+            return {**row, "status": "refused", "reason": refusal}
         scale_set = osim.ScaleSet()
         for b, f in factors.items():
             s = osim.Scale()

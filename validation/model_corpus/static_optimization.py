@@ -28,8 +28,6 @@ Writes ``results/static_optimization.csv``.
 
 from __future__ import annotations
 
-import contextlib
-import io
 import sys
 import tempfile
 import time
@@ -40,7 +38,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 sys.path.insert(0, str(REPO))
-from run import corpus_study  # noqa: E402  (this folder's corpus study)
+from run import corpus_study, run_command  # noqa: E402  (this folder's corpus study)
 
 TOL, TOL_LOOSE = 1e-6, 1e-3
 #: muscle models whose f_opt in OpenSim's StaticOptimization is not the muscle's own force (docs/muscles.md)
@@ -98,7 +96,6 @@ def write_states(osim_model, model, path: Path) -> None:
 def study_one(path: str) -> dict:
     import opensim as osim
     from osim_emb import load_osim
-    from osim_emb.cli.main import main as cli
     from osim_emb.opensim.static_optimization import opensim_static_optimization, read_storage
     model = load_osim(path)
     row: dict = {"coordinates": model.n_q, "muscles": len(model.muscles),
@@ -108,16 +105,11 @@ def study_one(path: str) -> dict:
         write_states(osim.Model(path), model, states)
         prefix = Path(tmp) / "ours"
         reserves = reserve_strengths(model)
-        t0 = time.perf_counter()
-        said = io.StringIO()
-        with contextlib.redirect_stderr(said):
-            code = cli(["static-optimization", path, str(states), "-o", str(prefix), "--no-passive", "--quiet",
+        row["package_s"], refusal = run_command(["static-optimization", path, str(states), "-o", str(prefix), "--no-passive", "--quiet",
                         "--outside-range", "warn",  # a file's default may lie outside its range (OpenSim's too)
                         *[f"--reserve={n}={f:.17g}" for n, f in reserves.items()]])
-        row["package_s"] = time.perf_counter() - t0
-        if code != 0:
-            lines = said.getvalue().strip().splitlines() or [f"exit code {code}"]
-            return {**row, "status": "refused", "reason": lines[-1][:300]}
+        if refusal is not None:
+            return {**row, "status": "refused", "reason": refusal}
         ours = read_storage(f"{prefix}_StaticOptimization_activation.sto")
         t0 = time.perf_counter()
         try:

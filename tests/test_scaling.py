@@ -199,6 +199,21 @@ def test_scale_tool_setup_equals_opensims(osim, models_dir, tmp_path, capsys):
               f"{whole['marker']:.1e} m apart")
     assert d < 1e-7
     assert j_ours <= j_theirs * (1 + 1e-9)
+    # the written scale set and marker set, read back by OpenSim: OpenSim's factors (its file has 6 digits) and the
+    # placed model's markers
+    ours_set, theirs_set = osim.ScaleSet(str(ours / "scale_set.xml")), osim.ScaleSet(str(theirs / "scale_set.xml"))
+    theirs_factors = {theirs_set.get(i).getSegmentName(): theirs_set.get(i).getScaleFactors()
+                      for i in range(theirs_set.getSize())}
+    for i in range(ours_set.getSize()):
+        f, g = ours_set.get(i).getScaleFactors(), theirs_factors[ours_set.get(i).getSegmentName()]
+        assert all(abs(f.get(k) - g.get(k)) <= 1e-5 * abs(g.get(k)) for k in range(3)), ours_set.get(i).getSegmentName()
+    markers = osim.MarkerSet(str(ours / "placed_markers.xml"))
+    ours_placed = osim.Model(str(ours / "placed.osim"))
+    assert markers.getSize() == ours_placed.getMarkerSet().getSize() == len(names)
+    for i in range(markers.getSize()):
+        loc = markers.get(i).get_location()
+        ref_loc = ours_placed.getMarkerSet().get(markers.get(i).getName()).get_location()
+        assert all(loc.get(k) == ref_loc.get(k) for k in range(3))
 
 
 def test_scaling_refusals(models_dir, tmp_path, capsys, monkeypatch):

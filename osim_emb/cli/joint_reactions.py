@@ -116,7 +116,8 @@ def cmd_joint_reactions(args: argparse.Namespace) -> int:
                      "applies them: %s", len(function_based), ", ".join(function_based[:8]))
         limits = limit_forces_applied(model, "joint-reactions")
         result = joint_reactions_of_motion(model, time, q, qd, forces, requests=requests, actuators=actuators,
-                                           external_loads=read_external_loads_option(args), limit_forces=limits)
+                                           external_loads=read_external_loads_option(args), limit_forces=limits,
+                                           progress=not getattr(args, "quiet", False))
         loads = result.table()
         write_motion(tmps[0], loads, name=f"{model.name} joint reaction loads (N, N m, m)", protect=inputs)
         if args.plot:

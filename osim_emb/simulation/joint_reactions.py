@@ -188,34 +188,42 @@ def _body_ground_poses(model: Model, kin: FrameKinematics, ground: str) -> dict[
     return poses
 
 
-def inertial_wrenches(model: Model, q: Any, qdot: Any, qddot: Any) -> np.ndarray:
+def inertial_wrenches(model: Model, q: Any, qdot: Any, qddot: Any, progress: bool = True) -> np.ndarray:
     """(N, n_bodies, 6): each body's rate of change of momentum as a wrench about the ground origin in ground,
-    (I α + ω × I ω + c × m a_c ; m a_c), with the spatial accelerations of second-order kinematics."""
+    (I α + ω × I ω + c × m a_c ; m a_c), with the spatial accelerations of second-order kinematics (a progress bar
+    past 2000 configurations)."""
+    from osim_emb.progress import Progress
     q, qd, qdd = (np.atleast_2d(np.asarray(a, dtype=float)) for a in (q, qdot, qddot))
     n, nb = q.shape[0], len(model.bodies)
     out = np.zeros((n, nb, 6))
-    for s in range(0, n, _BLOCK):
-        sl = slice(s, min(n, s + _BLOCK))
-        kin = forward_kinematics(model, q[sl], order=2)
-        xi, dxi = kin.jacobian, kin.jacobian_derivative
-        twist = np.einsum("nfkc,nk->nfc", xi, qd[sl])
-        accel = np.einsum("nfkc,nk->nfc", xi, qdd[sl]) + np.einsum("nfklc,nk,nl->nfc", dxi, qd[sl], qd[sl],
-                                                                   optimize=True)
-        for i, b in enumerate(model.bodies):
-            if b.mass == 0.0 and not np.any(b.inertia):
-                continue
-            a = kin.transforms[:, b.frame] @ b.frame_to_body
-            rot = a[:, :3, :3]
-            c = np.einsum("nij,j->ni", rot, b.com) + a[:, :3, 3]
-            w, v = twist[:, b.frame, :3], twist[:, b.frame, 3:]
-            alpha, dv = accel[:, b.frame, :3], accel[:, b.frame, 3:]
-            a_c = cross3(alpha, c) + dv + cross3(w, cross3(w, c) + v)
-            inertia = rot @ b.inertia @ np.swapaxes(rot, 1, 2)
-            iw = np.einsum("nij,nj->ni", inertia, w)
-            f = b.mass * a_c
-            out[sl, i, :3] = np.einsum("nij,nj->ni", inertia, alpha) + cross3(w, iw) + cross3(c, f)
-            out[sl, i, 3:] = f
+    with Progress("joint reactions", n, enabled=progress and n > 2000, unit="frame") as bar:
+        for s in range(0, n, _BLOCK):
+            _inertial_block(model, q, qd, qdd, slice(s, min(n, s + _BLOCK)), out)
+            bar.advance(min(n, s + _BLOCK) - s)
     return out
+
+
+def _inertial_block(model: Model, q, qd, qdd, sl: slice, out: np.ndarray) -> None:
+    """The inertial wrenches of configurations ``sl`` into ``out`` (one block of second-order kinematics)."""
+    kin = forward_kinematics(model, q[sl], order=2)
+    xi, dxi = kin.jacobian, kin.jacobian_derivative
+    twist = np.einsum("nfkc,nk->nfc", xi, qd[sl])
+    accel = np.einsum("nfkc,nk->nfc", xi, qdd[sl]) + np.einsum("nfklc,nk,nl->nfc", dxi, qd[sl], qd[sl],
+                                                               optimize=True)
+    for i, b in enumerate(model.bodies):
+        if b.mass == 0.0 and not np.any(b.inertia):
+            continue
+        a = kin.transforms[:, b.frame] @ b.frame_to_body
+        rot = a[:, :3, :3]
+        c = np.einsum("nij,j->ni", rot, b.com) + a[:, :3, 3]
+        w, v = twist[:, b.frame, :3], twist[:, b.frame, 3:]
+        alpha, dv = accel[:, b.frame, :3], accel[:, b.frame, 3:]
+        a_c = cross3(alpha, c) + dv + cross3(w, cross3(w, c) + v)
+        inertia = rot @ b.inertia @ np.swapaxes(rot, 1, 2)
+        iw = np.einsum("nij,nj->ni", inertia, w)
+        f = b.mass * a_c
+        out[sl, i, :3] = np.einsum("nij,nj->ni", inertia, alpha) + cross3(w, iw) + cross3(c, f)
+        out[sl, i, 3:] = f
 
 
 def gravity_wrenches(model: Model, kin: FrameKinematics) -> np.ndarray:
@@ -353,7 +361,8 @@ class ReactionResult:
 
 def joint_reactions_of_motion(model: Model, time: Any, q: Any, qdot: Any, forces: dict, *,
                               requests: Sequence[ReactionRequest] | None = None, actuators: Sequence[Any] = (),
-                              external_loads: Any = None, limit_forces: Sequence[Any] = ()) -> ReactionResult:
+                              external_loads: Any = None, limit_forces: Sequence[Any] = (),
+                              progress: bool = True) -> ReactionResult:
     """OpenSim's JointReaction analysis along a motion with the actuator forces given (its ``forces_file``).
 
     Parameters
@@ -374,6 +383,8 @@ def joint_reactions_of_motion(model: Model, time: Any, q: Any, qdot: Any, forces
         Applied at the motion's times (:func:`osim_emb.io.external_loads.read_external_loads`).
     limit_forces : sequence, optional
         The model's CoordinateLimitForces (they move the accelerations; they act across joints).
+    progress : bool
+        A progress bar past 2000 frames.
 
     Returns
     -------
@@ -457,5 +468,5 @@ def joint_reactions_of_motion(model: Model, time: Any, q: Any, qdot: Any, forces
         tau += limit_generalized_forces(limit_forces, q, qd)
     qdd = forward_dynamics(model, q, qd, tau)
     applied += gravity_wrenches(model, kin)
-    loads = joint_reaction_loads(model, q, applied, inertial_wrenches(model, q, qd, qdd), requests)
+    loads = joint_reaction_loads(model, q, applied, inertial_wrenches(model, q, qd, qdd, progress), requests)
     return ReactionResult(time, loads, reaction_labels(model, requests), qdd)

@@ -359,10 +359,20 @@ class Model:
         return np.array([c.default for c in self.coordinates])
 
     @property
-    def default_qdot(self) -> np.ndarray:
-        """The generalized coordinates' default speeds (``default_speed_value``: rad/s, m/s), as OpenSim's default
-        state has them."""
+    def default_speeds(self) -> np.ndarray:
+        """The generalized coordinates' default speeds as the file sets them (``default_speed_value``: rad/s, m/s):
+        OpenSim's speeds u, on the rotations of Ball, Free and Ellipsoid joints the angular velocity."""
         return np.array([c.default_speed for c in self.coordinates])
+
+    @property
+    def default_qdot(self) -> np.ndarray:
+        """The rates q̇ of OpenSim's default state at the default configuration: the default speeds, turned into the
+        angles' rates on Ball, Free and Ellipsoid joints (:func:`osim_emb.core.speeds.rates_from_speeds`)."""
+        speeds = self.default_speeds
+        if not speeds.any():
+            return speeds
+        from osim_emb.core.speeds import rates_from_speeds
+        return rates_from_speeds(self, self.default_q, speeds, source=f"model {self.name!r} default speeds")[0]
 
     @property
     def coordinate_ranges(self) -> np.ndarray:

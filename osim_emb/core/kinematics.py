@@ -30,6 +30,7 @@ import numpy as np
 
 from osim_emb.core.compiled import joint_program
 from osim_emb.core.kinematics_kernels import batch_frame_kinematics, frame_tree
+from osim_emb.core.speeds import coordinate_speeds, speeds_from_rates
 from osim_emb.model import Model
 
 __all__ = [
@@ -87,17 +88,24 @@ def joint_variables(model: Model, q: Any, order: int = 2) -> JointVariables:
 
 
 def dependent_coordinate_columns(model: Model, q: Any, qdot: Any) -> dict[str, np.ndarray]:
-    """The dependent coordinates (coupled, locked, closing a loop) along configurations q and speeds q̇ (N, n_q),
-    as columns NAME (c = f(q); rad, m) then NAME_u (ċ = ∇f(q)·q̇; rad/s, m/s): what a motion file needs so
+    """The dependent coordinates (coupled, locked, closing a loop) along configurations q and rates q̇ (N, n_q),
+    as columns NAME (c = f(q); rad, m) then NAME_u (OpenSim's speed: ċ = ∇f(q)·q̇, or on a Ball, Free or
+    Ellipsoid joint's rotation the angular velocity, :mod:`osim_emb.core.speeds`): what a motion file needs so
     that OpenSim shows every coordinate."""
     q = np.atleast_2d(np.asarray(q, dtype=float))
     qd = np.atleast_2d(np.asarray(qdot, dtype=float))
-    values, speeds = {}, {}
+    values = {}
     for d in model.dependent_coordinates:
-        jet = d.function.evaluate(q, order=1)
-        values[d.name] = np.asarray(jet.value, dtype=float)
-        speeds[f"{d.name}_u"] = np.einsum("nk,nk->n", jet.gradient, qd)
-    return {**values, **speeds}
+        values[d.name] = np.asarray(d.function.evaluate(q, order=0).value, dtype=float)
+    speeds = coordinate_speeds(model, q, qd) if values else {}
+    return {**values, **{f"{name}_u": speeds[name] for name in values}}
+
+
+def speed_columns(model: Model, q: Any, qdot: Any) -> dict[str, np.ndarray]:
+    """NAME_u columns of the generalized coordinates along configurations q and rates q̇ (N, n_q): OpenSim's speeds
+    (:func:`osim_emb.core.speeds.speeds_from_rates`), as a states file holds them."""
+    u = speeds_from_rates(model, q, qdot)
+    return {f"{name}_u": u[:, k] for k, name in enumerate(model.coordinate_names)}
 
 
 def _as_q(model: Model, q: Any) -> np.ndarray:

@@ -15,6 +15,7 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
+from osim_emb.core.speeds import SpeedMapError, rates_from_speeds
 from osim_emb.io.outputs import write_atomically
 
 log = logging.getLogger(__name__)
@@ -175,6 +176,10 @@ def coordinates_from_motion(model: Any, table: pd.DataFrame, header: dict[str, s
                             outside: str = "error") -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """(time (T,), q (T, n_q), qdot (T, n_q) or None) of the model's generalized coordinates in radians/metres.
 
+    The speeds of a states file are OpenSim's: on the rotations of Ball, Free and Ellipsoid joints the angular
+    velocity, turned here into the angles' rates (:func:`osim_emb.core.speeds.rates_from_speeds`; a frame in
+    gimbal lock is refused).
+
     ``inDegrees=yes`` converts the coordinates whose motion type is rotational, as OpenSim does (coupled
     coordinates are stored unconverted by OpenSim).  Values outside a coordinate's range by more than
     ``range_tolerance`` are refused with the file, line and column, with a hint when they look like degrees;
@@ -222,4 +227,9 @@ def coordinates_from_motion(model: Any, table: pd.DataFrame, header: dict[str, s
         else:
             s = table[scol].to_numpy(dtype=float)
             qd[:, k] = np.radians(s) if in_deg and rotational else s
+    if have_speed:  # OpenSim's speeds: on Ball, Free and Ellipsoid joints' rotations the angular velocity
+        try:
+            qd = rates_from_speeds(model, q, qd)
+        except SpeedMapError as err:
+            raise MotionFileError(path, str(err)) from None
     return time, q, (qd if have_speed else None)

@@ -14,13 +14,11 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from osim_emb.core.speeds import ANGULAR_VELOCITY_JOINTS, forces_about_speeds
 from osim_emb.model import Model
 
 __all__ = ["require_opensim", "OpenSimReference", "ANGULAR_VELOCITY_JOINTS", "moment_arms_about_speeds"]
 
-#: joints whose first three coordinates are body-fixed X-Y-Z angles whose OpenSim speeds are the angular velocity
-#: w_FM in F (Simbody's Ball, Free and Ellipsoid mobilizers), not the angles' rates
-ANGULAR_VELOCITY_JOINTS = ("BallJoint", "FreeJoint", "EllipsoidJoint", "ScapulothoracicJoint")
 
 
 def require_opensim():
@@ -37,29 +35,9 @@ def require_opensim():
 
 
 def moment_arms_about_speeds(model: Model, q: np.ndarray, r: np.ndarray) -> np.ndarray:
-    """R (N, n_q, ...) about the generalized coordinates turned into OpenSim's ``computeMomentArm`` basis: about the
-    speeds.  For the three angles (a, b, c) of each joint of :data:`ANGULAR_VELOCITY_JOINTS` OpenSim's speeds are
-    w = E(a, b) qdot, E's columns x, Rx(a) y, Rx(a) Ry(b) z, so its moment arms are E^-T R; the other rows are
-    unchanged.  A joint whose three angles are not all generalized coordinates is left as it is."""
-    q = np.atleast_2d(np.asarray(q, dtype=float))
-    out = np.array(r, dtype=float, copy=True)
-    doc = model.extras.get("document") if isinstance(model.extras, dict) else None
-    names = {c: k for k, c in enumerate(model.coordinate_names)}
-    for j in (doc.joints if doc is not None else ()):
-        if j.type not in ANGULAR_VELOCITY_JOINTS or len(j.coordinates) < 3:
-            continue
-        idx = [names.get(c.name) for c in j.coordinates[:3]]
-        if None in idx:
-            continue
-        a, b = q[:, idx[0]], q[:, idx[1]]
-        ca, sa, cb, sb = np.cos(a), np.sin(a), np.cos(b), np.sin(b)
-        e = np.zeros((len(q), 3, 3))
-        e[:, 0, 0] = 1.0
-        e[:, 1, 1], e[:, 2, 1] = ca, sa  # Rx(a) y
-        e[:, 0, 2], e[:, 1, 2], e[:, 2, 2] = sb, -sa * cb, ca * cb  # Rx(a) Ry(b) z
-        block = out[:, idx].reshape(len(q), 3, -1)
-        out[:, idx] = np.linalg.solve(np.transpose(e, (0, 2, 1)), block).reshape(out[:, idx].shape)
-    return out
+    """R (N, n_q, ...) about the generalized coordinates turned into OpenSim's ``computeMomentArm`` basis, about the
+    speeds: E^-T R on the rotations of Ball, Free and Ellipsoid joints (:func:`osim_emb.core.speeds.forces_about_speeds`)."""
+    return forces_about_speeds(model, q, r)
 
 
 def _transform_to_numpy(t: Any) -> np.ndarray:
@@ -164,7 +142,8 @@ class OpenSimReference:
                                       "must be given)" if self._closed_loops else ""))
 
     def set_speeds(self, qdot: Sequence[float], names: Sequence[str] | None = None) -> None:
-        """Set generalized speeds; coupled speeds follow from OpenSim's function derivatives."""
+        """Set OpenSim's generalized speeds u (on the rotations of Ball, Free and Ellipsoid joints the angular velocity,
+        :func:`osim_emb.core.speeds.speeds_from_rates`); coupled speeds follow from OpenSim's function derivatives."""
         if names is None:
             names = self.model.coordinate_names
         s = self.state

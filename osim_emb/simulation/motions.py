@@ -19,7 +19,7 @@ from scipy.integrate import solve_ivp
 from scipy.interpolate import make_interp_spline, make_smoothing_spline
 
 from osim_emb.core import dynamics as dyn
-from osim_emb.core.kinematics import dependent_coordinate_columns
+from osim_emb.core.kinematics import dependent_coordinate_columns, speed_columns
 from osim_emb.model import Model
 
 __all__ = ["simulate", "IntegrationBudgetExceeded", "motion_derivatives", "opensim_lowpass", "analysis_states",
@@ -60,7 +60,7 @@ def simulate(model: Model, t_end: float, q0: Any = None, qdot0: Any = None, *,
              method: str = "DOP853", rtol: float = 1e-10, atol: float = 1e-10, n_output: int = 201,
              t_eval: Sequence[float] | None = None, max_steps: int | None = 1_000_000,
              max_seconds: float | None = None) -> pd.DataFrame:
-    """Integrate M q̈ + N q̇ = G + τ from (q0, q̇0) over [0, t_end]; a table of q and q̇ (columns NAME, NAME_u).
+    """Integrate M q̈ + N q̇ = G + τ from (q0, q̇0) over [0, t_end]; a table of q and speeds (columns NAME, NAME_u).
 
     The integration stops with :class:`IntegrationBudgetExceeded` after ``max_steps`` right-hand sides or
     ``max_seconds`` of wall time, or when the state stops being finite.
@@ -88,7 +88,8 @@ def simulate(model: Model, t_end: float, q0: Any = None, qdot0: Any = None, *,
     Returns
     -------
     pandas.DataFrame
-        Columns ``time`` (s), one per coordinate (rad, m) and ``NAME_u`` per speed (rad/s, m/s), then the
+        Columns ``time`` (s), one per coordinate (rad, m) and ``NAME_u`` per speed (rad/s, m/s: OpenSim's speeds,
+        q̇ except on the rotations of Ball, Free and Ellipsoid joints, :mod:`osim_emb.core.speeds`), then the
         dependent coordinates (coupled, locked) the same way;
         ``attrs['nfev']``: right-hand-side evaluations.
 
@@ -131,8 +132,7 @@ def simulate(model: Model, t_end: float, q0: Any = None, qdot0: Any = None, *,
     data = {"time": sol.t}
     for k, n in enumerate(names):
         data[n] = sol.y[k]
-    for k, n in enumerate(names):
-        data[f"{n}_u"] = sol.y[model.n_q + k]
+    data.update(speed_columns(model, sol.y[:model.n_q].T, sol.y[model.n_q:].T))
     data.update(dependent_coordinate_columns(model, sol.y[:model.n_q].T, sol.y[model.n_q:].T))
     out = pd.DataFrame(data)
     out.attrs["nfev"] = sol.nfev
@@ -392,10 +392,10 @@ def computed_torque_tracking(model: Model, desired: Callable[[float], tuple[np.n
     q, qd = sol.y[:n].T, sol.y[n:].T
     tau = np.array([solve(t, q[i], qd[i])[1] for i, t in enumerate(sol.t)])
     des = [desired(t) for t in sol.t]
-    states = pd.DataFrame({"time": sol.t, **{c: q[:, i] for i, c in enumerate(names)},
-                           **{f"{c}_u": qd[:, i] for i, c in enumerate(names)}})
-    desired_t = pd.DataFrame({"time": sol.t, **{c: [d[0][i] for d in des] for i, c in enumerate(names)},
-                              **{f"{c}_u": [d[1][i] for d in des] for i, c in enumerate(names)}})
+    q_d, qd_d = np.array([d[0] for d in des]).reshape(q.shape), np.array([d[1] for d in des]).reshape(q.shape)
+    states = pd.DataFrame({"time": sol.t, **{c: q[:, i] for i, c in enumerate(names)}, **speed_columns(model, q, qd)})
+    desired_t = pd.DataFrame({"time": sol.t, **{c: q_d[:, i] for i, c in enumerate(names)},
+                              **speed_columns(model, q_d, qd_d)})
     torques = pd.DataFrame({"time": sol.t, **{f"{c}_moment": tau[:, i] for i, c in enumerate(names)}})
     err = {c: float(np.abs(states[c] - desired_t[c]).max()) for c in names}
     return TrackingResult(states, desired_t, torques, sol.nfev, err)

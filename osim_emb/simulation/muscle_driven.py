@@ -41,7 +41,7 @@ from scipy.integrate import solve_ivp
 
 from osim_emb.core import dynamics as dyn
 from osim_emb.core._accel import use_jit
-from osim_emb.core.kinematics import dependent_coordinate_columns
+from osim_emb.core.kinematics import dependent_coordinate_columns, speed_columns
 from osim_emb.io.muscle_xml import PASSIVE_PATH_FORCE_TYPES, SUPPORTED_XML_TYPES, element_applies_force
 from osim_emb.io.osim_reader import UNAPPLIED_PASSIVE_FORCES
 from osim_emb.core.functions.base import JointFunction
@@ -1273,7 +1273,7 @@ def simulate_muscles(model: Model, t_end: float, excitations: Mapping[str, Excit
     Returns
     -------
     pandas.DataFrame
-        ``time`` (s); NAME (rad, m), NAME_u (rad/s, m/s); MUSCLE_activation, MUSCLE_fiber_length (m),
+        ``time`` (s); NAME (rad, m), NAME_u (rad/s, m/s: OpenSim's speeds, :mod:`osim_emb.core.speeds`); MUSCLE_activation, MUSCLE_fiber_length (m),
         MUSCLE_tendon_force (N); then the dependent coordinates (coupled, locked) as NAME and NAME_u;
         ``attrs['nfev']``, ``attrs['method']``.
 
@@ -1323,6 +1323,8 @@ def simulate_muscles(model: Model, t_end: float, excitations: Mapping[str, Excit
     blocks += list(dependent.values())
     columns += list(dependent)
     out = pd.DataFrame(np.column_stack(blocks), columns=columns)  # one block: no consolidation
+    for name, u in speed_columns(model, sol.y[:n].T, sol.y[n:2 * n].T).items():  # OpenSim's speeds
+        out[name] = u
     out.attrs["nfev"] = sol.nfev
     out.attrs["method"] = method
     out.attrs.update(sol.counts)

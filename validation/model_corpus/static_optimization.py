@@ -73,11 +73,12 @@ def reserve_strengths(model) -> dict[str, float]:
 
 
 def write_states(osim_model, model, path: Path) -> None:
-    """An OpenSim states file: every coordinate's value and speed by path (the dependent ones from the package)."""
-    from osim_emb.core.kinematics import dependent_coordinate_columns
+    """An OpenSim states file: every coordinate's value and OpenSim's speed by path (the dependent ones from the
+    package; on Ball, Free and Ellipsoid joints' rotations the speeds are angular velocities)."""
+    from osim_emb.core.kinematics import dependent_coordinate_columns, speed_columns
     t, q, qd = motion(model)
     columns = {n: q[:, k] for k, n in enumerate(model.coordinate_names)}
-    columns.update({f"{n}_u": qd[:, k] for k, n in enumerate(model.coordinate_names)})
+    columns.update(speed_columns(model, q, qd))
     columns.update(dependent_coordinate_columns(model, q, qd))
     cs = osim_model.getCoordinateSet()
     labels, data = [], []

@@ -1,0 +1,172 @@
+"""OpenSim's speeds of Ball, Free and Ellipsoid joints' rotations (angular velocities) beside the package's coordinate
+rates (osim_emb.core.speeds): against the rotation's finite differences, OpenSim's Manager and states files, and
+refusals (gimbal lock, an angle that is not a generalized coordinate)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import osim_emb as oe
+from osim_emb.core.kinematics import body_transforms, forward_kinematics
+from osim_emb.core.speeds import SpeedMapError, rates_from_speeds, speeds_from_rates
+from osim_emb.io.motion import MotionFileError, coordinates_from_motion, read_motion
+
+BODY = """<Body name="{name}"><mass>{mass}</mass><mass_center>{com}</mass_center>
+<inertia>{inertia} 0 0 0</inertia></Body>"""
+FRAME = """<PhysicalOffsetFrame name="{name}"><socket_parent>{parent}</socket_parent>
+<translation>{xyz}</translation><orientation>{rot}</orientation></PhysicalOffsetFrame>"""
+
+
+def _coordinate(name, default=0.0, speed=0.0, kind="rotational", locked=False):
+    return (f'<Coordinate name="{name}"><default_value>{default}</default_value><default_speed_value>{speed}'
+            f'</default_speed_value><range>-3 3</range><locked>{str(locked).lower()}</locked></Coordinate>')
+
+
+def ball_free_osim(speeds=(0.0,) * 6, *, locked_ball_angle=False) -> str:
+    """ground -Free- trunk -Ball- arm, both joints with offset frames turned on both sides; the free joint's three
+    rotations then its translations, the ball's three rotations, with the given default speeds."""
+    free = [_coordinate(f"free_r{k}", 0.2 * (k + 1), speeds[k]) for k in range(3)]
+    free += [_coordinate(f"free_t{k}", 0.1 * k, 0.3, "translational") for k in range(3)]
+    ball = [_coordinate(f"ball_r{k}", -0.3 + 0.25 * k, speeds[3 + k], locked=locked_ball_angle and k == 1)
+            for k in range(3)]
+    joints = [("FreeJoint", "free", "/ground", "/bodyset/trunk", free, ("0 1 0", "0.1 0.2 -0.3"), ("0 0.2 0", "0 0 0.4")),
+              ("BallJoint", "ball", "/bodyset/trunk", "/bodyset/arm", ball, ("0.05 -0.2 0.1", "0.3 0 0.2"),
+               ("0 0.25 0", "-0.2 0.1 0"))]
+    jx = []
+    for tag, name, parent, child, coords, (pt, pr), (ct, cr) in joints:
+        jx.append(f'<{tag} name="{name}"><socket_parent_frame>{name}_parent</socket_parent_frame>'
+                  f'<socket_child_frame>{name}_child</socket_child_frame><coordinates>{"".join(coords)}</coordinates>'
+                  f'<frames>{FRAME.format(name=f"{name}_parent", parent=parent, xyz=pt, rot=pr)}'
+                  f'{FRAME.format(name=f"{name}_child", parent=child, xyz=ct, rot=cr)}</frames></{tag}>')
+    bodies = (BODY.format(name="trunk", mass=10.0, com="0 0.1 0.02", inertia="0.5 0.3 0.4")
+              + BODY.format(name="arm", mass=2.0, com="0.01 -0.15 0", inertia="0.02 0.004 0.018"))
+    return ('<?xml version="1.0" encoding="UTF-8" ?><OpenSimDocument Version="40000"><Model name="ball_free">'
+            f'<gravity>0 -9.80665 0</gravity><BodySet><objects>{bodies}</objects></BodySet>'
+            f'<JointSet><objects>{"".join(jx)}</objects></JointSet></Model></OpenSimDocument>')
+
+
+def read_text(folder, text, name="ball_free.osim"):
+    (folder / name).write_text(text)
+    return oe.load_osim(folder / name)
+
+
+def _vee(w):
+    return np.array([w[2, 1] - w[1, 2], w[0, 2] - w[2, 0], w[1, 0] - w[0, 1]]) / 2.0
+
+
+def test_speeds_are_the_joint_frames_angular_velocity_by_finite_differences(tmp_path):
+    """u = E q̇ equals ω_FM in F from central differences of the joint's rotation (parent frame F and child frame M
+    from the package's kinematics, independent of E); the inverse map recovers q̇; translations keep their rates."""
+    model = read_text(tmp_path, ball_free_osim())
+    rng = np.random.default_rng(5)
+    idx = {c: k for k, c in enumerate(model.coordinate_names)}
+    trunk, arm = (model.body_names.index(b) for b in ("trunk", "arm"))
+    off = {"free": (_offset("0 1 0", "0.1 0.2 -0.3"), _offset("0 0.2 0", "0 0 0.4")),
+           "ball": (_offset("0.05 -0.2 0.1", "0.3 0 0.2"), _offset("0 0.25 0", "-0.2 0.1 0"))}
+    for _ in range(5):
+        q = model.default_q + rng.uniform(-0.6, 0.6, model.n_q)
+        qd = rng.normal(size=model.n_q)
+        u = speeds_from_rates(model, q, qd)[0]
+        h = 1e-6
+        for joint, parent, child in (("free", None, trunk), ("ball", trunk, arm)):
+            def rel(qq):
+                x = body_transforms(model, forward_kinematics(model, qq))[0]
+                g_child = x[child]
+                g_parent = np.eye(4) if parent is None else x[parent]
+                f = g_parent @ off[joint][0]
+                m = g_child @ off[joint][1]
+                return f[:3, :3], f[:3, :3].T @ m[:3, :3]
+            f_rot, r_fm = rel(q)
+            r_dot = (rel(q + h * qd)[1] - rel(q - h * qd)[1]) / (2 * h)
+            omega = _vee(r_dot @ r_fm.T)
+            k = [idx[f"{joint}_r{i}"] for i in range(3)]
+            np.testing.assert_allclose(u[k], omega, atol=2e-8)
+            assert not np.allclose(u[k], qd[k], atol=1e-3)  # the rates differ from the speeds here
+        t = [idx[f"free_t{i}"] for i in range(3)]
+        np.testing.assert_array_equal(u[t], qd[t])
+        np.testing.assert_allclose(rates_from_speeds(model, q, u)[0], qd, rtol=0, atol=1e-13)
+
+
+def _offset(xyz, rot):
+    from scipy.spatial.transform import Rotation
+    x = np.eye(4)
+    x[:3, :3] = Rotation.from_euler("XYZ", [float(v) for v in rot.split()]).as_matrix()
+    x[:3, 3] = [float(v) for v in xyz.split()]
+    return x
+
+
+def test_gimbal_lock_and_dependent_angles_are_refused(tmp_path):
+    model = read_text(tmp_path, ball_free_osim())
+    q = model.default_q.copy()
+    q[model.coordinate_index("ball_r1")] = np.pi / 2
+    with pytest.raises(SpeedMapError, match=r"BallJoint 'ball' is in gimbal lock at frame 0 \('ball_r1'"):
+        rates_from_speeds(model, q, np.ones(model.n_q), source="x.sto")
+    # a states file in gimbal lock: refused with the file
+    names = model.coordinate_names
+    table = pd.DataFrame({"time": [0.0, 0.1], **{c: [q[k]] * 2 for k, c in enumerate(names)},
+                          **{f"{c}_u": [1.0, 1.0] for c in names}})
+    oe.write_motion(tmp_path / "lock.sto", table)
+    tab, head = read_motion(tmp_path / "lock.sto")
+    with pytest.raises(MotionFileError, match="lock.sto.*gimbal lock"):
+        coordinates_from_motion(model, tab, head)
+    # a locked ball angle: the rates of the other two cannot be solved from three angular velocity components
+    locked = read_text(tmp_path, ball_free_osim(locked_ball_angle=True), "locked.osim")
+    assert "ball_r1" not in locked.coordinate_names
+    with pytest.raises(SpeedMapError, match="BallJoint 'ball'.*'ball_r1' not a generalized coordinate"):
+        rates_from_speeds(locked, locked.default_q, np.ones(locked.n_q))
+    # ... while writing speeds takes the locked angle's rate (0) through its function
+    u = speeds_from_rates(locked, locked.default_q, np.ones(locked.n_q))
+    assert np.all(np.isfinite(u))
+
+
+def test_states_of_a_free_and_ball_joint_model_equal_opensims_manager(osim, tmp_path):
+    """The default speeds (OpenSim's u) as the initial state, the simulation's NAME_u columns as OpenSim's speeds, and
+    OpenSim's states file read back into coordinate rates: against OpenSim 4.6's Manager from the same default
+    state (Euler angles, as OpenSim keeps them), and against the file's own coordinates by central differences."""
+    path = tmp_path / "ball_free.osim"
+    path.write_text(ball_free_osim(speeds=(0.4, -0.7, 1.1, 0.9, 0.5, -1.2)))
+    model = oe.load_osim(path)
+    t_end, times = 0.3, np.linspace(0.0, 0.3, 7)
+    ours = oe.simulate(model, t_end, t_eval=times, rtol=1e-11, atol=1e-12)
+    om = osim.Model(str(path))
+    state = om.initSystem()
+    cs = om.getCoordinateSet()
+    coords = [cs.get(i) for i in range(cs.getSize())]
+
+    def values(s):
+        return [(c.getName(), c.getValue(s), c.getSpeedValue(s)) for c in coords]
+
+    rows = [values(state)]
+    manager = osim.Manager(om)
+    manager.setIntegratorAccuracy(1e-11)
+    manager.initialize(state)
+    for t in times[1:]:
+        rows.append(values(manager.integrate(float(t))))  # (integrate returns its one working state)
+    worst_q = worst_u = 0.0
+    for n, row in enumerate(rows):
+        for name, value, speed in row:
+            worst_q = max(worst_q, abs(value - ours[name].iloc[n]))
+            worst_u = max(worst_u, abs(speed - ours[f"{name}_u"].iloc[n]))
+    assert worst_q < 1e-8 and worst_u < 1e-8, (worst_q, worst_u)
+
+    # OpenSim's own states file, densely reported: its speeds read back as rates equal dq/dt of its coordinates
+    om = osim.Model(str(path))  # a new model: a second Manager on a re-initialized one crashes OpenSim
+    s0 = om.initSystem()
+    manager = osim.Manager(om)
+    manager.setIntegratorAccuracy(1e-12)
+    manager.initialize(s0)
+    dense = np.linspace(0.0, 0.05, 501)
+    for t in dense[1:]:
+        manager.integrate(float(t))
+    sto = tmp_path / "states.sto"
+    osim.STOFileAdapter.write(manager.getStatesTable(), str(sto))
+    tab, head = read_motion(sto)
+    time, q, qd = coordinates_from_motion(model, tab, head)
+    dt = np.diff(time)
+    central = (q[2:] - q[:-2]) / (dt[1:] + dt[:-1])[:, None]
+    np.testing.assert_allclose(qd[1:-1], central, rtol=0, atol=5e-6)
+    k = model.coordinate_index("ball_r2")
+    assert np.abs(tab[[c for c in tab.columns if c.endswith("ball_r2/speed")][0]].to_numpy()[1:-1]
+                  - central[:, k]).max() > 1e-2  # the file's speed is not the angle's rate

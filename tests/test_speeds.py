@@ -170,3 +170,58 @@ def test_states_of_a_free_and_ball_joint_model_equal_opensims_manager(osim, tmp_
     k = model.coordinate_index("ball_r2")
     assert np.abs(tab[[c for c in tab.columns if c.endswith("ball_r2/speed")][0]].to_numpy()[1:-1]
                   - central[:, k]).max() > 1e-2  # the file's speed is not the angle's rate
+
+
+def test_generalized_forces_about_opensims_speeds_equal_its_inverse_dynamics_and_actuators(osim, tmp_path):
+    """τ_u = E⁻ᵀ τ_q (the package's inverse dynamics about the coordinates) equals OpenSim's InverseDynamicsSolver at
+    u = E q̇ and u̇ = d(E q̇)/dt (central differences along the motion); a CoordinateActuator on a ball angle is
+    OpenSim's mobility force: Eᵀ F e_k about the coordinates, so that E⁻ᵀ of it is F e_k."""
+    from osim_emb.core.dynamics import actuator_generalized_forces, inverse_dynamics
+    from osim_emb.core.speeds import forces_about_speeds
+    from osim_emb.io.force_set import Actuator
+    from osim_emb.opensim.bridge import OpenSimReference
+    path = tmp_path / "ball_free.osim"
+    path.write_text(ball_free_osim())
+    model = oe.load_osim(path)
+    ref = OpenSimReference(str(path), model)
+    idx = ref.speed_indices()
+    order = [idx[c] for c in model.coordinate_names]
+    rng = np.random.default_rng(11)
+    worst = 0.0
+    for _ in range(4):
+        q = model.default_q + rng.uniform(-0.5, 0.5, model.n_q)
+        qd, qdd = rng.normal(size=model.n_q), rng.normal(size=model.n_q)
+        h = 1e-5
+        u = speeds_from_rates(model, q, qd)[0]
+        u_dot = (speeds_from_rates(model, q + h * qd + h * h / 2 * qdd, qd + h * qdd)[0]
+                 - speeds_from_rates(model, q - h * qd + h * h / 2 * qdd, qd - h * qdd)[0]) / (2 * h)
+        tau_u = forces_about_speeds(model, q, inverse_dynamics(model, q, qd, qdd))[0]
+        ref.set_configuration(q)
+        ref.set_speeds(u)
+        udot = np.zeros(len(order))
+        udot[order] = u_dot
+        theirs = ref.inverse_dynamics(udot)[order]
+        worst = max(worst, np.abs(tau_u - theirs).max() / np.abs(theirs).max())
+    assert worst < 1e-8, worst
+    # OpenSim's CoordinateActuator on ball_r1 (overridden to 3 N m) moves its inverse dynamics by 3 e_k about the
+    # speeds; the package's generalized force of the same actuator, about the speeds, is that
+    k = model.coordinate_index("ball_r1")
+    withforce = tmp_path / "ball_torque.osim"
+    withforce.write_text(ball_free_osim().replace("</JointSet>", "</JointSet><ForceSet><objects><CoordinateActuator "
+                                                  'name="ball_torque"><coordinate>ball_r1</coordinate><optimal_force>1'
+                                                  "</optimal_force></CoordinateActuator></objects></ForceSet>"))
+    ref = OpenSimReference(str(withforce), model)
+    ref.set_configuration(q)
+    ref.set_speeds(u)
+    actuator = osim.CoordinateActuator.safeDownCast(ref.model_os.getForceSet().get("ball_torque"))
+    actuator.overrideActuation(ref.state, True)
+    actuator.setOverrideActuation(ref.state, 3.0)
+    pushed = ref.inverse_dynamics(udot)[order]
+    actuator.overrideActuation(ref.state, False)
+    free = ref.inverse_dynamics(udot)[order]
+    np.testing.assert_allclose(free - pushed, 3.0 * np.eye(model.n_q)[k], atol=1e-12)
+    act = Actuator(name="ball_torque", kind="CoordinateActuator", optimal_force=3.0, min_control=-1.0, max_control=1.0,
+                   coordinate="ball_r1")
+    b = actuator_generalized_forces(model, q, [act])[0, :, 0]
+    np.testing.assert_allclose(forces_about_speeds(model, q, b), free - pushed, atol=1e-12)
+    assert np.count_nonzero(np.abs(b) > 1e-12) > 1  # about the coordinates it reaches the other ball angles

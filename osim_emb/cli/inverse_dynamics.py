@@ -39,6 +39,7 @@ def _from_setup(args: argparse.Namespace) -> None:
 
 
 def cmd_inverse_dynamics(args: argparse.Namespace) -> int:
+    from osim_emb.core.speeds import angular_velocity_joints, forces_about_speeds
     from osim_emb.io.motion import coordinates_from_motion, read_motion, write_motion
     from osim_emb.io.outputs import atomic_files
     from osim_emb.simulation.motions import inverse_dynamics_of_motion, motion_derivatives
@@ -72,6 +73,13 @@ def cmd_inverse_dynamics(args: argparse.Namespace) -> int:
                                          external_loads=read_external_loads_option(args),
                                          limit_forces=limit_forces_applied(model, "inverse-dynamics",
                                                                            tuple(args.exclude_forces or ())))
+        spherical = angular_velocity_joints(model)
+        if spherical:  # the file is OpenSim's: its generalized forces there are about its speeds
+            labels = [c for c in tau.columns if c != "time"]
+            tau[labels] = forces_about_speeds(model, q[keep], tau[labels].to_numpy())
+            log.info("inverse-dynamics: the moments of %s's rotations are about OpenSim's speeds (the angular "
+                     "velocity): torques about the parent frame's axes, as OpenSim's CoordinateActuators apply them",
+                     ", ".join(f"{j.type} {j.name!r}" for j in spherical))
         write_motion(tmps[0], tau, name=f"{model.name} inverse dynamics", protect=inputs)
         if args.plot:
             _plot_table(tau, [c for c in tau.columns if c != "time"], "generalized force (N m, N)", tmps[1],

@@ -24,7 +24,8 @@ from typing import Any
 import numpy as np
 
 __all__ = ["ANGULAR_VELOCITY_JOINTS", "AngularVelocityJoint", "SpeedMapError", "angular_velocity_joints",
-           "euler_rate_matrix", "coordinate_speeds", "speeds_from_rates", "rates_from_speeds", "forces_about_speeds"]
+           "euler_rate_matrix", "coordinate_speeds", "speeds_from_rates", "rates_from_speeds", "forces_about_speeds",
+           "forces_about_coordinates"]
 
 #: OpenSim joints whose first three coordinates' speeds are the angular velocity ω_FM in F
 ANGULAR_VELOCITY_JOINTS = ("BallJoint", "FreeJoint", "EllipsoidJoint", "ScapulothoracicJoint")
@@ -199,6 +200,9 @@ def forces_about_speeds(model: Any, q: Any, f: Any) -> np.ndarray:
     elsewhere.  A joint whose angles are not all generalized coordinates is left as it is."""
     q = np.atleast_2d(np.asarray(q, dtype=float))
     out = np.array(f, dtype=float, copy=True)
+    single = out.ndim == 1  # one configuration's (n_q,)
+    if single:
+        out = out[None]
     for j in angular_velocity_joints(model):
         if j.index is None:
             continue
@@ -206,4 +210,23 @@ def forces_about_speeds(model: Any, q: Any, f: Any) -> np.ndarray:
         e = euler_rate_matrix(q[:, k[0]], q[:, k[1]])
         block = out[:, k].reshape(len(q), 3, -1)
         out[:, k] = np.linalg.solve(np.transpose(e, (0, 2, 1)), block).reshape(out[:, k].shape)
-    return out
+    return out[0] if single else out
+
+
+def forces_about_coordinates(model: Any, q: Any, f: Any) -> np.ndarray:
+    """OpenSim's mobility forces about its speeds, f (N, n_q, ...), as generalized forces about the coordinates: Eᵀ f on
+    the rotations of Ball, Free and Ellipsoid joints (a CoordinateActuator there is a torque about an axis of F),
+    unchanged elsewhere; the inverse of :func:`forces_about_speeds`."""
+    q = np.atleast_2d(np.asarray(q, dtype=float))
+    out = np.array(f, dtype=float, copy=True)
+    single = out.ndim == 1  # one configuration's (n_q,)
+    if single:
+        out = out[None]
+    for j in angular_velocity_joints(model):
+        if j.index is None:
+            continue
+        k = list(j.index)
+        e = euler_rate_matrix(q[:, k[0]], q[:, k[1]])
+        block = out[:, k].reshape(len(q), 3, -1)
+        out[:, k] = np.einsum("nji,njc->nic", e, block).reshape(out[:, k].shape)
+    return out[0] if single else out

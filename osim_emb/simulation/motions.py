@@ -20,6 +20,7 @@ from scipy.interpolate import make_interp_spline, make_smoothing_spline
 
 from osim_emb.core import dynamics as dyn
 from osim_emb.core.kinematics import dependent_coordinate_columns, speed_columns
+from osim_emb.core.speeds import angular_velocity_joints, forces_about_speeds
 from osim_emb.model import Model
 
 __all__ = ["simulate", "IntegrationBudgetExceeded", "motion_derivatives", "opensim_lowpass", "analysis_states",
@@ -229,7 +230,9 @@ def inverse_dynamics_of_motion(model: Model, time: np.ndarray, q: np.ndarray, qd
                                qddot: np.ndarray | None = None, *, smoothing: float | None = None,
                                lowpass_hz: float | None = None, external_loads: Any = None,
                                limit_forces: Sequence[Any] = ()) -> pd.DataFrame:
-    """Generalized forces τ = M q̈ + N q̇ - G - τ_ext along a motion (columns NAME_moment or NAME_force, as
+    """Generalized forces τ = M q̈ + N q̇ - G - τ_ext along a motion (about the coordinates: on a Ball, Free or
+    Ellipsoid joint's rotations OpenSim's are about its speeds, :func:`osim_emb.core.speeds.forces_about_speeds`,
+    as the ``inverse-dynamics`` command writes them; columns NAME_moment or NAME_force, as
     OpenSim).
 
     Parameters
@@ -407,6 +410,10 @@ def muscle_force_sharing(model: Model, time: np.ndarray, q: np.ndarray, qdot: np
     """Static optimization along a motion: minimize the sum of squared activations subject to R(q) F(a, l, l̇) = τ
     with the rigid-tendon Hill models of the model's muscles (seed section 4-4 C).
 
+    On the rotations of Ball, Free and Ellipsoid joints the equations are taken about OpenSim's speeds (E⁻ᵀ R F =
+    E⁻ᵀ τ, :mod:`osim_emb.core.speeds`), where OpenSim's reserve actuators act: the result's reserve forces and
+    residual are OpenSim's there.
+
     Returns (forces table, activations table, the full result)."""
     from osim_emb.paths.geometry import lengths_and_moment_arms
     from osim_emb.simulation.static_optimization import muscle_force_coefficients, static_optimization
@@ -427,6 +434,12 @@ def muscle_force_sharing(model: Model, time: np.ndarray, q: np.ndarray, qdot: np
     a_coef, p_coef = muscle_force_coefficients([m.parameters for m in muscles], length, speed)
     lo = np.array([getattr(m.parameters, "min_control", 0.0) for m in muscles])
     hi = np.array([getattr(m.parameters, "max_control", 1.0) for m in muscles])
+    if angular_velocity_joints(model):  # OpenSim's reserves act on its speeds: the equations about the speeds
+        r, tau = forces_about_speeds(model, q, r), forces_about_speeds(model, q, tau)
+        if options.get("actuators") is not None:
+            b, lo_a, hi_a = options["actuators"]
+            b = np.broadcast_to(np.asarray(b, dtype=float), (len(q), *np.shape(b)[-2:]))
+            options["actuators"] = (forces_about_speeds(model, q, b), lo_a, hi_a)
     res = static_optimization(r, tau, a_coef, p_coef if passive else None, lower=lo, upper=hi, reserves=reserves,
                               coordinate_names=model.coordinate_names, **options)
     names = [m.name for m in muscles]

@@ -42,6 +42,7 @@ from scipy.integrate import solve_ivp
 from osim_emb.core import dynamics as dyn
 from osim_emb.core._accel import use_jit
 from osim_emb.core.kinematics import dependent_coordinate_columns, speed_columns
+from osim_emb.core.speeds import angular_velocity_joints
 from osim_emb.io.muscle_xml import PASSIVE_PATH_FORCE_TYPES, SUPPORTED_XML_TYPES, element_applies_force
 from osim_emb.io.osim_reader import UNAPPLIED_PASSIVE_FORCES
 from osim_emb.core.functions.base import JointFunction
@@ -138,7 +139,13 @@ def coordinate_forces_from_model(model: Model) -> tuple[list[CoordinateLimitForc
     coupled = {d.name: d for d in model.dependent_coordinates if d.kind == "coupled"}
     motion.update({d.name: d.motion_type for d in coupled.values()})
     on_locked = []
+    spherical = {c: j for j in angular_velocity_joints(model) for c in j.coordinates}
     for f in coordinate_force_records(doc):
+        if f.coordinate in spherical and f.coordinate not in held:
+            j = spherical[f.coordinate]
+            raise MuscleSimulationError(f"{doc.path}: {f.type} {f.name!r} acts on {f.coordinate!r}, a rotation of "
+                                        f"{j.type} {j.name!r}, whose OpenSim speed is an angular velocity (a torque "
+                                        "about an axis of the parent frame): not simulated by the package")
         if f.coordinate in held:  # the lock takes the force: no effect on the motion (as in OpenSim)
             on_locked.append(f"{f.type} {f.name!r} ({f.coordinate})")
             continue

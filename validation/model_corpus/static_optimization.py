@@ -151,12 +151,14 @@ def balance_residual(model, forces, muscles: list[str], reserves: list[str]) -> 
     forces — in the package's R and τ on the study's motion: small when both solved for the same generalized forces,
     whatever each program's muscle model.  R as OpenSim applies tensions (``opensim_compat``: its stale wrap points,
     docs/moment_arms.md), as the command's force sharing uses it."""
+    from osim_emb.core.speeds import forces_about_speeds
     from osim_emb.paths.geometry import lengths_and_moment_arms
     from osim_emb.simulation.motions import inverse_dynamics_of_motion
     t, q, qd = motion(model)
     tau = inverse_dynamics_of_motion(model, t, q, qd).drop(columns="time").to_numpy()
     _, r = lengths_and_moment_arms(model, q, muscles, allow_out_of_range=True, opensim_compat=True)  # as applied
-    residual = tau - np.einsum("nkm,nm->nk", r, forces[muscles].to_numpy()) - forces[reserves].to_numpy()
+    unmet = forces_about_speeds(model, q, tau - np.einsum("nkm,nm->nk", r, forces[muscles].to_numpy()))
+    residual = unmet - forces[reserves].to_numpy()  # about OpenSim's speeds, where its reserves act
     return float(np.abs(residual).max()), float(np.abs(tau).max())
 
 

@@ -78,13 +78,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     s = sub.add_parser("simulate", help="forward simulation of the minimal-coordinate ODE under gravity")
     s.add_argument("model", help=".osim or .emb.json model")
     add_lenient_option(s)
-    s.add_argument("-o", "--output", required=True, help="output .sto file (q and q-dot)")
+    s.add_argument("-o", "--output", required=True, help="output .sto file (q and OpenSim's speeds)")
     s.add_argument("--t-end", type=float, default=1.0, help="duration in seconds (default 1)")
     s.add_argument("--q0", action="append", help="initial coordinates NAME=DEGREES (metres for translations)[,...]; "
                                                  "default: the model's defaults")
-    s.add_argument("--qdot0", action="append", help="initial speeds NAME=DEG_PER_S (m/s for translations)[,...]; "
+    s.add_argument("--qdot0", action="append", help="initial coordinate rates NAME=DEG_PER_S (m/s for translations)[,...]; "
                                                     "default: the model's default speeds (0 unless the "
-                                                    "file sets default_speed_value)")
+                                                    "file sets default_speed_value; on Ball, Free and "
+                                                    "Ellipsoid joints angular velocities, turned into rates)")
     s.add_argument("--method", default="DOP853", help="solve_ivp method (default DOP853)")
     s.add_argument("--rtol", type=float, default=1e-10, help="relative tolerance of the integrator")
     s.add_argument("--atol", type=float, default=1e-10, help="absolute tolerance of the integrator")

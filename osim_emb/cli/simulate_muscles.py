@@ -69,9 +69,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--t-end", type=float, default=1.0, help="duration in seconds (default 1)")
     s.add_argument("--q0", action="append", help="initial coordinates NAME=DEGREES (metres for translations)[,...]; "
                                                  "default: the model's defaults")
-    s.add_argument("--qdot0", action="append", help="initial speeds NAME=DEG_PER_S (m/s for translations)[,...]; "
+    s.add_argument("--qdot0", action="append", help="initial coordinate rates NAME=DEG_PER_S (m/s for translations)[,...]; "
                                                     "default: the model's default speeds (0 unless the "
-                                                    "file sets default_speed_value)")
+                                                    "file sets default_speed_value; on Ball, Free and "
+                                                    "Ellipsoid joints angular velocities, turned into rates)")
     s.add_argument("--method", default="auto",
                    help="auto (default): the Dormand-Prince pair compiled with the right-hand side (RK45-jit) where "
                         "the model allows it, else SciPy's RK45; or RK45-jit; or BDF-jit (compiled variable-order "

@@ -10,7 +10,7 @@ import pytest
 
 import osim_emb as oe
 from osim_emb.core.kinematics import body_transforms, forward_kinematics
-from osim_emb.core.speeds import SpeedMapError, rates_from_speeds, speeds_from_rates
+from osim_emb.core.speeds import SpeedMapError, rates_from_speeds, speed_accelerations, speeds_from_rates
 from osim_emb.io.motion import MotionFileError, coordinates_from_motion, read_motion
 
 BODY = """<Body name="{name}"><mass>{mass}</mass><mass_center>{com}</mass_center>
@@ -197,6 +197,8 @@ def test_generalized_forces_about_opensims_speeds_equal_its_inverse_dynamics_and
         u = speeds_from_rates(model, q, qd)[0]
         u_dot = (speeds_from_rates(model, q + h * qd + h * h / 2 * qdd, qd + h * qdd)[0]
                  - speeds_from_rates(model, q - h * qd + h * h / 2 * qdd, qd - h * qdd)[0]) / (2 * h)
+        np.testing.assert_allclose(speed_accelerations(model, q, qd, qdd)[0], u_dot, atol=1e-8)
+        u_dot = speed_accelerations(model, q, qd, qdd)[0]
         tau_u = forces_about_speeds(model, q, inverse_dynamics(model, q, qd, qdd))[0]
         ref.set_configuration(q)
         ref.set_speeds(u)

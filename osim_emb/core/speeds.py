@@ -25,7 +25,7 @@ import numpy as np
 
 __all__ = ["ANGULAR_VELOCITY_JOINTS", "AngularVelocityJoint", "SpeedMapError", "angular_velocity_joints",
            "euler_rate_matrix", "coordinate_speeds", "speeds_from_rates", "rates_from_speeds", "forces_about_speeds",
-           "forces_about_coordinates"]
+           "forces_about_coordinates", "speed_accelerations", "speed_jacobian"]
 
 #: OpenSim joints whose first three coordinates' speeds are the angular velocity ω_FM in F
 ANGULAR_VELOCITY_JOINTS = ("BallJoint", "FreeJoint", "EllipsoidJoint", "ScapulothoracicJoint")
@@ -230,3 +230,37 @@ def forces_about_coordinates(model: Any, q: Any, f: Any) -> np.ndarray:
         block = out[:, k].reshape(len(q), 3, -1)
         out[:, k] = np.einsum("nji,njc->nic", e, block).reshape(out[:, k].shape)
     return out[0] if single else out
+
+
+def speed_jacobian(model: Any, q: Any) -> np.ndarray:
+    """J (N, n_q, n_q) with OpenSim's speeds u = J q̇ of the generalized coordinates: E on the blocks of the rotations
+    of Ball, Free and Ellipsoid joints, the identity elsewhere (OpenSim's mass matrix about its speeds M_u gives the
+    package's M = Jᵀ M_u J)."""
+    q = np.atleast_2d(np.asarray(q, dtype=float))
+    jac = np.broadcast_to(np.eye(model.n_q), (len(q), model.n_q, model.n_q)).copy()
+    for j in angular_velocity_joints(model):
+        if j.index is not None:
+            k = list(j.index)
+            jac[np.ix_(range(len(q)), k, k)] = euler_rate_matrix(q[:, k[0]], q[:, k[1]])
+    return jac
+
+
+def speed_accelerations(model: Any, q: Any, qdot: Any, qddot: Any) -> np.ndarray:
+    """OpenSim's u̇ (N, n_q) from q, q̇, q̈: d(E q̇)/dt = E q̈ + Ė q̇ on the rotations of Ball, Free and Ellipsoid joints
+    (Ė's columns 0, ȧ (0, −sin a, cos a), (ḃ cos b, −ȧ cos a cos b + ḃ sin a sin b, −ȧ sin a cos b − ḃ cos a sin b)),
+    q̈ elsewhere."""
+    q = _as_rows(q, model.n_q, "q")
+    qd = _as_rows(qdot, model.n_q, "qdot")
+    out = _as_rows(qddot, model.n_q, "qddot")
+    for j in angular_velocity_joints(model):
+        if j.index is None:
+            continue
+        k = list(j.index)
+        a, b = q[:, k[0]], q[:, k[1]]
+        ad, bd, cd = qd[:, k[0]], qd[:, k[1]], qd[:, k[2]]
+        ca, sa, cb, sb = np.cos(a), np.sin(a), np.cos(b), np.sin(b)
+        bias = np.stack([bd * cb * cd,
+                         -ad * sa * bd + (-ad * ca * cb + bd * sa * sb) * cd,
+                         ad * ca * bd + (-ad * sa * cb - bd * ca * sb) * cd], axis=1)
+        out[:, k] = np.einsum("nij,nj->ni", euler_rate_matrix(a, b), out[:, k]) + bias
+    return out

@@ -147,6 +147,7 @@ def compare(path: str, model, poses: int, seed: int, ma_budget: int) -> dict:
     from osim_emb.core import kinematics as kin
     from osim_emb.io.osim_writer import moving_points_as_bodies, write_osim
     from osim_emb.paths import geometry
+    from osim_emb.core.speeds import angular_velocity_joints, speed_accelerations, speed_jacobian, speeds_from_rates
     from osim_emb.opensim.bridge import ANGULAR_VELOCITY_JOINTS, OpenSimReference, moment_arms_about_speeds
     q = _poses(model, poses, seed)
     poses = len(q)
@@ -188,7 +189,8 @@ def compare(path: str, model, poses: int, seed: int, ma_budget: int) -> dict:
     if spherical:
         out["note"] = ((out["note"] + "; ") if out.get("note") else "") + (
             "Ball/Free/Ellipsoid/ScapulothoracicJoint: OpenSim's speeds of their rotations are angular "
-            "velocities (R about them compared as E^-T R); qdd not compared")
+            "velocities u = E qdot (R about them compared as E^-T R, M as J^T M_u J, qdd as udot = E qdd + Edot qdot: "
+            "osim_emb.core.speeds)")
     if model.muscles:
         n_r = int(min(poses, max(1, ma_budget // max(1, len(model.muscles) * model.n_q))))
         out["poses_R"] = n_r
@@ -214,7 +216,12 @@ def compare(path: str, model, poses: int, seed: int, ma_budget: int) -> dict:
         out["max_length_m"], out["max_R_m"] = el, er
     if model.n_q and not any(b.mass > 0 for b in model.bodies):
         out["note"] = "no body has mass: qdd not compared"
-    if model.n_q and any(b.mass > 0 for b in model.bodies) and not spherical:
+    partial = [j.name for j in angular_velocity_joints(model) if j.index is None]
+    if partial:
+        out["note"] = ((out["note"] + "; ") if out.get("note") else "") + (
+            f"a rotation of {', '.join(partial)} is locked or coupled: OpenSim constrains its angle, so its "
+            "independent speeds are not a subset of u (the bridge's reduction); qdd not compared")
+    if model.n_q and any(b.mass > 0 for b in model.bodies) and not partial:
         ref_d = OpenSimReference(path, model, disable_forces=True)
         qd = np.random.default_rng(seed + 1).normal(size=q.shape)
         terms = dyn.dynamics_terms(model, q, qd)
@@ -223,12 +230,15 @@ def compare(path: str, model, poses: int, seed: int, ma_budget: int) -> dict:
         except np.linalg.LinAlgError:
             out["note"] = "the mass matrix is singular (a coordinate moves no mass): qdd not compared"
             return out
+        # OpenSim's basis (its speeds): u = J qdot, udot = J qdd + Jdot qdot, M_q = J^T M_u J (J = I without such joints)
+        u, udot, jac = speeds_from_rates(model, q, qd), speed_accelerations(model, q, qd, qdd), speed_jacobian(model, q)
         worst = worst_m = 0.0
         for n in range(poses):
-            r = ref_d.reduced_dynamics(q[n], qd[n])
-            # relative to OpenSim's largest |qdd|, absolute below 1 (a weightless pendulum's qdd is round-off)
-            worst = max(worst, np.abs(qdd[n] - r["qddot"]).max() / max(np.abs(r["qddot"]).max(), 1.0))
-            worst_m = max(worst_m, np.abs(terms.mass[n] - r["mass"]).max() / max(np.abs(r["mass"]).max(), 1e-300))
+            r = ref_d.reduced_dynamics(q[n], u[n])
+            mass = jac[n].T @ r["mass"] @ jac[n]
+            # relative to OpenSim's largest |udot|, absolute below 1 (a weightless pendulum's qdd is round-off)
+            worst = max(worst, np.abs(udot[n] - r["qddot"]).max() / max(np.abs(r["qddot"]).max(), 1.0))
+            worst_m = max(worst_m, np.abs(terms.mass[n] - mass).max() / max(np.abs(mass).max(), 1e-300))
         out["max_qdd_rel"], out["max_M_rel"] = worst, worst_m
         if worst > TOL_REL:  # independent check of our velocity terms: Christoffel symbols of M(q)
             out["coriolis_vs_christoffel_rel"] = christoffel_check(model, q[0], qd[0])

@@ -134,7 +134,8 @@ def warn_unapplied_forces(model, command: str, applied: tuple[str, ...] = ()) ->
     types in ``applied``)."""
     by_type: dict[str, list[str]] = {}
     for m in model.muscles:
-        by_type.setdefault(m.type_name, []).append(m.name)
+        if m.type_name not in applied:
+            by_type.setdefault(m.type_name, []).append(m.name)
     for name, kind in model.extras.get("forces", []):
         if kind not in applied:
             by_type.setdefault(kind, []).append(name)
@@ -257,6 +258,17 @@ def limit_forces_applied(model, command: str, excluded: tuple[str, ...] = ()) ->
                  len(limits), ", ".join(f.name for f in limits[:8]) + (", ..." if len(limits) > 8 else ""))
     return limits
 
+
+
+def path_forces_applied(model, command: str, excluded: tuple[str, ...] = ()) -> list:
+    """The model's PathSprings and Ligaments that ``command`` applies (their tensions at their path points), as OpenSim's
+    tools apply every force they do not exclude (``excluded``: force names); said."""
+    from osim_emb.simulation.muscle_driven import passive_path_forces_from_model
+    forces = [f for f in passive_path_forces_from_model(model) if f.name not in excluded]
+    if forces:
+        log.info("%s applies the model's %d PathSpring(s) and Ligament(s): %s", command, len(forces),
+                 ", ".join(f.name for f in forces[:8]) + (", ..." if len(forces) > 8 else ""))
+    return forces
 
 
 def time_range_frames(args, time):

@@ -11,7 +11,7 @@ import numpy as np
 
 from osim_emb.cli.common import _load_any, _plot_path, _plot_table, outside_range_hint, \
     add_external_loads_option, add_lenient_option, add_motion_differentiation_options, motion_differentiation, \
-    fill_from_setup, limit_forces_applied, note_coupled_generalized_forces, read_external_loads_option, \
+    fill_from_setup, limit_forces_applied, note_coupled_generalized_forces, path_forces_applied, read_external_loads_option, \
     warn_unapplied_forces
 
 log = logging.getLogger("osim_emb")
@@ -53,7 +53,7 @@ def cmd_inverse_dynamics(args: argparse.Namespace) -> int:
         table, header = read_motion(args.motion)
         with outside_range_hint():
             time, q, qd = coordinates_from_motion(model, table, header, outside=args.outside_range)
-        warn_unapplied_forces(model, "inverse-dynamics", applied=("CoordinateLimitForce",))
+        warn_unapplied_forces(model, "inverse-dynamics", applied=("CoordinateLimitForce", "PathSpring", "Ligament"))
         note_coupled_generalized_forces(model, "inverse-dynamics")
         if qd is None:  # the whole motion splined (as OpenSim), then the frames in --time-range kept
             q, qd, qdd = motion_derivatives(time, q, **differentiation)
@@ -69,10 +69,11 @@ def cmd_inverse_dynamics(args: argparse.Namespace) -> int:
             if not keep.any():
                 raise ValueError(f"--time-range {t0:g} {t1:g}: no frame of {args.motion} "
                                  f"(t = {time[0]:g} to {time[-1]:g} s)")
+        excluded = tuple(args.exclude_forces or ())
         tau = inverse_dynamics_of_motion(model, time[keep], q[keep], qd[keep], qdd[keep],
                                          external_loads=read_external_loads_option(args),
-                                         limit_forces=limit_forces_applied(model, "inverse-dynamics",
-                                                                           tuple(args.exclude_forces or ())))
+                                         limit_forces=limit_forces_applied(model, "inverse-dynamics", excluded),
+                                         path_forces=path_forces_applied(model, "inverse-dynamics", excluded))
         spherical = angular_velocity_joints(model)
         if spherical:  # the file is OpenSim's: its generalized forces there are about its speeds
             labels = [c for c in tau.columns if c != "time"]
@@ -101,7 +102,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="an OpenSim InverseDynamicsTool setup file: its model, coordinates, external loads, low-pass "
                         "cutoff, time range and output, paths relative to it (the command line overrides each)")
     s.add_argument("--exclude-forces", type=lambda text: [n for n in text.split(",") if n], metavar="NAMES",
-                   help="CoordinateLimitForces not to apply (comma-separated names; OpenSim's forces_to_exclude)")
+                   help="CoordinateLimitForces, PathSprings or Ligaments not to apply (comma-separated names; OpenSim's "
+                        "forces_to_exclude)")
     s.add_argument("--time-range", nargs=2, type=float, metavar=("T0", "T1"),
                    help="report the frames within [T0, T1] s (the whole motion is splined, as OpenSim does)")
     add_external_loads_option(s)

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from osim_emb.cli.common import _load_any, add_external_loads_option, add_lenient_option, fill_from_setup, \
-    limit_forces_applied, outside_range_hint, read_external_loads_option, \
+    limit_forces_applied, outside_range_hint, path_forces_applied, read_external_loads_option, \
     time_range_frames
 
 log = logging.getLogger("osim_emb")
@@ -105,18 +105,21 @@ def cmd_joint_reactions(args: argparse.Namespace) -> int:
             forces = _forces_at(args.forces, time)
         applied = {a.name for a in actuators}
         others = [(n, k) for n, k in model.extras.get("forces", []) if k != "CoordinateLimitForce" and n not in applied]
-        others += [(m.name, m.type_name) for m in model.muscles if m.parameters is None]
+        others += [(m.name, m.type_name) for m in model.muscles
+                   if m.parameters is None and m.type_name not in ("PathSpring", "Ligament")]
         if others:
             log.warning("joint-reactions leaves out the model's %d force(s) other than muscles, the given actuators and "
-                        "coordinate limits (OpenSim's JointReaction would apply them): %s", len(others),
+                        "coordinate limits, path springs and ligaments (OpenSim's JointReaction would apply them): %s", len(others),
                         ", ".join(n for n, _ in others[:12]) + (" ..." if len(others) > 12 else ""))
         function_based = [m.name for m in model.muscles if m.parameters is not None and not m.points]
         if function_based:
             log.info("joint-reactions: %d FunctionBasedPath muscle(s) act through generalized forces only, as OpenSim "
                      "applies them: %s", len(function_based), ", ".join(function_based[:8]))
         limits = limit_forces_applied(model, "joint-reactions")
+        springs = path_forces_applied(model, "joint-reactions")
         result = joint_reactions_of_motion(model, time, q, qd, forces, requests=requests, actuators=actuators,
                                            external_loads=read_external_loads_option(args), limit_forces=limits,
+                                           path_forces=springs,
                                            progress=not getattr(args, "quiet", False))
         loads = result.table()
         write_motion(tmps[0], loads, name=f"{model.name} joint reaction loads (N, N m, m)", protect=inputs)

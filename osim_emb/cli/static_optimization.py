@@ -12,7 +12,7 @@ import numpy as np
 
 from osim_emb.cli.common import _load_any, _plot_table, _positive, add_external_loads_option, add_lenient_option, \
     add_motion_differentiation_options, fill_from_setup, limit_forces_applied, motion_differentiation, \
-    outside_range_hint, read_external_loads_option, time_range_frames
+    outside_range_hint, path_forces_applied, read_external_loads_option, time_range_frames
 
 log = logging.getLogger("osim_emb")
 
@@ -105,6 +105,7 @@ def cmd_static_optimization(args: argparse.Namespace) -> int:
                         "limits: %s", len(others),
                         ", ".join(n for n, _ in others[:12]) + (" ..." if len(others) > 12 else ""))
         limits = limit_forces_applied(model, "static-optimization")
+        springs = path_forces_applied(model, "static-optimization")
         if args.smoothing is not None:  # q, q̇, q̈ of one smoothing spline
             if qd is None:
                 q, qd, qdd = motion_derivatives(time, q, args.smoothing)
@@ -118,7 +119,7 @@ def cmd_static_optimization(args: argparse.Namespace) -> int:
         keep = time_range_frames(args, time)
         time, q, qd, qdd = time[keep], q[keep], qd[keep], qdd[keep]
         tau = inverse_dynamics_of_motion(model, time, q, qd, qdd, external_loads=read_external_loads_option(args),
-                                         limit_forces=limits)
+                                         limit_forces=limits, path_forces=springs)
         options = {}
         if actuators:
             from osim_emb.core.dynamics import actuator_generalized_forces

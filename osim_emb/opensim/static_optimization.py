@@ -96,8 +96,8 @@ def opensim_static_optimization(model_path: str | Path, motion_path: str | Path,
     ``reserves``: coordinate name -> optimal force of a CoordinateActuator ``reserve_NAME`` on it (bounds ±inf,
     OpenSim's cost weight 1), added to a copy of the model (under another name where the file has a force of that
     name, its column renamed back); ``muscles_only``: every force that is neither a muscle, a PathActuator (nor a
-    reserve) nor a CoordinateLimitForce switched off (``appliesForce`` false: springs, contacts, the file's other
-    actuators), so that the problem is the package's (:mod:`osim_emb.cli.static_optimization`);
+    reserve), a CoordinateLimitForce, a PathSpring nor a Ligament switched off (``appliesForce`` false: other
+    springs, contacts, the file's other actuators), so that the problem is the package's (:mod:`osim_emb.cli.static_optimization`);
     ``external_loads``: an ExternalLoads XML applied during the analysis; ``lowpass_hz``: the tool's low-pass filter
     of a coordinates file (none by default); ``actuator_files``: ForceSet files the AnalyzeTool appends to the
     model (its ``force_set_files``, ``replace_force_set`` false: OpenSim reads them itself).  Returns the
@@ -112,7 +112,7 @@ def opensim_static_optimization(model_path: str | Path, motion_path: str | Path,
             forces = model.updForceSet()
             for i in range(forces.getSize()):
                 kind = forces.get(i).getConcreteClassName()
-                if kind not in ("CoordinateLimitForce", "PathActuator") and osim.Muscle.safeDownCast(
+                if kind not in ("CoordinateLimitForce", "PathActuator", "PathSpring", "Ligament") and osim.Muscle.safeDownCast(
                         forces.get(i)) is None:
                     forces.get(i).set_appliesForce(False)
         taken = {model.getForceSet().get(i).getName() for i in range(model.getForceSet().getSize())}

@@ -34,6 +34,7 @@ import numpy as np
 
 from osim_emb.core.kinematics import FrameKinematics, cross3, forward_kinematics
 from osim_emb.model import Model
+from osim_emb.paths.loads import path_loads
 
 __all__ = [
     "ReactionRequest",
@@ -241,52 +242,6 @@ def gravity_wrenches(model: Model, kin: FrameKinematics) -> np.ndarray:
     return out
 
 
-def path_loads(model: Model, q: Any, tensions: Any, muscles: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-    """The loads of path units under tensions (N, m) newtons, as OpenSim applies a path's tension
-    (``GeometryPath::produceForces``): between consecutive effective points on different bodies, T e at the first
-    point and −T e at the second (e along the segment; a moving point acts on the body it moves on, a tangent point
-    on its wrap object's body); a segment between two points of one body applies nothing. Returns the body wrenches
-    (N, n_bodies, 6) and the generalized forces (N, n_q) they and the moving points' motion do work through
-    (τ = Σ Ξ_fᵀ [p × f; f] over the segment ends, Ξ_f the Jacobian of the point's frame: R T of Eq 195 less the
-    same-body segments, which OpenSim leaves out)."""
-    from osim_emb.paths.geometry import path_states
-    q = np.atleast_2d(np.asarray(q, dtype=float))
-    tensions = np.atleast_2d(np.asarray(tensions, dtype=float))
-    index = {b.name: i for i, b in enumerate(model.bodies)}
-    n = q.shape[0]
-    out = np.zeros((n, len(model.bodies), 6))
-    tau = np.zeros((n, model.n_q))
-    states = path_states(model, q, list(muscles), opensim_compat=True, allow_out_of_range=True)
-    jacobian = forward_kinematics(model, q, order=1).jacobian  # (N, frames, nq, 6)
-    rows = np.arange(n)
-    for m, ps in enumerate(states):
-        owner = [p.source_body if p.kind == "moving" else p.body for p in ps.muscle.points]
-        owner += ps.slot_bodies[len(owner):]
-        owner_id = {name: i for i, name in enumerate(dict.fromkeys(owner))}
-        owner_of_slot = np.array([owner_id[b] for b in owner])
-        body_of_slot = np.array([index.get(b, -1) for b in owner])
-        frame_of_slot = np.asarray(ps.slot_frames, dtype=int)
-        seq = ps.sequence
-        pos, dpos = ps.positions, ps.positions if ps.direction_positions is None else ps.direction_positions
-        for s in range(seq.shape[1] - 1):
-            a, b = seq[:, s], seq[:, s + 1]
-            ok = (a >= 0) & (b >= 0)
-            a, b = np.where(ok, a, 0), np.where(ok, b, 0)
-            ok &= owner_of_slot[a] != owner_of_slot[b]
-            if not ok.any():
-                continue
-            e = dpos[rows, b] - dpos[rows, a]
-            e /= np.where(ok, np.linalg.norm(e, axis=1), 1.0)[:, None]
-            f = np.where(ok[:, None], tensions[:, m:m + 1] * e, 0.0)
-            for slot, sign in ((a, 1.0), (b, -1.0)):
-                w = np.concatenate([cross3(pos[rows, slot], sign * f), sign * f], axis=1)
-                tau += np.einsum("nkc,nc->nk", jacobian[rows, frame_of_slot[slot]], w)
-                body = body_of_slot[slot]
-                keep = ok & (body >= 0)
-                np.add.at(out, (rows[keep], body[keep]), w[keep])
-    return out, tau
-
-
 def add_body_wrenches(model: Model, out: np.ndarray, wrenches, scale: Any = 1.0) -> None:
     """Add :class:`osim_emb.core.dynamics.BodyWrench` es (times ``scale``, scalar or (N,)) to ``out`` (N, nb, 6);
     wrenches on the ground are dropped."""
@@ -302,7 +257,7 @@ def joint_reaction_loads(model: Model, q: Any, applied: np.ndarray, inertial: np
     """(N, len(requests), 9): force (3), moment (3) and point of application (3) of each requested reaction,
     expressed in its frame, as OpenSim's JointReaction columns _fx.._fz, _mx.._mz, _px.._pz. ``applied`` and
     ``inertial`` (N, n_bodies, 6) are wrenches about the ground origin (:func:`inertial_wrenches`,
-    :func:`gravity_wrenches`, :func:`path_loads`, :func:`add_body_wrenches`)."""
+    :func:`gravity_wrenches`, :func:`osim_emb.paths.loads.path_loads`, :func:`add_body_wrenches`)."""
     q = np.atleast_2d(np.asarray(q, dtype=float))
     topo = joint_topology(model)
     ground = _document(model).ground
@@ -362,7 +317,7 @@ class ReactionResult:
 def joint_reactions_of_motion(model: Model, time: Any, q: Any, qdot: Any, forces: dict, *,
                               requests: Sequence[ReactionRequest] | None = None, actuators: Sequence[Any] = (),
                               external_loads: Any = None, limit_forces: Sequence[Any] = (),
-                              progress: bool = True) -> ReactionResult:
+                              path_forces: Sequence[Any] = (), progress: bool = True) -> ReactionResult:
     """OpenSim's JointReaction analysis along a motion with the actuator forces given (its ``forces_file``).
 
     Parameters
@@ -383,6 +338,9 @@ def joint_reactions_of_motion(model: Model, time: Any, q: Any, qdot: Any, forces
         Applied at the motion's times (:func:`osim_emb.io.external_loads.read_external_loads`).
     limit_forces : sequence, optional
         The model's CoordinateLimitForces (they move the accelerations; they act across joints).
+    path_forces : sequence, optional
+        The model's PathSprings and Ligaments (:func:`osim_emb.simulation.muscle_driven.passive_path_forces_from_model`):
+        their tensions at their path points, as the muscles'.
     progress : bool
         A progress bar past 2000 frames.
 
@@ -409,6 +367,7 @@ def joint_reactions_of_motion(model: Model, time: Any, q: Any, qdot: Any, forces
     """
     from osim_emb.core.dynamics import actuator_generalized_forces, actuator_wrenches, external_load_forces, \
         external_load_wrenches, forward_dynamics
+    from osim_emb.core.speeds import forces_about_coordinates
     from osim_emb.paths.geometry import lengths_and_moment_arms
     from osim_emb.simulation.motions import limit_generalized_forces
     time = np.asarray(time, dtype=float)
@@ -458,14 +417,22 @@ def joint_reactions_of_motion(model: Model, time: Any, q: Any, qdot: Any, forces
             control = forces[act.name] / act.optimal_force
             tau += b[:, :, j] * control[:, None]
             add_body_wrenches(model, applied, actuator_wrenches(model, kin, act), control)
-    for column, coordinate in reserves.items():
-        tau[:, model.coordinate_index(coordinate)] += forces[column]
+    if reserves:  # OpenSim's CoordinateActuators: mobility forces, about its speeds on Ball, Free and Ellipsoid joints
+        reserve = np.zeros((n, model.n_q))
+        for column, coordinate in reserves.items():
+            reserve[:, model.coordinate_index(coordinate)] += forces[column]
+        tau += forces_about_coordinates(model, q, reserve)
     if external_loads is not None:
         loads = external_loads.at(time)
         tau += external_load_forces(model, q, loads)
         add_body_wrenches(model, applied, external_load_wrenches(model, kin, loads))
     if len(limit_forces):
         tau += limit_generalized_forces(limit_forces, q, qd)
+    if len(path_forces):
+        from osim_emb.simulation.muscle_driven import passive_path_loads
+        _, wrenches, generalized = passive_path_loads(model, path_forces, q, qd)
+        applied += wrenches
+        tau += generalized
     qdd = forward_dynamics(model, q, qd, tau)
     applied += gravity_wrenches(model, kin)
     loads = joint_reaction_loads(model, q, applied, inertial_wrenches(model, q, qd, qdd, progress), requests)

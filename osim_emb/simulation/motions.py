@@ -229,8 +229,8 @@ def analysis_states(time: np.ndarray, q: np.ndarray, qdot: np.ndarray | None = N
 def inverse_dynamics_of_motion(model: Model, time: np.ndarray, q: np.ndarray, qdot: np.ndarray | None = None,
                                qddot: np.ndarray | None = None, *, smoothing: float | None = None,
                                lowpass_hz: float | None = None, external_loads: Any = None,
-                               limit_forces: Sequence[Any] = ()) -> pd.DataFrame:
-    """Generalized forces τ = M q̈ + N q̇ - G - τ_ext along a motion (about the coordinates: on a Ball, Free or
+                               limit_forces: Sequence[Any] = (), path_forces: Sequence[Any] = ()) -> pd.DataFrame:
+    """Generalized forces τ = M q̈ + N q̇ - G - τ_ext - τ_passive along a motion (about the coordinates: on a Ball, Free or
     Ellipsoid joint's rotations OpenSim's are about its speeds, :func:`osim_emb.core.speeds.forces_about_speeds`,
     as the ``inverse-dynamics`` command writes them; columns NAME_moment or NAME_force, as
     OpenSim).
@@ -257,6 +257,9 @@ def inverse_dynamics_of_motion(model: Model, time: np.ndarray, q: np.ndarray, qd
     limit_forces : sequence of CoordinateLimitForce, optional
         The model's passive coordinate limits (:func:`osim_emb.simulation.muscle_driven.coordinate_forces_from_model`),
         applied as OpenSim's InverseDynamicsTool applies the forces it does not exclude.
+    path_forces : sequence of PassivePathForce, optional
+        The model's PathSprings and Ligaments (:func:`osim_emb.simulation.muscle_driven.passive_path_forces_from_model`),
+        applied likewise (:func:`osim_emb.simulation.muscle_driven.passive_path_loads`).
 
     Returns
     -------
@@ -298,6 +301,9 @@ def inverse_dynamics_of_motion(model: Model, time: np.ndarray, q: np.ndarray, qd
         tau = tau - dyn.external_load_forces(model, q, external_loads.at(time))
     if len(limit_forces):
         tau = tau - limit_generalized_forces(limit_forces, q, qdot)
+    if len(path_forces):
+        from osim_emb.simulation.muscle_driven import passive_path_loads
+        tau = tau - passive_path_loads(model, path_forces, q, qdot)[2]
     data = {"time": np.asarray(time)}
     for k, c in enumerate(model.coordinates):
         data[f"{c.name}_{'moment' if c.motion_type == 'rotational' else 'force'}"] = tau[:, k]
@@ -423,10 +429,12 @@ def muscle_force_sharing(model: Model, time: np.ndarray, q: np.ndarray, qdot: np
         raise ValueError(f"{model.name}: no muscle with a force model to share the generalized forces"
                          + (f" ({len(others)} path unit(s) without one: {', '.join(others[:5])}"
                             f"{', ...' if len(others) > 5 else ''})" if others else ""))
-    if others:  # path springs, ligaments, path actuators: not shared, not applied
+    springs = {m.name for m in model.muscles if m.type_name in ("PathSpring", "Ligament")}
+    others = [n for n in others if n not in springs]  # path springs and ligaments act through τ (path_forces)
+    if others:  # path actuators and other units without a muscle model: not shared, not applied
         logging.getLogger(__name__).warning(
             "static optimization of %s shares the forces among its %d muscles; it leaves out %d path unit(s) "
-            "without a muscle model (path springs, ligaments, path actuators): %s", model.name, len(muscles),
+            "without a muscle model (path actuators): %s", model.name, len(muscles),
             len(others), ", ".join(others[:8]) + (", ..." if len(others) > 8 else ""))
     length, r = lengths_and_moment_arms(model, q, [m.name for m in muscles], opensim_compat=opensim_compat,
                                         allow_out_of_range=True)

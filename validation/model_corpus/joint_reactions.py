@@ -10,8 +10,8 @@ couplings: ``static_optimization.write_states``) and a forces file with a force 
 model has (muscles 20–80 N, varying in time; the model's CoordinateActuators, PointActuators and TorqueActuators
 2–8 N or N m). The command ``osim-emb joint-reactions MODEL STATES --forces FORCES --model-actuators`` (every
 joint, on the child, in ground) and OpenSim's JointReaction (AnalyzeTool) on the same files, with the model's forces
-that are neither actuators nor CoordinateLimitForces switched off in OpenSim's copy (the command leaves them out and
-says so). Both read that copy (OpenSim writes an older file's spline arrays with 6 significant digits: reading the
+that are neither actuators, CoordinateLimitForces, PathSprings nor Ligaments switched off in OpenSim's copy (the
+command leaves them out and says so). Both read that copy (OpenSim writes an older file's spline arrays with 6 significant digits: reading the
 original instead would compare two slightly different models). Compared: every reaction's force, moment and point
 at the 11 frames.
 
@@ -80,7 +80,8 @@ def study_one(path: str) -> dict:
         fs = original.updForceSet()
         for i in range(fs.getSize()):
             f = fs.get(i)
-            if osim.Actuator.safeDownCast(f) is None and f.getConcreteClassName() != "CoordinateLimitForce":
+            if osim.Actuator.safeDownCast(f) is None and f.getConcreteClassName() not in (
+                    "CoordinateLimitForce", "PathSpring", "Ligament"):
                 f.set_appliesForce(False)
         original.finalizeConnections()
         original.printToXML(str(copy))

@@ -1,0 +1,81 @@
+"""PathSprings and Ligaments applied where OpenSim's tools apply them: inverse dynamics, static optimization and joint
+reactions, against OpenSim 4.6's InverseDynamicsTool, StaticOptimization and JointReaction on arm26 with a PathSpring
+and a Ligament along copies of BRA's path."""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pytest
+
+from osim_emb.cli.main import main
+from opensim_builders import read_sto, write_motion_file
+
+pytestmark = [pytest.mark.opensim, pytest.mark.models]
+
+COEF = {"r_shoulder_elev": (0.2, 0.3, -0.1), "r_elbow_flex": (0.4, 1.2, 0.3)}  # q = a + b t + c t² (rad)
+
+
+def arm26_with_springs(models_dir, path, *, stiffness="2000", pcsa="300"):
+    """arm26 plus a PathSpring and a Ligament on BRA's path, both taut along the motion (resting lengths below BRA's)."""
+    from lxml import etree
+    tree = etree.parse(str(models_dir / "arm26.osim"))
+    bra = next(e for e in tree.iter("Thelen2003Muscle") if e.get("name") == "BRA")
+    for tag, props in (("PathSpring", {"resting_length": "0.1", "stiffness": stiffness, "dissipation": "0.5"}),
+                       ("Ligament", {"resting_length": "0.1", "pcsa_force": pcsa})):
+        el = etree.SubElement(bra.getparent(), tag, name=f"bra_{tag.lower()}")
+        el.append(copy.deepcopy(bra.find("GeometryPath")))
+        for k, v in props.items():
+            etree.SubElement(el, k).text = v
+    tree.write(str(path))
+    return path
+
+
+def _motion(tmp_path, coef=COEF):
+    return write_motion_file(tmp_path / "motion.mot", list(coef), coef, np.linspace(0.0, 1.0, 41))
+
+
+def test_inverse_dynamics_applies_path_springs_and_ligaments_as_opensim(osim, models_dir, tmp_path, capsys):
+    from osim_emb.opensim.static_optimization import opensim_inverse_dynamics
+    path = arm26_with_springs(models_dir, tmp_path / "arm26_springs.osim")
+    motion = _motion(tmp_path)
+    ref = opensim_inverse_dynamics(path, motion, tmp_path / "osim_id")
+    assert main(["inverse-dynamics", str(path), str(motion), "-o", str(tmp_path / "id.sto")]) == 0
+    assert main(["inverse-dynamics", str(models_dir / "arm26.osim"), str(motion), "-o", str(tmp_path / "bare.sto")]) == 0
+    ours, bare = read_sto(tmp_path / "id.sto"), read_sto(tmp_path / "bare.sto")
+    cols = [c for c in ours.columns if c != "time"]
+    inner = slice(3, -3)  # away from the ends, where the two programs' splines of the quadratic motion differ most
+    d = np.abs(ours[cols].to_numpy()[inner] - ref[cols].to_numpy()[inner]).max()
+    moved = np.abs(ours[cols].to_numpy() - bare[cols].to_numpy()).max()
+    with capsys.disabled():
+        print(f"\n[agreement] inverse dynamics with a PathSpring and a Ligament vs OpenSim's tool: {d:.2e} N m "
+              f"(they move it by {moved:.3g} N m)")
+    assert moved > 1.0 and d < 1e-6 * moved
+
+
+def test_joint_reactions_and_static_optimization_apply_them_as_opensim(osim, models_dir, tmp_path, capsys):
+    from osim_emb.opensim.joint_reactions import opensim_joint_reactions
+    from osim_emb.opensim.static_optimization import opensim_static_optimization
+    path = arm26_with_springs(models_dir, tmp_path / "arm26_springs.osim", stiffness="300", pcsa="60")
+    motion = _motion(tmp_path, {"r_shoulder_elev": (0.3, 0.1, -0.1), "r_elbow_flex": (0.9, 0.5, -0.2)})
+    assert main(["static-optimization", str(path), str(motion), "-o", str(tmp_path / "so"), "--no-passive"]) == 0
+    ours = read_sto(tmp_path / "so_StaticOptimization_activation.sto")
+    ref = opensim_static_optimization(path, motion, convergence=1e-10, out_dir=tmp_path / "osim_so")["activation"]
+    muscles = [c for c in ours.columns if c != "time"]
+    da = np.abs(ours[muscles].to_numpy() - ref[muscles].to_numpy()).max()
+    assert main(["static-optimization", str(models_dir / "arm26.osim"), str(motion), "-o", str(tmp_path / "bare"),
+                 "--no-passive"]) == 0
+    moved = np.abs(read_sto(tmp_path / "bare_StaticOptimization_activation.sto")[muscles].to_numpy()
+                   - ours[muscles].to_numpy()).max()
+    forces = tmp_path / "so_StaticOptimization_force.sto"
+    jr = opensim_joint_reactions(path, motion, forces_file=forces)["loads"]
+    assert main(["joint-reactions", str(path), str(motion), "-o", str(tmp_path / "jr"), "--forces", str(forces)]) == 0
+    mine = read_sto(tmp_path / "jr_JointReaction_ReactionLoads.sto")
+    labels = [c for c in mine.columns if c != "time"]
+    dj = np.abs(mine[labels].to_numpy() - jr[labels].to_numpy()).max()
+    scale = np.abs(jr[labels].to_numpy()).max()
+    with capsys.disabled():
+        print(f"\n[agreement] with a PathSpring and a Ligament: static optimization {da:.2e} in activation (they "
+              f"move it by {moved:.3g}); joint reactions {dj:.2e} of {scale:.4g} N, N m, m")
+    assert moved > 1e-2 and da < 1e-6 and dj < 1e-8 * scale

@@ -230,3 +230,14 @@ def test_generalized_forces_about_opensims_speeds_equal_its_inverse_dynamics_and
     b = actuator_generalized_forces(model, q, [act])[0, :, 0]
     np.testing.assert_allclose(forces_about_speeds(model, q, b), free - pushed, atol=1e-12)
     assert np.count_nonzero(np.abs(b) > 1e-12) > 1  # about the coordinates it reaches the other ball angles
+
+
+def test_a_model_without_coordinates_has_no_speeds(tmp_path):
+    text = ('<?xml version="1.0" encoding="UTF-8" ?><OpenSimDocument Version="40000"><Model name="welded"><BodySet>'
+            f'<objects>{BODY.format(name="block", mass=1.0, com="0 0 0", inertia="1 1 1")}</objects></BodySet>'
+            '<JointSet><objects><WeldJoint name="weld"><socket_parent_frame>/ground</socket_parent_frame>'
+            '<socket_child_frame>/bodyset/block</socket_child_frame></WeldJoint></objects></JointSet></Model>'
+            '</OpenSimDocument>')
+    model = read_text(tmp_path, text, "welded.osim")
+    assert model.n_q == 0
+    assert speeds_from_rates(model, np.zeros((3, 0)), np.zeros((3, 0))).shape == (3, 0)

@@ -138,7 +138,8 @@ def speeds_from_rates(model: Any, q: Any, qdot: Any) -> np.ndarray:
     [[0.5, 1.0]]
     """
     speeds = coordinate_speeds(model, q, qdot)
-    return np.column_stack([speeds[c] for c in model.coordinate_names])
+    n = np.atleast_2d(np.asarray(q, dtype=float)).shape[0]
+    return np.stack([speeds[c] for c in model.coordinate_names], axis=1) if model.n_q else np.zeros((n, 0))
 
 
 def rates_from_speeds(model: Any, q: Any, u: Any, *, source: str = "") -> np.ndarray:

@@ -79,3 +79,32 @@ def test_joint_reactions_and_static_optimization_apply_them_as_opensim(osim, mod
         print(f"\n[agreement] with a PathSpring and a Ligament: static optimization {da:.2e} in activation (they "
               f"move it by {moved:.3g}); joint reactions {dj:.2e} of {scale:.4g} N, N m, m")
     assert moved > 1e-2 and da < 1e-6 and dj < 1e-8 * scale
+
+
+def test_lengthening_speeds_sum_opensims_point_pairs(osim, models_dir, capsys):
+    """OpenSim's GeometryPath::getLengtheningSpeed on MoBL's 50 wrapped paths (moving points next to points of their
+    own body, ellipsoid tangent points) at random states: `lengthening_speeds(..., opensim_compat=True)` sums the same
+    point pairs; −Rᵀq̇ (the generalized-force rule, which leaves the pairs on one body out) differs."""
+    import osim_emb as oe
+    from osim_emb.core.speeds import speeds_from_rates
+    from osim_emb.opensim.bridge import OpenSimReference
+    path = models_dir / "mobl_arms_holzbaur.osim"
+    model = oe.load_osim(path)
+    names = [m.name for m in model.muscles]
+    ref = OpenSimReference(str(path), model)
+    rng = np.random.default_rng(2)
+    lo, hi = model.coordinate_ranges.T
+    worst = worst_r = 0.0
+    for _ in range(3):
+        q = np.clip(model.default_q + 0.3 * rng.standard_normal(model.n_q), lo, hi)
+        qd = rng.normal(size=model.n_q)
+        ref.set_configuration(q)
+        ref.set_speeds(speeds_from_rates(model, q, qd)[0])
+        ref.model_os.realizeVelocity(ref.state)
+        theirs = np.array([ref._path(n).getLengtheningSpeed(ref.state) for n in names])
+        ours = oe.lengthening_speeds(model, q, qd, names, opensim_compat=True)[0]
+        minus_rt = -np.einsum("km,k->m", oe.moment_arms(model, q, names, opensim_compat=True)[0], qd)
+        worst, worst_r = max(worst, np.abs(ours - theirs).max()), max(worst_r, np.abs(minus_rt - theirs).max())
+    with capsys.disabled():
+        print(f"\n[agreement] MoBL lengthening speeds vs OpenSim's: {worst:.1e} m/s (-R^T qdot: {worst_r:.1e})")
+    assert worst < 1e-12 and worst_r > 1e-6

@@ -385,8 +385,10 @@ def lengthening_speeds(model: Model, q: Any, qdot: Any, muscles: Sequence[str] |
     Returns
     -------
     numpy.ndarray
-        (N, M) m/s: dL/dt = -R(q)^T qdot; a FunctionBasedPath with a lengthening-speed function
-        s(c, dc/dt) uses it instead, as OpenSim does.
+        (N, M) m/s: dL/dt = -R(q)^T qdot; with ``opensim_compat`` OpenSim's sum over the path's point pairs
+        (:func:`osim_emb.paths.loads.path_lengthening_speeds`: its stale tangent points and the pairs on one body,
+        which -R^T qdot leaves out); a FunctionBasedPath with a lengthening-speed function s(c, dc/dt) uses it
+        instead, as OpenSim does.
 
     Examples
     --------
@@ -406,6 +408,10 @@ def lengthening_speeds(model: Model, q: Any, qdot: Any, muscles: Sequence[str] |
     _, r = lengths_and_moment_arms(model, q, [u.name for u in units], wrapping=wrapping,
                                    opensim_compat=opensim_compat, allow_out_of_range=True)
     speed = -np.einsum("nkm,nk->nm", r, qdot)
+    pathed = [m for m, unit in enumerate(units) if unit.points]
+    if opensim_compat and wrapping and pathed:
+        from osim_emb.paths.loads import path_lengthening_speeds
+        speed[:, pathed] = path_lengthening_speeds(model, q, qdot, [units[m].name for m in pathed])
     for m, unit in enumerate(units):
         own = function_path_speeds(model, unit, q, qdot)
         if own is not None:

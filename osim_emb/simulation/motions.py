@@ -421,7 +421,7 @@ def muscle_force_sharing(model: Model, time: np.ndarray, q: np.ndarray, qdot: np
     residual are OpenSim's there.
 
     Returns (forces table, activations table, the full result)."""
-    from osim_emb.paths.geometry import lengths_and_moment_arms
+    from osim_emb.paths.geometry import lengths_and_moment_arms, lengthening_speeds
     from osim_emb.simulation.static_optimization import muscle_force_coefficients, static_optimization
     muscles = [m for m in model.muscles if m.parameters is not None]
     others = [m.name for m in model.muscles if m.parameters is None]
@@ -438,7 +438,8 @@ def muscle_force_sharing(model: Model, time: np.ndarray, q: np.ndarray, qdot: np
             len(others), ", ".join(others[:8]) + (", ..." if len(others) > 8 else ""))
     length, r = lengths_and_moment_arms(model, q, [m.name for m in muscles], opensim_compat=opensim_compat,
                                         allow_out_of_range=True)
-    speed = -np.einsum("nkm,nk->nm", r, qdot)  # lengthening speed dL/dt = -R^T q̇
+    speed = lengthening_speeds(model, q, qdot, [m.name for m in muscles], opensim_compat=opensim_compat,
+                               allow_out_of_range=True)  # dL/dt (OpenSim's sum over the path's point pairs)
     a_coef, p_coef = muscle_force_coefficients([m.parameters for m in muscles], length, speed)
     lo = np.array([getattr(m.parameters, "min_control", 0.0) for m in muscles])
     hi = np.array([getattr(m.parameters, "max_control", 1.0) for m in muscles])

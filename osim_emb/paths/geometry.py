@@ -32,7 +32,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from osim_emb.core.configuration import as_configuration
-from osim_emb.core.kinematics import FrameKinematics, forward_kinematics, joint_variables
+from osim_emb.core.kinematics import FrameKinematics, cross3, forward_kinematics, joint_variables
 from osim_emb.model import Model
 from osim_emb.paths.musculotendon import Musculotendon
 
@@ -43,6 +43,7 @@ __all__ = [
     "muscle_lengths",
     "moment_arms",
     "lengthening_speeds",
+    "path_lengthening_speeds",
     "lengths_and_moment_arms",
     "moment_arm_table",
     "oriented_attachment_sequence",
@@ -386,7 +387,7 @@ def lengthening_speeds(model: Model, q: Any, qdot: Any, muscles: Sequence[str] |
     -------
     numpy.ndarray
         (N, M) m/s: dL/dt = -R(q)^T qdot; with ``opensim_compat`` OpenSim's sum over the path's point pairs
-        (:func:`osim_emb.paths.loads.path_lengthening_speeds`: its stale tangent points and the pairs on one body,
+        (:func:`path_lengthening_speeds`: its stale tangent points and the pairs on one body,
         which -R^T qdot leaves out); a FunctionBasedPath with a lengthening-speed function s(c, dc/dt) uses it
         instead, as OpenSim does.
 
@@ -410,13 +411,45 @@ def lengthening_speeds(model: Model, q: Any, qdot: Any, muscles: Sequence[str] |
     speed = -np.einsum("nkm,nk->nm", r, qdot)
     pathed = [m for m, unit in enumerate(units) if unit.points]
     if opensim_compat and wrapping and pathed:
-        from osim_emb.paths.loads import path_lengthening_speeds
         speed[:, pathed] = path_lengthening_speeds(model, q, qdot, [units[m].name for m in pathed])
     for m, unit in enumerate(units):
         own = function_path_speeds(model, unit, q, qdot)
         if own is not None:
             speed[:, m] = own
     return speed
+
+
+def path_lengthening_speeds(model: Model, q: Any, qdot: Any, units: Sequence[str]) -> np.ndarray:
+    """Lengthening speeds (N, m) m/s of path units as OpenSim 4.6's ``GeometryPath::computeLengtheningSpeed`` sums them:
+    over every pair of consecutive points of the current path, r̂·(v_i − v_{i+1}) (``Point::calcSpeedBetween``), r̂ from
+    the points' ground positions as OpenSim caches them (a tangent point's may be stale: ``direction_positions``),
+    v_i the velocity of the point where it is now on its frame (a moving point's own motion included: its frame).
+    Where no tangent point is stale and no moving point sits next to a point of its own body this is −Rᵀq̇ (Eq 195);
+    otherwise it differs by what OpenSim's rule adds (the pairs on one body, the stale directions)."""
+    q = np.atleast_2d(np.asarray(q, dtype=float))
+    qdot = np.atleast_2d(np.asarray(qdot, dtype=float))
+    n = q.shape[0]
+    out = np.zeros((n, len(units)))
+    states = path_states(model, q, list(units), opensim_compat=True, allow_out_of_range=True)
+    twist = np.einsum("nfkc,nk->nfc", forward_kinematics(model, q, order=1).jacobian, qdot)  # (ω, v at the origin)
+    rows = np.arange(n)
+    for m, ps in enumerate(states):
+        frame_of_slot = np.asarray(ps.slot_frames, dtype=int)
+        seq = ps.sequence
+        pos, dpos = ps.positions, ps.positions if ps.direction_positions is None else ps.direction_positions
+        for s in range(seq.shape[1] - 1):
+            a, b = seq[:, s], seq[:, s + 1]
+            ok = (a >= 0) & (b >= 0)
+            a, b = np.where(ok, a, 0), np.where(ok, b, 0)
+            r = dpos[rows, a] - dpos[rows, b]
+            d = np.linalg.norm(r, axis=1)
+            v = [twist[rows, frame_of_slot[k], 3:] + cross3(twist[rows, frame_of_slot[k], :3], pos[rows, k])
+                 for k in (a, b)]
+            rel = v[0] - v[1]
+            speed = np.where(d < np.finfo(float).eps, np.linalg.norm(rel, axis=1),
+                             np.einsum("nc,nc->n", rel, r) / np.where(d > 0, d, 1.0))
+            out[:, m] += np.where(ok, speed, 0.0)
+    return out
 
 
 def moment_arm_table(model: Model, q: Any, muscles: Sequence[str] | None = None, *, wrapping: bool = True,

@@ -1,7 +1,6 @@
 """The loads a path's tension applies, as OpenSim's ``GeometryPath::produceForces`` applies them: body wrenches and the
 generalized forces they do work through (the muscles' forces in joint reactions; PathSprings' and Ligaments' forces in
-inverse dynamics, static optimization and joint reactions); and the lengthening speed as OpenSim's
-``GeometryPath::computeLengtheningSpeed`` sums it."""
+inverse dynamics, static optimization and joint reactions)."""
 
 from __future__ import annotations
 
@@ -12,7 +11,7 @@ import numpy as np
 from osim_emb.core.kinematics import cross3, forward_kinematics
 from osim_emb.model import Model
 
-__all__ = ["path_loads", "path_lengthening_speeds"]
+__all__ = ["path_loads"]
 
 
 def path_loads(model: Model, q: Any, tensions: Any, muscles: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -60,36 +59,3 @@ def path_loads(model: Model, q: Any, tensions: Any, muscles: Sequence[str]) -> t
                 np.add.at(out, (rows[keep], body[keep]), w[keep])
     return out, tau
 
-
-def path_lengthening_speeds(model: Model, q: Any, qdot: Any, units: Sequence[str]) -> np.ndarray:
-    """Lengthening speeds (N, m) m/s of path units as OpenSim 4.6's ``GeometryPath::computeLengtheningSpeed`` sums them:
-    over every pair of consecutive points of the current path, r̂·(v_i − v_{i+1}) (``Point::calcSpeedBetween``), r̂ from
-    the points' ground positions as OpenSim caches them (a tangent point's may be stale: ``direction_positions``),
-    v_i the velocity of the point where it is now on its frame (a moving point's own motion included: its frame).
-    Where no tangent point is stale and no moving point sits next to a point of its own body this is −Rᵀq̇ (Eq 195);
-    otherwise it differs by what OpenSim's rule adds (the pairs on one body, the stale directions)."""
-    from osim_emb.paths.geometry import path_states
-    q = np.atleast_2d(np.asarray(q, dtype=float))
-    qdot = np.atleast_2d(np.asarray(qdot, dtype=float))
-    n = q.shape[0]
-    out = np.zeros((n, len(units)))
-    states = path_states(model, q, list(units), opensim_compat=True, allow_out_of_range=True)
-    twist = np.einsum("nfkc,nk->nfc", forward_kinematics(model, q, order=1).jacobian, qdot)  # (ω, v at the origin)
-    rows = np.arange(n)
-    for m, ps in enumerate(states):
-        frame_of_slot = np.asarray(ps.slot_frames, dtype=int)
-        seq = ps.sequence
-        pos, dpos = ps.positions, ps.positions if ps.direction_positions is None else ps.direction_positions
-        for s in range(seq.shape[1] - 1):
-            a, b = seq[:, s], seq[:, s + 1]
-            ok = (a >= 0) & (b >= 0)
-            a, b = np.where(ok, a, 0), np.where(ok, b, 0)
-            r = dpos[rows, a] - dpos[rows, b]
-            d = np.linalg.norm(r, axis=1)
-            v = [twist[rows, frame_of_slot[k], 3:] + cross3(twist[rows, frame_of_slot[k], :3], pos[rows, k])
-                 for k in (a, b)]
-            rel = v[0] - v[1]
-            speed = np.where(d < np.finfo(float).eps, np.linalg.norm(rel, axis=1),
-                             np.einsum("nc,nc->n", rel, r) / np.where(d > 0, d, 1.0))
-            out[:, m] += np.where(ok, speed, 0.0)
-    return out

@@ -211,10 +211,10 @@ def passive_path_forces_from_model(model: Model) -> tuple[PassivePathForce, ...]
 def passive_path_loads(model: Model, path_forces: Sequence[PassivePathForce], q: Any, qdot: Any
                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The loads of PathSprings and Ligaments along configurations q and rates q̇ (N, n_q): their tensions (N, k) from
-    their paths' lengths and lengthening speeds (as OpenSim sums them, :func:`osim_emb.paths.loads.path_lengthening_speeds`),
+    their paths' lengths and lengthening speeds (as OpenSim sums them, :func:`osim_emb.paths.geometry.path_lengthening_speeds`),
     then the body wrenches (N, n_bodies, 6) and generalized forces (N, n_q) of :func:`osim_emb.paths.loads.path_loads`."""
-    from osim_emb.paths.geometry import lengths_and_moment_arms
-    from osim_emb.paths.loads import path_lengthening_speeds, path_loads
+    from osim_emb.paths.geometry import lengths_and_moment_arms, path_lengthening_speeds
+    from osim_emb.paths.loads import path_loads
     q, qdot = np.atleast_2d(np.asarray(q, dtype=float)), np.atleast_2d(np.asarray(qdot, dtype=float))
     names = [f.name for f in path_forces]
     if not names:

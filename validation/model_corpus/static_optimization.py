@@ -154,8 +154,10 @@ def balance_residual(model, forces, muscles: list[str], reserves: list[str]) -> 
     from osim_emb.core.speeds import forces_about_speeds
     from osim_emb.paths.geometry import lengths_and_moment_arms
     from osim_emb.simulation.motions import inverse_dynamics_of_motion
+    from osim_emb.simulation.muscle_driven import passive_path_forces_from_model
     t, q, qd = motion(model)
-    tau = inverse_dynamics_of_motion(model, t, q, qd).drop(columns="time").to_numpy()
+    springs = passive_path_forces_from_model(model)  # applied by both programs (PathSprings, Ligaments)
+    tau = inverse_dynamics_of_motion(model, t, q, qd, path_forces=springs).drop(columns="time").to_numpy()
     _, r = lengths_and_moment_arms(model, q, muscles, allow_out_of_range=True, opensim_compat=True)  # as applied
     unmet = forces_about_speeds(model, q, tau - np.einsum("nkm,nm->nk", r, forces[muscles].to_numpy()))
     residual = unmet - forces[reserves].to_numpy()  # about OpenSim's speeds, where its reserves act

@@ -87,6 +87,10 @@ def test_speeds_are_the_joint_frames_angular_velocity_by_finite_differences(tmp_
         t = [idx[f"free_t{i}"] for i in range(3)]
         np.testing.assert_array_equal(u[t], qd[t])
         np.testing.assert_allclose(rates_from_speeds(model, q, u)[0], qd, rtol=0, atol=1e-13)
+    # a model saved as JSON keeps its OpenSim document, hence its joints' speeds
+    oe.save_model(model, tmp_path / "ball_free.emb.json")
+    again = oe.load_model(tmp_path / "ball_free.emb.json")
+    np.testing.assert_array_equal(speeds_from_rates(again, q, qd), speeds_from_rates(model, q, qd))
 
 
 def _offset(xyz, rot):

@@ -30,7 +30,7 @@ import numpy as np
 
 from osim_emb.core.compiled import joint_program
 from osim_emb.core.kinematics_kernels import batch_frame_kinematics, frame_tree
-from osim_emb.core.speeds import coordinate_speeds, speeds_from_rates
+from osim_emb.core.speeds import angular_velocity_joints, coordinate_speeds, speeds_from_rates
 from osim_emb.model import Model
 
 __all__ = [
@@ -94,10 +94,13 @@ def dependent_coordinate_columns(model: Model, q: Any, qdot: Any) -> dict[str, n
     that OpenSim shows every coordinate."""
     q = np.atleast_2d(np.asarray(q, dtype=float))
     qd = np.atleast_2d(np.asarray(qdot, dtype=float))
-    values = {}
+    values, speeds = {}, {}
     for d in model.dependent_coordinates:
-        values[d.name] = np.asarray(d.function.evaluate(q, order=0).value, dtype=float)
-    speeds = coordinate_speeds(model, q, qd) if values else {}
+        jet = d.function.evaluate(q, order=1)
+        values[d.name] = np.asarray(jet.value, dtype=float)
+        speeds[d.name] = np.einsum("nk,nk->n", jet.gradient, qd)
+    if values and angular_velocity_joints(model):  # OpenSim's speeds where an angle of such a joint is dependent
+        speeds = coordinate_speeds(model, q, qd)
     return {**values, **{f"{name}_u": speeds[name] for name in values}}
 
 

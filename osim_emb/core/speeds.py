@@ -137,9 +137,11 @@ def speeds_from_rates(model: Any, q: Any, qdot: Any) -> np.ndarray:
     >>> speeds_from_rates(arm, arm.default_q, [0.5, 1.0]).tolist()  # pin joints: u = q̇
     [[0.5, 1.0]]
     """
+    if not angular_velocity_joints(model):
+        _as_rows(q, model.n_q, "q")
+        return _as_rows(qdot, model.n_q, "qdot")  # (a copy) u = q̇
     speeds = coordinate_speeds(model, q, qdot)
-    n = np.atleast_2d(np.asarray(q, dtype=float)).shape[0]
-    return np.stack([speeds[c] for c in model.coordinate_names], axis=1) if model.n_q else np.zeros((n, 0))
+    return np.stack([speeds[c] for c in model.coordinate_names], axis=1)
 
 
 def rates_from_speeds(model: Any, q: Any, u: Any, *, source: str = "") -> np.ndarray:

@@ -9,46 +9,7 @@ import pytest
 from osim_emb import load_osim
 from osim_emb.core import kinematics as kin
 from osim_emb.io import OsimImportError, read_osim_string
-from opensim_builders import package_values
-
-
-def build_shoulder(osim, path, kind):
-    """ground -weld- thorax -(kind)- scapula -pin- humerus; offsets with orientations on both sides, a winging axis
-    off the joint origin; one path thorax -> scapula, one thorax -> scapula -> humerus."""
-    m = osim.Model()
-    m.setName(f"{kind}_test")
-    thorax = osim.Body("thorax", 10.0, osim.Vec3(0, -0.1, 0), osim.Inertia(0.5, 0.3, 0.4))
-    scapula = osim.Body("scapula", 0.5, osim.Vec3(0.01, -0.02, 0.03), osim.Inertia(0.002, 0.003, 0.0025))
-    humerus = osim.Body("humerus", 2.0, osim.Vec3(0, -0.15, 0), osim.Inertia(0.01, 0.002, 0.01))
-    for b in (thorax, scapula, humerus):
-        m.addBody(b)
-    m.addJoint(osim.WeldJoint("ground_thorax", m.getGround(), osim.Vec3(0, 1.2, 0), osim.Vec3(0.1, -0.2, 0.05),
-                              thorax, osim.Vec3(0), osim.Vec3(0)))
-    frames = (thorax, osim.Vec3(0.02, -0.05, 0.07), osim.Vec3(0.1, 0.3, -0.2), scapula, osim.Vec3(-0.01, 0.02, -0.03),
-              osim.Vec3(0.2, -0.1, 0.4), osim.Vec3(0.08, 0.15, 0.07))
-    if kind == "ScapulothoracicJoint":
-        joint = osim.ScapulothoracicJoint("scapulothoracic", *frames, osim.Vec2(0.012, -0.025), 0.6)
-    else:
-        joint = osim.EllipsoidJoint("shoulder_ellipsoid", *frames)
-    m.addJoint(joint)
-    pin = osim.PinJoint("gh", scapula, osim.Vec3(0.03, -0.02, 0.01), osim.Vec3(0, 0, 0.3), humerus, osim.Vec3(0, 0.1, 0),
-                        osim.Vec3(0))
-    m.addJoint(pin)
-    for i in range(joint.numCoordinates()):
-        joint.upd_coordinates(i).setRangeMin(-0.8)
-        joint.upd_coordinates(i).setRangeMax(0.8)
-    pin.upd_coordinates(0).setRangeMin(-1.0)
-    pin.upd_coordinates(0).setRangeMax(1.5)
-    for name, points in (("serratus", [("thorax", (0.05, -0.1, 0.08)), ("scapula", (-0.02, 0.01, 0.04))]),
-                         ("deltoid", [("thorax", (0.03, 0.02, 0.1)), ("scapula", (0.02, 0.03, 0.0)),
-                                      ("humerus", (0.01, -0.12, 0.005))])):
-        actuator = osim.PathActuator()
-        actuator.setName(name)
-        for k, (body, location) in enumerate(points):
-            actuator.addNewPathPoint(f"{name}_p{k}", m.getBodySet().get(body), osim.Vec3(*location))
-        m.addForce(actuator)
-    m.finalizeConnections()
-    m.printToXML(str(path))
+from opensim_builders import build_shoulder, package_values
 
 
 def _rx(a):

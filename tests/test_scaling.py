@@ -62,6 +62,27 @@ def test_scaled_model_equals_opensims_model_scale(osim, models_dir, tmp_path, ca
         assert d[k] <= tol * (100 if mass else 1), (k, d[k])
 
 
+@pytest.mark.opensim
+@pytest.mark.parametrize("kind", ["ScapulothoracicJoint", "EllipsoidJoint"])
+def test_ellipsoid_joints_scale_as_opensims(osim, tmp_path, capsys, kind):
+    """A thorax-scapula-humerus model on an EllipsoidJoint or a ScapulothoracicJoint, non-uniform factors on all three
+    bodies: the radii (× the parent's factors) and the winging axis origin (× the scapula's x, y) as OpenSim's
+    extendScale; bodies at random poses and path lengths against OpenSim's Model::scale."""
+    from opensim_builders import build_shoulder
+    from osim_emb.opensim.scaling import compare_models
+    source = build_shoulder(osim, tmp_path / f"{kind}.osim", kind) or tmp_path / f"{kind}.osim"
+    factors = {"thorax": [1.1, 0.9, 1.2], "scapula": [0.8, 1.15, 1.05], "humerus": [1.05, 1.2, 0.95]}
+    theirs = opensim_model_scale(osim, source, factors, True, None, tmp_path / "theirs.osim")
+    assert main(["scale", str(source), "-o", str(tmp_path / "ours.osim"),
+                 *[f"--scale={b}={','.join(map(str, f))}" for b, f in factors.items()]]) == 0
+    d = compare_models(tmp_path / "ours.osim", theirs, poses=8)
+    unscaled = compare_models(source, theirs, poses=8)
+    with capsys.disabled():
+        print(f"\n[agreement] {kind} scaled vs OpenSim's Model::scale: body origins {d['body_origin']:.1e} m "
+              f"(unscaled {unscaled['body_origin']:.1e}), mass centres {d['mass_center']:.1e}")
+    assert d["body_origin"] < 1e-13 and d["mass_center"] < 1e-14 and unscaled["body_origin"] > 1e-3
+
+
 LEG_MARKERS = [("pelvis", "RASI", (0.02, 0.03, 0.12)), ("pelvis", "LASI", (0.02, 0.03, -0.12)),
                ("pelvis", "SACR", (-0.15, 0.04, 0.0)), ("femur_r", "RTHI", (0.03, -0.2, 0.05)),
                ("femur_r", "RKNE", (0.0, -0.39, 0.05)), ("tibia_r", "RTIB", (0.02, -0.2, 0.04)),

@@ -52,7 +52,7 @@ PATH_LENGTH_PROPERTIES = {
         "ActivationFiberLengthMuscle")},
     "Ligament": ("resting_length",), "PathSpring": ("resting_length",), "Blankevoort1991Ligament": ("slack_length",),
 }
-_UNSUPPORTED_JOINTS = ("EllipsoidJoint", "ScapulothoracicJoint", "ConstantCurvatureJoint")
+_UNSUPPORTED_JOINTS = ("ConstantCurvatureJoint",)
 _WRAPS = ("WrapSphere", "WrapCylinder", "WrapEllipsoid", "WrapTorus")
 
 
@@ -349,6 +349,24 @@ def scale_osim_geometry(text: str, factors: Mapping[str, Sequence[float]], *, pr
             if axis is None:
                 continue
             _scale_function(ta, "function", float(np.abs(axis) @ fs), where)
+    # ellipsoid joints: EllipsoidJoint::extendScale (radii × the parent's factors), ScapulothoracicJoint::extendScale
+    # (the thoracic radii × the parent's; then, only where the parent has factors, the winging axis origin × the
+    # child's x, y)
+    for tag, radii in (("EllipsoidJoint", "radii_x_y_z"), ("ScapulothoracicJoint", "thoracic_ellipsoid_radii_x_y_z")):
+        for j in model.iter(tag):
+            parent = j.find("socket_parent_frame")
+            fp = factor_of(parent.text, j) if parent is not None and (parent.text or "").strip() else None
+            if fp is None:
+                continue
+            c, r = _vec(j, radii)
+            if c is not None:
+                _set(c, r * fp)
+            child = j.find("socket_child_frame")
+            fc = factor_of(child.text, j) if child is not None and (child.text or "").strip() else None
+            if tag == "ScapulothoracicJoint" and fc is not None:
+                c, origin = _vec(j, "scapula_winging_axis_origin", 2)
+                if c is not None:
+                    _set(c, origin * fc[:2])
     # stations: markers, path points
     for tag in ("Marker", "PathPoint", "ConditionalPathPoint", "Station"):
         for p in model.iter(tag):

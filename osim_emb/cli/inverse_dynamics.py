@@ -11,8 +11,8 @@ import numpy as np
 
 from osim_emb.cli.common import _load_any, _plot_path, _plot_table, outside_range_hint, \
     add_external_loads_option, add_lenient_option, add_motion_differentiation_options, motion_differentiation, \
-    fill_from_setup, limit_forces_applied, note_coupled_generalized_forces, path_forces_applied, read_external_loads_option, \
-    warn_unapplied_forces
+    fill_from_setup, limit_forces_applied, note_coupled_generalized_forces, path_forces_applied, \
+    read_external_loads_option, warn_unapplied_forces
 
 log = logging.getLogger("osim_emb")
 

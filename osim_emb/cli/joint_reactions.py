@@ -108,8 +108,9 @@ def cmd_joint_reactions(args: argparse.Namespace) -> int:
         others += [(m.name, m.type_name) for m in model.muscles
                    if m.parameters is None and m.type_name not in ("PathSpring", "Ligament")]
         if others:
-            log.warning("joint-reactions leaves out the model's %d force(s) other than muscles, the given actuators and "
-                        "coordinate limits, path springs and ligaments (OpenSim's JointReaction would apply them): %s", len(others),
+            log.warning("joint-reactions leaves out the model's %d force(s) other than muscles, the given actuators, "
+                        "coordinate limits, path springs and ligaments (OpenSim's JointReaction would apply them): %s",
+                        len(others),
                         ", ".join(n for n, _ in others[:12]) + (" ..." if len(others) > 12 else ""))
         function_based = [m.name for m in model.muscles if m.parameters is not None and not m.points]
         if function_based:

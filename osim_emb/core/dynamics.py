@@ -392,7 +392,8 @@ def actuator_generalized_forces(model: Model, q: Any, actuators) -> np.ndarray:
     """Generalized forces per unit control (N, nq, n_a) of OpenSim actuators
     (:func:`osim_emb.io.force_set.read_actuators`) at configurations q (N, nq): a CoordinateActuator F e_k on an
     independent coordinate, F ∇f on a coupled one (OpenSim's mobility forces: on a Ball, Free or Ellipsoid joint's
-    rotation a torque about an axis of the parent frame, Eᵀ F e_k, :mod:`osim_emb.core.speeds`); a PointActuator's and a TorqueActuator's body wrenches
+    rotation a torque about an axis of the parent frame, Eᵀ F e_k, :mod:`osim_emb.core.speeds`); a PointActuator's
+    and a TorqueActuator's body wrenches
     (:func:`actuator_wrenches`) through Eq 46."""
     q = np.atleast_2d(np.asarray(q, dtype=float))
     kin = forward_kinematics(model, q, order=1)
@@ -415,7 +416,8 @@ def actuator_generalized_forces(model: Model, q: Any, actuators) -> np.ndarray:
         for w in actuator_wrenches(model, kin, act):
             out[:, :, j] += w.generalized(kin)
     angles = {c for j in angular_velocity_joints(model) if j.index is not None for c in j.coordinates}
-    about_speeds = [j for j, act in enumerate(actuators) if act.kind == "CoordinateActuator" and act.coordinate in angles]
+    about_speeds = [j for j, act in enumerate(actuators)
+                    if act.kind == "CoordinateActuator" and act.coordinate in angles]
     if about_speeds:  # OpenSim's mobility forces, about its speeds
         out[:, :, about_speeds] = forces_about_coordinates(model, q, out[:, :, about_speeds])
     return out

@@ -112,8 +112,8 @@ def opensim_static_optimization(model_path: str | Path, motion_path: str | Path,
             forces = model.updForceSet()
             for i in range(forces.getSize()):
                 kind = forces.get(i).getConcreteClassName()
-                if kind not in ("CoordinateLimitForce", "PathActuator", "PathSpring", "Ligament") and osim.Muscle.safeDownCast(
-                        forces.get(i)) is None:
+                kept = ("CoordinateLimitForce", "PathActuator", "PathSpring", "Ligament")
+                if kind not in kept and osim.Muscle.safeDownCast(forces.get(i)) is None:
                     forces.get(i).set_appliesForce(False)
         taken = {model.getForceSet().get(i).getName() for i in range(model.getForceSet().getSize())}
         renamed = {}  # a name the file's own forces already use (Moco's models have reserve_* actuators)

@@ -230,8 +230,8 @@ def inverse_dynamics_of_motion(model: Model, time: np.ndarray, q: np.ndarray, qd
                                qddot: np.ndarray | None = None, *, smoothing: float | None = None,
                                lowpass_hz: float | None = None, external_loads: Any = None,
                                limit_forces: Sequence[Any] = (), path_forces: Sequence[Any] = ()) -> pd.DataFrame:
-    """Generalized forces τ = M q̈ + N q̇ - G - τ_ext - τ_passive along a motion (about the coordinates: on a Ball, Free or
-    Ellipsoid joint's rotations OpenSim's are about its speeds, :func:`osim_emb.core.speeds.forces_about_speeds`,
+    """Generalized forces τ = M q̈ + N q̇ - G - τ_ext - τ_passive along a motion (about the coordinates: on a Ball,
+    Free or Ellipsoid joint's rotations OpenSim's are about its speeds, :func:`osim_emb.core.speeds.forces_about_speeds`,
     as the ``inverse-dynamics`` command writes them; columns NAME_moment or NAME_force, as
     OpenSim).
 

@@ -101,6 +101,14 @@ def _offset(xyz, rot):
     return x
 
 
+def test_inspect_names_the_joints_whose_speeds_are_angular_velocities(tmp_path, capsys):
+    from osim_emb.cli.main import main
+    (tmp_path / "ball_free.osim").write_text(ball_free_osim())
+    assert main(["inspect", str(tmp_path / "ball_free.osim")]) == 0
+    out = capsys.readouterr().out
+    assert "FreeJoint 'free': free_r0, free_r1, free_r2" in out and "BallJoint 'ball': ball_r0, ball_r1, ball_r2" in out
+
+
 def test_gimbal_lock_and_dependent_angles_are_refused(tmp_path):
     model = read_text(tmp_path, ball_free_osim())
     q = model.default_q.copy()

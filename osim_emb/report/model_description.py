@@ -30,6 +30,12 @@ def describe_model(model: Model, functions: bool = True) -> str:
         unit = "rad" if angle else "m"
         out.append(f"  q{k + 1} {c.name:24s} {c.motion_type:13s} range {_rng(c.range)} default {c.default:.6g} "
                    f"({unit})")
+    from osim_emb.core.speeds import angular_velocity_joints
+    spherical = angular_velocity_joints(model)
+    if spherical:
+        out += ["", "joints whose rotations' OpenSim speeds are angular velocities u = E(q) q̇ (docs/speeds.md; states "
+                "files are read and written so):"]
+        out += [f"  {j.type} {j.name!r}: {', '.join(j.coordinates)}" for j in spherical]
     out += ["", "dependent coordinates (functions of q):"]
     for d in model.dependent_coordinates:
         line = f"  {d.name:24s} {d.kind:8s} {d.source}"

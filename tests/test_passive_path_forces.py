@@ -108,3 +108,75 @@ def test_lengthening_speeds_sum_opensims_point_pairs(osim, models_dir, capsys):
     with capsys.disabled():
         print(f"\n[agreement] MoBL lengthening speeds vs OpenSim's: {worst:.1e} m/s (-R^T qdot: {worst_r:.1e})")
     assert worst < 1e-12 and worst_r > 1e-6
+
+
+def arm26_with_blankevoort(models_dir, path, *, slack="0.1", stiffness="500", damping="20"):
+    """arm26 plus a Blankevoort1991Ligament on BRA's path (taut along the motion: slack length below BRA's)."""
+    from lxml import etree
+    tree = etree.parse(str(models_dir / "arm26.osim"))
+    bra = next(e for e in tree.iter("Thelen2003Muscle") if e.get("name") == "BRA")
+    el = etree.SubElement(bra.getparent(), "Blankevoort1991Ligament", name="bra_blankevoort")
+    el.append(copy.deepcopy(bra.find("GeometryPath")))
+    for k, v in {"linear_stiffness": stiffness, "transition_strain": "0.06", "damping_coefficient": damping,
+                 "slack_length": slack}.items():
+        etree.SubElement(el, k).text = v
+    tree.write(str(path))
+    return path
+
+
+def test_blankevoort_ligament_tension_equals_opensims(osim, models_dir, tmp_path):
+    """Blankevoort1991Ligament::getTotalForce at states through every branch (slack, toe region with the damping
+    phased in, linear region, stretching and shortening): the package's tension law on its path's length and
+    OpenSim's lengthening speed."""
+    import osim_emb as oe
+    from osim_emb.opensim.bridge import OpenSimReference
+    from osim_emb.simulation.muscle_driven import passive_path_forces_from_model
+    model = None
+    worst, seen = 0.0, set()
+    for slack in ("0.1", "0.11", "0.118", "0.13"):  # (BRA's path is 0.10-0.13 m over the elbow's range)
+        path = arm26_with_blankevoort(models_dir, tmp_path / f"b{slack}.osim", slack=slack)
+        model = oe.load_osim(path)
+        (force,) = passive_path_forces_from_model(model)
+        ref = OpenSimReference(str(path), model)
+        lig = osim.Blankevoort1991Ligament.safeDownCast(ref.model_os.getForceSet().get("bra_blankevoort"))
+        rng = np.random.default_rng(4)
+        for _ in range(12):
+            q = np.array([0.3, rng.uniform(0.0, 2.2)])
+            qd = rng.normal(scale=2.0, size=2)
+            ref.set_configuration(q)
+            ref.set_speeds(qd)
+            ref.model_os.realizeVelocity(ref.state)
+            length = oe.muscle_lengths(model, q, ["bra_blankevoort"], opensim_compat=True)[0, 0]
+            speed = oe.lengthening_speeds(model, q, qd, ["bra_blankevoort"], opensim_compat=True)[0, 0]
+            strain = lig.getStrain(ref.state)
+            seen.add("slack" if strain <= 0 else "toe" if strain < 0.06 else "linear")
+            worst = max(worst, abs(force.tension(length, speed) - lig.getTotalForce(ref.state)))
+    assert seen == {"slack", "toe", "linear"} and worst < 1e-9, (seen, worst)
+
+
+def test_blankevoort_ligament_in_inverse_dynamics_and_simulation_equals_opensim(osim, models_dir, tmp_path, capsys):
+    """The Blankevoort1991Ligament applied by `inverse-dynamics` (OpenSim's InverseDynamicsTool) and by the compiled
+    muscle-driven simulation (OpenSim's Manager, 0.1 s)."""
+    import osim_emb as oe
+    from osim_emb.opensim.muscle_simulation import largest_differences, opensim_muscle_simulation
+    from osim_emb.opensim.static_optimization import opensim_inverse_dynamics
+    from osim_emb.simulation.muscle_driven import ExcitationSpec, simulate_muscles
+    path = arm26_with_blankevoort(models_dir, tmp_path / "arm26_blankevoort.osim")
+    motion = _motion(tmp_path)
+    ref = opensim_inverse_dynamics(path, motion, tmp_path / "osim_id")
+    assert main(["inverse-dynamics", str(path), str(motion), "-o", str(tmp_path / "id.sto")]) == 0
+    assert main(["inverse-dynamics", str(models_dir / "arm26.osim"), str(motion), "-o", str(tmp_path / "bare.sto")]) == 0
+    ours, bare = read_sto(tmp_path / "id.sto"), read_sto(tmp_path / "bare.sto")
+    cols = [c for c in ours.columns if c != "time"]
+    d = np.abs(ours[cols].to_numpy()[3:-3] - ref[cols].to_numpy()[3:-3]).max()
+    moved = np.abs(ours[cols].to_numpy() - bare[cols].to_numpy()).max()
+    exc = {"BIClong": ExcitationSpec.parse("step:0.0:0.05:0.05:0.6"), "TRIlong": ExcitationSpec.parse("0.2")}
+    times = np.linspace(0.0, 0.1, 6)
+    sim = opensim_muscle_simulation(path, times, exc, accuracy=1e-9)
+    model = oe.load_osim(path)
+    mine = simulate_muscles(model, times[-1], exc, t_eval=times, method="RK45-jit", rtol=1e-10, atol=1e-12)
+    dq = largest_differences(mine, sim)["q"]
+    with capsys.disabled():
+        print(f"\n[agreement] Blankevoort1991Ligament: inverse dynamics {d:.2e} N m from OpenSim's tool (it moves it by "
+              f"{moved:.3g} N m); muscle-driven 0.1 s {dq:.2e} rad from OpenSim's Manager ({mine.attrs['method']})")
+    assert moved > 1.0 and d < 1e-6 * moved and dq < 1e-7 and mine.attrs["method"] == "RK45-jit"

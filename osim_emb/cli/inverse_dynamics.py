@@ -40,6 +40,7 @@ def _from_setup(args: argparse.Namespace) -> None:
 
 def cmd_inverse_dynamics(args: argparse.Namespace) -> int:
     from osim_emb.core.speeds import angular_velocity_joints, forces_about_speeds
+    from osim_emb.io.muscle_xml import PASSIVE_PATH_FORCE_TYPES
     from osim_emb.io.motion import coordinates_from_motion, read_motion, write_motion
     from osim_emb.io.outputs import atomic_files
     from osim_emb.simulation.motions import inverse_dynamics_of_motion, motion_derivatives
@@ -53,7 +54,7 @@ def cmd_inverse_dynamics(args: argparse.Namespace) -> int:
         table, header = read_motion(args.motion)
         with outside_range_hint():
             time, q, qd = coordinates_from_motion(model, table, header, outside=args.outside_range)
-        warn_unapplied_forces(model, "inverse-dynamics", applied=("CoordinateLimitForce", "PathSpring", "Ligament"))
+        warn_unapplied_forces(model, "inverse-dynamics", applied=("CoordinateLimitForce", *PASSIVE_PATH_FORCE_TYPES))
         note_coupled_generalized_forces(model, "inverse-dynamics")
         if qd is None:  # the whole motion splined (as OpenSim), then the frames in --time-range kept
             q, qd, qdd = motion_derivatives(time, q, **differentiation)

@@ -67,6 +67,7 @@ def _forces_at(path: str, time: np.ndarray) -> dict:
 def cmd_joint_reactions(args: argparse.Namespace) -> int:
     from osim_emb.cli.static_optimization import _actuators
     from osim_emb.io.motion import coordinates_from_motion, read_motion, write_motion
+    from osim_emb.io.muscle_xml import PASSIVE_PATH_FORCE_TYPES
     from osim_emb.io.outputs import atomic_files
     from osim_emb.simulation.joint_reactions import joint_reactions_of_motion, reaction_requests
     from osim_emb.simulation.motions import analysis_states
@@ -106,7 +107,7 @@ def cmd_joint_reactions(args: argparse.Namespace) -> int:
         applied = {a.name for a in actuators}
         others = [(n, k) for n, k in model.extras.get("forces", []) if k != "CoordinateLimitForce" and n not in applied]
         others += [(m.name, m.type_name) for m in model.muscles
-                   if m.parameters is None and m.type_name not in ("PathSpring", "Ligament")]
+                   if m.parameters is None and m.type_name not in PASSIVE_PATH_FORCE_TYPES]
         if others:
             log.warning("joint-reactions leaves out the model's %d force(s) other than muscles, the given actuators, "
                         "coordinate limits, path springs and ligaments (OpenSim's JointReaction would apply them): %s",

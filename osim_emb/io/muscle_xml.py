@@ -429,7 +429,8 @@ def coordinate_force_records(doc: Any) -> list[CoordinateForceRecord]:
 
 
 class PassivePathForceRecord(NamedTuple):
-    """A PathSpring or Ligament of the document: its name, type and the numbers of its tension law."""
+    """A PathSpring, Ligament or Blankevoort1991Ligament of the document: its name, type and the numbers of its
+    tension law."""
 
     type: str
     name: str
@@ -442,16 +443,19 @@ LIGAMENT_DEFAULT_CURVE = ((-5.0, 0.998, 0.999, 1.0, 1.1, 1.2, 1.3, 1.4, 1.5, 1.6
 
 
 #: passive path forces whose tension laws the muscle-driven simulation reads (:func:`passive_path_force_records`)
-PASSIVE_PATH_FORCE_TYPES = ("PathSpring", "Ligament")
+PASSIVE_PATH_FORCE_TYPES = ("PathSpring", "Ligament", "Blankevoort1991Ligament")
 _PASSIVE_PATH_FORCE_DEFAULTS = {  # OpenSim 4.6's property defaults
     "PathSpring": {"resting_length": 0.0, "stiffness": 0.0, "dissipation": 0.0},
     "Ligament": {"resting_length": 0.0, "pcsa_force": 0.0},
+    "Blankevoort1991Ligament": {"slack_length": 0.0, "linear_stiffness": 1.0, "transition_strain": 0.06,
+                                "damping_coefficient": 0.003},
 }
 
 
 def passive_path_force_records(doc: Any) -> list[PassivePathForceRecord]:
-    """The document's PathSprings (resting_length, stiffness, dissipation) and Ligaments (resting_length, pcsa_force,
-    force_length_curve: a function of L / resting length, OpenSim's default spline where missing) that apply
+    """The document's PathSprings (resting_length, stiffness, dissipation), Ligaments (resting_length, pcsa_force,
+    force_length_curve: a function of L / resting length, OpenSim's default spline where missing) and
+    Blankevoort1991Ligaments (slack_length, linear_stiffness, transition_strain, damping_coefficient) that apply
     force."""
     from osim_emb.core.functions import SimmSpline
     from osim_emb.io.function_xml import parse_function
@@ -464,6 +468,9 @@ def passive_path_force_records(doc: Any) -> list[PassivePathForceRecord]:
             if not params["resting_length"] > 0:
                 raise OsimImportError(getattr(doc, "path", None), el, f"Ligament {f.name!r}: resting_length must be "
                                       "> 0 (the curve's argument is L / resting_length)")
+        if f.type == "Blankevoort1991Ligament" and not (params["slack_length"] > 0 and params["transition_strain"] > 0):
+            raise OsimImportError(getattr(doc, "path", None), el, f"Blankevoort1991Ligament {f.name!r}: slack_length "
+                                  "and transition_strain must be > 0 (the strain is L / slack_length - 1)")
         out.append(PassivePathForceRecord(f.type, f.name, params))
     return out
 

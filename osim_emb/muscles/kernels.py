@@ -32,7 +32,7 @@ from osim_emb.core.compiled_kernels import _univariate as K_univariate
 __all__ = ["fixed_width_pennation", "fixed_width_pennation_array", "THELEN_FIELDS", "thelen_parameters", "thelen_kernel", "thelen_fiber_velocity",
            "thelen_fiber_velocity_array", "thelen_tendon_force", "thelen_active_force", "thelen_passive_force",
            "thelen_curve_array", "schutte_kernel", "MILLARD_FIELDS", "millard_parameters", "millard_kernel",
-           "millard_length_terms", "millard_static_balance", "bezier_curve", "encode_curves", "muscle_derivatives",
+           "millard_length_terms", "millard_static_balance", "bezier_curve", "encode_curves", "muscle_derivatives", "blankevoort_tension",
            "empty_groups", "millard_rigid_kernel", "DEGROOTE_FIELDS", "degroote_parameters", "degroote_kernel"]
 
 ROUNDOFF_ERROR = 2e-13  # OpenSim's SimmMacros.h (EQUAL_WITHIN_ERROR)
@@ -556,3 +556,23 @@ def muscle_derivatives(groups, lmt, speed, a, lf, u, force, dlf, adot):  # pragm
     millard_kernel(mi[1], mi[0], mi[2], mi[3], mi[4], mi[5], mi[6], lmt, a, lf, u, force, dlf, adot)
     millard_rigid_kernel(mr[1], mr[0], mr[2], mr[3], mr[4], mr[5], mr[6], lmt, speed, a, u, force, dlf, adot)
     degroote_kernel(dg[1], dg[0], lmt, speed, a, lf, u, force, dlf, adot)
+
+
+@njit(nogil=True, error_model="numpy")
+def blankevoort_tension(length, speed, slack, stiffness, transition, damping):  # pragma: no cover - compiled
+    """OpenSim 4.6's Blankevoort1991Ligament::calcTotalForce: strain e = L / L_slack - 1, rate de = (dL/dt) / L_slack;
+    spring 0 (e <= 0), k e² / (2 e_t) (e < e_t), k (e - e_t / 2) beyond; damping c de where e > 0 and de > 0, phased
+    in over 0 < e < 0.01 by SimTK's quintic step; the sum, never below 0."""
+    strain = length / slack - 1.0
+    rate = speed / slack
+    spring = 0.0
+    if strain > 0.0:
+        spring = 0.5 * stiffness / transition * strain * strain if strain < transition else \
+            stiffness * (strain - transition / 2.0)
+    damper = 0.0
+    if strain > 0.0 and rate > 0.0:
+        x = strain / 0.01
+        step = 1.0 if x >= 1.0 else x * x * x * (10.0 + x * (6.0 * x - 15.0))
+        damper = damping * rate * step
+    total = spring + damper
+    return total if total > 0.0 else 0.0

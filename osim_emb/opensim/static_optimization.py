@@ -112,7 +112,7 @@ def opensim_static_optimization(model_path: str | Path, motion_path: str | Path,
             forces = model.updForceSet()
             for i in range(forces.getSize()):
                 kind = forces.get(i).getConcreteClassName()
-                kept = ("CoordinateLimitForce", "PathActuator", "PathSpring", "Ligament")
+                kept = ("CoordinateLimitForce", "PathActuator", "PathSpring", "Ligament", "Blankevoort1991Ligament")
                 if kind not in kept and osim.Muscle.safeDownCast(forces.get(i)) is None:
                     forces.get(i).set_appliesForce(False)
         taken = {model.getForceSet().get(i).getName() for i in range(model.getForceSet().getSize())}

@@ -421,6 +421,7 @@ def muscle_force_sharing(model: Model, time: np.ndarray, q: np.ndarray, qdot: np
     residual are OpenSim's there.
 
     Returns (forces table, activations table, the full result)."""
+    from osim_emb.io.muscle_xml import PASSIVE_PATH_FORCE_TYPES
     from osim_emb.paths.geometry import lengths_and_moment_arms, lengthening_speeds
     from osim_emb.simulation.static_optimization import muscle_force_coefficients, static_optimization
     muscles = [m for m in model.muscles if m.parameters is not None]
@@ -429,7 +430,7 @@ def muscle_force_sharing(model: Model, time: np.ndarray, q: np.ndarray, qdot: np
         raise ValueError(f"{model.name}: no muscle with a force model to share the generalized forces"
                          + (f" ({len(others)} path unit(s) without one: {', '.join(others[:5])}"
                             f"{', ...' if len(others) > 5 else ''})" if others else ""))
-    springs = {m.name for m in model.muscles if m.type_name in ("PathSpring", "Ligament")}
+    springs = {m.name for m in model.muscles if m.type_name in PASSIVE_PATH_FORCE_TYPES}
     others = [n for n in others if n not in springs]  # path springs and ligaments act through τ (path_forces)
     if others:  # path actuators and other units without a muscle model: not shared, not applied
         logging.getLogger(__name__).warning(

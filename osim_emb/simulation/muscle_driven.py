@@ -177,8 +177,9 @@ PASSIVE_PATH_FORCES = PASSIVE_PATH_FORCE_TYPES
 
 @dataclass(frozen=True)
 class PassivePathForce:
-    """A PathSpring (tension k max(L - L0, 0) (1 + d dL/dt)) or a Ligament (tension F_pcsa f(L / L0) where L > L0,
-    else 0), as OpenSim 4.6's PathSpring::getTension and Ligament::getTension define them."""
+    """A PathSpring (tension k max(L - L0, 0) (1 + d dL/dt)), a Ligament (tension F_pcsa f(L / L0) where L > L0,
+    else 0) or a Blankevoort1991Ligament (:func:`osim_emb.muscles.kernels.blankevoort_tension`), as OpenSim 4.6's
+    getTension / calcTotalForce define them."""
 
     name: str
     type: str
@@ -189,6 +190,10 @@ class PassivePathForce:
         if self.type == "PathSpring":
             stretch = length - p["resting_length"] if length > p["resting_length"] else 0.0
             return p["stiffness"] * stretch * (1.0 + p["dissipation"] * speed)
+        if self.type == "Blankevoort1991Ligament":
+            from osim_emb.muscles.kernels import blankevoort_tension
+            return blankevoort_tension(length, speed, p["slack_length"], p["linear_stiffness"],
+                                       p["transition_strain"], p["damping_coefficient"])
         if length <= p["resting_length"]:
             return 0.0
         x = np.array([[length / p["resting_length"]]])

@@ -22,7 +22,7 @@ import numpy as np
 from osim_emb.core._accel import njit
 from osim_emb.core import compiled_kernels as K
 from osim_emb.core.closed_chain_kernels import solve_linear
-from osim_emb.muscles.kernels import SQRT_EPS, muscle_derivatives
+from osim_emb.muscles.kernels import SQRT_EPS, blankevoort_tension, muscle_derivatives
 from osim_emb.paths.wrapping._kernels_muscles import pose_lengths_moment_arms, pose_workspace
 from osim_emb.simulation.excitations import EXCITATION_KINDS, ExcitationSpec, excitation_value, smooth_step
 
@@ -174,7 +174,7 @@ def _add_coordinate_force(cmap, i, dc, force, tau):  # pragma: no cover - compil
 
 
 #: kinds of the path forces without muscle states (compiled_plan's ``act[4]``)
-PATH_ACTUATOR, PATH_SPRING, LIGAMENT, RIGID_TENDON_MUSCLE = 0, 1, 2, 3
+PATH_ACTUATOR, PATH_SPRING, LIGAMENT, RIGID_TENDON_MUSCLE, BLANKEVOORT = 0, 1, 2, 3, 4
 
 
 @njit(error_model="numpy")
@@ -182,7 +182,8 @@ def _path_forces(t, y, length, r, nm, path_forces, tau):  # pragma: no cover - c
     """tau += R_e T_e for the path units after the muscles (columns nm + e): a driven PathActuator (control x
     optimal force), a RigidTendonMuscle (F_max (u f_L f_V + clamp(f_PE, 0, 10)) cos(phi), its curves in rows
     crow, crow + 1, crow + 2), a PathSpring (k max(L - L0, 0) (1 + d dL/dt)), a Ligament (F_pcsa f(L / L0) where
-    L > L0), as OpenSim 4.6's getTension / computeActuation; ``path_forces`` = (kind, parameters (force, L0,
+    L > L0), a Blankevoort1991Ligament (:func:`osim_emb.muscles.kernels.blankevoort_tension`), as
+    OpenSim 4.6's getTension / calcTotalForce / computeActuation; ``path_forces`` = (kind, parameters (force, L0,
     dissipation or width, l_opt, l_opt v_max), control kind, control values, curve row, curve ints, curve
     floats)."""
     kind, par, ckind, cvals, crow, cints, cflts = path_forces
@@ -214,6 +215,11 @@ def _path_forces(t, y, length, r, nm, path_forces, tau):  # pragma: no cover - c
                 speed -= r[k, col] * y[nq + k]
             stretch = length[col] - par[e, 1] if length[col] > par[e, 1] else 0.0
             tension = par[e, 0] * stretch * (1.0 + par[e, 2] * speed)
+        elif kind[e] == BLANKEVOORT:
+            speed = 0.0
+            for k in range(nq):
+                speed -= r[k, col] * y[nq + k]
+            tension = blankevoort_tension(length[col], speed, par[e, 1], par[e, 0], par[e, 2], par[e, 3])
         else:
             tension = 0.0
             if length[col] > par[e, 1]:
@@ -592,6 +598,12 @@ def _path_force_arrays(system):
         if f.type == "PathSpring":
             kind.append(PATH_SPRING)
             par.append((p["stiffness"], p["resting_length"], p["dissipation"], 0.0, 0.0))
+            row.append(0)
+            continue
+        if f.type == "Blankevoort1991Ligament":
+            kind.append(BLANKEVOORT)
+            par.append((p["linear_stiffness"], p["slack_length"], p["transition_strain"], p["damping_coefficient"],
+                        0.0))
             row.append(0)
             continue
         enc = _univariate_parameters(p["force_length_curve"])

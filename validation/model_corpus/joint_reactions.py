@@ -81,7 +81,7 @@ def study_one(path: str) -> dict:
         for i in range(fs.getSize()):
             f = fs.get(i)
             if osim.Actuator.safeDownCast(f) is None and f.getConcreteClassName() not in (
-                    "CoordinateLimitForce", "PathSpring", "Ligament"):
+                    "CoordinateLimitForce", "PathSpring", "Ligament", "Blankevoort1991Ligament"):
                 f.set_appliesForce(False)
         original.finalizeConnections()
         original.printToXML(str(copy))

@@ -309,3 +309,34 @@ def test_scholz_paths_scale_as_opensims(osim, models_dir, tmp_path, capsys):
               + ", ".join(f"{k} {v:.1e}" for k, v in d.items()))
     for k in TIGHT:
         assert d[k] <= 1e-10, (k, d[k])
+
+
+@pytest.mark.models
+def test_max_marker_movement_warns_as_opensims_marker_placer(models_dir, tmp_path, caplog):
+    """MarkerData::averageFrames warns where a marker's x, y or z extent over the averaged frames exceeds the
+    MarkerPlacer's max_marker_movement (the trial's units): one arm26 marker drifting 5 mm in a 5-frame static trial."""
+    import logging
+    import osim_emb as oe
+    from osim_emb.core.kinematics import body_transforms, forward_kinematics
+    from osim_emb.io.markers import read_trc, write_trc
+    from osim_emb.simulation.scaling import marker_movements, place_markers
+    path = models_dir / "arm26.osim"
+    model = oe.load_osim(path)
+    bodies = body_transforms(model, forward_kinematics(model, model.default_q[None], order=0))[0]
+    names, points = [], []
+    for name, body, location in model.extras["markers"]:
+        k = model.body_names.index(body) if body in model.body_names else None
+        x = np.eye(4) if k is None else bodies[k]
+        names.append(name)
+        points.append(x[:3, :3] @ np.asarray(location) + x[:3, 3])
+    positions = np.repeat(np.array(points)[None], 5, axis=0)
+    positions[:, 1, 0] += np.linspace(0.0, 0.005, 5)  # the second marker drifts 5 mm along x
+    write_trc(tmp_path / "static.trc", np.linspace(0.0, 0.4, 5), names, positions, "mm")
+    trial = read_trc(tmp_path / "static.trc")
+    np.testing.assert_allclose(marker_movements(trial, slice(None)), [0.0, 5.0, 0.0], atol=1e-9)
+    text = path.read_text()
+    for limit, warned in ((2.0, True), (10.0, False), (None, False)):
+        caplog.clear()
+        with caplog.at_level(logging.WARNING):
+            place_markers(text, trial, max_marker_movement=limit, q=model.default_q)
+        assert (f"marker {names[1]} moves 5 mm" in caplog.text) == warned, (limit, caplog.text)

@@ -122,6 +122,7 @@ def cmd_scale(args: argparse.Namespace) -> int:
                             placer_time_range=placer.time_range if placer else time_range, marker_weights=weights,
                             coordinate_references=placer_references,
                             unknown_bodies="warn" if setup is not None and not args.scale else "error",
+                            max_marker_movement=placer.max_marker_movement if placer else None,
                             where=str(model_path))
         for note in result.scaled.notes:
             log.info("scale: %s", note)

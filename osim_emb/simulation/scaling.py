@@ -15,6 +15,8 @@ subject's mass), then its markers placed on a static trial (docs/scaling.md).
 
 from __future__ import annotations
 
+import logging
+import warnings
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
@@ -22,6 +24,8 @@ import numpy as np
 
 from osim_emb.io.osim_scaling import ScaledDocument, scale_osim_geometry, set_path_length_ratios
 from osim_emb.io.tool_setup import Measurement
+
+log = logging.getLogger(__name__)
 
 __all__ = ["Measurement", "measurement_scale_factors", "scale_model", "ScaledModel", "model_from_text",
            "marker_positions_at_default", "trial_frame_range", "place_markers", "PlacedMarkers", "scale_tool",
@@ -269,9 +273,19 @@ class PlacedMarkers:
     inverse_kinematics: object  # the static pose's InverseKinematicsResult (marker errors)
 
 
+def marker_movements(trial, frames) -> np.ndarray:
+    """(M,) the largest extent along x, y or z of each marker over the trial's ``frames`` (rows or a mask), in the
+    trial's own units (NaN where absent throughout), as ``MarkerData::averageFrames`` measures a marker's movement."""
+    from osim_emb.io.markers import UNITS_IN_METRES
+    pts = trial.positions[frames] / UNITS_IN_METRES[trial.units.lower()]
+    with np.errstate(invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # (all-NaN markers)
+        return (np.nanmax(pts, axis=0) - np.nanmin(pts, axis=0)).max(axis=1)
+
+
 def place_markers(text: str, trial, *, weights: Mapping[str, float] | None = None,
                   coordinate_references: Sequence = (), time_range=None, q=None, model=None,
-                  where: str = "model") -> PlacedMarkers:
+                  max_marker_movement: float | None = None, where: str = "model") -> PlacedMarkers:
     """OpenSim's MarkerPlacer on a scaled model's text. The static pose: the package's inverse kinematics (OpenSim's
     problem, solved to convergence) on the trial's rows within the time range averaged (``averageRow``: a marker
     missing in any of them is left out); then every model marker that is in the trial and not ``fixed`` moved onto
@@ -291,6 +305,12 @@ def place_markers(text: str, trial, *, weights: Mapping[str, float] | None = Non
         raise ValueError(f"{trial.path}: no frame within the time range {span[0]:g} to {span[1]:g} s")
     pose_markers = trial.positions[rows].mean(axis=0)  # NaN where missing in any row, as averageRow
     frames = trial_frame_range(times, span)
+    if max_marker_movement is not None and max_marker_movement > 0:  # OpenSim warns (MarkerData::averageFrames)
+        moved = marker_movements(trial, frames)
+        for name, m in zip(trial.names, moved):
+            if m > max_marker_movement:
+                log.warning("%s: marker %s moves %.6g %s in the averaged frames (max_marker_movement %g)", trial.path,
+                            name, m, trial.units, max_marker_movement)
     present = np.isfinite(trial.positions[frames]).all(axis=2)  # (F, M)
     counts = present.sum(axis=0)
     sums = np.where(present[..., None], trial.positions[frames], 0.0).sum(axis=0)
@@ -357,7 +377,8 @@ def scale_tool(text: str, *, marker_set=None, mass: float | None = None, scaling
                measurements: Sequence[Measurement] = (), manual: Mapping[str, Sequence[float]] | None = None,
                trial=None, time_range=None, preserve_mass_distribution: bool = False, scale: bool = True,
                placer_trial=None, placer_time_range=None, marker_weights: Mapping[str, float] | None = None,
-               coordinate_references=None, unknown_bodies: str = "error", where: str = "model") -> ScaleToolResult:
+               coordinate_references=None, unknown_bodies: str = "error", max_marker_movement: float | None = None,
+               where: str = "model") -> ScaleToolResult:
     """OpenSim's ScaleTool on an OpenSim 4 model's text: the marker set merged (``marker_set``: (name, body,
     location, fixed) tuples), the ModelScaler (``scaling_order`` of measurements on ``trial`` and manual factors;
     ``scale`` False skips it), then, with a ``placer_trial``, the MarkerPlacer. ``coordinate_references`` is a
@@ -383,5 +404,6 @@ def scale_tool(text: str, *, marker_set=None, mass: float | None = None, scaling
     if placer_trial is not None:
         refs = coordinate_references(scaled.kinematics_model) if coordinate_references else ()
         placed = place_markers(scaled.text, placer_trial, weights=marker_weights, coordinate_references=refs,
-                               time_range=placer_time_range, model=scaled.kinematics_model, where=where)
+                               time_range=placer_time_range, model=scaled.kinematics_model,
+                               max_marker_movement=max_marker_movement, where=where)
     return ScaleToolResult(scaled, rows, placed)

@@ -21,12 +21,13 @@ import importlib.util
 import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from bench_moment_arms import time_calls  # noqa: E402  (the benchmarks' one timing loop)
 
 
 def pipeline_study():
@@ -39,12 +40,7 @@ def pipeline_study():
 def timed(fn, repeat: int) -> list[float]:
     """Wall times of ``repeat`` calls of ``fn`` after one warm-up call (numba's compilation or cache load)."""
     fn()
-    out = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        out.append(time.perf_counter() - t0)
-    return out
+    return time_calls(fn, repeat)
 
 
 def main(argv=None) -> int:

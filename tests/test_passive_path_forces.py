@@ -17,14 +17,13 @@ pytestmark = [pytest.mark.opensim, pytest.mark.models]
 COEF = {"r_shoulder_elev": (0.2, 0.3, -0.1), "r_elbow_flex": (0.4, 1.2, 0.3)}  # q = a + b t + c t² (rad)
 
 
-def arm26_with_springs(models_dir, path, *, stiffness="2000", pcsa="300"):
-    """arm26 plus a PathSpring and a Ligament on BRA's path, both taut along the motion (resting lengths below BRA's)."""
+def arm26_with_path_forces(models_dir, path, forces):
+    """arm26 plus path forces on copies of BRA's path: ``forces`` = (tag, name, properties) each."""
     from lxml import etree
     tree = etree.parse(str(models_dir / "arm26.osim"))
     bra = next(e for e in tree.iter("Thelen2003Muscle") if e.get("name") == "BRA")
-    for tag, props in (("PathSpring", {"resting_length": "0.1", "stiffness": stiffness, "dissipation": "0.5"}),
-                       ("Ligament", {"resting_length": "0.1", "pcsa_force": pcsa})):
-        el = etree.SubElement(bra.getparent(), tag, name=f"bra_{tag.lower()}")
+    for tag, name, props in forces:
+        el = etree.SubElement(bra.getparent(), tag, name=name)
         el.append(copy.deepcopy(bra.find("GeometryPath")))
         for k, v in props.items():
             etree.SubElement(el, k).text = v
@@ -32,13 +31,17 @@ def arm26_with_springs(models_dir, path, *, stiffness="2000", pcsa="300"):
     return path
 
 
-def _motion(tmp_path, coef=COEF):
-    return write_motion_file(tmp_path / "motion.mot", list(coef), coef, np.linspace(0.0, 1.0, 41))
+def arm26_with_springs(models_dir, path, *, stiffness="2000", pcsa="300"):
+    """arm26 plus a PathSpring and a Ligament on BRA's path, both taut along the motion (resting lengths below BRA's)."""
+    return arm26_with_path_forces(models_dir, path, [
+        ("PathSpring", "bra_pathspring", {"resting_length": "0.1", "stiffness": stiffness, "dissipation": "0.5"}),
+        ("Ligament", "bra_ligament", {"resting_length": "0.1", "pcsa_force": pcsa})])
 
 
-def test_inverse_dynamics_applies_path_springs_and_ligaments_as_opensim(osim, models_dir, tmp_path, capsys):
+def inverse_dynamics_against_opensim(models_dir, path, tmp_path):
+    """(largest |τ − OpenSim's InverseDynamicsTool's| away from the ends, largest change from arm26 without the path
+    forces) of the `inverse-dynamics` command on the model at ``path`` along the test motion (N m)."""
     from osim_emb.opensim.static_optimization import opensim_inverse_dynamics
-    path = arm26_with_springs(models_dir, tmp_path / "arm26_springs.osim")
     motion = _motion(tmp_path)
     ref = opensim_inverse_dynamics(path, motion, tmp_path / "osim_id")
     assert main(["inverse-dynamics", str(path), str(motion), "-o", str(tmp_path / "id.sto")]) == 0
@@ -47,7 +50,16 @@ def test_inverse_dynamics_applies_path_springs_and_ligaments_as_opensim(osim, mo
     cols = [c for c in ours.columns if c != "time"]
     inner = slice(3, -3)  # away from the ends, where the two programs' splines of the quadratic motion differ most
     d = np.abs(ours[cols].to_numpy()[inner] - ref[cols].to_numpy()[inner]).max()
-    moved = np.abs(ours[cols].to_numpy() - bare[cols].to_numpy()).max()
+    return d, np.abs(ours[cols].to_numpy() - bare[cols].to_numpy()).max()
+
+
+def _motion(tmp_path, coef=COEF):
+    return write_motion_file(tmp_path / "motion.mot", list(coef), coef, np.linspace(0.0, 1.0, 41))
+
+
+def test_inverse_dynamics_applies_path_springs_and_ligaments_as_opensim(osim, models_dir, tmp_path, capsys):
+    path = arm26_with_springs(models_dir, tmp_path / "arm26_springs.osim")
+    d, moved = inverse_dynamics_against_opensim(models_dir, path, tmp_path)
     with capsys.disabled():
         print(f"\n[agreement] inverse dynamics with a PathSpring and a Ligament vs OpenSim's tool: {d:.2e} N m "
               f"(they move it by {moved:.3g} N m)")
@@ -112,16 +124,9 @@ def test_lengthening_speeds_sum_opensims_point_pairs(osim, models_dir, capsys):
 
 def arm26_with_blankevoort(models_dir, path, *, slack="0.1", stiffness="500", damping="20"):
     """arm26 plus a Blankevoort1991Ligament on BRA's path (taut along the motion: slack length below BRA's)."""
-    from lxml import etree
-    tree = etree.parse(str(models_dir / "arm26.osim"))
-    bra = next(e for e in tree.iter("Thelen2003Muscle") if e.get("name") == "BRA")
-    el = etree.SubElement(bra.getparent(), "Blankevoort1991Ligament", name="bra_blankevoort")
-    el.append(copy.deepcopy(bra.find("GeometryPath")))
-    for k, v in {"linear_stiffness": stiffness, "transition_strain": "0.06", "damping_coefficient": damping,
-                 "slack_length": slack}.items():
-        etree.SubElement(el, k).text = v
-    tree.write(str(path))
-    return path
+    return arm26_with_path_forces(models_dir, path, [(
+        "Blankevoort1991Ligament", "bra_blankevoort",
+        {"linear_stiffness": stiffness, "transition_strain": "0.06", "damping_coefficient": damping, "slack_length": slack})])
 
 
 def test_blankevoort_ligament_tension_equals_opensims(osim, models_dir, tmp_path):
@@ -159,17 +164,9 @@ def test_blankevoort_ligament_in_inverse_dynamics_and_simulation_equals_opensim(
     muscle-driven simulation (OpenSim's Manager, 0.1 s)."""
     import osim_emb as oe
     from osim_emb.opensim.muscle_simulation import largest_differences, opensim_muscle_simulation
-    from osim_emb.opensim.static_optimization import opensim_inverse_dynamics
     from osim_emb.simulation.muscle_driven import ExcitationSpec, simulate_muscles
     path = arm26_with_blankevoort(models_dir, tmp_path / "arm26_blankevoort.osim")
-    motion = _motion(tmp_path)
-    ref = opensim_inverse_dynamics(path, motion, tmp_path / "osim_id")
-    assert main(["inverse-dynamics", str(path), str(motion), "-o", str(tmp_path / "id.sto")]) == 0
-    assert main(["inverse-dynamics", str(models_dir / "arm26.osim"), str(motion), "-o", str(tmp_path / "bare.sto")]) == 0
-    ours, bare = read_sto(tmp_path / "id.sto"), read_sto(tmp_path / "bare.sto")
-    cols = [c for c in ours.columns if c != "time"]
-    d = np.abs(ours[cols].to_numpy()[3:-3] - ref[cols].to_numpy()[3:-3]).max()
-    moved = np.abs(ours[cols].to_numpy() - bare[cols].to_numpy()).max()
+    d, moved = inverse_dynamics_against_opensim(models_dir, path, tmp_path)
     exc = {"BIClong": ExcitationSpec.parse("step:0.0:0.05:0.05:0.6"), "TRIlong": ExcitationSpec.parse("0.2")}
     times = np.linspace(0.0, 0.1, 6)
     sim = opensim_muscle_simulation(path, times, exc, accuracy=1e-9)

@@ -10,7 +10,8 @@ import pytest
 
 import osim_emb as oe
 from osim_emb.core.kinematics import body_transforms, forward_kinematics
-from osim_emb.core.speeds import SpeedMapError, rates_from_speeds, speed_accelerations, speeds_from_rates
+from osim_emb.core.speeds import SpeedMapError, rates_from_speeds, speed_accelerations, speed_jacobian, \
+    speeds_from_rates
 from osim_emb.io.motion import MotionFileError, coordinates_from_motion, read_motion
 
 BODY = """<Body name="{name}"><mass>{mass}</mass><mass_center>{com}</mass_center>
@@ -83,6 +84,7 @@ def test_speeds_are_the_joint_frames_angular_velocity_by_finite_differences(tmp_
             omega = _vee(r_dot @ r_fm.T)
             k = [idx[f"{joint}_r{i}"] for i in range(3)]
             np.testing.assert_allclose(u[k], omega, atol=2e-8)
+            np.testing.assert_allclose((speed_jacobian(model, q)[0] @ qd)[k], omega, atol=2e-8)
             assert not np.allclose(u[k], qd[k], atol=1e-3)  # the rates differ from the speeds here
         t = [idx[f"free_t{i}"] for i in range(3)]
         np.testing.assert_array_equal(u[t], qd[t])

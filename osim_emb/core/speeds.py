@@ -197,10 +197,10 @@ def rates_from_speeds(model: Any, q: Any, u: Any, *, source: str = "") -> np.nda
     return qd
 
 
-def forces_about_speeds(model: Any, q: Any, f: Any) -> np.ndarray:
-    """Generalized forces (or moment arms) about the coordinates, f (N, n_q, ...), turned into OpenSim's basis, about
-    its speeds: E⁻ᵀ f on the rotations of Ball, Free and Ellipsoid joints (power f_q·q̇ = f_u·u), unchanged
-    elsewhere.  A joint whose angles are not all generalized coordinates is left as it is."""
+def _map_angle_blocks(model: Any, q: Any, f: Any, block_map) -> np.ndarray:
+    """f (N, n_q, ...) or (n_q,) with each Ball/Free/Ellipsoid joint's three angle rows replaced by
+    ``block_map(E, rows)`` (E (N, 3, 3), rows (N, 3, k)); joints whose angles are not all generalized coordinates are
+    left as they are."""
     q = np.atleast_2d(np.asarray(q, dtype=float))
     out = np.array(f, dtype=float, copy=True)
     single = out.ndim == 1  # one configuration's (n_q,)
@@ -211,28 +211,22 @@ def forces_about_speeds(model: Any, q: Any, f: Any) -> np.ndarray:
             continue
         k = list(j.index)
         e = euler_rate_matrix(q[:, k[0]], q[:, k[1]])
-        block = out[:, k].reshape(len(q), 3, -1)
-        out[:, k] = np.linalg.solve(np.transpose(e, (0, 2, 1)), block).reshape(out[:, k].shape)
+        out[:, k] = block_map(e, out[:, k].reshape(len(q), 3, -1)).reshape(out[:, k].shape)
     return out[0] if single else out
+
+
+def forces_about_speeds(model: Any, q: Any, f: Any) -> np.ndarray:
+    """Generalized forces (or moment arms) about the coordinates, f (N, n_q, ...), turned into OpenSim's basis, about
+    its speeds: E⁻ᵀ f on the rotations of Ball, Free and Ellipsoid joints (power f_q·q̇ = f_u·u), unchanged
+    elsewhere.  A joint whose angles are not all generalized coordinates is left as it is."""
+    return _map_angle_blocks(model, q, f, lambda e, rows: np.linalg.solve(np.transpose(e, (0, 2, 1)), rows))
 
 
 def forces_about_coordinates(model: Any, q: Any, f: Any) -> np.ndarray:
     """OpenSim's mobility forces about its speeds, f (N, n_q, ...), as generalized forces about the coordinates: Eᵀ f on
     the rotations of Ball, Free and Ellipsoid joints (a CoordinateActuator there is a torque about an axis of F),
     unchanged elsewhere; the inverse of :func:`forces_about_speeds`."""
-    q = np.atleast_2d(np.asarray(q, dtype=float))
-    out = np.array(f, dtype=float, copy=True)
-    single = out.ndim == 1  # one configuration's (n_q,)
-    if single:
-        out = out[None]
-    for j in angular_velocity_joints(model):
-        if j.index is None:
-            continue
-        k = list(j.index)
-        e = euler_rate_matrix(q[:, k[0]], q[:, k[1]])
-        block = out[:, k].reshape(len(q), 3, -1)
-        out[:, k] = np.einsum("nji,njc->nic", e, block).reshape(out[:, k].shape)
-    return out[0] if single else out
+    return _map_angle_blocks(model, q, f, lambda e, rows: np.einsum("nji,njc->nic", e, rows))
 
 
 def speed_jacobian(model: Any, q: Any) -> np.ndarray:

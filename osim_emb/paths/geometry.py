@@ -419,6 +419,16 @@ def lengthening_speeds(model: Model, q: Any, qdot: Any, muscles: Sequence[str] |
     return speed
 
 
+def point_pairs(ps: PathState):
+    """Each pair of consecutive points of a path over the batch: (slot a (N,), slot b (N,), both present (N,)), the
+    absent slots given as 0 (masked by the third array)."""
+    seq = ps.sequence
+    for s in range(seq.shape[1] - 1):
+        a, b = seq[:, s], seq[:, s + 1]
+        ok = (a >= 0) & (b >= 0)
+        yield np.where(ok, a, 0), np.where(ok, b, 0), ok
+
+
 def path_lengthening_speeds(model: Model, q: Any, qdot: Any, units: Sequence[str]) -> np.ndarray:
     """Lengthening speeds (N, m) m/s of path units as OpenSim 4.6's ``GeometryPath::computeLengtheningSpeed`` sums them:
     over every pair of consecutive points of the current path, r̂·(v_i − v_{i+1}) (``Point::calcSpeedBetween``), r̂ from
@@ -435,12 +445,8 @@ def path_lengthening_speeds(model: Model, q: Any, qdot: Any, units: Sequence[str
     rows = np.arange(n)
     for m, ps in enumerate(states):
         frame_of_slot = np.asarray(ps.slot_frames, dtype=int)
-        seq = ps.sequence
         pos, dpos = ps.positions, ps.positions if ps.direction_positions is None else ps.direction_positions
-        for s in range(seq.shape[1] - 1):
-            a, b = seq[:, s], seq[:, s + 1]
-            ok = (a >= 0) & (b >= 0)
-            a, b = np.where(ok, a, 0), np.where(ok, b, 0)
+        for a, b, ok in point_pairs(ps):
             r = dpos[rows, a] - dpos[rows, b]
             d = np.linalg.norm(r, axis=1)
             v = [twist[rows, frame_of_slot[k], 3:] + cross3(twist[rows, frame_of_slot[k], :3], pos[rows, k])

@@ -22,7 +22,7 @@ def path_loads(model: Model, q: Any, tensions: Any, muscles: Sequence[str]) -> t
     (N, n_bodies, 6) and the generalized forces (N, n_q) they and the moving points' motion do work through
     (τ = Σ Ξ_fᵀ [p × f; f] over the segment ends, Ξ_f the Jacobian of the point's frame: R T of Eq 195 less the
     same-body segments, which OpenSim leaves out)."""
-    from osim_emb.paths.geometry import path_states
+    from osim_emb.paths.geometry import path_states, point_pairs
     q = np.atleast_2d(np.asarray(q, dtype=float))
     tensions = np.atleast_2d(np.asarray(tensions, dtype=float))
     index = {b.name: i for i, b in enumerate(model.bodies)}
@@ -39,12 +39,8 @@ def path_loads(model: Model, q: Any, tensions: Any, muscles: Sequence[str]) -> t
         owner_of_slot = np.array([owner_id[b] for b in owner])
         body_of_slot = np.array([index.get(b, -1) for b in owner])
         frame_of_slot = np.asarray(ps.slot_frames, dtype=int)
-        seq = ps.sequence
         pos, dpos = ps.positions, ps.positions if ps.direction_positions is None else ps.direction_positions
-        for s in range(seq.shape[1] - 1):
-            a, b = seq[:, s], seq[:, s + 1]
-            ok = (a >= 0) & (b >= 0)
-            a, b = np.where(ok, a, 0), np.where(ok, b, 0)
+        for a, b, ok in point_pairs(ps):
             ok &= owner_of_slot[a] != owner_of_slot[b]
             if not ok.any():
                 continue

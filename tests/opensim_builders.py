@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 
 
@@ -285,3 +287,62 @@ def build_shoulder(osim, path, kind):
         m.addForce(actuator)
     m.finalizeConnections()
     m.printToXML(str(path))
+
+
+def build_welded(osim, path):
+    """ground -pin z- crank -universal (x, y)- coupler, and a lump on a FreeJoint welded (WeldConstraint) to a frame
+    of the coupler where it is at the defaults: eight coordinates, six equations (rotations and origins), two
+    degrees of freedom; a path from ground to the coupler, one from the crank to the lump."""
+    m = osim.Model()
+    m.setName("welded")
+    crank = osim.Body("crank", 1.0, osim.Vec3(0, -0.15, 0), osim.Inertia(0.01, 0.001, 0.01))
+    coupler = osim.Body("coupler", 1.5, osim.Vec3(0, -0.25, 0), osim.Inertia(0.03, 0.002, 0.03))
+    lump = osim.Body("lump", 2.0, osim.Vec3(0.02, -0.05, 0.01), osim.Inertia(0.02, 0.01, 0.015, 0.001, 0.0, 0.002))
+    for b in (crank, coupler, lump):
+        m.addBody(b)
+    j1 = osim.PinJoint("j1", m.getGround(), osim.Vec3(0), osim.Vec3(0), crank, osim.Vec3(0), osim.Vec3(0))
+    j2 = osim.UniversalJoint("j2", crank, osim.Vec3(0, -0.3, 0), osim.Vec3(0), coupler, osim.Vec3(0), osim.Vec3(0))
+    j3 = osim.FreeJoint("j3", m.getGround(), lump)
+    for j in (j1, j2, j3):
+        m.addJoint(j)
+    for c, v in zip([j1.upd_coordinates(0), j2.upd_coordinates(0), j2.upd_coordinates(1)], (0.3, 0.4, -0.2)):
+        c.setDefaultValue(v)
+        c.setRangeMin(v - 1.0)
+        c.setRangeMax(v + 1.0)
+    on_coupler = osim.Transform(osim.Rotation(0.3, osim.Vec3(0, 0, 1)), osim.Vec3(0.04, -0.45, 0.02))
+    s = m.initSystem()
+    pose = coupler.getTransformInGround(s).compose(on_coupler)
+    angles = pose.R().convertRotationToBodyFixedXYZ()
+    for k in range(3):
+        j3.upd_coordinates(k).setDefaultValue(angles.get(k))
+        j3.upd_coordinates(3 + k).setDefaultValue(pose.p().get(k))
+    m.addConstraint(osim.WeldConstraint("weld", coupler, on_coupler, lump, osim.Transform()))
+    for name, points in (("m1", [("ground", (0.1, 0.1, 0.0)), ("coupler", (0.02, -0.2, 0.0))]),
+                         ("m2", [("crank", (0.03, -0.1, 0.01)), ("lump", (0.0, -0.05, 0.02))])):
+        actuator = osim.PathActuator()
+        actuator.setName(name)
+        for k, (body, location) in enumerate(points):
+            frame = m.getGround() if body == "ground" else m.getBodySet().get(body)
+            actuator.addNewPathPoint(f"{name}_{k}", frame, osim.Vec3(*location))
+        m.addForce(actuator)
+    m.finalizeConnections()
+    m.printToXML(str(path))
+
+
+def write_states_file(path, osim_model, model, t, q, qd) -> None:
+    """An OpenSim states file of the package's motion (t, q, q̇): every coordinate's value and OpenSim's speed, the
+    dependent ones from the package's functions."""
+    from osim_emb.core.kinematics import dependent_coordinate_columns, speed_columns
+    columns = {n: q[:, k] for k, n in enumerate(model.coordinate_names)}
+    columns.update(speed_columns(model, q, qd))
+    columns.update(dependent_coordinate_columns(model, q, qd))
+    cs = osim_model.getCoordinateSet()
+    labels, data = [], []
+    for i in range(cs.getSize()):
+        c = cs.get(i)
+        labels += [c.getAbsolutePathString() + "/value", c.getAbsolutePathString() + "/speed"]
+        data += [columns[c.getName()], columns[f"{c.getName()}_u"]]
+    rows = np.column_stack([t, *data])
+    head = f"states\nversion=1\nnRows={len(t)}\nnColumns={len(labels) + 1}\ninDegrees=no\nendheader\n"
+    Path(path).write_text(head + "time\t" + "\t".join(labels) + "\n"
+                          + "\n".join("\t".join(f"{v:.17g}" for v in row) for row in rows) + "\n")

@@ -80,10 +80,6 @@ def cmd_joint_reactions(args: argparse.Namespace) -> int:
                           *(args.actuators or [])) if p]
     with atomic_files(outs, overwrite=args.overwrite, inputs=inputs) as tmps:
         model = _load_any(args.model, strict=not args.lenient)
-        doc = model.extras.get("document") if isinstance(model.extras, dict) else None
-        if doc is not None and doc.point_constraints:
-            raise ValueError(f"{args.model}: joint reactions of a model with {doc.point_constraints[0].type}s need the "
-                             "constraints' body forces, which the package does not compute")
         requests = reaction_requests(model, args.joints, args.on or ["child"], args.expressed_in or ["ground"])
         actuators = _actuators(model, args.actuators or [], None, args.model_actuators)
         table, header = read_motion(args.motion)

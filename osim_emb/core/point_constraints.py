@@ -39,7 +39,7 @@ REDUNDANT = 1e-5
 #: redundant equations left out of the solve must hold to this (metres; 10 x OpenSim's default assembly accuracy)
 CONSISTENT = 1e-8
 
-__all__ = ["PointPair", "RedundantConstraintsError", "point_constraint_jet", "independent_equations", "choose_dependent_coordinates",
+__all__ = ["PointPair", "PointConstraintLoop", "RedundantConstraintsError", "point_constraint_jet", "constraint_wrenches", "independent_equations", "choose_dependent_coordinates",
            "point_constraint_chain"]
 
 
@@ -87,6 +87,18 @@ class PointPair:
             return None if a is None else tuple(np.round(np.asarray(a, dtype=float).ravel(), 15))
         return (self.name, self.kind, self.frame1, r(self.r1), self.frame2, r(self.r2), self.distance,
                 r(self.axes1), r(self.axes2))
+
+
+@dataclass(frozen=True, eq=False)
+class PointConstraintLoop:
+    """A model's point constraints as its loads need them: the spanning ``tree`` (every point-constrained coordinate
+    free), the ``pairs``, the ``dependent`` tree coordinates (indices) solved from the others and the ``equations``
+    solved (indices into the pairs' equations; the redundant ones left out carry no force)."""
+
+    tree: Model
+    pairs: tuple[PointPair, ...]
+    dependent: tuple[int, ...]
+    equations: tuple[int, ...]
 
 
 def _sym(h):
@@ -180,6 +192,42 @@ def point_constraint_jet(tree: Model, pairs: Sequence[PointPair], z: np.ndarray,
     k = kin.forward_kinematics(tree, z, order=order)
     eqs = [_pair_equations(k, pair, order) for pair in pairs]
     return tuple(None if eqs[0][i] is None else np.concatenate([e[i] for e in eqs], axis=1) for i in range(3))
+
+
+def constraint_wrenches(tree: Model, pairs: Sequence[PointPair], equations: Sequence[int], z: np.ndarray,
+                        multipliers: np.ndarray) -> list[tuple[int, np.ndarray]]:
+    """The body wrenches of the constraint forces: for multipliers λ (N, m) of the ``equations`` (generalized force
+    (dg/dz)ᵀ λ, the sign of M z̈ = τ + (dg/dz)ᵀ λ), a list of (tree frame, wrench (N, 6) = moment about the ground
+    origin, force; in ground), whose virtual work through each frame's Jacobian is (dg/dz)ᵀ λ.  Per equation kind:
+    p1 - p2 = 0: λ at p1 on frame 1, -λ at p2 on frame 2; (|d|² - D²)/2 = 0: λ d at p1, -λ d at p2 (d = p1 - p2);
+    n_i · (p2 - p1) = 0: f = Σ λ_i n_i at p2 on frame 2 and -f at p2 on frame 1; a · b = 0 with a on frame 1, b on
+    frame 2: the moment λ a × b on frame 1, its opposite on frame 2."""
+    z = np.atleast_2d(np.asarray(z, dtype=float))
+    lam_all = np.zeros((z.shape[0], sum(p.n_equations for p in pairs)))
+    lam_all[:, list(equations)] = multipliers
+    k = kin.forward_kinematics(tree, z, order=0)
+    out, start = [], 0
+    for pair in pairs:
+        lam = lam_all[:, start:start + pair.n_equations]
+        start += pair.n_equations
+        p1 = kin.point_positions(k, pair.frame1, pair.r1)
+        p2 = kin.point_positions(k, pair.frame2, pair.r2)
+        moment1 = np.zeros_like(p1)
+        if pair.kind == "line":
+            n = np.stack([_direction_jet(k, pair.frame1, u, 0)[0] for u in pair.axes1], axis=1)  # (N, 2, 3)
+            f = np.einsum("ni,nij->nj", lam, n)
+            out += [(pair.frame1, np.concatenate([np.cross(p2, -f), -f], axis=1)),
+                    (pair.frame2, np.concatenate([np.cross(p2, f), f], axis=1))]
+            continue
+        f = lam[:, :1] * (p1 - p2) if pair.kind == "distance" else lam[:, :3]
+        if pair.kind == "weld":
+            for i, (a, b) in enumerate(((0, 1), (1, 2), (2, 0))):
+                u = _direction_jet(k, pair.frame1, pair.axes1[:, a], 0)[0]
+                v = _direction_jet(k, pair.frame2, pair.axes2[:, b], 0)[0]
+                moment1 += lam[:, 3 + i, None] * np.cross(u, v)
+        out += [(pair.frame1, np.concatenate([np.cross(p1, f) + moment1, f], axis=1)),
+                (pair.frame2, np.concatenate([-np.cross(p2, f) - moment1, -f], axis=1))]
+    return out
 
 
 def independent_equations(tree: Model, pairs: Sequence[PointPair], z_ref: np.ndarray,

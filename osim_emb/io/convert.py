@@ -107,6 +107,7 @@ class _Converter:
         self.dependent_coordinates = dependent_coordinates
         self.tree_only = tree_only  # the spanning tree: every point-constrained coordinate generalized
         self.chain_exprs: dict[str, JointFunction] = {}
+        self.point_constraint_loop = None  # core.point_constraints.PointConstraintLoop once the loops are solved
 
     def fail(self, element: str, reason: str, line: int | None = None) -> OsimImportError:
         return OsimImportError(self.doc.path, element, reason, line)
@@ -363,6 +364,7 @@ class _Converter:
             logging.getLogger(__name__).warning("%s", msg)
         for var in chain.variables:
             self.chain_exprs[var.name] = var
+        self.point_constraint_loop = pc.PointConstraintLoop(tree, tuple(pairs), tuple(dependent), tuple(equations))
         self.log.append(f"point constraints {chain.constraints.name}: coordinates {list(chain.constraints.variable_names)}"
                         " solved from the others (closed chain, projection method)")
 
@@ -450,6 +452,7 @@ class _Converter:
             "controllers": list(doc.controllers),
             "forces": [(f.name, f.type) for f in doc.forces
                        if not f.has_path and f.function_path is None and f.scholz_path is None],
+            "point_constraint_loop": self.point_constraint_loop,
         }
         return Model(doc.name, coords, joints, bodies, doc.gravity, deps, muscles, wraps, extras)
 

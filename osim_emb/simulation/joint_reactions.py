@@ -49,6 +49,7 @@ __all__ = [
     "reaction_labels",
     "ReactionResult",
     "joint_reactions_of_motion",
+    "constraint_loads",
 ]
 
 #: configurations per block of second-order kinematics (its Jacobian derivative is N x frames x nq² x 6)
@@ -286,6 +287,54 @@ def joint_reaction_loads(model: Model, q: Any, applied: np.ndarray, inertial: np
     return out
 
 
+def _applied_loads(model: Model, time, q, qd, forces, muscles, actuators, reserves, external_loads, limit_forces,
+                   path_forces) -> tuple[np.ndarray, np.ndarray, FrameKinematics]:
+    """Every load but gravity along the motion: the body wrenches (N, n_bodies, 6) and the generalized forces
+    (N, n_q) they and the mobility forces do work through; the first-order kinematics."""
+    from osim_emb.core.dynamics import actuator_generalized_forces, actuator_wrenches, external_load_forces, \
+        external_load_wrenches
+    from osim_emb.core.speeds import forces_about_coordinates
+    from osim_emb.paths.geometry import lengths_and_moment_arms
+    from osim_emb.simulation.motions import limit_generalized_forces
+    n = q.shape[0]
+    tau = np.zeros((n, model.n_q))
+    applied = np.zeros((n, len(model.bodies), 6))
+    kin = forward_kinematics(model, q, order=1)
+    pathed = [m for m in muscles if m.points]
+    function_based = [m for m in muscles if not m.points]  # OpenSim applies their generalized forces only
+    if function_based:
+        _, r = lengths_and_moment_arms(model, q, [m.name for m in function_based], allow_out_of_range=True)
+        tau += np.einsum("nkm,nm->nk", r, np.stack([forces[m.name] for m in function_based], axis=1))
+    if pathed:
+        wrenches, generalized = path_loads(model, q, np.stack([forces[m.name] for m in pathed], axis=1),
+                                           [m.name for m in pathed])
+        applied += wrenches
+        tau += generalized
+    if actuators:
+        b = actuator_generalized_forces(model, q, actuators)
+        for j, act in enumerate(actuators):
+            control = forces[act.name] / act.optimal_force
+            tau += b[:, :, j] * control[:, None]
+            add_body_wrenches(model, applied, actuator_wrenches(model, kin, act), control)
+    if reserves:  # OpenSim's CoordinateActuators: mobility forces, about its speeds on Ball, Free and Ellipsoid joints
+        reserve = np.zeros((n, model.n_q))
+        for column, coordinate in reserves.items():
+            reserve[:, model.coordinate_index(coordinate)] += forces[column]
+        tau += forces_about_coordinates(model, q, reserve)
+    if external_loads is not None:
+        loads = external_loads.at(time)
+        tau += external_load_forces(model, q, loads)
+        add_body_wrenches(model, applied, external_load_wrenches(model, kin, loads))
+    if len(limit_forces):
+        tau += limit_generalized_forces(limit_forces, q, qd)
+    if len(path_forces):
+        from osim_emb.simulation.muscle_driven import passive_path_loads
+        _, wrenches, generalized = passive_path_loads(model, path_forces, q, qd)
+        applied += wrenches
+        tau += generalized
+    return applied, tau, kin
+
+
 def reaction_labels(model: Model, requests: Sequence[ReactionRequest]) -> list[str]:
     """OpenSim's column labels: JOINT_on_BODY_in_FRAME_fx, ..._mz, ..._pz."""
     topo = joint_topology(model)
@@ -312,6 +361,78 @@ class ReactionResult:
     def table(self):
         import pandas as pd
         return pd.DataFrame({"time": self.time, **dict(zip(self.labels, self.loads.reshape(len(self.time), -1).T))})
+
+
+def _point_constraint_loop(model: Model):
+    """The model's PointConstraintLoop (None without point constraints); a model whose loops were closed without
+    one (read from JSON) or left out (lenient import) is refused: its reactions would miss the constraint forces."""
+    extras = model.extras if isinstance(model.extras, dict) else {}
+    loop = extras.get("point_constraint_loop")
+    if loop is not None:
+        return loop
+    doc = extras.get("document")
+    closed = [d.name for d in model.dependent_coordinates if d.source.startswith("point constraint")]
+    if closed or (doc is not None and doc.point_constraints):
+        kind = doc.point_constraints[0].type if doc is not None and doc.point_constraints else "point constraint"
+        raise ValueError(f"{model.name}: joint reactions need the {kind}s' body forces, hence the constraints "
+                         "themselves: " + (f"this model has coordinates {closed[:4]} solved from the others but not the "
+                                           "constraints (a model read back from JSON)" if closed else
+                                           "they were left out at import") + "; load the .osim file, strict")
+    return None
+
+
+def constraint_loads(model: Model, loop, time, q, qd, net_inertial, forces, muscles, actuators, reserves,
+                     external_loads, limit_forces, path_forces) -> np.ndarray:
+    """The body wrenches (N, n_bodies, 6) of a model's point constraints along a motion.  The loop's spanning tree
+    has the constrained coordinates free (z: the generalized coordinates and the dependent ones f(q)); there
+    Lagrange's equations with the multipliers λ read (dg/dz)ᵀ λ = Σ_k Ξ_kᵀ (W_inertial,k − W_gravity,k) − τ_z, with
+    τ_z every other applied load's generalized force about z (Eqs 100-120 before the elimination).  The minimal
+    equations of motion put that residual in the range of (dg/dz)ᵀ; λ is its least-squares solution (exact to
+    round-off, checked), then :func:`osim_emb.core.point_constraints.constraint_wrenches`.  ``net_inertial``:
+    inertial minus gravity wrenches of the model's bodies."""
+    from osim_emb.core.point_constraints import constraint_wrenches, point_constraint_jet
+    from osim_emb.simulation.muscle_driven import coordinate_forces_from_model, passive_path_forces_from_model
+    tree = loop.tree
+    z, zd = np.zeros((q.shape[0], tree.n_q)), np.zeros((q.shape[0], tree.n_q))
+    deps = {d.name: d for d in model.dependent_coordinates}
+    for k, name in enumerate(tree.coordinate_names):
+        if name in model.coordinate_names:
+            i = model.coordinate_index(name)
+            z[:, k], zd[:, k] = q[:, i], qd[:, i]
+        else:
+            jet = deps[name].function.evaluate(q, order=1)
+            z[:, k], zd[:, k] = jet.value, np.einsum("nk,nk->n", jet.gradient, qd)
+    index = {b.name: i for i, b in enumerate(model.bodies)}
+    missing = [b.name for b in tree.bodies if b.name not in index]
+    if missing:
+        raise ValueError(f"{model.name}: bodies {missing[:4]} of the point constraints' spanning tree are not in the "
+                         "model")
+    by_name = {m.name: m for m in tree.muscles}
+    limits = {f.name for f in limit_forces}
+    springs = {f.name for f in path_forces}
+    _, tau_z, kin_z = _applied_loads(
+        tree, time, z, zd, forces, [by_name[m.name] for m in muscles], actuators, reserves, external_loads,
+        [f for f in coordinate_forces_from_model(tree)[0] if f.name in limits],
+        [f for f in passive_path_forces_from_model(tree) if f.name in springs])
+    order = [index[b.name] for b in tree.bodies]
+    xi = kin_z.jacobian[:, [b.frame for b in tree.bodies]]  # (N, bodies, nz, 6)
+    residual = np.einsum("nbks,nbs->nk", xi, net_inertial[:, order]) - tau_z
+    rows = list(loop.equations)
+    gz = point_constraint_jet(tree, loop.pairs, z, order=1)[1][:, rows]  # (N, m, nz)
+    lam = np.einsum("nmk,nk->nm", np.linalg.pinv(np.swapaxes(gz, 1, 2)), residual)
+    left = np.einsum("nmk,nm->nk", gz, lam) - residual
+    scale = np.abs(residual).max() + np.abs(tau_z).max() + 1.0
+    if not np.abs(left).max() <= 1e-6 * scale:
+        worst = int(np.abs(left).max(axis=1).argmax())
+        raise RuntimeError(f"{model.name}: the point constraints' forces do not balance the tree's equations of motion "
+                           f"at frame {worst} (residual {np.abs(left[worst]).max():.3g} of {scale:.3g}): the motion's "
+                           "configurations may not satisfy the constraints")
+    out = np.zeros((q.shape[0], len(model.bodies), 6))
+    body_of_frame = {b.frame: index[b.name] for b in tree.bodies}
+    for frame, wrench in constraint_wrenches(tree, loop.pairs, rows, z, lam):
+        if frame in body_of_frame:  # (none on the ground)
+            out[:, body_of_frame[frame]] += wrench
+    return out
 
 
 def joint_reactions_of_motion(model: Model, time: Any, q: Any, qdot: Any, forces: dict, *,
@@ -365,11 +486,7 @@ def joint_reactions_of_motion(model: Model, time: Any, q: Any, qdot: Any, forces
     >>> bool(np.allclose(on["child"][:3], -on["parent"][:3]))
     True
     """
-    from osim_emb.core.dynamics import actuator_generalized_forces, actuator_wrenches, external_load_forces, \
-        external_load_wrenches, forward_dynamics
-    from osim_emb.core.speeds import forces_about_coordinates
-    from osim_emb.paths.geometry import lengths_and_moment_arms
-    from osim_emb.simulation.motions import limit_generalized_forces
+    from osim_emb.core.dynamics import forward_dynamics
     time = np.asarray(time, dtype=float)
     q, qd = np.atleast_2d(np.asarray(q, dtype=float)), np.atleast_2d(np.asarray(qdot, dtype=float))
     n = q.shape[0]
@@ -390,19 +507,7 @@ def joint_reactions_of_motion(model: Model, time: Any, q: Any, qdot: Any, forces
         raise ValueError(f"forces of {', '.join(map(repr, unknown[:8]))}{' ...' if len(unknown) > 8 else ''}: not a "
                          f"muscle of {model.name}, a given actuator or reserve_COORDINATE (give the actuator files "
                          "the forces came from)")
-    tau = np.zeros((n, model.n_q))
-    applied = np.zeros((n, len(model.bodies), 6))
-    kin = forward_kinematics(model, q, order=1)
-    pathed = [m for m in muscles if m.points]
-    function_based = [m for m in muscles if not m.points]  # OpenSim applies their generalized forces only
-    if function_based:
-        _, r = lengths_and_moment_arms(model, q, [m.name for m in function_based], allow_out_of_range=True)
-        tau += np.einsum("nkm,nm->nk", r, np.stack([forces[m.name] for m in function_based], axis=1))
-    if pathed:
-        wrenches, generalized = path_loads(model, q, np.stack([forces[m.name] for m in pathed], axis=1),
-                                           [m.name for m in pathed])
-        applied += wrenches
-        tau += generalized
+    loop = _point_constraint_loop(model)
     dependent = {d.name: d.kind for d in model.dependent_coordinates}
     held = [a for a in actuators if a.kind == "CoordinateActuator" and dependent.get(a.coordinate) in ("locked",
                                                                                                       "constant")]
@@ -411,29 +516,13 @@ def joint_reactions_of_motion(model: Model, time: Any, q: Any, qdot: Any, forces
             "%d actuator(s) on locked coordinates move nothing; their force is part of those joints' reactions: %s",
             len(held), ", ".join(a.name for a in held[:8]))
         actuators = [a for a in actuators if a not in held]
-    if actuators:
-        b = actuator_generalized_forces(model, q, actuators)
-        for j, act in enumerate(actuators):
-            control = forces[act.name] / act.optimal_force
-            tau += b[:, :, j] * control[:, None]
-            add_body_wrenches(model, applied, actuator_wrenches(model, kin, act), control)
-    if reserves:  # OpenSim's CoordinateActuators: mobility forces, about its speeds on Ball, Free and Ellipsoid joints
-        reserve = np.zeros((n, model.n_q))
-        for column, coordinate in reserves.items():
-            reserve[:, model.coordinate_index(coordinate)] += forces[column]
-        tau += forces_about_coordinates(model, q, reserve)
-    if external_loads is not None:
-        loads = external_loads.at(time)
-        tau += external_load_forces(model, q, loads)
-        add_body_wrenches(model, applied, external_load_wrenches(model, kin, loads))
-    if len(limit_forces):
-        tau += limit_generalized_forces(limit_forces, q, qd)
-    if len(path_forces):
-        from osim_emb.simulation.muscle_driven import passive_path_loads
-        _, wrenches, generalized = passive_path_loads(model, path_forces, q, qd)
-        applied += wrenches
-        tau += generalized
+    loads = (forces, muscles, actuators, reserves, external_loads, limit_forces, path_forces)
+    applied, tau, kin = _applied_loads(model, time, q, qd, *loads)
     qdd = forward_dynamics(model, q, qd, tau)
-    applied += gravity_wrenches(model, kin)
-    loads = joint_reaction_loads(model, q, applied, inertial_wrenches(model, q, qd, qdd, progress), requests)
+    gravity = gravity_wrenches(model, kin)
+    inertial = inertial_wrenches(model, q, qd, qdd, progress)
+    applied += gravity
+    if loop is not None:
+        applied += constraint_loads(model, loop, time, q, qd, inertial - gravity, *loads)
+    loads = joint_reaction_loads(model, q, applied, inertial, requests)
     return ReactionResult(time, loads, reaction_labels(model, requests), qdd)

@@ -1,0 +1,93 @@
+"""Joint reactions of models closed by PointConstraints, ConstantDistanceConstraints, PointOnLineConstraints and
+WeldConstraints: the constraints' body forces (simulation.joint_reactions.constraint_loads) against OpenSim 4.6's
+JointReaction, their virtual work against the constraint Jacobian, and the refusals."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from opensim_builders import build_welded, read_sto, write_states_file
+from osim_emb import load_osim
+from osim_emb.cli.main import main
+from test_point_constraints import build_loop
+
+
+def _motion(model, n=11):
+    t = np.linspace(0.0, 1.0, n)
+    w = 2 * np.pi * (1 + 0.3 * np.arange(model.n_q))
+    return t, model.default_q + 0.2 * np.sin(t[:, None] * w), 0.2 * w * np.cos(t[:, None] * w)
+
+
+def _build(osim, kind, path):
+    if kind == "weld":
+        build_welded(osim, path)
+    else:
+        build_loop(osim, path, distance=kind == "distance", line=kind == "line")
+
+
+@pytest.mark.opensim
+@pytest.mark.parametrize("kind", ["point", "distance", "line", "weld"])
+def test_reactions_of_a_closed_loop_equal_opensims(osim, tmp_path, capsys, kind):
+    """A spatial loop closed by each constraint type (the weld holds a FreeJoint body, so OpenSim's speeds of its
+    rotations are angular velocities), two path actuators pulling: every joint's reaction against OpenSim's
+    JointReaction on the same states and forces files; the constraint forces move them by about the load itself."""
+    from osim_emb.opensim.joint_reactions import opensim_joint_reactions
+    path = tmp_path / f"{kind}.osim"
+    _build(osim, kind, path)
+    model = load_osim(path)
+    t, q, qd = _motion(model)
+    states, forces = tmp_path / "states.sto", tmp_path / "forces.sto"
+    write_states_file(states, osim.Model(str(path)), model, t, q, qd)
+    forces.write_text("forces\nversion=1\nnRows=11\nnColumns=3\ninDegrees=no\nendheader\ntime\tm1\tm2\n" + "\n".join(
+        f"{x:.17g}\t{30 + 10 * np.sin(5 * x):.17g}\t{20 + 5 * np.cos(3 * x):.17g}" for x in t) + "\n")
+    ref = opensim_joint_reactions(path, states, forces_file=forces)["loads"]
+    assert main(["joint-reactions", str(path), str(states), "--forces", str(forces), "-o", str(tmp_path / "ours")]) == 0
+    ours = read_sto(tmp_path / "ours_JointReaction_ReactionLoads.sto")
+    assert list(ours.columns) == list(ref.columns)
+    d = float(np.abs(ours.to_numpy()[:, 1:] - ref.to_numpy()[:, 1:]).max())
+    scale = float(np.abs(ref.to_numpy()[:, 1:]).max())
+    with capsys.disabled():
+        print(f"\n[agreement] {kind} constraint: joint reactions vs OpenSim's JointReaction {d:.2e} (of {scale:.3g} N, "
+              "N m, m)")
+    assert d < 1e-8 * scale
+
+
+@pytest.mark.opensim
+@pytest.mark.parametrize("kind", ["point", "distance", "line", "weld"])
+def test_constraint_wrenches_do_the_virtual_work_of_the_constraint_jacobian(osim, tmp_path, kind):
+    """For any multipliers λ, the body wrenches of constraint_wrenches do the work (dg/dz)ᵀ λ through the spanning
+    tree's frame Jacobians (dg/dz: the jet, itself checked against finite differences in test_point_constraints)."""
+    from osim_emb.core import kinematics as kin
+    from osim_emb.core.point_constraints import constraint_wrenches, point_constraint_jet
+    path = tmp_path / f"{kind}.osim"
+    _build(osim, kind, path)
+    loop = load_osim(path).extras["point_constraint_loop"]
+    tree, rows = loop.tree, list(loop.equations)
+    rng = np.random.default_rng(3)
+    z = tree.default_q + rng.uniform(-0.3, 0.3, (5, tree.n_q))  # (off the constraint manifold: the identity is general)
+    lam = rng.normal(size=(5, len(rows)))
+    xi = kin.forward_kinematics(tree, z, order=1).jacobian
+    work = sum(np.einsum("nks,ns->nk", xi[:, frame], w) for frame, w in constraint_wrenches(tree, loop.pairs, rows, z, lam))
+    gz = point_constraint_jet(tree, loop.pairs, z, order=1)[1][:, rows]
+    np.testing.assert_allclose(work, np.einsum("nmk,nm->nk", gz, lam), atol=1e-12)
+
+
+@pytest.mark.opensim
+def test_reactions_without_the_constraint_forces_are_refused(osim, tmp_path, capsys):
+    """A model whose loop was left out at a lenient import, or read back from JSON: refused by name, nothing written."""
+    from osim_emb.io.model_json import save_model
+    path = tmp_path / "loop.osim"
+    build_loop(osim, path)
+    model = load_osim(path)
+    t, q, qd = _motion(model, 3)
+    states = tmp_path / "states.sto"
+    write_states_file(states, osim.Model(str(path)), model, t, q, qd)
+    forces = tmp_path / "forces.sto"
+    forces.write_text("forces\nversion=1\nnRows=2\nnColumns=3\ninDegrees=no\nendheader\ntime\tm1\tm2\n0\t1\t1\n1\t1\t1\n")
+    json_path = tmp_path / "loop.json"
+    save_model(model, json_path)
+    assert main(["joint-reactions", str(json_path), str(states), "--forces", str(forces), "-o", str(tmp_path / "a")]) != 0
+    err = capsys.readouterr().err
+    assert "closure" in err or "constraint" in err, err
+    assert not list(tmp_path.glob("a_*"))

@@ -255,3 +255,36 @@ def test_a_model_without_coordinates_has_no_speeds(tmp_path):
     model = read_text(tmp_path, text, "welded.osim")
     assert model.n_q == 0
     assert speeds_from_rates(model, np.zeros((3, 0)), np.zeros((3, 0))).shape == (3, 0)
+
+
+def test_a_free_joint_with_angles_solved_from_a_weld_reads_opensims_states(osim, tmp_path):
+    """A FreeJoint whose y and z angles are solved from a WeldConstraint loop (chosen dependent): OpenSim's speeds of
+    its rotations are the angular velocity, so the generalized x angle's rate needs the dependent angles' values and
+    speeds, which OpenSim's states file has; read back, the rates equal the central differences of the file's
+    coordinates (OpenSim's Manager, the constrained motion under gravity)."""
+    from opensim_builders import build_welded
+    path = tmp_path / "welded.osim"
+    build_welded(osim, path)
+    model = oe.load_osim(path, dependent_coordinates=["j1_coord_0", "j2_coord_0", "j2_coord_1", "j3_coord_1",
+                                                       "j3_coord_2", "j3_coord_4"])
+    assert model.coordinate_names == ["j3_coord_0", "j3_coord_3", "j3_coord_5"]
+    om = osim.Model(str(path))
+    state = om.initSystem()
+    manager = osim.Manager(om)
+    manager.setIntegratorAccuracy(1e-12)
+    manager.initialize(state)
+    for t in np.linspace(0.0, 0.05, 501)[1:]:
+        manager.integrate(float(t))
+    sto = tmp_path / "states.sto"
+    osim.STOFileAdapter.write(manager.getStatesTable(), str(sto))
+    tab, head = read_motion(sto)
+    time, q, qd = coordinates_from_motion(model, tab, head)
+    dt = np.diff(time)
+    central = (q[2:] - q[:-2]) / (dt[1:] + dt[:-1])[:, None]
+    print(f"rates with dependent angles vs central differences: {np.abs(qd[1:-1] - central).max():.1e} rad/s "
+          f"(of {np.abs(central).max():.2g})")
+    np.testing.assert_allclose(qd[1:-1], central, rtol=0, atol=1e-7)
+    # without the dependent angles' columns the rates cannot be had: refused by name
+    tab = tab[[c for c in tab.columns if "j3_coord_1" not in c]]
+    with pytest.raises(MotionFileError, match="FreeJoint 'j3'.*'j3_coord_1' not a generalized coordinate"):
+        coordinates_from_motion(model, tab, head)

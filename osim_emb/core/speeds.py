@@ -144,7 +144,7 @@ def speeds_from_rates(model: Any, q: Any, qdot: Any) -> np.ndarray:
     return np.stack([speeds[c] for c in model.coordinate_names], axis=1)
 
 
-def rates_from_speeds(model: Any, q: Any, u: Any, *, source: str = "") -> np.ndarray:
+def rates_from_speeds(model: Any, q: Any, u: Any, *, source: str = "", others: Any = None) -> np.ndarray:
     """The coordinate rates q̇ (N, n_q) from OpenSim's speeds u at configurations q: q̇ = E⁻¹ u on the rotations of
     Ball, Free and Ellipsoid joints (closed form), q̇ = u elsewhere.  A configuration in gimbal lock
     (|cos b| < 1e-10 on such a joint) is refused with the joint, the frame and ``source`` (e.g. the file).
@@ -157,6 +157,10 @@ def rates_from_speeds(model: Any, q: Any, u: Any, *, source: str = "") -> np.nda
         (N, n_q) or (n_q,) configurations (rad, m) and OpenSim's speeds (rad/s, m/s).
     source : str, optional
         Where the speeds come from, for the error message.
+    others : mapping, optional
+        Name -> (values (N,), speeds (N,)) of coordinates that are not generalized (a states file's columns): a
+        joint whose angles are not all generalized coordinates (one solved from a loop, say) needs its other angles'
+        values and OpenSim speeds; without them it is refused by name.
 
     Returns
     -------
@@ -173,15 +177,22 @@ def rates_from_speeds(model: Any, q: Any, u: Any, *, source: str = "") -> np.nda
     """
     q = _as_rows(q, model.n_q, "q")
     qd = _as_rows(u, model.n_q, "u")
+    speeds = qd.copy()
+    others = others or {}
     for j in angular_velocity_joints(model):
-        if j.index is None:
-            fixed = [n for n in j.coordinates if n not in model.coordinate_names]
+        position = [model.coordinate_index(n) if n in model.coordinate_names else None for n in j.coordinates]
+        fixed = [n for n, k in zip(j.coordinates, position) if k is None and n not in others]
+        if fixed:
             raise SpeedMapError(f"{source + ': ' if source else ''}{j.type} {j.name!r} of model {model.name!r}: "
                                 "OpenSim's speeds of its rotations are angular velocities, and with "
                                 f"{', '.join(map(repr, fixed))} not a generalized coordinate (coupled, locked or "
-                                "constant) the package cannot turn them into the angles' rates")
-        i0, i1, i2 = j.index
-        a, b = q[:, i0], q[:, i1]
+                                "constant) and no value and speed of it given, the package cannot turn them into the "
+                                "angles' rates")
+        angle = [q[:, k] if k is not None else np.broadcast_to(np.asarray(others[n][0], dtype=float), q.shape[:1])
+                 for n, k in zip(j.coordinates, position)]
+        w = [speeds[:, k] if k is not None else np.broadcast_to(np.asarray(others[n][1], dtype=float), q.shape[:1])
+             for n, k in zip(j.coordinates, position)]
+        a, b = angle[0], angle[1]
         ca, sa, cb, sb = np.cos(a), np.sin(a), np.cos(b), np.sin(b)
         locked = np.flatnonzero(np.abs(cb) < GIMBAL_LOCK)
         if locked.size:
@@ -189,11 +200,11 @@ def rates_from_speeds(model: Any, q: Any, u: Any, *, source: str = "") -> np.nda
             raise SpeedMapError(f"{source + ': ' if source else ''}{j.type} {j.name!r} is in gimbal lock at frame "
                                 f"{n} ({j.coordinates[1]!r} = {b[n]:.12g} rad, cos = {cb[n]:.3g}): OpenSim's angular "
                                 "velocity there has no rates of the X-Y-Z angles")
-        wx, wy, wz = qd[:, i0].copy(), qd[:, i1].copy(), qd[:, i2].copy()
-        c_rate = (ca * wz - sa * wy) / cb
-        qd[:, i1] = ca * wy + sa * wz
-        qd[:, i2] = c_rate
-        qd[:, i0] = wx - sb * c_rate
+        c_rate = (ca * w[2] - sa * w[1]) / cb
+        rates = (w[0] - sb * c_rate, ca * w[1] + sa * w[2], c_rate)
+        for k, r in zip(position, rates):
+            if k is not None:
+                qd[:, k] = r
     return qd
 
 

@@ -15,7 +15,7 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from osim_emb.core.speeds import SpeedMapError, rates_from_speeds
+from osim_emb.core.speeds import SpeedMapError, angular_velocity_joints, rates_from_speeds
 from osim_emb.io.outputs import write_atomically
 
 log = logging.getLogger(__name__)
@@ -228,8 +228,18 @@ def coordinates_from_motion(model: Any, table: pd.DataFrame, header: dict[str, s
             s = table[scol].to_numpy(dtype=float)
             qd[:, k] = np.radians(s) if in_deg and rotational else s
     if have_speed:  # OpenSim's speeds: on Ball, Free and Ellipsoid joints' rotations the angular velocity
+        others = {}  # such a joint's angles that are not generalized coordinates (solved from a loop, say)
+        for j in angular_velocity_joints(model):
+            for name in j.coordinates:
+                vcol, scol = _column_for(table.columns, name), _column_for(table.columns, name, "speed")
+                if name in model.coordinate_names or vcol is None or scol is None:
+                    continue
+                rotational = next((d.motion_type for d in model.dependent_coordinates if d.name == name),
+                                  "rotational") == "rotational"
+                v, s = table[vcol].to_numpy(dtype=float), table[scol].to_numpy(dtype=float)
+                others[name] = (np.radians(v), np.radians(s)) if in_deg and rotational else (v, s)
         try:
-            qd = rates_from_speeds(model, q, qd)
+            qd = rates_from_speeds(model, q, qd, others=others)
         except SpeedMapError as err:
             raise MotionFileError(path, str(err)) from None
     return time, q, (qd if have_speed else None)

@@ -23,7 +23,7 @@ def _build(osim, kind, path):
     if kind == "weld":
         build_welded(osim, path)
     else:
-        build_loop(osim, path, distance=kind == "distance", line=kind == "line")
+        build_loop(osim, path, distance=kind == "distance", line=kind == "line", planar=kind == "planar")
 
 
 @pytest.mark.opensim
@@ -51,6 +51,49 @@ def test_reactions_of_a_closed_loop_equal_opensims(osim, tmp_path, capsys, kind)
         print(f"\n[agreement] {kind} constraint: joint reactions vs OpenSim's JointReaction {d:.2e} (of {scale:.3g} N, "
               "N m, m)")
     assert d < 1e-8 * scale
+
+
+@pytest.mark.opensim
+def test_a_planar_loop_with_a_redundant_equation_equals_opensims_reactions(osim, tmp_path, capsys, caplog):
+    """The loop on three parallel pins: the point constraint's z equation is redundant (its coefficients all zero),
+    left without force, as OpenSim's least-squares multipliers leave it, and the command says so.  OpenSim's
+    AnalyzeTool cannot assemble this model (its assembler: "not enough degrees of freedom") and reports every frame
+    at the default pose, so the reference is OpenSim's API at the same states: Joint::calcReactionOnChildExpressedIn
+    Ground with the actuators' forces overridden."""
+    from osim_emb.core.kinematics import dependent_coordinate_columns, speed_columns
+    from osim_emb.simulation.joint_reactions import joint_reactions_of_motion
+    path = tmp_path / "planar.osim"
+    build_loop(osim, path, planar=True)
+    model = load_osim(path)
+    t, q, qd = _motion(model)
+    forces = {"m1": 30 + 10 * np.sin(5 * t), "m2": 20 + 5 * np.cos(3 * t)}
+    ours = joint_reactions_of_motion(model, t, q, qd, forces, progress=False).loads
+    assert "redundant" in caplog.text
+    columns = {n: q[:, k] for k, n in enumerate(model.coordinate_names)}
+    columns.update(speed_columns(model, q, qd))
+    columns.update(dependent_coordinate_columns(model, q, qd))
+    om = osim.Model(str(path))
+    state = om.initSystem()
+    coordinates, joints, actuators = om.getCoordinateSet(), om.getJointSet(), om.getActuators()
+    worst = 0.0
+    for n in range(len(t)):
+        for i in range(coordinates.getSize()):
+            c = coordinates.get(i)
+            c.setValue(state, float(columns[c.getName()][n]), False)
+            c.setSpeedValue(state, float(columns[c.getName() + "_u"][n]))
+        for i in range(actuators.getSize()):
+            a = osim.ScalarActuator.safeDownCast(actuators.get(i))
+            a.overrideActuation(state, True)
+            a.setOverrideActuation(state, float(forces[a.getName()][n]))
+        om.realizeAcceleration(state)
+        for j in range(joints.getSize()):
+            reaction = joints.get(j).calcReactionOnChildExpressedInGround(state)
+            ref = np.concatenate([reaction.get(1).to_numpy(), reaction.get(0).to_numpy()])
+            worst = max(worst, float(np.abs(ref - ours[n, j, :6]).max()))
+    with capsys.disabled():
+        print(f"\n[agreement] planar loop (a redundant equation): joint reactions vs OpenSim's API {worst:.2e} (of "
+              f"{np.abs(ours[..., :6]).max():.3g} N, N m)")
+    assert worst < 1e-10 * np.abs(ours[..., :6]).max()
 
 
 @pytest.mark.opensim

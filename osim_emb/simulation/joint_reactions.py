@@ -393,6 +393,13 @@ def constraint_loads(model: Model, loop, time, q, qd, net_inertial, forces, musc
     from osim_emb.core.point_constraints import constraint_wrenches, point_constraint_jet
     from osim_emb.simulation.muscle_driven import coordinate_forces_from_model, passive_path_forces_from_model
     tree = loop.tree
+    n_all = sum(p.n_equations for p in loop.pairs)
+    if len(loop.equations) < n_all:
+        logging.getLogger(__name__).warning(
+            "%s: %d of the point constraints' %d equations are redundant (with each other or with the couplers) and "
+            "carry no force here; how a load splits between redundant constraints is indeterminate, and OpenSim "
+            "takes the least-squares split, so the reactions of the joints inside that loop can differ from its",
+            model.name, n_all - len(loop.equations), n_all)
     z, zd = np.zeros((q.shape[0], tree.n_q)), np.zeros((q.shape[0], tree.n_q))
     deps = {d.name: d for d in model.dependent_coordinates}
     for k, name in enumerate(tree.coordinate_names):

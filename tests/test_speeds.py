@@ -48,6 +48,14 @@ def ball_free_osim(speeds=(0.0,) * 6, *, locked_ball_angle=False) -> str:
             f'<JointSet><objects>{"".join(jx)}</objects></JointSet></Model></OpenSimDocument>')
 
 
+#: a CoordinateLimitForce on ball_r1 (beyond -10 degrees, damped) and a CoordinateActuator on ball_r2
+LIMIT_AND_TORQUE = ('<ForceSet><objects><CoordinateLimitForce name="limit"><coordinate>ball_r1</coordinate>'
+                    "<upper_stiffness>20</upper_stiffness><upper_limit>-10</upper_limit><lower_stiffness>15"
+                    "</lower_stiffness><lower_limit>-40</lower_limit><damping>0.5</damping><transition>5</transition>"
+                    '</CoordinateLimitForce><CoordinateActuator name="torque"><coordinate>ball_r2</coordinate>'
+                    "<optimal_force>2</optimal_force></CoordinateActuator></objects></ForceSet>")
+
+
 def read_text(folder, text, name="ball_free.osim"):
     (folder / name).write_text(text)
     return oe.load_osim(folder / name)
@@ -288,3 +296,72 @@ def test_a_free_joint_with_angles_solved_from_a_weld_reads_opensims_states(osim,
     tab = tab[[c for c in tab.columns if "j3_coord_1" not in c]]
     with pytest.raises(MotionFileError, match="FreeJoint 'j3'.*'j3_coord_1' not a generalized coordinate"):
         coordinates_from_motion(model, tab, head)
+
+
+def test_a_limit_force_and_an_actuator_on_ball_angles_are_opensims_mobility_forces(osim, tmp_path):
+    """A CoordinateLimitForce on ball_r1 (beyond its upper limit, damped: its speed is OpenSim's u_k, the angular
+    velocity component) and a CoordinateActuator on ball_r2 from the model's ForceSet: the package's generalized
+    forces (coordinate_forces_from_model, limit_generalized_forces, coordinate_state), taken about OpenSim's speeds,
+    equal the change they make in OpenSim's InverseDynamicsSolver at random states."""
+    from osim_emb.core.speeds import forces_about_speeds
+    from osim_emb.opensim.bridge import OpenSimReference
+    from osim_emb.simulation.motions import limit_generalized_forces
+    from osim_emb.simulation.muscle_driven import coordinate_forces_from_model, coordinate_state
+    path = tmp_path / "limited.osim"
+    path.write_text(ball_free_osim().replace("</JointSet>", "</JointSet>" + LIMIT_AND_TORQUE))
+    model = oe.load_osim(path)
+    limits, actuators = coordinate_forces_from_model(model)
+    assert [f.name for f in limits] == ["limit"] and [a.name for a in actuators] == ["torque"]
+    ref = OpenSimReference(str(path), model)
+    idx = ref.speed_indices()
+    order = [idx[c] for c in model.coordinate_names]
+    force_set = ref.model_os.getForceSet()
+    limit, torque = force_set.get("limit"), osim.CoordinateActuator.safeDownCast(force_set.get("torque"))
+    rng = np.random.default_rng(2)
+    worst = 0.0
+    for _ in range(4):
+        q = model.default_q + rng.uniform(-0.3, 0.3, model.n_q)
+        q[model.coordinate_index("ball_r1")] = rng.uniform(-0.15, 0.2)  # (-8.6 to 11 degrees: in and past the ramp)
+        qd = rng.normal(size=model.n_q)
+        ref.set_configuration(q)
+        ref.set_speeds(speeds_from_rates(model, q, qd)[0])
+        udot = rng.normal(size=model.n_q)
+        torque.overrideActuation(ref.state, True)
+        torque.setOverrideActuation(ref.state, 1.5)
+        pushed = ref.inverse_dynamics(udot)[order]
+        limit.setAppliesForce(ref.state, False)
+        torque.overrideActuation(ref.state, False)
+        free = ref.inverse_dynamics(udot)[order]  # (the actuator's default control, 0, applies nothing)
+        limit.setAppliesForce(ref.state, True)
+        tau = limit_generalized_forces(limits, q[None], qd[None])[0]
+        _, _, gradient = coordinate_state(actuators[0], q, qd)
+        tau += 1.5 * gradient  # (the overridden actuation is the force itself)
+        ours = forces_about_speeds(model, q, tau)
+        assert abs(ours[model.coordinate_index("ball_r1")]) > 0.5  # the limit is active
+        worst = max(worst, float(np.abs(ours - (free - pushed)).max()))
+    print(f"limit force and actuator on ball angles about OpenSim's speeds: {worst:.1e} N m")
+    assert worst < 1e-10
+
+
+def test_a_simulation_with_forces_on_ball_angles_equals_opensims_manager(osim, tmp_path):
+    """The same limit force and actuator (its control a sine) in a forward simulation from nonzero default speeds:
+    simulate_muscles (the numpy route; the compiled integrators refuse such forces by name) against OpenSim's
+    Manager over 0.3 s."""
+    from osim_emb.simulation.muscle_driven import ExcitationSpec, simulate_muscles
+    from osim_emb.simulation.muscle_driven import MuscleDrivenSystem
+    from osim_emb.simulation.muscle_driven_jit import _coordinate_force_map
+    from osim_emb.opensim.muscle_simulation import opensim_muscle_simulation
+    path = tmp_path / "limited.osim"
+    path.write_text(ball_free_osim(speeds=(0.4, -0.7, 1.1, 0.9, 0.5, -1.2)).replace("</JointSet>",
+                                                                                   "</JointSet>" + LIMIT_AND_TORQUE))
+    model = oe.load_osim(path)
+    controls = {"torque": ExcitationSpec.parse("sine:0:10:0:1")}
+    assert "Ball, Free or Ellipsoid" in _coordinate_force_map(MuscleDrivenSystem(model, {}, controls=controls))
+    times = np.linspace(0.0, 0.3, 7)
+    ours = simulate_muscles(model, 0.3, {}, controls=controls, t_eval=times, rtol=1e-10, atol=1e-12, method="DOP853")
+    theirs = opensim_muscle_simulation(str(path), times, {}, controls=controls, accuracy=1e-10)
+    names = theirs["names"]
+    dq = np.abs(np.column_stack([ours[n] for n in names]) - theirs["q"]).max()
+    du = np.abs(np.column_stack([ours[f"{n}_u"] for n in names]) - theirs["u"]).max()
+    print(f"forces on ball angles, 0.3 s against OpenSim's Manager: q {dq:.1e} rad, u {du:.1e} rad/s")
+    assert dq < 1e-8 and du < 1e-7

@@ -81,6 +81,8 @@ class CoordinateLimitForce:
     transition: float
     rotational: bool = True
     coupling: JointFunction | None = None  # a coupled coordinate's function of q (``coordinate`` is then -1)
+    #: on a rotation of a Ball, Free or Ellipsoid joint: (the joint's three angles' indices in q, this angle's row)
+    angular: tuple[int, int, int, int] | None = None
 
     def generalized_force(self, q: float, qdot: float) -> float:
         """calcLimitForce: stiffness ramps up (SimTK Step) over ``transition`` beyond each limit; damping scales
@@ -102,12 +104,22 @@ class CoordinateActuator:
     coordinate: int
     optimal_force: float = 1.0
     coupling: JointFunction | None = None  # a coupled coordinate's function of q (``coordinate`` is then -1)
+    angular: tuple[int, int, int, int] | None = None  # as CoordinateLimitForce's
 
 
 def coordinate_state(force, q: np.ndarray, qd: np.ndarray) -> tuple[float, float, np.ndarray | None]:
     """(value, speed, gradient over q) of the coordinate a coordinate force acts on; the gradient is None for a
     generalized coordinate.  A coupled coordinate c = f(q) moves at ċ = ∇f·q̇, and by virtual work its
-    generalized force τ_c acts on q as ∇f τ_c (what OpenSim's coupler constraint transmits)."""
+    generalized force τ_c acts on q as ∇f τ_c (what OpenSim's coupler constraint transmits).  On a rotation of a
+    Ball, Free or Ellipsoid joint OpenSim's speed is the angular velocity's component u_k = E_k q̇ (the row of
+    :func:`osim_emb.core.speeds.euler_rate_matrix`), so the force acts on q as E_kᵀ τ."""
+    if force.angular is not None:
+        from osim_emb.core.speeds import euler_rate_matrix
+        i0, i1, i2, k = force.angular
+        row = euler_rate_matrix(q[i0], q[i1])[0, k]
+        gradient = np.zeros(q.shape[-1])
+        gradient[[i0, i1, i2]] = row
+        return float(q[force.coordinate]), float(gradient @ qd), gradient
     if force.coupling is None:
         return float(q[force.coordinate]), float(qd[force.coordinate]), None
     jet = force.coupling.evaluate(q, order=1)
@@ -142,11 +154,15 @@ def coordinate_forces_from_model(model: Model) -> tuple[list[CoordinateLimitForc
     on_locked = []
     spherical = {c: j for j in angular_velocity_joints(model) for c in j.coordinates}
     for f in coordinate_force_records(doc):
+        angular = None
         if f.coordinate in spherical and f.coordinate not in held:
             j = spherical[f.coordinate]
-            raise MuscleSimulationError(f"{doc.path}: {f.type} {f.name!r} acts on {f.coordinate!r}, a rotation of "
-                                        f"{j.type} {j.name!r}, whose OpenSim speed is an angular velocity (a torque "
-                                        "about an axis of the parent frame): not simulated by the package")
+            if j.index is None:
+                raise MuscleSimulationError(
+                    f"{doc.path}: {f.type} {f.name!r} acts on {f.coordinate!r}, a rotation of {j.type} {j.name!r}, "
+                    "whose OpenSim speed is an angular velocity component (a torque about an axis of the parent frame), "
+                    "and not all of that joint's angles are generalized coordinates: not applied by the package")
+            angular = (*j.index, j.coordinates.index(f.coordinate))
         if f.coordinate in held:  # the lock takes the force: no effect on the motion (as in OpenSim)
             on_locked.append(f"{f.type} {f.name!r} ({f.coordinate})")
             continue
@@ -162,9 +178,10 @@ def coordinate_forces_from_model(model: Model) -> tuple[list[CoordinateLimitForc
         if f.type == "CoordinateLimitForce":
             limits.append(CoordinateLimitForce(
                 f.name, k, p["upper_stiffness"], p["upper_limit"], p["lower_stiffness"],
-                p["lower_limit"], p["damping"], p["transition"], motion[f.coordinate] == "rotational", coupling))
+                p["lower_limit"], p["damping"], p["transition"], motion[f.coordinate] == "rotational", coupling,
+                angular))
         else:
-            actuators.append(CoordinateActuator(f.name, k, p["optimal_force"], coupling))
+            actuators.append(CoordinateActuator(f.name, k, p["optimal_force"], coupling, angular))
     if on_locked:
         log.warning("muscle-driven simulation of %s leaves out %d force(s) on locked coordinates, which do not move the "
                     "model: %s", model.name, len(on_locked), ", ".join(on_locked))

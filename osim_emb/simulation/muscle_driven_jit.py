@@ -555,6 +555,9 @@ def _coordinate_force_map(system):
     n_q = system.n_q
     coef, intercept, rows, curves = [], [], [], []
     for f in (*system.limit_forces, *system.actuators):
+        if f.angular is not None:
+            return (f"{type(f).__name__} {f.name!r} acts on a rotation of a Ball, Free or Ellipsoid joint (its speed an "
+                    "angular velocity component)")
         if f.coupling is None:
             c, c0, enc = np.eye(n_q)[f.coordinate], 0.0, None
         else:

@@ -365,3 +365,36 @@ def test_a_simulation_with_forces_on_ball_angles_equals_opensims_manager(osim, t
     du = np.abs(np.column_stack([ours[f"{n}_u"] for n in names]) - theirs["u"]).max()
     print(f"forces on ball angles, 0.3 s against OpenSim's Manager: q {dq:.1e} rad, u {du:.1e} rad/s")
     assert dq < 1e-8 and du < 1e-7
+
+
+def test_a_limit_force_on_a_free_joint_with_dependent_angles_acts_through_the_angular_velocity(osim, tmp_path):
+    """The welded lump's FreeJoint with its y and z angles solved from the loop: a CoordinateLimitForce on its x angle
+    moves at u_x, the x component of the lump's angular velocity in ground (central differences of the lump's rotation
+    along q + h q̇, the dependent angles following the loop), and does the power F u_x."""
+    from opensim_builders import build_welded
+    from osim_emb.simulation.muscle_driven import coordinate_forces_from_model, coordinate_state
+    path = tmp_path / "welded.osim"
+    build_welded(osim, path)
+    text = path.read_text().replace("</ConstraintSet>", "</ConstraintSet><ForceSet><objects><CoordinateLimitForce "
+                                    'name="limit"><coordinate>j3_coord_0</coordinate><upper_stiffness>5'
+                                    "</upper_stiffness><upper_limit>0</upper_limit><lower_stiffness>5</lower_stiffness>"
+                                    "<lower_limit>-1</lower_limit><damping>0.1</damping><transition>1</transition>"
+                                    "</CoordinateLimitForce></objects></ForceSet>", 1)
+    assert "CoordinateLimitForce" in text
+    path.write_text(text)
+    model = oe.load_osim(path, dependent_coordinates=["j1_coord_0", "j2_coord_0", "j2_coord_1", "j3_coord_1",
+                                                       "j3_coord_2", "j3_coord_4"])
+    (limit,), _ = coordinate_forces_from_model(model)
+    lump = model.body_names.index("lump")
+    rng = np.random.default_rng(4)
+    for _ in range(3):
+        q = model.default_q + rng.uniform(-0.1, 0.1, model.n_q)
+        qd = rng.normal(size=model.n_q)
+        value, speed, gradient = coordinate_state(limit, q, qd)
+        h = 1e-6
+        rot = [body_transforms(model, forward_kinematics(model, q + s * h * qd))[0][lump][:3, :3] for s in (1, -1)]
+        r0 = body_transforms(model, forward_kinematics(model, q))[0][lump][:3, :3]
+        omega = _vee((rot[0] - rot[1]) / (2 * h) @ r0.T)
+        assert value == pytest.approx(q[model.coordinate_index("j3_coord_0")])
+        assert speed == pytest.approx(omega[0], abs=1e-7)
+        np.testing.assert_allclose(gradient @ qd, speed, atol=1e-14)

@@ -81,8 +81,9 @@ class CoordinateLimitForce:
     transition: float
     rotational: bool = True
     coupling: JointFunction | None = None  # a coupled coordinate's function of q (``coordinate`` is then -1)
-    #: on a rotation of a Ball, Free or Ellipsoid joint: (the joint's three angles' indices in q, this angle's row)
-    angular: tuple[int, int, int, int] | None = None
+    #: on a rotation of a Ball, Free or Ellipsoid joint: (the joint's three angles, each its index in q or its
+    #: function of q where it is not a generalized coordinate; this angle's row)
+    angular: tuple[tuple, int] | None = None
 
     def generalized_force(self, q: float, qdot: float) -> float:
         """calcLimitForce: stiffness ramps up (SimTK Step) over ``transition`` beyond each limit; damping scales
@@ -104,7 +105,7 @@ class CoordinateActuator:
     coordinate: int
     optimal_force: float = 1.0
     coupling: JointFunction | None = None  # a coupled coordinate's function of q (``coordinate`` is then -1)
-    angular: tuple[int, int, int, int] | None = None  # as CoordinateLimitForce's
+    angular: tuple[tuple, int] | None = None  # as CoordinateLimitForce's
 
 
 def coordinate_state(force, q: np.ndarray, qd: np.ndarray) -> tuple[float, float, np.ndarray | None]:
@@ -115,11 +116,19 @@ def coordinate_state(force, q: np.ndarray, qd: np.ndarray) -> tuple[float, float
     :func:`osim_emb.core.speeds.euler_rate_matrix`), so the force acts on q as E_kᵀ τ."""
     if force.angular is not None:
         from osim_emb.core.speeds import euler_rate_matrix
-        i0, i1, i2, k = force.angular
-        row = euler_rate_matrix(q[i0], q[i1])[0, k]
-        gradient = np.zeros(q.shape[-1])
-        gradient[[i0, i1, i2]] = row
-        return float(q[force.coordinate]), float(gradient @ qd), gradient
+        angles, k = force.angular
+        values, gradients = [], []
+        for a in angles:
+            if isinstance(a, (int, np.integer)):
+                values.append(float(q[a]))
+                gradients.append(np.eye(q.shape[-1])[a])
+            else:
+                jet = a.evaluate(q[None], order=1)
+                values.append(float(jet.value[0]))
+                gradients.append(np.asarray(jet.gradient[0], dtype=float))
+        row = euler_rate_matrix(values[0], values[1])[0, k]
+        gradient = sum(r * g for r, g in zip(row, gradients))
+        return values[k], float(gradient @ qd), gradient
     if force.coupling is None:
         return float(q[force.coordinate]), float(qd[force.coordinate]), None
     jet = force.coupling.evaluate(q, order=1)
@@ -157,20 +166,17 @@ def coordinate_forces_from_model(model: Model) -> tuple[list[CoordinateLimitForc
         angular = None
         if f.coordinate in spherical and f.coordinate not in held:
             j = spherical[f.coordinate]
-            if j.index is None:
-                raise MuscleSimulationError(
-                    f"{doc.path}: {f.type} {f.name!r} acts on {f.coordinate!r}, a rotation of {j.type} {j.name!r}, "
-                    "whose OpenSim speed is an angular velocity component (a torque about an axis of the parent frame), "
-                    "and not all of that joint's angles are generalized coordinates: not applied by the package")
-            angular = (*j.index, j.coordinates.index(f.coordinate))
+            functions = {d.name: d.function for d in model.dependent_coordinates}
+            angular = (tuple(names[c] if c in names else functions[c] for c in j.coordinates),
+                       j.coordinates.index(f.coordinate))
         if f.coordinate in held:  # the lock takes the force: no effect on the motion (as in OpenSim)
             on_locked.append(f"{f.type} {f.name!r} ({f.coordinate})")
             continue
-        if f.coordinate not in names and f.coordinate not in coupled:
+        if angular is None and f.coordinate not in names and f.coordinate not in coupled:
             raise MuscleSimulationError(f"{doc.path}: {f.type} {f.name!r} acts on coordinate {f.coordinate!r}, "
                                         "which is not a coordinate of the imported model")
         k, coupling = names.get(f.coordinate, -1), None
-        if f.coordinate in coupled:
+        if f.coordinate in coupled and angular is None:
             coupling = coupled[f.coordinate].function
             log.info("%s %r acts on the coupled coordinate %r: its generalized force reaches %s through the "
                      "coupling's gradient", f.type, f.name, f.coordinate, model.name)

@@ -398,3 +398,29 @@ def test_a_limit_force_on_a_free_joint_with_dependent_angles_acts_through_the_an
         assert value == pytest.approx(q[model.coordinate_index("j3_coord_0")])
         assert speed == pytest.approx(omega[0], abs=1e-7)
         np.testing.assert_allclose(gradient @ qd, speed, atol=1e-14)
+
+
+def test_the_full_coordinate_dae_writes_opensims_speeds(osim, tmp_path):
+    """The full-coordinate DAE (simulation.dae) of the FreeJoint/BallJoint model from its default state: its NAME_u
+    columns are OpenSim's speeds, equal to OpenSim's Manager's over 0.3 s."""
+    from osim_emb.simulation.dae import FullCoordinateDAE
+    path = tmp_path / "ball_free.osim"
+    path.write_text(ball_free_osim(speeds=(0.4, -0.7, 1.1, 0.9, 0.5, -1.2)))
+    model = oe.load_osim(path)
+    dae = FullCoordinateDAE.from_osim(path)
+    times = np.linspace(0.0, 0.3, 4)
+    ours = dae.simulate(0.3, dae.consistent_state(model.default_q, model.default_qdot), t_eval=times, rtol=1e-11,
+                        atol=1e-12)
+    om = osim.Model(str(path))
+    state = om.initSystem()
+    manager = osim.Manager(om)
+    manager.setIntegratorAccuracy(1e-11)
+    manager.initialize(state)
+    cs = om.getCoordinateSet()
+    worst = 0.0
+    for n, t in enumerate(times[1:], start=1):
+        s = manager.integrate(float(t))
+        worst = max(worst, max(abs(cs.get(i).getSpeedValue(s) - ours[f"{cs.get(i).getName()}_u"].iloc[n])
+                               for i in range(cs.getSize())))
+    print(f"DAE speeds vs OpenSim's Manager: {worst:.1e} rad/s")
+    assert worst < 1e-8

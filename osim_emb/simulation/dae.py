@@ -45,6 +45,7 @@ from scipy.integrate import solve_ivp
 from osim_emb.core import dynamics as dyn
 from osim_emb.core import functions as fn
 from osim_emb.core.functions.base import JointFunction
+from osim_emb.core.speeds import speeds_from_rates
 from osim_emb.model import Model
 
 __all__ = ["CouplerConstraint", "FullCoordinateDAE", "affine_form", "full_coordinate_document", "terms_function",
@@ -385,8 +386,9 @@ class FullCoordinateDAE:
                  atol: float = 1e-10, t_eval: Sequence[float] | None = None, n_output: int = 201,
                  generalized_forces: Callable[[float, np.ndarray, np.ndarray], Any] | None = None
                  ) -> pd.DataFrame:
-        """Integrate from the full state y0 over [0, t_end]: a table of q, q̇ (columns NAME, NAME_u) and the
-        constraint errors max|g| (``constraint_error``) and max|g_q q̇| (``velocity_constraint_error``)."""
+        """Integrate from the full state y0 = (q, q̇) over [0, t_end]: a table of q and OpenSim's speeds (columns NAME,
+        NAME_u: q̇, on the rotations of Ball, Free and Ellipsoid joints the angular velocity, :mod:`osim_emb.core.
+        speeds`) and the constraint errors max|g| (``constraint_error``) and max|g_q q̇| (``velocity_constraint_error``)."""
         te = np.linspace(0.0, t_end, n_output) if t_eval is None else np.asarray(t_eval, dtype=float)
         sol = solve_ivp(self.rhs(generalized_forces), (0.0, t_end), np.asarray(y0, dtype=float), method=method,
                         rtol=rtol, atol=atol, t_eval=te)
@@ -397,8 +399,9 @@ class FullCoordinateDAE:
         data = {"time": sol.t}
         for k, c in enumerate(self.coordinate_names):
             data[c] = sol.y[k]
+        speeds = speeds_from_rates(self.model, sol.y[:n].T, sol.y[n:].T)
         for k, c in enumerate(self.coordinate_names):
-            data[f"{c}_u"] = sol.y[n + k]
+            data[f"{c}_u"] = speeds[:, k]
         data["constraint_error"] = np.abs(g).max(axis=1, initial=0.0)
         data["velocity_constraint_error"] = np.abs(v).max(axis=1, initial=0.0)
         out = pd.DataFrame(data)

@@ -19,7 +19,8 @@ Status: ``agrees`` (q within 1e-6, fibre lengths within 1e-7 m, activations with
 ``opensim_coriolis`` (differs where OpenSim's accelerations are known to be wrong),
 ``refused`` (the package says why it does not simulate the model: a muscle type or option, a singular mass
 matrix), ``opensim_fails`` (OpenSim's Manager stops; its message), ``error`` (any other exception: a defect),
-``timeout``. Writes ``results/muscle_driven.csv``.
+``timeout`` (``opensim_timeout``: the package's simulation done, OpenSim's not within the time). Writes
+``results/muscle_driven.csv``.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 sys.path.insert(0, str(REPO))
-from run import corpus_study  # noqa: E402  (this folder's corpus study)
+from run import corpus_study, report_stage  # noqa: E402  (this folder's corpus study)
 
 TOL_Q, TOL_LF, TOL_A = 1e-6, 1e-7, 1e-7
 COLUMNS = ["model", "coordinates", "muscles", "status", "max_q_rad_or_m", "max_fiber_length_m", "max_activation",
@@ -77,6 +78,7 @@ def study_one(path: str, t_end: float, method: str = "auto") -> dict:
     except (MuscleSimulationError, SingularMassMatrixError) as err:
         return {**row, "status": "refused", "reason": str(err)[:300]}
     row.update(method=ours.attrs["method"], right_hand_sides=ours.attrs["nfev"], package_s=time.perf_counter() - t0)
+    report_stage(row, "opensim")
     t0 = time.perf_counter()
     try:
         ref = opensim_muscle_simulation(path, times, exc, accuracy=1e-9, own_controllers=False,

@@ -273,13 +273,26 @@ def run_json_child(cmd: list[str], timeout: float, crash: str = "crash") -> dict
                            env={**os.environ, "NUMBA_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
                                 "PYTHONPATH": os.pathsep.join([str(REPO)] + [p for p in
                                                               os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])})
-    except subprocess.TimeoutExpired:
+    except subprocess.TimeoutExpired as err:
+        said = err.stdout.decode() if isinstance(err.stdout, bytes) else (err.stdout or "")
+        partial = [ln for ln in said.splitlines() if ln.startswith("{")]
+        row = json.loads(partial[-1]) if partial else {}
+        stage = row.pop("stage", None)  # a study's row so far (report_stage): who ran out of time
+        if stage:
+            return {**row, "status": f"{stage}_timeout", "reason": f"{stage} gave no result within {timeout} s",
+                    "time_s": timeout}
         return {"status": "timeout", "reason": f"no result within {timeout} s", "time_s": timeout}
     lines = [ln for ln in p.stdout.splitlines() if ln.startswith("{")]
     if p.returncode != 0 or not lines:
         tail = (p.stderr.strip().splitlines() or ["(no output)"])[-1]
         return {"status": crash, "reason": f"exit {p.returncode}: {tail}"[:400], "time_s": time.perf_counter() - t0}
     return json.loads(lines[-1])
+
+
+def report_stage(row: dict, stage: str) -> None:
+    """Print the row so far with the stage about to run (e.g. ``"opensim"``): if the model then times out, its row
+    keeps what was measured and the status ``STAGE_timeout``."""
+    print(json.dumps({**row, "stage": stage}, default=float), flush=True)
 
 
 def run_command(argv: list[str]) -> tuple[float, str | None]:

@@ -22,7 +22,9 @@ muscle and reserve forces balance the package's generalized forces to 1e-4 of th
 OpenSim's f_opt is not the muscle's own, docs/muscles.md: Schutte1993's generic force-velocity, Millard2012's
 pennation of the normalized fibre length, DeGroote's fibre-direction force; the ``muscle_types`` column),
 ``opensim_coriolis`` (differs on a model whose forward accelerations OpenSim gets wrong, corpus.csv: the
-Rajagopal-type knees; its inverse dynamics inherits the velocity-term defect), ``differs``, ``refused`` (the package says why), ``opensim_fails``, ``error``, ``timeout``.
+Rajagopal-type knees; its inverse dynamics inherits the velocity-term defect), ``differs``, ``refused`` (the package says why), ``opensim_suboptimal`` (beyond the loose bound, but the package's activations cost less than OpenSim's and balance
+τ, while OpenSim's do not: one optimum, and OpenSim's point is not it), ``opensim_fails``, ``error``, ``timeout``
+(``opensim_timeout``: the package's part done, OpenSim's StaticOptimization not within the time).
 Writes ``results/static_optimization.csv``.
 """
 
@@ -38,7 +40,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 sys.path.insert(0, str(REPO))
-from run import corpus_study, run_command  # noqa: E402  (this folder's corpus study)
+from run import corpus_study, report_stage, run_command  # noqa: E402  (this folder's corpus study)
 
 TOL, TOL_LOOSE = 1e-6, 1e-3
 #: muscle models whose f_opt in OpenSim's StaticOptimization is not the muscle's own force (docs/muscles.md)
@@ -112,6 +114,7 @@ def study_one(path: str) -> dict:
         if refusal is not None:
             return {**row, "status": "refused", "reason": refusal}
         ours = read_storage(f"{prefix}_StaticOptimization_activation.sto")
+        report_stage(row, "opensim")
         t0 = time.perf_counter()
         try:
             ref = opensim_static_optimization(path, states, reserves=reserves, muscles_only=True)
@@ -141,6 +144,10 @@ def study_one(path: str) -> dict:
         row["status"] = "agrees_opensim_looser"  # OpenSim's IPOPT stopped short of the optimum on a flat cost
     elif balance <= 1e-4 * scale and any(k in row["muscle_types"] for k in OPENSIM_OWN_FOPT):
         row["status"] = "opensim_muscle_forces"  # the same τ; OpenSim's f_opt is not the muscle's own (docs/muscles.md)
+    elif cost["package"] < cost["opensim"] and balance > 1e-9 * scale:
+        # the package's point balances τ (the command checks it) and costs less than OpenSim's, which does not balance
+        # it: the problem is strictly convex, so OpenSim's point is not its optimum (its IPOPT stopped short)
+        row["status"] = "opensim_suboptimal"
     else:
         row["status"] = "differs"
     return row

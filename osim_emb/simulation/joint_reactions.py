@@ -397,8 +397,8 @@ def constraint_loads(model: Model, loop, time, q, qd, net_inertial, forces, musc
     if len(loop.equations) < n_all:
         logging.getLogger(__name__).warning(
             "%s: %d of the point constraints' %d equations are redundant (with each other or with the couplers) and "
-            "carry no force here; how a load splits between redundant constraints is indeterminate, and OpenSim "
-            "takes the least-squares split, so the reactions of the joints inside that loop can differ from its",
+            "carry no force here; how a load splits between redundant constraints is indeterminate (OpenSim takes the "
+            "least-squares split), so the reactions of the joints in that loop can differ from OpenSim's",
             model.name, n_all - len(loop.equations), n_all)
     z, zd = np.zeros((q.shape[0], tree.n_q)), np.zeros((q.shape[0], tree.n_q))
     deps = {d.name: d for d in model.dependent_coordinates}

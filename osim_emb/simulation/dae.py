@@ -42,7 +42,6 @@ import numpy as np
 import pandas as pd
 from scipy.integrate import solve_ivp
 
-from osim_emb.core import dynamics as dyn
 from osim_emb.core import functions as fn
 from osim_emb.core.functions.base import JointFunction
 from osim_emb.core.speeds import speeds_from_rates

@@ -298,13 +298,10 @@ def build_welded(osim, path):
     crank = osim.Body("crank", 1.0, osim.Vec3(0, -0.15, 0), osim.Inertia(0.01, 0.001, 0.01))
     coupler = osim.Body("coupler", 1.5, osim.Vec3(0, -0.25, 0), osim.Inertia(0.03, 0.002, 0.03))
     lump = osim.Body("lump", 2.0, osim.Vec3(0.02, -0.05, 0.01), osim.Inertia(0.02, 0.01, 0.015, 0.001, 0.0, 0.002))
-    for b in (crank, coupler, lump):
-        m.addBody(b)
     j1 = osim.PinJoint("j1", m.getGround(), osim.Vec3(0), osim.Vec3(0), crank, osim.Vec3(0), osim.Vec3(0))
     j2 = osim.UniversalJoint("j2", crank, osim.Vec3(0, -0.3, 0), osim.Vec3(0), coupler, osim.Vec3(0), osim.Vec3(0))
     j3 = osim.FreeJoint("j3", m.getGround(), lump)
-    for j in (j1, j2, j3):
-        m.addJoint(j)
+    _add_parts(m, (crank, coupler, lump), (j1, j2, j3))
     for c, v in zip([j1.upd_coordinates(0), j2.upd_coordinates(0), j2.upd_coordinates(1)], (0.3, 0.4, -0.2)):
         c.setDefaultValue(v)
         c.setRangeMin(v - 1.0)
@@ -317,16 +314,27 @@ def build_welded(osim, path):
         j3.upd_coordinates(k).setDefaultValue(angles.get(k))
         j3.upd_coordinates(3 + k).setDefaultValue(pose.p().get(k))
     m.addConstraint(osim.WeldConstraint("weld", coupler, on_coupler, lump, osim.Transform()))
-    for name, points in (("m1", [("ground", (0.1, 0.1, 0.0)), ("coupler", (0.02, -0.2, 0.0))]),
-                         ("m2", [("crank", (0.03, -0.1, 0.01)), ("lump", (0.0, -0.05, 0.02))])):
-        actuator = osim.PathActuator()
-        actuator.setName(name)
-        for k, (body, location) in enumerate(points):
-            frame = m.getGround() if body == "ground" else m.getBodySet().get(body)
-            actuator.addNewPathPoint(f"{name}_{k}", frame, osim.Vec3(*location))
-        m.addForce(actuator)
+    add_path_actuator(osim, m, "m1", [("ground", (0.1, 0.1, 0.0)), ("coupler", (0.02, -0.2, 0.0))])
+    add_path_actuator(osim, m, "m2", [("crank", (0.03, -0.1, 0.01)), ("lump", (0.0, -0.05, 0.02))])
     m.finalizeConnections()
     m.printToXML(str(path))
+
+
+def _add_parts(model, bodies, joints) -> None:
+    for b in bodies:
+        model.addBody(b)
+    for j in joints:
+        model.addJoint(j)
+
+
+def add_path_actuator(osim, model, name: str, points) -> None:
+    """A PathActuator through (body name or "ground", location) points."""
+    actuator = osim.PathActuator()
+    actuator.setName(name)
+    for k, (body, location) in enumerate(points):
+        frame = model.getGround() if body == "ground" else model.getBodySet().get(body)
+        actuator.addNewPathPoint(f"{name}_{k}", frame, osim.Vec3(*location))
+    model.addForce(actuator)
 
 
 def write_states_file(path, osim_model, model, t, q, qd) -> None:
@@ -346,3 +354,45 @@ def write_states_file(path, osim_model, model, t, q, qd) -> None:
     head = f"states\nversion=1\nnRows={len(t)}\nnColumns={len(labels) + 1}\ninDegrees=no\nendheader\n"
     Path(path).write_text(head + "time\t" + "\t".join(labels) + "\n"
                           + "\n".join("\t".join(f"{v:.17g}" for v in row) for row in rows) + "\n")
+
+
+def build_coupled_weld(osim, path):
+    """A planar loop redundant between a WeldConstraint and two couplers (the structure of OpenSim's
+    CoupledCoordinatesMPPsMomentArmTest): ground -pin z- crank -pin z- link, a foot on a PlanarJoint welded to the
+    link's tip; couplers make each pin angle half the foot's, so the weld's rotation equation already holds (one
+    degree of freedom); a path actuator from the crank to the foot."""
+    m = osim.Model()
+    m.setName("coupled_weld")
+    crank = osim.Body("crank", 1.0, osim.Vec3(0, -0.15, 0), osim.Inertia(0.01, 0.002, 0.01))
+    link = osim.Body("link", 1.5, osim.Vec3(0.01, -0.25, 0), osim.Inertia(0.03, 0.003, 0.03))
+    foot = osim.Body("foot", 0.8, osim.Vec3(0.05, -0.02, 0), osim.Inertia(0.004, 0.004, 0.006))
+    j1 = osim.PinJoint("knee1", m.getGround(), osim.Vec3(0), osim.Vec3(0), crank, osim.Vec3(0), osim.Vec3(0))
+    j2 = osim.PinJoint("knee2", crank, osim.Vec3(0, -0.3, 0), osim.Vec3(0), link, osim.Vec3(0), osim.Vec3(0))
+    j3 = osim.PlanarJoint("foot_joint", m.getGround(), foot)
+    _add_parts(m, (crank, link, foot), (j1, j2, j3))
+    for c in (j1.upd_coordinates(0), j2.upd_coordinates(0)):
+        c.setDefaultValue(0.35)
+        c.setRangeMin(-1.0)
+        c.setRangeMax(1.5)
+    s = m.initSystem()
+    tip = link.getTransformInGround(s).compose(osim.Transform(osim.Vec3(0, -0.5, 0)))
+    j3.upd_coordinates(0).setDefaultValue(0.7)
+    j3.upd_coordinates(0).setRangeMin(-2.0)
+    j3.upd_coordinates(0).setRangeMax(3.0)
+    for k in (1, 2):
+        j3.upd_coordinates(k).setDefaultValue(tip.p().get(k - 1))
+        j3.upd_coordinates(k).setRangeMin(-2.0)
+        j3.upd_coordinates(k).setRangeMax(2.0)
+    m.addConstraint(osim.WeldConstraint("weld", link, osim.Transform(osim.Vec3(0, -0.5, 0)), foot, osim.Transform()))
+    for name in ("knee1", "knee2"):
+        coupler = osim.CoordinateCouplerConstraint()
+        coupler.setName(f"{name}_coupler")
+        independent = osim.ArrayStr()
+        independent.append("foot_joint_coord_0")
+        coupler.setIndependentCoordinateNames(independent)
+        coupler.setDependentCoordinateName(f"{name}_coord_0")
+        coupler.setFunction(osim.LinearFunction(0.5, 0.0))
+        m.addConstraint(coupler)
+    add_path_actuator(osim, m, "m1", [("crank", (0.03, -0.1, 0.0)), ("foot", (0.1, 0.02, 0.0))])
+    m.finalizeConnections()
+    m.printToXML(str(path))

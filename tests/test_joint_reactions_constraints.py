@@ -53,30 +53,19 @@ def test_reactions_of_a_closed_loop_equal_opensims(osim, tmp_path, capsys, kind)
     assert d < 1e-8 * scale
 
 
-@pytest.mark.opensim
-def test_a_planar_loop_with_a_redundant_equation_equals_opensims_reactions(osim, tmp_path, capsys, caplog):
-    """The loop on three parallel pins: the point constraint's z equation is redundant (its coefficients all zero),
-    left without force, as OpenSim's least-squares multipliers leave it, and the command says so.  OpenSim's
-    AnalyzeTool cannot assemble this model (its assembler: "not enough degrees of freedom") and reports every frame
-    at the default pose, so the reference is OpenSim's API at the same states: Joint::calcReactionOnChildExpressedIn
-    Ground with the actuators' forces overridden."""
+def _opensim_api_reactions(osim, path, model, q, qd, forces):
+    """OpenSim's reactions on each joint's child in ground (N, joints, 6: force, moment) at the package's states
+    (every coordinate's value and OpenSim speed set, no assembly), the path actuators' forces overridden:
+    Joint::calcReactionOnChildExpressedInGround."""
     from osim_emb.core.kinematics import dependent_coordinate_columns, speed_columns
-    from osim_emb.simulation.joint_reactions import joint_reactions_of_motion
-    path = tmp_path / "planar.osim"
-    build_loop(osim, path, planar=True)
-    model = load_osim(path)
-    t, q, qd = _motion(model)
-    forces = {"m1": 30 + 10 * np.sin(5 * t), "m2": 20 + 5 * np.cos(3 * t)}
-    ours = joint_reactions_of_motion(model, t, q, qd, forces, progress=False).loads
-    assert "redundant" in caplog.text
     columns = {n: q[:, k] for k, n in enumerate(model.coordinate_names)}
     columns.update(speed_columns(model, q, qd))
     columns.update(dependent_coordinate_columns(model, q, qd))
     om = osim.Model(str(path))
     state = om.initSystem()
     coordinates, joints, actuators = om.getCoordinateSet(), om.getJointSet(), om.getActuators()
-    worst = 0.0
-    for n in range(len(t)):
+    out = np.zeros((q.shape[0], joints.getSize(), 6))
+    for n in range(q.shape[0]):
         for i in range(coordinates.getSize()):
             c = coordinates.get(i)
             c.setValue(state, float(columns[c.getName()][n]), False)
@@ -88,12 +77,38 @@ def test_a_planar_loop_with_a_redundant_equation_equals_opensims_reactions(osim,
         om.realizeAcceleration(state)
         for j in range(joints.getSize()):
             reaction = joints.get(j).calcReactionOnChildExpressedInGround(state)
-            ref = np.concatenate([reaction.get(1).to_numpy(), reaction.get(0).to_numpy()])
-            worst = max(worst, float(np.abs(ref - ours[n, j, :6]).max()))
+            out[n, j] = np.concatenate([reaction.get(1).to_numpy(), reaction.get(0).to_numpy()])
+    return out
+
+
+@pytest.mark.opensim
+@pytest.mark.parametrize("kind", ["planar", "coupled"])
+def test_loops_with_redundant_equations_equal_opensims_reactions(osim, tmp_path, capsys, caplog, kind):
+    """Redundant equations, whose share of the load the constraints alone do not fix: ``planar``, the loop on three
+    parallel pins (the point constraint's z equation has no coefficients); ``coupled``, a weld whose rotation equation
+    two couplers already make hold (as in OpenSim's CoupledCoordinatesMPPsMomentArmTest).  The multipliers' least-
+    squares split is Simbody's: against OpenSim's API at the same states (OpenSim's AnalyzeTool cannot assemble the
+    planar loop -- its assembler: "not enough degrees of freedom" -- and reports every frame at the default pose)."""
+    from opensim_builders import build_coupled_weld
+    from osim_emb.simulation.joint_reactions import joint_reactions_of_motion
+    path = tmp_path / f"{kind}.osim"
+    if kind == "planar":
+        build_loop(osim, path, planar=True)
+    else:
+        build_coupled_weld(osim, path)
+    model = load_osim(path)
+    t, q, qd = _motion(model)
+    forces = {"m1": 30 + 10 * np.sin(5 * t), "m2": 20 + 5 * np.cos(3 * t)}
+    forces = {k: v for k, v in forces.items() if k in {m.name for m in model.muscles}}
+    with caplog.at_level("INFO"):
+        ours = joint_reactions_of_motion(model, t, q, qd, forces, progress=False).loads[..., :6]
+    assert "redundant" in caplog.text
+    theirs = _opensim_api_reactions(osim, path, model, q, qd, forces)
+    worst, scale = float(np.abs(ours - theirs).max()), float(np.abs(theirs).max())
     with capsys.disabled():
-        print(f"\n[agreement] planar loop (a redundant equation): joint reactions vs OpenSim's API {worst:.2e} (of "
-              f"{np.abs(ours[..., :6]).max():.3g} N, N m)")
-    assert worst < 1e-10 * np.abs(ours[..., :6]).max()
+        print(f"\n[agreement] {kind} loop (redundant equations): joint reactions vs OpenSim's API {worst:.2e} (of "
+              f"{scale:.3g} N, N m)")
+    assert worst < 1e-10 * scale
 
 
 @pytest.mark.opensim

@@ -11,7 +11,7 @@ import pytest
 from osim_emb import load_osim
 from osim_emb.core import kinematics as kin
 from osim_emb.io import UnsupportedFeatureError
-from opensim_builders import package_values, with_element_text
+from opensim_builders import add_path_actuator, package_values, with_element_text
 
 DEFAULTS = (0.6, -1.2, 0.3, 0.25)
 
@@ -56,14 +56,8 @@ def build_loop(osim, path, *, planar=False, unreachable=False, distance=False, l
         closure = osim.PointConstraint(rocker, tip, g, target)
     closure.setName("closure")
     m.addConstraint(closure)
-    for name, points in (("m1", [("ground", (0.1, 0.1, 0.0)), ("coupler", (0.02, -0.2, 0.0))]),
-                         ("m2", [("crank", (0.03, -0.1, 0.01)), ("rocker", (0.0, -0.2, 0.02))])):
-        actuator = osim.PathActuator()
-        actuator.setName(name)
-        for k, (body, location) in enumerate(points):
-            frame = m.getGround() if body == "ground" else m.getBodySet().get(body)
-            actuator.addNewPathPoint(f"{name}_{k}", frame, osim.Vec3(*location))
-        m.addForce(actuator)
+    add_path_actuator(osim, m, "m1", [("ground", (0.1, 0.1, 0.0)), ("coupler", (0.02, -0.2, 0.0))])
+    add_path_actuator(osim, m, "m2", [("crank", (0.03, -0.1, 0.01)), ("rocker", (0.0, -0.2, 0.02))])
     m.finalizeConnections()
     m.printToXML(str(path))
 

@@ -91,13 +91,12 @@ class PointPair:
 
 @dataclass(frozen=True, eq=False)
 class PointConstraintLoop:
-    """A model's point constraints as its loads need them: the spanning ``tree`` (every point-constrained coordinate
-    free), the ``pairs``, the ``dependent`` tree coordinates (indices) solved from the others and the ``equations``
-    solved (indices into the pairs' equations; the redundant ones left out carry no force)."""
+    """A model's point constraints as its loads need them: the spanning ``tree`` where every coordinate a loop or a
+    coupler ties is free, the ``pairs`` on its frames, and the ``equations`` the minimal form solves (indices into
+    the pairs' equations; the others are redundant)."""
 
     tree: Model
     pairs: tuple[PointPair, ...]
-    dependent: tuple[int, ...]
     equations: tuple[int, ...]
 
 

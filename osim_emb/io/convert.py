@@ -307,23 +307,7 @@ class _Converter:
         from osim_emb.core import point_constraints as pc
         doc = self.doc
         tree = _Converter(doc, self.strict, tree_only=True).build()
-        frames = {b.name: (b.frame, b.frame_to_body) for b in tree.bodies}
-        frames.setdefault(doc.ground, (0, np.eye(4)))
-        pairs = []
-        for c in doc.point_constraints:
-            ends, turns = [], []
-            for body, location in ((c.body1, c.location1), (c.body2, c.location2)):
-                if body not in frames:
-                    raise self.fail(f"<{c.type} name='{c.name}'>", f"body {body!r} does not exist", c.line)
-                frame, to_body = frames[body]
-                ends.append((frame, (to_body @ np.append(location, 1.0))[:3]))
-                turns.append(to_body[:3, :3])
-            axes1 = axes2 = None
-            if c.type == "PointOnLineConstraint":
-                axes1 = _line_normals(turns[0] @ c.direction)
-            elif c.type == "WeldConstraint":
-                axes1, axes2 = turns[0] @ c.rotation1, turns[1] @ c.rotation2
-            pairs.append(pc.PointPair(c.name, ends[0][0], ends[0][1], ends[1][0], ends[1][1], c.distance, axes1, axes2))
+        pairs = self._point_pairs(tree)
         names = tree.coordinate_names
         z_ref = np.array([self.coord_spec_default(n) for n in names])
         c0 = doc.point_constraints[0]
@@ -364,9 +348,35 @@ class _Converter:
             logging.getLogger(__name__).warning("%s", msg)
         for var in chain.variables:
             self.chain_exprs[var.name] = var
-        self.point_constraint_loop = pc.PointConstraintLoop(tree, tuple(pairs), tuple(dependent), tuple(equations))
+        if doc.couplers:  # the constraint forces are solved where the couplers' coordinates are free too
+            import dataclasses
+            tree = _Converter(dataclasses.replace(doc, couplers=[]), self.strict, tree_only=True).build()
+            pairs = self._point_pairs(tree)
+        self.point_constraint_loop = pc.PointConstraintLoop(tree, tuple(pairs), tuple(equations))
         self.log.append(f"point constraints {chain.constraints.name}: coordinates {list(chain.constraints.variable_names)}"
                         " solved from the others (closed chain, projection method)")
+
+    def _point_pairs(self, tree: Model) -> list:
+        """The document's point constraints as PointPairs on the frames of ``tree`` (a spanning tree of it)."""
+        from osim_emb.core import point_constraints as pc
+        frames = {b.name: (b.frame, b.frame_to_body) for b in tree.bodies}
+        frames.setdefault(self.doc.ground, (0, np.eye(4)))
+        pairs = []
+        for c in self.doc.point_constraints:
+            ends, turns = [], []
+            for body, location in ((c.body1, c.location1), (c.body2, c.location2)):
+                if body not in frames:
+                    raise self.fail(f"<{c.type} name='{c.name}'>", f"body {body!r} does not exist", c.line)
+                frame, to_body = frames[body]
+                ends.append((frame, (to_body @ np.append(location, 1.0))[:3]))
+                turns.append(to_body[:3, :3])
+            axes1 = axes2 = None
+            if c.type == "PointOnLineConstraint":
+                axes1 = _line_normals(turns[0] @ c.direction)
+            elif c.type == "WeldConstraint":
+                axes1, axes2 = turns[0] @ c.rotation1, turns[1] @ c.rotation2
+            pairs.append(pc.PointPair(c.name, ends[0][0], ends[0][1], ends[1][0], ends[1][1], c.distance, axes1, axes2))
+        return pairs
 
     def _point_constraints_left_out(self, reason: str) -> None:
         """What the minimal-coordinate form cannot do with these PointConstraints (redundant, not assembled from the

@@ -98,6 +98,47 @@ def full_coordinate_document(doc: Any) -> Any:
     return dataclasses.replace(doc, couplers=[])
 
 
+def coupler_constraints(doc: Any, names: Sequence[str]) -> list[CouplerConstraint]:
+    """The document's CoordinateCouplerConstraints as constraint equations on the coordinates ``names`` (a model
+    where the couplers' coordinates are free, :func:`full_coordinate_document`).  Couplers whose dependent coordinate
+    is locked are ignored (as the minimal-coordinate importer ignores them); a locked independent coordinate enters
+    as its default value."""
+    names = list(names)
+    spec = {c.name: c for c in doc.coordinates}
+    cons = []
+    for c in doc.couplers:
+        if spec[c.dependent].locked:
+            continue
+        inputs, consts = [], []
+        for i in c.independents:
+            if spec[i].locked:
+                inputs.append(-1)
+                consts.append(spec[i].default)
+            else:
+                inputs.append(names.index(i))
+                consts.append(0.0)
+        cons.append(CouplerConstraint(c.name, names.index(c.dependent), tuple(inputs), tuple(consts), c.function,
+                                      c.scale))
+    return cons
+
+
+def coupler_jacobian(constraints: Sequence[CouplerConstraint], q: Any, n: int) -> np.ndarray:
+    """∂g/∂q (N, m, n) of coupler equations g = q[dependent] - scale f(x) at configurations q (N, n)."""
+    q = np.atleast_2d(np.asarray(q, dtype=float))
+    out = np.zeros((q.shape[0], len(constraints), n))
+    for r, c in enumerate(constraints):
+        idx = np.array(c.inputs, dtype=int)
+        mask = idx >= 0
+        x = np.tile(np.array(c.constants, dtype=float), (q.shape[0], 1))
+        x[:, mask] = q[:, idx[mask]]
+        out[:, r, c.dependent] = 1.0
+        if not c.function.is_constant:
+            gradient = c.function.evaluate(x, 1).gradient
+            for j in np.flatnonzero(mask):
+                out[:, r, idx[j]] -= c.scale * gradient[:, j]
+    return out
+
+
 def terms_function(model: Model) -> Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
     """(q, q̇) -> (M, N q̇ - G) of one state: one call of the compiled model's ``terms`` (what
     :func:`osim_emb.core.dynamics.mass_matrix` and :func:`~osim_emb.core.dynamics.velocity_terms` evaluate)."""
@@ -197,22 +238,7 @@ class FullCoordinateDAE:
         from osim_emb.io.convert import document_to_model
         full = document_to_model(full_coordinate_document(doc))
         reduced = document_to_model(doc)
-        names = full.coordinate_names
-        spec = {c.name: c for c in doc.coordinates}
-        cons = []
-        for c in doc.couplers:
-            if spec[c.dependent].locked:
-                continue
-            inputs, consts = [], []
-            for i in c.independents:
-                if spec[i].locked:
-                    inputs.append(-1)
-                    consts.append(spec[i].default)
-                else:
-                    inputs.append(names.index(i))
-                    consts.append(0.0)
-            cons.append(CouplerConstraint(c.name, names.index(c.dependent), tuple(inputs), tuple(consts),
-                                          c.function, c.scale))
+        cons = coupler_constraints(doc, full.coordinate_names)
         return cls(full, cons, alpha=alpha, beta=beta, reduced=reduced)
 
     @classmethod

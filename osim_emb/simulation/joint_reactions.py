@@ -384,31 +384,32 @@ def _point_constraint_loop(model: Model):
 def constraint_loads(model: Model, loop, time, q, qd, net_inertial, forces, muscles, actuators, reserves,
                      external_loads, limit_forces, path_forces) -> np.ndarray:
     """The body wrenches (N, n_bodies, 6) of a model's point constraints along a motion.  The loop's spanning tree
-    has the constrained coordinates free (z: the generalized coordinates and the dependent ones f(q)); there
-    Lagrange's equations with the multipliers λ read (dg/dz)ᵀ λ = Σ_k Ξ_kᵀ (W_inertial,k − W_gravity,k) − τ_z, with
-    τ_z every other applied load's generalized force about z (Eqs 100-120 before the elimination).  The minimal
-    equations of motion put that residual in the range of (dg/dz)ᵀ; λ is its least-squares solution (exact to
-    round-off, checked), then :func:`osim_emb.core.point_constraints.constraint_wrenches`.  ``net_inertial``:
-    inertial minus gravity wrenches of the model's bodies."""
+    has every coordinate the loops and the couplers tie free (w: the generalized coordinates and the dependent ones
+    f(q)); there Lagrange's equations with the multipliers λ of the point constraints' equations g and μ of the
+    couplers' h read (∂g/∂w)ᵀ λ + (∂h/∂w)ᵀ μ = Σ_k Ξ_kᵀ (W_inertial,k − W_gravity,k) − τ_w, with τ_w every other
+    applied load's generalized force about w (Eqs 100-120 before the elimination).  The minimal equations of motion
+    put that residual in the range of the constraint Jacobian's transpose; (λ, μ) is its minimum-norm solution (unique
+    unless equations are redundant, then the least-squares split that Simbody's multipliers take; exact to round-off,
+    checked), and λ gives the wrenches (:func:`osim_emb.core.point_constraints.constraint_wrenches`).
+    ``net_inertial``: inertial minus gravity wrenches of the model's bodies."""
     from osim_emb.core.point_constraints import constraint_wrenches, point_constraint_jet
+    from osim_emb.simulation.dae import coupler_jacobian, coupler_constraints
     from osim_emb.simulation.muscle_driven import coordinate_forces_from_model, passive_path_forces_from_model
     tree = loop.tree
     n_all = sum(p.n_equations for p in loop.pairs)
     if len(loop.equations) < n_all:
-        logging.getLogger(__name__).warning(
-            "%s: %d of the point constraints' %d equations are redundant (with each other or with the couplers) and "
-            "carry no force here; how a load splits between redundant constraints is indeterminate (OpenSim takes the "
-            "least-squares split), so the reactions of the joints in that loop can differ from OpenSim's",
-            model.name, n_all - len(loop.equations), n_all)
-    z, zd = np.zeros((q.shape[0], tree.n_q)), np.zeros((q.shape[0], tree.n_q))
+        logging.getLogger(__name__).info(
+            "%s: %d of the point constraints' %d equations are redundant; the load they share is split by least "
+            "squares, as OpenSim's multipliers split it", model.name, n_all - len(loop.equations), n_all)
+    w, wd = np.zeros((q.shape[0], tree.n_q)), np.zeros((q.shape[0], tree.n_q))
     deps = {d.name: d for d in model.dependent_coordinates}
     for k, name in enumerate(tree.coordinate_names):
         if name in model.coordinate_names:
             i = model.coordinate_index(name)
-            z[:, k], zd[:, k] = q[:, i], qd[:, i]
+            w[:, k], wd[:, k] = q[:, i], qd[:, i]
         else:
             jet = deps[name].function.evaluate(q, order=1)
-            z[:, k], zd[:, k] = jet.value, np.einsum("nk,nk->n", jet.gradient, qd)
+            w[:, k], wd[:, k] = jet.value, np.einsum("nk,nk->n", jet.gradient, qd)
     index = {b.name: i for i, b in enumerate(model.bodies)}
     missing = [b.name for b in tree.bodies if b.name not in index]
     if missing:
@@ -417,18 +418,19 @@ def constraint_loads(model: Model, loop, time, q, qd, net_inertial, forces, musc
     by_name = {m.name: m for m in tree.muscles}
     limits = {f.name for f in limit_forces}
     springs = {f.name for f in path_forces}
-    _, tau_z, kin_z = _applied_loads(
-        tree, time, z, zd, forces, [by_name[m.name] for m in muscles], actuators, reserves, external_loads,
+    _, tau_w, kin_w = _applied_loads(
+        tree, time, w, wd, forces, [by_name[m.name] for m in muscles], actuators, reserves, external_loads,
         [f for f in coordinate_forces_from_model(tree)[0] if f.name in limits],
         [f for f in passive_path_forces_from_model(tree) if f.name in springs])
     order = [index[b.name] for b in tree.bodies]
-    xi = kin_z.jacobian[:, [b.frame for b in tree.bodies]]  # (N, bodies, nz, 6)
-    residual = np.einsum("nbks,nbs->nk", xi, net_inertial[:, order]) - tau_z
-    rows = list(loop.equations)
-    gz = point_constraint_jet(tree, loop.pairs, z, order=1)[1][:, rows]  # (N, m, nz)
-    lam = np.einsum("nmk,nk->nm", np.linalg.pinv(np.swapaxes(gz, 1, 2)), residual)
-    left = np.einsum("nmk,nm->nk", gz, lam) - residual
-    scale = np.abs(residual).max() + np.abs(tau_z).max() + 1.0
+    xi = kin_w.jacobian[:, [b.frame for b in tree.bodies]]  # (N, bodies, nw, 6)
+    residual = np.einsum("nbks,nbs->nk", xi, net_inertial[:, order]) - tau_w
+    couplers = coupler_constraints(model.extras["document"], tree.coordinate_names)
+    jac = np.concatenate([point_constraint_jet(tree, loop.pairs, w, order=1)[1],
+                          coupler_jacobian(couplers, w, tree.n_q)], axis=1)  # (N, m, nw)
+    multipliers = np.einsum("nmk,nk->nm", np.linalg.pinv(np.swapaxes(jac, 1, 2)), residual)
+    left = np.einsum("nmk,nm->nk", jac, multipliers) - residual
+    scale = np.abs(residual).max() + np.abs(tau_w).max() + 1.0
     if not np.abs(left).max() <= 1e-6 * scale:
         worst = int(np.abs(left).max(axis=1).argmax())
         raise RuntimeError(f"{model.name}: the point constraints' forces do not balance the tree's equations of motion "
@@ -436,11 +438,10 @@ def constraint_loads(model: Model, loop, time, q, qd, net_inertial, forces, musc
                            "configurations may not satisfy the constraints")
     out = np.zeros((q.shape[0], len(model.bodies), 6))
     body_of_frame = {b.frame: index[b.name] for b in tree.bodies}
-    for frame, wrench in constraint_wrenches(tree, loop.pairs, rows, z, lam):
+    for frame, wrench in constraint_wrenches(tree, loop.pairs, range(n_all), w, multipliers[:, :n_all]):
         if frame in body_of_frame:  # (none on the ground)
             out[:, body_of_frame[frame]] += wrench
     return out
-
 
 def joint_reactions_of_motion(model: Model, time: Any, q: Any, qdot: Any, forces: dict, *,
                               requests: Sequence[ReactionRequest] | None = None, actuators: Sequence[Any] = (),

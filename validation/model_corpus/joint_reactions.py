@@ -16,9 +16,7 @@ original instead would compare two slightly different models). Compared: every r
 at the 11 frames.
 
 Status: ``agrees`` (within 1e-7 of the largest load, N, N m, m), ``opensim_coriolis`` (differs on a model whose
-forward accelerations OpenSim gets wrong, corpus.csv), ``indeterminate`` (differs on a model whose constraint
-equations are partly redundant: how the load splits over them is not determined, the package gives the redundant
-ones none, OpenSim the least-squares split), ``differs``, ``refused`` (the package says why: reversed
+forward accelerations OpenSim gets wrong, corpus.csv), ``differs``, ``refused`` (the package says why: reversed
 joints, actuator types it does not read), ``opensim_fails``, ``error``, ``timeout``.
 Writes ``results/joint_reactions.csv``.
 """
@@ -108,12 +106,6 @@ def study_one(path: str) -> dict:
     worst = labels[int(np.argmax(d.max(axis=0)))] if labels else ""
     row.update(max_diff=float(d.max()) if labels else 0.0, largest_load=scale, worst_column=worst)
     row["status"] = "agrees" if row["max_diff"] <= TOL * max(scale, 1.0) else "differs"
-    loop = model.extras.get("point_constraint_loop")
-    n_all = sum(p.n_equations for p in loop.pairs) if loop is not None else 0
-    if row["status"] == "differs" and loop is not None and len(loop.equations) < n_all:
-        row["status"] = "indeterminate"
-        row["reason"] = (f"{n_all - len(loop.equations)} of the constraints' {n_all} equations are redundant: the "
-                         "package leaves them without force, OpenSim splits the load over them by least squares")
     return row
 
 

@@ -301,7 +301,7 @@ def build_welded(osim, path):
     j1 = osim.PinJoint("j1", m.getGround(), osim.Vec3(0), osim.Vec3(0), crank, osim.Vec3(0), osim.Vec3(0))
     j2 = osim.UniversalJoint("j2", crank, osim.Vec3(0, -0.3, 0), osim.Vec3(0), coupler, osim.Vec3(0), osim.Vec3(0))
     j3 = osim.FreeJoint("j3", m.getGround(), lump)
-    _add_parts(m, (crank, coupler, lump), (j1, j2, j3))
+    add_parts(m, (crank, coupler, lump), (j1, j2, j3))
     for c, v in zip([j1.upd_coordinates(0), j2.upd_coordinates(0), j2.upd_coordinates(1)], (0.3, 0.4, -0.2)):
         c.setDefaultValue(v)
         c.setRangeMin(v - 1.0)
@@ -320,7 +320,7 @@ def build_welded(osim, path):
     m.printToXML(str(path))
 
 
-def _add_parts(model, bodies, joints) -> None:
+def add_parts(model, bodies, joints) -> None:
     for b in bodies:
         model.addBody(b)
     for j in joints:
@@ -369,7 +369,7 @@ def build_coupled_weld(osim, path):
     j1 = osim.PinJoint("knee1", m.getGround(), osim.Vec3(0), osim.Vec3(0), crank, osim.Vec3(0), osim.Vec3(0))
     j2 = osim.PinJoint("knee2", crank, osim.Vec3(0, -0.3, 0), osim.Vec3(0), link, osim.Vec3(0), osim.Vec3(0))
     j3 = osim.PlanarJoint("foot_joint", m.getGround(), foot)
-    _add_parts(m, (crank, link, foot), (j1, j2, j3))
+    add_parts(m, (crank, link, foot), (j1, j2, j3))
     for c in (j1.upd_coordinates(0), j2.upd_coordinates(0)):
         c.setDefaultValue(0.35)
         c.setRangeMin(-1.0)

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from opensim_builders import T, pendulum_loads, read_sto, write_motion_file
+from opensim_builders import T, add_parts, pendulum_loads, read_sto, write_motion_file
 from osim_emb.cli.main import main
 
 # every flag stated: OpenSim applies a 3.x file's <defaults> to its type process-wide, so a TorqueActuator left to its
@@ -241,3 +241,53 @@ def test_actuator_on_a_locked_coordinate_equals_opensims(osim, models_dir, tmp_p
         print(f"\n[agreement] arm26, an actuator on its locked elbow, vs OpenSim's JointReaction: {d:.2e} "
               f"(of {scale:.4g})")
     assert d < 1e-8 * scale
+
+
+def _two_rods(osim, path, reversed_joint: bool):
+    """ground -pin1- rod1 and rod2 on pin2 at rod1's tip, pin2 written rod1 -> rod2, or (``reversed_joint``) rod2 ->
+    rod1, which Simbody reverses (its child rod1 is nearer the ground); the same frames either way."""
+    m = osim.Model()
+    m.setName("two_rods")
+    rod1 = osim.Body("rod1", 1.0, osim.Vec3(0.05, -0.25, 0.01), osim.Inertia(0.02, 0.002, 0.02))
+    rod2 = osim.Body("rod2", 0.7, osim.Vec3(0.0, -0.2, 0.02), osim.Inertia(0.01, 0.001, 0.01))
+    on1, on2 = (osim.Vec3(0, -0.5, 0), osim.Vec3(0.1, 0, 0)), (osim.Vec3(0.02, 0.05, 0), osim.Vec3(0, 0.2, 0))
+    ends = (rod2, *on2, rod1, *on1) if reversed_joint else (rod1, *on1, rod2, *on2)
+    add_parts(m, (rod1, rod2), (osim.PinJoint("pin1", m.getGround(), osim.Vec3(0), osim.Vec3(0), rod1, osim.Vec3(0),
+                                              osim.Vec3(0)), osim.PinJoint("pin2", *ends)))
+    m.finalizeConnections()
+    m.printToXML(str(path))
+
+
+@pytest.mark.opensim
+def test_a_joint_simbody_reverses_carries_the_unreversed_joints_reaction(osim, tmp_path, capsys):
+    """pin2 written rod2 -> rod1 (Simbody reverses it): its reaction on the child rod1 and on the parent rod2 equal
+    OpenSim's for the same joint written rod1 -> rod2 (on the parent and on the child there; its angle negated), at
+    random states.  (OpenSim's own reaction for the reversed joint is its child's mobilizer's, pin1's:
+    ``Joint::calcReactionOnChildExpressedInGround`` takes the child frame's MobilizedBody.)"""
+    from osim_emb import load_osim
+    from osim_emb.simulation.joint_reactions import joint_reactions_of_motion, reaction_requests
+    _two_rods(osim, tmp_path / "reversed.osim", True)
+    _two_rods(osim, tmp_path / "forward.osim", False)
+    model = load_osim(tmp_path / "reversed.osim")
+    rng = np.random.default_rng(3)
+    q = model.default_q + rng.uniform(-0.6, 0.6, (5, 2))
+    qd = rng.normal(size=(5, 2))
+    requests = reaction_requests(model, ["pin2"], "child") + reaction_requests(model, ["pin2"], "parent")
+    ours = joint_reactions_of_motion(model, np.zeros(5), q, qd, {}, requests=requests, progress=False).loads
+    om = osim.Model(str(tmp_path / "forward.osim"))
+    state = om.initSystem()
+    coordinates, pin2 = om.getCoordinateSet(), om.getJointSet().get("pin2")
+    worst = 0.0
+    for n in range(5):
+        for k, sign in enumerate((1.0, -1.0)):
+            coordinates.get(k).setValue(state, sign * float(q[n, k]), False)
+            coordinates.get(k).setSpeedValue(state, sign * float(qd[n, k]))
+        om.realizeAcceleration(state)
+        for r, reaction in enumerate((pin2.calcReactionOnParentExpressedInGround(state),
+                                      pin2.calcReactionOnChildExpressedInGround(state))):
+            ref = np.concatenate([reaction.get(1).to_numpy(), reaction.get(0).to_numpy()])
+            worst = max(worst, float(np.abs(ours[n, r, :6] - ref).max()))
+    with capsys.disabled():
+        print(f"\n[agreement] a reversed joint's reactions vs OpenSim's for the joint written forward: {worst:.1e} "
+              f"(of {np.abs(ours[..., :6]).max():.3g} N, N m)")
+    assert worst < 1e-12

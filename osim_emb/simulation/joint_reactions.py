@@ -92,7 +92,8 @@ def _document(model: Model):
 
 def joint_topology(model: Model) -> dict[str, JointTopology]:
     """Every OpenSim joint of the model, with the bodies outboard of it in the multibody tree (a joint Simbody
-    reverses, because its child leads to the ground, keeps its frames but is marked ``reversed``)."""
+    reverses, because its child leads to the ground, keeps its frames but is marked ``reversed``: its ``subtree`` then
+    holds its parent)."""
     doc = _document(model)
     body_index = {b.name: i for i, b in enumerate(model.bodies)}
     ground = doc.ground
@@ -268,10 +269,9 @@ def joint_reaction_loads(model: Model, q: Any, applied: np.ndarray, inertial: np
     out = np.zeros((q.shape[0], len(requests), 9))
     for r, req in enumerate(requests):
         t = topo[req.joint]
-        if t.reversed:
-            raise ValueError(f"{model.name}: joint {t.name!r} is reversed in the multibody tree (its child leads to "
-                             "the ground); its reaction is not reported")
-        total = net[:, list(t.subtree)].sum(axis=1)  # on the child, about the ground origin
+        # on the child, about the ground origin: the free-body sum of the bodies outboard of the cut, which hold the
+        # child, or (a joint Simbody reverses) the parent, whose load is then the child's negated
+        total = (-1.0 if t.reversed else 1.0) * net[:, list(t.subtree)].sum(axis=1)
         if req.on == "child":
             point = (poses[t.child] @ t.child_frame)[:, :3, 3]
             force, moment = total[:, 3:], total[:, :3] - cross3(point, total[:, 3:])

@@ -16,7 +16,9 @@ original instead would compare two slightly different models). Compared: every r
 at the 11 frames.
 
 Status: ``agrees`` (within 1e-7 of the largest load, N, N m, m), ``opensim_coriolis`` (differs on a model whose
-forward accelerations OpenSim gets wrong, corpus.csv), ``differs``, ``refused`` (the package says why: reversed
+forward accelerations OpenSim gets wrong, corpus.csv), ``opensim_reversed_joint`` (only a joint Simbody
+reverses differs: OpenSim reports its child's own mobilizer reaction there; tests/test_joint_reactions.py -k
+reverses checks the package's against the joint written forward), ``differs``, ``refused`` (the package says why: reversed
 joints, actuator types it does not read), ``opensim_fails``, ``error``, ``timeout``.
 Writes ``results/joint_reactions.csv``.
 """
@@ -106,6 +108,15 @@ def study_one(path: str) -> dict:
     worst = labels[int(np.argmax(d.max(axis=0)))] if labels else ""
     row.update(max_diff=float(d.max()) if labels else 0.0, largest_load=scale, worst_column=worst)
     row["status"] = "agrees" if row["max_diff"] <= TOL * max(scale, 1.0) else "differs"
+    from osim_emb.simulation.joint_reactions import joint_topology
+    reversed_joints = [j for j, t in joint_topology(model).items() if t.reversed]
+    if row["status"] == "differs" and reversed_joints:
+        others = [k for k, c in enumerate(labels) if not any(c.startswith(f"{j}_on_") for j in reversed_joints)]
+        if not others or d[:, others].max() <= TOL * max(scale, 1.0):
+            row["status"] = "opensim_reversed_joint"
+            row["reason"] = (f"only the joint(s) Simbody reverses differ ({', '.join(reversed_joints)}): OpenSim reports "
+                             "the child body's own mobilizer reaction there (Joint::calcReactionOnChildExpressedInGround"
+                             " takes the child frame's MobilizedBody)")
     return row
 
 

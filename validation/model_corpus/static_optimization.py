@@ -93,7 +93,7 @@ def write_states(osim_model, model, path: Path) -> None:
     rows = np.column_stack([t, *data])
     head = f"states\nversion=1\nnRows={len(t)}\nnColumns={len(labels) + 1}\ninDegrees=no\nendheader\n"
     body = "\n".join("\t".join(f"{v:.17g}" for v in row) for row in rows)
-    path.write_text(head + "time\t" + "\t".join(labels) + "\n" + body + "\n")
+    path.write_text(head + "\t".join(["time", *labels]) + "\n" + body + "\n")
 
 
 def study_one(path: str) -> dict:

@@ -29,7 +29,7 @@ import numpy as np
 from lxml import etree
 
 from osim_emb.io.errors import UnsupportedFeatureError
-from osim_emb.paths.scholz import INTEGRATED_KINDS, OBSTACLE_KINDS, ScholzObstacle, ScholzPath, ScholzPoint
+from osim_emb.paths.scholz import OBSTACLE_KINDS, ScholzObstacle, ScholzPath, ScholzPoint
 
 __all__ = ["contact_geometry_elements", "read_scholz_path", "scholz_path_element", "contact_geometry_element"]
 

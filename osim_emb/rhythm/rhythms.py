@@ -48,7 +48,6 @@ import logging
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
 
 import numpy as np
 

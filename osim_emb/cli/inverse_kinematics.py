@@ -1,4 +1,4 @@
-"""``osim-emb inverse-kinematics``: coordinates of a marker trial (.trc) by OpenSim's weighted least squares
+"""``osim-emb inverse-kinematics``: coordinates of a marker trial (.trc or .c3d) by OpenSim's weighted least squares
 (:func:`osim_emb.simulation.inverse_kinematics.inverse_kinematics`)."""
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ def _setup(args: argparse.Namespace):
     """Fill what the command line leaves unset from ``--setup`` (an OpenSim InverseKinematicsTool file)."""
     if not args.setup:
         if not (args.model and args.markers and args.output):
-            raise ValueError("give MODEL, MARKERS.trc and -o OUTPUT, or an OpenSim setup file with --setup")
+            raise ValueError("give MODEL, MARKERS (.trc or .c3d) and -o OUTPUT, or an OpenSim setup file with --setup")
         return None
     from osim_emb.io.tool_setup import read_inverse_kinematics_setup
     setup = read_inverse_kinematics_setup(args.setup)
@@ -108,7 +108,7 @@ def _frames(times: np.ndarray, time_range, path) -> np.ndarray:
 
 
 def cmd_inverse_kinematics(args: argparse.Namespace) -> int:
-    from osim_emb.io.markers import read_trc
+    from osim_emb.io.markers import read_markers
     from osim_emb.io.motion import write_motion
     from osim_emb.io.outputs import atomic_files
     from osim_emb.simulation.inverse_kinematics import inverse_kinematics
@@ -134,7 +134,7 @@ def cmd_inverse_kinematics(args: argparse.Namespace) -> int:
         inputs.append(setup.coordinates)
     with atomic_files(outs, overwrite=args.overwrite, inputs=inputs) as tmps:
         model = _load_any(args.model, strict=not args.lenient)
-        data = read_trc(args.markers)
+        data = read_markers(args.markers)
         frames = _frames(data.times, args.time_range, args.markers)
         weights = dict(setup.marker_weights or {}) if setup is not None and setup.marker_weights else None
         if args.weight:
@@ -172,10 +172,10 @@ def cmd_inverse_kinematics(args: argparse.Namespace) -> int:
 
 def register(sub: argparse._SubParsersAction) -> None:
     s = sub.add_parser("inverse-kinematics",
-                       help="coordinates of a marker trial (.trc) by OpenSim's weighted least squares")
+                       help="coordinates of a marker trial (.trc or .c3d) by OpenSim's weighted least squares")
     s.add_argument("model", nargs="?", help=".osim or .emb.json model with markers (or from --setup)")
     add_lenient_option(s)
-    s.add_argument("markers", nargs="?", help=".trc marker file (or from --setup)")
+    s.add_argument("markers", nargs="?", help=".trc or .c3d marker file (or from --setup)")
     s.add_argument("-o", "--output", help="output .mot (coordinates, degrees; or from --setup)")
     s.add_argument("--setup", metavar="SETUP.xml",
                    help="an OpenSim InverseKinematicsTool setup file: its model, markers, marker and coordinate "

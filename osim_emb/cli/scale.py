@@ -52,7 +52,7 @@ def _model_text(path) -> str:
 
 
 def cmd_scale(args: argparse.Namespace) -> int:
-    from osim_emb.io.markers import read_trc
+    from osim_emb.io.markers import read_markers
     from osim_emb.io.osim_scaling import marker_set_xml, read_marker_set, scale_set_xml
     from osim_emb.io.outputs import atomic_files
     from osim_emb.simulation.scaling import scale_tool
@@ -99,12 +99,12 @@ def cmd_scale(args: argparse.Namespace) -> int:
         tmp = dict(zip([k for k, v in outputs.items() if v is not None], tmps))
         text = _model_text(model_path)
         marker_set = read_marker_set(marker_set_path) if marker_set_path else None
-        trial = read_trc(trial_path) if trial_path else None
+        trial = read_markers(trial_path) if trial_path else None
         placer_trial = None
         weights = None
         placer_references = None  # a function of the scaled model
         if placer is not None:
-            placer_trial = read_trc(placer.markers) if placer.markers else trial
+            placer_trial = read_markers(placer.markers) if placer.markers else trial
             if placer_trial is None:
                 raise ValueError(f"{args.setup}: the MarkerPlacer has no marker_file")
             weights = placer.marker_weights
@@ -180,7 +180,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "manual scales, static trial, time range, mass distribution, output model and scale set) "
                         "and MarkerPlacer (IK tasks, time range, output model, motion and marker set)")
     s.add_argument("--marker-set", metavar="MARKERS.xml", help="a MarkerSet file merged into the model first")
-    s.add_argument("--static", metavar="STATIC.trc", help="the static trial (measurements, marker placement)")
+    s.add_argument("--static", metavar="STATIC.trc", help="the static trial, .trc or .c3d (measurements, marker placement)")
     s.add_argument("--measurements", metavar="SET.xml",
                    help="a MeasurementSet file (or a ScaleTool setup's), applied on --static")
     s.add_argument("--time-range", nargs=2, type=float, metavar=("T0", "T1"),

@@ -1,7 +1,8 @@
-"""Marker trajectories: OpenSim's .trc files (``PathFileType 4 (X/Y/Z)``), positions converted to metres.
+"""Marker trajectories: OpenSim's .trc files (``PathFileType 4 (X/Y/Z)``) and C3D files (read as OpenSim's
+C3DFileAdapter reads their markers, through ezc3d: ``pip install 'osim-emb[c3d]'``), positions converted to metres.
 
-Missing samples (empty fields, NaN) stay NaN: inverse kinematics leaves such a marker out of that frame, as
-OpenSim's IK does."""
+Missing samples (empty fields, NaN; in a C3D file a point whose residual is negative) stay NaN: inverse kinematics
+leaves such a marker out of that frame, as OpenSim's IK does."""
 
 from __future__ import annotations
 
@@ -10,7 +11,11 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["MarkerFileError", "MarkerTrajectories", "read_trc", "write_trc", "UNITS_IN_METRES"]
+__all__ = ["MarkerFileError", "MarkerTrajectories", "read_markers", "read_trc", "read_c3d", "write_trc",
+           "UNITS_IN_METRES"]
+
+#: POINT parameters whose labels name points that are not markers (OpenSim's C3DFileAdapter leaves them out)
+C3D_NON_MARKER_GROUPS = ("ANGLES", "FORCES", "MOMENTS", "POWERS", "SCALARS")
 
 #: length units of a .trc header, in metres (OpenSim's Units: mm, cm, m, and their long names)
 UNITS_IN_METRES = {"mm": 1e-3, "millimeters": 1e-3, "millimetres": 1e-3, "cm": 1e-2, "centimeters": 1e-2,
@@ -46,6 +51,45 @@ class MarkerTrajectories:
             return self.names.index(name)
         except ValueError:
             raise KeyError(f"{self.path}: no marker {name!r}") from None
+
+
+def read_markers(path: str | Path) -> MarkerTrajectories:
+    """A marker file by its extension: .c3d (:func:`read_c3d`), otherwise .trc (:func:`read_trc`)."""
+    return read_c3d(path) if Path(path).suffix.lower() == ".c3d" else read_trc(path)
+
+
+def read_c3d(path: str | Path) -> MarkerTrajectories:
+    """The markers of a C3D file as OpenSim's C3DFileAdapter reads them: every POINT label except those the ANGLES,
+    FORCES, MOMENTS, POWERS and SCALARS parameters list, frame f at t = f / POINT:RATE (from 0, as OpenSim), a point
+    with a negative residual missing (NaN), POINT:UNITS converted to metres."""
+    path = Path(path)
+    try:
+        import ezc3d
+    except ImportError:
+        raise MarkerFileError(path, "reading .c3d files needs ezc3d: pip install 'osim-emb[c3d]' (or convert the "
+                                    "markers to .trc)") from None
+    if not path.is_file():
+        raise MarkerFileError(path, "cannot read: no such file")
+    try:
+        c3d = ezc3d.c3d(str(path))
+    except Exception as err:  # noqa: BLE001 - ezc3d raises RuntimeError or IOError with its reason
+        raise MarkerFileError(path, f"not a readable C3D file ({str(err).strip() or type(err).__name__})") from None
+    point = c3d["parameters"]["POINT"]
+    labels = [str(x).strip() for x in point["LABELS"]["value"]]
+    rate = float(np.asarray(point["RATE"]["value"], dtype=float).ravel()[0]) if "RATE" in point else 0.0
+    if not rate > 0.0:
+        raise MarkerFileError(path, f"POINT:RATE is {rate:g}: no point frame rate")
+    units = str(point["UNITS"]["value"][0]).strip() if "UNITS" in point and len(point["UNITS"]["value"]) else ""
+    if units.lower() not in UNITS_IN_METRES:
+        raise MarkerFileError(path, f"POINT:UNITS {units!r} is not a length unit OpenSim reads (mm, cm, m)")
+    others = {str(x).strip() for g in C3D_NON_MARKER_GROUPS if g in point for x in point[g]["value"]}
+    keep = [k for k, name in enumerate(labels) if name not in others]
+    if not keep:
+        raise MarkerFileError(path, "no marker among its points")
+    data = np.asarray(c3d["data"]["points"], dtype=float)  # (4, points, frames), NaN where the residual is -1
+    positions = np.transpose(data[:3, keep, :], (2, 1, 0)) * UNITS_IN_METRES[units.lower()]
+    times = np.arange(positions.shape[0]) / rate
+    return MarkerTrajectories(str(path), times, tuple(labels[k] for k in keep), positions, units, rate)
 
 
 def read_trc(path: str | Path) -> MarkerTrajectories:

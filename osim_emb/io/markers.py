@@ -75,7 +75,9 @@ def read_c3d(path: str | Path) -> MarkerTrajectories:
     except Exception as err:  # noqa: BLE001 - ezc3d raises RuntimeError or IOError with its reason
         raise MarkerFileError(path, f"not a readable C3D file ({str(err).strip() or type(err).__name__})") from None
     point = c3d["parameters"]["POINT"]
-    labels = [str(x).strip() for x in point["LABELS"]["value"]]
+    data = np.asarray(c3d["data"]["points"], dtype=float)  # (4, points, frames), NaN where the residual is -1
+    labels = [str(x).strip() for key in ["LABELS"] + [f"LABELS{k}" for k in range(2, 100)] if key in point
+              for x in point[key]["value"]][:data.shape[1]]  # (past 255 points: LABELS2, ...)
     rate = float(np.asarray(point["RATE"]["value"], dtype=float).ravel()[0]) if "RATE" in point else 0.0
     if not rate > 0.0:
         raise MarkerFileError(path, f"POINT:RATE is {rate:g}: no point frame rate")
@@ -86,7 +88,6 @@ def read_c3d(path: str | Path) -> MarkerTrajectories:
     keep = [k for k, name in enumerate(labels) if name not in others]
     if not keep:
         raise MarkerFileError(path, "no marker among its points")
-    data = np.asarray(c3d["data"]["points"], dtype=float)  # (4, points, frames), NaN where the residual is -1
     positions = np.transpose(data[:3, keep, :], (2, 1, 0)) * UNITS_IN_METRES[units.lower()]
     times = np.arange(positions.shape[0]) / rate
     return MarkerTrajectories(str(path), times, tuple(labels[k] for k in keep), positions, units, rate)

@@ -91,6 +91,8 @@ def test_c3d_refusals(tmp_path, monkeypatch):
     names, positions = _trial()
     with pytest.raises(MarkerFileError, match="POINT:UNITS 'furlong'"):
         read_c3d(write_c3d(tmp_path / "u.c3d", 100.0, names, positions, units="furlong"))
+    with pytest.raises(MarkerFileError, match="marker 'a' appears twice"):
+        read_c3d(write_c3d(tmp_path / "d.c3d", 100.0, ["a", "b", "a"], positions))
     bad = tmp_path / "bad.c3d"
     bad.write_bytes(b"not a c3d file at all")
     with pytest.raises(MarkerFileError, match="bad.c3d: not a readable C3D file"):

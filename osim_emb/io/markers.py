@@ -88,6 +88,9 @@ def read_c3d(path: str | Path) -> MarkerTrajectories:
     keep = [k for k, name in enumerate(labels) if name not in others]
     if not keep:
         raise MarkerFileError(path, "no marker among its points")
+    dup = sorted({labels[k] for k in keep if sum(labels[j] == labels[k] for j in keep) > 1})
+    if dup:
+        raise MarkerFileError(path, f"marker {dup[0]!r} appears twice in POINT:LABELS")
     positions = np.transpose(data[:3, keep, :], (2, 1, 0)) * UNITS_IN_METRES[units.lower()]
     times = np.arange(positions.shape[0]) / rate
     return MarkerTrajectories(str(path), times, tuple(labels[k] for k in keep), positions, units, rate)

@@ -230,6 +230,14 @@ def test_trc_reader_equals_opensims(osim, tmp_path):
     theirs = np.array([[[table.getRowAtIndex(i)[j].get(k) for k in range(3)] for j in range(3)] for i in range(4)])
     assert list(table.getColumnLabels()) == list(mine.names)
     assert np.allclose(mine.positions * 1e3, theirs, equal_nan=True, rtol=0, atol=1e-9)
+    # names two tabs apart after an empty field, as in opensim-core's own std_walking2_markers.trc: OpenSim reads the
+    # names whatever the tabs between them, and so does the package
+    lines = path.read_text().splitlines()
+    lines[3] = "Frame#\tTime\t\ta\t\tb\t\tc"
+    odd = tmp_path / "odd.trc"
+    odd.write_text("\n".join(lines) + "\n")
+    assert list(osim.TimeSeriesTableVec3(str(odd)).getColumnLabels()) == list(read_trc(odd).names) == ["a", "b", "c"]
+    assert np.allclose(read_trc(odd).positions, mine.positions, equal_nan=True, rtol=0, atol=0)
 
 
 @pytest.mark.models

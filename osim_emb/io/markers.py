@@ -115,10 +115,8 @@ def read_trc(path: str | Path) -> MarkerTrajectories:
     label_fields = lines[3].split("\t")
     if len(label_fields) < 2 or label_fields[0].strip() != "Frame#" or label_fields[1].strip() != "Time":
         raise MarkerFileError(path, "the fourth line must start with Frame# and Time", 4)
-    names = [label_fields[k].strip() for k in range(2, len(label_fields), 3) if label_fields[k].strip()]
-    stray = [label_fields[k].strip() for k in range(2, len(label_fields)) if (k - 2) % 3 and label_fields[k].strip()]
-    if stray:
-        raise MarkerFileError(path, f"marker names must be three columns apart; {stray[0]!r} is not", 4)
+    # the names, whatever the tabs between them (OpenSim's TRCFileAdapter erases the empty fields of this line)
+    names = [f.strip() for f in label_fields[2:] if f.strip()]
     if len(set(names)) != len(names):
         dup = sorted({n for n in names if names.count(n) > 1})
         raise MarkerFileError(path, f"marker {dup[0]!r} appears twice", 4)

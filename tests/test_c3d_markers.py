@@ -17,26 +17,42 @@ from osim_emb.io.motion import read_motion
 ezc3d = pytest.importorskip("ezc3d")
 
 
+#: the C3D writer, run in a fresh interpreter: once OpenSim's std::vector<int> wrapper has been used in a process
+#: (osim.StdVectorInt, tests/test_functions_opensim.py), ezc3d's writer fails there ("Wrong number or type of arguments
+#: for overloaded function 'Parameter_set'": the two SWIG modules share the type); reading is not affected
+_WRITER = """
+import sys, json, numpy as np, ezc3d
+spec = json.loads(sys.argv[1])
+data = np.load(spec["npz"])
+c3d = ezc3d.c3d()
+c3d["parameters"]["POINT"]["RATE"]["value"] = [spec["rate"]]
+c3d["parameters"]["POINT"]["LABELS"]["value"] = tuple(spec["labels"])
+c3d["parameters"]["POINT"]["UNITS"]["value"] = [spec["units"]]
+c3d["data"]["points"] = data["points"]
+c3d["data"]["meta_points"]["residuals"] = data["residuals"]
+if spec["angles"]:
+    c3d.add_parameter("POINT", "ANGLES", spec["angles"])
+c3d.write(spec["path"])
+"""
+
+
 def write_c3d(path, rate, names, positions_mm, *, angles=(), units="mm"):
     """A C3D file: markers (T, M, 3) in ``units`` (NaN: missing, residual -1) and angle points listed under
     POINT:ANGLES (values 1, 2, 3)."""
-    c3d = ezc3d.c3d()
+    import json
+    import subprocess
     frames = positions_mm.shape[0]
     labels = list(names) + list(angles)
-    c3d["parameters"]["POINT"]["RATE"]["value"] = [float(rate)]
-    c3d["parameters"]["POINT"]["LABELS"]["value"] = tuple(labels)
-    c3d["parameters"]["POINT"]["UNITS"]["value"] = [units]
     points = np.ones((4, len(labels), frames))
-    points[:3, :len(names)] = np.transpose(positions_mm, (2, 1, 0))
+    points[:3, :len(names)] = np.nan_to_num(np.transpose(positions_mm, (2, 1, 0)))
     points[:3, len(names):] = np.array([1.0, 2.0, 3.0])[:, None, None]
     residuals = np.zeros((1, len(labels), frames))
     residuals[0, :len(names)] = np.where(np.isnan(positions_mm).any(axis=2).T, -1.0, 0.0)
-    points[:3, :len(names)] = np.nan_to_num(points[:3, :len(names)])
-    c3d["data"]["points"] = points
-    c3d["data"]["meta_points"]["residuals"] = residuals
-    if angles:
-        c3d.add_parameter("POINT", "ANGLES", list(angles))
-    c3d.write(str(path))
+    npz = path.with_suffix(".npz")
+    np.savez(npz, points=points, residuals=residuals)
+    spec = {"npz": str(npz), "rate": float(rate), "labels": labels, "units": units, "angles": list(angles),
+            "path": str(path)}
+    subprocess.run([sys.executable, "-c", _WRITER, json.dumps(spec)], check=True)
     return path
 
 

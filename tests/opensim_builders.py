@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 
 
@@ -335,25 +333,6 @@ def add_path_actuator(osim, model, name: str, points) -> None:
         frame = model.getGround() if body == "ground" else model.getBodySet().get(body)
         actuator.addNewPathPoint(f"{name}_{k}", frame, osim.Vec3(*location))
     model.addForce(actuator)
-
-
-def write_states_file(path, osim_model, model, t, q, qd) -> None:
-    """An OpenSim states file of the package's motion (t, q, q̇): every coordinate's value and OpenSim's speed, the
-    dependent ones from the package's functions."""
-    from osim_emb.core.kinematics import dependent_coordinate_columns, speed_columns
-    columns = {n: q[:, k] for k, n in enumerate(model.coordinate_names)}
-    columns.update(speed_columns(model, q, qd))
-    columns.update(dependent_coordinate_columns(model, q, qd))
-    cs = osim_model.getCoordinateSet()
-    labels, data = [], []
-    for i in range(cs.getSize()):
-        c = cs.get(i)
-        labels += [c.getAbsolutePathString() + "/value", c.getAbsolutePathString() + "/speed"]
-        data += [columns[c.getName()], columns[f"{c.getName()}_u"]]
-    rows = np.column_stack([t, *data])
-    head = f"states\nversion=1\nnRows={len(t)}\nnColumns={len(labels) + 1}\ninDegrees=no\nendheader\n"
-    Path(path).write_text(head + "time\t" + "\t".join(labels) + "\n"
-                          + "\n".join("\t".join(f"{v:.17g}" for v in row) for row in rows) + "\n")
 
 
 def build_coupled_weld(osim, path):

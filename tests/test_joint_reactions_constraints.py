@@ -7,7 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from opensim_builders import build_welded, read_sto, write_states_file
+from opensim_builders import build_welded, read_sto
+from osim_emb.opensim.bridge import write_states_file
 from osim_emb import load_osim
 from osim_emb.cli.main import main
 from test_point_constraints import build_loop

@@ -56,6 +56,25 @@ LIMIT_AND_TORQUE = ('<ForceSet><objects><CoordinateLimitForce name="limit"><coor
                     "<optimal_force>2</optimal_force></CoordinateActuator></objects></ForceSet>")
 
 
+def _opensim_states_read_back(osim, path, model, folder):
+    """OpenSim's Manager over 0.05 s from the file's default state, its states file written by OpenSim (501 frames)
+    and read back by the package: (table, header, the read rates at the inner frames, the central differences of the
+    file's coordinates there)."""
+    om = osim.Model(str(path))
+    state = om.initSystem()
+    manager = osim.Manager(om)
+    manager.setIntegratorAccuracy(1e-12)
+    manager.initialize(state)
+    for t in np.linspace(0.0, 0.05, 501)[1:]:
+        manager.integrate(float(t))
+    sto = folder / "states.sto"
+    osim.STOFileAdapter.write(manager.getStatesTable(), str(sto))
+    tab, head = read_motion(sto)
+    time, q, qd = coordinates_from_motion(model, tab, head)
+    dt = np.diff(time)
+    return tab, head, qd[1:-1], (q[2:] - q[:-2]) / (dt[1:] + dt[:-1])[:, None]
+
+
 def read_text(folder, text, name="ball_free.osim"):
     (folder / name).write_text(text)
     return oe.load_osim(folder / name)
@@ -175,22 +194,10 @@ def test_states_of_a_free_and_ball_joint_model_equal_opensims_manager(osim, tmp_
     assert worst_q < 1e-9 and worst_u < 1e-9, (worst_q, worst_u)
 
     # OpenSim's own states file, densely reported: its speeds read back as rates equal dq/dt of its coordinates
-    om = osim.Model(str(path))  # a new model: a second Manager on a re-initialized one crashes OpenSim
-    s0 = om.initSystem()
-    manager = osim.Manager(om)
-    manager.setIntegratorAccuracy(1e-12)
-    manager.initialize(s0)
-    dense = np.linspace(0.0, 0.05, 501)
-    for t in dense[1:]:
-        manager.integrate(float(t))
-    sto = tmp_path / "states.sto"
-    osim.STOFileAdapter.write(manager.getStatesTable(), str(sto))
-    tab, head = read_motion(sto)
-    time, q, qd = coordinates_from_motion(model, tab, head)
-    dt = np.diff(time)
-    central = (q[2:] - q[:-2]) / (dt[1:] + dt[:-1])[:, None]
-    print(f"file speeds as rates vs central differences: {np.abs(qd[1:-1] - central).max():.1e} rad/s")
-    np.testing.assert_allclose(qd[1:-1], central, rtol=0, atol=1e-7)
+    tab, head, rates, central = _opensim_states_read_back(osim, path, model, tmp_path)  # (a new model: a second
+    # Manager on a re-initialized one crashes OpenSim)
+    print(f"file speeds as rates vs central differences: {np.abs(rates - central).max():.1e} rad/s")
+    np.testing.assert_allclose(rates, central, rtol=0, atol=1e-7)
     k = model.coordinate_index("ball_r2")
     assert np.abs(tab[[c for c in tab.columns if c.endswith("ball_r2/speed")][0]].to_numpy()[1:-1]
                   - central[:, k]).max() > 1e-2  # the file's speed is not the angle's rate
@@ -276,22 +283,10 @@ def test_a_free_joint_with_angles_solved_from_a_weld_reads_opensims_states(osim,
     model = oe.load_osim(path, dependent_coordinates=["j1_coord_0", "j2_coord_0", "j2_coord_1", "j3_coord_1",
                                                        "j3_coord_2", "j3_coord_4"])
     assert model.coordinate_names == ["j3_coord_0", "j3_coord_3", "j3_coord_5"]
-    om = osim.Model(str(path))
-    state = om.initSystem()
-    manager = osim.Manager(om)
-    manager.setIntegratorAccuracy(1e-12)
-    manager.initialize(state)
-    for t in np.linspace(0.0, 0.05, 501)[1:]:
-        manager.integrate(float(t))
-    sto = tmp_path / "states.sto"
-    osim.STOFileAdapter.write(manager.getStatesTable(), str(sto))
-    tab, head = read_motion(sto)
-    time, q, qd = coordinates_from_motion(model, tab, head)
-    dt = np.diff(time)
-    central = (q[2:] - q[:-2]) / (dt[1:] + dt[:-1])[:, None]
-    print(f"rates with dependent angles vs central differences: {np.abs(qd[1:-1] - central).max():.1e} rad/s "
+    tab, head, rates, central = _opensim_states_read_back(osim, path, model, tmp_path)
+    print(f"rates with dependent angles vs central differences: {np.abs(rates - central).max():.1e} rad/s "
           f"(of {np.abs(central).max():.2g})")
-    np.testing.assert_allclose(qd[1:-1], central, rtol=0, atol=1e-7)
+    np.testing.assert_allclose(rates, central, rtol=0, atol=1e-7)
     # without the dependent angles' columns the rates cannot be had: refused by name
     tab = tab[[c for c in tab.columns if "j3_coord_1" not in c]]
     with pytest.raises(MotionFileError, match="FreeJoint 'j3'.*'j3_coord_1' not a generalized coordinate"):

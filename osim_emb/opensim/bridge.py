@@ -341,3 +341,29 @@ class OpenSimReference:
     def moment_arm(self, muscle: str, coordinate: str) -> float:
         """``computeMomentArm`` at the current state (the generalised-force moment arm of OpenSim)."""
         return self._path(muscle).computeMomentArm(self.state, self.coords.get(coordinate))
+
+
+def write_states_file(path: Any, osim_model: Any, model: Model, t: Any, q: Any, qdot: Any) -> None:
+    """An OpenSim states file of a motion of the package's model: for every coordinate of OpenSim's model (by its
+    path, ``/jointset/J/C/value`` and ``/speed``) the value and OpenSim's speed (the dependent coordinates from the
+    package's functions; on Ball, Free and Ellipsoid rotations the angular velocity, :mod:`osim_emb.core.speeds`),
+    17 significant digits; coordinates the package's model does not have are left out."""
+    from pathlib import Path
+
+    from osim_emb.core.kinematics import dependent_coordinate_columns, speed_columns
+    q, qdot = np.atleast_2d(np.asarray(q, dtype=float)), np.atleast_2d(np.asarray(qdot, dtype=float))
+    columns = {n: q[:, k] for k, n in enumerate(model.coordinate_names)}
+    columns.update(speed_columns(model, q, qdot))
+    columns.update(dependent_coordinate_columns(model, q, qdot))
+    cs = osim_model.getCoordinateSet()
+    labels, data = [], []
+    for i in range(cs.getSize()):
+        c = cs.get(i)
+        if c.getName() not in columns:
+            continue
+        labels += [c.getAbsolutePathString() + "/value", c.getAbsolutePathString() + "/speed"]
+        data += [columns[c.getName()], columns[f"{c.getName()}_u"]]
+    rows = np.column_stack([np.asarray(t, dtype=float), *data])
+    head = f"states\nversion=1\nnRows={len(rows)}\nnColumns={len(labels) + 1}\ninDegrees=no\nendheader\n"
+    body = "\n".join("\t".join(f"{v:.17g}" for v in row) for row in rows)
+    Path(path).write_text(head + "\t".join(["time", *labels]) + "\n" + body + "\n")

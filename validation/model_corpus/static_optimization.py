@@ -75,25 +75,9 @@ def reserve_strengths(model) -> dict[str, float]:
 
 
 def write_states(osim_model, model, path: Path) -> None:
-    """An OpenSim states file: every coordinate's value and OpenSim's speed by path (the dependent ones from the
-    package; on Ball, Free and Ellipsoid joints' rotations the speeds are angular velocities)."""
-    from osim_emb.core.kinematics import dependent_coordinate_columns, speed_columns
-    t, q, qd = motion(model)
-    columns = {n: q[:, k] for k, n in enumerate(model.coordinate_names)}
-    columns.update(speed_columns(model, q, qd))
-    columns.update(dependent_coordinate_columns(model, q, qd))
-    cs = osim_model.getCoordinateSet()
-    labels, data = [], []
-    for i in range(cs.getSize()):
-        c = cs.get(i)
-        if c.getName() not in columns:
-            continue
-        labels += [c.getAbsolutePathString() + "/value", c.getAbsolutePathString() + "/speed"]
-        data += [columns[c.getName()], columns[f"{c.getName()}_u"]]
-    rows = np.column_stack([t, *data])
-    head = f"states\nversion=1\nnRows={len(t)}\nnColumns={len(labels) + 1}\ninDegrees=no\nendheader\n"
-    body = "\n".join("\t".join(f"{v:.17g}" for v in row) for row in rows)
-    path.write_text(head + "\t".join(["time", *labels]) + "\n" + body + "\n")
+    """The study's motion as an OpenSim states file (:func:`osim_emb.opensim.bridge.write_states_file`)."""
+    from osim_emb.opensim.bridge import write_states_file
+    write_states_file(path, osim_model, model, *motion(model))
 
 
 def study_one(path: str) -> dict:

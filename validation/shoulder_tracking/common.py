@@ -120,18 +120,10 @@ def all_coordinates(model, q: np.ndarray, qd: np.ndarray) -> dict[str, tuple[np.
 
 
 def write_states(path: str | Path, model_os, model, times: np.ndarray, q: np.ndarray, qd: np.ndarray) -> None:
-    """An OpenSim 4 states file (columns /jointset/J/C/value and /speed for every coordinate), written with
-    :func:`osim_emb.io.motion.write_motion`."""
-    from osim_emb.io.motion import write_motion
-    values = all_coordinates(model, q, qd)
-    cs = model_os.getCoordinateSet()
-    cols = {"time": times}
-    for i in range(cs.getSize()):
-        c = cs.get(i)
-        v, s = values[c.getName()]
-        cols[c.getAbsolutePathString() + "/value"] = v
-        cols[c.getAbsolutePathString() + "/speed"] = s
-    write_motion(path, pd.DataFrame(cols), name="states")
+    """An OpenSim 4 states file (columns /jointset/J/C/value and /speed for every coordinate):
+    :func:`osim_emb.opensim.bridge.write_states_file`."""
+    from osim_emb.opensim.bridge import write_states_file
+    write_states_file(path, model_os, model, times, q, qd)
 
 
 def write_coordinates_motion(path: str | Path, model, times: np.ndarray, q: np.ndarray, qd: np.ndarray) -> None:

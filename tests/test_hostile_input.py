@@ -216,6 +216,18 @@ def test_motion_file_values(tmp_path, rows, fragments):
         assert f in msg, msg
 
 
+def test_motion_file_with_trailing_tabs_reads_as_opensim_reads_it(tmp_path):
+    """OpenSim's writers end the label line and the rows with a tab (opensim-core's std_walking*_grfs.sto); OpenSim's
+    STOFileAdapter reads such a file with the columns named, and so does read_motion."""
+    p = _motion(tmp_path, [(0, 0.1, 0.5, ""), (0.1, 0.2, 0.6, "")], labels="time\tshoulder_q\telbow\t")
+    table, _ = read_motion(p)
+    assert list(table.columns) == ["time", "shoulder_q", "elbow"] and table["elbow"].tolist() == [0.5, 0.6]
+    osim = pytest.importorskip("opensim")
+    theirs = osim.TimeSeriesTable(str(p))
+    assert list(theirs.getColumnLabels()) == ["shoulder_q", "elbow"]
+    assert [theirs.getDependentColumn("elbow")[i] for i in range(2)] == [0.5, 0.6]
+
+
 def test_motion_degrees_in_radians_file_refused(tmp_path):
     m = _load(small_osim())
     p = _motion(tmp_path, [(0, 10, 30), (0.1, 20, 60), (0.2, 30, 90)])

@@ -12,6 +12,7 @@ from typing import Sequence
 from osim_emb._version import __version__
 from osim_emb.cli import (
     batch,
+    c3d_export,
     convert,
     fit_paths,
     fit_rhythm,
@@ -44,6 +45,7 @@ COMMAND_MODULES = [
     fit_rhythm,
     simulate,
     scale,
+    c3d_export,
     inverse_kinematics,
     inverse_dynamics,
     static_optimization,
@@ -77,7 +79,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 #: Commands that write files (each takes --overwrite; see docs/cli.md).
 WRITING_COMMANDS = ("convert", "run", "simulate", "inverse-kinematics", "inverse-dynamics", "static-optimization", "joint-reactions", "scale", "moment-arms", "rhythm",
-                    "fit-rhythm", "fit-paths", "smooth-paths", "simulate-muscles", "plot", "batch")
+                    "fit-rhythm", "fit-paths", "smooth-paths", "simulate-muscles", "plot", "batch",
+                    "c3d-export")
 
 
 def _add_common_options(p: argparse.ArgumentParser, in_subcommand: bool) -> None:

@@ -87,6 +87,7 @@ def read_motion(path: str | Path) -> tuple[pd.DataFrame, dict[str, str]]:
     if not numbered:
         raise MotionFileError(path, "no column labels after 'endheader'", end + 1)
     label_line, labels = numbered[0]
+    labels = labels.strip()  # a tab after the last label (OpenSim's writers leave one) names no column
     columns = [c.strip() for c in (labels.split("\t") if "\t" in labels else labels.split())]
     rows = numbered[1:]
     if not rows:

@@ -1,0 +1,127 @@
+"""``osim-emb c3d-export TRIAL.c3d -o DIR``: a C3D trial as the files OpenSim's tools read — the markers (.trc),
+the force platforms' ground reactions (.mot) and, with ``--apply``, the ExternalLoads XML that applies them
+(:mod:`osim_emb.io.force_plates`)."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+from pathlib import Path
+
+import numpy as np
+
+log = logging.getLogger("osim_emb")
+
+
+def _applications(pairs: list[str] | None) -> dict[int, str]:
+    """``--apply 1=calcn_r 2=calcn_l`` -> {1: "calcn_r", 2: "calcn_l"}."""
+    out: dict[int, str] = {}
+    for pair in pairs or ():
+        number, _, body = pair.partition("=")
+        if not number.strip().isdigit() or not body.strip():
+            raise ValueError(f"--apply {pair!r}: write PLATFORM=BODY with the platform's number (from 1), "
+                             "e.g. 1=calcn_r")
+        if int(number) in out:
+            raise ValueError(f"--apply: platform {int(number)} is given twice")
+        out[int(number)] = body.strip()
+    return out
+
+
+def cmd_c3d_export(args: argparse.Namespace) -> int:
+    from osim_emb.io.force_plates import (at_center_of_pressure, lowpass_plates, read_force_plates, rotated_markers,
+                                          rotated_plates, rotation_from_text, write_ground_reactions)
+    from osim_emb.io.markers import MarkerFileError, read_c3d, write_trc
+    from osim_emb.io.outputs import atomic_files
+    trial = Path(args.trial)
+    bodies = _applications(args.apply)
+    rotation = rotation_from_text(args.rotate) if args.rotate else np.eye(3)
+    if args.threshold < 0.0:
+        raise ValueError(f"--threshold {args.threshold:g}: a force (N) of 0 or more")
+    try:
+        markers = read_c3d(trial)
+    except MarkerFileError as err:
+        if "no marker" not in err.reason:
+            raise
+        markers = None
+    try:
+        plates = read_force_plates(trial)
+    except MarkerFileError as err:
+        if "no force platform" not in err.reason:
+            raise
+        plates = None
+    if markers is None and plates is None:
+        raise ValueError(f"{trial}: neither markers nor force platforms to export")
+    if plates is None and (bodies or args.lowpass):
+        raise ValueError(f"{trial}: no force platform, so --apply and --lowpass have nothing to act on")
+    folder = Path(args.output)
+    stem = trial.stem
+    outs = {"markers": folder / f"{stem}_markers.trc"} if markers is not None else {}
+    if plates is not None:
+        outs["forces"] = folder / f"{stem}_grf.mot"
+        if bodies:
+            outs["loads"] = folder / f"{stem}_external_loads.xml"
+    with atomic_files(list(outs.values()), overwrite=args.overwrite, inputs=[trial]) as tmps:
+        tmp = dict(zip(outs, tmps))
+        if markers is not None:
+            markers = rotated_markers(markers, rotation)
+            write_trc(tmp["markers"], markers.times, markers.names, markers.positions, units=args.marker_units,
+                      protect=[trial])
+        if plates is not None:
+            if args.lowpass:
+                plates = lowpass_plates(plates, args.lowpass)
+            plates = rotated_plates(plates, rotation)
+            if args.forces_at == "cop":
+                plates = at_center_of_pressure(plates, args.threshold)
+            write_ground_reactions(tmp["forces"], plates, xml=tmp.get("loads"), bodies=bodies, protect=[trial])
+            if "loads" in tmp:  # the XML names the data file by its final name
+                text = tmp["loads"].read_text(encoding="utf-8")
+                tmp["loads"].write_text(text.replace(f"<datafile>{tmp['forces'].name}</datafile>",
+                                                     f"<datafile>{outs['forces'].name}</datafile>"),
+                                        encoding="utf-8")
+    if markers is not None:
+        print(f"wrote {outs['markers']}: {len(markers.names)} markers at {len(markers.times)} frames "
+              f"({markers.rate_hz:g} Hz, {args.marker_units})")
+    if plates is not None:
+        peaks = ", ".join(f"{p.number}: {np.nanmax(np.linalg.norm(p.force, axis=1)):.0f} N" for p in plates.plates)
+        where = ("at the centre of pressure, free moment about the surface normal, "
+                 f"zero below {args.threshold:g} N" if args.forces_at == "cop" else
+                 "at each surface's centre (OpenSim's OriginOfForcePlate)")
+        print(f"wrote {outs['forces']}: {len(plates.plates)} force platforms at {len(plates.time)} samples "
+              f"({plates.rate_hz:g} Hz), {where}"
+              f"{f', low-pass {args.lowpass:g} Hz' if args.lowpass else ''}; peak force {peaks}")
+        unused = sorted({p.number for p in plates.plates} - set(bodies))
+        if "loads" in outs:
+            print(f"wrote {outs['loads']}: platform " + ", ".join(f"{k} on {b}" for k, b in sorted(bodies.items())))
+        if unused:
+            log.warning("c3d-export: platform(s) %s %s in the data file but %s", ", ".join(map(str, unused)),
+                        "are" if len(unused) > 1 else "is",
+                        "applied to no body (--apply N=BODY)" if bodies else
+                        "no ExternalLoads file is written without --apply N=BODY")
+    if not np.allclose(rotation, np.eye(3)):
+        print(f"lab frame turned by {args.rotate} (markers and forces alike)")
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    s = sub.add_parser("c3d-export", help="a C3D trial as OpenSim's files: markers (.trc), ground reactions (.mot), "
+                                          "ExternalLoads (.xml)")
+    s.add_argument("trial", help="the .c3d file (read through ezc3d: pip install 'osim-emb[c3d]')")
+    s.add_argument("-o", "--output", required=True, metavar="DIR",
+                   help="folder for TRIAL_markers.trc, TRIAL_grf.mot and TRIAL_external_loads.xml")
+    s.add_argument("--rotate", metavar="AXIS:DEG[,...]",
+                   help="turn the lab frame (markers and forces), e.g. x:-90 for a Z-up lab into OpenSim's Y-up "
+                        "ground; rotations about the lab's fixed axes, left to right")
+    s.add_argument("--forces-at", choices=("cop", "origin"), default="cop",
+                   help="cop: each force at its centre of pressure with the free moment (what inverse dynamics "
+                        "needs); origin: at the surface's centre with the whole moment (OpenSim's C3DFileAdapter "
+                        "default)")
+    s.add_argument("--threshold", type=float, default=20.0, metavar="N",
+                   help="with --forces-at cop: below this normal force (N) the force and moment are 0 and the point "
+                        "the surface's centre (no contact)")
+    s.add_argument("--lowpass", type=float, metavar="HZ",
+                   help="low-pass the forces and moments (4th-order zero-lag Butterworth) before the centre of "
+                        "pressure is taken")
+    s.add_argument("--apply", nargs="+", metavar="N=BODY",
+                   help="write the ExternalLoads XML applying platform N to BODY (e.g. 1=calcn_r 2=calcn_l)")
+    s.add_argument("--marker-units", choices=("mm", "m"), default="mm", help="units of the written .trc")
+    s.set_defaults(func=cmd_c3d_export)

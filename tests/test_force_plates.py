@@ -1,0 +1,265 @@
+"""Force platforms of C3D trials (io.force_plates) and ``osim-emb c3d-export``.
+
+A C3D file is written with ezc3d from a load chosen in the lab (force, centre of pressure on the plate's surface,
+free moment): its analog channels are that wrench at the plate's sensor origin in the plate's axes (C3D's
+FORCE_PLATFORM:ORIGIN runs from the sensor origin to the surface's centre), so what the reader must return is known
+without the reader.  OpenSim's own tables of real trials are compared in validation/model_corpus/c3d_forces.py."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from osim_emb.cli.main import main
+from osim_emb.io.external_loads import read_external_loads
+from osim_emb.io.force_plates import (at_center_of_pressure, lowpass_plates, read_force_plates, rotation_from_text,
+                                      rotated_plates)
+from osim_emb.io.markers import MarkerFileError, read_trc
+
+ezc3d = pytest.importorskip("ezc3d")
+
+#: written in a fresh interpreter (tests/test_c3d_markers.py: ezc3d's writer fails where OpenSim's SWIG types were
+#: used); integer parameters marked INT, as C3D files from capture systems hold them
+_WRITER = """
+import sys, json, numpy as np, ezc3d
+spec = json.loads(sys.argv[1])
+data = np.load(spec["npz"])
+c3d = ezc3d.c3d()
+c3d["parameters"]["POINT"]["RATE"]["value"] = [spec["point_rate"]]
+c3d["parameters"]["POINT"]["LABELS"]["value"] = tuple(spec["markers"])
+c3d["parameters"]["POINT"]["UNITS"]["value"] = ["mm"]
+c3d["data"]["points"] = data["points"]
+if spec["plates"]:
+    n = 6 * spec["plates"]
+    c3d["parameters"]["ANALOG"]["RATE"]["value"] = [spec["analog_rate"]]
+    c3d["parameters"]["ANALOG"]["LABELS"]["value"] = tuple(f"{c}{k + 1}" for k in range(spec["plates"])
+                                                           for c in ("Fx", "Fy", "Fz", "Mx", "My", "Mz"))
+    c3d["parameters"]["ANALOG"]["UNITS"]["value"] = tuple(["N"] * 3 + ["Nmm"] * 3) * spec["plates"]
+    c3d["parameters"]["ANALOG"]["SCALE"]["value"] = [1.0] * n
+    c3d["parameters"]["ANALOG"]["OFFSET"]["value"] = [0] * n
+    c3d["parameters"]["ANALOG"]["GEN_SCALE"]["value"] = [1.0]
+    c3d["data"]["analogs"] = data["analogs"]
+    def ints(name, values):
+        values = np.asarray(values, dtype=float)
+        c3d.add_parameter("FORCE_PLATFORM", name, values)
+        c3d["parameters"]["FORCE_PLATFORM"][name]["type"] = ezc3d.ezc3d.INT
+    ints("USED", [spec["plates"]])
+    ints("TYPE", [2] * spec["plates"])
+    ints("ZERO", [1, 0])
+    ints("CHANNEL", np.arange(1, n + 1).reshape(spec["plates"], 6).T)
+    c3d.add_parameter("FORCE_PLATFORM", "CORNERS", data["corners"])
+    c3d.add_parameter("FORCE_PLATFORM", "ORIGIN", data["origins"])
+c3d.write(spec["path"])
+"""
+
+POINT_RATE, ANALOG_RATE, FRAMES = 100.0, 1000.0, 30
+#: C3D stores the channels as 32-bit floats (relative spacing 1.2e-7): forces up to 700 N are kept to 4e-5 N, moments
+#: about the sensor (N mm) to ~2e-6 N m, hence the centre of pressure where the normal force is >= 20 N to ~1e-8 m
+F32_FORCE, F32_MOMENT, F32_POINT = 1e-4, 1e-5, 3e-8
+SUB = int(ANALOG_RATE / POINT_RATE)
+
+
+def _plate_axes(corners):
+    """The plate's axes in the lab (columns x, y, z) by C3D's corner convention: corner 1 at +x +y of the plate,
+    corners 2-4 in turn; x from corner 2 to 1, y from corner 4 to 1."""
+    x = corners[0] - corners[1]
+    y = corners[0] - corners[3]
+    x, y = x / np.linalg.norm(x), y / np.linalg.norm(y)
+    return np.column_stack([x, y, np.cross(x, y)])
+
+
+#: two plates on the floor of a Z-up lab (mm): an AMTI-like plate with z down, and one turned 90 degrees about the
+#: vertical with its corners listed from another corner; sensor origins 40 and 55 mm below the surface
+PLATES = [
+    (np.array([[600.0, 400.0, 0.0], [600.0, 900.0, 0.0], [1100.0, 900.0, 0.0], [1100.0, 400.0, 0.0]]), 40.0),
+    (np.array([[1200.0, 900.0, 0.0], [1700.0, 900.0, 0.0], [1700.0, 400.0, 0.0], [1200.0, 400.0, 0.0]]), 55.0),
+]
+
+
+def _load(k, t):
+    """Plate k's load in the lab (SI): force (T, 3), centre of pressure (T, 3) on the surface, free moment about
+    the vertical (T,); a stance between 0.05 and 0.25 s, nothing on the plate outside it."""
+    corners, _ = PLATES[k]
+    centre = corners.mean(axis=0) * 1e-3
+    stance = np.clip(np.sin(np.pi * (t - 0.05) / 0.2), 0.0, None) * ((t > 0.05) & (t < 0.25))
+    force = np.column_stack([60.0 * np.cos(9 * t) * stance, (-40.0 + 30 * k) * stance, 700.0 * stance])
+    cop = centre + np.column_stack([0.08 * np.sin(5 * t + k), 0.15 * (t - 0.15), 0 * t])
+    torque = (4.0 + k) * np.sin(7 * t) * stance
+    return force, cop, torque
+
+
+def write_trial(path, *, plates=2, markers=("RHEE", "LTOE")):
+    """The C3D trial of :data:`PLATES` and :func:`_load`, with two markers; returns the analog times."""
+    t = np.arange(FRAMES * SUB) / ANALOG_RATE
+    analogs = np.zeros((1, 6 * plates, len(t)))
+    corners_all, origins = np.zeros((3, 4, plates)), np.zeros((3, plates))
+    for k in range(plates):
+        corners, depth = PLATES[k]
+        axes = _plate_axes(corners)
+        force, cop, torque = _load(k, t)
+        centre = corners.mean(axis=0) * 1e-3
+        sensor = centre + axes @ np.array([0.0, 0.0, depth * 1e-3])  # below the surface: the plate's z points down
+        about_centre = np.cross(cop - centre, force) + torque[:, None] * np.array([0.0, 0.0, 1.0])
+        about_sensor = about_centre + np.cross(centre - sensor, force)
+        analogs[0, 6 * k:6 * k + 3] = (force @ axes).T  # N, plate axes
+        analogs[0, 6 * k + 3:6 * k + 6] = (about_sensor @ axes).T * 1e3  # N mm
+        corners_all[:, :, k] = corners.T
+        origins[:, k] = axes.T @ (centre - sensor) * 1e3  # from the sensor origin to the surface's centre
+    frames = np.arange(FRAMES)
+    points = np.ones((4, len(markers), FRAMES))
+    for m in range(len(markers)):
+        points[0, m], points[1, m], points[2, m] = 100.0 + 10 * m, 200.0 + frames, 50.0 + m
+    npz = path.with_suffix(".npz")
+    np.savez(npz, points=points, analogs=analogs, corners=corners_all, origins=origins)
+    spec = {"npz": str(npz), "point_rate": POINT_RATE, "analog_rate": ANALOG_RATE, "markers": list(markers),
+            "plates": plates, "path": str(path)}
+    subprocess.run([sys.executable, "-c", _WRITER, json.dumps(spec)], check=True)
+    return t
+
+
+@pytest.fixture(scope="module")
+def trial(tmp_path_factory):
+    path = tmp_path_factory.mktemp("c3d") / "walk.c3d"
+    return path, write_trial(path)
+
+
+def test_the_wrench_about_each_surface_centre_as_written(trial):
+    path, t = trial
+    plates = read_force_plates(path)
+    assert plates.location == "origin" and plates.rate_hz == ANALOG_RATE
+    np.testing.assert_allclose(plates.time, t, rtol=0, atol=1e-15)
+    for k, plate in enumerate(plates.plates):
+        force, cop, torque = _load(k, t)
+        centre = PLATES[k][0].mean(axis=0) * 1e-3
+        np.testing.assert_allclose(plate.force, force, rtol=0, atol=F32_FORCE)
+        np.testing.assert_allclose(plate.point, np.tile(centre, (len(t), 1)), rtol=0, atol=1e-9)
+        about_centre = np.cross(cop - centre, force) + torque[:, None] * np.array([0.0, 0.0, 1.0])
+        np.testing.assert_allclose(plate.torque, about_centre, rtol=0, atol=F32_MOMENT)
+        assert abs(abs(plate.normal[2]) - 1.0) < 1e-12
+
+
+def test_center_of_pressure_and_free_moment(trial):
+    """The wrench moved to the surface: the centre of pressure and free moment the file was written from; below
+    the threshold nothing (force and moment 0, point at the surface's centre)."""
+    path, t = trial
+    plates = at_center_of_pressure(read_force_plates(path), threshold_n=20.0)
+    for k, plate in enumerate(plates.plates):
+        force, cop, torque = _load(k, t)
+        on = force[:, 2] >= 20.0
+        assert 50 < on.sum() < len(t) - 50
+        np.testing.assert_allclose(plate.point[on], cop[on], rtol=0, atol=F32_POINT)
+        np.testing.assert_allclose(plate.torque[on], torque[on, None] * np.array([0.0, 0.0, 1.0]), rtol=0,
+                                   atol=F32_MOMENT)
+        np.testing.assert_allclose(plate.force[on], force[on], rtol=0, atol=F32_FORCE)
+        assert not plate.force[~on].any() and not plate.torque[~on].any()
+        np.testing.assert_allclose(plate.point[~on], np.tile(plate.centre, ((~on).sum(), 1)), rtol=0, atol=0)
+    with pytest.raises(ValueError, match="already at the center of pressure"):
+        at_center_of_pressure(plates)
+
+
+def test_rotation_turns_a_z_up_lab_into_y_up():
+    r = rotation_from_text("x:-90")
+    np.testing.assert_allclose(r @ [0.0, 0.0, 1.0], [0.0, 1.0, 0.0], atol=1e-15)  # up is +Y
+    np.testing.assert_allclose(r @ [1.0, 0.0, 0.0], [1.0, 0.0, 0.0], atol=1e-15)
+    np.testing.assert_allclose(rotation_from_text("x:90,z:90") @ [0.0, 1.0, 0.0], [0.0, 0.0, 1.0], atol=1e-15)
+    for bad in ("q:90", "x:", "x:ninety"):
+        with pytest.raises(ValueError, match="rotation"):
+            rotation_from_text(bad)
+
+
+def test_rotation_before_or_after_the_center_of_pressure_agrees(trial):
+    """The centre of pressure is a property of the wrench, not of the frame: turning then moving equals moving then
+    turning."""
+    path, _ = trial
+    r = rotation_from_text("x:-90,y:30")
+    a = at_center_of_pressure(rotated_plates(read_force_plates(path), r), 20.0)
+    b = rotated_plates(at_center_of_pressure(read_force_plates(path), 20.0), r)
+    for p, q in zip(a.plates, b.plates):
+        for x, y in ((p.force, q.force), (p.point, q.point), (p.torque, q.torque)):
+            np.testing.assert_allclose(x, y, rtol=0, atol=1e-11)
+
+
+def test_lowpass_gain_is_the_butterworth_response():
+    """A sinusoid through the filter keeps the amplitude of a zero-lag second-order Butterworth run both ways:
+    |H|^2 = 1 / (1 + (tan(pi f / fs) / tan(pi fc / fs))^4) (the bilinear transform's frequency warping); no lag."""
+    from osim_emb.io.force_plates import ForcePlate, ForcePlates
+    fs, fc = 1000.0, 20.0
+    t = np.arange(4000) / fs
+    for f in (5.0, 20.0, 40.0):
+        signal = np.column_stack([np.sin(2 * np.pi * f * t), 0 * t, 300.0 + 0 * t])
+        plate = ForcePlate(1, signal, np.zeros_like(signal), signal.copy(), np.zeros(3), np.array([0.0, 0.0, 1.0]),
+                           np.zeros((4, 3)))
+        out = lowpass_plates(ForcePlates("sine", t, fs, (plate,)), fc).plates[0]
+        middle = slice(1000, 3000)
+        gain = 1.0 / (1.0 + (np.tan(np.pi * f / fs) / np.tan(np.pi * fc / fs)) ** 4)
+        np.testing.assert_allclose(out.force[middle, 0], gain * signal[middle, 0], rtol=0, atol=2e-3)
+        np.testing.assert_allclose(out.force[:, 2], 300.0, rtol=0, atol=1e-9)
+    with pytest.raises(ValueError, match="half the analog rate"):
+        lowpass_plates(ForcePlates("sine", t, fs, (plate,)), 600.0)
+
+
+def test_c3d_export_writes_files_opensim_reads(trial, tmp_path):
+    """The .trc, .mot and ExternalLoads XML of ``c3d-export``: OpenSim's ExternalForces (on a model with the named
+    bodies) give the written loads, turned into Y-up ground, at times between samples too; the package's reader
+    gives the same."""
+    path, t = trial
+    out = tmp_path / "out"
+    assert main(["c3d-export", str(path), "-o", str(out), "--rotate", "x:-90", "--apply", "1=rod1", "2=rod2"]) == 0
+    markers = read_trc(out / "walk_markers.trc")
+    np.testing.assert_allclose(markers.positions[3, 0], [0.100, 0.050, -0.203], atol=1e-9)  # (x, z, -y)
+    r = rotation_from_text("x:-90")
+    loads = read_external_loads(out / "walk_external_loads.xml")
+    assert [(f.name, f.body) for f in loads.forces] == [("plate1", "rod1"), ("plate2", "rod2")]
+    for k, f in enumerate(loads.forces):
+        force, cop, torque = _load(k, t)
+        on = force[:, 2] >= 20.0
+        np.testing.assert_allclose(f.force[on], force[on] @ r.T, rtol=0, atol=F32_FORCE)
+        np.testing.assert_allclose(f.point[on], cop[on] @ r.T, rtol=0, atol=F32_POINT)
+        np.testing.assert_allclose(f.torque[on], np.outer(torque[on], r @ [0.0, 0.0, 1.0]), rtol=0, atol=F32_MOMENT)
+    osim = pytest.importorskip("opensim")
+    import os
+    model = osim.Model(os.path.join(os.environ.get("OSIM_EMB_MODELS", "../shared/models"), "double_pendulum.osim"))
+    external = osim.ExternalLoads(str(out / "walk_external_loads.xml"), True)
+    model.addModelComponent(external)
+    model.initSystem()
+    times = [0.1, 0.1234, 0.2]
+    ours = loads.at(times)
+    for k in range(2):
+        ef = osim.ExternalForce.safeDownCast(external.get(k))
+        for i, time in enumerate(times):
+            theirs = [np.array([v.get(j) for j in range(3)]) for v in
+                      (ef.getForceAtTime(time), ef.getPointAtTime(time), ef.getTorqueAtTime(time))]
+            for mine, their in zip(ours[k][1:], theirs):
+                np.testing.assert_allclose(mine[i], their, rtol=1e-10, atol=1e-10)
+
+
+def test_c3d_export_refusals_write_nothing(trial, tmp_path, capsys):
+    path, _ = trial
+    out = tmp_path / "refused"
+    for argv, message in ((["--apply", "3=rod1"], "no platform 3"), (["--apply", "1:rod1"], "PLATFORM=BODY"),
+                          (["--rotate", "w:90"], "rotation"), (["--lowpass", "900"], "half the analog rate"),
+                          (["--threshold", "-1"], "threshold")):
+        assert main(["c3d-export", str(path), "-o", str(out), *argv]) == 2
+        assert message in capsys.readouterr().err
+        assert not out.exists() or not any(out.iterdir())
+    assert main(["c3d-export", str(path), "-o", str(out)]) == 0
+    assert "no ExternalLoads file" in capsys.readouterr().err
+    assert sorted(p.name for p in out.iterdir()) == ["walk_grf.mot", "walk_markers.trc"]
+    assert main(["c3d-export", str(path), "-o", str(out)]) == 2  # outputs exist: refused without --overwrite
+    assert "--overwrite" in capsys.readouterr().err
+
+
+def test_trial_without_force_platforms(tmp_path, capsys):
+    path = tmp_path / "static.c3d"
+    write_trial(path, plates=0)
+    with pytest.raises(MarkerFileError, match="no force platform"):
+        read_force_plates(path)
+    assert main(["c3d-export", str(path), "-o", str(tmp_path / "out")]) == 0
+    assert "2 markers" in capsys.readouterr().out
+    assert [p.name for p in (tmp_path / "out").iterdir()] == ["static_markers.trc"]
+    assert main(["c3d-export", str(path), "-o", str(tmp_path / "other"), "--apply", "1=rod1"]) == 2
+    assert "no force platform" in capsys.readouterr().err

@@ -1,0 +1,79 @@
+"""The package's force-platform reader against OpenSim's: opensim-core's test trials ``walking2.c3d`` and
+``walking5.c3d`` and the force tables OpenSim's C3DFileAdapter wrote from them (every hundredth analog sample):
+``std_walking*_grfs.sto`` (ForceLocation OriginOfForcePlate: the force, the surface's centre, the moment about it)
+and ``std_cop_walking*_grfs.sto`` (CenterOfPressure: the force, the centre of pressure, the free moment), from the
+opensim-core mirror (scratch, never committed).
+
+    python validation/model_corpus/c3d_forces.py      # a few seconds (ezc3d: pip install 'osim-emb[c3d]')
+
+The origin form is ezc3d's force-platform module, as in OpenSim; the centre-of-pressure form is the package's own
+transfer of that wrench (:func:`osim_emb.io.force_plates.at_center_of_pressure`), compared with the one ezc3d
+computed inside OpenSim.  The tables hold 8 decimals in N, mm and N mm; differences are reported in SI (N, m, N m)
+with the largest magnitude of each quantity.  Writes ``results/c3d_forces.csv``.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parents[1]))
+from run import MIRRORS  # noqa: E402  (this folder's corpus study: where the mirrors are)
+
+TRIALS = {"walking2": "OpenSim/Tests/shared/walking2.c3d", "walking5": "OpenSim/Tests/shared/walking5.c3d"}
+TABLES = {"origin": "OpenSim/Common/Test/std_{trial}_grfs.sto",
+          "center_of_pressure": "OpenSim/Common/Test/std_cop_{trial}_grfs.sto"}
+#: the tables' units (N, mm, N mm) in SI
+SCALE = {"f": 1.0, "p": 1e-3, "m": 1e-3}
+QUANTITY = {"f": "force_N", "p": "point_m", "m": "moment_N_m"}
+
+
+def _mirror_file(repo: str, member: str, folder: Path) -> Path:
+    out = folder / Path(member).name
+    out.write_bytes(subprocess.run(["git", "--git-dir", repo, "show", f"HEAD:{member}"], check=True,
+                                   capture_output=True).stdout)
+    return out
+
+
+def main() -> int:
+    from osim_emb.io.force_plates import at_center_of_pressure, read_force_plates
+    from osim_emb.io.motion import read_motion
+    repo = MIRRORS["opensim-core"]
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for trial, member in TRIALS.items():
+            origin = read_force_plates(_mirror_file(repo, member, Path(tmp)))
+            for location, table_member in TABLES.items():
+                ours = origin if location == "origin" else at_center_of_pressure(origin)
+                theirs, _ = read_motion(_mirror_file(repo, table_member.format(trial=trial), Path(tmp)))
+                t = theirs["time"].to_numpy()
+                samples = np.searchsorted(origin.time, t - 1e-9)
+                row = {"trial": trial, "location": location, "plates": len(ours.plates),
+                       "samples_c3d": len(origin.time), "samples_opensim": len(t),
+                       "same_times": bool(np.allclose(origin.time[samples], t, rtol=0, atol=1e-12)),
+                       "same_columns": sorted(c for c in theirs.columns if c != "time") == sorted(
+                           f"{k}{p.number}_{i}" for p in ours.plates for k in "fpm" for i in (1, 2, 3))}
+                for key in "fpm":
+                    diff = largest = 0.0
+                    for plate in ours.plates:
+                        mine = {"f": plate.force, "p": plate.point, "m": plate.torque}[key][samples]
+                        ref = theirs[[f"{key}{plate.number}_{i}" for i in (1, 2, 3)]].to_numpy() * SCALE[key]
+                        diff = max(diff, float(np.abs(mine - ref).max()))
+                        largest = max(largest, float(np.abs(ref).max()))
+                    row[f"max_{QUANTITY[key]}_diff"] = diff
+                    row[f"largest_{QUANTITY[key]}"] = largest
+                rows.append(row)
+    table = pd.DataFrame(rows)
+    print(table.to_string(index=False))
+    table.to_csv(HERE / "results" / "c3d_forces.csv", index=False, float_format="%.3g")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

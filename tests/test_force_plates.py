@@ -16,8 +16,8 @@ import pytest
 
 from osim_emb.cli.main import main
 from osim_emb.io.external_loads import read_external_loads
-from osim_emb.io.force_plates import (at_center_of_pressure, lowpass_plates, read_force_plates, rotation_from_text,
-                                      rotated_plates)
+from osim_emb.io.force_plates import (at_center_of_pressure, contact_intervals, lowpass_plates, read_force_plates,
+                                      rotation_from_text, rotated_plates)
 from osim_emb.io.markers import MarkerFileError, read_trc
 
 ezc3d = pytest.importorskip("ezc3d")
@@ -161,6 +161,18 @@ def test_center_of_pressure_and_free_moment(trial):
         at_center_of_pressure(plates)
 
 
+def test_contact_intervals_are_the_stance(trial):
+    """The written stance has F_z = 700 sin(pi (t - 0.05) / 0.2) N: at least 20 N from 0.05 + 0.2 asin(20/700) / pi
+    to 0.25 minus the same, to the 1 ms sampling."""
+    path, _ = trial
+    plates = read_force_plates(path)
+    edge = 0.2 * np.arcsin(20.0 / 700.0) / np.pi
+    for plate in plates.plates:
+        (on, off), = contact_intervals(plates, plate, 20.0)
+        assert abs(on - (0.05 + edge)) <= 1e-3 and abs(off - (0.25 - edge)) <= 1e-3
+    assert contact_intervals(plates, plates.plates[0], 800.0) == []
+
+
 def test_rotation_turns_a_z_up_lab_into_y_up():
     r = rotation_from_text("x:-90")
     np.testing.assert_allclose(r @ [0.0, 0.0, 1.0], [0.0, 1.0, 0.0], atol=1e-15)  # up is +Y
@@ -235,6 +247,21 @@ def test_c3d_export_writes_files_opensim_reads(trial, tmp_path):
                       (ef.getForceAtTime(time), ef.getPointAtTime(time), ef.getTorqueAtTime(time))]
             for mine, their in zip(ours[k][1:], theirs):
                 np.testing.assert_allclose(mine[i], their, rtol=1e-10, atol=1e-10)
+
+
+def test_c3d_export_plot(trial, tmp_path, capsys):
+    """--plot: the forces and centres of pressure in the project's figure style (fs.save checks fonts and panels),
+    as PNG and editable SVG; the contact intervals printed."""
+    path, _ = trial
+    out = tmp_path / "plot"
+    assert main(["c3d-export", str(path), "-o", str(out), "--rotate", "x:-90", "--plot"]) == 0
+    printed = capsys.readouterr().out
+    assert "platform 1: contact 0.05" in printed and "platform 2: contact 0.05" in printed
+    assert (out / "walk_grf.png").stat().st_size > 10_000
+    svg = (out / "walk_grf.svg").read_text()
+    assert "<text" in svg and "y (vertical)" in svg  # text kept as text, the vertical axis named
+    assert main(["c3d-export", str(path), "-o", str(tmp_path / "o2"), "--plot", "--forces-at", "origin"]) == 2
+    assert "--forces-at cop" in capsys.readouterr().err
 
 
 def test_c3d_export_refusals_write_nothing(trial, tmp_path, capsys):

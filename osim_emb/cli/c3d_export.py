@@ -28,8 +28,8 @@ def _applications(pairs: list[str] | None) -> dict[int, str]:
 
 
 def cmd_c3d_export(args: argparse.Namespace) -> int:
-    from osim_emb.io.force_plates import (at_center_of_pressure, lowpass_plates, read_force_plates, rotated_markers,
-                                          rotated_plates, rotation_from_text, write_ground_reactions)
+    from osim_emb.io.force_plates import (at_center_of_pressure, contact_intervals, lowpass_plates, read_force_plates,
+                                          rotated_markers, rotated_plates, rotation_from_text, write_ground_reactions)
     from osim_emb.io.markers import MarkerFileError, read_c3d, write_trc
     from osim_emb.io.outputs import atomic_files
     trial = Path(args.trial)
@@ -51,8 +51,10 @@ def cmd_c3d_export(args: argparse.Namespace) -> int:
         plates = None
     if markers is None and plates is None:
         raise ValueError(f"{trial}: neither markers nor force platforms to export")
-    if plates is None and (bodies or args.lowpass):
-        raise ValueError(f"{trial}: no force platform, so --apply and --lowpass have nothing to act on")
+    if plates is None and (bodies or args.lowpass or args.plot):
+        raise ValueError(f"{trial}: no force platform, so --apply, --lowpass and --plot have nothing to act on")
+    if args.plot and args.forces_at != "cop":
+        raise ValueError("--plot draws the centres of pressure: use it with --forces-at cop")
     folder = Path(args.output)
     stem = trial.stem
     outs = {"markers": folder / f"{stem}_markers.trc"} if markers is not None else {}
@@ -60,6 +62,8 @@ def cmd_c3d_export(args: argparse.Namespace) -> int:
         outs["forces"] = folder / f"{stem}_grf.mot"
         if bodies:
             outs["loads"] = folder / f"{stem}_external_loads.xml"
+        if args.plot:
+            outs["png"], outs["svg"] = folder / f"{stem}_grf.png", folder / f"{stem}_grf.svg"
     with atomic_files(list(outs.values()), overwrite=args.overwrite, inputs=[trial]) as tmps:
         tmp = dict(zip(outs, tmps))
         if markers is not None:
@@ -78,6 +82,12 @@ def cmd_c3d_export(args: argparse.Namespace) -> int:
                 tmp["loads"].write_text(text.replace(f"<datafile>{tmp['forces'].name}</datafile>",
                                                      f"<datafile>{outs['forces'].name}</datafile>"),
                                         encoding="utf-8")
+            if args.plot:
+                from osim_emb.report.figure_style import save
+                from osim_emb.report.ground_reaction_figures import ground_reaction_figure
+                figure = ground_reaction_figure(plates, f"ground reactions of {trial.name}")
+                for fmt in ("png", "svg"):
+                    save(figure, tmp[fmt].with_suffix(""), formats=[fmt], close=fmt == "svg")
     if markers is not None:
         print(f"wrote {outs['markers']}: {len(markers.names)} markers at {len(markers.times)} frames "
               f"({markers.rate_hz:g} Hz, {args.marker_units})")
@@ -89,6 +99,12 @@ def cmd_c3d_export(args: argparse.Namespace) -> int:
         print(f"wrote {outs['forces']}: {len(plates.plates)} force platforms at {len(plates.time)} samples "
               f"({plates.rate_hz:g} Hz), {where}"
               f"{f', low-pass {args.lowpass:g} Hz' if args.lowpass else ''}; peak force {peaks}")
+        for p in plates.plates if args.threshold > 0 else ():
+            runs = contact_intervals(plates, p, args.threshold)
+            shown = "; ".join(f"{a:.3f}-{b:.3f} s" for a, b in runs[:6]) + (f"; {len(runs) - 6} more" if len(runs) > 6
+                                                                               else "")
+            print(f"  platform {p.number}: " + (f"contact {shown}" if runs else "no contact") +
+                  f" (normal force >= {args.threshold:g} N)")
         unused = sorted({p.number for p in plates.plates} - set(bodies))
         if "loads" in outs:
             print(f"wrote {outs['loads']}: platform " + ", ".join(f"{k} on {b}" for k, b in sorted(bodies.items())))
@@ -124,4 +140,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--apply", nargs="+", metavar="N=BODY",
                    help="write the ExternalLoads XML applying platform N to BODY (e.g. 1=calcn_r 2=calcn_l)")
     s.add_argument("--marker-units", choices=("mm", "m"), default="mm", help="units of the written .trc")
+    s.add_argument("--plot", action="store_true",
+                   help="also write TRIAL_grf.png and .svg: forces against time, centres of pressure on the platforms")
     s.set_defaults(func=cmd_c3d_export)

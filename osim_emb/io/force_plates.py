@@ -32,7 +32,7 @@ import numpy as np
 from osim_emb.io.markers import UNITS_IN_METRES, MarkerFileError, MarkerTrajectories
 
 __all__ = ["ForcePlate", "ForcePlates", "read_force_plates", "at_center_of_pressure", "lowpass_plates",
-           "rotation_from_text", "rotated_markers", "rotated_plates", "write_ground_reactions", "ground_reaction_columns"]
+           "contact_intervals", "rotation_from_text", "rotated_markers", "rotated_plates", "write_ground_reactions", "ground_reaction_columns"]
 
 
 @dataclass(frozen=True)
@@ -154,6 +154,14 @@ def lowpass_plates(plates: ForcePlates, cutoff_hz: float) -> ForcePlates:
     return replace(plates, plates=tuple(
         replace(p, force=filtfilt(b, a, p.force, axis=0), torque=filtfilt(b, a, p.torque, axis=0))
         for p in plates.plates))
+
+
+def contact_intervals(plates: ForcePlates, plate: ForcePlate, threshold_n: float) -> list[tuple[float, float]]:
+    """(first, last) times of each run of samples whose normal force is at least ``threshold_n`` (N): the
+    platform's contacts (stance phases), in order."""
+    on = np.abs(plate.force @ plate.normal) >= threshold_n
+    edges = np.flatnonzero(np.diff(np.concatenate([[0], on.astype(np.int8), [0]])))
+    return [(float(plates.time[a]), float(plates.time[b - 1])) for a, b in zip(edges[::2], edges[1::2])]
 
 
 _AXES = {"x": 0, "y": 1, "z": 2}

@@ -9,6 +9,7 @@ import pytest
 from opensim_builders import T, pendulum_loads, read_sto, write_loads, write_motion_file
 from osim_emb.opensim.static_optimization import opensim_inverse_dynamics
 from osim_emb.cli.main import main
+from osim_emb.io.external_loads import read_external_loads
 
 @pytest.mark.opensim
 @pytest.mark.models
@@ -207,5 +208,38 @@ def test_muscle_driven_simulation_with_external_loads_equals_opensims(osim, mode
         print(f"\n[agreement] simulate-muscles --external-loads vs OpenSim's Manager with ExternalLoads: {d:.2e} rad "
               f"(the load's effect {effect:.3f} rad)")
     assert effect > 0.01 and d < 1e-6
-    assert main(args + ["--method", "RK45-jit", "--overwrite"]) == 2
-    assert "external loads are applied in Python" in capsys.readouterr().err
+    for method in ("RK45-jit", "BDF-jit"):  # the compiled integrators apply the loads too
+        assert main(args + ["--method", method, "-o", str(tmp_path / f"{method}.sto")]) == 0
+        d = np.abs(read_sto(tmp_path / f"{method}.sto")[names].to_numpy() - ref["q"]).max()
+        with capsys.disabled():
+            print(f"[agreement] simulate-muscles --external-loads --method {method} vs OpenSim's Manager: {d:.2e} rad")
+        assert d < 1e-6
+
+
+def test_compiled_right_hand_side_applies_external_loads_as_the_numpy_route(models_dir, tmp_path):
+    """The compiled muscle-driven right-hand side with loads on two bodies — a force in ground at a point of the
+    hand, and a force, point and torque in the humerus's frame at a ground point — equals the system's numpy one
+    (core.dynamics.external_load_forces, itself OpenSim's above) at random states and times between samples."""
+    from osim_emb.io import load_osim
+    from osim_emb.simulation import muscle_driven_jit as jit
+    from osim_emb.simulation.muscle_driven import ExcitationSpec, MuscleDrivenSystem
+    s = np.sin(7 * T)
+    loads = read_external_loads(write_loads(
+        tmp_path, [("hand", "r_ulna_radius_hand", "ground", "r_ulna_radius_hand", "hand_v", "hand_p", ""),
+                   ("arm", "r_humerus", "r_humerus", "ground", "arm_v", "arm_p", "arm_t")],
+        {"hand_vx": 20 * T, "hand_vy": -15 + 5 * T, "hand_vz": 3 * s, "hand_px": 0 * T, "hand_py": -0.24 + 0 * T,
+         "hand_pz": 0.06 + 0 * T, "arm_vx": 5 * s, "arm_vy": 2 + T, "arm_vz": -3 * T, "arm_px": 0.1 * s,
+         "arm_py": 0.2 + 0 * T, "arm_pz": 0.05 * T, "arm_tx": 0.3 * s, "arm_ty": -0.2 + T, "arm_tz": 0.1 + 0 * T}))
+    model = load_osim(str(models_dir / "arm26.osim"))
+    system = MuscleDrivenSystem(model, {"BIClong": ExcitationSpec.parse("0.4")}, external_loads=loads)
+    plan, why = jit.compiled_plan(system)
+    assert plan is not None, why
+    bare = MuscleDrivenSystem(model, {"BIClong": ExcitationSpec.parse("0.4")})
+    rng = np.random.default_rng(0)
+    y0 = system.initial_state()
+    for _ in range(20):
+        y = y0 + rng.normal(scale=0.1, size=y0.shape) * np.r_[np.ones(2 * system.n_q), np.zeros(2 * system.n_m)]
+        t = rng.uniform(T[0], T[-1])
+        ours, numpy_route = jit.rhs(system, plan, t, y), system.rhs(t, y)
+        assert np.abs(ours - numpy_route).max() <= 1e-12 * np.abs(numpy_route).max()
+        assert np.abs(bare.rhs(t, y) - numpy_route).max() > 1e-2  # the loads matter

@@ -24,19 +24,6 @@ def _warn_range_exits(model, table) -> None:
                         "apply OpenSim's coordinate limits or clamping", c.name, lo, hi, table["time"].iloc[k], v[k])
 
 
-def external_loads_forces(model, loads, t_end: float):
-    """τ(t, q, q̇) of an ExternalLoads file along a simulation from 0 to ``t_end`` (None without loads); the data
-    must cover that time (checked before integrating)."""
-    if loads is None:
-        return None
-    from osim_emb.core.dynamics import external_load_forces
-    loads.at([0.0, t_end])  # refused here, naming the file, when the data do not cover the simulation
-
-    def tau(t, q, qdot):
-        return external_load_forces(model, q[None, :], loads.at([t]))[0]
-    return tau
-
-
 def cmd_simulate(args: argparse.Namespace) -> int:
     from scipy.integrate._ivp.ivp import METHODS
     from osim_emb.io.motion import write_motion
@@ -62,7 +49,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         warn_unapplied_forces(model, "simulate")
         tab = simulate(model, args.t_end, q0, qd0, method=args.method, rtol=args.rtol, atol=args.atol,
                        n_output=args.samples, max_steps=args.max_steps, max_seconds=args.max_seconds,
-                       generalized_forces=external_loads_forces(model, read_external_loads_option(args), args.t_end))
+                       external_loads=read_external_loads_option(args))
         _warn_range_exits(model, tab)
         write_motion(tmps[0], tab, name=f"{model.name} passive simulation", protect=[args.model])
         if args.plot:

@@ -314,21 +314,61 @@ class CompiledModel:
             rows.append(row + [float(k), float(l0)])
         return np.array(rows, dtype=float).reshape(len(rows), K.SPRING_FLOATS)
 
+    def external_loads(self, model: Model, loads) -> tuple:
+        """An ExternalLoads (:class:`osim_emb.io.external_loads.ExternalLoads`) as the ``loads`` of
+        :func:`compiled_kernels.rhs_into`: each element's applied body, force frame and point frame as compiled frames
+        with the body's frame in them, and the piecewise coefficients of ``loads.spline()``."""
+        rows, frames = [], []
+        for e in loads.forces:
+            row, mats = [], []
+            for name, present in ((e.body, True), (e.force_frame, True), (e.point_frame, e.point is not None)):
+                if not present:
+                    row.append(-1)
+                    mats.append(np.zeros(12))
+                    continue
+                if name == "ground":
+                    cf, t = 0, np.eye(4)
+                else:
+                    try:
+                        body = model.body(name)
+                    except KeyError:
+                        raise ValueError(f"{loads.path}: ExternalForce {e.name!r}: no body {name!r} in model "
+                                         f"{model.name!r}") from None
+                    if body.frame == 0:
+                        cf, t = 0, np.asarray(body.frame_to_body, dtype=float)
+                    else:
+                        joint = model.joints[body.frame - 1].name
+                        if joint not in self._frame_of:
+                            raise ValueError(f"{loads.path}: ExternalForce {e.name!r} acts on {name!r}, which carries "
+                                             "no mass and is not part of the compiled dynamics model")
+                        cf, to_frame = self._frame_of[joint]
+                        t = np.asarray(to_frame, dtype=float) @ np.asarray(body.frame_to_body, dtype=float)
+                row.append(cf)
+                mats.append(np.concatenate([t[:3, :3].ravel(), t[:3, 3]]))
+            rows.append(row + [int(e.force is not None), int(e.torque is not None)])
+            frames.append(mats)
+        spline = loads.spline()
+        return (np.array(rows, dtype=np.int64).reshape(-1, K.LOAD_INTS), np.array(frames, dtype=float).reshape(-1, 3, 12),
+                np.ascontiguousarray(spline.x, dtype=float), np.ascontiguousarray(spline.c, dtype=float))
+
     def ode_rhs(self, generalized_forces: Callable[[float, np.ndarray, np.ndarray], Any] | Any | None = None,
-                springs: np.ndarray | None = None):
+                springs: np.ndarray | None = None, loads: tuple | None = None):
         """``fun(t, y)`` for ``solve_ivp`` (see :func:`osim_emb.core.dynamics.ode_rhs`).
 
         ``generalized_forces`` is a callable (t, q, q̇) -> τ or constant generalized forces (n_q,);
-        ``springs`` rows from :meth:`springs` add point-to-point spring forces in the kernel.
+        ``springs`` rows from :meth:`springs` add point-to-point spring forces in the kernel, and
+        ``loads`` (of :meth:`external_loads`) external loads at time t.
         """
         ints, flts, nq = self.ints, self.flts, self.n_q
         zero, no_ext, has_ext = self._zero_tau, self._no_ext, bool(self.externals)
         external_jets = self.external_jets
-        if springs is None or len(springs) == 0:
-            kernel = K.rhs
+        sp = np.ascontiguousarray(springs if springs is not None else np.zeros((0, K.SPRING_FLOATS)), dtype=float)
+        if loads is not None:
+            kernel = lambda i, f, e, y, tau, t: K.rhs_loaded(i, f, e, y, tau, sp, t, loads)  # noqa: E731
+        elif len(sp) == 0:
+            kernel = lambda i, f, e, y, tau, t: K.rhs(i, f, e, y, tau)  # noqa: E731
         else:
-            sp = np.ascontiguousarray(springs, dtype=float)
-            kernel = lambda i, f, e, y, tau: K.rhs_springs(i, f, e, y, tau, sp)  # noqa: E731
+            kernel = lambda i, f, e, y, tau, t: K.rhs_springs(i, f, e, y, tau, sp)  # noqa: E731
         if generalized_forces is not None and not callable(generalized_forces):
             zero = _forces(generalized_forces, nq)
             generalized_forces = None
@@ -343,7 +383,7 @@ class CompiledModel:
                 if y.shape != shape or y.dtype != f8 or not (y.flags.c_contiguous and y.flags.writeable):
                     y = _state_vector(y, nq)
                 try:
-                    return kernel(ints, flts, no_ext, y, zero)
+                    return kernel(ints, flts, no_ext, y, zero, t)
                 except ValueError as exc:
                     explain(y[None, :nq], exc)
             return fun
@@ -356,7 +396,7 @@ class CompiledModel:
             else:
                 tau = _forces(generalized_forces(t, y[:nq], y[nq:]), nq)
             try:
-                return kernel(ints, flts, ext, y, tau)
+                return kernel(ints, flts, ext, y, tau, t)
             except ValueError as exc:
                 explain(y[None, :nq], exc)
 

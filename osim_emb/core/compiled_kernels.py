@@ -88,6 +88,7 @@ FRAME_STRIDE = 3    # parent, kind (0 revolute, 1 prismatic), node of f_i (the g
 MASS_STRIDE = 2     # frame, float parameters
 MASS_FLOATS = 13    # m, h = m c (3), inertia about the frame origin (9), all in frame coordinates
 SPRING_FLOATS = 10  # frame a, point a (3), frame b, point b (3), stiffness, rest length (compiled frames)
+LOAD_INTS = 5       # compiled frames of the applied body, the force's frame, the point's (-1: none); force?, torque?
 
 _KW = dict(cache=True, error_model="numpy")
 
@@ -697,6 +698,70 @@ def _spring_forces(nq, rot, pos, xi, springs, out):
 
 
 @njit(**_KW)
+def no_loads():
+    """The ``loads`` of :func:`rhs_into` that apply nothing (the layout of :meth:`CompiledModel.external_loads`)."""
+    return (np.zeros((0, LOAD_INTS), dtype=np.int64), np.zeros((0, 3, 12)), np.zeros(2), np.zeros((4, 1, 0)))
+
+
+@njit(**_KW)
+def _external_forces(t, nq, rot, pos, xi, loads, out):
+    """out += generalized forces of external loads at time t (ExternalForces: Eq 46, τ_k = F·(ω_k × p + v_k) + M·ω_k
+    in ground, (ω_k, v_k) the applied body's Jacobian column).  ``loads`` = (rows (n, LOAD_INTS), the three bodies'
+    frames in their compiled frames (n, 3, 12: rotation row-major, then origin), spline breakpoints (T,),
+    coefficients (4, T - 1, 9 n): force, point, torque of each load, as scipy's CubicSpline)."""
+    rows, frames, x, c = loads
+    if rows.shape[0] == 0:
+        return
+    i = np.searchsorted(x, t, side="right") - 1
+    i = min(max(i, 0), x.shape[0] - 2)
+    s = t - x[i]
+    data = np.empty(c.shape[2])
+    for j in range(c.shape[2]):
+        data[j] = ((c[0, i, j] * s + c[1, i, j]) * s + c[2, i, j]) * s + c[3, i, j]
+    rb = np.empty((3, 3, 3))  # the three bodies' rotations in ground
+    ob = np.empty((3, 3))  # and origins
+    for e in range(rows.shape[0]):
+        for m in range(3):
+            fr = rows[e, m]
+            if fr < 0:
+                continue
+            a = frames[e, m]
+            for r in range(3):
+                ob[m, r] = pos[fr, r]
+                for col in range(3):
+                    v = 0.0
+                    for k in range(3):
+                        v += rot[fr, r, k] * a[3 * k + col]
+                    rb[m, r, col] = v
+                    ob[m, r] += rot[fr, r, col] * a[9 + col]
+        base = 9 * e
+        force = np.empty(3)
+        point = np.empty(3)
+        torque = np.empty(3)
+        for r in range(3):
+            force[r] = 0.0
+            torque[r] = 0.0
+            point[r] = ob[0, r] if rows[e, 2] < 0 else ob[2, r]
+            for k in range(3):
+                force[r] += rb[1, r, k] * data[base + k]
+                torque[r] += rb[1, r, k] * data[base + 6 + k]
+                if rows[e, 2] >= 0:
+                    point[r] += rb[2, r, k] * data[base + 3 + k]
+        if rows[e, 3] == 0:
+            force[:] = 0.0
+        if rows[e, 4] == 0:
+            torque[:] = 0.0
+        fa = rows[e, 0]
+        for k in range(nq):
+            w = xi[fa, k]
+            u0 = w[1] * point[2] - w[2] * point[1] + w[3]
+            u1 = w[2] * point[0] - w[0] * point[2] + w[4]
+            u2 = w[0] * point[1] - w[1] * point[0] + w[5]
+            out[k] += force[0] * u0 + force[1] * u1 + force[2] * u2 + torque[0] * w[0] + torque[1] * w[1] \
+                + torque[2] * w[2]
+
+
+@njit(**_KW)
 def dynamics_workspace(ints):
     """The arrays :func:`rhs_into` works in, allocated once for many right-hand sides of one model."""
     nq = ints[H_NQ]
@@ -709,8 +774,9 @@ def dynamics_workspace(ints):
 
 
 @njit(**_KW)
-def rhs_into(ints, flts, ext, y, tau, springs, ws, out):
-    """out = (q̇, q̈) of :func:`rhs_springs`, in the arrays of ``ws`` (:func:`dynamics_workspace`)."""
+def rhs_into(ints, flts, ext, y, tau, springs, t, loads, ws, out):
+    """out = (q̇, q̈) of :func:`rhs_springs` with the external loads ``loads`` at time t (:func:`_external_forces`;
+    :func:`no_loads` for none), in the arrays of ``ws`` (:func:`dynamics_workspace`)."""
     q, qd, val, grad, hq, rot, pos, xi, vel, acc, no_dxi, mass, no_n, nqd, grav, work, b, x = ws
     nq = ints[H_NQ]
     for k in range(nq):
@@ -723,6 +789,7 @@ def rhs_into(ints, flts, ext, y, tau, springs, ws, out):
         out[k] = qd[k]
         b[k] = grav[k] - nqd[k] + tau[k]
     _spring_forces(nq, rot, pos, xi, springs, b)
+    _external_forces(t, nq, rot, pos, xi, loads, b)
     _solve(mass, b, x)
     for k in range(nq):
         out[nq + k] = x[k]
@@ -748,8 +815,14 @@ def mass_matrix_into(ints, flts, ext, y, ws, out):
 @njit(**_KW)
 def rhs_springs(ints, flts, ext, y, tau, springs):
     """:func:`rhs` with the generalized forces of point-to-point springs (rows of SPRING_FLOATS) added to τ."""
+    return rhs_loaded(ints, flts, ext, y, tau, springs, 0.0, no_loads())
+
+
+@njit(**_KW)
+def rhs_loaded(ints, flts, ext, y, tau, springs, t, loads):
+    """:func:`rhs_springs` with external loads at time t (:meth:`CompiledModel.external_loads`)."""
     out = np.empty(2 * ints[H_NQ])
-    rhs_into(ints, flts, ext, y, tau, springs, dynamics_workspace(ints), out)
+    rhs_into(ints, flts, ext, y, tau, springs, t, loads, dynamics_workspace(ints), out)
     return out
 
 

@@ -423,13 +423,18 @@ def actuator_generalized_forces(model: Model, q: Any, actuators) -> np.ndarray:
     return out
 
 
-def ode_rhs(model: Model, generalized_forces: Callable[[float, np.ndarray, np.ndarray], Any] | None = None):
+def ode_rhs(model: Model, generalized_forces: Callable[[float, np.ndarray, np.ndarray], Any] | None = None,
+            external_loads=None):
     """The first-order ODE y = (q, qdot) -> (qdot, qddot) with SciPy's ``fun(t, y)`` contract.
 
     ``generalized_forces(t, q, qdot)`` returns tau (n_q,) added to G (e.g. R(q) F_mt
-    or actuator torques); omitted: a passive system under gravity.
+    or actuator torques); omitted: a passive system under gravity.  ``external_loads`` (an
+    :class:`osim_emb.io.external_loads.ExternalLoads`) are applied in the kernel as :func:`external_load_forces`
+    applies them.
 
     The function evaluates the compiled model (:meth:`osim_emb.core.compiled.CompiledModel.ode_rhs`): M, N q̇
     and G of Eqs 145, 126 and 187 and the solve for q̈ in one kernel call, a few microseconds.
     """
-    return compiled_model(model).ode_rhs(generalized_forces)
+    cm = compiled_model(model)
+    return cm.ode_rhs(generalized_forces, loads=None if external_loads is None else
+                      cm.external_loads(model, external_loads))

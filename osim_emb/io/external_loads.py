@@ -54,14 +54,22 @@ class ExternalLoads:
         if t.min() < lo - 1e-12 or t.max() > hi + 1e-12:
             raise ExternalLoadsError(f"{self.path}: the data cover t = {lo:g} to {hi:g} s; the motion needs "
                                      f"{t.min():g} to {t.max():g} s")
+        values = self.spline()(t).reshape(len(t), len(self.forces), 3, 3)
+        return [(f, *(None if data is None else values[:, k, j] for j, data in enumerate((f.force, f.point, f.torque))))
+                for k, f in enumerate(self.forces)]
 
-        splines = self.__dict__.get("_splines")
-        if splines is None:  # built once: a simulation asks at every right-hand side
-            def spline(values):
-                return None if values is None else CubicSpline(self.time, values, axis=0, bc_type="natural")
-            splines = [(spline(f.force), spline(f.point), spline(f.torque)) for f in self.forces]
-            object.__setattr__(self, "_splines", splines)
-        return [(f, *(None if s is None else s(t) for s in fs)) for f, fs in zip(self.forces, splines)]
+    def spline(self) -> CubicSpline:
+        """The natural cubic interpolating spline of every element's force, point and torque (9 columns an element,
+        in that order; zeros for what it lacks), built once: a simulation asks at every right-hand side, and the
+        compiled integrators evaluate its piecewise coefficients (``spline().c``)."""
+        spline = self.__dict__.get("_spline")
+        if spline is None:
+            n = len(self.time)
+            columns = [np.zeros((n, 3)) if data is None else data
+                       for f in self.forces for data in (f.force, f.point, f.torque)]
+            spline = CubicSpline(self.time, np.hstack(columns), axis=0, bc_type="natural")
+            object.__setattr__(self, "_spline", spline)
+        return spline
 
 
 def _columns(path, table, labels, identifier: str, element: str) -> np.ndarray | None:

@@ -58,7 +58,7 @@ def _budgeted(fun: Callable, max_steps: int | None, max_seconds: float | None) -
 
 def simulate(model: Model, t_end: float, q0: Any = None, qdot0: Any = None, *,
              generalized_forces: Callable[[float, np.ndarray, np.ndarray], Any] | None = None,
-             method: str = "DOP853", rtol: float = 1e-10, atol: float = 1e-10, n_output: int = 201,
+             external_loads: Any = None, method: str = "DOP853", rtol: float = 1e-10, atol: float = 1e-10, n_output: int = 201,
              t_eval: Sequence[float] | None = None, max_steps: int | None = 1_000_000,
              max_seconds: float | None = None) -> pd.DataFrame:
     """Integrate M q̈ + N q̇ = G + τ from (q0, q̇0) over [0, t_end]; a table of q and speeds (columns NAME, NAME_u).
@@ -77,6 +77,9 @@ def simulate(model: Model, t_end: float, q0: Any = None, qdot0: Any = None, *,
         ``default_speed_value``).
     generalized_forces : callable, optional
         ``tau(t, q, qdot)`` -> (n_q,) applied generalized forces (N m, N); default none (passive motion).
+    external_loads : ExternalLoads, optional
+        Forces from outside the model (:func:`osim_emb.io.external_loads.read_external_loads`), applied in the
+        compiled right-hand side at each time (their data must cover [0, t_end]).
     method, rtol, atol : str, float, float
         SciPy's ``solve_ivp`` integrator and tolerances.
     n_output : int, default 201
@@ -125,7 +128,10 @@ def simulate(model: Model, t_end: float, q0: Any = None, qdot0: Any = None, *,
     if y0.shape != (2 * model.n_q,) or not np.all(np.isfinite(y0)):
         raise ValueError(f"q0 and qdot0 must be {model.n_q} finite numbers each")
     te = np.linspace(0.0, t_end, n_output) if t_eval is None else np.asarray(t_eval, dtype=float)
-    sol = solve_ivp(_budgeted(dyn.ode_rhs(model, generalized_forces), max_steps, max_seconds), (0.0, t_end), y0,
+    if external_loads is not None:
+        external_loads.at([0.0, t_end])  # refused here, naming the file, when the data do not cover the run
+    sol = solve_ivp(_budgeted(dyn.ode_rhs(model, generalized_forces, external_loads), max_steps, max_seconds),
+                    (0.0, t_end), y0,
                     method=method, rtol=rtol, atol=atol, t_eval=te)
     if not sol.success:
         raise RuntimeError(f"integration failed: {sol.message}")

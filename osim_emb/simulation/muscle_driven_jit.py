@@ -135,14 +135,14 @@ def _rest(t, y, length, r, prog, mus, clf, act):  # pragma: no cover - compiled
         ramp = (kup / lim[i, 3] if lim[i, 3] != 0.0 else 0.0) + (klow / lim[i, 4] if lim[i, 4] != 0.0 else 0.0)
         _add_coordinate_force(cmap, c, dc, -kup * (qq - lim[i, 1]) + klow * (lim[i, 2] - qq) - lim[i, 5] * ramp * qqd,
                               tau)
-    acoord, aforce, akind, avals, path_forces = act
+    acoord, aforce, akind, avals, path_forces, loads = act
     for i in range(acoord.shape[0]):
         c = acoord[i]
         dc = _coordinate_state(cmap, c, y, nq)[2]
         _add_coordinate_force(cmap, c, dc, excitation_value(akind[i], avals[i], t) * aforce[i], tau)
     _path_forces(t, y, length, r, nm, path_forces, tau)
     out = np.empty(y.shape[0])
-    K.rhs_into(ints, flts, ext, y, tau, no_springs, dyn_ws, out)
+    K.rhs_into(ints, flts, ext, y, tau, no_springs, t, loads, dyn_ws, out)
     for m in range(nm):
         out[2 * nq + m] = adot[m]
         out[2 * nq + nm + m] = dlf[m]
@@ -465,8 +465,6 @@ def compiled_plan(system):
     paths = system._paths
     if paths is None:
         return None, system._paths_refused or "numba is off or compiled=False"
-    if system.external_loads is not None:
-        return None, "external loads are applied in Python"
     if not system.compiled:
         return None, system._muscles_refused
     from osim_emb.core.compiled import univariate_rows
@@ -528,7 +526,8 @@ def compiled_plan(system):
     pk, pv = encode(system._path_controls + system._stateless_excitation + [0.0] * len(system._passive))
     act = (np.arange(len(system.limit_forces), len(system.limit_forces) + len(system.actuators), dtype=np.int64),
            np.array([a.optimal_force for a in system.actuators], dtype=float), ak, av,
-           (path_forces[0], path_forces[1], pk, pv, *path_forces[2:]))
+           (path_forces[0], path_forces[1], pk, pv, *path_forces[2:]),
+           K.no_loads() if system.external_loads is None else cm.external_loads(system.model, system.external_loads))
     return (prog, layout, mus, clf, act), ""
 
 

@@ -12,6 +12,7 @@ from typing import Sequence
 from osim_emb._version import __version__
 from osim_emb.cli import (
     batch,
+    body_kinematics,
     c3d_export,
     convert,
     fit_paths,
@@ -50,6 +51,7 @@ COMMAND_MODULES = [
     inverse_dynamics,
     static_optimization,
     joint_reactions,
+    body_kinematics,
     simulate_muscles,
     fit_paths,
     smooth_paths,
@@ -80,7 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
 #: Commands that write files (each takes --overwrite; see docs/cli.md).
 WRITING_COMMANDS = ("convert", "run", "simulate", "inverse-kinematics", "inverse-dynamics", "static-optimization", "joint-reactions", "scale", "moment-arms", "rhythm",
                     "fit-rhythm", "fit-paths", "smooth-paths", "simulate-muscles", "plot", "batch",
-                    "c3d-export")
+                    "c3d-export", "body-kinematics")
 
 
 def _add_common_options(p: argparse.ArgumentParser, in_subcommand: bool) -> None:

@@ -185,6 +185,27 @@ def body_transforms(model: Model, kin: FrameKinematics) -> np.ndarray:
     return kin.transforms[:, frames] @ offsets
 
 
+def body_fixed_xyz_angles(rotation: Any) -> np.ndarray:
+    """Body-fixed X-Y-Z Euler angles (..., 3) of rotation matrices (..., 3, 3), R = Rx(a) Ry(b) Rz(c): b from all
+    four elements that carry cos(b) (|cos b| = sqrt((R00² + R01² + R12² + R22²) / 2)), a and c by atan2, and in
+    gimbal lock (|cos b| <= 4 eps) a = a + c (or a - c) and c = 0: Simbody's rule (``Rotation::
+    convertRotationToBodyFixedXYZ``), which OpenSim's BodyKinematics reports.  a, c in [-pi, pi], b in
+    [-pi/2, pi/2]."""
+    r = np.asarray(rotation, dtype=float)
+    cos_b = np.sqrt((r[..., 0, 0] ** 2 + r[..., 0, 1] ** 2 + r[..., 1, 2] ** 2 + r[..., 2, 2] ** 2) / 2.0)
+    b = np.arctan2(r[..., 0, 2], cos_b)
+    a = np.arctan2(-r[..., 1, 2], r[..., 2, 2])
+    c = np.arctan2(-r[..., 0, 1], r[..., 0, 0])
+    lock = cos_b <= 4.0 * np.finfo(float).eps
+    if np.any(lock):
+        up = lock & (r[..., 0, 2] > 0.0)
+        down = lock & ~(r[..., 0, 2] > 0.0)
+        a = np.where(up, np.arctan2(r[..., 1, 0] + r[..., 2, 1], r[..., 1, 1] - r[..., 2, 0]), a)
+        a = np.where(down, np.arctan2(r[..., 2, 1] - r[..., 1, 0], r[..., 1, 1] + r[..., 2, 0]), a)
+        c = np.where(lock, 0.0, c)
+    return np.stack([a, b, c], axis=-1)
+
+
 def point_positions(kin: FrameKinematics, frame: int, r: Any) -> np.ndarray:
     """Eq 41: ground positions (N, 3) of a point with coordinates r (3,) or (N, 3) in ``frame``."""
     r = np.asarray(r, dtype=float)

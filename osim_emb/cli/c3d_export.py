@@ -108,6 +108,8 @@ def cmd_c3d_export(args: argparse.Namespace) -> int:
         unused = sorted({p.number for p in plates.plates} - set(bodies))
         if "loads" in outs:
             print(f"wrote {outs['loads']}: platform " + ", ".join(f"{k} on {b}" for k, b in sorted(bodies.items())))
+        if args.plot:
+            print(f"wrote {outs['png']} and {outs['svg']}: forces against time, centres of pressure")
         if unused:
             log.warning("c3d-export: platform(s) %s %s in the data file but %s", ", ".join(map(str, unused)),
                         "are" if len(unused) > 1 else "is",

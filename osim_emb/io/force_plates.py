@@ -123,10 +123,10 @@ def at_center_of_pressure(plates: ForcePlates, threshold_n: float | None = None)
         moment = p.torque + np.cross(p.point - p.centre, p.force)  # about the centre
         n = p.normal
         fn = p.force @ n
-        with np.errstate(divide="ignore", invalid="ignore"):
+        with np.errstate(divide="ignore", invalid="ignore"):  # no normal force: no centre of pressure (NaN)
             offset = np.cross(n, moment) / fn[:, None]
-        point = p.centre + offset
-        torque = ((moment - np.cross(offset, p.force)) @ n)[:, None] * n
+            point = p.centre + offset
+            torque = ((moment - np.cross(offset, p.force)) @ n)[:, None] * n
         force = p.force.copy()
         if threshold_n is not None:
             off = ~(np.abs(fn) >= threshold_n)

@@ -152,3 +152,49 @@ def test_body_kinematics_command(osim, models_dir, tmp_path, capsys):
     assert main(["body-kinematics", str(model_path), str(motion), "-o", str(tmp_path / "bad" / "x"), "--bodies",
                  "rod3"]) == 2
     assert "no body 'rod3'" in capsys.readouterr().err and not (tmp_path / "bad").exists()
+
+
+def test_a_setup_file_runs_as_opensims_tool_runs_it(osim, models_dir, tmp_path, capsys):
+    """``--setup``: an AnalyzeTool setup with a BodyKinematics analysis (two bodies, body-local frame, radians, a time
+    range, paths relative to the setup) gives OpenSim's files, named as OpenSim names them, with its positions and
+    velocities (accelerations: OpenSim's forward dynamics', docs/kinematics.md)."""
+    from osim_emb.opensim.static_optimization import read_storage, run_setup
+    work = tmp_path / "study"
+    work.mkdir()
+    (work / "pendulum.osim").write_bytes((models_dir / "double_pendulum.osim").read_bytes())
+    t = np.linspace(0.0, 1.0, 41)
+    write_motion(work / "swing.mot", pd.DataFrame({"time": t, "q1": 0.1 + 0.5 * np.sin(3 * t),
+                                                   "q2": -0.4 + 0.8 * np.sin(5 * t)}))
+    tool = osim.AnalyzeTool()
+    tool.setName("trial")
+    tool.setModelFilename("pendulum.osim")
+    tool.setCoordinatesFileName("swing.mot")
+    tool.setInitialTime(0.2)
+    tool.setFinalTime(0.8)
+    tool.setResultsDir("results")
+    tool.setOutputPrecision(20)
+    bk = osim.BodyKinematics()
+    bk.setName("BK")
+    names = osim.ArrayStr()
+    for b in ("rod2", "center_of_mass"):
+        names.append(b)
+    bk.setBodiesToRecord(names)
+    bk.setExpressResultsInLocalFrame(True)
+    bk.setInDegrees(False)
+    tool.getAnalysisSet().cloneAndAppend(bk)
+    setup = work / "setup.xml"
+    tool.printToXML(str(setup))
+    run_setup(setup, tmp_path / "opensim")
+    assert main(["body-kinematics", "--setup", str(setup)]) == 0
+    capsys.readouterr()
+    for key in ("pos_global", "vel_bodyLocal"):
+        ours = read_storage(work / "results" / f"trial_BK_{key}.sto")
+        theirs = read_storage(tmp_path / "opensim" / f"trial_BK_{key}.sto")
+        keep = (theirs["time"] >= 0.2 - 1e-9) & (theirs["time"] <= 0.8 + 1e-9)
+        theirs = theirs[keep].reset_index(drop=True)
+        assert list(ours.columns) == list(theirs.columns) == ["time", *(f"rod2_{a}" for a in ("X", "Y", "Z", "Ox", "Oy",
+                                                                                              "Oz")),
+                                                              "center_of_mass_X", "center_of_mass_Y",
+                                                              "center_of_mass_Z"]
+        assert _compare(ours, theirs) < 1e-10
+    assert "inDegrees=no" in (work / "results" / "trial_BK_pos_global.sto").read_text()

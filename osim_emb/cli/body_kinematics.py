@@ -8,17 +8,41 @@ import argparse
 import logging
 from pathlib import Path
 
-from osim_emb.cli.common import _csv, _load_any, add_lenient_option, outside_range_hint, time_range_frames
+from osim_emb.cli.common import _csv, _load_any, add_lenient_option, fill_from_setup, outside_range_hint, \
+    time_range_frames
 
 log = logging.getLogger("osim_emb")
 
 
-def output_paths(prefix: str, local: bool) -> dict[str, Path]:
+def output_paths(prefix: str, local: bool, analysis: str = "BodyKinematics") -> dict[str, Path]:
     """OpenSim's names: PREFIX_BodyKinematics_pos_global.sto, ..._vel_global (or _bodyLocal), ..._acc_global."""
     frame = "bodyLocal" if local else "global"
-    return {"pos": Path(f"{prefix}_BodyKinematics_pos_global.sto"),
-            "vel": Path(f"{prefix}_BodyKinematics_vel_{frame}.sto"),
-            "acc": Path(f"{prefix}_BodyKinematics_acc_{frame}.sto")}
+    return {"pos": Path(f"{prefix}_{analysis}_pos_global.sto"), "vel": Path(f"{prefix}_{analysis}_vel_{frame}.sto"),
+            "acc": Path(f"{prefix}_{analysis}_acc_{frame}.sto")}
+
+
+def _from_setup(args: argparse.Namespace) -> str:
+    """Fill what the command line leaves unset from ``--setup`` (an AnalyzeTool file with a BodyKinematics
+    analysis); returns the analysis name (OpenSim's infix of the output files)."""
+    if not args.setup:
+        if not (args.model and args.motion and args.output):
+            raise ValueError("give MODEL, MOTION and -o PREFIX, or an OpenSim AnalyzeTool setup file with --setup")
+        return "BodyKinematics"
+    from osim_emb.io.tool_setup import read_body_kinematics_setup
+    setup = read_body_kinematics_setup(args.setup)
+    if setup.speeds is not None and setup.states is None:
+        raise ValueError(f"{args.setup}: a speeds_file is not read (give a states file, or leave the speeds to the "
+                         "coordinates' spline)")
+    fill_from_setup(args, {"model": setup.model, "motion": setup.states or setup.coordinates,
+                           "output": setup.results_directory / setup.name},
+                    {"model": "model_file", "motion": "states_file or coordinates_file"}, setup.time_range)
+    if args.lowpass is None and setup.states is None:
+        args.lowpass = setup.lowpass_hz
+    if args.bodies is None:
+        args.bodies = ",".join(setup.bodies)
+    args.local = args.local or setup.local
+    args.radians = args.radians or not setup.in_degrees
+    return setup.analysis_name
 
 
 def cmd_body_kinematics(args: argparse.Namespace) -> int:
@@ -26,10 +50,11 @@ def cmd_body_kinematics(args: argparse.Namespace) -> int:
     from osim_emb.io.outputs import atomic_files
     from osim_emb.simulation.body_kinematics import body_kinematics_of_motion
     from osim_emb.simulation.motions import analysis_states
+    analysis = _from_setup(args)
     if args.lowpass is not None and args.lowpass <= 0:
         raise ValueError("--lowpass must be > 0 Hz")
-    outs = output_paths(args.output, args.local)
-    inputs = [args.model, args.motion]
+    outs = output_paths(args.output, args.local, analysis)
+    inputs = [p for p in (args.model, args.motion, args.setup) if p]
     with atomic_files(list(outs.values()), overwrite=args.overwrite, inputs=inputs) as tmps:
         model = _load_any(args.model, strict=not args.lenient)
         table, header = read_motion(args.motion)
@@ -57,11 +82,17 @@ def cmd_body_kinematics(args: argparse.Namespace) -> int:
 def register(sub: argparse._SubParsersAction) -> None:
     s = sub.add_parser("body-kinematics", help="centres of mass, orientations, velocities and accelerations of the "
                                                "bodies along a motion (OpenSim's BodyKinematics)")
-    s.add_argument("model", help=".osim or .emb.json model")
+    s.add_argument("model", nargs="?", help=".osim or .emb.json model (or from --setup)")
     add_lenient_option(s)
-    s.add_argument("motion", help=".mot/.sto coordinates (degrees if inDegrees=yes) or an OpenSim states file")
-    s.add_argument("-o", "--output", required=True, metavar="PREFIX",
-                   help="writes PREFIX_BodyKinematics_pos_global.sto, _vel_global.sto and _acc_global.sto")
+    s.add_argument("motion", nargs="?", help=".mot/.sto coordinates (degrees if inDegrees=yes) or an OpenSim states "
+                                             "file (or from --setup)")
+    s.add_argument("-o", "--output", metavar="PREFIX",
+                   help="writes PREFIX_BodyKinematics_pos_global.sto, _vel_global.sto and _acc_global.sto (or from "
+                        "--setup: its results_directory/NAME)")
+    s.add_argument("--setup", metavar="SETUP.xml",
+                   help="an OpenSim AnalyzeTool setup file with a BodyKinematics analysis: its model, coordinates or "
+                        "states, low-pass cutoff, time range, bodies, frame and units, paths relative to it (the "
+                        "command line overrides each)")
     s.add_argument("--bodies", metavar="NAMES", help="comma-separated bodies, 'center_of_mass' for the whole model's "
                                                      "(default: all bodies and the centre of mass)")
     s.add_argument("--local", action="store_true",

@@ -285,6 +285,28 @@ def read_joint_reaction_setup(path: str | Path) -> JointReactionSetup:
 
 
 @dataclass(frozen=True)
+class BodyKinematicsSetup(AnalyzeToolSetup):
+    """An AnalyzeTool setup with a BodyKinematics analysis: the analysis's name (OpenSim's infix of the output files),
+    its bodies, whether velocities and accelerations are in the bodies' frames, and whether angles are in degrees."""
+
+    analysis_name: str
+    bodies: tuple[str, ...]
+    local: bool
+    in_degrees: bool
+
+
+def read_body_kinematics_setup(path: str | Path) -> BodyKinematicsSetup:
+    """Read an AnalyzeTool setup file whose AnalysisSet holds a BodyKinematics (OpenSim 3.x or 4.x)."""
+    path = Path(path)
+    _, bk, common, _ = _analyze_tool(path, "BodyKinematics")
+    return BodyKinematicsSetup(
+        **common, analysis_name=(bk.get("name") or "BodyKinematics").strip(),
+        bodies=tuple(element_text(bk, "bodies").split()) or ("all",),
+        local=_boolean(path, bk, "express_results_in_body_local_frame", False),
+        in_degrees=_boolean(path, bk, "in_degrees", True))
+
+
+@dataclass(frozen=True)
 class Measurement:
     """A ScaleTool measurement: marker pairs, and the bodies (with their axes) its factor scales."""
 

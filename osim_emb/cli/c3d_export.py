@@ -76,12 +76,8 @@ def cmd_c3d_export(args: argparse.Namespace) -> int:
             plates = rotated_plates(plates, rotation)
             if args.forces_at == "cop":
                 plates = at_center_of_pressure(plates, args.threshold)
-            write_ground_reactions(tmp["forces"], plates, xml=tmp.get("loads"), bodies=bodies, protect=[trial])
-            if "loads" in tmp:  # the XML names the data file by its final name
-                text = tmp["loads"].read_text(encoding="utf-8")
-                tmp["loads"].write_text(text.replace(f"<datafile>{tmp['forces'].name}</datafile>",
-                                                     f"<datafile>{outs['forces'].name}</datafile>"),
-                                        encoding="utf-8")
+            write_ground_reactions(tmp["forces"], plates, xml=tmp.get("loads"), bodies=bodies,
+                                   datafile=outs["forces"].name, protect=[trial])  # the data file's final name
             if args.plot:
                 from osim_emb.report.figure_style import save
                 from osim_emb.report.ground_reaction_figures import ground_reaction_figure

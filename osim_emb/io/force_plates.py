@@ -208,10 +208,11 @@ def ground_reaction_columns(number: int) -> tuple[list[str], list[str], list[str
 
 
 def write_ground_reactions(mot: str | Path, plates: ForcePlates, *, xml: str | Path | None = None,
-                           bodies: Mapping[int, str] | None = None, protect: Sequence[str | Path] = ()) -> None:
+                           bodies: Mapping[int, str] | None = None, datafile: str | None = None,
+                           protect: Sequence[str | Path] = ()) -> None:
     """The platforms as an OpenSim data file (``mot``, N, m, N m) and, with ``xml``, an ExternalLoads file applying
-    platform i to ``bodies[i]`` (force and point expressed in ground; its datafile is ``mot``, by name when both are
-    in one folder).  Both written atomically."""
+    platform i to ``bodies[i]`` (force and point expressed in ground; its datafile ``datafile``, default ``mot`` by
+    name when both are in one folder, else by its absolute path).  Both written atomically."""
     import pandas as pd
 
     from osim_emb.io.motion import write_motion
@@ -232,7 +233,8 @@ def write_ground_reactions(mot: str | Path, plates: ForcePlates, *, xml: str | P
     if not bodies:
         raise ValueError("an ExternalLoads file needs the body each platform pushes (e.g. 1=calcn_r)")
     mot, xml = Path(mot), Path(xml)
-    datafile = mot.name if mot.resolve().parent == xml.resolve().parent else str(mot.resolve())
+    if datafile is None:
+        datafile = mot.name if mot.resolve().parent == xml.resolve().parent else str(mot.resolve())
     items = []
     for number, body in sorted(bodies.items()):
         force, point, torque = (labels[0][:-1] for labels in ground_reaction_columns(number))

@@ -10,6 +10,7 @@ are Eqs 44 and 57 with the frames' Jacobians and their derivatives: v = J q̇, a
 
 from __future__ import annotations
 
+import logging
 from typing import Any, Sequence
 
 import numpy as np
@@ -20,6 +21,8 @@ from osim_emb.core.kinematics import (body_fixed_xyz_angles, body_transforms, fo
 from osim_emb.model import Model
 
 __all__ = ["body_kinematics_of_motion", "opensim_bodies", "CENTER_OF_MASS"]
+
+log = logging.getLogger("osim_emb")
 
 #: OpenSim's name for the whole model's centre of mass
 CENTER_OF_MASS = "center_of_mass"
@@ -113,8 +116,8 @@ def body_kinematics_of_motion(model: Model, time: Any, q: Any, qdot: Any, qddot:
                 tables[key][f"{body.name}_O{axis}"] = w[:, j] * scale
     if with_com:
         if not mass > 0.0:
-            raise ValueError(f"body-kinematics: model {model.name!r} has no mass, so no centre of mass")
+            log.warning("body-kinematics: model %r has no mass, so no centre of mass (NaN, as OpenSim's)", model.name)
         for key in tables:
             for axis, j in zip("XYZ", range(3)):
-                tables[key][f"{CENTER_OF_MASS}_{axis}"] = com_sums[key][:, j] / mass
+                tables[key][f"{CENTER_OF_MASS}_{axis}"] = com_sums[key][:, j] / mass if mass > 0.0 else np.nan
     return {k: pd.DataFrame(v) for k, v in tables.items()}

@@ -16,8 +16,8 @@ import pytest
 
 from osim_emb.cli.main import main
 from osim_emb.io.external_loads import read_external_loads
-from osim_emb.io.force_plates import (at_center_of_pressure, contact_intervals, lowpass_plates, read_force_plates,
-                                      rotation_from_text, rotated_plates)
+from osim_emb.io.force_plates import (at_center_of_pressure, contact_intervals, lowpass_plates, read_c3d_analogs,
+                                      read_force_plates, rotation_from_text, rotated_plates)
 from osim_emb.io.markers import MarkerFileError, read_trc
 
 ezc3d = pytest.importorskip("ezc3d")
@@ -280,6 +280,26 @@ def test_c3d_export_refusals_write_nothing(trial, tmp_path, capsys):
     assert "--overwrite" in capsys.readouterr().err
 
 
+def test_analog_channels_as_written(trial, tmp_path, capsys):
+    """The analog channels (here the platforms' six each) read back as written, in the file's units (N, N mm), at the
+    analog rate from 0; ``--analogs`` writes them as TRIAL_analog.sto, which OpenSim reads."""
+    path, t = trial
+    analogs = read_c3d_analogs(path)
+    assert analogs.labels == tuple(f"{c}{k}" for k in (1, 2) for c in ("Fx", "Fy", "Fz", "Mx", "My", "Mz"))
+    assert analogs.units == ("N", "N", "N", "Nmm", "Nmm", "Nmm") * 2 and analogs.rate_hz == ANALOG_RATE
+    np.testing.assert_allclose(analogs.time, t, rtol=0, atol=1e-15)
+    corners, depth = PLATES[0]
+    force, _, _ = _load(0, t)
+    np.testing.assert_allclose(analogs.values[:, :3], force @ _plate_axes(corners), rtol=0, atol=F32_FORCE)
+    assert main(["c3d-export", str(path), "-o", str(tmp_path / "a"), "--analogs"]) == 0
+    assert "12 analog channels" in capsys.readouterr().out
+    osim = pytest.importorskip("opensim")
+    table = osim.TimeSeriesTable(str(tmp_path / "a" / "walk_analog.sto"))
+    assert list(table.getColumnLabels()) == list(analogs.labels) and table.getNumRows() == len(t)
+    np.testing.assert_allclose([table.getDependentColumn("Fz1")[i] for i in range(0, len(t), 50)],
+                               analogs.values[::50, 2], rtol=1e-11, atol=1e-9)
+
+
 def test_trial_without_force_platforms(tmp_path, capsys):
     path = tmp_path / "static.c3d"
     write_trial(path, plates=0)
@@ -290,3 +310,5 @@ def test_trial_without_force_platforms(tmp_path, capsys):
     assert [p.name for p in (tmp_path / "out").iterdir()] == ["static_markers.trc"]
     assert main(["c3d-export", str(path), "-o", str(tmp_path / "other"), "--apply", "1=rod1"]) == 2
     assert "no force platform" in capsys.readouterr().err
+    with pytest.raises(MarkerFileError, match="no analog channels"):
+        read_c3d_analogs(path)

@@ -28,8 +28,9 @@ def _applications(pairs: list[str] | None) -> dict[int, str]:
 
 
 def cmd_c3d_export(args: argparse.Namespace) -> int:
-    from osim_emb.io.force_plates import (at_center_of_pressure, contact_intervals, lowpass_plates, read_force_plates,
-                                          rotated_markers, rotated_plates, rotation_from_text, write_ground_reactions)
+    from osim_emb.io.force_plates import (at_center_of_pressure, contact_intervals, lowpass_plates, read_c3d_analogs,
+                                          read_force_plates, rotated_markers, rotated_plates, rotation_from_text,
+                                          write_ground_reactions)
     from osim_emb.io.markers import MarkerFileError, read_c3d, write_trc
     from osim_emb.io.outputs import atomic_files
     trial = Path(args.trial)
@@ -64,8 +65,19 @@ def cmd_c3d_export(args: argparse.Namespace) -> int:
             outs["loads"] = folder / f"{stem}_external_loads.xml"
         if args.plot:
             outs["png"], outs["svg"] = folder / f"{stem}_grf.png", folder / f"{stem}_grf.svg"
+    analogs = read_c3d_analogs(trial) if args.analogs else None
+    if analogs is not None:
+        outs["analogs"] = folder / f"{stem}_analog.sto"
     with atomic_files(list(outs.values()), overwrite=args.overwrite, inputs=[trial]) as tmps:
         tmp = dict(zip(outs, tmps))
+        if analogs is not None:
+            import pandas as pd
+
+            from osim_emb.io.motion import write_motion
+            write_motion(tmp["analogs"], pd.DataFrame({"time": analogs.time,
+                                                       **{n: analogs.values[:, k] for k, n in enumerate(analogs.labels)}}),
+                         name=f"analog channels of {trial.name} ({', '.join(sorted(set(analogs.units) - {''}))})",
+                         protect=[trial])
         if markers is not None:
             markers = rotated_markers(markers, rotation)
             write_trc(tmp["markers"], markers.times, markers.names, markers.positions, units=args.marker_units,
@@ -111,6 +123,9 @@ def cmd_c3d_export(args: argparse.Namespace) -> int:
                         "are" if len(unused) > 1 else "is",
                         "applied to no body (--apply N=BODY)" if bodies else
                         "no ExternalLoads file is written without --apply N=BODY")
+    if analogs is not None:
+        print(f"wrote {outs['analogs']}: {len(analogs.labels)} analog channels at {len(analogs.time)} samples "
+              f"({analogs.rate_hz:g} Hz, the file's units, not turned)")
     if not np.allclose(rotation, np.eye(3)):
         print(f"lab frame turned by {args.rotate} (markers and forces alike)")
     return 0
@@ -138,6 +153,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--apply", nargs="+", metavar="N=BODY",
                    help="write the ExternalLoads XML applying platform N to BODY (e.g. 1=calcn_r 2=calcn_l)")
     s.add_argument("--marker-units", choices=("mm", "m"), default="mm", help="units of the written .trc")
+    s.add_argument("--analogs", action="store_true",
+                   help="also write TRIAL_analog.sto: every analog channel (EMG, force-plate channels ...) as OpenSim's "
+                        "C3DFileAdapter reads it, in the file's units")
     s.add_argument("--plot", action="store_true",
                    help="also write TRIAL_grf.png and .svg: forces against time, centres of pressure on the platforms")
     s.set_defaults(func=cmd_c3d_export)

@@ -1,4 +1,5 @@
-"""Force platforms of a C3D trial, as OpenSim's C3DFileAdapter reads them, and ground reactions for its tools.
+"""Force platforms (and analog channels) of a C3D trial, as OpenSim's C3DFileAdapter reads them, and ground
+reactions for its tools.
 
 OpenSim's adapter takes each platform from ezc3d's force-platform module (calibration, the plate's corners and
 origin, the lab frame): the force F and the moment M about the centre of the plate's working surface (the mean of
@@ -31,7 +32,7 @@ import numpy as np
 
 from osim_emb.io.markers import UNITS_IN_METRES, MarkerFileError, MarkerTrajectories
 
-__all__ = ["ForcePlate", "ForcePlates", "read_force_plates", "at_center_of_pressure", "lowpass_plates",
+__all__ = ["ForcePlate", "ForcePlates", "read_force_plates", "AnalogChannels", "read_c3d_analogs", "at_center_of_pressure", "lowpass_plates",
            "contact_intervals", "rotation_from_text", "rotated_markers", "rotated_plates", "write_ground_reactions", "ground_reaction_columns"]
 
 
@@ -109,6 +110,48 @@ def read_force_plates(path: str | Path) -> ForcePlates:
                                  corners))
     n = plates[0].force.shape[0]
     return ForcePlates(str(path), np.arange(n) / rate, rate, tuple(plates))
+
+
+@dataclass(frozen=True)
+class AnalogChannels:
+    """A C3D file's analog channels as OpenSim's C3DFileAdapter reads them (``getAnalogDataTable``): every
+    ANALOG:LABELS channel (LABELS2, ... past 255), scaled and offset as the file says (ezc3d), in the file's
+    ANALOG:UNITS, at t = k / analog rate from 0 (EMG, force-plate channels, triggers ...)."""
+
+    path: str
+    time: np.ndarray
+    rate_hz: float
+    labels: tuple[str, ...]
+    units: tuple[str, ...]
+    values: np.ndarray  # (T, channels)
+
+
+def read_c3d_analogs(path: str | Path) -> AnalogChannels:
+    """The analog channels of a C3D file (:class:`AnalogChannels`); a file without any is refused by name."""
+    path = Path(path)
+    try:
+        import ezc3d
+    except ImportError:
+        raise MarkerFileError(path, "reading .c3d files needs ezc3d: pip install 'osim-emb[c3d]'") from None
+    if not path.is_file():
+        raise MarkerFileError(path, "cannot read: no such file")
+    try:
+        c3d = ezc3d.c3d(str(path))
+    except Exception as err:  # noqa: BLE001 - ezc3d raises RuntimeError or IOError with its reason
+        raise MarkerFileError(path, f"not a readable C3D file ({str(err).strip() or type(err).__name__})") from None
+    data = np.asarray(c3d["data"]["analogs"], dtype=float)  # (1, channels, samples)
+    group = c3d["parameters"].get("ANALOG", {})
+    labels = [str(x).strip() for key in ["LABELS"] + [f"LABELS{k}" for k in range(2, 100)] if key in group
+              for x in group[key]["value"]][:data.shape[1]]
+    if data.ndim != 3 or data.shape[1] == 0 or data.shape[2] == 0:
+        raise MarkerFileError(path, "no analog channels")
+    units = [str(x).strip() for x in group.get("UNITS", {}).get("value", [])][:len(labels)]
+    units += [""] * (len(labels) - len(units))
+    rate = float(c3d["header"]["analogs"]["frame_rate"])
+    if not rate > 0.0:
+        raise MarkerFileError(path, f"the analog rate is {rate:g}: no analog samples")
+    return AnalogChannels(str(path), np.arange(data.shape[2]) / rate, rate, tuple(labels), tuple(units),
+                          data[0].T.copy())
 
 
 def at_center_of_pressure(plates: ForcePlates, threshold_n: float | None = None) -> ForcePlates:

@@ -9,7 +9,9 @@ opensim-core mirror (scratch, never committed).
 The origin form is ezc3d's force-platform module, as in OpenSim; the centre-of-pressure form is the package's own
 transfer of that wrench (:func:`osim_emb.io.force_plates.at_center_of_pressure`), compared with the one ezc3d
 computed inside OpenSim.  The tables hold 8 decimals in N, mm and N mm; differences are reported in SI (N, m, N m)
-with the largest magnitude of each quantity.  Writes ``results/c3d_forces.csv``.
+with the largest magnitude of each quantity.  Writes ``results/c3d_forces.csv``; and the analog channels
+(:func:`osim_emb.io.force_plates.read_c3d_analogs`) against OpenSim's ``std_walking*_analog.sto`` (its
+``getAnalogDataTable``), ``results/c3d_analogs.csv``.
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ TABLES = {"origin": "OpenSim/Common/Test/std_{trial}_grfs.sto",
 #: the tables' units (N, mm, N mm) in SI
 SCALE = {"f": 1.0, "p": 1e-3, "m": 1e-3}
 QUANTITY = {"f": "force_N", "p": "point_m", "m": "moment_N_m"}
+#: OpenSim's analog tables of the same trials (every thousandth sample, the file's units)
+ANALOGS = "OpenSim/Common/Test/std_{trial}_analog.sto"
 
 
 def _mirror_file(repo: str, member: str, folder: Path) -> Path:
@@ -42,13 +46,25 @@ def _mirror_file(repo: str, member: str, folder: Path) -> Path:
 
 
 def main() -> int:
-    from osim_emb.io.force_plates import at_center_of_pressure, read_force_plates
+    from osim_emb.io.force_plates import at_center_of_pressure, read_c3d_analogs, read_force_plates
     from osim_emb.io.motion import read_motion
     repo = MIRRORS["opensim-core"]
-    rows = []
+    rows, analog_rows = [], []
     with tempfile.TemporaryDirectory() as tmp:
         for trial, member in TRIALS.items():
-            origin = read_force_plates(_mirror_file(repo, member, Path(tmp)))
+            c3d = _mirror_file(repo, member, Path(tmp))
+            origin = read_force_plates(c3d)
+            analogs = read_c3d_analogs(c3d)
+            theirs, _ = read_motion(_mirror_file(repo, ANALOGS.format(trial=trial), Path(tmp)))
+            samples = np.searchsorted(analogs.time, theirs["time"].to_numpy() - 1e-9)
+            ref = theirs[list(analogs.labels)].to_numpy()
+            analog_rows.append({"trial": trial, "channels": len(analogs.labels), "samples_c3d": len(analogs.time),
+                                "samples_opensim": len(theirs),
+                                "same_labels": list(analogs.labels) == [c for c in theirs.columns if c != "time"],
+                                "same_times": bool(np.allclose(analogs.time[samples], theirs["time"], rtol=0,
+                                                               atol=1e-12)),
+                                "max_diff": float(np.abs(analogs.values[samples] - ref).max()),
+                                "largest": float(np.abs(ref).max())})
             for location, table_member in TABLES.items():
                 ours = origin if location == "origin" else at_center_of_pressure(origin)
                 theirs, _ = read_motion(_mirror_file(repo, table_member.format(trial=trial), Path(tmp)))
@@ -72,6 +88,9 @@ def main() -> int:
     table = pd.DataFrame(rows)
     print(table.to_string(index=False))
     table.to_csv(HERE / "results" / "c3d_forces.csv", index=False, float_format="%.3g")
+    analog_table = pd.DataFrame(analog_rows)
+    print(analog_table.to_string(index=False))
+    analog_table.to_csv(HERE / "results" / "c3d_analogs.csv", index=False, float_format="%.3g")
     return 0
 
 

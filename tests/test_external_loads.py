@@ -243,3 +243,32 @@ def test_compiled_right_hand_side_applies_external_loads_as_the_numpy_route(mode
         ours, numpy_route = jit.rhs(system, plan, t, y), system.rhs(t, y)
         assert np.abs(ours - numpy_route).max() <= 1e-12 * np.abs(numpy_route).max()
         assert np.abs(bare.rhs(t, y) - numpy_route).max() > 1e-2  # the loads matter
+
+
+def test_loads_the_kernel_cannot_place_are_applied_from_python(models_dir, tmp_path, monkeypatch):
+    """Where the compiled dynamics cannot place a load's body (CompiledModel.external_loads refuses), the passive
+    simulation applies it from Python (external_load_forces) and the muscle-driven plan says why it falls back:
+    the same trajectory as the kernel's to 1e-12."""
+    from osim_emb.core.compiled import CompiledModel
+    from osim_emb.io import load_osim
+    from osim_emb.simulation import muscle_driven_jit as jit
+    from osim_emb.simulation.motions import simulate
+    from osim_emb.simulation.muscle_driven import ExcitationSpec, MuscleDrivenSystem
+    model = load_osim(str(models_dir / "double_pendulum.osim"))
+    loads = read_external_loads(pendulum_loads(tmp_path))
+    kernel = simulate(model, 0.3, rtol=1e-10, atol=1e-10, n_output=7, external_loads=loads)
+
+    def refuse(self, model, loads):
+        raise ValueError("ExternalForce 'tip' acts on a body the compiled dynamics leaves out")
+    monkeypatch.setattr(CompiledModel, "external_loads", refuse)
+    python = simulate(model, 0.3, rtol=1e-10, atol=1e-10, n_output=7, external_loads=loads)
+    assert np.abs(kernel.drop(columns="time").to_numpy() - python.drop(columns="time").to_numpy()).max() < 1e-12
+    arm = load_osim(str(models_dir / "arm26.osim"))
+    (tmp_path / "hand").mkdir()
+    hand = read_external_loads(write_loads(tmp_path / "hand", [("hand", "r_ulna_radius_hand", "ground", "ground",
+                                                                 "hand_v", "hand_p", "")],
+                                           {"hand_vx": 1 + 0 * T, "hand_vy": 0 * T, "hand_vz": 0 * T,
+                                            "hand_px": 0 * T, "hand_py": 0 * T, "hand_pz": 0 * T}))
+    plan, why = jit.compiled_plan(MuscleDrivenSystem(arm, {"BIClong": ExcitationSpec.parse("0.4")},
+                                                     external_loads=hand))
+    assert plan is None and "leaves out" in why

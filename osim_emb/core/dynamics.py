@@ -436,5 +436,15 @@ def ode_rhs(model: Model, generalized_forces: Callable[[float, np.ndarray, np.nd
     and G of Eqs 145, 126 and 187 and the solve for q̈ in one kernel call, a few microseconds.
     """
     cm = compiled_model(model)
-    return cm.ode_rhs(generalized_forces, loads=None if external_loads is None else
-                      cm.external_loads(model, external_loads))
+    if external_loads is None:
+        return cm.ode_rhs(generalized_forces)
+    try:
+        return cm.ode_rhs(generalized_forces, loads=cm.external_loads(model, external_loads))
+    except ValueError:  # a load on a body the compiled dynamics leaves out: applied from Python instead
+        def forces(t, q, qdot):
+            tau = external_load_forces(model, q[None, :], external_loads.at([t]))[0]
+            if generalized_forces is None:
+                return tau
+            extra = generalized_forces(t, q, qdot) if callable(generalized_forces) else generalized_forces
+            return tau + np.asarray(extra, dtype=float)
+        return cm.ode_rhs(forces)

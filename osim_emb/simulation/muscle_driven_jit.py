@@ -482,6 +482,12 @@ def compiled_plan(system):
     path_forces = _path_force_arrays(system)
     if isinstance(path_forces, str):
         return None, path_forces
+    loads = K.no_loads()
+    if system.external_loads is not None:
+        try:
+            loads = paths.cm.external_loads(system.model, system.external_loads)
+        except ValueError as err:  # a load on a body the compiled dynamics leaves out (massless, unsupported)
+            return None, str(err)
     cmap = _coordinate_force_map(system)
     if isinstance(cmap, str):
         return None, cmap
@@ -527,7 +533,7 @@ def compiled_plan(system):
     act = (np.arange(len(system.limit_forces), len(system.limit_forces) + len(system.actuators), dtype=np.int64),
            np.array([a.optimal_force for a in system.actuators], dtype=float), ak, av,
            (path_forces[0], path_forces[1], pk, pv, *path_forces[2:]),
-           K.no_loads() if system.external_loads is None else cm.external_loads(system.model, system.external_loads))
+           loads)
     return (prog, layout, mus, clf, act), ""
 
 

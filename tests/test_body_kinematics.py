@@ -198,3 +198,19 @@ def test_a_setup_file_runs_as_opensims_tool_runs_it(osim, models_dir, tmp_path, 
                                                               "center_of_mass_Z"]
         assert _compare(ours, theirs) < 1e-10
     assert "inDegrees=no" in (work / "results" / "trial_BK_pos_global.sto").read_text()
+
+
+def test_a_massless_model_has_no_centre_of_mass(models_dir, tmp_path, caplog):
+    """Every body massless: the bodies' kinematics as usual, the model's centre of mass NaN with a warning (OpenSim
+    divides by the zero mass), not a refusal."""
+    import re
+    text = (models_dir / "double_pendulum.osim").read_text()
+    path = tmp_path / "massless.osim"
+    path.write_text(re.sub(r"<mass>[^<]*</mass>", "<mass>0</mass>", text))
+    model = load_osim(str(path))
+    t = np.array([0.0, 0.1])
+    q = np.array([[0.1, 0.2], [0.2, 0.3]])
+    with caplog.at_level("WARNING", logger="osim_emb"):
+        out = body_kinematics_of_motion(model, t, q, np.ones_like(q), np.zeros_like(q))
+    assert np.isnan(out["pos"]["center_of_mass_X"]).all() and np.isfinite(out["pos"]["rod2_X"]).all()
+    assert "no mass" in caplog.text

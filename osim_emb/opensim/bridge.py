@@ -17,7 +17,8 @@ import numpy as np
 from osim_emb.core.speeds import ANGULAR_VELOCITY_JOINTS, forces_about_speeds
 from osim_emb.model import Model
 
-__all__ = ["require_opensim", "OpenSimReference", "ANGULAR_VELOCITY_JOINTS", "moment_arms_about_speeds"]
+__all__ = ["require_opensim", "OpenSimReference", "ANGULAR_VELOCITY_JOINTS", "moment_arms_about_speeds",
+           "opensim_speed_columns", "write_states_file"]
 
 
 
@@ -140,6 +141,20 @@ class OpenSimReference:
                 raise RuntimeError(f"OpenSim constraint error {err:.3g} after setting the configuration"
                                    + (f" (closed loops: {', '.join(self._closed_loops)}; their dependent coordinates "
                                       "must be given)" if self._closed_loops else ""))
+
+    def set_rates(self, q: Sequence[float], qdot: Sequence[float]) -> None:
+        """Set OpenSim's speed of every coordinate from the package model's rates q̇ at its configuration q (after
+        :meth:`set_configuration`): :func:`opensim_speed_columns`, as :func:`write_states_file` writes them — exact
+        also for a loop's dependent angle on a Ball, Free or Ellipsoid joint, where :meth:`set_speeds`, which takes
+        speeds and applies the chain rule to them, is not."""
+        columns = opensim_speed_columns(self.model, np.atleast_2d(np.asarray(q, dtype=float)),
+                                        np.atleast_2d(np.asarray(qdot, dtype=float)))
+        s = self.state
+        for c in self.names:
+            co = self.coords.get(c)
+            if not co.getLocked(s) and f"{c}_u" in columns:
+                co.setSpeedValue(s, float(columns[f"{c}_u"][0]))
+        self.model_os.realizeVelocity(s)
 
     def set_speeds(self, qdot: Sequence[float], names: Sequence[str] | None = None) -> None:
         """Set OpenSim's generalized speeds u (on the rotations of Ball, Free and Ellipsoid joints the angular velocity,
@@ -343,6 +358,18 @@ class OpenSimReference:
         return self._path(muscle).computeMomentArm(self.state, self.coords.get(coordinate))
 
 
+def opensim_speed_columns(model: Model, q: Any, qdot: Any) -> dict[str, np.ndarray]:
+    """Every coordinate's value NAME and OpenSim speed NAME_u along configurations q and rates q̇ (N, n_q) of the
+    package's model: the generalized coordinates' (on Ball, Free and Ellipsoid rotations the angular velocity) and the
+    dependent ones' through their functions."""
+    from osim_emb.core.kinematics import dependent_coordinate_columns, speed_columns
+    q, qdot = np.atleast_2d(np.asarray(q, dtype=float)), np.atleast_2d(np.asarray(qdot, dtype=float))
+    columns = {n: q[:, k] for k, n in enumerate(model.coordinate_names)}
+    columns.update(speed_columns(model, q, qdot))
+    columns.update(dependent_coordinate_columns(model, q, qdot))
+    return columns
+
+
 def write_states_file(path: Any, osim_model: Any, model: Model, t: Any, q: Any, qdot: Any) -> None:
     """An OpenSim states file of a motion of the package's model: for every coordinate of OpenSim's model (by its
     path, ``/jointset/J/C/value`` and ``/speed``) the value and OpenSim's speed (the dependent coordinates from the
@@ -350,11 +377,7 @@ def write_states_file(path: Any, osim_model: Any, model: Model, t: Any, q: Any, 
     17 significant digits; coordinates the package's model does not have are left out."""
     from pathlib import Path
 
-    from osim_emb.core.kinematics import dependent_coordinate_columns, speed_columns
-    q, qdot = np.atleast_2d(np.asarray(q, dtype=float)), np.atleast_2d(np.asarray(qdot, dtype=float))
-    columns = {n: q[:, k] for k, n in enumerate(model.coordinate_names)}
-    columns.update(speed_columns(model, q, qdot))
-    columns.update(dependent_coordinate_columns(model, q, qdot))
+    columns = opensim_speed_columns(model, q, qdot)
     cs = osim_model.getCoordinateSet()
     labels, data = [], []
     for i in range(cs.getSize()):

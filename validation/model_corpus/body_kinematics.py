@@ -42,7 +42,6 @@ def _vec(v) -> np.ndarray:
 
 
 def study_one(path: str, args) -> dict:
-    from osim_emb.core.kinematics import dependent_coordinate_columns, speed_columns
     from osim_emb.io import load_osim
     from osim_emb.opensim.bridge import OpenSimReference
     from osim_emb.simulation.body_kinematics import body_kinematics_of_motion
@@ -55,9 +54,6 @@ def study_one(path: str, args) -> dict:
     seed = zlib.crc32(path.encode())
     q = np.vstack([model.default_q, _poses(model, 2, seed)])
     qd = np.random.default_rng(seed).normal(size=q.shape)
-    # OpenSim's speed of every coordinate (angular velocities on Ball, Free, Ellipsoid rotations; the dependent ones
-    # through their functions): set directly, so that a loop's dependent angle on an Ellipsoid joint is right too
-    speeds = {**speed_columns(model, q, qd), **dependent_coordinate_columns(model, q, qd)}
     ours = body_kinematics_of_motion(model, np.arange(len(q), dtype=float), q, qd, np.zeros_like(q))
     names = [c[:-2] for c in ours["pos"].columns if c.endswith("_X") and c != "center_of_mass_X"]
     row["same_bodies"] = sorted(names) == sorted(bodies)  # a body among <components> too (BodySet ones first)
@@ -70,12 +66,8 @@ def study_one(path: str, args) -> dict:
         except RuntimeError:  # a loop OpenSim's functions cannot close there: that pose is left out
             continue
         done += 1
+        ref.set_rates(q[i], qd[i])  # every coordinate's OpenSim speed, as the states files write them
         s = ref.state
-        for name in ref.names:
-            c = ref.coords.get(name)
-            if not c.getLocked(s) and f"{name}_u" in speeds:
-                c.setSpeedValue(s, float(speeds[f"{name}_u"][i]))
-        ref.model_os.realizeVelocity(s)
         for name in names:
             b = ref.body(name)
             com = b.getMassCenter()

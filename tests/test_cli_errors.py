@@ -329,6 +329,7 @@ def test_every_command_that_reads_a_model_takes_lenient(tmp_path, capsys):
         ["simulate", model, "-o", motion, "--t-end", "0.05", "--samples", "6"],
         ["inverse-dynamics", model, motion, "-o", tmp_path / "id.sto"],
         ["joint-reactions", model, motion, "-o", tmp_path / "jr", "--forces", forces],
+        ["body-kinematics", model, motion, "-o", tmp_path / "bk"],
         ["simulate-muscles", model, "-o", tmp_path / "muscles.sto", "--t-end", "0.01"],
         ["moment-arms", model, "--sweep", "elbow", "--step", "30", "--references", "none", "--out",
          tmp_path / "ma", "--formats", "png", "--no-plot"],

@@ -30,7 +30,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from osim_emb.io.markers import UNITS_IN_METRES, MarkerFileError, MarkerTrajectories
+from osim_emb.io.markers import UNITS_IN_METRES, MarkerFileError, MarkerTrajectories, c3d_labels, open_c3d
 
 __all__ = ["ForcePlate", "ForcePlates", "read_force_plates", "AnalogChannels", "read_c3d_analogs", "at_center_of_pressure", "lowpass_plates",
            "contact_intervals", "rotation_from_text", "rotated_markers", "rotated_plates", "write_ground_reactions", "ground_reaction_columns"]
@@ -74,17 +74,7 @@ def read_force_plates(path: str | Path) -> ForcePlates:
     module), converted to N, m and N m: the force and the moment about the centre of each working surface, in the
     lab frame, at t = k / analog rate from 0."""
     path = Path(path)
-    try:
-        import ezc3d
-    except ImportError:
-        raise MarkerFileError(path, "reading .c3d files needs ezc3d: pip install 'osim-emb[c3d]'") from None
-    if not path.is_file():
-        raise MarkerFileError(path, "cannot read: no such file")
-    try:
-        c3d = ezc3d.c3d(str(path), extract_forceplat_data=True)
-    except Exception as err:  # noqa: BLE001 - ezc3d raises RuntimeError or IOError with its reason
-        raise MarkerFileError(path, f"not a readable C3D file, or its FORCE_PLATFORM parameters are incomplete "
-                                    f"({str(err).strip() or type(err).__name__})") from None
+    c3d = open_c3d(path, force_platforms=True)
     found = c3d["data"].get("platform") or []
     if not found:
         raise MarkerFileError(path, "no force platform (FORCE_PLATFORM:USED is 0 or missing)")
@@ -129,20 +119,10 @@ class AnalogChannels:
 def read_c3d_analogs(path: str | Path) -> AnalogChannels:
     """The analog channels of a C3D file (:class:`AnalogChannels`); a file without any is refused by name."""
     path = Path(path)
-    try:
-        import ezc3d
-    except ImportError:
-        raise MarkerFileError(path, "reading .c3d files needs ezc3d: pip install 'osim-emb[c3d]'") from None
-    if not path.is_file():
-        raise MarkerFileError(path, "cannot read: no such file")
-    try:
-        c3d = ezc3d.c3d(str(path))
-    except Exception as err:  # noqa: BLE001 - ezc3d raises RuntimeError or IOError with its reason
-        raise MarkerFileError(path, f"not a readable C3D file ({str(err).strip() or type(err).__name__})") from None
+    c3d = open_c3d(path)
     data = np.asarray(c3d["data"]["analogs"], dtype=float)  # (1, channels, samples)
     group = c3d["parameters"].get("ANALOG", {})
-    labels = [str(x).strip() for key in ["LABELS"] + [f"LABELS{k}" for k in range(2, 100)] if key in group
-              for x in group[key]["value"]][:data.shape[1]]
+    labels = c3d_labels(group, data.shape[1])
     if data.ndim != 3 or data.shape[1] == 0 or data.shape[2] == 0:
         raise MarkerFileError(path, "no analog channels")
     units = [str(x).strip() for x in group.get("UNITS", {}).get("value", [])][:len(labels)]

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["MarkerFileError", "MarkerTrajectories", "read_markers", "read_trc", "read_c3d", "write_trc",
+__all__ = ["MarkerFileError", "MarkerTrajectories", "read_markers", "read_trc", "read_c3d", "open_c3d", "c3d_labels", "write_trc",
            "UNITS_IN_METRES"]
 
 #: POINT parameters whose labels name points that are not markers (OpenSim's C3DFileAdapter leaves them out)
@@ -58,26 +58,39 @@ def read_markers(path: str | Path) -> MarkerTrajectories:
     return read_c3d(path) if Path(path).suffix.lower() == ".c3d" else read_trc(path)
 
 
+def open_c3d(path: str | Path, *, force_platforms: bool = False, hint: str = ""):
+    """A C3D file read by ezc3d (with its force-platform module's results: ``force_platforms``); a missing ezc3d,
+    file or C3D structure refused by name (``hint``: what the user can do instead)."""
+    path = Path(path)
+    try:
+        import ezc3d
+    except ImportError:
+        raise MarkerFileError(path, f"reading .c3d files needs ezc3d: pip install 'osim-emb[c3d]'{hint}") from None
+    if not path.is_file():
+        raise MarkerFileError(path, "cannot read: no such file")
+    try:
+        return ezc3d.c3d(str(path), extract_forceplat_data=force_platforms)
+    except Exception as err:  # noqa: BLE001 - ezc3d raises RuntimeError or IOError with its reason
+        what = "not a readable C3D file, or its FORCE_PLATFORM parameters are incomplete" if force_platforms else \
+            "not a readable C3D file"
+        raise MarkerFileError(path, f"{what} ({str(err).strip() or type(err).__name__})") from None
+
+
+def c3d_labels(group: dict, count: int) -> list[str]:
+    """A C3D group's LABELS, then LABELS2, LABELS3 ... (past 255 entries), stripped, the first ``count``."""
+    return [str(x).strip() for key in ["LABELS"] + [f"LABELS{k}" for k in range(2, 100)] if key in group
+            for x in group[key]["value"]][:count]
+
+
 def read_c3d(path: str | Path) -> MarkerTrajectories:
     """The markers of a C3D file as OpenSim's C3DFileAdapter reads them: every POINT label except those the ANGLES,
     FORCES, MOMENTS, POWERS and SCALARS parameters list, frame f at t = f / POINT:RATE (from 0, as OpenSim), a point
     with a negative residual missing (NaN), POINT:UNITS converted to metres."""
     path = Path(path)
-    try:
-        import ezc3d
-    except ImportError:
-        raise MarkerFileError(path, "reading .c3d files needs ezc3d: pip install 'osim-emb[c3d]' (or convert the "
-                                    "markers to .trc)") from None
-    if not path.is_file():
-        raise MarkerFileError(path, "cannot read: no such file")
-    try:
-        c3d = ezc3d.c3d(str(path))
-    except Exception as err:  # noqa: BLE001 - ezc3d raises RuntimeError or IOError with its reason
-        raise MarkerFileError(path, f"not a readable C3D file ({str(err).strip() or type(err).__name__})") from None
+    c3d = open_c3d(path, hint=" (or convert the markers to .trc)")
     point = c3d["parameters"]["POINT"]
     data = np.asarray(c3d["data"]["points"], dtype=float)  # (4, points, frames), NaN where the residual is -1
-    labels = [str(x).strip() for key in ["LABELS"] + [f"LABELS{k}" for k in range(2, 100)] if key in point
-              for x in point[key]["value"]][:data.shape[1]]  # (past 255 points: LABELS2, ...)
+    labels = c3d_labels(point, data.shape[1])
     rate = float(np.asarray(point["RATE"]["value"], dtype=float).ravel()[0]) if "RATE" in point else 0.0
     if not rate > 0.0:
         raise MarkerFileError(path, f"POINT:RATE is {rate:g}: no point frame rate")

@@ -214,3 +214,41 @@ def test_a_massless_model_has_no_centre_of_mass(models_dir, tmp_path, caplog):
         out = body_kinematics_of_motion(model, t, q, np.ones_like(q), np.zeros_like(q))
     assert np.isnan(out["pos"]["center_of_mass_X"]).all() and np.isfinite(out["pos"]["rod2_X"]).all()
     assert "no mass" in caplog.text
+
+
+def test_opensim_takes_missing_coupled_speeds_as_zero(osim, models_dir, tmp_path):
+    """From a coordinates file without the coupled patella's column, OpenSim's BodyKinematics gives the patella the
+    angular velocity it has with the coupled coordinate's speed 0 (OpenSim's API, to round-off), tens of deg/s from the
+    coupling's, which the package reports (the other bodies agree)."""
+    from osim_emb.opensim.body_kinematics import opensim_body_kinematics
+    path = models_dir / "leg6dof9musc.osim"
+    model = load_osim(str(path))
+    t = np.linspace(0.0, 1.0, 51)
+    base = [0.1, 0.2, 0.9, 0.3, -0.6, 0.1]
+    columns = {"time": t, **{n: base[k] + 0.3 * np.sin(2 * np.pi * t * (1 + 0.3 * k))
+                             for k, n in enumerate(model.coordinate_names)}}
+    motion = tmp_path / "leg.mot"
+    write_motion(motion, pd.DataFrame(columns))
+    ref = opensim_body_kinematics(path, motion)
+    time, q, qd = coordinates_from_motion(model, *read_motion(motion))
+    q, qd, qdd = analysis_states(time, q, qd)
+    ours = body_kinematics_of_motion(model, time, q, qd, qdd)
+    patella = [f"patella_r_O{a}" for a in "xyz"]
+    assert np.abs(ours["vel"][patella].to_numpy() - ref["vel"][patella].to_numpy()).max() > 10.0  # deg/s
+    others = [c for c in ours["vel"].columns if not c.startswith(("patella", "center_of_mass"))]
+    assert _compare(ours["vel"][others], ref["vel"][others]) < 1e-6
+    row = 20
+    osim_model = osim.Model(str(path))
+    state = osim_model.initSystem()
+    cs = osim_model.getCoordinateSet()
+    for k, name in enumerate(model.coordinate_names):
+        cs.get(name).setValue(state, float(q[row, k]), False)
+        cs.get(name).setSpeedValue(state, float(qd[row, k]))
+    osim_model.assemble(state)
+    for i in range(cs.getSize()):
+        if cs.get(i).getName() not in model.coordinate_names:
+            cs.get(i).setSpeedValue(state, 0.0)
+    osim_model.realizeVelocity(state)
+    w = osim_model.getBodySet().get("patella_r").getVelocityInGround(state).get(0)
+    np.testing.assert_allclose(ref["vel"][patella].iloc[row].to_numpy(), np.degrees([w.get(k) for k in range(3)]),
+                               rtol=0, atol=1e-6)

@@ -10,6 +10,7 @@ import sys
 import numpy as np
 import pytest
 
+from c3d_fixtures import write_c3d_file
 from osim_emb.cli.main import main
 from osim_emb.io.markers import MarkerFileError, read_c3d, read_markers, write_trc
 from osim_emb.io.motion import read_motion
@@ -17,30 +18,9 @@ from osim_emb.io.motion import read_motion
 ezc3d = pytest.importorskip("ezc3d")
 
 
-#: the C3D writer, run in a fresh interpreter: once OpenSim's std::vector<int> wrapper has been used in a process
-#: (osim.StdVectorInt, tests/test_functions_opensim.py), ezc3d's writer fails there ("Wrong number or type of arguments
-#: for overloaded function 'Parameter_set'": the two SWIG modules share the type); reading is not affected
-_WRITER = """
-import sys, json, numpy as np, ezc3d
-spec = json.loads(sys.argv[1])
-data = np.load(spec["npz"])
-c3d = ezc3d.c3d()
-c3d["parameters"]["POINT"]["RATE"]["value"] = [spec["rate"]]
-c3d["parameters"]["POINT"]["LABELS"]["value"] = tuple(spec["labels"])
-c3d["parameters"]["POINT"]["UNITS"]["value"] = [spec["units"]]
-c3d["data"]["points"] = data["points"]
-c3d["data"]["meta_points"]["residuals"] = data["residuals"]
-if spec["angles"]:
-    c3d.add_parameter("POINT", "ANGLES", spec["angles"])
-c3d.write(spec["path"])
-"""
-
-
 def write_c3d(path, rate, names, positions_mm, *, angles=(), units="mm"):
     """A C3D file: markers (T, M, 3) in ``units`` (NaN: missing, residual -1) and angle points listed under
     POINT:ANGLES (values 1, 2, 3)."""
-    import json
-    import subprocess
     frames = positions_mm.shape[0]
     labels = list(names) + list(angles)
     points = np.ones((4, len(labels), frames))
@@ -48,12 +28,8 @@ def write_c3d(path, rate, names, positions_mm, *, angles=(), units="mm"):
     points[:3, len(names):] = np.array([1.0, 2.0, 3.0])[:, None, None]
     residuals = np.zeros((1, len(labels), frames))
     residuals[0, :len(names)] = np.where(np.isnan(positions_mm).any(axis=2).T, -1.0, 0.0)
-    npz = path.with_suffix(".npz")
-    np.savez(npz, points=points, residuals=residuals)
-    spec = {"npz": str(npz), "rate": float(rate), "labels": labels, "units": units, "angles": list(angles),
-            "path": str(path)}
-    subprocess.run([sys.executable, "-c", _WRITER, json.dumps(spec)], check=True)
-    return path
+    return write_c3d_file(path, rate=rate, labels=labels, points=points, units=units, residuals=residuals,
+                          angles=angles)
 
 
 def _trial():

@@ -7,13 +7,10 @@ without the reader.  OpenSim's own tables of real trials are compared in validat
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-
 import numpy as np
 import pytest
 
+from c3d_fixtures import write_c3d_file
 from osim_emb.cli.main import main
 from osim_emb.io.external_loads import read_external_loads
 from osim_emb.io.force_plates import (at_center_of_pressure, contact_intervals, lowpass_plates, read_c3d_analogs,
@@ -21,40 +18,6 @@ from osim_emb.io.force_plates import (at_center_of_pressure, contact_intervals, 
 from osim_emb.io.markers import MarkerFileError, read_trc
 
 ezc3d = pytest.importorskip("ezc3d")
-
-#: written in a fresh interpreter (tests/test_c3d_markers.py: ezc3d's writer fails where OpenSim's SWIG types were
-#: used); integer parameters marked INT, as C3D files from capture systems hold them
-_WRITER = """
-import sys, json, numpy as np, ezc3d
-spec = json.loads(sys.argv[1])
-data = np.load(spec["npz"])
-c3d = ezc3d.c3d()
-c3d["parameters"]["POINT"]["RATE"]["value"] = [spec["point_rate"]]
-c3d["parameters"]["POINT"]["LABELS"]["value"] = tuple(spec["markers"])
-c3d["parameters"]["POINT"]["UNITS"]["value"] = ["mm"]
-c3d["data"]["points"] = data["points"]
-if spec["plates"]:
-    n = 6 * spec["plates"]
-    c3d["parameters"]["ANALOG"]["RATE"]["value"] = [spec["analog_rate"]]
-    c3d["parameters"]["ANALOG"]["LABELS"]["value"] = tuple(f"{c}{k + 1}" for k in range(spec["plates"])
-                                                           for c in ("Fx", "Fy", "Fz", "Mx", "My", "Mz"))
-    c3d["parameters"]["ANALOG"]["UNITS"]["value"] = tuple(["N"] * 3 + ["Nmm"] * 3) * spec["plates"]
-    c3d["parameters"]["ANALOG"]["SCALE"]["value"] = [1.0] * n
-    c3d["parameters"]["ANALOG"]["OFFSET"]["value"] = [0] * n
-    c3d["parameters"]["ANALOG"]["GEN_SCALE"]["value"] = [1.0]
-    c3d["data"]["analogs"] = data["analogs"]
-    def ints(name, values):
-        values = np.asarray(values, dtype=float)
-        c3d.add_parameter("FORCE_PLATFORM", name, values)
-        c3d["parameters"]["FORCE_PLATFORM"][name]["type"] = ezc3d.ezc3d.INT
-    ints("USED", [spec["plates"]])
-    ints("TYPE", [2] * spec["plates"])
-    ints("ZERO", [1, 0])
-    ints("CHANNEL", np.arange(1, n + 1).reshape(spec["plates"], 6).T)
-    c3d.add_parameter("FORCE_PLATFORM", "CORNERS", data["corners"])
-    c3d.add_parameter("FORCE_PLATFORM", "ORIGIN", data["origins"])
-c3d.write(spec["path"])
-"""
 
 POINT_RATE, ANALOG_RATE, FRAMES = 100.0, 1000.0, 30
 #: C3D stores the channels as 32-bit floats (relative spacing 1.2e-7): forces up to 700 N are kept to 4e-5 N, moments
@@ -113,11 +76,8 @@ def write_trial(path, *, plates=2, markers=("RHEE", "LTOE")):
     points = np.ones((4, len(markers), FRAMES))
     for m in range(len(markers)):
         points[0, m], points[1, m], points[2, m] = 100.0 + 10 * m, 200.0 + frames, 50.0 + m
-    npz = path.with_suffix(".npz")
-    np.savez(npz, points=points, analogs=analogs, corners=corners_all, origins=origins)
-    spec = {"npz": str(npz), "point_rate": POINT_RATE, "analog_rate": ANALOG_RATE, "markers": list(markers),
-            "plates": plates, "path": str(path)}
-    subprocess.run([sys.executable, "-c", _WRITER, json.dumps(spec)], check=True)
+    write_c3d_file(path, rate=POINT_RATE, labels=markers, points=points, analog_rate=ANALOG_RATE,
+                   analogs=analogs if plates else None, corners=corners_all, origins=origins)
     return t
 
 

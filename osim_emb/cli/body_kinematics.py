@@ -5,13 +5,10 @@ accelerations along a motion, as OpenSim's BodyKinematics analysis writes them
 from __future__ import annotations
 
 import argparse
-import logging
 from pathlib import Path
 
-from osim_emb.cli.common import _csv, _load_any, add_lenient_option, fill_from_setup, outside_range_hint, \
-    time_range_frames
-
-log = logging.getLogger("osim_emb")
+from osim_emb.cli.common import _csv, _load_any, add_lenient_option, analyze_tool_states, fill_from_analyze_tool, \
+    read_motion_option, time_range_frames
 
 
 def output_paths(prefix: str, local: bool, analysis: str = "BodyKinematics") -> dict[str, Path]:
@@ -30,14 +27,7 @@ def _from_setup(args: argparse.Namespace) -> str:
         return "BodyKinematics"
     from osim_emb.io.tool_setup import read_body_kinematics_setup
     setup = read_body_kinematics_setup(args.setup)
-    if setup.speeds is not None and setup.states is None:
-        raise ValueError(f"{args.setup}: a speeds_file is not read (give a states file, or leave the speeds to the "
-                         "coordinates' spline)")
-    fill_from_setup(args, {"model": setup.model, "motion": setup.states or setup.coordinates,
-                           "output": setup.results_directory / setup.name},
-                    {"model": "model_file", "motion": "states_file or coordinates_file"}, setup.time_range)
-    if args.lowpass is None and setup.states is None:
-        args.lowpass = setup.lowpass_hz
+    fill_from_analyze_tool(args, setup)
     if args.bodies is None:
         args.bodies = ",".join(setup.bodies)
     args.local = args.local or setup.local
@@ -46,10 +36,9 @@ def _from_setup(args: argparse.Namespace) -> str:
 
 
 def cmd_body_kinematics(args: argparse.Namespace) -> int:
-    from osim_emb.io.motion import coordinates_from_motion, read_motion, write_motion
+    from osim_emb.io.motion import write_motion
     from osim_emb.io.outputs import atomic_files
     from osim_emb.simulation.body_kinematics import body_kinematics_of_motion
-    from osim_emb.simulation.motions import analysis_states
     analysis = _from_setup(args)
     if args.lowpass is not None and args.lowpass <= 0:
         raise ValueError("--lowpass must be > 0 Hz")
@@ -57,13 +46,8 @@ def cmd_body_kinematics(args: argparse.Namespace) -> int:
     inputs = [p for p in (args.model, args.motion, args.setup) if p]
     with atomic_files(list(outs.values()), overwrite=args.overwrite, inputs=inputs) as tmps:
         model = _load_any(args.model, strict=not args.lenient)
-        table, header = read_motion(args.motion)
-        with outside_range_hint():
-            time, q, qd = coordinates_from_motion(model, table, header, outside=args.outside_range)
-        if qd is not None and args.lowpass is not None:
-            log.warning("%s has speeds: they are used as they are and --lowpass is not applied (OpenSim's AnalyzeTool "
-                        "filters coordinates files only)", args.motion)
-        q, qd, qdd = analysis_states(time, q, qd, lowpass_hz=args.lowpass)
+        time, q, qd = read_motion_option(args, model)
+        q, qd, qdd = analyze_tool_states(args, time, q, qd)
         keep = time_range_frames(args, time)
         tables = body_kinematics_of_motion(model, time[keep], q[keep], qd[keep], qdd[keep],
                                            bodies=_csv(args.bodies) or ["all"], local=args.local,

@@ -27,29 +27,30 @@ def _applications(pairs: list[str] | None) -> dict[int, str]:
     return out
 
 
+def _unless_absent(read, trial: Path, absent: str):
+    """``read(trial)``, or None where the file has none of what it reads (the refusal says ``absent``)."""
+    from osim_emb.io.markers import MarkerFileError
+    try:
+        return read(trial)
+    except MarkerFileError as err:
+        if absent not in err.reason:
+            raise
+        return None
+
+
 def cmd_c3d_export(args: argparse.Namespace) -> int:
     from osim_emb.io.force_plates import (at_center_of_pressure, contact_intervals, lowpass_plates, read_c3d_analogs,
                                           read_force_plates, rotated_markers, rotated_plates, rotation_from_text,
                                           write_ground_reactions)
-    from osim_emb.io.markers import MarkerFileError, read_c3d, write_trc
+    from osim_emb.io.markers import read_c3d, write_trc
     from osim_emb.io.outputs import atomic_files
     trial = Path(args.trial)
     bodies = _applications(args.apply)
     rotation = rotation_from_text(args.rotate) if args.rotate else np.eye(3)
     if args.threshold < 0.0:
         raise ValueError(f"--threshold {args.threshold:g}: a force (N) of 0 or more")
-    try:
-        markers = read_c3d(trial)
-    except MarkerFileError as err:
-        if "no marker" not in err.reason:
-            raise
-        markers = None
-    try:
-        plates = read_force_plates(trial)
-    except MarkerFileError as err:
-        if "no force platform" not in err.reason:
-            raise
-        plates = None
+    markers = _unless_absent(read_c3d, trial, "no marker")
+    plates = _unless_absent(read_force_plates, trial, "no force platform")
     if markers is None and plates is None:
         raise ValueError(f"{trial}: neither markers nor force platforms to export")
     if plates is None and (bodies or args.lowpass or args.plot):

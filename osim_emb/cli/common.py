@@ -271,6 +271,42 @@ def path_forces_applied(model, command: str, excluded: tuple[str, ...] = ()) -> 
     return forces
 
 
+def fill_from_analyze_tool(args, setup, **values) -> None:
+    """What the command line leaves unset, from an AnalyzeTool setup (:class:`osim_emb.io.tool_setup.AnalyzeToolSetup`):
+    its model, states or coordinates file, ``results_directory/NAME`` as the output prefix, time range and (for a
+    coordinates file) low-pass cutoff, and the analysis's own ``values``; its settings the package cannot reproduce and
+    a speeds file (not read) refused by name."""
+    unsupported = getattr(setup, "unsupported", ())
+    if unsupported:
+        raise ValueError(f"{args.setup}: the package cannot reproduce {'; '.join(unsupported)}")
+    if setup.speeds is not None and setup.states is None:
+        raise ValueError(f"{args.setup}: a speeds_file is not read (give a states file, or leave the speeds to the "
+                         "coordinates' spline)")
+    fill_from_setup(args, {"model": setup.model, "motion": setup.states or setup.coordinates,
+                           "output": setup.results_directory / setup.name, **values},
+                    {"model": "model_file", "motion": "states_file or coordinates_file"}, setup.time_range)
+    if args.lowpass is None and setup.states is None:
+        args.lowpass = setup.lowpass_hz
+
+
+def read_motion_option(args, model):
+    """(time, q, q̇ or None) of ``args.motion`` for ``model`` (a coordinates or states file; ``--outside-range``)."""
+    from osim_emb.io.motion import coordinates_from_motion, read_motion
+    table, header = read_motion(args.motion)
+    with outside_range_hint():
+        return coordinates_from_motion(model, table, header, outside=args.outside_range)
+
+
+def analyze_tool_states(args, time, q, qd):
+    """q, q̇, q̈ as OpenSim's AnalyzeTool hands them to its analyses (``simulation.motions.analysis_states``, with
+    ``--lowpass``); a states file's speeds are used as they are, and ``--lowpass`` then not applied, which is said."""
+    from osim_emb.simulation.motions import analysis_states
+    if qd is not None and args.lowpass is not None:
+        log.warning("%s has speeds: they are used as they are and --lowpass is not applied (OpenSim's AnalyzeTool "
+                    "filters coordinates files only)", args.motion)
+    return analysis_states(time, q, qd, lowpass_hz=args.lowpass)
+
+
 def time_range_frames(args, time):
     """The frames of a motion within ``--time-range`` (a boolean mask over ``time``; all without the option): the
     whole motion is splined first, as OpenSim does, then these frames are reported. No frame in the range is refused."""

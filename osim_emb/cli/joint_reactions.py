@@ -9,8 +9,8 @@ from pathlib import Path
 
 import numpy as np
 
-from osim_emb.cli.common import _load_any, add_external_loads_option, add_lenient_option, fill_from_setup, \
-    limit_forces_applied, outside_range_hint, path_forces_applied, read_external_loads_option, \
+from osim_emb.cli.common import _load_any, add_external_loads_option, add_lenient_option, analyze_tool_states, \
+    fill_from_analyze_tool, limit_forces_applied, path_forces_applied, read_external_loads_option, read_motion_option, \
     time_range_frames
 
 log = logging.getLogger("osim_emb")
@@ -31,17 +31,7 @@ def _from_setup(args: argparse.Namespace) -> str:
         return "JointReaction"
     from osim_emb.io.tool_setup import read_joint_reaction_setup
     setup = read_joint_reaction_setup(args.setup)
-    if setup.unsupported:
-        raise ValueError(f"{args.setup}: the package cannot reproduce {'; '.join(setup.unsupported)}")
-    if setup.speeds is not None and setup.states is None:
-        raise ValueError(f"{args.setup}: a speeds_file is not read (give a states file, or leave the speeds to the "
-                         "coordinates' spline)")
-    fill_from_setup(args, {"model": setup.model, "motion": setup.states or setup.coordinates,
-                           "external_loads": setup.external_loads, "forces": setup.forces_file,
-                           "output": setup.results_directory / setup.name},
-                    {"model": "model_file", "motion": "states_file or coordinates_file"}, setup.time_range)
-    if args.lowpass is None and setup.states is None:
-        args.lowpass = setup.lowpass_hz
+    fill_from_analyze_tool(args, setup, external_loads=setup.external_loads, forces=setup.forces_file)
     if not args.actuators:
         args.actuators = [str(f) for f in setup.actuator_files]
     for name, values in (("joints", setup.joints), ("on", setup.on), ("expressed_in", setup.expressed_in)):
@@ -66,11 +56,10 @@ def _forces_at(path: str, time: np.ndarray) -> dict:
 
 def cmd_joint_reactions(args: argparse.Namespace) -> int:
     from osim_emb.cli.static_optimization import _actuators
-    from osim_emb.io.motion import coordinates_from_motion, read_motion, write_motion
+    from osim_emb.io.motion import write_motion
     from osim_emb.io.muscle_xml import PASSIVE_PATH_FORCE_TYPES
     from osim_emb.io.outputs import atomic_files
     from osim_emb.simulation.joint_reactions import joint_reactions_of_motion, reaction_requests
-    from osim_emb.simulation.motions import analysis_states
     analysis = _from_setup(args)
     if args.lowpass is not None and args.lowpass <= 0:
         raise ValueError("--lowpass must be > 0 Hz")
@@ -82,13 +71,8 @@ def cmd_joint_reactions(args: argparse.Namespace) -> int:
         model = _load_any(args.model, strict=not args.lenient)
         requests = reaction_requests(model, args.joints, args.on or ["child"], args.expressed_in or ["ground"])
         actuators = _actuators(model, args.actuators or [], None, args.model_actuators)
-        table, header = read_motion(args.motion)
-        with outside_range_hint():
-            time, q, qd = coordinates_from_motion(model, table, header, outside=args.outside_range)
-        if qd is not None and args.lowpass is not None:
-            log.warning("%s has speeds: they are used as they are and --lowpass is not applied (OpenSim's AnalyzeTool "
-                        "filters coordinates files only)", args.motion)
-        q, qd, _ = analysis_states(time, q, qd, lowpass_hz=args.lowpass)
+        time, q, qd = read_motion_option(args, model)
+        q, qd, _ = analyze_tool_states(args, time, q, qd)
         keep = time_range_frames(args, time)
         time, q, qd = time[keep], q[keep], qd[keep]
         with_force = [m.name for m in model.muscles if m.parameters is not None]

@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 
 from osim_emb.cli.common import _load_any, _plot_table, _positive, add_external_loads_option, add_lenient_option, \
-    add_motion_differentiation_options, fill_from_setup, limit_forces_applied, motion_differentiation, \
-    outside_range_hint, path_forces_applied, read_external_loads_option, time_range_frames
+    add_motion_differentiation_options, analyze_tool_states, fill_from_setup, limit_forces_applied, \
+    motion_differentiation, path_forces_applied, read_external_loads_option, read_motion_option, time_range_frames
 
 log = logging.getLogger("osim_emb")
 
@@ -76,10 +76,9 @@ def _from_setup(args: argparse.Namespace) -> None:
 
 
 def cmd_static_optimization(args: argparse.Namespace) -> int:
-    from osim_emb.io.motion import coordinates_from_motion, read_motion, write_motion
+    from osim_emb.io.motion import write_motion
     from osim_emb.io.outputs import atomic_files
-    from osim_emb.simulation.motions import analysis_states, inverse_dynamics_of_motion, motion_derivatives, \
-        muscle_force_sharing
+    from osim_emb.simulation.motions import inverse_dynamics_of_motion, motion_derivatives, muscle_force_sharing
     from osim_emb.simulation.static_optimization import InfeasibleError
     _from_setup(args)
     motion_differentiation(args)  # the options checked
@@ -95,9 +94,7 @@ def cmd_static_optimization(args: argparse.Namespace) -> int:
             raise ValueError(f"{args.model}: the model has no muscles to share the generalized forces")
         reserves = reserve_forces(model, args.reserve or [], args.reserves)
         actuators = _actuators(model, args.actuators or [], reserves, args.model_actuators)
-        table, header = read_motion(args.motion)
-        with outside_range_hint():
-            time, q, qd = coordinates_from_motion(model, table, header, outside=args.outside_range)
+        time, q, qd = read_motion_option(args, model)
         applied = {a.name for a in actuators}
         others = [(n, k) for n, k in model.extras.get("forces", []) if k != "CoordinateLimitForce" and n not in applied]
         if others:  # OpenSim's tool would apply these too
@@ -112,10 +109,7 @@ def cmd_static_optimization(args: argparse.Namespace) -> int:
             else:
                 _, qdd, _ = motion_derivatives(time, qd, args.smoothing)
         else:  # as OpenSim's AnalyzeTool hands them to its StaticOptimization
-            if qd is not None and args.lowpass is not None:
-                log.warning("%s has speeds: they are used as they are and --lowpass is not applied (OpenSim's "
-                            "AnalyzeTool filters coordinates files only)", args.motion)
-            q, qd, qdd = analysis_states(time, q, qd, lowpass_hz=args.lowpass)
+            q, qd, qdd = analyze_tool_states(args, time, q, qd)
         keep = time_range_frames(args, time)
         time, q, qd, qdd = time[keep], q[keep], qd[keep], qdd[keep]
         tau = inverse_dynamics_of_motion(model, time, q, qd, qdd, external_loads=read_external_loads_option(args),

@@ -11,22 +11,22 @@ transfer of that wrench (:func:`osim_emb.io.force_plates.at_center_of_pressure`)
 computed inside OpenSim.  The tables hold 8 decimals in N, mm and N mm; differences are reported in SI (N, m, N m)
 with the largest magnitude of each quantity.  Writes ``results/c3d_forces.csv``; and the analog channels
 (:func:`osim_emb.io.force_plates.read_c3d_analogs`) against OpenSim's ``std_walking*_analog.sto`` (its
-``getAnalogDataTable``), ``results/c3d_analogs.csv``.
+``getAnalogDataTable``), ``results/c3d_analogs.csv``; and, as a physical check of the whole chain, the centre of
+pressure at mid-stance beside the trials' foot markers (also opensim-core's ``test_walking.c3d``),
+``results/c3d_cop_beside_feet.csv``.
 """
 
 from __future__ import annotations
 
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1]))
-from run import MIRRORS  # noqa: E402  (this folder's corpus study: where the mirrors are)
+from run import MIRRORS, mirror_file, write_results  # noqa: E402  (this folder's corpus study: where the mirrors are)
 
 TRIALS = {"walking2": "OpenSim/Tests/shared/walking2.c3d", "walking5": "OpenSim/Tests/shared/walking5.c3d"}
 TABLES = {"origin": "OpenSim/Common/Test/std_{trial}_grfs.sto",
@@ -38,11 +38,32 @@ QUANTITY = {"f": "force_N", "p": "point_m", "m": "moment_N_m"}
 ANALOGS = "OpenSim/Common/Test/std_{trial}_analog.sto"
 
 
-def _mirror_file(repo: str, member: str, folder: Path) -> Path:
-    out = folder / Path(member).name
-    out.write_bytes(subprocess.run(["git", "--git-dir", repo, "show", f"HEAD:{member}"], check=True,
-                                   capture_output=True).stdout)
-    return out
+#: foot markers of the trials' marker set (either side: R or L before each)
+FOOT_MARKERS = ("CAL", "MT1", "MT2", "MMAL", "LMAL", "AJC")
+#: opensim-core's third walking trial (no OpenSim table of it): the physical check only
+OTHER_TRIALS = {"test_walking": "OpenSim/Sandbox/MatlabScripts/test_walking.c3d"}
+
+
+def cop_beside_feet(repo: str) -> list[dict]:
+    """The whole chain against the trials' own markers: at mid-stance on each platform (normal force >= 100 N), the
+    horizontal distance of the centre of pressure to the nearest foot marker, which must be the stance foot's."""
+    from osim_emb.io.force_plates import at_center_of_pressure, read_force_plates
+    from osim_emb.io.markers import read_c3d
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for trial, member in {**TRIALS, **OTHER_TRIALS}.items():
+            c3d = mirror_file(repo, member, Path(tmp))
+            markers, plates = read_c3d(c3d), at_center_of_pressure(read_force_plates(c3d), 100.0)
+            for plate in plates.plates:
+                on = np.flatnonzero(np.any(plate.force != 0.0, axis=1))
+                mid = on[len(on) // 2]
+                frame = int(round(plates.time[mid] * markers.rate_hz))
+                distance, name = min((float(np.linalg.norm(markers.positions[frame, j, :2] - plate.point[mid, :2])), n)
+                                     for j, n in enumerate(markers.names)
+                                     if n[1:] in FOOT_MARKERS and np.isfinite(markers.positions[frame, j]).all())
+                rows.append({"trial": trial, "plate": plate.number, "mid_stance_s": float(plates.time[mid]),
+                             "nearest_foot_marker": name, "horizontal_distance_m": distance})
+    return rows
 
 
 def main() -> int:
@@ -52,10 +73,10 @@ def main() -> int:
     rows, analog_rows = [], []
     with tempfile.TemporaryDirectory() as tmp:
         for trial, member in TRIALS.items():
-            c3d = _mirror_file(repo, member, Path(tmp))
+            c3d = mirror_file(repo, member, Path(tmp))
             origin = read_force_plates(c3d)
             analogs = read_c3d_analogs(c3d)
-            theirs, _ = read_motion(_mirror_file(repo, ANALOGS.format(trial=trial), Path(tmp)))
+            theirs, _ = read_motion(mirror_file(repo, ANALOGS.format(trial=trial), Path(tmp)))
             samples = np.searchsorted(analogs.time, theirs["time"].to_numpy() - 1e-9)
             ref = theirs[list(analogs.labels)].to_numpy()
             analog_rows.append({"trial": trial, "channels": len(analogs.labels), "samples_c3d": len(analogs.time),
@@ -67,7 +88,7 @@ def main() -> int:
                                 "largest": float(np.abs(ref).max())})
             for location, table_member in TABLES.items():
                 ours = origin if location == "origin" else at_center_of_pressure(origin)
-                theirs, _ = read_motion(_mirror_file(repo, table_member.format(trial=trial), Path(tmp)))
+                theirs, _ = read_motion(mirror_file(repo, table_member.format(trial=trial), Path(tmp)))
                 t = theirs["time"].to_numpy()
                 samples = np.searchsorted(origin.time, t - 1e-9)
                 row = {"trial": trial, "location": location, "plates": len(ours.plates),
@@ -85,12 +106,9 @@ def main() -> int:
                     row[f"max_{QUANTITY[key]}_diff"] = diff
                     row[f"largest_{QUANTITY[key]}"] = largest
                 rows.append(row)
-    table = pd.DataFrame(rows)
-    print(table.to_string(index=False))
-    table.to_csv(HERE / "results" / "c3d_forces.csv", index=False, float_format="%.3g")
-    analog_table = pd.DataFrame(analog_rows)
-    print(analog_table.to_string(index=False))
-    analog_table.to_csv(HERE / "results" / "c3d_analogs.csv", index=False, float_format="%.3g")
+    write_results(rows, "c3d_forces.csv")
+    write_results(analog_rows, "c3d_analogs.csv")
+    write_results(cop_beside_feet(repo), "c3d_cop_beside_feet.csv")
     return 0
 
 

@@ -10,17 +10,15 @@ Compared: marker names and their order, times, which samples are missing, positi
 
 from __future__ import annotations
 
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1]))
-from run import MIRRORS  # noqa: E402  (this folder's corpus study: where the mirrors are)
+from run import MIRRORS, mirror_file, write_results  # noqa: E402  (this folder's corpus study: where the mirrors are)
 
 FILES = {"walking2": ("OpenSim/Tests/shared/walking2.c3d", "OpenSim/Common/Test/std_walking2_markers.trc"),
          "walking5": ("OpenSim/Tests/shared/walking5.c3d", "OpenSim/Common/Test/std_walking5_markers.trc")}
@@ -32,12 +30,7 @@ def main() -> int:
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for trial, (c3d_path, trc_path) in FILES.items():
-            files = []
-            for member in (c3d_path, trc_path):
-                out = Path(tmp) / Path(member).name
-                out.write_bytes(subprocess.run(["git", "--git-dir", repo, "show", f"HEAD:{member}"], check=True,
-                                               capture_output=True).stdout)
-                files.append(out)
+            files = [mirror_file(repo, member, Path(tmp)) for member in (c3d_path, trc_path)]
             ours, theirs = read_c3d(files[0]), read_trc(files[1])
             frames = np.searchsorted(ours.times, theirs.times - 1e-9)
             same_times = bool(np.allclose(ours.times[frames], theirs.times, rtol=0, atol=1e-12))
@@ -47,9 +40,7 @@ def main() -> int:
                          "same_times": same_times, "missing_samples": int(np.isnan(theirs.positions).sum()),
                          "same_missing": bool((np.isnan(mine) == np.isnan(theirs.positions)).all()),
                          "max_position_diff_m": float(np.nanmax(np.abs(mine - theirs.positions)))})
-    table = pd.DataFrame(rows)
-    print(table.to_string(index=False))
-    table.to_csv(HERE / "results" / "c3d_markers.csv", index=False, float_format="%.3g")
+    write_results(rows, "c3d_markers.csv")
     return 0
 
 

@@ -62,6 +62,22 @@ def extract_corpus(dest: Path) -> Path:
 
 
 # -- one model (runs in the child process) -----------------------------------------------------------------
+def mirror_file(repo: str, member: str, folder: Path) -> Path:
+    """A file of a mirror's HEAD (``git show``) copied into ``folder`` under its own name (scratch, never committed)."""
+    out = Path(folder) / Path(member).name
+    out.write_bytes(subprocess.run(["git", "--git-dir", repo, "show", f"HEAD:{member}"], check=True,
+                                   capture_output=True).stdout)
+    return out
+
+
+def write_results(rows: list[dict], name: str) -> None:
+    """A study's rows printed and written to ``results/NAME`` (three significant digits)."""
+    import pandas as pd
+    table = pd.DataFrame(rows)
+    print(table.to_string(index=False))
+    table.to_csv(HERE / "results" / name, index=False, float_format="%.3g")
+
+
 def _has_body(ref, name: str) -> bool:
     """Whether OpenSim's model has this body (BodySet or <components>; the package's moving-point bodies it has
     not)."""

@@ -216,7 +216,7 @@ def test_a_massless_model_has_no_centre_of_mass(models_dir, tmp_path, caplog):
     assert "no mass" in caplog.text
 
 
-def test_opensim_takes_missing_coupled_speeds_as_zero(osim, models_dir, tmp_path):
+def test_opensim_takes_missing_coupled_speeds_as_zero(osim, models_dir, tmp_path, capsys):
     """From a coordinates file without the coupled patella's column, OpenSim's BodyKinematics gives the patella the
     angular velocity it has with the coupled coordinate's speed 0 (OpenSim's API, to round-off), tens of deg/s from the
     coupling's, which the package reports (the other bodies agree)."""
@@ -234,7 +234,10 @@ def test_opensim_takes_missing_coupled_speeds_as_zero(osim, models_dir, tmp_path
     q, qd, qdd = analysis_states(time, q, qd)
     ours = body_kinematics_of_motion(model, time, q, qd, qdd)
     patella = [f"patella_r_O{a}" for a in "xyz"]
-    assert np.abs(ours["vel"][patella].to_numpy() - ref["vel"][patella].to_numpy()).max() > 10.0  # deg/s
+    apart = np.abs(ours["vel"][patella].to_numpy() - ref["vel"][patella].to_numpy()).max()
+    with capsys.disabled():
+        print(f"\n[opensim] patella angular velocity, OpenSim's tool without the coupled column: {apart:.1f} deg/s off")
+    assert apart > 10.0  # deg/s
     others = [c for c in ours["vel"].columns if not c.startswith(("patella", "center_of_mass"))]
     assert _compare(ours["vel"][others], ref["vel"][others]) < 1e-6
     row = 20

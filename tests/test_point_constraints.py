@@ -16,12 +16,14 @@ from opensim_builders import add_path_actuator, package_values, with_element_tex
 DEFAULTS = (0.6, -1.2, 0.3, 0.25)
 
 
-def build_loop(osim, path, *, planar=False, unreachable=False, distance=False, line=False, tilt=0.0):
+def build_loop(osim, path, *, planar=False, unreachable=False, distance=False, line=False, tilt=0.0,
+               coincident=False):
     """ground -pin z- crank -pin z- coupler -universal (x, y)- rocker, a point of the rocker held at the ground point
     where it is at DEFAULTS: a spatial loop of one degree of freedom, two paths.  ``planar``: the rocker on a third
     pin about z (the constraint's z equation is then redundant), its axis turned by ``tilt`` (rad) about x (nearly
     redundant); ``unreachable``: the ground point 2 m away; ``distance``: a ConstantDistanceConstraint instead, the
-    point kept at its default distance from a ground point (three degrees of freedom); ``line``: a
+    point kept at its default distance from a ground point (three degrees of freedom; ``coincident``: that ground
+    point where the tip is, the distance 0.2 m); ``line``: a
     PointOnLineConstraint, the point kept on a ground line through its default position (two)."""
     m = osim.Model()
     m.setName("spatial_loop")
@@ -47,8 +49,8 @@ def build_loop(osim, path, *, planar=False, unreachable=False, distance=False, l
     if unreachable:
         target = osim.Vec3(2.0, 0.0, 0.0)
     if distance:
-        anchor = osim.Vec3(0.2, 0.1, -0.05)
-        gap = float(np.linalg.norm(target.to_numpy() - anchor.to_numpy()))
+        anchor = target if coincident else osim.Vec3(0.2, 0.1, -0.05)
+        gap = 0.2 if coincident else float(np.linalg.norm(target.to_numpy() - anchor.to_numpy()))
         closure = osim.ConstantDistanceConstraint(rocker, tip, g, anchor, gap)
     elif line:
         closure = osim.PointOnLineConstraint(g, osim.Vec3(0.3, -0.8, 0.5), target, rocker, tip)
@@ -464,3 +466,15 @@ def test_a_line_without_direction_is_refused(osim, tmp_path):
     with pytest.raises(OsimImportError, match="non-zero direction") as err:
         load_osim(bad)
     assert "PointOnLineConstraint" in str(err.value)
+
+
+def test_constraint_singular_at_default_is_named(osim, tmp_path):
+    """A ConstantDistanceConstraint whose two points coincide at the default configuration has a zero gradient
+    there (opensim-core's tugOfWar_model.osim): refused by name and reason, not an IndexError; lenient loading
+    leaves the constraint out with the same reason."""
+    path = tmp_path / "coincident.osim"
+    build_loop(osim, path, distance=True, coincident=True)
+    with pytest.raises(UnsupportedFeatureError, match=r"ConstantDistanceConstraint name='closure'.*singular configuration"):
+        load_osim(path)
+    model = load_osim(path, strict=False)
+    assert model.n_q == 4 and any("singular configuration" in s.reason for s in model.extras["skipped"])

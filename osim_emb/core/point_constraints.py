@@ -257,6 +257,10 @@ def choose_dependent_coordinates(tree: Model, pairs: Sequence[PointPair], z_ref:
     rows = gz[0] if equations is None else gz[0][list(equations)]
     cand = list(candidates)
     m = rows.shape[0]
+    if m == 0:
+        raise ValueError("no constraint equation has a non-zero gradient at the default configuration (a singular "
+                         "configuration, e.g. a ConstantDistanceConstraint whose two points coincide): set default "
+                         "coordinate values at which the constraint holds")
     if len(cand) < m:
         raise ValueError(f"{m} independent constraint equations but only {len(cand)} free coordinates to satisfy them")
     _, r, piv = qr(rows[:, cand], pivoting=True)

@@ -36,6 +36,8 @@ from osim_emb.model import Model
 
 #: a QR pivot of dg/dz below this fraction of the largest marks the constraints as redundant (numerical rank)
 REDUNDANT = 1e-5
+#: a constraint Jacobian whose largest pivot is below this (m or m² per rad or m) is zero: a singular configuration
+SINGULAR_GRADIENT = 1e-12
 #: redundant equations left out of the solve must hold to this (metres; 10 x OpenSim's default assembly accuracy)
 CONSISTENT = 1e-8
 
@@ -244,7 +246,9 @@ def independent_equations(tree: Model, pairs: Sequence[PointPair], z_ref: np.nda
         return []
     _, r, piv = qr(a.T, pivoting=True, mode="economic")
     d = np.abs(np.diag(r))
-    rank = int(np.sum(d > REDUNDANT * max(d[0] if d.size else 0.0, 1e-300)))
+    if not d.size or d[0] < SINGULAR_GRADIENT:  # round-off only: no equation constrains the coordinates here
+        return []
+    rank = int(np.sum(d > REDUNDANT * d[0]))
     return sorted(piv[:rank].tolist())
 
 

@@ -185,6 +185,7 @@ class ForceSpec:
     line: int | None = None
     function_path: Any = None  # a FunctionBasedPathSpec (io.function_based_path_xml) for a <FunctionBasedPath>
     scholz_path: Any = None  # a paths.scholz.ScholzPath for a <Scholz2015GeometryPath> (io.scholz_xml)
+    law: Any = None  # the record of a force the package applies without a path (io.force_elements)
 
     @property
     def has_path(self) -> bool:

@@ -1067,10 +1067,20 @@ class _Reader:
                 points, wraps = path
                 out.append(ForceSpec(f.get("name"), f.tag, f, points, wraps, f.sourceline))
             elif f.tag in KNOWN_PATHLESS_FORCES:
-                out.append(ForceSpec(f.get("name"), f.tag, f, None, None, f.sourceline))
+                out.append(ForceSpec(f.get("name"), f.tag, f, None, None, f.sourceline,
+                                     law=self._force_law(f, model, doc)))
             else:
                 self.unsupported(f, "force", f"unsupported force type {f.tag}")
         return out
+
+    def _force_law(self, f: Any, model: Any, doc: OsimDocument) -> Any:
+        """The force's record (:func:`osim_emb.io.force_elements.read_force_law`); a malformed one is kept as
+        unapplied with the reason (the kinematics do not need it; the dynamics say they leave it out)."""
+        from osim_emb.io.force_elements import UnappliedForce, read_force_law
+        try:
+            return read_force_law(self, f, model, doc.ground)
+        except OsimImportError as exc:
+            return UnappliedForce(f.get("name") or f.tag, f.tag, str(exc))
 
     def _body_of(self, e: Any, doc: OsimDocument) -> tuple[str, np.ndarray]:
         """Body name and the 4x4 frame->body transform of a path point or marker."""

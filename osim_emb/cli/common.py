@@ -129,15 +129,15 @@ def _into_range(model, q, what: str):
     return q
 
 
-def warn_unapplied_forces(model, command: str, applied: tuple[str, ...] = ()) -> None:
+def warn_unapplied_forces(model, command: str, applied: tuple[str, ...] = (), applied_names=()) -> None:
     """One warning per kind of force the minimal-coordinate equations of ``command`` leave out (all but the force
-    types in ``applied``)."""
+    types in ``applied`` and the forces named in ``applied_names``)."""
     by_type: dict[str, list[str]] = {}
     for m in model.muscles:
         if m.type_name not in applied:
             by_type.setdefault(m.type_name, []).append(m.name)
     for name, kind in model.extras.get("forces", []):
-        if kind not in applied:
+        if kind not in applied and name not in applied_names:
             by_type.setdefault(kind, []).append(name)
     for kind, names in by_type.items():
         log.warning("%s does not apply the model's %d %s force(s): %s", command, len(names), kind,
@@ -333,3 +333,23 @@ def fill_from_setup(args, values: dict, required: dict, time_range=None) -> None
     missing = [tag for name, tag in required.items() if not getattr(args, name)]
     if missing:
         raise ValueError(f"{args.setup}: sets no {', '.join(missing)}; give it on the command line")
+
+
+def passive_forces_report(model, command: str, apply: bool = True) -> None:
+    """What ``command`` applies of the model's passive forces without a path (contact, springs, bushings,
+    prescribed forces, CoordinateLimitForces; :mod:`osim_emb.simulation.force_elements`) and, one warning per
+    kind, what it leaves out (with the reason where an element of an applied type cannot be evaluated)."""
+    from osim_emb.simulation.force_elements import model_force_elements, warn_unapplied
+    applied_names: set = set()
+    if apply:
+        elements = model_force_elements(model)
+        applied_names = {law.name for law in elements.laws}
+        warn_unapplied(elements, command)
+        from osim_emb.simulation.muscle_driven import coordinate_forces_from_model
+        limits = coordinate_forces_from_model(model)[0]
+        if elements or limits:
+            log.info("%s applies the model's %s", command, ", ".join(
+                x for x in (elements.describe(), f"{len(limits)} CoordinateLimitForce" if limits else "") if x))
+        reasons = {u.name for u in elements.unapplied}
+        applied_names |= reasons  # warned with their reasons above
+    warn_unapplied_forces(model, command, ("CoordinateLimitForce",) if apply else (), applied_names)

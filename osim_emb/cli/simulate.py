@@ -8,7 +8,7 @@ import logging
 from pathlib import Path
 
 from osim_emb.cli.common import _into_range, _load_any, _plot_path, _plot_table, _positive, _values, \
-    add_lenient_option, read_external_loads_option, warn_unapplied_forces
+    add_lenient_option, passive_forces_report, read_external_loads_option
 
 log = logging.getLogger(__name__)
 
@@ -46,10 +46,10 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         model = _load_any(args.model, strict=not args.lenient)
         q0 = _into_range(model, _values(model, args.q0, model.default_q, "--q0"), "initial configuration")
         qd0 = _values(model, args.qdot0, model.default_qdot, "--qdot0")
-        warn_unapplied_forces(model, "simulate")
+        passive_forces_report(model, "simulate", apply=not args.no_model_forces)
         tab = simulate(model, args.t_end, q0, qd0, method=args.method, rtol=args.rtol, atol=args.atol,
                        n_output=args.samples, max_steps=args.max_steps, max_seconds=args.max_seconds,
-                       external_loads=read_external_loads_option(args))
+                       external_loads=read_external_loads_option(args), model_forces=not args.no_model_forces)
         _warn_range_exits(model, tab)
         write_motion(tmps[0], tab, name=f"{model.name} passive simulation", protect=[args.model])
         if args.plot:
@@ -62,7 +62,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    s = sub.add_parser("simulate", help="forward simulation of the minimal-coordinate ODE under gravity")
+    s = sub.add_parser("simulate", help="forward simulation of the minimal-coordinate ODE under gravity and the model's passive forces")
     s.add_argument("model", help=".osim or .emb.json model")
     add_lenient_option(s)
     s.add_argument("-o", "--output", required=True, help="output .sto file (q and OpenSim's speeds)")
@@ -83,5 +83,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--external-loads", metavar="LOADS.xml",
                    help="OpenSim ExternalLoads file (its <datafile> beside it): forces from outside the model applied "
                         "along the simulation (from t = 0; the data must cover --t-end)")
+    s.add_argument("--no-model-forces", action="store_true",
+                   help="leave out the model's passive forces (contact, springs, bushings, prescribed forces, "
+                        "CoordinateLimitForces), which are applied by default as OpenSim applies them")
     s.add_argument("--plot", action="store_true", help="also write a PNG plot")
     s.set_defaults(func=cmd_simulate)

@@ -294,12 +294,30 @@ class CompiledModel:
         tau = self._zero_tau if tau is None else _forces(tau, self.n_q)
         return K.rhs(self.ints, self.flts, ext, y, tau)
 
+    def body_frame(self, model: Model, name: str, where: str) -> tuple[int, np.ndarray]:
+        """(compiled frame, 4x4 pose of the body's frame in it) of body ``name`` of ``model`` (the ground: frame 0);
+        a ValueError naming ``where`` when the body is not in the model or not in the compiled dynamics."""
+        if name == "ground":
+            return 0, np.eye(4)
+        try:
+            body = model.body(name)
+        except KeyError:
+            raise ValueError(f"{where}: no body {name!r} in model {model.name!r}") from None
+        if body.frame == 0:
+            return 0, np.asarray(body.frame_to_body, dtype=float)
+        joint = model.joints[body.frame - 1].name
+        if joint not in self._frame_of:
+            raise ValueError(f"{where} acts on {name!r}, which carries no mass and is not part of the compiled "
+                             "dynamics model")
+        cf, to_frame = self._frame_of[joint]
+        return cf, np.asarray(to_frame, dtype=float) @ np.asarray(body.frame_to_body, dtype=float)
+
     def springs(self, model: Model, springs) -> np.ndarray:
-        """Point-to-point springs as kernel rows (SPRING_FLOATS): ``springs`` holds tuples (frame a, point a,
+        """Point-to-point springs as force-element rows (ELEMENT_FLOATS): ``springs`` holds tuples (frame a, point a,
         frame b, point b, stiffness, rest length) with frames of ``model`` (0 the ground) and points in them."""
         rows = []
         for fa, ra, fb, rb, k, l0 in springs:
-            row = []
+            row = [float(K.EL_SPRING)]
             for fr, r in ((fa, ra), (fb, rb)):
                 if fr == 0:
                     cf, t = 0, np.eye(4)
@@ -312,7 +330,7 @@ class CompiledModel:
                 p = t @ np.append(np.asarray(r, dtype=float).reshape(3), 1.0)
                 row += [float(cf), *p[:3].tolist()]
             rows.append(row + [float(k), float(l0)])
-        return np.array(rows, dtype=float).reshape(len(rows), K.SPRING_FLOATS)
+        return element_table(rows)
 
     def external_loads(self, model: Model, loads) -> tuple:
         """An ExternalLoads (:class:`osim_emb.io.external_loads.ExternalLoads`) as the ``loads`` of
@@ -326,23 +344,7 @@ class CompiledModel:
                     row.append(-1)
                     mats.append(np.zeros(12))
                     continue
-                if name == "ground":
-                    cf, t = 0, np.eye(4)
-                else:
-                    try:
-                        body = model.body(name)
-                    except KeyError:
-                        raise ValueError(f"{loads.path}: ExternalForce {e.name!r}: no body {name!r} in model "
-                                         f"{model.name!r}") from None
-                    if body.frame == 0:
-                        cf, t = 0, np.asarray(body.frame_to_body, dtype=float)
-                    else:
-                        joint = model.joints[body.frame - 1].name
-                        if joint not in self._frame_of:
-                            raise ValueError(f"{loads.path}: ExternalForce {e.name!r} acts on {name!r}, which carries "
-                                             "no mass and is not part of the compiled dynamics model")
-                        cf, to_frame = self._frame_of[joint]
-                        t = np.asarray(to_frame, dtype=float) @ np.asarray(body.frame_to_body, dtype=float)
+                cf, t = self.body_frame(model, name, f"{loads.path}: ExternalForce {e.name!r}")
                 row.append(cf)
                 mats.append(np.concatenate([t[:3, :3].ravel(), t[:3, 3]]))
             rows.append(row + [int(e.force is not None), int(e.torque is not None)])
@@ -352,23 +354,24 @@ class CompiledModel:
                 np.ascontiguousarray(spline.x, dtype=float), np.ascontiguousarray(spline.c, dtype=float))
 
     def ode_rhs(self, generalized_forces: Callable[[float, np.ndarray, np.ndarray], Any] | Any | None = None,
-                springs: np.ndarray | None = None, loads: tuple | None = None):
+                elements: np.ndarray | None = None, loads: tuple | None = None):
         """``fun(t, y)`` for ``solve_ivp`` (see :func:`osim_emb.core.dynamics.ode_rhs`).
 
         ``generalized_forces`` is a callable (t, q, q̇) -> τ or constant generalized forces (n_q,);
-        ``springs`` rows from :meth:`springs` add point-to-point spring forces in the kernel, and
+        ``elements`` (a force-element table: :meth:`springs`, :func:`osim_emb.simulation.force_elements.compiled_rows`)
+        add their forces in the kernel, and
         ``loads`` (of :meth:`external_loads`) external loads at time t.
         """
         ints, flts, nq = self.ints, self.flts, self.n_q
         zero, no_ext, has_ext = self._zero_tau, self._no_ext, bool(self.externals)
         external_jets = self.external_jets
-        sp = np.ascontiguousarray(springs if springs is not None else np.zeros((0, K.SPRING_FLOATS)), dtype=float)
+        sp = np.ascontiguousarray(elements if elements is not None else np.zeros((0, K.ELEMENT_FLOATS)), dtype=float)
         if loads is not None:
             kernel = lambda i, f, e, y, tau, t: K.rhs_loaded(i, f, e, y, tau, sp, t, loads)  # noqa: E731
         elif len(sp) == 0:
             kernel = lambda i, f, e, y, tau, t: K.rhs(i, f, e, y, tau)  # noqa: E731
         else:
-            kernel = lambda i, f, e, y, tau, t: K.rhs_springs(i, f, e, y, tau, sp)  # noqa: E731
+            kernel = lambda i, f, e, y, tau, t: K.rhs_elements(i, f, e, y, tau, sp)  # noqa: E731
         if generalized_forces is not None and not callable(generalized_forces):
             zero = _forces(generalized_forces, nq)
             generalized_forces = None
@@ -534,3 +537,11 @@ def warm_up(model: Model | None = None) -> None:
     if thread_count() > 1:
         qs = np.zeros((PARALLEL_MIN_STATES, c.n_q))
         c.terms(qs, qs)
+
+
+def element_table(rows) -> np.ndarray:
+    """Force-element rows (lists of at most ELEMENT_FLOATS numbers) as the kernels' table, zero-padded."""
+    table = np.zeros((len(rows), K.ELEMENT_FLOATS))
+    for i, row in enumerate(rows):
+        table[i, :len(row)] = row
+    return table

@@ -87,7 +87,11 @@ NODE_STRIDE = 5     # op, first input, number of inputs, int parameters, float p
 FRAME_STRIDE = 3    # parent, kind (0 revolute, 1 prismatic), node of f_i (the geometry: the tree arrays)
 MASS_STRIDE = 2     # frame, float parameters
 MASS_FLOATS = 13    # m, h = m c (3), inertia about the frame origin (9), all in frame coordinates
-SPRING_FLOATS = 10  # frame a, point a (3), frame b, point b (3), stiffness, rest length (compiled frames)
+#: rows of the force-element table of :func:`rhs_into` (compiled frames; poses as rotation row-major, then origin):
+#: a point-to-point spring (frame a, point a, frame b, point b, stiffness, rest length), a smooth sphere-half-space
+#: contact, a Hunt-Crossley contact set (a header, then one row per surface), a bushing (frames, then gains)
+ELEMENT_FLOATS = 28
+EL_SPRING, EL_SMOOTH_CONTACT, EL_CONTACT_SET, EL_CONTACT_SURFACE, EL_BUSHING, EL_BUSHING_GAINS = 0, 1, 2, 3, 4, 5
 LOAD_INTS = 5       # compiled frames of the applied body, the force's frame, the point's (-1: none); force?, torque?
 
 _KW = dict(cache=True, error_model="numpy")
@@ -654,47 +658,316 @@ def _state(ints, flts, ext, q, qd, second, want_mass, val, grad, hq, rot, pos, x
 @njit(**_KW)
 def rhs(ints, flts, ext, y, tau):
     """(q̇, q̈) with q̈ = M⁻¹(G + τ − N q̇) at y = (q, q̇): the right-hand side of the first-order ODE."""
-    return rhs_springs(ints, flts, ext, y, tau, np.zeros((0, SPRING_FLOATS)))
+    return rhs_elements(ints, flts, ext, y, tau, np.zeros((0, ELEMENT_FLOATS)))
 
 
 @njit(**_KW)
-def _spring_point(rot, pos, fr, sp, o, p):
+def _pose(rot, pos, fr, row, o, r_out, p_out):
+    """The pose (rotation, origin) in ground of a frame given in compiled frame ``fr`` by row[o:o+12]."""
+    for a in range(3):
+        p_out[a] = pos[fr, a]
+        for b in range(3):
+            v = 0.0
+            for k in range(3):
+                v += rot[fr, a, k] * row[o + 3 * k + b]
+            r_out[a, b] = v
+            p_out[a] += rot[fr, a, b] * row[o + 9 + b]
+
+
+@njit(**_KW)
+def _point(rot, pos, fr, row, o, p):
     for r in range(3):
-        p[r] = pos[fr, r] + rot[fr, r, 0] * sp[o] + rot[fr, r, 1] * sp[o + 1] + rot[fr, r, 2] * sp[o + 2]
+        p[r] = pos[fr, r] + rot[fr, r, 0] * row[o] + rot[fr, r, 1] * row[o + 1] + rot[fr, r, 2] * row[o + 2]
 
 
 @njit(**_KW)
-def _spring_forces(nq, rot, pos, xi, springs, out):
-    """out += generalized forces of linear point-to-point springs (Eq 46: F . dr/dq for either end point):
-    F = -k (L - L0) / L (p_a - p_b) on p_a and -F on p_b (OpenSim's PointToPointSpring)."""
+def _point_velocity(nq, xi, qd, fr, p, v):
+    """Ground velocity v of frame fr's material point at the ground point p: Σ_k q̇_k (ω_k × p + v_k)."""
+    v[0] = 0.0
+    v[1] = 0.0
+    v[2] = 0.0
+    for k in range(nq):
+        w = xi[fr, k]
+        v[0] += qd[k] * (w[1] * p[2] - w[2] * p[1] + w[3])
+        v[1] += qd[k] * (w[2] * p[0] - w[0] * p[2] + w[4])
+        v[2] += qd[k] * (w[0] * p[1] - w[1] * p[0] + w[5])
+
+
+@njit(**_KW)
+def _angular_velocity(nq, xi, qd, fr, w_out):
+    for a in range(3):
+        s = 0.0
+        for k in range(nq):
+            s += qd[k] * xi[fr, k, a]
+        w_out[a] = s
+
+
+@njit(**_KW)
+def _apply_wrench(nq, xi, fr, p, f, m, sign, out):
+    """out_k += sign (F·(ω_k × p + v_k) + M·ω_k) for frame fr's material point at p (Eq 46)."""
+    for k in range(nq):
+        w = xi[fr, k]
+        u0 = w[1] * p[2] - w[2] * p[1] + w[3]
+        u1 = w[2] * p[0] - w[0] * p[2] + w[4]
+        u2 = w[0] * p[1] - w[1] * p[0] + w[5]
+        out[k] += sign * (f[0] * u0 + f[1] * u1 + f[2] * u2 + m[0] * w[0] + m[1] * w[1] + m[2] * w[2])
+
+
+@njit(**_KW)
+def _spring(nq, rot, pos, xi, row, out):
+    """A linear point-to-point spring: F = -k (L - L0) / L (p_a - p_b) on p_a and -F on p_b (PointToPointSpring)."""
     pa = np.empty(3)
     pb = np.empty(3)
-    for s in range(springs.shape[0]):
-        sp = springs[s]
-        fa = int(sp[0])
-        fb = int(sp[4])
-        _spring_point(rot, pos, fa, sp, 1, pa)
-        _spring_point(rot, pos, fb, sp, 5, pb)
-        d0 = pa[0] - pb[0]
-        d1 = pa[1] - pb[1]
-        d2 = pa[2] - pb[2]
-        length = math.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
-        c = -sp[8] * (length - sp[9]) / length
-        f0 = c * d0
-        f1 = c * d1
-        f2 = c * d2
-        for k in range(nq):
-            t = 0.0
-            for e in range(2):
-                fr = fa if e == 0 else fb
-                p = pa if e == 0 else pb
-                sgn = 1.0 if e == 0 else -1.0
-                w = xi[fr, k]
-                u0 = w[1] * p[2] - w[2] * p[1] + w[3]
-                u1 = w[2] * p[0] - w[0] * p[2] + w[4]
-                u2 = w[0] * p[1] - w[1] * p[0] + w[5]
-                t += sgn * (f0 * u0 + f1 * u1 + f2 * u2)
-            out[k] += t
+    fa = int(row[1])
+    fb = int(row[5])
+    _point(rot, pos, fa, row, 2, pa)
+    _point(rot, pos, fb, row, 6, pb)
+    d = pa - pb
+    length = math.sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2])
+    f = (-row[9] * (length - row[10]) / length) * d
+    zero = np.zeros(3)
+    _apply_wrench(nq, xi, fa, pa, f, zero, 1.0, out)
+    _apply_wrench(nq, xi, fb, pb, f, zero, -1.0, out)
+
+
+@njit(**_KW)
+def _friction_magnitude(f, slip, transition, us, ud, uv):
+    rel = slip / transition
+    return f * (min(rel, 1.0) * (ud + 2.0 * (us - ud) / (1.0 + rel * rel)) + uv * slip)
+
+
+@njit(**_KW)
+def _smooth_contact(nq, rot, pos, xi, qd, row, out):
+    """Simbody's SmoothSphereHalfSpaceForce (row: 1, sphere frame, centre (3), radius, half-space frame, its x axis
+    (3), origin (3), stiffness, dissipation, us, ud, uv, transition velocity, cf, bd, bv)."""
+    fs = int(row[1])
+    fh = int(row[6])
+    c = np.empty(3)
+    _point(rot, pos, fs, row, 2, c)
+    n = np.empty(3)
+    o = np.empty(3)
+    for a in range(3):
+        n[a] = rot[fh, a, 0] * row[7] + rot[fh, a, 1] * row[8] + rot[fh, a, 2] * row[9]
+    _point(rot, pos, fh, row, 10, o)
+    r = row[5]
+    depth = r
+    for a in range(3):
+        depth += (c[a] - o[a]) * n[a]
+    p = np.empty(3)
+    for a in range(3):
+        p[a] = c[a] + (r - 0.5 * depth) * n[a]
+    vs = np.empty(3)
+    vh = np.empty(3)
+    _point_velocity(nq, xi, qd, fs, p, vs)
+    _point_velocity(nq, xi, qd, fh, p, vh)
+    v = vs - vh
+    vn = v[0] * n[0] + v[1] * n[1] + v[2] * n[2]
+    vt = v - vn * n
+    k = 0.5 * row[13] ** (2.0 / 3.0)
+    cf = row[19]
+    hertz = (4.0 / 3.0) * k * math.sqrt(r * k) * math.sqrt(depth * depth + cf) ** 1.5
+    hertz *= 0.5 + 0.5 * math.tanh(row[20] * depth)
+    hc = hertz * (1.0 + 1.5 * row[14] * vn)
+    hc *= 0.5 + 0.5 * math.tanh(row[21] * (vn + 2.0 / (3.0 * row[14])))
+    slip = math.sqrt(vt[0] * vt[0] + vt[1] * vt[1] + vt[2] * vt[2] + cf)
+    ff = _friction_magnitude(hc, slip, row[18], row[15], row[16], row[17]) / slip
+    f = hc * n + ff * vt
+    zero = np.zeros(3)
+    _apply_wrench(nq, xi, fs, p, f, zero, -1.0, out)
+    _apply_wrench(nq, xi, fh, p, f, zero, 1.0, out)
+
+
+@njit(**_KW)
+def _pair_friction(u1, u2):
+    if u1 == 0.0 and u2 == 0.0:
+        return 0.0
+    return 2.0 * u1 * u2 / (u1 + u2)
+
+
+@njit(**_KW)
+def _contact_set(nq, rot, pos, xi, qd, table, first, count, transition, out):
+    """Simbody's HuntCrossleyForce on one contact set (rows first..first+count: 3, frame, sphere?, radius, pose (12),
+    stiffness^(2/3), dissipation, us, ud, uv): contacts as GeneralContactSubsystem finds and orders them (sweep and
+    prune along the axis of largest spread), stopping at the first whose force would pull, as Simbody does."""
+    rs = np.empty((count, 3, 3))
+    cs = np.empty((count, 3))
+    for i in range(count):
+        row = table[first + i]
+        _pose(rot, pos, int(row[1]), row, 4, rs[i], cs[i])
+    mean = np.zeros(3)
+    for i in range(count):
+        mean += cs[i]
+    mean /= count
+    spread = np.zeros(3)
+    for i in range(count):
+        for a in range(3):
+            spread[a] += abs(cs[i, a] - mean[a])
+    axis = 0 if spread[0] > spread[1] else 1
+    if spread[2] > spread[axis]:
+        axis = 2
+    start = np.empty(count)
+    end = np.empty(count)
+    for i in range(count):
+        rad = table[first + i, 3] if table[first + i, 2] > 0.5 else np.inf
+        start[i] = cs[i, axis] - rad
+        end[i] = cs[i, axis] + rad
+    order = np.argsort(start, kind="mergesort")
+    loc = np.empty(3)
+    nrm = np.empty(3)
+    v1 = np.empty(3)
+    v2 = np.empty(3)
+    zero = np.zeros(3)
+    for a in range(count):
+        i = order[a]
+        for b in range(a + 1, count):
+            j = order[b]
+            if start[j] > end[i]:
+                break
+            si = table[first + i, 2] > 0.5
+            sj = table[first + j, 2] > 0.5
+            ri = table[first + i, 3] if si else np.inf
+            rj = table[first + j, 3] if sj else np.inf
+            d2 = 0.0
+            for e in range(3):
+                d2 += (cs[i, e] - cs[j, e]) ** 2
+            if not d2 <= (ri + rj) * (ri + rj):
+                continue
+            if not si and not sj:
+                continue
+            i1, i2 = (j, i) if (si and not sj) else (i, j)
+            found = False
+            radius = 0.0
+            depth = 0.0
+            if table[first + i1, 2] < 0.5:  # half space i1, sphere i2
+                r = table[first + i2, 3]
+                local = np.zeros(3)
+                for e in range(3):
+                    for f in range(3):
+                        local[e] += rs[i1, f, e] * (cs[i2, f] - cs[i1, f])
+                depth = r + local[0]
+                if depth > 0.0:
+                    found = True
+                    radius = r
+                    for e in range(3):
+                        nrm[e] = -rs[i1, e, 0]
+                        loc[e] = cs[i1, e] + rs[i1, e, 0] * (depth / 2) + rs[i1, e, 1] * local[1] \
+                            + rs[i1, e, 2] * local[2]
+            else:
+                r1 = table[first + i1, 3]
+                r2 = table[first + i2, 3]
+                dist = 0.0
+                for e in range(3):
+                    nrm[e] = cs[i2, e] - cs[i1, e]
+                    dist += nrm[e] * nrm[e]
+                dist = math.sqrt(dist)
+                depth = r1 + r2 - dist
+                if dist != 0.0 and depth > 0.0:
+                    found = True
+                    radius = r1 * r2 / (r1 + r2)
+                    for e in range(3):
+                        nrm[e] /= dist
+                        loc[e] = cs[i1, e] + (r1 - depth / 2) * nrm[e]
+            if not found:
+                continue
+            row1 = table[first + i1]
+            row2 = table[first + i2]
+            k1 = row1[16]
+            k2 = row2[16]
+            s1 = k2 / (k1 + k2)
+            s2 = 1.0 - s1
+            for e in range(3):
+                loc[e] += depth * (0.5 - s1) * nrm[e]
+            k = k1 * s1
+            c = row1[17] * s1 + row2[17] * s2
+            hertz = (4.0 / 3.0) * k * depth * math.sqrt(radius * k * depth)
+            f1 = int(row1[1])
+            f2 = int(row2[1])
+            _point_velocity(nq, xi, qd, f1, loc, v1)
+            _point_velocity(nq, xi, qd, f2, loc, v2)
+            v = v1 - v2
+            vn = v[0] * nrm[0] + v[1] * nrm[1] + v[2] * nrm[2]
+            f = hertz * (1.0 + 1.5 * c * vn)
+            if f <= 0.0:
+                return
+            force = f * nrm
+            vt = v - vn * nrm
+            slip = math.sqrt(vt[0] * vt[0] + vt[1] * vt[1] + vt[2] * vt[2])
+            if slip != 0.0:
+                ff = _friction_magnitude(f, slip, transition, _pair_friction(row1[18], row2[18]),
+                                         _pair_friction(row1[19], row2[19]), _pair_friction(row1[20], row2[20]))
+                force += (ff / slip) * vt
+            _apply_wrench(nq, xi, f1, loc, force, zero, -1.0, out)
+            _apply_wrench(nq, xi, f2, loc, force, zero, 1.0, out)
+
+
+@njit(**_KW)
+def _bushing(nq, rot, pos, xi, qd, row, gains, out):
+    """Simbody's LinearBushing between frame F (row[2:14] on compiled frame row[1]) and M (row[15:27] on row[14]):
+    f = -(K q_b + C q̇_b) on the body-fixed X-Y-Z angles of M in F and M's origin in F; the moment on M is E⁻ᵀ f in
+    F's axes (E: ω_FM = E q̇_angles), the force f (in F) at M's origin, the opposite on F's body there."""
+    f1 = int(row[1])
+    f2 = int(row[14])
+    r_gf = np.empty((3, 3))
+    r_gm = np.empty((3, 3))
+    o_f = np.empty(3)
+    o_m = np.empty(3)
+    _pose(rot, pos, f1, row, 2, r_gf, o_f)
+    _pose(rot, pos, f2, row, 15, r_gm, o_m)
+    r_fm = r_gf.T @ r_gm
+    cos_b = math.sqrt((r_fm[0, 0] ** 2 + r_fm[0, 1] ** 2 + r_fm[1, 2] ** 2 + r_fm[2, 2] ** 2) / 2.0)
+    qa = math.atan2(-r_fm[1, 2], r_fm[2, 2])
+    qb = math.atan2(r_fm[0, 2], cos_b)
+    qc = math.atan2(-r_fm[0, 1], r_fm[0, 0])
+    ca, sa, cb, sb = math.cos(qa), math.sin(qa), math.cos(qb), math.sin(qb)
+    e = np.zeros((3, 3))
+    e[0, 0] = 1.0
+    e[1, 1] = ca
+    e[2, 1] = sa
+    e[0, 2] = sb
+    e[1, 2] = -sa * cb
+    e[2, 2] = ca * cb
+    w1 = np.empty(3)
+    w2 = np.empty(3)
+    _angular_velocity(nq, xi, qd, f1, w1)
+    _angular_velocity(nq, xi, qd, f2, w2)
+    w_fm = r_gf.T @ (w2 - w1)
+    rates = np.linalg.solve(e, w_fm)
+    vm2 = np.empty(3)
+    vm1 = np.empty(3)
+    _point_velocity(nq, xi, qd, f2, o_m, vm2)
+    _point_velocity(nq, xi, qd, f1, o_m, vm1)
+    offset = r_gf.T @ (o_m - o_f)
+    offset_rate = r_gf.T @ (vm2 - vm1)
+    fq = np.empty(6)
+    fq[0] = -(gains[1] * qa + gains[7] * rates[0])
+    fq[1] = -(gains[2] * qb + gains[8] * rates[1])
+    fq[2] = -(gains[3] * qc + gains[9] * rates[2])
+    for a in range(3):
+        fq[3 + a] = -(gains[4 + a] * offset[a] + gains[10 + a] * offset_rate[a])
+    moment = r_gf @ np.linalg.solve(e.T, fq[:3].copy())
+    force = r_gf @ fq[3:].copy()
+    _apply_wrench(nq, xi, f2, o_m, force, moment, 1.0, out)
+    _apply_wrench(nq, xi, f1, o_m, force, moment, -1.0, out)
+
+
+@njit(**_KW)
+def _element_forces(nq, rot, pos, xi, qd, table, out):
+    """out += generalized forces of the force-element table's rows (:data:`ELEMENT_FLOATS`)."""
+    i = 0
+    while i < table.shape[0]:
+        kind = int(table[i, 0])
+        if kind == EL_SPRING:
+            _spring(nq, rot, pos, xi, table[i], out)
+        elif kind == EL_SMOOTH_CONTACT:
+            _smooth_contact(nq, rot, pos, xi, qd, table[i], out)
+        elif kind == EL_CONTACT_SET:
+            count = int(table[i, 1])
+            _contact_set(nq, rot, pos, xi, qd, table, i + 1, count, table[i, 2], out)
+            i += count
+        elif kind == EL_BUSHING:
+            _bushing(nq, rot, pos, xi, qd, table[i], table[i + 1], out)
+            i += 1
+        i += 1
 
 
 @njit(**_KW)
@@ -774,8 +1047,8 @@ def dynamics_workspace(ints):
 
 
 @njit(**_KW)
-def rhs_into(ints, flts, ext, y, tau, springs, t, loads, ws, out):
-    """out = (q̇, q̈) of :func:`rhs_springs` with the external loads ``loads`` at time t (:func:`_external_forces`;
+def rhs_into(ints, flts, ext, y, tau, elements, t, loads, ws, out):
+    """out = (q̇, q̈) of :func:`rhs_elements` with the external loads ``loads`` at time t (:func:`_external_forces`;
     :func:`no_loads` for none), in the arrays of ``ws`` (:func:`dynamics_workspace`)."""
     q, qd, val, grad, hq, rot, pos, xi, vel, acc, no_dxi, mass, no_n, nqd, grav, work, b, x = ws
     nq = ints[H_NQ]
@@ -788,7 +1061,7 @@ def rhs_into(ints, flts, ext, y, tau, springs, t, loads, ws, out):
     for k in range(nq):
         out[k] = qd[k]
         b[k] = grav[k] - nqd[k] + tau[k]
-    _spring_forces(nq, rot, pos, xi, springs, b)
+    _element_forces(nq, rot, pos, xi, qd, elements, b)
     _external_forces(t, nq, rot, pos, xi, loads, b)
     _solve(mass, b, x)
     for k in range(nq):
@@ -813,16 +1086,16 @@ def mass_matrix_into(ints, flts, ext, y, ws, out):
 
 
 @njit(**_KW)
-def rhs_springs(ints, flts, ext, y, tau, springs):
-    """:func:`rhs` with the generalized forces of point-to-point springs (rows of SPRING_FLOATS) added to τ."""
-    return rhs_loaded(ints, flts, ext, y, tau, springs, 0.0, no_loads())
+def rhs_elements(ints, flts, ext, y, tau, elements):
+    """:func:`rhs` with the generalized forces of a force-element table (rows of ELEMENT_FLOATS) added to τ."""
+    return rhs_loaded(ints, flts, ext, y, tau, elements, 0.0, no_loads())
 
 
 @njit(**_KW)
-def rhs_loaded(ints, flts, ext, y, tau, springs, t, loads):
-    """:func:`rhs_springs` with external loads at time t (:meth:`CompiledModel.external_loads`)."""
+def rhs_loaded(ints, flts, ext, y, tau, elements, t, loads):
+    """:func:`rhs_elements` with external loads at time t (:meth:`CompiledModel.external_loads`)."""
     out = np.empty(2 * ints[H_NQ])
-    rhs_into(ints, flts, ext, y, tau, springs, t, loads, dynamics_workspace(ints), out)
+    rhs_into(ints, flts, ext, y, tau, elements, t, loads, dynamics_workspace(ints), out)
     return out
 
 

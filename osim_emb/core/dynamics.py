@@ -424,22 +424,23 @@ def actuator_generalized_forces(model: Model, q: Any, actuators) -> np.ndarray:
 
 
 def ode_rhs(model: Model, generalized_forces: Callable[[float, np.ndarray, np.ndarray], Any] | None = None,
-            external_loads=None):
+            external_loads=None, elements: np.ndarray | None = None):
     """The first-order ODE y = (q, qdot) -> (qdot, qddot) with SciPy's ``fun(t, y)`` contract.
 
     ``generalized_forces(t, q, qdot)`` returns tau (n_q,) added to G (e.g. R(q) F_mt
     or actuator torques); omitted: a passive system under gravity.  ``external_loads`` (an
     :class:`osim_emb.io.external_loads.ExternalLoads`) are applied in the kernel as :func:`external_load_forces`
-    applies them.
+    applies them.  ``elements``: a compiled force-element table
+    (:func:`osim_emb.simulation.force_elements.compiled_rows`) evaluated in the kernel.
 
     The function evaluates the compiled model (:meth:`osim_emb.core.compiled.CompiledModel.ode_rhs`): M, N q̇
     and G of Eqs 145, 126 and 187 and the solve for q̈ in one kernel call, a few microseconds.
     """
     cm = compiled_model(model)
     if external_loads is None:
-        return cm.ode_rhs(generalized_forces)
+        return cm.ode_rhs(generalized_forces, elements)
     try:
-        return cm.ode_rhs(generalized_forces, loads=cm.external_loads(model, external_loads))
+        return cm.ode_rhs(generalized_forces, elements, loads=cm.external_loads(model, external_loads))
     except ValueError:  # a load on a body the compiled dynamics leaves out: applied from Python instead
         def forces(t, q, qdot):
             tau = external_load_forces(model, q[None, :], external_loads.at([t]))[0]
@@ -447,4 +448,4 @@ def ode_rhs(model: Model, generalized_forces: Callable[[float, np.ndarray, np.nd
                 return tau
             extra = generalized_forces(t, q, qdot) if callable(generalized_forces) else generalized_forces
             return tau + np.asarray(extra, dtype=float)
-        return cm.ode_rhs(forces)
+        return cm.ode_rhs(forces, elements)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -32,7 +32,7 @@ from osim_emb.io.force_elements import (Bushing, CoordinateSpring, HuntCrossleyC
 from osim_emb.model import Model
 
 __all__ = ["ForceElements", "model_force_elements", "force_element_wrenches", "force_element_forces",
-           "NO_FORCE_ELEMENTS"]
+           "NO_FORCE_ELEMENTS", "passive_force_function", "warn_unapplied", "compiled_rows", "COMPILED_LAWS"]
 
 log = logging.getLogger(__name__)
 
@@ -413,3 +413,75 @@ def warn_unapplied(elements: ForceElements, command: str) -> None:
     for u in elements.unapplied:
         log.warning("%s does not apply %s %r: %s", command, u.type, u.name, u.reason)
 
+
+
+#: the laws the compiled right-hand sides evaluate (:func:`compiled_rows`); the others are applied from Python
+COMPILED_LAWS = (PointToPointSpring, SmoothSphereHalfSpaceContact, HuntCrossleyContact, Bushing)
+
+
+def compiled_rows(model: Model, elements: ForceElements) -> tuple[np.ndarray, ForceElements]:
+    """The compiled kernels' force-element table (:data:`osim_emb.core.compiled_kernels.ELEMENT_FLOATS` rows) of
+    the elements of :data:`COMPILED_LAWS`, and the elements left to Python (prescribed forces, coordinate springs).
+    A ValueError (naming the element) when a body is not part of the compiled dynamics (a massless body)."""
+    from osim_emb.core import compiled_kernels as K
+    from osim_emb.core.compiled import compiled_model, element_table
+    cm = compiled_model(model)
+    rows, rest = [], []
+
+    def frame(body, where):
+        return cm.body_frame(model, body, where)
+
+    def pose12(t):
+        return list(t[:3, :3].ravel()) + list(t[:3, 3])
+    for law in elements.laws:
+        where = f"{type(law).__name__} {law.name!r}"
+        if isinstance(law, PointToPointSpring):
+            row = [K.EL_SPRING]
+            for body, point in ((law.body1, law.point1), (law.body2, law.point2)):
+                cf, t = frame(body, where)
+                row += [cf, *(t @ np.append(point, 1.0))[:3]]
+            rows.append(row + [law.stiffness, law.rest_length])
+        elif isinstance(law, SmoothSphereHalfSpaceContact):
+            fs, ts = frame(law.sphere.body, where)
+            fh, th = frame(law.half_space.body, where)
+            h = th @ law.half_space.transform
+            rows.append([K.EL_SMOOTH_CONTACT, fs, *(ts @ law.sphere.transform)[:3, 3], law.sphere.radius, fh,
+                         *h[:3, 0], *h[:3, 3], law.stiffness, law.dissipation, law.static_friction,
+                         law.dynamic_friction, law.viscous_friction, law.transition_velocity,
+                         law.constant_contact_force, law.hertz_smoothing, law.hunt_crossley_smoothing])
+        elif isinstance(law, HuntCrossleyContact):
+            rows.append([K.EL_CONTACT_SET, len(law.surfaces), law.transition_velocity])
+            for i, surface in enumerate(law.surfaces):
+                cf, t = frame(surface.body, where)
+                rows.append([K.EL_CONTACT_SURFACE, cf, float(surface.kind == "sphere"),
+                             surface.radius if surface.kind == "sphere" else 0.0, *pose12(t @ surface.transform),
+                             law.stiffness[i] ** (2.0 / 3.0), law.dissipation[i], law.static_friction[i],
+                             law.dynamic_friction[i], law.viscous_friction[i]])
+        elif isinstance(law, Bushing):
+            f1, t1 = frame(law.body1, where)
+            f2, t2 = frame(law.body2, where)
+            rows.append([K.EL_BUSHING, f1, *pose12(t1 @ law.frame1), f2, *pose12(t2 @ law.frame2)])
+            rows.append([K.EL_BUSHING_GAINS, *law.stiffness, *law.damping])
+        else:
+            rest.append(law)
+    return element_table(rows), ForceElements(tuple(rest), elements.unapplied)
+
+
+def passive_force_function(model: Model, elements: ForceElements | None = None, limits: Any = None):
+    """``tau(t, q, qdot)`` (n_q,) of the model's passive forces applied from Python: force elements (default
+    :func:`model_force_elements`) and CoordinateLimitForces (default the model's,
+    :func:`osim_emb.simulation.muscle_driven.coordinate_forces_from_model`); None when there are none."""
+    from osim_emb.simulation.muscle_driven import _add_coordinate_force, coordinate_forces_from_model, coordinate_state
+    elements = model_force_elements(model) if elements is None else elements
+    limits = coordinate_forces_from_model(model)[0] if limits is None else list(limits)
+    if not elements and not limits:
+        return None
+
+    def forces(t, q, qdot):
+        tau = force_element_forces(model, elements, [t], q[None, :], qdot[None, :])[0] if elements \
+            else np.zeros(model.n_q)
+        for f in limits:
+            c, cd, g = coordinate_state(f, q, qdot)
+            _add_coordinate_force(tau, f, f.generalized_force(c, cd), g)
+        return tau
+    return forces

@@ -60,7 +60,7 @@ def simulate(model: Model, t_end: float, q0: Any = None, qdot0: Any = None, *,
              generalized_forces: Callable[[float, np.ndarray, np.ndarray], Any] | None = None,
              external_loads: Any = None, method: str = "DOP853", rtol: float = 1e-10, atol: float = 1e-10, n_output: int = 201,
              t_eval: Sequence[float] | None = None, max_steps: int | None = 1_000_000,
-             max_seconds: float | None = None) -> pd.DataFrame:
+             max_seconds: float | None = None, model_forces: bool = True) -> pd.DataFrame:
     """Integrate M q̈ + N q̇ = G + τ from (q0, q̇0) over [0, t_end]; a table of q and speeds (columns NAME, NAME_u).
 
     The integration stops with :class:`IntegrationBudgetExceeded` after ``max_steps`` right-hand sides or
@@ -88,6 +88,11 @@ def simulate(model: Model, t_end: float, q0: Any = None, qdot0: Any = None, *,
         Output times, seconds.
     max_steps, max_seconds : int, float, optional
         Budget of right-hand-side evaluations and wall time.
+    model_forces : bool, default True
+        Apply the model's passive forces OpenSim applies without a path: contact (HuntCrossleyForce and
+        SmoothSphereHalfSpaceForce on spheres and half spaces), PointToPointSpring, BushingForce,
+        SpringGeneralizedForce, PrescribedForce (:mod:`osim_emb.simulation.force_elements`) and
+        CoordinateLimitForce; muscles and actuators without controls apply none.
 
     Returns
     -------
@@ -130,7 +135,11 @@ def simulate(model: Model, t_end: float, q0: Any = None, qdot0: Any = None, *,
     te = np.linspace(0.0, t_end, n_output) if t_eval is None else np.asarray(t_eval, dtype=float)
     if external_loads is not None:
         external_loads.at([0.0, t_end])  # refused here, naming the file, when the data do not cover the run
-    sol = solve_ivp(_budgeted(dyn.ode_rhs(model, generalized_forces, external_loads), max_steps, max_seconds),
+    elements = None
+    if model_forces:
+        generalized_forces, elements = _with_model_forces(model, generalized_forces)
+    sol = solve_ivp(_budgeted(dyn.ode_rhs(model, generalized_forces, external_loads, elements), max_steps,
+                              max_seconds),
                     (0.0, t_end), y0,
                     method=method, rtol=rtol, atol=atol, t_eval=te)
     if not sol.success:
@@ -144,6 +153,27 @@ def simulate(model: Model, t_end: float, q0: Any = None, qdot0: Any = None, *,
     out = pd.DataFrame(data)
     out.attrs["nfev"] = sol.nfev
     return out
+
+
+def _with_model_forces(model: Model, generalized_forces):
+    """(the user's ``generalized_forces`` (a function, an array or None) plus the model's passive forces applied
+    from Python, the compiled force-element table or None): contact, springs and bushings in the kernel where
+    their bodies are part of the compiled dynamics, the rest from Python."""
+    from osim_emb.simulation import force_elements as fe
+    elements, table = fe.model_force_elements(model), None
+    try:
+        table, elements = fe.compiled_rows(model, elements)
+    except ValueError as exc:
+        logging.getLogger(__name__).info("the model's force elements are applied from Python: %s", exc)
+    passive = fe.passive_force_function(model, elements)
+    if passive is None:
+        return generalized_forces, table
+    if generalized_forces is None:
+        return passive, table
+    if callable(generalized_forces):
+        return (lambda t, q, qdot: passive(t, q, qdot) + np.asarray(generalized_forces(t, q, qdot), dtype=float)), table
+    fixed = np.asarray(generalized_forces, dtype=float)
+    return (lambda t, q, qdot: passive(t, q, qdot) + fixed), table
 
 
 def _natural_quintic(knots: np.ndarray, values: np.ndarray):

@@ -898,9 +898,16 @@ class MuscleDrivenSystem:
     def __init__(self, model: Model, excitations: Mapping[str, Excitation] | None = None, *,
                  controls: Mapping[str, Excitation] | None = None, default_excitation: float = 0.0,
                  coordinate_forces: tuple[Sequence[CoordinateLimitForce], Sequence[CoordinateActuator]] | None = None,
-                 opensim_compat: bool = True, wrapping: bool = True, compiled: bool = True, external_loads=None):
+                 opensim_compat: bool = True, wrapping: bool = True, compiled: bool = True, external_loads=None,
+                 model_forces: bool = True):
+        from osim_emb.simulation.force_elements import NO_FORCE_ELEMENTS, model_force_elements, warn_unapplied
         self.model = model
         self.external_loads = external_loads  # io.external_loads.ExternalLoads applied along the run (SciPy's route)
+        #: the model's contact, springs, bushings, prescribed forces (simulation.force_elements)
+        self.force_elements = model_force_elements(model) if model_forces else NO_FORCE_ELEMENTS
+        warn_unapplied(self.force_elements, f"muscle-driven simulation of {model.name}")
+        applied_elements = {law.name for law in self.force_elements.laws} | {
+            u.name for u in self.force_elements.unapplied}  # the latter warned with their reasons
         self.opensim_compat, self.wrapping = opensim_compat, wrapping
         muscles, skipped, path_actuators, stateless = [], [], [], []
         for mt in model.muscles:
@@ -999,7 +1006,7 @@ class MuscleDrivenSystem:
                 (n, k) for n, k in model.extras.get("forces", ()) if k not in ("CoordinateLimitForce",
                                                                                "CoordinateActuator")]:
             if kind in UNAPPLIED_PASSIVE_FORCES:
-                if name in applied_in_file:
+                if name in applied_in_file and name not in applied_elements:
                     passive.setdefault(kind, []).append(name)
             else:
                 other.setdefault(kind, []).append(name)
@@ -1100,6 +1107,9 @@ class MuscleDrivenSystem:
         if self.external_loads is not None:
             from osim_emb.core.dynamics import external_load_forces
             tau = tau + external_load_forces(self.model, q[None, :], self.external_loads.at([t]))[0]
+        if self.force_elements:
+            from osim_emb.simulation.force_elements import force_element_forces
+            tau = tau + force_element_forces(self.model, self.force_elements, [t], q[None, :], qd[None, :])[0]
         return tau
 
     def path_force_tensions(self, t: float, q: np.ndarray, qd: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

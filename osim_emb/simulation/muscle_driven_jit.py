@@ -109,7 +109,7 @@ def _rest(t, y, length, r, prog, mus, clf, act):  # pragma: no cover - compiled
     """The right-hand side at (t, y) given the muscles' path lengths and moment arms at y's q."""
     _, _, _, _, _, zero_qd, ints, flts, ext = prog
     nq = zero_qd.shape[1]
-    groups, ekind, evals, work, tau, dyn_ws, no_springs = mus  # work rows: u, speed, force, dlf, adot, a, l_f
+    groups, ekind, evals, work, tau, dyn_ws, elements = mus  # work rows: u, speed, force, dlf, adot, a, l_f
     nm = ekind.shape[0]
     u, speed, force, dlf, adot, a, lf = work[0], work[1], work[2], work[3], work[4], work[5], work[6]
     for m in range(nm):
@@ -142,7 +142,7 @@ def _rest(t, y, length, r, prog, mus, clf, act):  # pragma: no cover - compiled
         _add_coordinate_force(cmap, c, dc, excitation_value(akind[i], avals[i], t) * aforce[i], tau)
     _path_forces(t, y, length, r, nm, path_forces, tau)
     out = np.empty(y.shape[0])
-    K.rhs_into(ints, flts, ext, y, tau, no_springs, t, loads, dyn_ws, out)
+    K.rhs_into(ints, flts, ext, y, tau, elements, t, loads, dyn_ws, out)
     for m in range(nm):
         out[2 * nq + m] = adot[m]
         out[2 * nq + nm + m] = dlf[m]
@@ -491,6 +491,13 @@ def compiled_plan(system):
     cmap = _coordinate_force_map(system)
     if isinstance(cmap, str):
         return None, cmap
+    from osim_emb.simulation.force_elements import compiled_rows
+    try:
+        elements, rest = compiled_rows(system.model, system.force_elements)
+    except ValueError as err:  # a contact or spring on a body the compiled dynamics leaves out
+        return None, str(err)
+    if rest:
+        return None, f"the model's {rest.describe()} are evaluated in Python"
 
     def encode(items):
         kind = np.array([EXCITATION_KINDS[s.kind] if isinstance(s, ExcitationSpec) else 0 for s in items],
@@ -521,7 +528,7 @@ def compiled_plan(system):
               paths.plan is not None)
     ek, ev = encode(system._excitation)
     mus = (system.groups, ek, ev, np.zeros((7, system.n_m)), np.zeros(system.n_q), K.dynamics_workspace(cm.ints),
-           np.zeros((0, K.SPRING_FLOATS)))
+           elements)
     rows = []
     for i, f in enumerate(system.limit_forces):
         w = math.pi / 180.0 if f.rotational else 1.0

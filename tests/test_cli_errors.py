@@ -64,8 +64,11 @@ def test_simulate_plot_does_not_clobber_and_outputs_are_protected(model, tmp_pat
     code, _, err = _run(capsys, "simulate", model, "-o", out, "--plot", "--t-end", "0.01", "--samples", "3")
     assert code == 0 and out.exists() and out.with_suffix(".png").exists()
     assert "does not apply the model's 2 PathActuator force(s): m1, m2" in err
-    assert "CoordinateLimitForce force(s): limit" in err
+    assert "CoordinateLimitForce" not in err  # applied, as OpenSim's Manager applies it
     first = out.read_bytes()
+    code, _, err = _run(capsys, "simulate", model, "-o", tmp_path / "bare.sto", "--t-end", "0.01", "--samples", "3",
+                        "--no-model-forces")
+    assert code == 0 and "CoordinateLimitForce force(s): limit" in err
     code, _, err = _run(capsys, "simulate", model, "-o", out, "--t-end", "0.02")
     assert code == 2 and f"{out}: already exists (use --overwrite" in _error_line(err)
     assert out.read_bytes() == first

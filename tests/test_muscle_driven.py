@@ -949,9 +949,11 @@ def test_bad_rigid_tendon_muscle_descriptions_are_refused_by_name():
 
 def test_passive_forces_not_applied_are_said_and_the_reference_can_leave_them_out(osim, models_dir, tmp_path,
                                                                                    caplog):
-    """arm26 with a PointToPointSpring pulling the forearm to the torso and a disabled one: the package
-    reads both, applies neither and names the enabled spring (not the disabled one) as a force OpenSim applies;
-    OpenSim's Manager with the spring differs, with it switched off (``disabled_forces``) the two agree."""
+    """arm26 with a PointToPointSpring pulling the forearm to the torso, a disabled one, and an
+    ExpressionBasedPointToPointForce (whose expression the package does not evaluate): the package applies the
+    enabled spring (not the disabled one), names the expression force as one OpenSim applies and it does not;
+    OpenSim's Manager with the expression force differs, with it switched off (``disabled_forces``) the two agree,
+    the spring acting in both."""
     import logging
     from osim_emb import load_osim
     from osim_emb.opensim.muscle_simulation import opensim_muscle_simulation
@@ -966,6 +968,14 @@ def test_passive_forces_not_applied_are_said_and_the_reference_can_leave_them_ou
     disabled.setName("stiff")
     disabled.set_appliesForce(False)
     m.addForce(disabled)
+    expr = osim.ExpressionBasedPointToPointForce()
+    expr.setName("push")
+    expr.setBody1Name("base")
+    expr.setBody2Name("r_ulna_radius_hand")
+    expr.setPoint1(osim.Vec3(0.1, 0.0, 0.0))
+    expr.setPoint2(osim.Vec3(0.0, -0.1, 0.0))
+    expr.setExpression("300*(d-0.2)")
+    m.addForce(expr)
     m.finalizeConnections()
     path = tmp_path / "arm26_spring.osim"
     m.printToXML(str(path))
@@ -974,16 +984,20 @@ def test_passive_forces_not_applied_are_said_and_the_reference_can_leave_them_ou
     assert ("stiff", "PointToPointSpring") in model.extras["forces"]
     with caplog.at_level(logging.WARNING):
         system = MuscleDrivenSystem(model)
-    assert system.unapplied_passive_forces == ("pull",)
-    assert "does not apply 1 PointToPointSpring (pull): OpenSim's Manager applies them" in caplog.text
-    assert "stiff" not in caplog.text
+    assert [law.name for law in system.force_elements.laws] == ["pull"]
+    assert system.unapplied_passive_forces == ("push",)
+    assert "does not apply 1 ExpressionBasedPointToPointForce (push): OpenSim's Manager applies them" in caplog.text
+    assert "stiff" not in caplog.text and "pull" not in caplog.text
     times = np.linspace(0.0, 0.05, 3)
     exc = {"TRIlong": ExcitationSpec.parse("0.2")}
     ours = simulate_muscles(model, times[-1], exc, t_eval=times, method="DOP853", rtol=1e-10, atol=1e-12)
-    with_spring = largest_differences(ours, opensim_muscle_simulation(path, times, exc, accuracy=1e-9))
+    with_push = largest_differences(ours, opensim_muscle_simulation(path, times, exc, accuracy=1e-9))
     without = largest_differences(ours, opensim_muscle_simulation(path, times, exc, accuracy=1e-9,
                                                                   disabled_forces=system.unapplied_passive_forces))
-    assert with_spring["q"] > 1e-4  # the spring moves the elbow in OpenSim
+    no_spring = largest_differences(ours, opensim_muscle_simulation(path, times, exc, accuracy=1e-9,
+                                                                    disabled_forces=("push", "pull")))
+    assert with_push["q"] > 1e-4  # the expression force moves the elbow in OpenSim
+    assert no_spring["q"] > 1e-4  # and so does the spring, which the package applies
     assert without["q"] < 1e-8 and without["fiber_length"] < 1e-9
     with pytest.raises(ValueError, match="no force named nothing"):
         opensim_muscle_simulation(path, times[:2], exc, disabled_forces=("nothing",))

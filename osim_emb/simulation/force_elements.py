@@ -32,7 +32,7 @@ from osim_emb.io.force_elements import (Bushing, CoordinateSpring, HuntCrossleyC
 from osim_emb.model import Model
 
 __all__ = ["ForceElements", "model_force_elements", "force_element_wrenches", "force_element_forces",
-           "NO_FORCE_ELEMENTS", "passive_force_function", "warn_unapplied", "compiled_rows", "COMPILED_LAWS"]
+           "NO_FORCE_ELEMENTS", "warn_unapplied", "compiled_rows", "COMPILED_LAWS"]
 
 log = logging.getLogger(__name__)
 
@@ -465,23 +465,3 @@ def compiled_rows(model: Model, elements: ForceElements) -> tuple[np.ndarray, Fo
         else:
             rest.append(law)
     return element_table(rows), ForceElements(tuple(rest), elements.unapplied)
-
-
-def passive_force_function(model: Model, elements: ForceElements | None = None, limits: Any = None):
-    """``tau(t, q, qdot)`` (n_q,) of the model's passive forces applied from Python: force elements (default
-    :func:`model_force_elements`) and CoordinateLimitForces (default the model's,
-    :func:`osim_emb.simulation.muscle_driven.coordinate_forces_from_model`); None when there are none."""
-    from osim_emb.simulation.muscle_driven import _add_coordinate_force, coordinate_forces_from_model, coordinate_state
-    elements = model_force_elements(model) if elements is None else elements
-    limits = coordinate_forces_from_model(model)[0] if limits is None else list(limits)
-    if not elements and not limits:
-        return None
-
-    def forces(t, q, qdot):
-        tau = force_element_forces(model, elements, [t], q[None, :], qdot[None, :])[0] if elements \
-            else np.zeros(model.n_q)
-        for f in limits:
-            c, cd, g = coordinate_state(f, q, qdot)
-            _add_coordinate_force(tau, f, f.generalized_force(c, cd), g)
-        return tau
-    return forces

@@ -165,7 +165,7 @@ def _with_model_forces(model: Model, generalized_forces):
         table, elements = fe.compiled_rows(model, elements)
     except ValueError as exc:
         logging.getLogger(__name__).info("the model's force elements are applied from Python: %s", exc)
-    passive = fe.passive_force_function(model, elements)
+    passive = _passive_force_function(model, elements)
     if passive is None:
         return generalized_forces, table
     if generalized_forces is None:
@@ -174,6 +174,27 @@ def _with_model_forces(model: Model, generalized_forces):
         return (lambda t, q, qdot: passive(t, q, qdot) + np.asarray(generalized_forces(t, q, qdot), dtype=float)), table
     fixed = np.asarray(generalized_forces, dtype=float)
     return (lambda t, q, qdot: passive(t, q, qdot) + fixed), table
+
+
+def _passive_force_function(model: Model, elements=None, limits: Any = None):
+    """``tau(t, q, qdot)`` (n_q,) of the model's passive forces applied from Python: force elements (default
+    :func:`model_force_elements`) and CoordinateLimitForces (default the model's,
+    :func:`osim_emb.simulation.muscle_driven.coordinate_forces_from_model`); None when there are none."""
+    from osim_emb.simulation.force_elements import force_element_forces, model_force_elements
+    from osim_emb.simulation.muscle_driven import _add_coordinate_force, coordinate_forces_from_model, coordinate_state
+    elements = model_force_elements(model) if elements is None else elements
+    limits = coordinate_forces_from_model(model)[0] if limits is None else list(limits)
+    if not elements and not limits:
+        return None
+
+    def forces(t, q, qdot):
+        tau = force_element_forces(model, elements, [t], q[None, :], qdot[None, :])[0] if elements \
+            else np.zeros(model.n_q)
+        for f in limits:
+            c, cd, g = coordinate_state(f, q, qdot)
+            _add_coordinate_force(tau, f, f.generalized_force(c, cd), g)
+        return tau
+    return forces
 
 
 def _natural_quintic(knots: np.ndarray, values: np.ndarray):

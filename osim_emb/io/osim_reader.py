@@ -62,8 +62,9 @@ WRAP_TAGS = ("WrapSphere", "WrapCylinder", "WrapEllipsoid", "WrapTorus")
 PATHLESS_ACTUATORS = ("CoordinateActuator", "ActivationCoordinateActuator", "PointActuator", "TorqueActuator",
                       "BodyActuator", "PointToPointActuator")
 #: OpenSim 4.6's passive forces without a path: contact, bushings, springs, prescribed and expression forces.
-#: The package reads them as data and applies none but CoordinateLimitForce (muscle-driven simulation); every
-#: command that leaves one out says so (:data:`UNAPPLIED_PASSIVE_FORCES`).
+#: The simulations apply CoordinateLimitForce and the types of :data:`osim_emb.io.force_elements.APPLIED_FORCE_TYPES`
+#: (contact between spheres and half spaces, bushings, springs, prescribed forces); every command that leaves one
+#: out says so (:data:`UNAPPLIED_PASSIVE_FORCES`: the types some command leaves out).
 PATHLESS_PASSIVE_FORCES = ("CoordinateLimitForce", "CoordinateLinearStopForce", "ExponentialCoordinateLimitForce",
                            "HuntCrossleyForce", "ElasticFoundationForce", "SmoothSphereHalfSpaceForce",
                            "ExponentialContactForce", "MeyerFregly2016Force", "BushingForce",

@@ -349,12 +349,13 @@ def corpus_rows(script: str, models: list[tuple[str, str]], corpus: Path, timeou
 
 def corpus_study(argv, *, script: str, description: str, study, out: Path, columns: list[str], timeout: float,
                  muscles_only: bool = False, summary=lambda row: "", add_options=lambda parser: None,
-                 child_options=lambda args: (), relabel_coriolis: bool = False) -> int:
+                 child_options=lambda args: (), relabel_coriolis: bool = False, select=None) -> int:
     """The command line of a corpus study that runs one command per model: ``--one PATH`` (a child: the JSON row of
     ``study(path, args)``, an exception reported as an ``error`` row) or every model ``results/corpus.csv`` lists as
     ``agrees`` or ``opensim_coriolis`` (with a muscle, with ``muscles_only``) through :func:`corpus_rows`, the table
     written to ``--out`` with ``columns``. ``relabel_coriolis``: a row that ``differs`` on a model whose forward
-    accelerations OpenSim gets wrong (corpus.csv) becomes ``opensim_coriolis``."""
+    accelerations OpenSim gets wrong (corpus.csv) becomes ``opensim_coriolis``. ``select(path)``: run only the
+    models (paths in the corpus folder) for which it is true."""
     ap = argparse.ArgumentParser(description=description)
     ap.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS, help="the corpus folder of run.py")
     ap.add_argument("--timeout", type=float, default=timeout, help="seconds per model")
@@ -375,8 +376,8 @@ def corpus_study(argv, *, script: str, description: str, study, out: Path, colum
     chosen = corpus[corpus["status"].isin(["agrees", "opensim_coriolis"])
                     & ((corpus["muscles"] > 0) if muscles_only else True)
                     & corpus["model"].str.contains(args.only, regex=False)]
-    rows = corpus_rows(script, list(zip(chosen["model"], chosen["status"])), args.corpus, args.timeout, summary,
-                       tuple(child_options(args)))
+    models = [(m, s) for m, s in zip(chosen["model"], chosen["status"]) if select is None or select(args.corpus / m)]
+    rows = corpus_rows(script, models, args.corpus, args.timeout, summary, tuple(child_options(args)))
     for row in rows:
         if relabel_coriolis and row["status"] == "differs" and row["corpus_status"] == "opensim_coriolis":
             row["status"] = "opensim_coriolis"

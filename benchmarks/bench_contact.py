@@ -1,0 +1,119 @@
+"""Simulations with contact, springs and bushings (the model's own passive forces, docs/forces.md), timed in one run
+against OpenSim's Manager.
+
+* the contact block of tests/test_force_elements.py (a free block with two Hunt-Crossley spheres, an arm with a
+  smooth-contact sphere, a bushing, a spring, a prescribed force, a coordinate spring) dropped for 0.5 s:
+  OpenSim's Manager (one integrate call), ``simulate`` (DOP853; contact, springs and bushings in the compiled
+  right-hand side) and the same with every force element applied from Python (the laws of
+  ``force_element_forces``, the route without the compiled table), at tolerance 1e-6 and 1e-9;
+* opensim-models' DynamicJumperModel (54 muscles, two Hunt-Crossley feet on a platform), zero excitations, 0.2 s,
+  and SoccerKickingModel (9 muscles, five Hunt-Crossley contacts, the ball), 0.2 s: OpenSim's Manager against
+  ``simulate_muscles`` (RK45-jit), at accuracy 1e-5 (OpenSim's default) and 1e-7 -- when the model corpus of
+  validation/model_corpus/run.py is extracted (``--corpus``).
+
+    python benchmarks/bench_contact.py [--repeat 3] [--corpus /tmp/osim_emb_model_corpus]
+
+Prints each time (the best of ``repeat``), the ratios and each run's largest coordinate difference to a reference
+run of the package at 1e-11 (block) or to OpenSim's run at the same accuracy (corpus models).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "tests"))
+sys.path.insert(0, str(HERE.parent / "validation" / "model_corpus"))
+
+
+def best(fn, repeat: int):
+    """(the fastest wall time of ``repeat`` calls after one warm-up, the last result)."""
+    out = fn()
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        out = fn()
+        times.append(time.perf_counter() - t)
+    return min(times), out
+
+
+def block(repeat: int) -> None:
+    import opensim as osim
+    from test_force_elements import build_contact_model
+    from osim_emb.io import load_osim
+    from osim_emb.opensim.muscle_simulation import opensim_muscle_simulation
+    from osim_emb.simulation import force_elements as fe
+    from osim_emb.simulation.motions import simulate
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "contact_block.osim"
+        build_contact_model(osim, path)
+        model = load_osim(path)
+        names = model.coordinate_names
+        t_end = 0.5
+        reference = simulate(model, t_end, n_output=2, rtol=1e-11, atol=1e-11)[names].to_numpy()[-1]
+        elements = fe.model_force_elements(model)
+
+        def python_route(tol):  # every element from Python: no compiled table
+            return simulate(model, t_end, n_output=2, rtol=tol, atol=tol, model_forces=False,
+                            generalized_forces=lambda t, q, qd: fe.force_element_forces(
+                                model, elements, [t], q[None], qd[None])[0])
+        print(f"contact block, {t_end} s drop ({elements.describe()})")
+        for tol in (1e-6, 1e-9):
+            t_os, r = best(lambda: opensim_muscle_simulation(str(path), [0.0, t_end], {}, accuracy=tol,
+                                                             one_shot=True), repeat)
+            q_os = r["q"][-1][[r["names"].index(c) for c in names]]
+            t_pkg, tab = best(lambda: simulate(model, t_end, n_output=2, rtol=tol, atol=tol), repeat)
+            t_py, tab_py = best(lambda: python_route(tol), max(1, repeat // 3))
+            err = {k: np.abs(v - reference).max() for k, v in (
+                ("OpenSim", q_os), ("package", tab[names].to_numpy()[-1]), ("python", tab_py[names].to_numpy()[-1]))}
+            print(f"  tolerance {tol:g}: OpenSim's Manager {t_os:.3f} s (|q − ref| {err['OpenSim']:.1e}); simulate "
+                  f"{t_pkg:.3f} s ({err['package']:.1e}, {tab.attrs['nfev']} right-hand sides): {t_os / t_pkg:.1f}x; "
+                  f"the laws from Python {t_py:.3f} s ({err['python']:.1e}): compiled table {t_py / t_pkg:.1f}x")
+
+
+def corpus_models(corpus: Path, repeat: int) -> None:
+    from osim_emb.io import load_osim
+    from osim_emb.opensim.muscle_simulation import opensim_muscle_simulation
+    from osim_emb.simulation.muscle_driven import MuscleDrivenSystem, integrate_system
+    cases = [("opensim-models/Models/Jumper/DynamicJumperModel.osim", 0.2),
+             ("opensim-models/Models/SoccerKick/SoccerKickingModel.osim", 0.2)]
+    for rel, t_end in cases:
+        path = corpus / rel
+        if not path.exists():
+            print(f"{rel}: not in {corpus} (extract the corpus: validation/model_corpus/run.py)")
+            continue
+        model = load_osim(path)
+        system = MuscleDrivenSystem(model, {})
+        y0 = system.initial_state()
+        names = model.coordinate_names
+        print(f"{path.name}, zero excitations, {t_end} s ({system.n_m} muscles, {system.force_elements.describe()})")
+        for tol in (1e-5, 1e-7):
+            t_os, r = best(lambda: opensim_muscle_simulation(str(path), [0.0, t_end], {}, accuracy=tol,
+                                                             one_shot=True, own_controllers=False), repeat)
+            q_os = r["q"][-1][[r["names"].index(c) for c in names]]
+            t_pkg, sol = best(lambda: integrate_system(system, y0, np.array([0.0, t_end]), method="RK45-jit",
+                                                       rtol=tol, atol=tol), repeat)
+            diff = np.abs(sol.y[:model.n_q, -1] - q_os).max()
+            print(f"  accuracy {tol:g}: OpenSim's Manager {t_os:.3f} s, RK45-jit {t_pkg:.3f} s ({sol.nfev} right-hand "
+                  f"sides): {t_os / t_pkg:.1f}x; max |q − q_OpenSim| {diff:.1e}")
+
+
+def main(argv=None) -> int:
+    from run import DEFAULT_CORPUS
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
+    args = ap.parse_args(argv)
+    block(args.repeat)
+    corpus_models(args.corpus, args.repeat)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -92,6 +92,7 @@ MASS_FLOATS = 13    # m, h = m c (3), inertia about the frame origin (9), all in
 #: contact, a Hunt-Crossley contact set (a header, then one row per surface), a bushing (frames, then gains)
 ELEMENT_FLOATS = 28
 EL_SPRING, EL_SMOOTH_CONTACT, EL_CONTACT_SET, EL_CONTACT_SURFACE, EL_BUSHING, EL_BUSHING_GAINS = 0, 1, 2, 3, 4, 5
+EL_COORDINATE_LIMIT = 6  # a CoordinateLimitForce on generalized coordinate k: k, q_up, q_low, K_up, K_low, damping, transition
 LOAD_INTS = 5       # compiled frames of the applied body, the force's frame, the point's (-1: none); force?, torque?
 
 _KW = dict(cache=True, error_model="numpy")
@@ -662,6 +663,28 @@ def rhs(ints, flts, ext, y, tau):
 
 
 @njit(**_KW)
+def smooth_step(y0, y1, x0, x1, x):
+    """SimTK::Function::Step(y0, y1, x0, x1): y0 before x0, y1 after x1, the quintic 10s³ − 15s⁴ + 6s⁵
+    between."""
+    if x <= x0:
+        return y0
+    if x >= x1:
+        return y1
+    s = (x - x0) / (x1 - x0)
+    return y0 + (y1 - y0) * (s * s * s * (10.0 + s * (6.0 * s - 15.0)))
+
+
+@njit(**_KW)
+def coordinate_limit_force(q_up, q_low, k_up, k_low, damping, transition, q, qd):
+    """OpenSim's CoordinateLimitForce (SI): the stiffness ramps up over ``transition`` beyond each limit (SimTK
+    Step), the damping with the ramps."""
+    kup = smooth_step(0.0, k_up, q_up, q_up + transition, q)
+    klow = smooth_step(k_low, 0.0, q_low - transition, q_low, q)
+    ramp = (kup / k_up if k_up != 0.0 else 0.0) + (klow / k_low if k_low != 0.0 else 0.0)
+    return -kup * (q - q_up) + klow * (q_low - q) - damping * ramp * qd
+
+
+@njit(**_KW)
 def _pose(rot, pos, fr, row, o, r_out, p_out):
     """The pose (rotation, origin) in ground of a frame given in compiled frame ``fr`` by row[o:o+12]."""
     for a in range(3):
@@ -951,7 +974,7 @@ def _bushing(nq, rot, pos, xi, qd, row, gains, out):
 
 
 @njit(**_KW)
-def _element_forces(nq, rot, pos, xi, qd, table, out):
+def _element_forces(nq, rot, pos, xi, q, qd, table, out):
     """out += generalized forces of the force-element table's rows (:data:`ELEMENT_FLOATS`)."""
     i = 0
     while i < table.shape[0]:
@@ -967,6 +990,10 @@ def _element_forces(nq, rot, pos, xi, qd, table, out):
         elif kind == EL_BUSHING:
             _bushing(nq, rot, pos, xi, qd, table[i], table[i + 1], out)
             i += 1
+        elif kind == EL_COORDINATE_LIMIT:
+            row = table[i]
+            k = int(row[1])
+            out[k] += coordinate_limit_force(row[2], row[3], row[4], row[5], row[6], row[7], q[k], qd[k])
         i += 1
 
 
@@ -1061,7 +1088,7 @@ def rhs_into(ints, flts, ext, y, tau, elements, t, loads, ws, out):
     for k in range(nq):
         out[k] = qd[k]
         b[k] = grav[k] - nqd[k] + tau[k]
-    _element_forces(nq, rot, pos, xi, qd, elements, b)
+    _element_forces(nq, rot, pos, xi, q, qd, elements, b)
     _external_forces(t, nq, rot, pos, xi, loads, b)
     _solve(mass, b, x)
     for k in range(nq):

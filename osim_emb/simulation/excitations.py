@@ -12,6 +12,8 @@ import numpy as np
 
 from osim_emb.core._accel import njit
 
+from osim_emb.core.compiled_kernels import smooth_step  # noqa: F401  (re-exported: one SimTK step)
+
 __all__ = ["ExcitationSpec", "EXCITATION_KINDS", "excitation_value", "smooth_step", "MuscleSimulationError"]
 
 EXCITATION_KINDS = {"constant": 0, "step": 1, "sine": 2}
@@ -19,18 +21,6 @@ EXCITATION_KINDS = {"constant": 0, "step": 1, "sine": 2}
 
 class MuscleSimulationError(ValueError):
     """The model cannot be simulated with muscles (unsupported element, bad excitation, no equilibrium)."""
-
-
-@njit(error_model="numpy")
-def smooth_step(y0, y1, x0, x1, x):  # pragma: no cover - compiled
-    """SimTK::Function::Step(y0, y1, x0, x1): y0 before x0, y1 after x1, the quintic 10s³ − 15s⁴ + 6s⁵
-    between."""
-    if x <= x0:
-        return y0
-    if x >= x1:
-        return y1
-    s = (x - x0) / (x1 - x0)
-    return y0 + (y1 - y0) * (s * s * s * (10.0 + s * (6.0 * s - 15.0)))
 
 
 @njit(error_model="numpy")

@@ -47,13 +47,27 @@ def _budgeted(fun: Callable, max_steps: int | None, max_seconds: float | None) -
         if max_seconds is not None and calls[0] % 50 == 0 and _time.perf_counter() - start > max_seconds:
             raise IntegrationBudgetExceeded(f"integration stopped at t = {t:.6g} s after {max_seconds:g} s of wall "
                                             "time (raise --max-seconds, or check the initial state)")
+        # a trial step too long for stiff contact can overflow: its non-finite stages make the integrator reject
+        # the step and shorten it; only a run of them means the motion itself has left the finite numbers
         if not np.all(np.isfinite(y)):
-            raise IntegrationBudgetExceeded(f"integration stopped at t = {t:.6g} s: the state is not finite")
-        dy = fun(t, y)
-        if not np.all(np.isfinite(dy)):
-            raise IntegrationBudgetExceeded(f"integration stopped at t = {t:.6g} s: the accelerations are not finite")
+            dy = np.full(np.shape(y), np.nan)
+        else:
+            dy = fun(t, y)
+        if np.all(np.isfinite(dy)):
+            bad[0] = 0
+            return dy
+        bad[0] += 1
+        if bad[0] > NONFINITE_TRIALS:
+            what = "state" if not np.all(np.isfinite(y)) else "accelerations"
+            raise IntegrationBudgetExceeded(f"integration stopped at t = {t:.6g} s: the {what} are not finite "
+                                            f"({NONFINITE_TRIALS} right-hand sides in a row)")
         return dy
+    bad = [0]
     return wrapped
+
+
+#: non-finite right-hand sides in a row after which :func:`simulate` stops (trial steps the integrator rejects)
+NONFINITE_TRIALS = 200
 
 
 def simulate(model: Model, t_end: float, q0: Any = None, qdot0: Any = None, *,
@@ -159,13 +173,21 @@ def _with_model_forces(model: Model, generalized_forces):
     """(the user's ``generalized_forces`` (a function, an array or None) plus the model's passive forces applied
     from Python, the compiled force-element table or None): contact, springs and bushings in the kernel where
     their bodies are part of the compiled dynamics, the rest from Python."""
+    from osim_emb.core import compiled_kernels as K
+    from osim_emb.core.compiled import element_table
     from osim_emb.simulation import force_elements as fe
+    from osim_emb.simulation.muscle_driven import coordinate_forces_from_model
     elements, table = fe.model_force_elements(model), None
     try:
         table, elements = fe.compiled_rows(model, elements)
     except ValueError as exc:
         logging.getLogger(__name__).info("the model's force elements are applied from Python: %s", exc)
-    passive = _passive_force_function(model, elements)
+    limits = coordinate_forces_from_model(model)[0]
+    plain = [f for f in limits if f.coupling is None and f.angular is None]  # on a generalized coordinate
+    if plain:
+        rows = element_table([[K.EL_COORDINATE_LIMIT, f.coordinate, *f.si_parameters()] for f in plain])
+        table = rows if table is None else np.vstack([table, rows])
+    passive = _passive_force_function(model, elements, [f for f in limits if f.coupling is not None or f.angular is not None])
     if passive is None:
         return generalized_forces, table
     if generalized_forces is None:

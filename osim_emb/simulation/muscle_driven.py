@@ -50,7 +50,8 @@ from osim_emb.model import Model
 from osim_emb.muscles import curves as C
 from osim_emb.muscles import kernels as MK
 from osim_emb.muscles.kernels import SQRT_EPS  # SimTK::SqrtEps
-from osim_emb.simulation.excitations import ExcitationSpec, MuscleSimulationError, smooth_step
+from osim_emb.core.compiled_kernels import coordinate_limit_force
+from osim_emb.simulation.excitations import ExcitationSpec, MuscleSimulationError
 from osim_emb.muscles.hill import (SIGNIFICANT_REAL, DeGrooteFregly2016Muscle, Millard2012EquilibriumMuscle,
                                    MuscleModelError, RigidPathActuator, RigidTendonMuscle, Schutte1993Muscle, Thelen2003Muscle,
                                    deprecated_pennation)
@@ -88,13 +89,13 @@ class CoordinateLimitForce:
     def generalized_force(self, q: float, qdot: float) -> float:
         """calcLimitForce: stiffness ramps up (SimTK Step) over ``transition`` beyond each limit; damping scales
         with the ramps."""
+        return float(coordinate_limit_force(*self.si_parameters(), q, qdot))
+
+    def si_parameters(self) -> tuple[float, ...]:
+        """(q_up, q_low, K_up, K_low, damping, transition) in SI units (rad or m)."""
         w = math.pi / 180.0 if self.rotational else 1.0
-        qup, qlow = w * self.upper_limit, w * self.lower_limit
-        kup, klow, damp = self.upper_stiffness / w, self.lower_stiffness / w, self.damping / w
-        k_up = smooth_step(0.0, kup, qup, qup + w * self.transition, q)
-        k_low = smooth_step(klow, 0.0, qlow - w * self.transition, qlow, q)
-        ramp = (k_up / kup if kup != 0.0 else 0.0) + (k_low / klow if klow != 0.0 else 0.0)
-        return -k_up * (q - qup) + k_low * (qlow - q) - damp * ramp * qdot
+        return (w * self.upper_limit, w * self.lower_limit, self.upper_stiffness / w, self.lower_stiffness / w,
+                self.damping / w, w * self.transition)
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ from osim_emb.core import compiled_kernels as K
 from osim_emb.core.closed_chain_kernels import solve_linear
 from osim_emb.muscles.kernels import SQRT_EPS, blankevoort_tension, muscle_derivatives
 from osim_emb.paths.wrapping._kernels_muscles import pose_lengths_moment_arms, pose_workspace
-from osim_emb.simulation.excitations import EXCITATION_KINDS, ExcitationSpec, excitation_value, smooth_step
+from osim_emb.simulation.excitations import EXCITATION_KINDS, ExcitationSpec, excitation_value
 
 __all__ = ["compiled_plan", "integrate_compiled", "rhs", "jacobian"]
 
@@ -130,11 +130,8 @@ def _rest(t, y, length, r, prog, mus, clf, act):  # pragma: no cover - compiled
     for i in range(lim.shape[0]):  # coordinate row, q_up, q_low, K_up, K_low, damping, transition (SI)
         c = int(lim[i, 0])
         qq, qqd, dc = _coordinate_state(cmap, c, y, nq)
-        kup = smooth_step(0.0, lim[i, 3], lim[i, 1], lim[i, 1] + lim[i, 6], qq)
-        klow = smooth_step(lim[i, 4], 0.0, lim[i, 2] - lim[i, 6], lim[i, 2], qq)
-        ramp = (kup / lim[i, 3] if lim[i, 3] != 0.0 else 0.0) + (klow / lim[i, 4] if lim[i, 4] != 0.0 else 0.0)
-        _add_coordinate_force(cmap, c, dc, -kup * (qq - lim[i, 1]) + klow * (lim[i, 2] - qq) - lim[i, 5] * ramp * qqd,
-                              tau)
+        _add_coordinate_force(cmap, c, dc, K.coordinate_limit_force(lim[i, 1], lim[i, 2], lim[i, 3], lim[i, 4],
+                                                                    lim[i, 5], lim[i, 6], qq, qqd), tau)
     acoord, aforce, akind, avals, path_forces, loads = act
     for i in range(acoord.shape[0]):
         c = acoord[i]
@@ -531,9 +528,7 @@ def compiled_plan(system):
            elements)
     rows = []
     for i, f in enumerate(system.limit_forces):
-        w = math.pi / 180.0 if f.rotational else 1.0
-        rows.append([i, w * f.upper_limit, w * f.lower_limit, f.upper_stiffness / w,
-                     f.lower_stiffness / w, f.damping / w, w * f.transition])
+        rows.append([i, *f.si_parameters()])
     clf = (np.array(rows, dtype=float).reshape(-1, 7), cmap)
     ak, av = encode(system._controls)
     pk, pv = encode(system._path_controls + system._stateless_excitation + [0.0] * len(system._passive))

@@ -6,6 +6,8 @@ against OpenSim's Manager.
   OpenSim's Manager (one integrate call), ``simulate`` (DOP853; contact, springs and bushings in the compiled
   right-hand side) and the same with every force element applied from Python (the laws of
   ``force_element_forces``, the route without the compiled table), at tolerance 1e-6 and 1e-9;
+* opensim-core's bouncing balls (Hunt-Crossley, smooth contact) and opensim-models' WalkerModel (six Hunt-Crossley
+  contacts, four CoordinateLimitForces), 1 s from the default state: OpenSim's Manager against ``simulate``;
 * opensim-models' DynamicJumperModel (54 muscles, two Hunt-Crossley feet on a platform), zero excitations, 0.2 s,
   and SoccerKickingModel (9 muscles, five Hunt-Crossley contacts, the ball), 0.2 s: OpenSim's Manager against
   ``simulate_muscles`` (RK45-jit), at accuracy 1e-5 (OpenSim's default) and 1e-7 -- when the model corpus of
@@ -77,6 +79,31 @@ def block(repeat: int) -> None:
                   f"the laws from Python {t_py:.3f} s ({err['python']:.1e}): compiled table {t_py / t_pkg:.1f}x")
 
 
+def corpus_passive(corpus: Path, repeat: int) -> None:
+    from osim_emb.io import load_osim
+    from osim_emb.opensim.muscle_simulation import opensim_muscle_simulation
+    from osim_emb.simulation.motions import simulate
+    cases = [("opensim-core/OpenSim/Simulation/Test/BouncingBall_HuntCrossley.osim", 1.0),
+             ("opensim-core/OpenSim/Simulation/Test/BouncingBall_SmoothSphereHalfSpace.osim", 1.0),
+             ("opensim-models/Models/WalkerModel/WalkerModel.osim", 1.0)]
+    for rel, t_end in cases:
+        path = corpus / rel
+        if not path.exists():
+            print(f"{rel}: not in {corpus} (extract the corpus: validation/model_corpus/run.py)")
+            continue
+        model = load_osim(path)
+        names = model.coordinate_names
+        print(f"{path.name}, passive, {t_end} s")
+        for tol in (1e-6, 1e-9):
+            t_os, r = best(lambda: opensim_muscle_simulation(str(path), [0.0, t_end], {}, accuracy=tol,
+                                                             one_shot=True, own_controllers=False), repeat)
+            q_os = r["q"][-1][[r["names"].index(c) for c in names]]
+            t_pkg, tab = best(lambda: simulate(model, t_end, n_output=2, rtol=tol, atol=tol), repeat)
+            diff = np.abs(tab[names].to_numpy()[-1] - q_os).max()
+            print(f"  tolerance {tol:g}: OpenSim's Manager {t_os:.3f} s, simulate {t_pkg:.3f} s ({tab.attrs['nfev']} "
+                  f"right-hand sides): {t_os / t_pkg:.1f}x; max |q − q_OpenSim| {diff:.1e}")
+
+
 def corpus_models(corpus: Path, repeat: int) -> None:
     from osim_emb.io import load_osim
     from osim_emb.opensim.muscle_simulation import opensim_muscle_simulation
@@ -111,6 +138,7 @@ def main(argv=None) -> int:
     ap.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
     args = ap.parse_args(argv)
     block(args.repeat)
+    corpus_passive(args.corpus, args.repeat)
     corpus_models(args.corpus, args.repeat)
     return 0
 

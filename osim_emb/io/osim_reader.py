@@ -103,6 +103,17 @@ def ellipsoid_surface_functions(radii) -> tuple:
     return x, Composite(product(-b), [sin0, cos1]), Composite(product(c), [cos0, cos1])
 
 
+def _contact_geometry_names(forces) -> set[str]:
+    """The contact geometries of the contact forces the package applies (io.force_elements records)."""
+    names: set[str] = set()
+    for f in forces:
+        law = f.law
+        for surface in (getattr(law, "surfaces", ()) or ()) + tuple(
+                x for x in (getattr(law, "sphere", None), getattr(law, "half_space", None)) if x is not None):
+            names.add(surface.name)
+    return names
+
+
 class _Reader:
     def __init__(self, path: str, root: Any, strict: bool):
         self.path = path
@@ -332,9 +343,12 @@ class _Reader:
             self.notes.append(message)
         self._check_unique_names(doc)
         doc.markers = self._read_markers(model)
+        in_contact = _contact_geometry_names(doc.forces)
         for tag in IGNORED_SETS:
             for o in self.objects(model, tag):
                 if o in getattr(self, "scholz_geometries", ()):  # obstacles of Scholz2015GeometryPaths
+                    continue
+                if tag == "ContactGeometrySet" and o.get("name") in in_contact:  # a contact force's surface
                     continue
                 if tag == "ControllerSet":
                     if self._enabled_controller(o):

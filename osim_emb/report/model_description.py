@@ -65,7 +65,17 @@ def describe_model(model: Model, functions: bool = True) -> str:
         for w in model.wrap_objects:
             out.append(f"  {w.name:20s} {type(w).__name__:14s} on {w.body:16s} quadrant {w.quadrant}")
     if ex.get("forces"):
-        out += ["", "other forces (kept as data): " + ", ".join(f"{n} ({t})" for n, t in ex["forces"])]
+        from osim_emb.simulation.force_elements import model_force_elements
+        elements = model_force_elements(model)
+        applied = {law.name for law in elements.laws}
+        applied |= {n for n, t in ex["forces"] if t == "CoordinateLimitForce"}
+        why = {u.name: u.reason for u in elements.unapplied}
+        used = [f"{n} ({t})" for n, t in ex["forces"] if n in applied]
+        kept = [f"{n} ({t}{': ' + why[n] if n in why else ''})" for n, t in ex["forces"] if n not in applied]
+        if used:
+            out += ["", "passive forces the simulations apply (docs/forces.md): " + ", ".join(used)]
+        if kept:
+            out += ["", "other forces (kept as data, not applied): " + ", ".join(kept)]
     if ex.get("conversion"):
         out += ["", "conversion:"] + [f"  {s}" for s in ex["conversion"]]
     if ex.get("skipped"):

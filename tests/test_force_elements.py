@@ -257,3 +257,23 @@ def test_unevaluated_geometry_and_the_command_line_say_what_they_leave_out(osim,
                  "--no-model-forces"])
     err = capsys.readouterr().err
     assert code == 0 and "SmoothSphereHalfSpaceForce force(s): tip_contact" in err and "BushingForce" in err
+
+
+def test_malformed_elements_are_left_out_with_file_element_and_reason(osim, tmp_path):
+    """A HuntCrossleyForce naming a geometry that does not exist and a BushingForce with a non-numeric stiffness:
+    the model still loads (its kinematics do not need them); each element is left out, its reason naming the file,
+    line and element (OpenSim would refuse the file)."""
+    path = tmp_path / "bad.osim"
+    build_contact_model(osim, path)
+    text = path.read_text().replace("<geometry>heel toe</geometry>", "<geometry>heel sole</geometry>", 1)
+    text = text.replace("<translational_stiffness>30 40 50</translational_stiffness>",
+                        "<translational_stiffness>30 forty 50</translational_stiffness>", 1)
+    path.write_text(text)
+    model = load_osim(path)
+    elements = fe.model_force_elements(model)
+    reasons = {u.name: u.reason for u in elements.unapplied}
+    assert set(reasons) == {"feet", "wrist"}
+    assert str(path) in reasons["feet"] and "HuntCrossleyForce 'feet': contact geometry 'sole' does not exist" \
+        in reasons["feet"]
+    assert str(path) in reasons["wrist"] and "translational_stiffness" in reasons["wrist"]
+    assert len(elements.laws) == 4

@@ -1043,8 +1043,9 @@ class MuscleDrivenSystem:
         self.path_force_names = ([n for n, _ in self._path_actuators] + [m.name for m in stateless]
                                  + [f.name for f in self._passive])
         units = list(self.muscle_names) + self.path_force_names
-        self._paths_refused = "" if units else "the model has no muscles or path forces"  # why not compiled
-        if compiled and use_jit() and units:  # the paths compiled whatever the muscle model
+        # a model without path units runs compiled too (no paths: contact, springs, limits, actuators)
+        self._paths_refused = ""
+        if compiled and use_jit():  # the paths compiled whatever the muscle model
             from osim_emb.paths.geometry import _NotCompilable
             try:
                 self._paths = _CompiledPaths(model, units, wrapping, opensim_compat)

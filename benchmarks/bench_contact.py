@@ -2,10 +2,10 @@
 against OpenSim's Manager.
 
 * the contact block of tests/test_force_elements.py (a free block with two Hunt-Crossley spheres, an arm with a
-  smooth-contact sphere, a bushing, a spring, a prescribed force, a coordinate spring) dropped for 0.5 s:
-  OpenSim's Manager (one integrate call), ``simulate`` (DOP853; contact, springs and bushings in the compiled
-  right-hand side) and the same with every force element applied from Python (the laws of
-  ``force_element_forces``, the route without the compiled table), at tolerance 1e-6 and 1e-9;
+  smooth-contact sphere, a bushing, a spring; ``compiled_only``) dropped for 0.5 s: OpenSim's Manager,
+  ``simulate`` (SciPy's DOP853; contact, springs and bushings in the compiled right-hand side), the same with every
+  force element applied from Python (the laws of ``force_element_forces``, the route without the compiled table)
+  and the compiled RK45 of ``simulate_muscles`` (no muscles: the same ODE), at tolerance 1e-6 and 1e-9;
 * opensim-core's bouncing balls (Hunt-Crossley, smooth contact) and opensim-models' WalkerModel (six Hunt-Crossley
   contacts, four CoordinateLimitForces), 1 s from the default state: OpenSim's Manager against ``simulate`` (SciPy's
   DOP853 on the compiled right-hand side) and the compiled RK45 of ``simulate_muscles`` (no muscles: the same ODE);
@@ -53,14 +53,17 @@ def block(repeat: int) -> None:
     from osim_emb.opensim.muscle_simulation import opensim_muscle_simulation
     from osim_emb.simulation import force_elements as fe
     from osim_emb.simulation.motions import simulate
+    from osim_emb.simulation.muscle_driven import MuscleDrivenSystem, integrate_system
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "contact_block.osim"
-        build_contact_model(osim, path)
+        build_contact_model(osim, path, compiled_only=True)
         model = load_osim(path)
         names = model.coordinate_names
         t_end = 0.5
         reference = simulate(model, t_end, n_output=2, rtol=1e-11, atol=1e-11)[names].to_numpy()[-1]
         elements = fe.model_force_elements(model)
+        system = MuscleDrivenSystem(model, {})
+        y0 = system.initial_state()
 
         def python_route(tol):  # every element from Python: no compiled table
             return simulate(model, t_end, n_output=2, rtol=tol, atol=tol, model_forces=False,
@@ -69,15 +72,19 @@ def block(repeat: int) -> None:
         print(f"contact block, {t_end} s drop ({elements.describe()})")
         for tol in (1e-6, 1e-9):
             t_os, r = best(lambda: opensim_muscle_simulation(str(path), [0.0, t_end], {}, accuracy=tol,
-                                                             one_shot=True), repeat)
+                                                             one_shot=False), repeat)
             q_os = r["q"][-1][[r["names"].index(c) for c in names]]
             t_pkg, tab = best(lambda: simulate(model, t_end, n_output=2, rtol=tol, atol=tol), repeat)
             t_py, tab_py = best(lambda: python_route(tol), max(1, repeat // 3))
+            t_jit, sol = best(lambda: integrate_system(system, y0, np.array([0.0, t_end]), method="RK45-jit",
+                                                       rtol=tol, atol=tol), repeat)
             err = {k: np.abs(v - reference).max() for k, v in (
-                ("OpenSim", q_os), ("package", tab[names].to_numpy()[-1]), ("python", tab_py[names].to_numpy()[-1]))}
+                ("OpenSim", q_os), ("package", tab[names].to_numpy()[-1]), ("python", tab_py[names].to_numpy()[-1]),
+                ("jit", sol.y[:model.n_q, -1]))}
             print(f"  tolerance {tol:g}: OpenSim's Manager {t_os:.3f} s (|q − ref| {err['OpenSim']:.1e}); simulate "
                   f"{t_pkg:.3f} s ({err['package']:.1e}, {tab.attrs['nfev']} right-hand sides): {t_os / t_pkg:.1f}x; "
-                  f"the laws from Python {t_py:.3f} s ({err['python']:.1e}): compiled table {t_py / t_pkg:.1f}x")
+                  f"the laws from Python {t_py:.3f} s ({err['python']:.1e}): compiled table {t_py / t_pkg:.1f}x; "
+                  f"the compiled RK45 (simulate_muscles) {t_jit:.4f} s ({err['jit']:.1e}): {t_os / t_jit:.1f}x")
 
 
 def corpus_passive(corpus: Path, repeat: int) -> None:
@@ -100,7 +107,7 @@ def corpus_passive(corpus: Path, repeat: int) -> None:
         print(f"{path.name}, passive, {t_end} s")
         for tol in (1e-6, 1e-9):
             t_os, r = best(lambda: opensim_muscle_simulation(str(path), [0.0, t_end], {}, accuracy=tol,
-                                                             one_shot=True, own_controllers=False), repeat)
+                                                             one_shot=False, own_controllers=False), repeat)
             q_os = r["q"][-1][[r["names"].index(c) for c in names]]
             t_pkg, tab = best(lambda: simulate(model, t_end, n_output=2, rtol=tol, atol=tol), repeat)
             diff = np.abs(tab[names].to_numpy()[-1] - q_os).max()
@@ -131,7 +138,7 @@ def corpus_models(corpus: Path, repeat: int) -> None:
         print(f"{path.name}, zero excitations, {t_end} s ({system.n_m} muscles, {system.force_elements.describe()})")
         for tol in (1e-5, 1e-7):
             t_os, r = best(lambda: opensim_muscle_simulation(str(path), [0.0, t_end], {}, accuracy=tol,
-                                                             one_shot=True, own_controllers=False), repeat)
+                                                             one_shot=False, own_controllers=False), repeat)
             q_os = r["q"][-1][[r["names"].index(c) for c in names]]
             t_pkg, sol = best(lambda: integrate_system(system, y0, np.array([0.0, t_end]), method="RK45-jit",
                                                        rtol=tol, atol=tol), repeat)

@@ -180,13 +180,10 @@ def _bushing(law: Bushing, st: _State) -> list[BodyWrench]:
     return _apply((law.body1, f1), (law.body2, f2), o_m, force, moment)
 
 
-def _friction(f: np.ndarray, v_tangent: np.ndarray, v_slip: np.ndarray, transition: float,
-              static: float, dynamic: float, viscous: float) -> np.ndarray:
-    """Simbody's friction force vector along the slip (N, 3): f (min(v/vt, 1)(ud + 2(us - ud)/(1 + (v/vt)²)) + uv v)."""
-    rel = v_slip / transition
-    magnitude = f * (np.minimum(rel, 1.0) * (dynamic + 2.0 * (static - dynamic) / (1.0 + rel * rel)) + viscous * v_slip)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where((v_slip != 0.0)[:, None], (magnitude / v_slip)[:, None] * v_tangent, 0.0)
+def _friction_magnitude(f, slip, transition: float, static: float, dynamic: float, viscous: float):
+    """Simbody's friction magnitude f (min(v/vt, 1)(ud + 2(us − ud)/(1 + (v/vt)²)) + uv v) at slip speed v."""
+    rel = slip / transition
+    return f * (np.minimum(rel, 1.0) * (dynamic + 2.0 * (static - dynamic) / (1.0 + rel * rel)) + viscous * slip)
 
 
 def _smooth_contact(law: SmoothSphereHalfSpaceContact, st: _State) -> list[BodyWrench]:
@@ -210,9 +207,8 @@ def _smooth_contact(law: SmoothSphereHalfSpaceContact, st: _State) -> list[BodyW
     hc = hertz * (1.0 + 1.5 * c * vn)
     hc = hc * (0.5 + 0.5 * np.tanh(law.hunt_crossley_smoothing * (vn + 2.0 / (3.0 * c))))
     slip = np.sqrt(np.einsum("ni,ni->n", vt, vt) + cf)
-    rel = slip / law.transition_velocity
-    ff = hc * (np.minimum(rel, 1.0) * (law.dynamic_friction + 2.0 * (law.static_friction - law.dynamic_friction)
-                                       / (1.0 + rel * rel)) + law.viscous_friction * slip)
+    ff = _friction_magnitude(hc, slip, law.transition_velocity, law.static_friction, law.dynamic_friction,
+                             law.viscous_friction)
     force = hc[:, None] * normal + (ff / slip)[:, None] * vt
     # -force on the sphere, +force on the half space
     return _apply((law.sphere.body, fs), (law.half_space.body, fh), point, force)
@@ -291,8 +287,7 @@ def _hunt_crossley(law: HuntCrossleyContact, st: _State) -> list[BodyWrench]:
             if slip != 0.0:
                 mu = [_pair(getattr(law, name)[i1], getattr(law, name)[i2])
                       for name in ("static_friction", "dynamic_friction", "viscous_friction")]
-                force = force + _friction(np.array([f]), vt[None], np.array([slip]), law.transition_velocity,
-                                          *mu)[0]
+                force = force + (_friction_magnitude(f, slip, law.transition_velocity, *mu) / slip) * vt
             out += _one_state(st, n, [BodyWrench(law.surfaces[i2].body, frames[i2][0], p, force[None], None),
                                       BodyWrench(law.surfaces[i1].body, frames[i1][0], p, -force[None], None)])
     return out

@@ -20,8 +20,9 @@ def _warn_range_exits(model, table) -> None:
         out = (v < lo) | (v > hi)
         if out.any():
             k = int(out.argmax())
-            log.warning("coordinate %r leaves its range [%.6g, %.6g] at t = %.6g s (%.6g); the package does not "
-                        "apply OpenSim's coordinate limits or clamping", c.name, lo, hi, table["time"].iloc[k], v[k])
+            log.warning("coordinate %r leaves its range [%.6g, %.6g] at t = %.6g s (%.6g): a range is not enforced "
+                        "in a forward simulation (only forces such as CoordinateLimitForce or contact hold a "
+                        "coordinate)", c.name, lo, hi, table["time"].iloc[k], v[k])
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:

@@ -32,13 +32,15 @@ FEET_XML = """<HuntCrossleyForce name="feet">
 """
 
 
-def build_contact_model(osim, path, *, extra_geometry: bool = False, compiled_only: bool = False):
+def build_contact_model(osim, path, *, extra_geometry: bool = False, compiled_only: bool = False,
+                        planar: bool = False):
     """ground -free- block -pin- arm.  Contact: a ground half space (normal +y), the block's heel and toe spheres
     in one HuntCrossleyForce (the floor stiffer than the spheres, friction), a third sphere on the arm with a
     SmoothSphereHalfSpaceForce; a PointToPointSpring ground-block, a BushingForce between offset frames on the
     ground and the arm, a PrescribedForce on the arm (force in the arm's frame at a ground point, a torque), a
     SpringGeneralizedForce on the pin.  ``extra_geometry``: a ContactEllipsoid named by the HuntCrossleyForce;
-    ``compiled_only``: without the prescribed force and the coordinate spring (the laws evaluated from Python)."""
+    ``compiled_only``: without the prescribed force and the coordinate spring (the laws evaluated from Python);
+    ``planar``: the block on a PlanarJoint (rz, tx, ty) instead of the FreeJoint."""
     m = osim.Model()
     m.setName("contact_block")
     g = m.getGround()
@@ -46,12 +48,13 @@ def build_contact_model(osim, path, *, extra_geometry: bool = False, compiled_on
     arm = osim.Body("arm", 0.7, osim.Vec3(0.0, 0.15, 0.0), osim.Inertia(0.006, 0.001, 0.006))
     m.addBody(block)
     m.addBody(arm)
-    free = osim.FreeJoint("free", g, osim.Vec3(0), osim.Vec3(0), block, osim.Vec3(0), osim.Vec3(0))
+    joint = osim.PlanarJoint if planar else osim.FreeJoint
+    free = joint("free", g, osim.Vec3(0), osim.Vec3(0), block, osim.Vec3(0), osim.Vec3(0))
     pin = osim.PinJoint("pin", block, osim.Vec3(0.0, 0.05, 0.0), osim.Vec3(0.2, 0.0, 0.0), arm, osim.Vec3(0),
                         osim.Vec3(0.2, 0.0, 0.0))
     m.addJoint(free)
     m.addJoint(pin)
-    free.upd_coordinates(4).setDefaultValue(0.12)  # ty: the spheres just above the floor
+    free.upd_coordinates(2 if planar else 4).setDefaultValue(0.12)  # ty: the spheres just above the floor
     floor = osim.ContactHalfSpace(osim.Vec3(0), osim.Vec3(0, 0, -math.pi / 2), g, "floor")
     m.addContactGeometry(floor)
     for name, loc in SPHERES.items():
@@ -303,3 +306,35 @@ def test_compiled_integrator_runs_a_model_without_muscles(osim, tmp_path):
     diff = np.abs(ours[model.coordinate_names].to_numpy() - theirs).max()
     print(f"[agreement] contact block without muscles, RK45-jit: max |q − q_OpenSim| = {diff:.1e}")
     assert ours.attrs["method"] == "RK45-jit" and diff < 1e-7
+
+
+def test_inverse_dynamics_applies_the_force_elements_as_opensims_tool(osim, tmp_path, capsys):
+    """The planar contact block pressed into the floor along a quadratic motion (both tools' splines exact):
+    `inverse-dynamics` against OpenSim's InverseDynamicsTool (forces_to_exclude Muscles: contact, bushing, spring,
+    prescribed force and coordinate spring applied) at 21 frames; with the elements excluded by name the two differ
+    by the contact's hundreds of newtons."""
+    from opensim_builders import T, read_sto, write_motion_file
+    from osim_emb.cli.main import main
+    from osim_emb.opensim.static_optimization import opensim_inverse_dynamics
+    path = tmp_path / "planar_block.osim"
+    build_contact_model(osim, path, planar=True)
+    names = ["free_coord_0", "free_coord_1", "free_coord_2", "pin_coord_0"]
+    motion = write_motion_file(tmp_path / "press.mot", names,
+                               {"free_coord_0": (0.05, 0.2, -0.1), "free_coord_1": (0.0, 0.3, 0.0),
+                                "free_coord_2": (0.125, -0.04, 0.0), "pin_coord_0": (0.3, 0.5, -0.2)}, T[::2])
+    ref = opensim_inverse_dynamics(path, motion, tmp_path / "opensim")
+    out = tmp_path / "ours.sto"
+    assert main(["-v", "inverse-dynamics", str(path), str(motion), "-o", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert "inverse-dynamics applies the model's 1 HuntCrossleyContact, 1 SmoothSphereHalfSpaceContact" in err
+    ours = read_sto(out)
+    cols = [c for c in ours.columns if c != "time"]
+    scale = np.abs(ref[cols].to_numpy()).max()
+    d = np.abs(ours[cols].to_numpy() - ref[cols].to_numpy()).max()
+    bare = tmp_path / "bare.sto"
+    assert main(["inverse-dynamics", str(path), str(motion), "-o", str(bare), "--exclude-forces",
+                 "feet,tip_contact,tether,wrist,push,coil"]) == 0
+    effect = np.abs(read_sto(bare)[cols].to_numpy() - ref[cols].to_numpy()).max()
+    print(f"[agreement] inverse dynamics with contact, bushing, springs, prescribed force vs OpenSim's tool: "
+          f"{d:.1e} of {scale:.0f} (the elements' effect {effect:.0f})")
+    assert d < 1e-8 * scale and effect > 100.0

@@ -260,6 +260,20 @@ def limit_forces_applied(model, command: str, excluded: tuple[str, ...] = ()) ->
 
 
 
+def force_elements_applied(model, command: str, excluded: tuple[str, ...] = ()):
+    """The model's contact, bushings, springs and prescribed forces (:mod:`osim_emb.simulation.force_elements`) that
+    ``command`` applies, as OpenSim's tools apply every force they do not exclude (``excluded``: force names); said,
+    and those it cannot evaluate warned with the reason."""
+    from osim_emb.simulation.force_elements import ForceElements, model_force_elements, warn_unapplied
+    found = model_force_elements(model)
+    elements = ForceElements(tuple(law for law in found.laws if law.name not in excluded),
+                             tuple(u for u in found.unapplied if u.name not in excluded))
+    warn_unapplied(elements, command)
+    if elements:
+        log.info("%s applies the model's %s", command, elements.describe())
+    return elements
+
+
 def path_forces_applied(model, command: str, excluded: tuple[str, ...] = ()) -> list:
     """The model's PathSprings and Ligaments that ``command`` applies (their tensions at their path points), as OpenSim's
     tools apply every force they do not exclude (``excluded``: force names); said."""
@@ -337,19 +351,14 @@ def fill_from_setup(args, values: dict, required: dict, time_range=None) -> None
 
 def passive_forces_report(model, command: str, apply: bool = True) -> None:
     """What ``command`` applies of the model's passive forces without a path (contact, springs, bushings,
-    prescribed forces, CoordinateLimitForces; :mod:`osim_emb.simulation.force_elements`) and, one warning per
-    kind, what it leaves out (with the reason where an element of an applied type cannot be evaluated)."""
-    from osim_emb.simulation.force_elements import model_force_elements, warn_unapplied
+    prescribed forces: :func:`force_elements_applied`; CoordinateLimitForces) and, one warning per kind, what it
+    leaves out (with the reason where an element of an applied type cannot be evaluated)."""
     applied_names: set = set()
     if apply:
-        elements = model_force_elements(model)
-        applied_names = {law.name for law in elements.laws}
-        warn_unapplied(elements, command)
+        elements = force_elements_applied(model, command)
+        applied_names = {law.name for law in elements.laws} | {u.name for u in elements.unapplied}
         from osim_emb.simulation.muscle_driven import coordinate_forces_from_model
         limits = coordinate_forces_from_model(model)[0]
-        if elements or limits:
-            log.info("%s applies the model's %s", command, ", ".join(
-                x for x in (elements.describe(), f"{len(limits)} CoordinateLimitForce" if limits else "") if x))
-        reasons = {u.name for u in elements.unapplied}
-        applied_names |= reasons  # warned with their reasons above
+        if limits:
+            log.info("%s applies the model's %d CoordinateLimitForce(s)", command, len(limits))
     warn_unapplied_forces(model, command, ("CoordinateLimitForce",) if apply else (), applied_names)

@@ -11,7 +11,7 @@ import numpy as np
 
 from osim_emb.cli.common import _load_any, _plot_path, _plot_table, outside_range_hint, \
     add_external_loads_option, add_lenient_option, add_motion_differentiation_options, motion_differentiation, \
-    fill_from_setup, limit_forces_applied, note_coupled_generalized_forces, path_forces_applied, \
+    fill_from_setup, force_elements_applied, limit_forces_applied, note_coupled_generalized_forces, path_forces_applied, \
     read_external_loads_option, warn_unapplied_forces
 
 log = logging.getLogger("osim_emb")
@@ -54,7 +54,10 @@ def cmd_inverse_dynamics(args: argparse.Namespace) -> int:
         table, header = read_motion(args.motion)
         with outside_range_hint():
             time, q, qd = coordinates_from_motion(model, table, header, outside=args.outside_range)
-        warn_unapplied_forces(model, "inverse-dynamics", applied=("CoordinateLimitForce", *PASSIVE_PATH_FORCE_TYPES))
+        excluded = tuple(args.exclude_forces or ())
+        elements = force_elements_applied(model, "inverse-dynamics", excluded)
+        warn_unapplied_forces(model, "inverse-dynamics", applied=("CoordinateLimitForce", *PASSIVE_PATH_FORCE_TYPES),
+                              applied_names={law.name for law in elements.laws} | {u.name for u in elements.unapplied})
         note_coupled_generalized_forces(model, "inverse-dynamics")
         if qd is None:  # the whole motion splined (as OpenSim), then the frames in --time-range kept
             q, qd, qdd = motion_derivatives(time, q, **differentiation)
@@ -70,11 +73,11 @@ def cmd_inverse_dynamics(args: argparse.Namespace) -> int:
             if not keep.any():
                 raise ValueError(f"--time-range {t0:g} {t1:g}: no frame of {args.motion} "
                                  f"(t = {time[0]:g} to {time[-1]:g} s)")
-        excluded = tuple(args.exclude_forces or ())
         tau = inverse_dynamics_of_motion(model, time[keep], q[keep], qd[keep], qdd[keep],
                                          external_loads=read_external_loads_option(args),
                                          limit_forces=limit_forces_applied(model, "inverse-dynamics", excluded),
-                                         path_forces=path_forces_applied(model, "inverse-dynamics", excluded))
+                                         path_forces=path_forces_applied(model, "inverse-dynamics", excluded),
+                                         force_elements=elements)
         spherical = angular_velocity_joints(model)
         if spherical:  # the file is OpenSim's: its generalized forces there are about its speeds
             labels = [c for c in tau.columns if c != "time"]

@@ -308,7 +308,8 @@ def analysis_states(time: np.ndarray, q: np.ndarray, qdot: np.ndarray | None = N
 def inverse_dynamics_of_motion(model: Model, time: np.ndarray, q: np.ndarray, qdot: np.ndarray | None = None,
                                qddot: np.ndarray | None = None, *, smoothing: float | None = None,
                                lowpass_hz: float | None = None, external_loads: Any = None,
-                               limit_forces: Sequence[Any] = (), path_forces: Sequence[Any] = ()) -> pd.DataFrame:
+                               limit_forces: Sequence[Any] = (), path_forces: Sequence[Any] = (),
+                               force_elements: Any = None) -> pd.DataFrame:
     """Generalized forces τ = M q̈ + N q̇ - G - τ_ext - τ_passive along a motion (about the coordinates: on a Ball,
     Free or Ellipsoid joint's rotations OpenSim's are about its speeds, :func:`osim_emb.core.speeds.forces_about_speeds`,
     as the ``inverse-dynamics`` command writes them; columns NAME_moment or NAME_force, as
@@ -339,6 +340,9 @@ def inverse_dynamics_of_motion(model: Model, time: np.ndarray, q: np.ndarray, qd
     path_forces : sequence of PassivePathForce, optional
         The model's PathSprings and Ligaments (:func:`osim_emb.simulation.muscle_driven.passive_path_forces_from_model`),
         applied likewise (:func:`osim_emb.simulation.muscle_driven.passive_path_loads`).
+    force_elements : ForceElements, optional
+        The model's contact, bushings, springs and prescribed forces
+        (:func:`osim_emb.simulation.force_elements.model_force_elements`), applied likewise at each frame's state.
 
     Returns
     -------
@@ -383,6 +387,9 @@ def inverse_dynamics_of_motion(model: Model, time: np.ndarray, q: np.ndarray, qd
     if len(path_forces):
         from osim_emb.simulation.muscle_driven import passive_path_loads
         tau = tau - passive_path_loads(model, path_forces, q, qdot)[2]
+    if force_elements:
+        from osim_emb.simulation.force_elements import force_element_forces
+        tau = tau - force_element_forces(model, force_elements, time, q, qdot)
     data = {"time": np.asarray(time)}
     for k, c in enumerate(model.coordinates):
         data[f"{c.name}_{'moment' if c.motion_type == 'rotational' else 'force'}"] = tau[:, k]

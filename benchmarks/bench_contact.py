@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
@@ -33,17 +32,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "tests"))
 sys.path.insert(0, str(HERE.parent / "validation" / "model_corpus"))
-
-
-def best(fn, repeat: int):
-    """(the fastest wall time of ``repeat`` calls after one warm-up, the last result)."""
-    out = fn()
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - t)
-    return min(times), out
+from _timing import best  # noqa: E402  (this folder's timing helper)
 
 
 def block(repeat: int) -> None:
@@ -87,14 +76,13 @@ def block(repeat: int) -> None:
                   f"the compiled RK45 (simulate_muscles) {t_jit:.4f} s ({err['jit']:.1e}): {t_os / t_jit:.1f}x")
 
 
-def corpus_passive(corpus: Path, repeat: int) -> None:
+def corpus_runs(corpus: Path, repeat: int, cases, tolerances, passive: bool) -> None:
+    """Each (model, duration) of ``cases`` from its default state: OpenSim's Manager, the compiled RK45 of
+    ``simulate_muscles`` and (``passive``: a model without muscles) ``simulate``, at each tolerance."""
     from osim_emb.io import load_osim
     from osim_emb.opensim.muscle_simulation import opensim_muscle_simulation
     from osim_emb.simulation.motions import simulate
     from osim_emb.simulation.muscle_driven import MuscleDrivenSystem, integrate_system
-    cases = [("opensim-core/OpenSim/Simulation/Test/BouncingBall_HuntCrossley.osim", 1.0),
-             ("opensim-core/OpenSim/Simulation/Test/BouncingBall_SmoothSphereHalfSpace.osim", 1.0),
-             ("opensim-models/Models/WalkerModel/WalkerModel.osim", 1.0)]
     for rel, t_end in cases:
         path = corpus / rel
         if not path.exists():
@@ -104,47 +92,23 @@ def corpus_passive(corpus: Path, repeat: int) -> None:
         names = model.coordinate_names
         system = MuscleDrivenSystem(model, {})
         y0 = system.initial_state()
-        print(f"{path.name}, passive, {t_end} s")
-        for tol in (1e-6, 1e-9):
+        what = "passive" if passive else f"zero excitations ({system.n_m} muscles)"
+        print(f"{path.name}, {what}, {t_end} s ({system.force_elements.describe()})")
+        for tol in tolerances:
             t_os, r = best(lambda: opensim_muscle_simulation(str(path), [0.0, t_end], {}, accuracy=tol,
                                                              one_shot=False, own_controllers=False), repeat)
             q_os = r["q"][-1][[r["names"].index(c) for c in names]]
-            t_pkg, tab = best(lambda: simulate(model, t_end, n_output=2, rtol=tol, atol=tol), repeat)
-            diff = np.abs(tab[names].to_numpy()[-1] - q_os).max()
+            parts = [f"OpenSim's Manager {t_os:.3f} s"]
+            if passive:
+                t_pkg, tab = best(lambda: simulate(model, t_end, n_output=2, rtol=tol, atol=tol), repeat)
+                parts.append(f"simulate (SciPy's DOP853) {t_pkg:.3f} s ({tab.attrs['nfev']} right-hand sides): "
+                             f"{t_os / t_pkg:.1f}x, max |q − q_OpenSim| "
+                             f"{np.abs(tab[names].to_numpy()[-1] - q_os).max():.1e}")
             t_jit, sol = best(lambda: integrate_system(system, y0, np.array([0.0, t_end]), method="RK45-jit",
                                                        rtol=tol, atol=tol), repeat)
-            diff_jit = np.abs(sol.y[:model.n_q, -1] - q_os).max()
-            print(f"  tolerance {tol:g}: OpenSim's Manager {t_os:.3f} s; simulate (SciPy's DOP853) {t_pkg:.3f} s "
-                  f"({tab.attrs['nfev']} right-hand sides): {t_os / t_pkg:.1f}x, max |q − q_OpenSim| {diff:.1e}; "
-                  f"the compiled RK45 (simulate_muscles) {t_jit:.4f} s ({sol.nfev}): {t_os / t_jit:.1f}x, "
-                  f"{diff_jit:.1e}")
-
-
-def corpus_models(corpus: Path, repeat: int) -> None:
-    from osim_emb.io import load_osim
-    from osim_emb.opensim.muscle_simulation import opensim_muscle_simulation
-    from osim_emb.simulation.muscle_driven import MuscleDrivenSystem, integrate_system
-    cases = [("opensim-models/Models/Jumper/DynamicJumperModel.osim", 0.2),
-             ("opensim-models/Models/SoccerKick/SoccerKickingModel.osim", 0.2)]
-    for rel, t_end in cases:
-        path = corpus / rel
-        if not path.exists():
-            print(f"{rel}: not in {corpus} (extract the corpus: validation/model_corpus/run.py)")
-            continue
-        model = load_osim(path)
-        system = MuscleDrivenSystem(model, {})
-        y0 = system.initial_state()
-        names = model.coordinate_names
-        print(f"{path.name}, zero excitations, {t_end} s ({system.n_m} muscles, {system.force_elements.describe()})")
-        for tol in (1e-5, 1e-7):
-            t_os, r = best(lambda: opensim_muscle_simulation(str(path), [0.0, t_end], {}, accuracy=tol,
-                                                             one_shot=False, own_controllers=False), repeat)
-            q_os = r["q"][-1][[r["names"].index(c) for c in names]]
-            t_pkg, sol = best(lambda: integrate_system(system, y0, np.array([0.0, t_end]), method="RK45-jit",
-                                                       rtol=tol, atol=tol), repeat)
-            diff = np.abs(sol.y[:model.n_q, -1] - q_os).max()
-            print(f"  accuracy {tol:g}: OpenSim's Manager {t_os:.3f} s, RK45-jit {t_pkg:.3f} s ({sol.nfev} right-hand "
-                  f"sides): {t_os / t_pkg:.1f}x; max |q − q_OpenSim| {diff:.1e}")
+            parts.append(f"the compiled RK45 (simulate_muscles) {t_jit:.4f} s ({sol.nfev} right-hand sides): "
+                         f"{t_os / t_jit:.1f}x, max |q − q_OpenSim| {np.abs(sol.y[:model.n_q, -1] - q_os).max():.1e}")
+            print(f"  tolerance {tol:g}: " + "; ".join(parts))
 
 
 def main(argv=None) -> int:
@@ -154,8 +118,14 @@ def main(argv=None) -> int:
     ap.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
     args = ap.parse_args(argv)
     block(args.repeat)
-    corpus_passive(args.corpus, args.repeat)
-    corpus_models(args.corpus, args.repeat)
+    corpus_runs(args.corpus, args.repeat, [("opensim-core/OpenSim/Simulation/Test/BouncingBall_HuntCrossley.osim", 1.0),
+                                           ("opensim-core/OpenSim/Simulation/Test/BouncingBall_SmoothSphereHalfSpace.osim",
+                                            1.0),
+                                           ("opensim-models/Models/WalkerModel/WalkerModel.osim", 1.0)],
+                (1e-6, 1e-9), passive=True)
+    corpus_runs(args.corpus, args.repeat, [("opensim-models/Models/Jumper/DynamicJumperModel.osim", 0.2),
+                                           ("opensim-models/Models/SoccerKick/SoccerKickingModel.osim", 0.2)],
+                (1e-5, 1e-7), passive=False)
     return 0
 
 

@@ -21,7 +21,6 @@ import argparse
 import os
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
@@ -29,18 +28,9 @@ from scipy.integrate import solve_ivp
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "tests"))
+from _timing import best  # noqa: E402  (this folder's timing helper)
+
 MODELS = Path(os.environ.get("OSIM_EMB_MODELS", HERE.parents[1] / "shared" / "models"))
-
-
-def best(fn, repeat: int):
-    """(the fastest wall time of ``repeat`` calls after one warm-up, the last result)."""
-    out = fn()
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - t)
-    return min(times), out
 
 
 def main(argv=None) -> int:

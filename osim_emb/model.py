@@ -447,6 +447,17 @@ class Model:
                 return b
         raise KeyError(f"no body named {name!r}")
 
+    def body_pose(self, name: str, where: str) -> tuple[int, np.ndarray]:
+        """(frame index, the body's frame in that frame, 4x4) of body ``name``; the ground is frame 0.  A ValueError
+        naming ``where`` (the element that names the body) when the model has no such body."""
+        if name == "ground":
+            return 0, np.eye(4)
+        try:
+            b = self.body(name)
+        except KeyError:
+            raise ValueError(f"{where}: no body {name!r} in model {self.name!r}") from None
+        return b.frame, np.asarray(b.frame_to_body, dtype=float)
+
     def body_index(self, name: str) -> int:
         for k, b in enumerate(self.bodies):
             if b.name == name:

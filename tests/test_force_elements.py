@@ -268,6 +268,13 @@ def test_unevaluated_geometry_and_the_command_line_say_what_they_leave_out(osim,
                  "--no-model-forces"])
     err = capsys.readouterr().err
     assert code == 0 and "SmoothSphereHalfSpaceForce force(s): tip_contact" in err and "BushingForce" in err
+    assert main(["inspect", str(path)]) == 0
+    out = capsys.readouterr().out
+    applied = next(line for line in out.splitlines() if line.startswith("passive forces the simulations apply"))
+    kept = next(line for line in out.splitlines() if line.startswith("other forces (kept as data, not applied)"))
+    assert "tip_contact (SmoothSphereHalfSpaceForce)" in applied and "wrist (BushingForce)" in applied
+    assert "feet (HuntCrossleyForce: its contact geometry 'egg' is a ContactEllipsoid" in kept
+    assert "ignored ContactSphere 'tip'" not in out  # the applied contact's surfaces are not called ignored
 
 
 def test_malformed_elements_are_left_out_with_file_element_and_reason(osim, tmp_path):
@@ -338,3 +345,26 @@ def test_inverse_dynamics_applies_the_force_elements_as_opensims_tool(osim, tmp_
     print(f"[agreement] inverse dynamics with contact, bushing, springs, prescribed force vs OpenSim's tool: "
           f"{d:.1e} of {scale:.0f} (the elements' effect {effect:.0f})")
     assert d < 1e-8 * scale and effect > 100.0
+
+
+def test_simulate_rejects_overflowing_trial_steps_and_stops_a_motion_that_leaves_the_numbers():
+    """A right-hand side that is not finite at a few trial states (as stiff contact overflows on a step too long)
+    does not stop ``simulate``: the integrator rejects the step and the result equals the run that never saw them
+    to the integrator's tolerance; one that stays non-finite stops it, saying so (after NONFINITE_TRIALS evaluations
+    in a row, or when the integrator has shortened its step to nothing)."""
+    from osim_emb import load_builtin
+    from osim_emb.simulation.motions import NONFINITE_TRIALS, IntegrationBudgetExceeded
+    model = load_builtin()
+    calls = {"n": 0}
+
+    def hiccup(t, q, qd):
+        calls["n"] += 1
+        return np.full(model.n_q, np.nan) if calls["n"] in (20, 21, 40) else np.zeros(model.n_q)
+    ours = simulate(model, 0.1, n_output=3, generalized_forces=hiccup, model_forces=False)
+    clean = simulate(model, 0.1, n_output=3, model_forces=False)
+    names = model.coordinate_names
+    assert np.abs(ours[names].to_numpy() - clean[names].to_numpy()).max() < 1e-8
+    with pytest.raises(IntegrationBudgetExceeded, match=f"accelerations are not finite .({NONFINITE_TRIALS} "
+                                                        "right-hand sides in a row|Required step size)"):
+        simulate(model, 0.1, n_output=3, model_forces=False,
+                 generalized_forces=lambda t, q, qd: np.full(model.n_q, np.nan) if t > 0.05 else np.zeros(model.n_q))

@@ -297,20 +297,15 @@ class CompiledModel:
     def body_frame(self, model: Model, name: str, where: str) -> tuple[int, np.ndarray]:
         """(compiled frame, 4x4 pose of the body's frame in it) of body ``name`` of ``model`` (the ground: frame 0);
         a ValueError naming ``where`` when the body is not in the model or not in the compiled dynamics."""
-        if name == "ground":
-            return 0, np.eye(4)
-        try:
-            body = model.body(name)
-        except KeyError:
-            raise ValueError(f"{where}: no body {name!r} in model {model.name!r}") from None
-        if body.frame == 0:
-            return 0, np.asarray(body.frame_to_body, dtype=float)
-        joint = model.joints[body.frame - 1].name
+        frame, pose = model.body_pose(name, where)
+        if frame == 0:
+            return 0, pose
+        joint = model.joints[frame - 1].name
         if joint not in self._frame_of:
             raise ValueError(f"{where} acts on {name!r}, which carries no mass and is not part of the compiled "
                              "dynamics model")
         cf, to_frame = self._frame_of[joint]
-        return cf, np.asarray(to_frame, dtype=float) @ np.asarray(body.frame_to_body, dtype=float)
+        return cf, np.asarray(to_frame, dtype=float) @ pose
 
     def springs(self, model: Model, springs) -> np.ndarray:
         """Point-to-point springs as force-element rows (ELEMENT_FLOATS): ``springs`` holds tuples (frame a, point a,

@@ -275,17 +275,6 @@ def point_force_generalized(kin: FrameKinematics, frame: int, r: Any, force: Any
     return np.einsum("nik,ni->nk", jp, np.broadcast_to(np.asarray(force, dtype=float), jp.shape[:2]))
 
 
-def _body_pose(model: Model, name: str, element: str) -> tuple[int, np.ndarray]:
-    """(frame index, body->frame transform) of a body named by a load or an actuator; the ground is frame 0."""
-    if name == "ground":
-        return 0, np.eye(4)
-    try:
-        b = model.body(name)
-    except KeyError:
-        raise ValueError(f"{element}: no body {name!r} in model {model.name!r}") from None
-    return b.frame, np.asarray(b.frame_to_body)
-
-
 def _wrench_forces(kin, frame: int, point, force, torque) -> np.ndarray:
     """Generalized forces (N, nq) of a force (N, 3) at the ground point p (N, 3) of frame ``frame``'s body and a
     torque (N, 3) on it (either None), both in ground: τ_k = F·(ω_k × p + v_k) + M·ω_k (Eq 46)."""
@@ -332,10 +321,10 @@ def external_load_wrenches(model: Model, kin: FrameKinematics, loads) -> list[Bo
     the applied body's material point there, a torque M on that body."""
     out = []
     for element, force, point, torque in loads:
-        frame, _ = _body_pose(model, element.body, f"ExternalForce {element.name!r}")
+        frame, _ = model.body_pose(element.body, f"ExternalForce {element.name!r}")
         ground_of = {}
         for name in (element.force_frame, element.point_frame, element.body):
-            f, off = _body_pose(model, name, f"ExternalForce {element.name!r}")
+            f, off = model.body_pose(name, f"ExternalForce {element.name!r}")
             ground_of[name] = kin.transforms[:, f] @ off  # (N, 4, 4): the body's frame in ground
         applied = ground_of[element.body]
         if point is None:
@@ -371,7 +360,7 @@ def actuator_wrenches(model: Model, kin: FrameKinematics, act) -> list[BodyWrenc
     if act.kind == "CoordinateActuator":
         return []
     where = act.source or f"{act.kind} {act.name!r}"
-    frame, off = _body_pose(model, act.body, where)
+    frame, off = model.body_pose(act.body, where)
     pose = kin.transforms[:, frame] @ off  # (N, 4, 4): the body's frame in ground
     n = pose.shape[0]
     unit = np.asarray(act.direction, dtype=float) / np.linalg.norm(act.direction)
@@ -383,7 +372,7 @@ def actuator_wrenches(model: Model, kin: FrameKinematics, act) -> list[BodyWrenc
         return [BodyWrench(act.body, frame, p, vector, None)]
     out = [BodyWrench(act.body, frame, None, None, vector)]
     if act.body_b and act.body_b != "ground":
-        frame_b, _ = _body_pose(model, act.body_b, where)
+        frame_b, _ = model.body_pose(act.body_b, where)
         out.append(BodyWrench(act.body_b, frame_b, None, None, -vector))
     return out
 

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from osim_emb.core.dynamics import BodyWrench, _body_pose
+from osim_emb.core.dynamics import BodyWrench
 from osim_emb.core.kinematics import forward_kinematics
 from osim_emb.io.force_elements import (Bushing, CoordinateSpring, HuntCrossleyContact, PointToPointSpring,
                                         PrescribedBodyForce, SmoothSphereHalfSpaceContact, UnappliedForce)
@@ -116,7 +116,7 @@ class _State:
     def frame(self, body: str, where: str) -> tuple[int, np.ndarray]:
         """(frame index, (N, 4, 4) pose of the body's frame in ground)."""
         if body not in self._frames:
-            f, off = _body_pose(self.model, body, where)
+            f, off = self.model.body_pose(body, where)
             self._frames[body] = (f, self.kin.transforms[:, f] @ off)
         return self._frames[body]
 

@@ -63,6 +63,7 @@ def _budgeted(fun: Callable, max_steps: int | None, max_seconds: float | None) -
                                             f"({NONFINITE_TRIALS} right-hand sides in a row)")
         return dy
     bad = [0]
+    wrapped.nonfinite_in_a_row = bad  # read when the integrator gives up (simulate)
     return wrapped
 
 
@@ -152,10 +153,11 @@ def simulate(model: Model, t_end: float, q0: Any = None, qdot0: Any = None, *,
     elements = None
     if model_forces:
         generalized_forces, elements = _with_model_forces(model, generalized_forces)
-    sol = solve_ivp(_budgeted(dyn.ode_rhs(model, generalized_forces, external_loads, elements), max_steps,
-                              max_seconds),
-                    (0.0, t_end), y0,
-                    method=method, rtol=rtol, atol=atol, t_eval=te)
+    fun = _budgeted(dyn.ode_rhs(model, generalized_forces, external_loads, elements), max_steps, max_seconds)
+    sol = solve_ivp(fun, (0.0, t_end), y0, method=method, rtol=rtol, atol=atol, t_eval=te)
+    if not sol.success and fun.nonfinite_in_a_row[0]:  # it shortened the step to nothing on non-finite values
+        raise IntegrationBudgetExceeded(f"integration stopped at t = {sol.t[-1] if len(sol.t) else 0.0:.6g} s: the "
+                                        f"accelerations are not finite ({sol.message})")
     if not sol.success:
         raise RuntimeError(f"integration failed: {sol.message}")
     names = model.coordinate_names

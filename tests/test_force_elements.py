@@ -39,7 +39,7 @@ def build_contact_model(osim, path, *, extra_geometry: bool = False, compiled_on
     SmoothSphereHalfSpaceForce; a PointToPointSpring ground-block, a BushingForce between offset frames on the
     ground and the arm, a PrescribedForce on the arm (force in the arm's frame at a ground point, a torque), a
     SpringGeneralizedForce on the pin.  ``extra_geometry``: a ContactEllipsoid named by the HuntCrossleyForce;
-    ``compiled_only``: without the prescribed force and the coordinate spring (the laws evaluated from Python);
+    ``compiled_only``: without the prescribed force (the law evaluated from Python);
     ``planar``: the block on a PlanarJoint (rz, tx, ty) instead of the FreeJoint."""
     m = osim.Model()
     m.setName("contact_block")
@@ -80,6 +80,12 @@ def build_contact_model(osim, path, *, extra_geometry: bool = False, compiled_on
                                 offset((-0.1, 0.05, 0.2), (0.0, 0.25, 0.02)), osim.Vec3(30, 40, 50),
                                 osim.Vec3(2.0, 3.0, 1.5), osim.Vec3(0.5, 0.6, 0.7), osim.Vec3(0.05, 0.04, 0.03))
     m.addForce(bushing)
+    coil = osim.SpringGeneralizedForce("pin_coord_0")
+    coil.setName("coil")
+    coil.setStiffness(4.0)
+    coil.setRestLength(0.3)
+    coil.setViscosity(0.2)
+    m.addForce(coil)
     if compiled_only:
         m.finalizeConnections()
         m.printToXML(str(path))
@@ -94,12 +100,6 @@ def build_contact_model(osim, path, *, extra_geometry: bool = False, compiled_on
     push.set_forceIsGlobal(False)
     push.set_pointIsGlobal(True)
     m.addForce(push)
-    coil = osim.SpringGeneralizedForce("pin_coord_0")
-    coil.setName("coil")
-    coil.setStiffness(4.0)
-    coil.setRestLength(0.3)
-    coil.setViscosity(0.2)
-    m.addForce(coil)
     m.finalizeConnections()
     m.printToXML(str(path))
     text = path.read_text()  # the floor stiffer than the spheres: two parameter sets (not in the Python API)
@@ -212,12 +212,12 @@ def test_a_pulling_contact_stops_the_rest_of_its_set_as_in_simbody(osim, contact
 
 def test_compiled_kernels_equal_the_python_laws(contact_model):
     """The compiled right-hand side with the force-element table (contact set, smooth contact, spring, bushing)
-    and the Python laws (prescribed force, coordinate spring) equals the numpy route to 1e-12 of q̈'s size."""
+    (and the coordinate spring) and the Python law (prescribed force) equals the numpy route to 1e-12 of q̈'s size."""
     from osim_emb.core.dynamics import ode_rhs
     model = load_osim(contact_model)
     elements = fe.model_force_elements(model)
     table, rest = fe.compiled_rows(model, elements)
-    assert sorted(type(x).__name__ for x in rest.laws) == ["CoordinateSpring", "PrescribedBodyForce"]
+    assert [type(x).__name__ for x in rest.laws] == ["PrescribedBodyForce"]
     rhs = ode_rhs(model, lambda t, q, qd: fe.force_element_forces(model, rest, [t], q[None], qd[None])[0],
                   elements=table)
     worst = 0.0
@@ -298,9 +298,10 @@ def test_malformed_elements_are_left_out_with_file_element_and_reason(osim, tmp_
 
 
 def test_compiled_integrator_runs_a_model_without_muscles(osim, tmp_path):
-    """simulate_muscles on the contact block without muscles (contact sets, smooth contact, spring, bushing in the
+    """simulate_muscles on the contact block without muscles (contact sets, smooth contact, springs, bushing in the
     compiled table): the compiled RK45 integrator runs it (no SciPy fallback) and equals OpenSim's Manager to 1e-7
-    over 0.3 s."""
+    over 0.3 s; so does ``simulate`` with the compiled integrators (RK45-jit, BDF-jit), and with the prescribed
+    force (evaluated from Python) it refuses them, saying why."""
     from osim_emb.opensim.muscle_simulation import opensim_muscle_simulation
     from osim_emb.simulation.muscle_driven import simulate_muscles
     path = tmp_path / "compiled_block.osim"
@@ -313,6 +314,19 @@ def test_compiled_integrator_runs_a_model_without_muscles(osim, tmp_path):
     diff = np.abs(ours[model.coordinate_names].to_numpy() - theirs).max()
     print(f"[agreement] contact block without muscles, RK45-jit: max |q − q_OpenSim| = {diff:.1e}")
     assert ours.attrs["method"] == "RK45-jit" and diff < 1e-7
+    for method, rtol in (("RK45-jit", 1e-10), ("BDF-jit", 1e-10)):
+        passive = simulate(model, 0.3, t_eval=times, method=method, rtol=rtol, atol=1e-11)
+        assert list(passive.columns) == list(simulate(model, 0.01, n_output=2).columns)
+        diff = np.abs(passive[model.coordinate_names].to_numpy() - theirs).max()
+        print(f"[agreement] simulate --method {method}: max |q − q_OpenSim| = {diff:.1e} "
+              f"({passive.attrs['nfev']} right-hand sides)")
+        assert diff < 1e-7
+    with pytest.raises(ValueError, match="generalized_forces given from Python"):
+        simulate(model, 0.1, method="RK45-jit", generalized_forces=lambda t, q, qd: np.zeros(model.n_q))
+    full = tmp_path / "prescribed_block.osim"
+    build_contact_model(osim, full)
+    with pytest.raises(ValueError, match="cannot run contact_block: the model's 1 PrescribedBodyForce"):
+        simulate(load_osim(full), 0.1, method="BDF-jit")
 
 
 def test_inverse_dynamics_applies_the_force_elements_as_opensims_tool(osim, tmp_path, capsys):

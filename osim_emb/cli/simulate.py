@@ -29,7 +29,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     from scipy.integrate._ivp.ivp import METHODS
     from osim_emb.io.motion import write_motion
     from osim_emb.io.outputs import atomic_files
-    from osim_emb.simulation.motions import simulate
+    from osim_emb.simulation.motions import COMPILED_METHODS, simulate
     _positive("--t-end", args.t_end)
     _positive("--rtol", args.rtol)
     _positive("--atol", args.atol)
@@ -38,8 +38,9 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     if args.max_steps < 1:
         raise ValueError(f"--max-steps must be at least 1, got {args.max_steps}")
     _positive("--max-seconds", args.max_seconds)
-    if args.method not in METHODS:
-        raise ValueError(f"--method {args.method!r} is not a solve_ivp method; choose from {', '.join(METHODS)}")
+    if args.method not in METHODS and args.method not in COMPILED_METHODS:
+        raise ValueError(f"--method {args.method!r} is neither a solve_ivp method nor a compiled one; choose from "
+                         f"{', '.join([*METHODS, *COMPILED_METHODS])}")
     out = Path(args.output)
     outs = [out] + ([_plot_path(out)] if args.plot else [])
     inputs = [p for p in (args.model, args.external_loads) if p]
@@ -74,7 +75,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                                                     "default: the model's default speeds (0 unless the "
                                                     "file sets default_speed_value; on Ball, Free and "
                                                     "Ellipsoid joints angular velocities, turned into rates)")
-    s.add_argument("--method", default="DOP853", help="solve_ivp method (default DOP853)")
+    s.add_argument("--method", default="DOP853",
+                   help="solve_ivp method (default DOP853), or RK45-jit / BDF-jit: the whole integration compiled "
+                        "(contact, springs, bushings, limits and external loads in the kernel; several times faster "
+                        "on contact models; not for PrescribedForce or limits on coupled or Ball angles; "
+                        "--max-steps and --max-seconds do not apply)")
     s.add_argument("--rtol", type=float, default=1e-10, help="relative tolerance of the integrator")
     s.add_argument("--atol", type=float, default=1e-10, help="absolute tolerance of the integrator")
     s.add_argument("--samples", type=int, default=201, help="output samples (>= 2)")

@@ -93,6 +93,7 @@ MASS_FLOATS = 13    # m, h = m c (3), inertia about the frame origin (9), all in
 ELEMENT_FLOATS = 28
 EL_SPRING, EL_SMOOTH_CONTACT, EL_CONTACT_SET, EL_CONTACT_SURFACE, EL_BUSHING, EL_BUSHING_GAINS = 0, 1, 2, 3, 4, 5
 EL_COORDINATE_LIMIT = 6  # a CoordinateLimitForce on generalized coordinate k: k, q_up, q_low, K_up, K_low, damping, transition
+EL_COORDINATE_SPRING = 7  # a SpringGeneralizedForce on generalized coordinate k: k, stiffness, rest length, viscosity
 LOAD_INTS = 5       # compiled frames of the applied body, the force's frame, the point's (-1: none); force?, torque?
 
 _KW = dict(cache=True, error_model="numpy")
@@ -994,6 +995,10 @@ def _element_forces(nq, rot, pos, xi, q, qd, table, out):
             row = table[i]
             k = int(row[1])
             out[k] += coordinate_limit_force(row[2], row[3], row[4], row[5], row[6], row[7], q[k], qd[k])
+        elif kind == EL_COORDINATE_SPRING:
+            row = table[i]
+            k = int(row[1])
+            out[k] += -row[2] * (q[k] - row[3]) - row[4] * qd[k]
         i += 1
 
 

@@ -411,12 +411,15 @@ def warn_unapplied(elements: ForceElements, command: str) -> None:
 
 
 #: the laws the compiled right-hand sides evaluate (:func:`compiled_rows`); the others are applied from Python
-COMPILED_LAWS = (PointToPointSpring, SmoothSphereHalfSpaceContact, HuntCrossleyContact, Bushing)
+#: the laws :func:`compiled_rows` compiles (a CoordinateSpring on a generalized coordinate; on a coupled one it
+#: stays in Python)
+COMPILED_LAWS = (PointToPointSpring, SmoothSphereHalfSpaceContact, HuntCrossleyContact, Bushing, CoordinateSpring)
 
 
 def compiled_rows(model: Model, elements: ForceElements) -> tuple[np.ndarray, ForceElements]:
     """The compiled kernels' force-element table (:data:`osim_emb.core.compiled_kernels.ELEMENT_FLOATS` rows) of
-    the elements of :data:`COMPILED_LAWS`, and the elements left to Python (prescribed forces, coordinate springs).
+    the elements of :data:`COMPILED_LAWS`, and the elements left to Python (prescribed forces, springs on coupled
+    coordinates).
     A ValueError (naming the element) when a body is not part of the compiled dynamics (a massless body)."""
     from osim_emb.core import compiled_kernels as K
     from osim_emb.core.compiled import compiled_model, element_table
@@ -457,6 +460,9 @@ def compiled_rows(model: Model, elements: ForceElements) -> tuple[np.ndarray, Fo
             f2, t2 = frame(law.body2, where)
             rows.append([K.EL_BUSHING, f1, *pose12(t1 @ law.frame1), f2, *pose12(t2 @ law.frame2)])
             rows.append([K.EL_BUSHING_GAINS, *law.stiffness, *law.damping])
+        elif isinstance(law, CoordinateSpring) and law.coordinate in model.coordinate_names:
+            rows.append([K.EL_COORDINATE_SPRING, model.coordinate_index(law.coordinate), law.stiffness,
+                         law.rest_length, law.viscosity])
         else:
             rest.append(law)
     return element_table(rows), ForceElements(tuple(rest), elements.unapplied)

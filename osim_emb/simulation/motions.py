@@ -96,7 +96,12 @@ def simulate(model: Model, t_end: float, q0: Any = None, qdot0: Any = None, *,
         Forces from outside the model (:func:`osim_emb.io.external_loads.read_external_loads`), applied in the
         compiled right-hand side at each time (their data must cover [0, t_end]).
     method, rtol, atol : str, float, float
-        SciPy's ``solve_ivp`` integrator and tolerances.
+        SciPy's ``solve_ivp`` integrator and tolerances, or a compiled integrator of
+        :mod:`osim_emb.simulation.muscle_driven` ("RK45-jit": SciPy's RK45 step control, "BDF-jit"; the whole
+        integration in compiled code, the model's contact, springs, bushings and limits in the kernel,
+        docs/simulation.md): for a model whose passive forces are all compiled (not PrescribedForce, not a
+        spring or limit on a coupled or Ball angle), without ``generalized_forces``; they run to ``t_end``
+        (``max_steps`` and ``max_seconds`` do not apply) and report only ``t_eval``.
     n_output : int, default 201
         Number of equally spaced output times (ignored when ``t_eval`` is given).
     t_eval : sequence of float, optional
@@ -150,6 +155,10 @@ def simulate(model: Model, t_end: float, q0: Any = None, qdot0: Any = None, *,
     te = np.linspace(0.0, t_end, n_output) if t_eval is None else np.asarray(t_eval, dtype=float)
     if external_loads is not None:
         external_loads.at([0.0, t_end])  # refused here, naming the file, when the data do not cover the run
+    if method in COMPILED_METHODS:
+        t, y, nfev = _integrate_compiled(model, t_end, y0, te, method, rtol, atol, generalized_forces,
+                                         external_loads, model_forces)
+        return _motion_table(model, t, y, nfev)
     elements = None
     if model_forces:
         generalized_forces, elements = _with_model_forces(model, generalized_forces)
@@ -160,14 +169,46 @@ def simulate(model: Model, t_end: float, q0: Any = None, qdot0: Any = None, *,
                                         f"accelerations are not finite ({sol.message})")
     if not sol.success:
         raise RuntimeError(f"integration failed: {sol.message}")
-    names = model.coordinate_names
-    data = {"time": sol.t}
-    for k, n in enumerate(names):
-        data[n] = sol.y[k]
-    data.update(speed_columns(model, sol.y[:model.n_q].T, sol.y[model.n_q:].T))
-    data.update(dependent_coordinate_columns(model, sol.y[:model.n_q].T, sol.y[model.n_q:].T))
+    return _motion_table(model, sol.t, sol.y, sol.nfev)
+
+
+#: the compiled integrators :func:`simulate` can run (:mod:`osim_emb.simulation.muscle_driven`)
+COMPILED_METHODS = ("RK45-jit", "BDF-jit")
+
+
+def _integrate_compiled(model: Model, t_end: float, y0: np.ndarray, te: np.ndarray, method: str, rtol: float,
+                        atol: float, generalized_forces, external_loads, model_forces: bool):
+    """(t, y (2 n_q, T), nfev) of the passive system by a compiled integrator: the muscle-driven system without
+    muscles (its compiled plan holds the contact, springs, bushings, coordinate limits and external loads)."""
+    from osim_emb.simulation.muscle_driven import MuscleDrivenSystem, integrate_system
+    from osim_emb.simulation.muscle_driven_jit import compiled_plan
+    if generalized_forces is not None:
+        raise ValueError(f"method {method!r} cannot apply generalized_forces given from Python; use a SciPy method "
+                         "(e.g. 'DOP853')")
+    system = MuscleDrivenSystem(model, muscles=False, report=False, external_loads=external_loads,
+                                model_forces=model_forces, coordinate_forces=None if model_forces else ((), ()))
+    plan, why = compiled_plan(system)
+    if plan is None:
+        raise ValueError(f"method {method!r} cannot run {model.name}: {why}; use a SciPy method (e.g. 'DOP853')")
+    if te[0] < 0.0 or te[-1] > t_end or np.any(np.diff(te) <= 0):
+        raise ValueError(f"t_eval must increase strictly within [0, t_end = {t_end:g}] s")
+    try:
+        sol = integrate_system(system, y0, te, method=method, rtol=rtol, atol=atol, plan=plan, t_span=(0.0, t_end))
+    except RuntimeError as err:  # the step size underflowed: a state or acceleration stopped being finite
+        raise IntegrationBudgetExceeded(f"integration of {model.name} stopped ({method}): {err}") from None
+    return sol.t, sol.y, sol.nfev
+
+
+def _motion_table(model: Model, t: np.ndarray, y: np.ndarray, nfev: int) -> pd.DataFrame:
+    """time, q, OpenSim's speeds and the dependent coordinates of states y (2 n_q, T); ``attrs['nfev']``."""
+    n = model.n_q
+    data = {"time": t}
+    for k, name in enumerate(model.coordinate_names):
+        data[name] = y[k]
+    data.update(speed_columns(model, y[:n].T, y[n:2 * n].T))
+    data.update(dependent_coordinate_columns(model, y[:n].T, y[n:2 * n].T))
     out = pd.DataFrame(data)
-    out.attrs["nfev"] = sol.nfev
+    out.attrs["nfev"] = int(nfev)
     return out
 
 

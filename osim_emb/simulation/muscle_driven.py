@@ -893,25 +893,28 @@ class MuscleDrivenSystem:
     ``controls`` maps CoordinateActuator names likewise (default 0).  ``coordinate_forces`` is (limit forces,
     actuators), read from the model's document by default.  With numba (``compiled``) the paths go through the
     package's compiled path kernel and the muscle equations through one compiled loop; otherwise numpy (the
-    two agree to round-off, tests/test_muscle_driven.py).
+    two agree to round-off, tests/test_muscle_driven.py).  ``muscles=False`` leaves the model's muscles and other
+    path forces out (y = [q, q̇]: the passive system :func:`osim_emb.simulate` runs with the compiled integrators);
+    ``report=False`` does not warn about what the system leaves out (the caller says it).
     """
 
     def __init__(self, model: Model, excitations: Mapping[str, Excitation] | None = None, *,
                  controls: Mapping[str, Excitation] | None = None, default_excitation: float = 0.0,
                  coordinate_forces: tuple[Sequence[CoordinateLimitForce], Sequence[CoordinateActuator]] | None = None,
                  opensim_compat: bool = True, wrapping: bool = True, compiled: bool = True, external_loads=None,
-                 model_forces: bool = True):
+                 model_forces: bool = True, muscles: bool = True, report: bool = True):
         from osim_emb.simulation.force_elements import NO_FORCE_ELEMENTS, model_force_elements, warn_unapplied
         self.model = model
         self.external_loads = external_loads  # io.external_loads.ExternalLoads applied along the run (SciPy's route)
         #: the model's contact, springs, bushings, prescribed forces (simulation.force_elements)
         self.force_elements = model_force_elements(model) if model_forces else NO_FORCE_ELEMENTS
-        warn_unapplied(self.force_elements, f"muscle-driven simulation of {model.name}")
+        if report:
+            warn_unapplied(self.force_elements, f"muscle-driven simulation of {model.name}")
         applied_elements = {law.name for law in self.force_elements.laws} | {
             u.name for u in self.force_elements.unapplied}  # the latter warned with their reasons
         self.opensim_compat, self.wrapping = opensim_compat, wrapping
         muscles, skipped, path_actuators, stateless = [], [], [], []
-        for mt in model.muscles:
+        for mt in model.muscles if muscles else ():
             p = mt.parameters
             if p is None:  # passive path forces (below), or a type whose force model is not read
                 if mt.type_name not in PASSIVE_PATH_FORCES:
@@ -993,7 +996,7 @@ class MuscleDrivenSystem:
         self._stateless_excitation = [excitations.get(m.name, default_excitation) for m in stateless]
         limits, actuators = coordinate_forces_from_model(model) if coordinate_forces is None else coordinate_forces
         # the model's forces without a path of any kind (GeometryPath, FunctionBasedPath, Scholz2015GeometryPath)
-        self._passive = passive_path_forces_from_model(model)
+        self._passive = passive_path_forces_from_model(model) if muscles else ()
         controls = dict(controls or {})
         # path actuators with a control here (tension = control x optimal force); the others apply no force
         self._path_actuators = tuple((n, f) for n, _, f in path_actuators if n in controls)
@@ -1015,16 +1018,16 @@ class MuscleDrivenSystem:
         def listed(by_kind):
             return "; ".join(f"{len(v)} {k} ({', '.join(v[:6])}{', ...' if len(v) > 6 else ''})"
                              for k, v in by_kind.items())
-        if other:
+        if other and report:
             log.warning("muscle-driven simulation of %s leaves out %s (actuators without a controller here: "
                         "control 0, no force)", model.name, listed(other))
-        if passive:
+        if passive and report:
             log.warning("muscle-driven simulation of %s does not apply %s: OpenSim's Manager applies them, so the "
                         "trajectories differ from OpenSim's wherever they act (contact, bushings, springs)",
                         model.name, listed(passive))
         #: names of the passive forces this simulation leaves out (OpenSim applies them)
         self.unapplied_passive_forces = tuple(n for v in passive.values() for n in v)
-        if model.extras.get("controllers"):
+        if model.extras.get("controllers") and report:
             log.warning("muscle-driven simulation of %s does not apply the model's controllers (%s): the excitations "
                         "and controls given here drive its actuators (OpenSim's Manager would add the controllers' "
                         "controls)", model.name, ", ".join(n if n == k else f"{n} ({k})" for n, k in model.extras["controllers"]))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 
@@ -375,3 +377,65 @@ def build_coupled_weld(osim, path):
     add_path_actuator(osim, m, "m1", [("crank", (0.03, -0.1, 0.0)), ("foot", (0.1, 0.02, 0.0))])
     m.finalizeConnections()
     m.printToXML(str(path))
+
+
+def build_arm26_with_force_elements(osim, source, path, *, contact: bool = True):
+    """arm26 (``source``) with a force element of every kind that acts on its arm: the hand's sphere pressed into
+    a wall (a ground half space x < 0.23 m; the static-optimization tests' reaching motions pull the hand out of it
+    at t ≈ 0.08 s; a HuntCrossleyForce with friction), a PointToPointSpring from above the shoulder to the forearm, a
+    BushingForce across the elbow between offset frames of the humerus and the forearm, a SpringGeneralizedForce on
+    the elbow and a PrescribedForce on the forearm (a ground force at a forearm point, a torque). ``contact``: False
+    leaves the wall and the sphere out."""
+    m = osim.Model(str(source))
+    g = m.getGround()
+    humerus = m.getBodySet().get("r_humerus")
+    forearm = m.getBodySet().get("r_ulna_radius_hand")
+    if contact:
+        add_wall_contact(osim, m, forearm)
+    spring = osim.PointToPointSpring(g, osim.Vec3(0.0, 0.95, 0.17), forearm, osim.Vec3(0.0, -0.2, 0.0), 40.0, 0.2)
+    spring.setName("strap")
+    m.addForce(spring)
+
+    def offset(angles, p):
+        axes = [osim.CoordinateAxis(k) for k in range(3)]
+        r = osim.Rotation(osim.BodyRotationSequence, angles[0], axes[0], angles[1], axes[1], angles[2], axes[2])
+        return osim.Transform(r, osim.Vec3(*p))
+    bushing = osim.BushingForce("elbow_pad", humerus, offset((0.1, -0.1, 0.2), (0.01, -0.25, 0.0)), forearm,
+                                offset((0.0, 0.05, -0.3), (0.0, 0.04, 0.01)), osim.Vec3(300, 200, 250),
+                                osim.Vec3(2.0, 3.0, 1.5), osim.Vec3(3.0, 2.0, 2.5), osim.Vec3(0.05, 0.04, 0.03))
+    m.addForce(bushing)
+    coil = osim.SpringGeneralizedForce("r_elbow_flex")
+    coil.setName("elbow_coil")
+    coil.setStiffness(3.0)
+    coil.setRestLength(0.2)
+    coil.setViscosity(0.1)
+    m.addForce(coil)
+    push = osim.PrescribedForce("push", forearm)
+    push.setForceFunctions(osim.LinearFunction(8.0, -2.0), osim.Constant(3.0), osim.Constant(-1.0))
+    push.setPointFunctions(osim.Constant(0.01), osim.Constant(-0.25), osim.Constant(0.0))
+    push.setTorqueFunctions(osim.Constant(0.1), osim.Constant(0.0), osim.LinearFunction(-1.0, 0.3))
+    push.set_forceIsGlobal(True)
+    push.set_pointIsGlobal(False)
+    m.addForce(push)
+    m.finalizeConnections()
+    m.printToXML(str(path))
+    return path
+
+
+def add_wall_contact(osim, m, forearm) -> None:
+    """A ground half space x < 0.23 m (its x axis, into it, along ground's -x) and a 4 cm sphere on the forearm at
+    the hand, in a HuntCrossleyForce (low dissipation: the hand leaves the wall at 0.8 m/s, which a dissipation of 1
+    would turn into a pull, hence no force)."""
+    m.addContactGeometry(osim.ContactHalfSpace(osim.Vec3(0.23, 0, 0), osim.Vec3(0, 0, math.pi), m.getGround(), "wall"))
+    m.addContactGeometry(osim.ContactSphere(0.04, osim.Vec3(0, -0.3, 0), forearm, "palm"))
+    contact = osim.HuntCrossleyForce()
+    contact.setName("palm_wall")
+    contact.addGeometry("wall")
+    contact.addGeometry("palm")
+    contact.setStiffness(1e4)
+    contact.setDissipation(0.3)
+    contact.setStaticFriction(0.6)
+    contact.setDynamicFriction(0.4)
+    contact.setViscousFriction(0.2)
+    contact.setTransitionVelocity(0.1)
+    m.addForce(contact)

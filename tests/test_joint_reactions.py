@@ -7,7 +7,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from opensim_builders import T, add_parts, pendulum_loads, read_sto, write_motion_file
+from opensim_builders import T, add_parts, build_arm26_with_force_elements, pendulum_loads, read_sto, \
+    write_motion_file
 from osim_emb.cli.main import main
 
 # every flag stated: OpenSim applies a 3.x file's <defaults> to its type process-wide, so a TorqueActuator left to its
@@ -291,3 +292,39 @@ def test_a_joint_simbody_reverses_carries_the_unreversed_joints_reaction(osim, t
         print(f"\n[agreement] a reversed joint's reactions vs OpenSim's for the joint written forward: {worst:.1e} "
               f"(of {np.abs(ours[..., :6]).max():.3g} N, N m)")
     assert worst < 1e-12
+
+
+@pytest.mark.opensim
+@pytest.mark.models
+def test_force_elements_act_on_the_bodies_as_in_opensims_joint_reaction(osim, models_dir, tmp_path, capsys):
+    """arm26 with a contact (the hand pressed into a wall until t ≈ 0.08 s), a point spring, a bushing across the
+    elbow, a coordinate spring and a prescribed force (``opensim_builders.build_arm26_with_force_elements``) along a
+    quadratic reach, the muscle forces from `static-optimization`: `joint-reactions` applies the elements' wrenches
+    to the bodies and equals OpenSim's JointReaction, which applies every force of the model; arm26 without the
+    elements, or without the contact alone, under the same forces is far from it."""
+    from osim_emb.opensim.joint_reactions import opensim_joint_reactions
+    arm26 = models_dir / "arm26.osim"
+    path = build_arm26_with_force_elements(osim, arm26, tmp_path / "arm26_elements.osim")
+    build_arm26_with_force_elements(osim, arm26, tmp_path / "arm26_no_contact.osim", contact=False)
+    motion = write_motion_file(tmp_path / "reach.mot", ["r_shoulder_elev", "r_elbow_flex"],
+                               {"r_shoulder_elev": (0.2, 0.5, 1.0), "r_elbow_flex": (0.3, 2.0, 1.5)}, T[::2])
+    assert main(["static-optimization", str(path), str(motion), "-o", str(tmp_path / "so"), "--no-passive"]) == 0
+    forces = tmp_path / "so_StaticOptimization_force.sto"
+    ref = opensim_joint_reactions(path, motion, forces_file=forces)["loads"]
+    capsys.readouterr()
+    for name, model in (("ours", path), ("bare", arm26), ("no_contact", tmp_path / "arm26_no_contact.osim")):
+        assert main(["-v", "joint-reactions", str(model), str(motion), "-o", str(tmp_path / name), "--forces",
+                     str(forces)]) == 0
+    err = capsys.readouterr().err
+    assert ("joint-reactions applies the model's 1 HuntCrossleyContact, 1 PointToPointSpring, 1 Bushing, "
+            "1 CoordinateSpring, 1 PrescribedBodyForce") in err
+    assert "leaves out" not in err and "does not apply" not in err
+    d, scale = _compare(read_sto(tmp_path / "ours_JointReaction_ReactionLoads.sto"), ref)
+    effect = {name: _compare(read_sto(tmp_path / f"{name}_JointReaction_ReactionLoads.sto"), ref)[0]
+              for name in ("bare", "no_contact")}
+    with capsys.disabled():
+        print(f"\n[agreement] arm26 reactions with contact, bushing, springs, prescribed force vs OpenSim's "
+              f"JointReaction: {d:.1e} (of {scale:.4g} N, N m, m; the elements' effect {effect['bare']:.3g}, the "
+              f"contact's alone {effect['no_contact']:.3g})")
+    assert d < 1e-8 * scale
+    assert effect["bare"] > 10.0 and effect["no_contact"] > 5.0

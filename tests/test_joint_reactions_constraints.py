@@ -27,6 +27,12 @@ def _build(osim, kind, path):
         build_loop(osim, path, distance=kind == "distance", line=kind == "line", planar=kind == "planar")
 
 
+def _pulling_forces(path, t):
+    """The forces file of the two path actuators m1 and m2 at times t."""
+    path.write_text("forces\nversion=1\nnRows=11\nnColumns=3\ninDegrees=no\nendheader\ntime\tm1\tm2\n" + "\n".join(
+        f"{x:.17g}\t{30 + 10 * np.sin(5 * x):.17g}\t{20 + 5 * np.cos(3 * x):.17g}" for x in t) + "\n")
+
+
 @pytest.mark.opensim
 @pytest.mark.parametrize("kind", ["point", "distance", "line", "weld"])
 def test_reactions_of_a_closed_loop_equal_opensims(osim, tmp_path, capsys, kind):
@@ -40,8 +46,7 @@ def test_reactions_of_a_closed_loop_equal_opensims(osim, tmp_path, capsys, kind)
     t, q, qd = _motion(model)
     states, forces = tmp_path / "states.sto", tmp_path / "forces.sto"
     write_states_file(states, osim.Model(str(path)), model, t, q, qd)
-    forces.write_text("forces\nversion=1\nnRows=11\nnColumns=3\ninDegrees=no\nendheader\ntime\tm1\tm2\n" + "\n".join(
-        f"{x:.17g}\t{30 + 10 * np.sin(5 * x):.17g}\t{20 + 5 * np.cos(3 * x):.17g}" for x in t) + "\n")
+    _pulling_forces(forces, t)
     ref = opensim_joint_reactions(path, states, forces_file=forces)["loads"]
     assert main(["joint-reactions", str(path), str(states), "--forces", str(forces), "-o", str(tmp_path / "ours")]) == 0
     ours = read_sto(tmp_path / "ours_JointReaction_ReactionLoads.sto")
@@ -52,6 +57,45 @@ def test_reactions_of_a_closed_loop_equal_opensims(osim, tmp_path, capsys, kind)
         print(f"\n[agreement] {kind} constraint: joint reactions vs OpenSim's JointReaction {d:.2e} (of {scale:.3g} N, "
               "N m, m)")
     assert d < 1e-8 * scale
+
+
+@pytest.mark.opensim
+@pytest.mark.parametrize("kind", ["point", "weld"])
+def test_point_springs_on_a_closed_loop_equal_opensims(osim, tmp_path, capsys, kind):
+    """The point and weld loops with two PointToPointSprings (ground to the last body, between the first two): the
+    springs' wrenches enter the constraint forces' balance as every other body load (constraint_loads), and the
+    reactions equal OpenSim's JointReaction; without the springs they are far off."""
+    from osim_emb.opensim.joint_reactions import opensim_joint_reactions
+    base, path = tmp_path / "base.osim", tmp_path / f"{kind}.osim"
+    _build(osim, kind, base)
+    m = osim.Model(str(base))
+    bodies = [m.getBodySet().get(i) for i in range(m.getBodySet().getSize())]
+    for name, ends, stiffness, rest in (("tether", (m.getGround(), (0.2, 0.3, 0.1), bodies[-1], (0.01, -0.1, 0.02)),
+                                         200.0, 0.1),
+                                        ("link", (bodies[0], (0.0, -0.1, 0.0), bodies[1], (0.01, -0.1, 0.02)), 300.0,
+                                         0.05)):
+        spring = osim.PointToPointSpring(ends[0], osim.Vec3(*ends[1]), ends[2], osim.Vec3(*ends[3]), stiffness, rest)
+        spring.setName(name)
+        m.addForce(spring)
+    m.finalizeConnections()
+    m.printToXML(str(path))
+    model = load_osim(path)
+    t, q, qd = _motion(model)
+    states, forces = tmp_path / "states.sto", tmp_path / "forces.sto"
+    write_states_file(states, osim.Model(str(path)), model, t, q, qd)
+    _pulling_forces(forces, t)
+    ref = opensim_joint_reactions(path, states, forces_file=forces)["loads"].to_numpy()[:, 1:]
+    diff = {}
+    for name, model_path in (("ours", path), ("bare", base)):
+        assert main(["joint-reactions", str(model_path), str(states), "--forces", str(forces), "-o",
+                     str(tmp_path / name)]) == 0
+        diff[name] = float(np.abs(read_sto(tmp_path / f"{name}_JointReaction_ReactionLoads.sto").to_numpy()[:, 1:]
+                                  - ref).max())
+    scale = float(np.abs(ref).max())
+    with capsys.disabled():
+        print(f"\n[agreement] {kind} constraint with point springs: joint reactions vs OpenSim's JointReaction "
+              f"{diff['ours']:.2e} (of {scale:.3g} N, N m, m; the springs' effect {diff['bare']:.3g})")
+    assert diff["ours"] < 1e-8 * scale and diff["bare"] > 10.0
 
 
 def _opensim_api_reactions(osim, path, model, q, qd, forces):

@@ -6,7 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from opensim_builders import cubic, model_with_forces, opensim_static_optimization, read_sto
+from opensim_builders import build_arm26_with_force_elements, cubic, model_with_forces, \
+    opensim_static_optimization, read_sto
 from osim_emb.cli.main import main
 
 # speeds quadratic in t: OpenSim's quintic GCV spline and the package's cubic spline of them both give q'' exactly
@@ -387,3 +388,36 @@ def test_coordinate_actuator_on_a_coupled_coordinate(models_dir):
     assert np.abs(b[:, model.coordinate_index("knee_angle_r")]).min() > 1.0  # it acts through the knee
     with pytest.raises(ValueError, match="no coordinate 'ankle'"):
         actuator_generalized_forces(model, q, [Actuator("a", "CoordinateActuator", 1.0, -1, 1, coordinate="ankle")])
+
+
+@pytest.mark.opensim
+@pytest.mark.models
+def test_force_elements_are_applied_as_opensims_tool(osim, models_dir, tmp_path, capsys):
+    """arm26 with a contact, a point spring, a bushing, a coordinate spring and a prescribed force
+    (``opensim_builders.build_arm26_with_force_elements``: the hand pressed into a wall until t ≈ 0.08 s), the
+    states file of the first test: the command applies every element in its inverse dynamics, and its activations
+    equal OpenSim's StaticOptimization, which applies every force of the model. The same command on arm26 without
+    the elements, or without the contact alone, is far from OpenSim's."""
+    arm26 = models_dir / "arm26.osim"
+    path = build_arm26_with_force_elements(osim, arm26, tmp_path / "arm26_elements.osim")
+    build_arm26_with_force_elements(osim, arm26, tmp_path / "arm26_no_contact.osim", contact=False)
+    times = np.linspace(0.0, 0.5, 26)
+    _, act_os, _ = opensim_static_optimization(osim, path, tmp_path / "opensim", times, 1e-8, COEF)
+    states = tmp_path / "opensim" / "states.sto"
+    for name, model in (("ours", path), ("bare", arm26), ("no_contact", tmp_path / "arm26_no_contact.osim")):
+        assert main(["-v", "static-optimization", str(model), str(states), "-o", str(tmp_path / name),
+                     "--no-passive"]) == 0
+    err = capsys.readouterr().err
+    assert ("static-optimization applies the model's 1 HuntCrossleyContact, 1 PointToPointSpring, 1 Bushing, "
+            "1 CoordinateSpring, 1 PrescribedBodyForce") in err
+    assert "leaves out" not in err and "does not apply" not in err
+    muscles = [c for c in act_os.columns if c != "time"]
+    a_os = act_os[muscles].to_numpy()
+    diff = {name: np.abs(read_sto(tmp_path / f"{name}_StaticOptimization_activation.sto")[muscles].to_numpy() - a_os)
+            for name in ("ours", "bare", "no_contact")}
+    contact_frames = int((diff["no_contact"].max(axis=1) > 1e-3).sum())
+    print(f"[agreement] static-optimization with contact, bushing, springs, prescribed force vs OpenSim's "
+          f"StaticOptimization, arm26: activations {diff['ours'].max():.1e} (the elements' effect "
+          f"{diff['bare'].max():.3f}; the contact's alone {diff['no_contact'].max():.3f}, at {contact_frames} frames)")
+    assert diff["ours"].max() < 1e-6
+    assert diff["bare"].max() > 0.1 and diff["no_contact"].max() > 0.02 and contact_frames >= 4

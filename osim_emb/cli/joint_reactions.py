@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 
 from osim_emb.cli.common import _load_any, add_external_loads_option, add_lenient_option, analyze_tool_states, \
-    fill_from_analyze_tool, limit_forces_applied, path_forces_applied, read_external_loads_option, read_motion_option, \
-    time_range_frames
+    fill_from_analyze_tool, force_elements_applied, limit_forces_applied, path_forces_applied, \
+    read_external_loads_option, read_motion_option, time_range_frames
 
 log = logging.getLogger("osim_emb")
 
@@ -84,14 +84,17 @@ def cmd_joint_reactions(args: argparse.Namespace) -> int:
             forces = {}
         else:
             forces = _forces_at(args.forces, time)
-        applied = {a.name for a in actuators}
+        elements = force_elements_applied(model, "joint-reactions")
+        # the actuators, the force elements and (warned with their reasons) the elements that cannot be evaluated
+        applied = ({a.name for a in actuators} | {law.name for law in elements.laws}
+                   | {u.name for u in elements.unapplied})
         others = [(n, k) for n, k in model.extras.get("forces", []) if k != "CoordinateLimitForce" and n not in applied]
         others += [(m.name, m.type_name) for m in model.muscles
                    if m.parameters is None and m.type_name not in PASSIVE_PATH_FORCE_TYPES]
         if others:
             log.warning("joint-reactions leaves out the model's %d force(s) other than muscles, the given actuators, "
-                        "coordinate limits, path springs and ligaments (OpenSim's JointReaction would apply them): %s",
-                        len(others),
+                        "coordinate limits, path springs, ligaments, contacts, bushings, springs and prescribed "
+                        "forces (OpenSim's JointReaction would apply them): %s", len(others),
                         ", ".join(n for n, _ in others[:12]) + (" ..." if len(others) > 12 else ""))
         function_based = [m.name for m in model.muscles if m.parameters is not None and not m.points]
         if function_based:
@@ -101,7 +104,7 @@ def cmd_joint_reactions(args: argparse.Namespace) -> int:
         springs = path_forces_applied(model, "joint-reactions")
         result = joint_reactions_of_motion(model, time, q, qd, forces, requests=requests, actuators=actuators,
                                            external_loads=read_external_loads_option(args), limit_forces=limits,
-                                           path_forces=springs,
+                                           path_forces=springs, force_elements=elements,
                                            progress=not getattr(args, "quiet", False))
         loads = result.table()
         write_motion(tmps[0], loads, name=f"{model.name} joint reaction loads (N, N m, m)", protect=inputs)
@@ -138,9 +141,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                        help="joint reaction loads along a motion with the muscle forces given (OpenSim's JointReaction)",
                        description="The force and moment each joint transmits, as OpenSim's JointReaction analysis "
                                    "with a forces file reports them: the accelerations of forward dynamics under the "
-                                   "given muscle and actuator forces, gravity and external loads; the load on the "
-                                   "child at the joint's child frame (or on the parent at its parent frame), "
-                                   "expressed in a chosen frame.")
+                                   "given muscle and actuator forces, gravity, external loads and the model's "
+                                   "passive forces; the load on the child at the joint's child frame (or on the "
+                                   "parent at its parent frame), expressed in a chosen frame.")
     s.add_argument("model", nargs="?", help=".osim model (or from --setup)")
     add_lenient_option(s)
     s.add_argument("motion", nargs="?",

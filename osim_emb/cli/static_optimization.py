@@ -11,8 +11,9 @@ from pathlib import Path
 import numpy as np
 
 from osim_emb.cli.common import _load_any, _plot_table, _positive, add_external_loads_option, add_lenient_option, \
-    add_motion_differentiation_options, analyze_tool_states, fill_from_setup, limit_forces_applied, \
-    motion_differentiation, path_forces_applied, read_external_loads_option, read_motion_option, time_range_frames
+    add_motion_differentiation_options, analyze_tool_states, fill_from_setup, force_elements_applied, \
+    limit_forces_applied, motion_differentiation, path_forces_applied, read_external_loads_option, read_motion_option, \
+    time_range_frames
 
 log = logging.getLogger("osim_emb")
 
@@ -95,11 +96,14 @@ def cmd_static_optimization(args: argparse.Namespace) -> int:
         reserves = reserve_forces(model, args.reserve or [], args.reserves)
         actuators = _actuators(model, args.actuators or [], reserves, args.model_actuators)
         time, q, qd = read_motion_option(args, model)
-        applied = {a.name for a in actuators}
+        elements = force_elements_applied(model, "static-optimization")
+        # the actuators, the force elements and (warned with their reasons) the elements that cannot be evaluated
+        applied = ({a.name for a in actuators} | {law.name for law in elements.laws}
+                   | {u.name for u in elements.unapplied})
         others = [(n, k) for n, k in model.extras.get("forces", []) if k != "CoordinateLimitForce" and n not in applied]
         if others:  # OpenSim's tool would apply these too
-            log.warning("static-optimization leaves out the model's %d force(s) other than muscles and coordinate "
-                        "limits: %s", len(others),
+            log.warning("static-optimization leaves out the model's %d force(s) other than muscles, coordinate "
+                        "limits, contacts, bushings, springs and prescribed forces: %s", len(others),
                         ", ".join(n for n, _ in others[:12]) + (" ..." if len(others) > 12 else ""))
         limits = limit_forces_applied(model, "static-optimization")
         springs = path_forces_applied(model, "static-optimization")
@@ -113,7 +117,7 @@ def cmd_static_optimization(args: argparse.Namespace) -> int:
         keep = time_range_frames(args, time)
         time, q, qd, qdd = time[keep], q[keep], qd[keep], qdd[keep]
         tau = inverse_dynamics_of_motion(model, time, q, qd, qdd, external_loads=read_external_loads_option(args),
-                                         limit_forces=limits, path_forces=springs)
+                                         limit_forces=limits, path_forces=springs, force_elements=elements)
         options = {}
         if actuators:
             from osim_emb.core.dynamics import actuator_generalized_forces

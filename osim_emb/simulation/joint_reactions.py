@@ -8,8 +8,9 @@ the coordinates) give the load the parent applies to B across the joint:
     W_inertial,k = ( I_k alpha_k + omega_k x I_k omega_k + c_k x m_k a_k ;  m_k a_k )   about the ground origin,
 
 with W_applied,k every body force on k (gravity, the muscles' tension at their path points, external loads,
-point and torque actuators). Mobility forces (coordinate actuators, coordinate limits, the couplers' and the
-moving points' generalized forces) act across joints: inside S they cancel, at the cut they are part of the
+point and torque actuators, the force elements' wrenches: contacts, bushings, point springs, prescribed forces).
+Mobility forces (coordinate actuators, coordinate limits and springs, the couplers' and the moving points'
+generalized forces) act across joints: inside S they cancel, at the cut they are part of the
 reaction, outside S they do not act on S, so only the accelerations feel them. This is the "free-body" form of
 Simbody's mobilizer reaction (``SimbodyMatterSubsystem::calcMobilizerReactionForces``: "the force required to
 make the system move in the same manner" once the mobilizer is cut; mobility forces included), which OpenSim's
@@ -288,7 +289,7 @@ def joint_reaction_loads(model: Model, q: Any, applied: np.ndarray, inertial: np
 
 
 def _applied_loads(model: Model, time, q, qd, forces, muscles, actuators, reserves, external_loads, limit_forces,
-                   path_forces) -> tuple[np.ndarray, np.ndarray, FrameKinematics]:
+                   path_forces, force_elements=None) -> tuple[np.ndarray, np.ndarray, FrameKinematics]:
     """Every load but gravity along the motion: the body wrenches (N, n_bodies, 6) and the generalized forces
     (N, n_q) they and the mobility forces do work through; the first-order kinematics."""
     from osim_emb.core.dynamics import actuator_generalized_forces, actuator_wrenches, external_load_forces, \
@@ -332,6 +333,10 @@ def _applied_loads(model: Model, time, q, qd, forces, muscles, actuators, reserv
         _, wrenches, generalized = passive_path_loads(model, path_forces, q, qd)
         applied += wrenches
         tau += generalized
+    if force_elements:  # on the bodies as the external loads; the coordinate springs as mobility forces
+        from osim_emb.simulation.force_elements import force_element_forces, force_element_wrenches
+        add_body_wrenches(model, applied, force_element_wrenches(model, kin, qd, time, force_elements))
+        tau += force_element_forces(model, force_elements, time, q, qd)
     return applied, tau, kin
 
 
@@ -382,7 +387,7 @@ def _point_constraint_loop(model: Model):
 
 
 def constraint_loads(model: Model, loop, time, q, qd, net_inertial, forces, muscles, actuators, reserves,
-                     external_loads, limit_forces, path_forces) -> np.ndarray:
+                     external_loads, limit_forces, path_forces, force_elements=None) -> np.ndarray:
     """The body wrenches (N, n_bodies, 6) of a model's point constraints along a motion.  The loop's spanning tree
     has every coordinate the loops and the couplers tie free (w: the generalized coordinates and the dependent ones
     f(q)); there Lagrange's equations with the multipliers λ of the point constraints' equations g and μ of the
@@ -421,7 +426,7 @@ def constraint_loads(model: Model, loop, time, q, qd, net_inertial, forces, musc
     _, tau_w, kin_w = _applied_loads(
         tree, time, w, wd, forces, [by_name[m.name] for m in muscles], actuators, reserves, external_loads,
         [f for f in coordinate_forces_from_model(tree)[0] if f.name in limits],
-        [f for f in passive_path_forces_from_model(tree) if f.name in springs])
+        [f for f in passive_path_forces_from_model(tree) if f.name in springs], force_elements)
     order = [index[b.name] for b in tree.bodies]
     xi = kin_w.jacobian[:, [b.frame for b in tree.bodies]]  # (N, bodies, nw, 6)
     residual = np.einsum("nbks,nbs->nk", xi, net_inertial[:, order]) - tau_w
@@ -446,7 +451,8 @@ def constraint_loads(model: Model, loop, time, q, qd, net_inertial, forces, musc
 def joint_reactions_of_motion(model: Model, time: Any, q: Any, qdot: Any, forces: dict, *,
                               requests: Sequence[ReactionRequest] | None = None, actuators: Sequence[Any] = (),
                               external_loads: Any = None, limit_forces: Sequence[Any] = (),
-                              path_forces: Sequence[Any] = (), progress: bool = True) -> ReactionResult:
+                              path_forces: Sequence[Any] = (), force_elements: Any = None,
+                              progress: bool = True) -> ReactionResult:
     """OpenSim's JointReaction analysis along a motion with the actuator forces given (its ``forces_file``).
 
     Parameters
@@ -470,6 +476,10 @@ def joint_reactions_of_motion(model: Model, time: Any, q: Any, qdot: Any, forces
     path_forces : sequence, optional
         The model's PathSprings and Ligaments (:func:`osim_emb.simulation.muscle_driven.passive_path_forces_from_model`):
         their tensions at their path points, as the muscles'.
+    force_elements : ForceElements, optional
+        The model's contacts, bushings, springs and prescribed forces
+        (:func:`osim_emb.simulation.force_elements.model_force_elements`) at each frame's state: their wrenches on the
+        bodies, as the external loads; SpringGeneralizedForces act across their joints, as the coordinate limits.
     progress : bool
         A progress bar past 2000 frames.
 
@@ -524,7 +534,7 @@ def joint_reactions_of_motion(model: Model, time: Any, q: Any, qdot: Any, forces
             "%d actuator(s) on locked coordinates move nothing; their force is part of those joints' reactions: %s",
             len(held), ", ".join(a.name for a in held[:8]))
         actuators = [a for a in actuators if a not in held]
-    loads = (forces, muscles, actuators, reserves, external_loads, limit_forces, path_forces)
+    loads = (forces, muscles, actuators, reserves, external_loads, limit_forces, path_forces, force_elements)
     applied, tau, kin = _applied_loads(model, time, q, qd, *loads)
     qdd = forward_dynamics(model, q, qd, tau)
     gravity = gravity_wrenches(model, kin)

@@ -11,15 +11,63 @@ two routes (docs/architecture.md, "Implementations").
 
 from __future__ import annotations
 
+import hashlib
 import os
+import shutil
+from pathlib import Path
 
-__all__ = ["HAVE_NUMBA", "compiles_at_first_call", "use_jit", "njit", "prange", "thread_count"]
+__all__ = ["HAVE_NUMBA", "compiles_at_first_call", "use_jit", "njit", "prange", "thread_count", "kernel_fingerprint",
+           "kernel_cache_dir"]
+
+#: fingerprint folders kept beside the current one (other checkouts, earlier versions); older ones are removed
+KEPT_CACHES = 4
+
+
+def kernel_fingerprint(package: Path | None = None) -> str:
+    """A hash of the package's kernel sources (every module that compiles with numba).  numba keys a cached
+    function on its own file only, so a cached caller would keep a stale copy of a callee edited in another
+    module (a ``git pull`` on an editable install); caching under this fingerprint starts afresh instead."""
+    root = Path(__file__).resolve().parents[1] if package is None else Path(package)
+    digest = hashlib.sha1()
+    for path in sorted(root.rglob("*.py")):
+        text = path.read_bytes()
+        if b"njit" in text:
+            digest.update(path.relative_to(root).as_posix().encode() + b"\0" + text)
+    return digest.hexdigest()[:16]
+
+
+def kernel_cache_dir(fingerprint: str, base: str | None = None) -> Path:
+    """Where the kernels are cached: ``$NUMBA_CACHE_DIR/osim_emb-FINGERPRINT`` when that is set, else
+    ``$XDG_CACHE_HOME/osim_emb/numba/FINGERPRINT`` (``~/.cache``)."""
+    if base:
+        return Path(base) / f"osim_emb-{fingerprint}"
+    home = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(home) / "osim_emb" / "numba" / fingerprint
+
+
+def _prune(current: Path) -> None:
+    """Remove all but the :data:`KEPT_CACHES` most recently used fingerprint folders beside ``current``."""
+    prefix = "osim_emb-" if current.name.startswith("osim_emb-") else ""  # in a user's NUMBA_CACHE_DIR: ours only
+    try:
+        os.makedirs(current, exist_ok=True)
+        os.utime(current)
+        others = sorted((p for p in current.parent.iterdir() if p.is_dir() and p != current
+                         and p.name.startswith(prefix)), key=lambda p: p.stat().st_mtime, reverse=True)
+        for old in others[KEPT_CACHES:]:
+            shutil.rmtree(old, ignore_errors=True)
+    except OSError:  # a read-only cache folder: numba then compiles in memory
+        pass
+
 
 try:  # pragma: no cover - depends on the environment
     import numba as _numba
+    from numba.core import config as _numba_config
 
     HAVE_NUMBA = True
     prange = _numba.prange
+    _CACHE = kernel_cache_dir(kernel_fingerprint(), os.environ.get("NUMBA_CACHE_DIR"))
+    _prune(_CACHE)
+    _numba_config.CACHE_DIR = str(_CACHE)  # read when a kernel is decorated: before any kernel module
 except ImportError:  # pragma: no cover
     _numba = None
     HAVE_NUMBA = False

@@ -72,3 +72,32 @@ def test_simulate_and_inverse_dynamics_commands(models_dir, tmp_path):
     assert main(["inverse-dynamics", path, str(out), "-o", str(tau)]) == 0
     t, _ = read_motion(tau)
     assert np.abs(t.iloc[5:-5, 1:].to_numpy()).max() < 1e-5
+
+
+def test_simulate_with_the_compiled_integrators_leaves_the_muscles_out_as_scipys_route(models_dir, tmp_path, capsys):
+    """``simulate --method RK45-jit`` / ``BDF-jit`` on arm26 (six muscles, which ``simulate`` does not apply) equals
+    SciPy's DOP853 route (independent integrator, the numpy-side force bookkeeping) to the tolerance, and the
+    muscle-driven system still holds the muscles by default."""
+    from osim_emb.simulation.muscle_driven import MuscleDrivenSystem
+    path = models_dir / "arm26.osim"
+    model = load_osim(path)
+    assert MuscleDrivenSystem(model, {}).n_m == 6 and MuscleDrivenSystem(model, {}, with_muscles=False).n_m == 0
+    q0 = model.default_q + np.radians([30.0, 40.0])
+    reference = simulate(model, 0.4, q0, n_output=5, rtol=1e-12, atol=1e-12)
+    for method in ("RK45-jit", "BDF-jit"):
+        ours = simulate(model, 0.4, q0, n_output=5, method=method, rtol=1e-10, atol=1e-10)
+        assert list(ours.columns) == list(reference.columns)
+        diff = np.abs(ours.to_numpy() - reference.to_numpy()).max()
+        with capsys.disabled():
+            print(f"[agreement] arm26 passive swing, {method} against DOP853: {diff:.1e} "
+                  f"({ours.attrs['nfev']} right-hand sides)")
+        assert diff < 1e-7
+    out = tmp_path / "swing.sto"
+    assert main(["simulate", str(path), "-o", str(out), "--t-end", "0.4", "--samples", "5", "--method", "BDF-jit",
+                 "--q0", "r_shoulder_elev=30,r_elbow_flex=40"]) == 0
+    assert "right-hand sides, BDF-jit)" in capsys.readouterr().out
+    tab, _ = read_motion(out)
+    assert np.abs(tab[model.coordinate_names].to_numpy() - reference[model.coordinate_names].to_numpy()).max() < 1e-6
+    assert main(["simulate", str(path), "-o", str(tmp_path / "x.sto"), "--method", "RK4-jit"]) == 2
+    assert "neither a solve_ivp method nor a compiled one" in capsys.readouterr().err
+    assert not (tmp_path / "x.sto").exists()

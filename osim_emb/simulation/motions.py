@@ -185,7 +185,7 @@ def _integrate_compiled(model: Model, t_end: float, y0: np.ndarray, te: np.ndarr
     if generalized_forces is not None:
         raise ValueError(f"method {method!r} cannot apply generalized_forces given from Python; use a SciPy method "
                          "(e.g. 'DOP853')")
-    system = MuscleDrivenSystem(model, muscles=False, report=False, external_loads=external_loads,
+    system = MuscleDrivenSystem(model, with_muscles=False, report=False, external_loads=external_loads,
                                 model_forces=model_forces, coordinate_forces=None if model_forces else ((), ()))
     plan, why = compiled_plan(system)
     if plan is None:

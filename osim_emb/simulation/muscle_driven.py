@@ -893,7 +893,7 @@ class MuscleDrivenSystem:
     ``controls`` maps CoordinateActuator names likewise (default 0).  ``coordinate_forces`` is (limit forces,
     actuators), read from the model's document by default.  With numba (``compiled``) the paths go through the
     package's compiled path kernel and the muscle equations through one compiled loop; otherwise numpy (the
-    two agree to round-off, tests/test_muscle_driven.py).  ``muscles=False`` leaves the model's muscles and other
+    two agree to round-off, tests/test_muscle_driven.py).  ``with_muscles=False`` leaves the model's muscles and other
     path forces out (y = [q, q̇]: the passive system :func:`osim_emb.simulate` runs with the compiled integrators);
     ``report=False`` does not warn about what the system leaves out (the caller says it).
     """
@@ -902,7 +902,7 @@ class MuscleDrivenSystem:
                  controls: Mapping[str, Excitation] | None = None, default_excitation: float = 0.0,
                  coordinate_forces: tuple[Sequence[CoordinateLimitForce], Sequence[CoordinateActuator]] | None = None,
                  opensim_compat: bool = True, wrapping: bool = True, compiled: bool = True, external_loads=None,
-                 model_forces: bool = True, muscles: bool = True, report: bool = True):
+                 model_forces: bool = True, with_muscles: bool = True, report: bool = True):
         from osim_emb.simulation.force_elements import NO_FORCE_ELEMENTS, model_force_elements, warn_unapplied
         self.model = model
         self.external_loads = external_loads  # io.external_loads.ExternalLoads applied along the run (SciPy's route)
@@ -914,7 +914,7 @@ class MuscleDrivenSystem:
             u.name for u in self.force_elements.unapplied}  # the latter warned with their reasons
         self.opensim_compat, self.wrapping = opensim_compat, wrapping
         muscles, skipped, path_actuators, stateless = [], [], [], []
-        for mt in model.muscles if muscles else ():
+        for mt in model.muscles if with_muscles else ():
             p = mt.parameters
             if p is None:  # passive path forces (below), or a type whose force model is not read
                 if mt.type_name not in PASSIVE_PATH_FORCES:
@@ -996,7 +996,7 @@ class MuscleDrivenSystem:
         self._stateless_excitation = [excitations.get(m.name, default_excitation) for m in stateless]
         limits, actuators = coordinate_forces_from_model(model) if coordinate_forces is None else coordinate_forces
         # the model's forces without a path of any kind (GeometryPath, FunctionBasedPath, Scholz2015GeometryPath)
-        self._passive = passive_path_forces_from_model(model) if muscles else ()
+        self._passive = passive_path_forces_from_model(model) if with_muscles else ()
         controls = dict(controls or {})
         # path actuators with a control here (tension = control x optimal force); the others apply no force
         self._path_actuators = tuple((n, f) for n, _, f in path_actuators if n in controls)

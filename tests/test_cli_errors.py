@@ -43,7 +43,7 @@ def _files(folder):
     (["--rtol", "0"], "--rtol must be a positive number"),
     (["--samples", "0"], "--samples must be at least 2"),
     (["--max-steps", "0"], "--max-steps must be at least 1"),
-    (["--method", "Euler"], "--method 'Euler' is not a solve_ivp method"),
+    (["--method", "Euler"], "--method 'Euler' is neither a solve_ivp method nor a compiled one"),
     (["--q0", "nonexistent=3"], "--q0: 'nonexistent' is not a generalized coordinate"),
     (["--q0", "shoulder_q=abc"], "--q0 expects NAME=VALUE"),
     (["--q0", "shoulder_q=170"], "coordinate 'shoulder_q' = 2.96706 is outside its range"),

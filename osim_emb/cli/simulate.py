@@ -51,7 +51,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         passive_forces_report(model, "simulate", apply=not args.no_model_forces)
         tab = simulate(model, args.t_end, q0, qd0, method=args.method, rtol=args.rtol, atol=args.atol,
                        n_output=args.samples, max_steps=args.max_steps, max_seconds=args.max_seconds,
-                       external_loads=read_external_loads_option(args), model_forces=not args.no_model_forces)
+                       external_loads=read_external_loads_option(args), model_forces=not args.no_model_forces,
+                       progress=not getattr(args, "quiet", False))
         _warn_range_exits(model, tab)
         write_motion(tmps[0], tab, name=f"{model.name} passive simulation", protect=[args.model])
         if args.plot:

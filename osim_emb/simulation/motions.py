@@ -22,6 +22,9 @@ from osim_emb.core import dynamics as dyn
 from osim_emb.core.kinematics import dependent_coordinate_columns, speed_columns
 from osim_emb.core.speeds import angular_velocity_joints, forces_about_speeds
 from osim_emb.model import Model
+from osim_emb.progress import Progress
+
+log = logging.getLogger(__name__)
 
 __all__ = ["simulate", "IntegrationBudgetExceeded", "motion_derivatives", "opensim_lowpass", "analysis_states",
            "inverse_dynamics_of_motion", "TrackingResult",
@@ -75,7 +78,7 @@ def simulate(model: Model, t_end: float, q0: Any = None, qdot0: Any = None, *,
              generalized_forces: Callable[[float, np.ndarray, np.ndarray], Any] | None = None,
              external_loads: Any = None, method: str = "DOP853", rtol: float = 1e-10, atol: float = 1e-10, n_output: int = 201,
              t_eval: Sequence[float] | None = None, max_steps: int | None = 1_000_000,
-             max_seconds: float | None = None, model_forces: bool = True) -> pd.DataFrame:
+             max_seconds: float | None = None, model_forces: bool = True, progress: bool = False) -> pd.DataFrame:
     """Integrate M q̈ + N q̇ = G + τ from (q0, q̇0) over [0, t_end]; a table of q and speeds (columns NAME, NAME_u).
 
     The integration stops with :class:`IntegrationBudgetExceeded` after ``max_steps`` right-hand sides or
@@ -113,6 +116,9 @@ def simulate(model: Model, t_end: float, q0: Any = None, qdot0: Any = None, *,
         SmoothSphereHalfSpaceForce on spheres and half spaces), PointToPointSpring, BushingForce,
         SpringGeneralizedForce, PrescribedForce (:mod:`osim_emb.simulation.force_elements`) and
         CoordinateLimitForce; muscles and actuators without controls apply none.
+    progress : bool, default False
+        A progress bar over the output times the integration has passed (:class:`osim_emb.progress.Progress`; a
+        compiled integrator: one step, done when it returns).
 
     Returns
     -------
@@ -156,14 +162,25 @@ def simulate(model: Model, t_end: float, q0: Any = None, qdot0: Any = None, *,
     if external_loads is not None:
         external_loads.at([0.0, t_end])  # refused here, naming the file, when the data do not cover the run
     if method in COMPILED_METHODS:
+        if max_seconds is not None:
+            log.info("simulate: the compiled integrator %s runs to t_end; max_steps and max_seconds do not apply",
+                     method)
         t, y, nfev = _integrate_compiled(model, t_end, y0, te, method, rtol, atol, generalized_forces,
-                                         external_loads, model_forces)
+                                         external_loads, model_forces, progress)
         return _motion_table(model, t, y, nfev)
     elements = None
     if model_forces:
         generalized_forces, elements = _with_model_forces(model, generalized_forces)
     fun = _budgeted(dyn.ode_rhs(model, generalized_forces, external_loads, elements), max_steps, max_seconds)
-    sol = solve_ivp(fun, (0.0, t_end), y0, method=method, rtol=rtol, atol=atol, t_eval=te)
+    with Progress(f"simulating {t_end:g} s ({method})", len(te), enabled=progress, unit="output time") as bar:
+        def tracked(t, y):
+            passed = int(np.searchsorted(te, t, side="right"))
+            if passed > bar.done:
+                bar.advance(passed - bar.done)
+            return fun(t, y)
+        sol = solve_ivp(tracked, (0.0, t_end), y0, method=method, rtol=rtol, atol=atol, t_eval=te)
+        if sol.success and bar.done < len(te):
+            bar.advance(len(te) - bar.done)
     if not sol.success and fun.nonfinite_in_a_row[0]:  # it shortened the step to nothing on non-finite values
         raise IntegrationBudgetExceeded(f"integration stopped at t = {sol.t[-1] if len(sol.t) else 0.0:.6g} s: the "
                                         f"accelerations are not finite ({sol.message})")
@@ -177,7 +194,7 @@ COMPILED_METHODS = ("RK45-jit", "BDF-jit")
 
 
 def _integrate_compiled(model: Model, t_end: float, y0: np.ndarray, te: np.ndarray, method: str, rtol: float,
-                        atol: float, generalized_forces, external_loads, model_forces: bool):
+                        atol: float, generalized_forces, external_loads, model_forces: bool, progress: bool = False):
     """(t, y (2 n_q, T), nfev) of the passive system by a compiled integrator: the muscle-driven system without
     muscles (its compiled plan holds the contact, springs, bushings, coordinate limits and external loads)."""
     from osim_emb.simulation.muscle_driven import MuscleDrivenSystem, integrate_system
@@ -193,7 +210,8 @@ def _integrate_compiled(model: Model, t_end: float, y0: np.ndarray, te: np.ndarr
     if te[0] < 0.0 or te[-1] > t_end or np.any(np.diff(te) <= 0):
         raise ValueError(f"t_eval must increase strictly within [0, t_end = {t_end:g}] s")
     try:
-        sol = integrate_system(system, y0, te, method=method, rtol=rtol, atol=atol, plan=plan, t_span=(0.0, t_end))
+        sol = integrate_system(system, y0, te, method=method, rtol=rtol, atol=atol, plan=plan, t_span=(0.0, t_end),
+                               progress=progress)
     except RuntimeError as err:  # the step size underflowed: a state or acceleration stopped being finite
         raise IntegrationBudgetExceeded(f"integration of {model.name} stopped ({method}): {err}") from None
     return sol.t, sol.y, sol.nfev
@@ -224,7 +242,7 @@ def _with_model_forces(model: Model, generalized_forces):
     try:
         table, elements = fe.compiled_rows(model, elements)
     except ValueError as exc:
-        logging.getLogger(__name__).info("the model's force elements are applied from Python: %s", exc)
+        log.info("the model's force elements are applied from Python: %s", exc)
     limits = coordinate_forces_from_model(model)[0]
     plain = [f for f in limits if f.coupling is None and f.angular is None]  # on a generalized coordinate
     if plain:
@@ -562,7 +580,7 @@ def muscle_force_sharing(model: Model, time: np.ndarray, q: np.ndarray, qdot: np
     springs = {m.name for m in model.muscles if m.type_name in PASSIVE_PATH_FORCE_TYPES}
     others = [n for n in others if n not in springs]  # path springs and ligaments act through τ (path_forces)
     if others:  # path actuators and other units without a muscle model: not shared, not applied
-        logging.getLogger(__name__).warning(
+        log.warning(
             "static optimization of %s shares the forces among its %d muscles; it leaves out %d path unit(s) "
             "without a muscle model (path actuators): %s", model.name, len(muscles),
             len(others), ", ".join(others[:8]) + (", ..." if len(others) > 8 else ""))

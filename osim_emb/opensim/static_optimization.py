@@ -96,8 +96,10 @@ def opensim_static_optimization(model_path: str | Path, motion_path: str | Path,
     ``reserves``: coordinate name -> optimal force of a CoordinateActuator ``reserve_NAME`` on it (bounds ±inf,
     OpenSim's cost weight 1), added to a copy of the model (under another name where the file has a force of that
     name, its column renamed back); ``muscles_only``: every force that is neither a muscle, a PathActuator (nor a
-    reserve), a CoordinateLimitForce, a PathSpring nor a Ligament switched off (``appliesForce`` false: other
-    springs, contacts, the file's other actuators), so that the problem is the package's (:mod:`osim_emb.cli.static_optimization`);
+    reserve), a CoordinateLimitForce, a PathSpring, a Ligament nor a force element the package applies (contact,
+    bushing, springs, prescribed force: :data:`osim_emb.io.force_elements.APPLIED_FORCE_TYPES`) switched off
+    (``appliesForce`` false: the file's other actuators, expression-based forces), so that the problem is the
+    package's (:mod:`osim_emb.cli.static_optimization`);
     ``external_loads``: an ExternalLoads XML applied during the analysis; ``lowpass_hz``: the tool's low-pass filter
     of a coordinates file (none by default); ``actuator_files``: ForceSet files the AnalyzeTool appends to the
     model (its ``force_set_files``, ``replace_force_set`` false: OpenSim reads them itself).  Returns the
@@ -109,10 +111,12 @@ def opensim_static_optimization(model_path: str | Path, motion_path: str | Path,
         work.mkdir(parents=True, exist_ok=True)
         model = osim.Model(str(model_path))
         if muscles_only:
+            from osim_emb.io.force_elements import APPLIED_FORCE_TYPES
             forces = model.updForceSet()
             for i in range(forces.getSize()):
                 kind = forces.get(i).getConcreteClassName()
-                kept = ("CoordinateLimitForce", "PathActuator", "PathSpring", "Ligament", "Blankevoort1991Ligament")
+                kept = ("CoordinateLimitForce", "PathActuator", "PathSpring", "Ligament", "Blankevoort1991Ligament",
+                        *APPLIED_FORCE_TYPES)
                 if kind not in kept and osim.Muscle.safeDownCast(forces.get(i)) is None:
                     forces.get(i).set_appliesForce(False)
         taken = {model.getForceSet().get(i).getName() for i in range(model.getForceSet().getSize())}

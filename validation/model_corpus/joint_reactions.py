@@ -10,8 +10,9 @@ couplings: ``static_optimization.write_states``) and a forces file with a force 
 model has (muscles 20–80 N, varying in time; the model's CoordinateActuators, PointActuators and TorqueActuators
 2–8 N or N m). The command ``osim-emb joint-reactions MODEL STATES --forces FORCES --model-actuators`` (every
 joint, on the child, in ground) and OpenSim's JointReaction (AnalyzeTool) on the same files, with the model's forces
-that are neither actuators, CoordinateLimitForces, PathSprings nor Ligaments switched off in OpenSim's copy (the
-command leaves them out and says so). Both read that copy (OpenSim writes an older file's spline arrays with 6 significant digits: reading the
+that are neither actuators, CoordinateLimitForces, PathSprings, Ligaments nor force elements the command applies
+(contact, bushings, springs, prescribed forces: ``APPLIED_FORCE_TYPES``, since round 19) switched off in OpenSim's
+copy (the command leaves them out and says so). Both read that copy (OpenSim writes an older file's spline arrays with 6 significant digits: reading the
 original instead would compare two slightly different models). Compared: every reaction's force, moment and point
 at the 11 frames.
 
@@ -68,6 +69,7 @@ def write_forces(osim_model, path: Path) -> tuple[int, int]:
 def study_one(path: str) -> dict:
     import opensim as osim
     from osim_emb import load_osim
+    from osim_emb.io.force_elements import APPLIED_FORCE_TYPES
     from osim_emb.opensim.joint_reactions import opensim_joint_reactions
     from osim_emb.opensim.static_optimization import read_storage
     model = load_osim(path)
@@ -83,7 +85,7 @@ def study_one(path: str) -> dict:
         for i in range(fs.getSize()):
             f = fs.get(i)
             if osim.Actuator.safeDownCast(f) is None and f.getConcreteClassName() not in (
-                    "CoordinateLimitForce", "PathSpring", "Ligament", "Blankevoort1991Ligament"):
+                    "CoordinateLimitForce", "PathSpring", "Ligament", "Blankevoort1991Ligament", *APPLIED_FORCE_TYPES):
                 f.set_appliesForce(False)
         original.finalizeConnections()
         original.printToXML(str(copy))

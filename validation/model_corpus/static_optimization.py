@@ -10,9 +10,11 @@ its own subprocess: a 1 s motion of 11 frames moving every generalized coordinat
 hold); the command ``osim-emb static-optimization MODEL STATES -o ... --no-passive --reserve NAME=F ...`` on it, and
 OpenSim's StaticOptimization (AnalyzeTool, IPOPT convergence 1e-8) on the same file with the same reserve
 actuators (CoordinateActuators on the generalized coordinates, optimal force F = max(10, twice the largest
-generalized force the motion needs there): :func:`reserve_strengths`) and every force that is not a muscle
-switched off, so that both solve the same problem: min Σ a² + Σ r² with the muscles' active rigid-tendon
-forces and the reserves balancing the inverse dynamics of the multibody system.  Compared: the activations and
+generalized force the motion needs there): :func:`reserve_strengths`) and every force the command does not apply
+switched off (it applies muscles, coordinate limits, path springs, ligaments and, since round 19, contact,
+bushings, springs and prescribed forces), so that both solve the same problem: min Σ a² + Σ r² with the muscles'
+active rigid-tendon forces and the reserves balancing the inverse dynamics of the multibody system with the
+model's passive forces.  Compared: the activations and
 reserve controls at the 11 frames.
 
 Status: ``agrees`` (activations and reserve controls within 1e-6), ``agrees_opensim_looser`` (within 1e-3, the
@@ -68,9 +70,11 @@ def reserve_strengths(model) -> dict[str, float]:
     needs there, so that no reserve control exceeds 0.5 and the cost stays of the muscles' order (a cost dominated
     by a few large reserve controls -- a free pelvis's weight -- leaves IPOPT's relative stopping rule loose on the
     activations)."""
+    from osim_emb.simulation.force_elements import model_force_elements
     from osim_emb.simulation.motions import inverse_dynamics_of_motion
     t, q, qd = motion(model)
-    tau = inverse_dynamics_of_motion(model, t, q, qd).drop(columns="time").to_numpy()
+    tau = inverse_dynamics_of_motion(model, t, q, qd,  # with the contact the command applies (jumper: 20x the rest)
+                                     force_elements=model_force_elements(model)).drop(columns="time").to_numpy()
     return {n: float(max(RESERVE, 2.0 * np.abs(tau[:, k]).max())) for k, n in enumerate(model.coordinate_names)}
 
 
@@ -145,10 +149,12 @@ def balance_residual(model, forces, muscles: list[str], reserves: list[str]) -> 
     from osim_emb.core.speeds import forces_about_speeds
     from osim_emb.paths.geometry import lengths_and_moment_arms
     from osim_emb.simulation.motions import inverse_dynamics_of_motion
+    from osim_emb.simulation.force_elements import model_force_elements
     from osim_emb.simulation.muscle_driven import passive_path_forces_from_model
     t, q, qd = motion(model)
     springs = passive_path_forces_from_model(model)  # applied by both programs (PathSprings, Ligaments)
-    tau = inverse_dynamics_of_motion(model, t, q, qd, path_forces=springs).drop(columns="time").to_numpy()
+    tau = inverse_dynamics_of_motion(model, t, q, qd, path_forces=springs,  # and contact, bushings, springs
+                                     force_elements=model_force_elements(model)).drop(columns="time").to_numpy()
     _, r = lengths_and_moment_arms(model, q, muscles, allow_out_of_range=True, opensim_compat=True)  # as applied
     unmet = forces_about_speeds(model, q, tau - np.einsum("nkm,nm->nk", r, forces[muscles].to_numpy()))
     residual = unmet - forces[reserves].to_numpy()  # about OpenSim's speeds, where its reserves act

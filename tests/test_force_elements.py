@@ -94,8 +94,14 @@ def build_contact_model(osim, path, *, extra_geometry: bool = False, compiled_on
                                      + '<SmoothSphereHalfSpaceForce name="tip_contact">', 1))
         return
     push = osim.PrescribedForce("push", arm)
-    push.setForceFunctions(osim.LinearFunction(3.0, 1.0), osim.Constant(-2.0), osim.LinearFunction(-1.5, 0.5))
-    push.setPointFunctions(osim.Constant(0.05), osim.LinearFunction(0.1, 0.2), osim.Constant(0.0))
+    pulse = osim.SimmSpline()  # functions of time the kernels evaluate: a spline, a broken line, polynomials
+    for x, y in ((0.0, 1.0), (0.1, 3.0), (0.25, -2.0), (0.5, 0.5), (1.0, 2.0)):
+        pulse.addPoint(x, y)
+    push.setForceFunctions(pulse, osim.Constant(-2.0), osim.LinearFunction(-1.5, 0.5))
+    depth = osim.PiecewiseLinearFunction()
+    for x, y in ((0.0, 0.0), (0.2, 0.03), (0.6, -0.02)):
+        depth.addPoint(x, y)
+    push.setPointFunctions(osim.Constant(0.05), osim.LinearFunction(0.1, 0.2), depth)
     push.setTorqueFunctions(osim.Constant(0.2), osim.LinearFunction(-0.3, 0.1), osim.Constant(0.05))
     push.set_forceIsGlobal(False)
     push.set_pointIsGlobal(True)
@@ -212,17 +218,16 @@ def test_a_pulling_contact_stops_the_rest_of_its_set_as_in_simbody(osim, contact
 
 def test_compiled_kernels_equal_the_python_laws(contact_model):
     """The compiled right-hand side with the force-element table (contact set, smooth contact, spring, bushing)
-    (and the coordinate spring) and the Python law (prescribed force) equals the numpy route to 1e-12 of q̈'s size."""
+    (and the coordinate spring and the prescribed force's spline, broken line and polynomials of time) equals the
+    numpy route to 1e-12 of q̈'s size at times across the spline's knots."""
     from osim_emb.core.dynamics import ode_rhs
     model = load_osim(contact_model)
     elements = fe.model_force_elements(model)
     table, rest = fe.compiled_rows(model, elements)
-    assert [type(x).__name__ for x in rest.laws] == ["PrescribedBodyForce"]
-    rhs = ode_rhs(model, lambda t, q, qd: fe.force_element_forces(model, rest, [t], q[None], qd[None])[0],
-                  elements=table)
+    assert not rest.laws
+    rhs = ode_rhs(model, elements=table)
     worst = 0.0
-    for q, qd in _states(model, 30, 7):
-        t = 0.3
+    for t, (q, qd) in zip(np.linspace(0.0, 0.9, 30), _states(model, 30, 7)):
         tau = fe.force_element_forces(model, elements, [t], q[None], qd[None])
         expected = forward_dynamics(model, q, qd, tau)[0]
         got = rhs(t, np.concatenate([q, qd]))[model.n_q:]
@@ -242,8 +247,11 @@ def test_simulation_with_contact_equals_opensims_manager(osim, contact_model):
     theirs = ref["q"][:, [ref["names"].index(c) for c in model.coordinate_names]]
     diff = np.abs(ours[model.coordinate_names].to_numpy() - theirs).max()
     still = simulate(model, 0.3, t_eval=times, model_forces=False)
-    print(f"[agreement] contact drop, 0.3 s: max |q − q_OpenSim| = {diff:.1e}")
-    assert diff < 1e-7
+    compiled = simulate(model, 0.3, t_eval=times, method="RK45-jit", rtol=1e-10, atol=1e-11)
+    diff_jit = np.abs(compiled[model.coordinate_names].to_numpy() - theirs).max()
+    print(f"[agreement] contact drop, 0.3 s: max |q − q_OpenSim| = {diff:.1e} (DOP853), {diff_jit:.1e} (RK45-jit, "
+          "the prescribed force's functions of time in the kernel)")
+    assert diff < 1e-7 and diff_jit < 1e-7
     assert np.abs(still[model.coordinate_names].to_numpy() - theirs).max() > 1e-2  # the forces matter
 
 
@@ -300,8 +308,9 @@ def test_malformed_elements_are_left_out_with_file_element_and_reason(osim, tmp_
 def test_compiled_integrator_runs_a_model_without_muscles(osim, tmp_path):
     """simulate_muscles on the contact block without muscles (contact sets, smooth contact, springs, bushing in the
     compiled table): the compiled RK45 integrator runs it (no SciPy fallback) and equals OpenSim's Manager to 1e-7
-    over 0.3 s; so does ``simulate`` with the compiled integrators (RK45-jit, BDF-jit), and with the prescribed
-    force (evaluated from Python) it refuses them, saying why."""
+    over 0.3 s; so does ``simulate`` with the compiled integrators (RK45-jit, BDF-jit), and with a prescribed
+    force whose function the kernels do not evaluate (a MultiplierFunction: from Python) it refuses them, saying
+    why."""
     from osim_emb.opensim.muscle_simulation import opensim_muscle_simulation
     from osim_emb.simulation.muscle_driven import simulate_muscles
     path = tmp_path / "compiled_block.osim"
@@ -325,6 +334,13 @@ def test_compiled_integrator_runs_a_model_without_muscles(osim, tmp_path):
         simulate(model, 0.1, method="RK45-jit", generalized_forces=lambda t, q, qd: np.zeros(model.n_q))
     full = tmp_path / "prescribed_block.osim"
     build_contact_model(osim, full)
+    text = full.read_text()
+    head, tail = text.split('<FunctionSet name="forceFunctions">', 1)
+    constant = tail[tail.index("<Constant>"):tail.index("</Constant>") + len("</Constant>")]
+    full.write_text(head + '<FunctionSet name="forceFunctions">' + tail.replace(
+        constant, f"<MultiplierFunction><function>{constant}</function><scale>1.5</scale></MultiplierFunction>", 1))
+    assert [type(x).__name__ for x in fe.compiled_rows(load_osim(full), fe.model_force_elements(
+        load_osim(full)))[1].laws] == ["PrescribedBodyForce"]
     with pytest.raises(ValueError, match="cannot run contact_block: the model's 1 PrescribedBodyForce"):
         simulate(load_osim(full), 0.1, method="BDF-jit")
 

@@ -79,7 +79,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--method", default="DOP853",
                    help="solve_ivp method (default DOP853), or RK45-jit / BDF-jit: the whole integration compiled "
                         "(contact, springs, bushings, limits and external loads in the kernel; several times faster "
-                        "on contact models; not for PrescribedForce or limits on coupled or Ball angles; "
+                        "on contact models; not for springs or limits on coupled or Ball angles or a PrescribedForce whose function the kernels do not evaluate; "
                         "--max-steps and --max-seconds do not apply)")
     s.add_argument("--rtol", type=float, default=1e-10, help="relative tolerance of the integrator")
     s.add_argument("--atol", type=float, default=1e-10, help="absolute tolerance of the integrator")

@@ -366,7 +366,8 @@ class CompiledModel:
         elif len(sp) == 0:
             kernel = lambda i, f, e, y, tau, t: K.rhs(i, f, e, y, tau)  # noqa: E731
         else:
-            kernel = lambda i, f, e, y, tau, t: K.rhs_elements(i, f, e, y, tau, sp)  # noqa: E731
+            none = K.no_loads()  # the elements at time t (a prescribed force's functions of time)
+            kernel = lambda i, f, e, y, tau, t: K.rhs_loaded(i, f, e, y, tau, sp, t, none)  # noqa: E731
         if generalized_forces is not None and not callable(generalized_forces):
             zero = _forces(generalized_forces, nq)
             generalized_forces = None

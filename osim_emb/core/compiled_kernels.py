@@ -94,6 +94,10 @@ ELEMENT_FLOATS = 28
 EL_SPRING, EL_SMOOTH_CONTACT, EL_CONTACT_SET, EL_CONTACT_SURFACE, EL_BUSHING, EL_BUSHING_GAINS = 0, 1, 2, 3, 4, 5
 EL_COORDINATE_LIMIT = 6  # a CoordinateLimitForce on generalized coordinate k: k, q_up, q_low, K_up, K_low, damping, transition
 EL_COORDINATE_SPRING = 7  # a SpringGeneralizedForce on generalized coordinate k: k, stiffness, rest length, viscosity
+#: a PrescribedForce: frame, the force frame's pose (12), force global?, point global?, has force?, has point?, has
+#: torque?, rows in all; then its functions of time (force, point, torque: three each, those it has) as EL_CURVE rows
+EL_PRESCRIBED = 8
+EL_CURVE = 9  # a one-input function: int count, float count; the parameters packed in the rows after it
 LOAD_INTS = 5       # compiled frames of the applied body, the force's frame, the point's (-1: none); force?, torque?
 
 _KW = dict(cache=True, error_model="numpy")
@@ -975,8 +979,50 @@ def _bushing(nq, rot, pos, xi, qd, row, gains, out):
 
 
 @njit(**_KW)
-def _element_forces(nq, rot, pos, xi, q, qd, table, out):
-    """out += generalized forces of the force-element table's rows (:data:`ELEMENT_FLOATS`)."""
+def _curve_value(table, i, t):
+    """(f(t), the row after the curve) of the one-input function whose EL_CURVE header is row i."""
+    ni = int(table[i, 1])
+    nf = int(table[i, 2])
+    ints = np.empty(max(ni, 1), dtype=np.int64)
+    flts = np.empty(max(nf, 1))
+    for k in range(ni):
+        ints[k] = int(table[i + 1 + k // ELEMENT_FLOATS, k % ELEMENT_FLOATS])
+    for k in range(nf):
+        m = ni + k
+        flts[k] = table[i + 1 + m // ELEMENT_FLOATS, m % ELEMENT_FLOATS]
+    return _univariate(ints, flts, 0, 0, t)[0], i + 1 + (ni + nf + ELEMENT_FLOATS - 1) // ELEMENT_FLOATS
+
+
+@njit(**_KW)
+def _prescribed(nq, rot, pos, xi, t, table, i, out):
+    """A PrescribedForce at time t: the force (in ground or the force frame) at its point (a ground point, a point of
+    the frame, or the frame's origin) and the torque, on the frame's body."""
+    row = table[i]
+    fr = int(row[1])
+    r = np.empty((3, 3))
+    o = np.empty(3)
+    _pose(rot, pos, fr, row, 2, r, o)
+    values = np.zeros(9)
+    j = i + 1
+    for group in range(3):
+        if row[16 + group] != 0.0:
+            for a in range(3):
+                values[3 * group + a], j = _curve_value(table, j, t)
+    zero = np.zeros(3)
+    if row[16] != 0.0:
+        force = values[0:3].copy() if row[14] != 0.0 else r @ values[0:3]
+        point = o.copy()
+        if row[17] != 0.0:
+            point = values[3:6].copy() if row[15] != 0.0 else r @ values[3:6] + o
+        _apply_wrench(nq, xi, fr, point, force, zero, 1.0, out)
+    if row[18] != 0.0:
+        torque = values[6:9].copy() if row[14] != 0.0 else r @ values[6:9]
+        _apply_wrench(nq, xi, fr, o, zero, torque, 1.0, out)
+
+
+@njit(**_KW)
+def _element_forces(nq, rot, pos, xi, t, q, qd, table, out):
+    """out += generalized forces at time t of the force-element table's rows (:data:`ELEMENT_FLOATS`)."""
     i = 0
     while i < table.shape[0]:
         kind = int(table[i, 0])
@@ -999,6 +1045,9 @@ def _element_forces(nq, rot, pos, xi, q, qd, table, out):
             row = table[i]
             k = int(row[1])
             out[k] += -row[2] * (q[k] - row[3]) - row[4] * qd[k]
+        elif kind == EL_PRESCRIBED:
+            _prescribed(nq, rot, pos, xi, t, table, i, out)
+            i += int(table[i, 19]) - 1
         i += 1
 
 
@@ -1093,7 +1142,7 @@ def rhs_into(ints, flts, ext, y, tau, elements, t, loads, ws, out):
     for k in range(nq):
         out[k] = qd[k]
         b[k] = grav[k] - nqd[k] + tau[k]
-    _element_forces(nq, rot, pos, xi, q, qd, elements, b)
+    _element_forces(nq, rot, pos, xi, t, q, qd, elements, b)
     _external_forces(t, nq, rot, pos, xi, loads, b)
     _solve(mass, b, x)
     for k in range(nq):

@@ -411,15 +411,16 @@ def warn_unapplied(elements: ForceElements, command: str) -> None:
 
 
 #: the laws the compiled right-hand sides evaluate (:func:`compiled_rows`); the others are applied from Python
-#: the laws :func:`compiled_rows` compiles (a CoordinateSpring on a generalized coordinate; on a coupled one it
-#: stays in Python)
-COMPILED_LAWS = (PointToPointSpring, SmoothSphereHalfSpaceContact, HuntCrossleyContact, Bushing, CoordinateSpring)
+#: the laws :func:`compiled_rows` compiles (a CoordinateSpring on a generalized coordinate, a PrescribedForce whose
+#: functions are constants, linear functions, polynomials, splines or Fourier series; the others stay in Python)
+COMPILED_LAWS = (PointToPointSpring, SmoothSphereHalfSpaceContact, HuntCrossleyContact, Bushing, CoordinateSpring,
+                 PrescribedBodyForce)
 
 
 def compiled_rows(model: Model, elements: ForceElements) -> tuple[np.ndarray, ForceElements]:
     """The compiled kernels' force-element table (:data:`osim_emb.core.compiled_kernels.ELEMENT_FLOATS` rows) of
-    the elements of :data:`COMPILED_LAWS`, and the elements left to Python (prescribed forces, springs on coupled
-    coordinates).
+    the elements of :data:`COMPILED_LAWS`, and the elements left to Python (springs on coupled coordinates,
+    prescribed forces with other functions).
     A ValueError (naming the element) when a body is not part of the compiled dynamics (a massless body)."""
     from osim_emb.core import compiled_kernels as K
     from osim_emb.core.compiled import compiled_model, element_table
@@ -463,6 +464,34 @@ def compiled_rows(model: Model, elements: ForceElements) -> tuple[np.ndarray, Fo
         elif isinstance(law, CoordinateSpring) and law.coordinate in model.coordinate_names:
             rows.append([K.EL_COORDINATE_SPRING, model.coordinate_index(law.coordinate), law.stiffness,
                          law.rest_length, law.viscosity])
+        elif isinstance(law, PrescribedBodyForce) and (curves := _time_curve_rows(law)) is not None:
+            f, t = frame(law.body, where)
+            groups = (law.force, law.point, law.torque)
+            rows.append([K.EL_PRESCRIBED, f, *pose12(t @ law.frame), float(law.force_is_global),
+                         float(law.point_is_global), *(float(g is not None) for g in groups), 1 + len(curves)])
+            rows += curves
         else:
             rest.append(law)
     return element_table(rows), ForceElements(tuple(rest), elements.unapplied)
+
+
+def _time_curve_rows(law: PrescribedBodyForce) -> list | None:
+    """The EL_CURVE rows of a prescribed force's functions of time (force, point, torque: those it has), or None
+    when one is of a type the kernels do not evaluate (it then stays in Python)."""
+    from osim_emb.core import compiled_kernels as K
+    from osim_emb.core.compiled import _univariate_parameters
+    from osim_emb.core.functions.basic import Constant, Linear, Polynomial
+    rows = []
+    for group in (law.force, law.point, law.torque):
+        for fn in group or ():
+            if type(fn) is Constant:  # c and a t + b as the polynomials they are
+                fn = Polynomial([fn.value])
+            elif type(fn) is Linear and fn.coefficients.size == 1:
+                fn = Polynomial([fn.coefficients[0], fn.intercept])
+            encoded = _univariate_parameters(fn)
+            if encoded is None:
+                return None
+            packed = [*map(float, encoded[0]), *map(float, encoded[1])]
+            rows.append([K.EL_CURVE, len(encoded[0]), len(encoded[1])])
+            rows += [packed[k:k + K.ELEMENT_FLOATS] for k in range(0, len(packed), K.ELEMENT_FLOATS)]
+    return rows

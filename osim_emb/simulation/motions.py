@@ -102,8 +102,9 @@ def simulate(model: Model, t_end: float, q0: Any = None, qdot0: Any = None, *,
         SciPy's ``solve_ivp`` integrator and tolerances, or a compiled integrator of
         :mod:`osim_emb.simulation.muscle_driven` ("RK45-jit": SciPy's RK45 step control, "BDF-jit"; the whole
         integration in compiled code, the model's contact, springs, bushings and limits in the kernel,
-        docs/simulation.md): for a model whose passive forces are all compiled (not PrescribedForce, not a
-        spring or limit on a coupled or Ball angle), without ``generalized_forces``; they run to ``t_end``
+        docs/simulation.md): for a model whose passive forces are all compiled (not a spring or limit on a
+        coupled or Ball angle, not a PrescribedForce with a function such as MultiplierFunction; docs/forces.md),
+        without ``generalized_forces``; they run to ``t_end``
         (``max_steps`` and ``max_seconds`` do not apply) and report only ``t_eval``.
     n_output : int, default 201
         Number of equally spaced output times (ignored when ``t_eval`` is given).

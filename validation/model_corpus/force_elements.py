@@ -11,11 +11,14 @@ along the package's own 0.4 s passive simulation of the model (so that it meets 
 drawn as run.py draws configurations, with random rates, at t = 0.25 s -- what the elements add to Simbody's u̇
 (``realizeAcceleration`` with them minus without any force: OpenSim's velocity terms, wrong on the models run.py
 labels ``opensim_coriolis``, cancel) against what they add to the package's, M⁻¹ τ(force elements) in OpenSim's
-speeds.  ``contact_states``: the states with a contact force.  Where the package's passive run fails or is not
+speeds; and (round 19) the compiled right-hand side with the force-element table
+(``compiled_rows``: every law in the kernels, what stays in Python through a callback) against the Python laws'
+q̈ at the same states (``max_compiled_rel``, relative to max(1, |q̈|)).  ``contact_states``: the states with a
+contact force.  Where the package's passive run fails or is not
 tried (closed loops: SciPy's long trial steps send the loop's continuation far, minutes for one right-hand side of
 the bouncing block), the drawn states only, said in ``reason``.
 
-Status: ``agrees`` (max |Δu̇ − Δu̇_OpenSim| ≤ 1e-9 max(1, |Δu̇|)), ``differs``, ``unapplied`` (every element of these
+Status: ``agrees`` (max |Δu̇ − Δu̇_OpenSim| ≤ 1e-9 max(1, |Δu̇|) and the compiled q̈ within 1e-12), ``differs``, ``unapplied`` (every element of these
 types left out by the package, with the reason), ``error``, ``timeout``. Writes ``results/force_elements.csv``.
 """
 
@@ -36,7 +39,8 @@ from run import _poses, corpus_study  # noqa: E402  (this folder's corpus study)
 
 TOL_REL = 1e-9
 COLUMNS = ["model", "status", "elements", "unapplied", "states", "contact_states", "max_udot_rel", "max_tau",
-           "reason", "time_s"]
+           "max_compiled_rel", "compiled_rows", "reason", "time_s"]
+COMPILED_TOL_REL = 1e-12
 TYPES = ("HuntCrossleyForce", "SmoothSphereHalfSpaceForce", "PointToPointSpring", "BushingForce",
          "SpringGeneralizedForce", "PrescribedForce")
 PATTERN = re.compile("<(" + "|".join(TYPES) + r")[\s>]")
@@ -94,7 +98,17 @@ def study_one(path: str, args) -> dict:
     from osim_emb.core.speeds import speed_jacobian
     contact = fe.ForceElements(tuple(law for law in elements.laws
                                      if isinstance(law, (fe.HuntCrossleyContact, fe.SmoothSphereHalfSpaceContact))))
-    worst, largest_tau, done, touching = 0.0, 0.0, 0, 0
+    worst, largest_tau, done, touching, compiled_worst = 0.0, 0.0, 0, 0, 0.0
+    from osim_emb.core.dynamics import ode_rhs
+    try:
+        table, rest = fe.compiled_rows(model, elements)
+        row["compiled_rows"] = len(table)
+        compiled_rhs = ode_rhs(model, (lambda t, q_, qd_: fe.force_element_forces(model, rest, [t], q_[None],
+                                                                                   qd_[None])[0]) if rest else None,
+                               elements=table)
+    except ValueError as err:  # a body the compiled dynamics leaves out
+        compiled_rhs = None
+        row["reason"] = f"{row.get('reason', '')} compiled table not built: {err}".strip()[:300]
     for i in range(len(q)):
         udot = []
         try:
@@ -109,6 +123,11 @@ def study_one(path: str, args) -> dict:
         added = forward_dynamics(model, q[i], qd[i], tau) - forward_dynamics(model, q[i], qd[i])
         ours = np.einsum("nij,nj->ni", speed_jacobian(model, q[i][None]), added)[0]
         worst = max(worst, np.abs(ours - theirs).max() / max(1.0, np.abs(theirs).max()))
+        if compiled_rhs is not None:
+            python_qdd = forward_dynamics(model, q[i], qd[i], tau)[0]
+            kernel_qdd = compiled_rhs(0.25, np.concatenate([q[i], qd[i]]))[model.n_q:]
+            compiled_worst = max(compiled_worst, np.abs(kernel_qdd - python_qdd).max()
+                                 / max(1.0, np.abs(python_qdd).max()))
         largest_tau = max(largest_tau, np.abs(tau).max())
         if contact:
             kin = forward_kinematics(model, q[i][None], order=1)
@@ -116,7 +135,9 @@ def study_one(path: str, args) -> dict:
             touching += any(np.abs(w.force).max() > 1e-3 for w in ws)
         done += 1
     row.update(states=done, contact_states=touching, max_udot_rel=worst, max_tau=largest_tau)
-    row["status"] = "agrees" if done and worst <= TOL_REL else "differs"
+    if compiled_rhs is not None:
+        row["max_compiled_rel"] = compiled_worst
+    row["status"] = "agrees" if done and worst <= TOL_REL and compiled_worst <= COMPILED_TOL_REL else "differs"
     row["time_s"] = time.perf_counter() - t0
     return row
 

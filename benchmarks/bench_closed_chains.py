@@ -12,7 +12,6 @@ with and without the chain solve.  Times are the best of a few repetitions, in m
 
 from __future__ import annotations
 
-import time
 
 import numpy as np
 import pandas as pd
@@ -20,15 +19,11 @@ import pandas as pd
 from osim_emb.core import closed_chains as cc
 from osim_emb.seeds.mechanisms import andrews as A
 from osim_emb.seeds.mechanisms import linkages as lk
+from _timing import best  # this folder's timing helper
 
 
 def best_time(fn, repeat):
-    best = np.inf
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
+    return best(fn, repeat)[0]
 
 
 def main():

@@ -5,19 +5,14 @@
 
 import os
 import sys
-import time
 from pathlib import Path
 
+from _timing import best  # this folder's timing helper
 from osim_emb.io import load_osim
 
 
 def best_of(fn, repeat=5):
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return min(times)
+    return best(fn, repeat)[0]
 
 
 def main():

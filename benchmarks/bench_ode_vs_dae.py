@@ -55,13 +55,7 @@ def _load(name: str, path: Path):
     return mod
 
 
-def best_time(fn, repeat):
-    best, out = np.inf, None
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - t0)
-    return best, out
+from _timing import best as best_time  # noqa: E402  (fastest time after a warm-up call, last result)
 
 
 def per_call(fn, n=2000):

@@ -101,7 +101,7 @@ def simulate(model: Model, t_end: float, q0: Any = None, qdot0: Any = None, *,
     method, rtol, atol : str, float, float
         SciPy's ``solve_ivp`` integrator and tolerances, or a compiled integrator of
         :mod:`osim_emb.simulation.muscle_driven` ("RK45-jit": SciPy's RK45 step control, "BDF-jit"; the whole
-        integration in compiled code, the model's contact, springs, bushings and limits in the kernel,
+        integration in compiled code, the model's force elements and limits in the kernel,
         docs/simulation.md): for a model whose passive forces are all compiled (not a spring or limit on a
         coupled or Ball angle, not a PrescribedForce with a function such as MultiplierFunction; docs/forces.md),
         without ``generalized_forces``; they run to ``t_end``
@@ -233,8 +233,9 @@ def _motion_table(model: Model, t: np.ndarray, y: np.ndarray, nfev: int) -> pd.D
 
 def _with_model_forces(model: Model, generalized_forces):
     """(the user's ``generalized_forces`` (a function, an array or None) plus the model's passive forces applied
-    from Python, the compiled force-element table or None): contact, springs and bushings in the kernel where
-    their bodies are part of the compiled dynamics, the rest from Python."""
+    from Python, the compiled force-element table or None): the elements in the kernel where their bodies are
+    part of the compiled dynamics and their laws compiled (:func:`~osim_emb.simulation.force_elements.compiled_rows`),
+    the rest from Python."""
     from osim_emb.core import compiled_kernels as K
     from osim_emb.core.compiled import element_table
     from osim_emb.simulation import force_elements as fe

@@ -39,6 +39,23 @@ class Progress:
         if self._bar is not None:
             self._bar.update(n)
 
+    def following(self, fun, times):
+        """``fun(t, y)`` that also advances the bar to the number of ``times`` (sorted) at or before each t it is
+        called at: an integrator's progress over its output times."""
+        import numpy as np
+
+        def followed(t, y):
+            passed = int(np.searchsorted(times, t, side="right"))
+            if passed > self.done:
+                self.advance(passed - self.done)
+            return fun(t, y)
+        return followed
+
+    def complete(self) -> None:
+        """Advance the bar to its total (the work ended successfully)."""
+        if self.done < self.total:
+            self.advance(self.total - self.done)
+
     @property
     def elapsed(self) -> float:
         return time.perf_counter() - self._t0

@@ -379,6 +379,13 @@ def build_coupled_weld(osim, path):
     m.printToXML(str(path))
 
 
+def body_xyz_offset(osim, angles, p):
+    """A SimTK Transform: body-fixed X-Y-Z rotation by ``angles`` (rad), then the origin ``p``."""
+    axes = [osim.CoordinateAxis(k) for k in range(3)]
+    r = osim.Rotation(osim.BodyRotationSequence, angles[0], axes[0], angles[1], axes[1], angles[2], axes[2])
+    return osim.Transform(r, osim.Vec3(*p))
+
+
 def build_arm26_with_force_elements(osim, source, path, *, contact: bool = True):
     """arm26 (``source``) with a force element of every kind that acts on its arm: the hand's sphere pressed into
     a wall (a ground half space x < 0.23 m; the static-optimization tests' reaching motions pull the hand out of it
@@ -396,12 +403,8 @@ def build_arm26_with_force_elements(osim, source, path, *, contact: bool = True)
     spring.setName("strap")
     m.addForce(spring)
 
-    def offset(angles, p):
-        axes = [osim.CoordinateAxis(k) for k in range(3)]
-        r = osim.Rotation(osim.BodyRotationSequence, angles[0], axes[0], angles[1], axes[1], angles[2], axes[2])
-        return osim.Transform(r, osim.Vec3(*p))
-    bushing = osim.BushingForce("elbow_pad", humerus, offset((0.1, -0.1, 0.2), (0.01, -0.25, 0.0)), forearm,
-                                offset((0.0, 0.05, -0.3), (0.0, 0.04, 0.01)), osim.Vec3(300, 200, 250),
+    bushing = osim.BushingForce("elbow_pad", humerus, body_xyz_offset(osim, (0.1, -0.1, 0.2), (0.01, -0.25, 0.0)),
+                                forearm, body_xyz_offset(osim, (0.0, 0.05, -0.3), (0.0, 0.04, 0.01)), osim.Vec3(300, 200, 250),
                                 osim.Vec3(2.0, 3.0, 1.5), osim.Vec3(3.0, 2.0, 2.5), osim.Vec3(0.05, 0.04, 0.03))
     m.addForce(bushing)
     coil = osim.SpringGeneralizedForce("r_elbow_flex")

@@ -10,6 +10,8 @@ import math
 import numpy as np
 import pytest
 
+from opensim_builders import body_xyz_offset
+
 from osim_emb import forward_dynamics, load_osim, simulate
 from osim_emb.core.kinematics import forward_kinematics
 from osim_emb.core.speeds import speed_accelerations
@@ -72,12 +74,8 @@ def build_contact_model(osim, path, *, extra_geometry: bool = False, compiled_on
     spring = osim.PointToPointSpring(g, osim.Vec3(0.3, 0.5, 0.1), block, osim.Vec3(0.05, 0.02, 0.0), 80.0, 0.25)
     spring.setName("tether")
     m.addForce(spring)
-    def offset(angles, p):
-        axes = [osim.CoordinateAxis(k) for k in range(3)]
-        r = osim.Rotation(osim.BodyRotationSequence, angles[0], axes[0], angles[1], axes[1], angles[2], axes[2])
-        return osim.Transform(r, osim.Vec3(*p))
-    bushing = osim.BushingForce("wrist", g, offset((0.1, -0.2, 0.3), (0.1, 0.4, -0.05)), arm,
-                                offset((-0.1, 0.05, 0.2), (0.0, 0.25, 0.02)), osim.Vec3(30, 40, 50),
+    bushing = osim.BushingForce("wrist", g, body_xyz_offset(osim, (0.1, -0.2, 0.3), (0.1, 0.4, -0.05)), arm,
+                                body_xyz_offset(osim, (-0.1, 0.05, 0.2), (0.0, 0.25, 0.02)), osim.Vec3(30, 40, 50),
                                 osim.Vec3(2.0, 3.0, 1.5), osim.Vec3(0.5, 0.6, 0.7), osim.Vec3(0.05, 0.04, 0.03))
     m.addForce(bushing)
     coil = osim.SpringGeneralizedForce("pin_coord_0")
@@ -95,7 +93,8 @@ def build_contact_model(osim, path, *, extra_geometry: bool = False, compiled_on
         return
     push = osim.PrescribedForce("push", arm)
     pulse = osim.SimmSpline()  # functions of time the kernels evaluate: a spline, a broken line, polynomials
-    for x, y in ((0.0, 1.0), (0.1, 3.0), (0.25, -2.0), (0.5, 0.5), (1.0, 2.0)):
+    for x, y in ((0.0, 1.0), (0.05, 2.0), (0.1, 3.0), (0.18, 0.5), (0.25, -2.0), (0.32, -1.0), (0.4, 0.2),
+                 (0.5, 0.5), (0.7, 1.5), (1.0, 2.0)):  # 10 knots: its kernel parameters fill two table rows
         pulse.addPoint(x, y)
     push.setForceFunctions(pulse, osim.Constant(-2.0), osim.LinearFunction(-1.5, 0.5))
     depth = osim.PiecewiseLinearFunction()
@@ -225,6 +224,9 @@ def test_compiled_kernels_equal_the_python_laws(contact_model):
     elements = fe.model_force_elements(model)
     table, rest = fe.compiled_rows(model, elements)
     assert not rest.laws
+    from osim_emb.core import compiled_kernels as K
+    header = table[table[:, 0] == K.EL_PRESCRIBED][0]
+    assert (table[:, 0] == K.EL_CURVE).sum() == 9 and header[19] > 1 + 2 * 9  # the spline spans two data rows
     rhs = ode_rhs(model, elements=table)
     worst = 0.0
     for t, (q, qd) in zip(np.linspace(0.0, 0.9, 30), _states(model, 30, 7)):

@@ -174,14 +174,9 @@ def simulate(model: Model, t_end: float, q0: Any = None, qdot0: Any = None, *,
         generalized_forces, elements = _with_model_forces(model, generalized_forces)
     fun = _budgeted(dyn.ode_rhs(model, generalized_forces, external_loads, elements), max_steps, max_seconds)
     with Progress(f"simulating {t_end:g} s ({method})", len(te), enabled=progress, unit="output time") as bar:
-        def tracked(t, y):
-            passed = int(np.searchsorted(te, t, side="right"))
-            if passed > bar.done:
-                bar.advance(passed - bar.done)
-            return fun(t, y)
-        sol = solve_ivp(tracked, (0.0, t_end), y0, method=method, rtol=rtol, atol=atol, t_eval=te)
-        if sol.success and bar.done < len(te):
-            bar.advance(len(te) - bar.done)
+        sol = solve_ivp(bar.following(fun, te), (0.0, t_end), y0, method=method, rtol=rtol, atol=atol, t_eval=te)
+        if sol.success:
+            bar.complete()
     if not sol.success and fun.nonfinite_in_a_row[0]:  # it shortened the step to nothing on non-finite values
         raise IntegrationBudgetExceeded(f"integration stopped at t = {sol.t[-1] if len(sol.t) else 0.0:.6g} s: the "
                                         f"accelerations are not finite ({sol.message})")

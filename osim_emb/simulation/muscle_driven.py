@@ -1453,15 +1453,11 @@ def integrate_system(system: MuscleDrivenSystem, y0: np.ndarray, t_eval: np.ndar
     evaluate = system.rhs if plan is None else (lambda t, y: jit.rhs(system, plan, t, y))
     jac = jit.jacobian if plan is not None and method in IMPLICIT_METHODS else None
     with Progress(f"simulating {te[-1]:g} s", len(te), enabled=progress, unit="output time") as bar:
-        def rhs(t, y):
-            passed = int(np.searchsorted(te, t, side="right"))
-            if passed > bar.done:
-                bar.advance(passed - bar.done)
-            return evaluate(t, y)
-        sol = solve_ivp(rhs, t_span or (te[0], te[-1]), y0, method=method, rtol=rtol, atol=atol, t_eval=te,
+        sol = solve_ivp(bar.following(evaluate, te), t_span or (te[0], te[-1]), y0, method=method, rtol=rtol,
+                        atol=atol, t_eval=te,
                         **({"jac": lambda t, y: jac(system, plan, t, y)} if jac is not None else {}))
-        if sol.success and bar.done < len(te):
-            bar.advance(len(te) - bar.done)
+        if sol.success:
+            bar.complete()
     if not sol.success:
         raise RuntimeError(f"integration failed: {sol.message}")
     return _Solution(sol.t, sol.y, sol.nfev, method, {"njev": int(sol.njev), "nlu": int(sol.nlu)})

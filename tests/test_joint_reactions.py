@@ -328,3 +328,36 @@ def test_force_elements_act_on_the_bodies_as_in_opensims_joint_reaction(osim, mo
               f"contact's alone {effect['no_contact']:.3g})")
     assert d < 1e-8 * scale
     assert effect["bare"] > 10.0 and effect["no_contact"] > 5.0
+
+
+@pytest.mark.models
+def test_disabled_and_excluded_forces_as_opensims_joint_reaction(osim, models_dir, tmp_path, capsys):
+    """The model of the previous test with BRA and the contact switched off in the file (``appliesForce`` false),
+    the forces file naming BRA: OpenSim's JointReaction applies neither; `joint-reactions` on that file, and on the
+    file with both on but ``--exclude-forces BRA,palm_wall``, equals it."""
+    from osim_emb.opensim.joint_reactions import opensim_joint_reactions
+    path = build_arm26_with_force_elements(osim, models_dir / "arm26.osim", tmp_path / "arm26_elements.osim")
+    m = osim.Model(str(path))
+    m.updMuscles().get("BRA").set_appliesForce(False)
+    m.updForceSet().get("palm_wall").set_appliesForce(False)
+    off = tmp_path / "arm26_off.osim"
+    m.printToXML(str(off))
+    motion = write_motion_file(tmp_path / "reach.mot", ["r_shoulder_elev", "r_elbow_flex"],
+                               {"r_shoulder_elev": (0.2, 0.5, 1.0), "r_elbow_flex": (0.3, 2.0, 1.5)}, T[::2])
+    assert main(["static-optimization", str(path), str(motion), "-o", str(tmp_path / "so"), "--no-passive"]) == 0
+    forces = tmp_path / "so_StaticOptimization_force.sto"
+    ref = opensim_joint_reactions(off, motion, forces_file=forces)["loads"]
+    capsys.readouterr()
+    assert main(["joint-reactions", str(off), str(motion), "-o", str(tmp_path / "off"), "--forces", str(forces)]) == 0
+    assert "appliesForce false" in capsys.readouterr().err
+    assert main(["-v", "joint-reactions", str(path), str(motion), "-o", str(tmp_path / "excluded"), "--forces",
+                 str(forces), "--exclude-forces", "BRA,palm_wall"]) == 0
+    assert "the forces of BRA in" in capsys.readouterr().err
+    assert main(["joint-reactions", str(path), str(motion), "-o", str(tmp_path / "on"), "--forces", str(forces)]) == 0
+    d = {name: _compare(read_sto(tmp_path / f"{name}_JointReaction_ReactionLoads.sto"), ref)
+         for name in ("off", "excluded", "on")}
+    with capsys.disabled():
+        print(f"\n[agreement] arm26 reactions with BRA and the contact off (appliesForce false / --exclude-forces) vs "
+              f"OpenSim's JointReaction: {d['off'][0]:.1e} / {d['excluded'][0]:.1e} (of {d['off'][1]:.4g} N, N m, m; "
+              f"with both on {d['on'][0]:.3g})")
+    assert d["off"][0] < 1e-8 * d["off"][1] and d["excluded"][0] < 1e-8 * d["off"][1] and d["on"][0] > 5.0

@@ -161,7 +161,8 @@ def test_differentiation_and_setup_refusals(models_dir, tmp_path, capsys):
 def test_coordinate_limit_forces_in_inverse_dynamics_as_opensims_tool(osim, models_dir, tmp_path, capsys):
     """arm26 with a CoordinateLimitForce on the elbow, the motion through its limit: OpenSim's InverseDynamicsTool
     applies every force it does not exclude, the limit among them, and so does `inverse-dynamics`; excluded by name
-    (`--exclude-forces`, a setup's forces_to_exclude) it is left out on both sides."""
+    (`--exclude-forces`, a setup's forces_to_exclude) or by OpenSim's keyword All it is left out on both sides; a
+    name the model does not have is refused (OpenSim only warns, and the force would act)."""
     path = model_with_forces(osim, models_dir / "arm26.osim",
                              {"elbow_limit": osim.CoordinateLimitForce("r_elbow_flex", 60.0, 3.0, 10.0, 2.0, 0.05, 5.0)},
                              tmp_path / "arm26_limit.osim")
@@ -172,10 +173,9 @@ def test_coordinate_limit_forces_in_inverse_dynamics_as_opensims_tool(osim, mode
                       f"time\tr_shoulder_elev\tr_elbow_flex\n{rows}\n")  # the elbow from 29 to 72 degrees
     cols = ["r_shoulder_elev_moment", "r_elbow_flex_moment"]
     out = {}
-    for excluded in ((), ("elbow_limit",)):
-        ref = opensim_inverse_dynamics(path, motion, tmp_path / f"opensim{len(excluded)}",
-                                       excluded=("Muscles", *excluded))
-        ours_path = tmp_path / f"ours{len(excluded)}.sto"
+    for case, excluded in enumerate(((), ("elbow_limit",), ("all",))):  # (OpenSim's keywords in any case)
+        ref = opensim_inverse_dynamics(path, motion, tmp_path / f"opensim{case}", excluded=("Muscles", *excluded))
+        ours_path = tmp_path / f"ours{case}.sto"
         args = ["inverse-dynamics", str(path), str(motion), "-o", str(ours_path)]
         assert main(args + (["--exclude-forces", ",".join(excluded)] if excluded else [])) == 0
         ours = read_sto(ours_path)
@@ -183,4 +183,8 @@ def test_coordinate_limit_forces_in_inverse_dynamics_as_opensims_tool(osim, mode
     effect = np.abs(out[()][1][cols].to_numpy() - out[("elbow_limit",)][1][cols].to_numpy()).max()
     print(f"[agreement] inverse dynamics with a CoordinateLimitForce vs OpenSim's tool: {out[()][0]:.2e} N m; "
           f"excluded {out[('elbow_limit',)][0]:.2e} N m (the limit's moment up to {effect:.2f} N m)")
-    assert out[()][0] < 1e-7 and out[("elbow_limit",)][0] < 1e-7 and effect > 1.0
+    assert out[()][0] < 1e-7 and out[("elbow_limit",)][0] < 1e-7 and out[("all",)][0] < 1e-7 and effect > 1.0
+    assert main(["inverse-dynamics", str(path), str(motion), "-o", str(tmp_path / "refused.sto"),
+                 "--exclude-forces", "elbow_limt"]) == 2
+    assert "'elbow_limt' (did you mean 'elbow_limit'?) is neither a force of model" in capsys.readouterr().err
+    assert not (tmp_path / "refused.sto").exists()

@@ -1114,3 +1114,30 @@ def test_a_coupled_coordinate_force_the_compiled_plan_cannot_encode_keeps_scipys
     q = np.array([0.3, 0.7])
     tau = system.generalized_forces(0.0, q, np.zeros(2), np.zeros(0), np.zeros((2, 0)))
     np.testing.assert_allclose(tau, 1.5 * 2.0 * np.array([0.7, 0.3]), rtol=1e-14)
+
+
+def test_a_muscle_switched_off_in_the_file_applies_no_force_as_in_opensim(osim, models_dir, tmp_path, caplog):
+    """arm26 with BRA's ``appliesForce`` false (OpenSim's Manager integrates its states but applies no force of it):
+    the package leaves it out, says so (and that its excitation is ignored), and follows OpenSim's trajectory; the
+    same run with BRA on moves the elbow elsewhere."""
+    from osim_emb import load_osim
+    from osim_emb.opensim.muscle_simulation import opensim_muscle_simulation
+    from osim_emb.simulation.muscle_driven import simulate_muscles
+    m = osim.Model(str(models_dir / "arm26.osim"))
+    m.updMuscles().get("BRA").set_appliesForce(False)
+    off = tmp_path / "arm26_bra_off.osim"
+    m.printToXML(str(off))
+    times = np.linspace(0.0, 0.2, 21)
+    exc = {"BIClong": ExcitationSpec.parse("0.3"), "BRA": ExcitationSpec.parse("0.9")}
+    ref = opensim_muscle_simulation(str(off), times, exc, accuracy=1e-9)
+    with caplog.at_level("WARNING"):
+        ours = simulate_muscles(load_osim(str(off)), times[-1], exc, t_eval=times, method="RK45-jit", rtol=1e-10,
+                                atol=1e-12)
+    assert "leaves out 1 unit(s) whose appliesForce is false" in caplog.text and "excitations of BRA ignored" in caplog.text
+    assert "BRA" not in ours.columns
+    both_on = simulate_muscles(load_osim(str(models_dir / "arm26.osim")), times[-1], exc, t_eval=times,
+                               method="RK45-jit", rtol=1e-10, atol=1e-12)
+    d, effect = largest_differences(ours, ref), largest_differences(both_on, ref)
+    print(f"[agreement] arm26 with BRA off in the file, 0.2 s: max|q - q_OpenSim| = {d['q']:.1e} rad (with BRA on "
+          f"{effect['q']:.3f} rad)")
+    assert d["q"] < 1e-6 and d["fiber_length"] < 1e-7 and effect["q"] > 0.01

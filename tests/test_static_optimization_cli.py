@@ -421,3 +421,48 @@ def test_force_elements_are_applied_as_opensims_tool(osim, models_dir, tmp_path,
           f"{diff['bare'].max():.3f}; the contact's alone {diff['no_contact'].max():.3f}, at {contact_frames} frames)")
     assert diff["ours"].max() < 1e-6
     assert diff["bare"].max() > 0.1 and diff["no_contact"].max() > 0.02 and contact_frames >= 4
+
+
+@pytest.mark.models
+def test_disabled_and_excluded_forces_as_opensims_tool(osim, models_dir, tmp_path, capsys):
+    """arm26 with force elements, BRA and the contact switched off in the file (``appliesForce`` false): OpenSim's
+    StaticOptimization removes BRA from the sharing and applies no contact force. The command on that file, and on
+    the file with both on but ``--exclude-forces BRA,palm_wall``, equals OpenSim's tool; the file's BRA used to be
+    shared as if it applied force. Unknown names and excluding every muscle are refused, nothing written."""
+    arm26 = models_dir / "arm26.osim"
+    path = build_arm26_with_force_elements(osim, arm26, tmp_path / "arm26_elements.osim")
+    m = osim.Model(str(path))
+    m.updMuscles().get("BRA").set_appliesForce(False)
+    m.updForceSet().get("palm_wall").set_appliesForce(False)
+    off = tmp_path / "arm26_off.osim"
+    m.printToXML(str(off))
+    times = np.linspace(0.0, 0.5, 26)
+    _, act_os, _ = opensim_static_optimization(osim, off, tmp_path / "opensim", times, 1e-8, COEF)
+    assert "BRA" not in act_os.columns
+    states = tmp_path / "opensim" / "states.sto"
+    assert main(["static-optimization", str(off), str(states), "-o", str(tmp_path / "off"), "--no-passive"]) == 0
+    assert "appliesForce false" in capsys.readouterr().err
+    assert main(["-v", "static-optimization", str(path), str(states), "-o", str(tmp_path / "excluded"),
+                 "--no-passive", "--exclude-forces", "BRA,palm_wall"]) == 0
+    err = capsys.readouterr().err
+    assert "leaves out 2 of the model's forces (--exclude-forces): BRA, palm_wall" in err
+    assert "HuntCrossleyContact" not in err
+    assert main(["static-optimization", str(path), str(states), "-o", str(tmp_path / "all_on"), "--no-passive"]) == 0
+    muscles = [c for c in act_os.columns if c != "time"]
+    a_os = act_os[muscles].to_numpy()
+    diff = {}
+    for name in ("off", "excluded", "all_on"):
+        act = read_sto(tmp_path / f"{name}_StaticOptimization_activation.sto")
+        assert ("BRA" in act.columns) == (name == "all_on")
+        diff[name] = np.abs(act[muscles].to_numpy() - a_os).max()
+    with capsys.disabled():
+        print(f"[agreement] static-optimization with BRA and the contact off (appliesForce false / --exclude-forces) "
+              f"vs OpenSim's StaticOptimization: activations {diff['off']:.1e} / {diff['excluded']:.1e} (with both "
+              f"on {diff['all_on']:.3f})")
+    assert diff["off"] < 1e-6 and diff["excluded"] < 1e-6 and diff["all_on"] > 0.05
+    for names, message in (("BRA,strapp", "'strapp' (did you mean 'strap'?) is neither a force of model"),
+                           ("Muscles", "no muscles to share the generalized forces once --exclude-forces")):
+        assert main(["static-optimization", str(path), str(states), "-o", str(tmp_path / "refused"),
+                     "--exclude-forces", names]) == 2
+        assert message in capsys.readouterr().err
+    assert not list(tmp_path.glob("refused*"))

@@ -248,6 +248,71 @@ def note_coupled_generalized_forces(model, command: str) -> None:
                     + (f" ({len(coupled)} in all)" if len(coupled) > 6 else ""))
 
 
+#: OpenSim's keywords in forces_to_exclude (DynamicsTool::disableModelForces; any case)
+FORCE_KEYWORDS = ("All", "Actuators", "Muscles")
+
+
+def add_exclude_forces_option(parser, what: str) -> None:
+    """``--exclude-forces NAMES``: OpenSim's forces_to_exclude (``what``: which of the model's forces the command
+    applies, for the help)."""
+    parser.add_argument("--exclude-forces", type=lambda text: [n for n in text.split(",") if n], metavar="NAMES",
+                        help=f"forces of the model not to apply: {what} (comma-separated force names, or OpenSim's "
+                             "keywords All, Actuators, Muscles; OpenSim's forces_to_exclude)")
+
+
+def excluded_forces(model, names, command: str, source: str = "--exclude-forces") -> frozenset[str]:
+    """The names of the model's forces that ``names`` exclude, read as OpenSim's forces_to_exclude: force names, or
+    the keywords All, Actuators and Muscles in any case.  A name that is neither is refused, naming the model's
+    forces (OpenSim only warns, and the force it was meant to remove would act)."""
+    if not names:
+        return frozenset()
+    units = {m.name: m.type_name for m in model.muscles}
+    others = dict(model.extras.get("forces", []))
+    every = {**others, **units}
+    muscles = {n for n, kind in units.items() if "Muscle" in kind}
+    actuators = {n for n, kind in every.items() if "Muscle" in kind or kind.endswith("Actuator")}
+    out, unknown = set(), []
+    for name in names:
+        key = name.strip().upper()
+        if key == "ALL":
+            out |= set(every)
+        elif key == "ACTUATORS":
+            out |= actuators
+        elif key == "MUSCLES":
+            out |= muscles
+        elif name in every:
+            out.add(name)
+        else:
+            unknown.append(name)
+    if unknown:
+        import difflib
+        hints = [f"{n!r} (did you mean {', '.join(repr(c) for c in close)}?)" if close else repr(n)
+                 for n in unknown for close in [difflib.get_close_matches(n, list(every), n=3)]]
+        listed = ", ".join(sorted(every)[:20]) + (", ..." if len(every) > 20 else "")
+        raise ValueError(f"{source}: {', '.join(hints)} {'is' if len(unknown) == 1 else 'are'} neither a force of model "
+                         f"{model.name!r} nor one of OpenSim's keywords {', '.join(FORCE_KEYWORDS)}; the model's forces: {listed or 'none'}")
+    if out:
+        log.info("%s leaves out %d of the model's forces (%s): %s", command, len(out), source,
+                 ", ".join(sorted(out)[:12]) + (", ..." if len(out) > 12 else ""))
+    return frozenset(out)
+
+
+def muscles_applied(model, command: str, excluded=frozenset()):
+    """The model with only the path units that apply force: those whose ``appliesForce`` is false (OpenSim's tools
+    remove them) and the ``excluded`` ones left out, each said."""
+    from dataclasses import replace
+    off = [m.name for m in model.muscles if m.parameters is not None and not getattr(m.parameters, "applies_force",
+                                                                                        True)]
+    if off:
+        log.warning("%s: %d muscle(s) of %s do not apply force (appliesForce false) and are left out, as OpenSim's "
+                    "tools leave them out: %s", command, len(off), model.name,
+                    ", ".join(off[:12]) + (", ..." if len(off) > 12 else ""))
+    dropped = set(off) | {m.name for m in model.muscles if m.name in excluded}
+    if not dropped:
+        return model
+    return replace(model, muscles=tuple(m for m in model.muscles if m.name not in dropped))
+
+
 def limit_forces_applied(model, command: str, excluded: tuple[str, ...] = ()) -> list:
     """The model's CoordinateLimitForces that ``command`` applies in its inverse dynamics, as OpenSim's tools apply
     every force they do not exclude (``excluded``: force names, as a setup's forces_to_exclude lists them); said."""

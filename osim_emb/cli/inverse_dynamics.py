@@ -11,7 +11,7 @@ import numpy as np
 
 from osim_emb.cli.common import _load_any, _plot_path, _plot_table, outside_range_hint, \
     add_external_loads_option, add_lenient_option, add_motion_differentiation_options, motion_differentiation, \
-    fill_from_setup, force_elements_applied, limit_forces_applied, note_coupled_generalized_forces, path_forces_applied, \
+    add_exclude_forces_option, excluded_forces, fill_from_setup, force_elements_applied, limit_forces_applied, note_coupled_generalized_forces, path_forces_applied, \
     read_external_loads_option, warn_unapplied_forces
 
 log = logging.getLogger("osim_emb")
@@ -32,8 +32,9 @@ def _from_setup(args: argparse.Namespace) -> None:
     if args.lowpass is None and args.smoothing is None:
         args.lowpass = setup.lowpass_hz
     if args.exclude_forces is None:
-        args.exclude_forces = [f for f in setup.excluded_forces if f != "Muscles"]
-    if "Muscles" not in setup.excluded_forces:
+        args.exclude_forces = [f for f in setup.excluded_forces if f.upper() != "MUSCLES"]
+        args.from_command_line_exclusion = False
+    if not any(f.upper() in ("MUSCLES", "ACTUATORS", "ALL") for f in setup.excluded_forces):
         log.warning("%s: forces_to_exclude does not list Muscles, so OpenSim's tool would apply the muscles' forces; "
                     "inverse-dynamics applies no muscle force", args.setup)
 
@@ -54,7 +55,9 @@ def cmd_inverse_dynamics(args: argparse.Namespace) -> int:
         table, header = read_motion(args.motion)
         with outside_range_hint():
             time, q, qd = coordinates_from_motion(model, table, header, outside=args.outside_range)
-        excluded = tuple(args.exclude_forces or ())
+        excluded = excluded_forces(model, args.exclude_forces, "inverse-dynamics",
+                                   "--exclude-forces" if args.from_command_line_exclusion else
+                                   f"{args.setup}: forces_to_exclude")
         elements = force_elements_applied(model, "inverse-dynamics", excluded)
         warn_unapplied_forces(model, "inverse-dynamics", applied=("CoordinateLimitForce", *PASSIVE_PATH_FORCE_TYPES),
                               applied_names={law.name for law in elements.laws} | {u.name for u in elements.unapplied})
@@ -105,9 +108,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--setup", metavar="SETUP.xml",
                    help="an OpenSim InverseDynamicsTool setup file: its model, coordinates, external loads, low-pass "
                         "cutoff, time range and output, paths relative to it (the command line overrides each)")
-    s.add_argument("--exclude-forces", type=lambda text: [n for n in text.split(",") if n], metavar="NAMES",
-                   help="CoordinateLimitForces, PathSprings or Ligaments not to apply (comma-separated names; OpenSim's "
-                        "forces_to_exclude)")
+    add_exclude_forces_option(s, "the coordinate limits, path springs, ligaments, contacts, bushings, springs and "
+                                 "prescribed forces it applies (it applies no muscle force)")
+    s.set_defaults(from_command_line_exclusion=True)
     s.add_argument("--time-range", nargs=2, type=float, metavar=("T0", "T1"),
                    help="report the frames within [T0, T1] s (the whole motion is splined, as OpenSim does)")
     add_external_loads_option(s)

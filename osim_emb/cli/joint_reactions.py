@@ -9,9 +9,10 @@ from pathlib import Path
 
 import numpy as np
 
-from osim_emb.cli.common import _load_any, add_external_loads_option, add_lenient_option, analyze_tool_states, \
-    fill_from_analyze_tool, force_elements_applied, limit_forces_applied, path_forces_applied, \
-    read_external_loads_option, read_motion_option, time_range_frames
+from osim_emb.cli.common import _load_any, add_exclude_forces_option, add_external_loads_option, \
+    add_lenient_option, analyze_tool_states, excluded_forces, fill_from_analyze_tool, force_elements_applied, \
+    limit_forces_applied, muscles_applied, path_forces_applied, read_external_loads_option, read_motion_option, \
+    time_range_frames
 
 log = logging.getLogger("osim_emb")
 
@@ -69,8 +70,13 @@ def cmd_joint_reactions(args: argparse.Namespace) -> int:
                           *(args.actuators or [])) if p]
     with atomic_files(outs, overwrite=args.overwrite, inputs=inputs) as tmps:
         model = _load_any(args.model, strict=not args.lenient)
+        excluded = excluded_forces(model, args.exclude_forces, "joint-reactions")
+        dropped = {m.name for m in model.muscles}
+        model = muscles_applied(model, "joint-reactions", excluded)
+        dropped -= {m.name for m in model.muscles}
         requests = reaction_requests(model, args.joints, args.on or ["child"], args.expressed_in or ["ground"])
-        actuators = _actuators(model, args.actuators or [], None, args.model_actuators)
+        actuators = [a for a in _actuators(model, args.actuators or [], None, args.model_actuators)
+                     if a.name not in excluded]
         time, q, qd = read_motion_option(args, model)
         q, qd, _ = analyze_tool_states(args, time, q, qd)
         keep = time_range_frames(args, time)
@@ -84,10 +90,15 @@ def cmd_joint_reactions(args: argparse.Namespace) -> int:
             forces = {}
         else:
             forces = _forces_at(args.forces, time)
-        elements = force_elements_applied(model, "joint-reactions")
+            unused = sorted(set(forces) & (dropped | excluded))
+            if unused:
+                log.info("joint-reactions: the forces of %s in %s are not applied (left out above)",
+                         ", ".join(unused[:8]) + (", ..." if len(unused) > 8 else ""), args.forces)
+                forces = {k: v for k, v in forces.items() if k not in unused}
+        elements = force_elements_applied(model, "joint-reactions", excluded)
         # the actuators, the force elements and (warned with their reasons) the elements that cannot be evaluated
         applied = ({a.name for a in actuators} | {law.name for law in elements.laws}
-                   | {u.name for u in elements.unapplied})
+                   | {u.name for u in elements.unapplied} | excluded)
         others = [(n, k) for n, k in model.extras.get("forces", []) if k != "CoordinateLimitForce" and n not in applied]
         others += [(m.name, m.type_name) for m in model.muscles
                    if m.parameters is None and m.type_name not in PASSIVE_PATH_FORCE_TYPES]
@@ -100,8 +111,8 @@ def cmd_joint_reactions(args: argparse.Namespace) -> int:
         if function_based:
             log.info("joint-reactions: %d FunctionBasedPath muscle(s) act through generalized forces only, as OpenSim "
                      "applies them: %s", len(function_based), ", ".join(function_based[:8]))
-        limits = limit_forces_applied(model, "joint-reactions")
-        springs = path_forces_applied(model, "joint-reactions")
+        limits = limit_forces_applied(model, "joint-reactions", excluded)
+        springs = path_forces_applied(model, "joint-reactions", excluded)
         result = joint_reactions_of_motion(model, time, q, qd, forces, requests=requests, actuators=actuators,
                                            external_loads=read_external_loads_option(args), limit_forces=limits,
                                            path_forces=springs, force_elements=elements,
@@ -173,6 +184,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--model-actuators", action="store_true",
                    help="the forces file also names the model's own CoordinateActuators, PointActuators and "
                         "TorqueActuators")
+    add_exclude_forces_option(s, "muscles and actuators whose forces are not applied (given or not), and the "
+                                 "coordinate limits, path springs, ligaments, contacts, bushings, springs and "
+                                 "prescribed forces applied with the motion")
     add_external_loads_option(s)
     s.add_argument("--lowpass", type=float, metavar="HZ",
                    help="OpenSim's low-pass filter of the coordinates first (its AnalyzeTool's "

@@ -11,9 +11,9 @@ from pathlib import Path
 import numpy as np
 
 from osim_emb.cli.common import _load_any, _plot_table, _positive, add_external_loads_option, add_lenient_option, \
-    add_motion_differentiation_options, analyze_tool_states, fill_from_setup, force_elements_applied, \
-    limit_forces_applied, motion_differentiation, path_forces_applied, read_external_loads_option, read_motion_option, \
-    time_range_frames
+    add_exclude_forces_option, add_motion_differentiation_options, analyze_tool_states, excluded_forces, \
+    fill_from_setup, force_elements_applied, limit_forces_applied, motion_differentiation, muscles_applied, \
+    path_forces_applied, read_external_loads_option, read_motion_option, time_range_frames
 
 log = logging.getLogger("osim_emb")
 
@@ -91,22 +91,26 @@ def cmd_static_optimization(args: argparse.Namespace) -> int:
     inputs = [p for p in (args.model, args.motion, args.setup, args.external_loads, *(args.actuators or [])) if p]
     with atomic_files(outs, overwrite=args.overwrite, inputs=inputs) as tmps:
         model = _load_any(args.model, strict=not args.lenient)
-        if not model.muscles:
-            raise ValueError(f"{args.model}: the model has no muscles to share the generalized forces")
+        excluded = excluded_forces(model, args.exclude_forces, "static-optimization")
+        model = muscles_applied(model, "static-optimization", excluded)
+        if not any(m.parameters is not None for m in model.muscles):
+            raise ValueError(f"{args.model}: the model has no muscles to share the generalized forces"
+                             + (" once --exclude-forces has left out its muscles" if excluded else ""))
         reserves = reserve_forces(model, args.reserve or [], args.reserves)
-        actuators = _actuators(model, args.actuators or [], reserves, args.model_actuators)
+        actuators = [a for a in _actuators(model, args.actuators or [], reserves, args.model_actuators)
+                     if a.name not in excluded]
         time, q, qd = read_motion_option(args, model)
-        elements = force_elements_applied(model, "static-optimization")
+        elements = force_elements_applied(model, "static-optimization", excluded)
         # the actuators, the force elements and (warned with their reasons) the elements that cannot be evaluated
         applied = ({a.name for a in actuators} | {law.name for law in elements.laws}
-                   | {u.name for u in elements.unapplied})
+                   | {u.name for u in elements.unapplied} | excluded)
         others = [(n, k) for n, k in model.extras.get("forces", []) if k != "CoordinateLimitForce" and n not in applied]
         if others:  # OpenSim's tool would apply these too
             log.warning("static-optimization leaves out the model's %d force(s) other than muscles, coordinate "
                         "limits, contacts, bushings, springs and prescribed forces: %s", len(others),
                         ", ".join(n for n, _ in others[:12]) + (" ..." if len(others) > 12 else ""))
-        limits = limit_forces_applied(model, "static-optimization")
-        springs = path_forces_applied(model, "static-optimization")
+        limits = limit_forces_applied(model, "static-optimization", excluded)
+        springs = path_forces_applied(model, "static-optimization", excluded)
         if args.smoothing is not None:  # q, q̇, q̈ of one smoothing spline
             if qd is None:
                 q, qd, qdd = motion_derivatives(time, q, args.smoothing)
@@ -215,6 +219,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--model-actuators", action="store_true",
                    help="also share the forces with the model's own CoordinateActuators, PointActuators and "
                         "TorqueActuators (OpenSim's use_model_force_set; on with --setup when the setup says so)")
+    add_exclude_forces_option(s, "muscles left out of the sharing, the model's own actuators, and the coordinate "
+                                 "limits, path springs, ligaments, contacts, bushings, springs and prescribed forces "
+                                 "applied with the motion (e.g. foot contact where the ground reactions are given "
+                                 "as external loads)")
     s.add_argument("--no-passive", action="store_true",
                    help="leave the passive fibre forces out, as OpenSim's StaticOptimization does")
     add_external_loads_option(s)

@@ -86,6 +86,12 @@ class RigidTendonForces(NamedTuple):
 _REGISTRY: dict[str, type["HillMuscle"]] = {}
 
 
+def units_applying_force(units) -> list:
+    """The path units with a force model whose ``appliesForce`` is true: OpenSim's tools (StaticOptimization removes
+    the others from its copy of the model, issue #2438; a Manager applies no force of theirs) leave the others out."""
+    return [m for m in units if m.parameters is not None and m.parameters.applies_force]
+
+
 @dataclass(frozen=True)
 class HillMuscle:
     """Properties every OpenSim ``Muscle`` has.  Subclasses add their model's own."""

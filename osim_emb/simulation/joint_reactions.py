@@ -511,7 +511,16 @@ def joint_reactions_of_motion(model: Model, time: Any, q: Any, qdot: Any, forces
     if requests is None:
         requests = reaction_requests(model)
     forces = {k: np.broadcast_to(np.asarray(v, dtype=float), (n,)) for k, v in forces.items()}
-    muscles = [m for m in model.muscles if m.parameters is not None]
+    from osim_emb.muscles.hill import units_applying_force
+    muscles = units_applying_force(model.muscles)
+    applying = {m.name for m in muscles}
+    off = [m.name for m in model.muscles if m.parameters is not None and m.name not in applying]
+    if off:  # OpenSim applies no force of theirs, given or not
+        logging.getLogger(__name__).warning(
+            "joint reactions of %s leave out %d unit(s) whose appliesForce is false%s: %s", model.name, len(off),
+            " (their forces given are not applied)" if any(n in forces for n in off) else "",
+            ", ".join(off[:8]) + (", ..." if len(off) > 8 else ""))
+        forces = {k: v for k, v in forces.items() if k not in off}
     missing = [m.name for m in muscles if m.name not in forces]
     missing += [a.name for a in actuators if a.name not in forces]
     if missing:

@@ -567,8 +567,15 @@ def muscle_force_sharing(model: Model, time: np.ndarray, q: np.ndarray, qdot: np
     Returns (forces table, activations table, the full result)."""
     from osim_emb.io.muscle_xml import PASSIVE_PATH_FORCE_TYPES
     from osim_emb.paths.geometry import lengths_and_moment_arms, lengthening_speeds
+    from osim_emb.muscles.hill import units_applying_force
     from osim_emb.simulation.static_optimization import muscle_force_coefficients, static_optimization
-    muscles = [m for m in model.muscles if m.parameters is not None]
+    muscles = units_applying_force(model.muscles)
+    applying = {m.name for m in muscles}
+    off = [m.name for m in model.muscles if m.parameters is not None and m.name not in applying]
+    if off:
+        log.warning("static optimization of %s leaves out %d unit(s) whose appliesForce is false, as OpenSim's "
+                    "StaticOptimization removes them: %s", model.name, len(off),
+                    ", ".join(off[:8]) + (", ..." if len(off) > 8 else ""))
     others = [m.name for m in model.muscles if m.parameters is None]
     if not muscles:
         raise ValueError(f"{model.name}: no muscle with a force model to share the generalized forces"

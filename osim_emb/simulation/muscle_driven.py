@@ -913,7 +913,7 @@ class MuscleDrivenSystem:
         applied_elements = {law.name for law in self.force_elements.laws} | {
             u.name for u in self.force_elements.unapplied}  # the latter warned with their reasons
         self.opensim_compat, self.wrapping = opensim_compat, wrapping
-        muscles, skipped, path_actuators, stateless = [], [], [], []
+        muscles, skipped, path_actuators, stateless, disabled = [], [], [], [], []
         for mt in model.muscles if with_muscles else ():
             p = mt.parameters
             if p is None:  # passive path forces (below), or a type whose force model is not read
@@ -925,6 +925,7 @@ class MuscleDrivenSystem:
                     skipped.append((mt.type_name, mt.name))
                 continue
             if not p.applies_force:
+                disabled.append(mt.name)
                 continue
             if isinstance(p, RigidPathActuator):  # tension = control x optimal force along its path
                 path_actuators.append((mt.name, mt.type_name, p.optimal_force))
@@ -963,6 +964,10 @@ class MuscleDrivenSystem:
                                         "Muscle, Schutte1993Muscle_Deprecated, DeGrooteFregly2016Muscle and "
                                         "RigidTendonMuscle; model "
                                         f"{model.name!r} has {has}")
+        if disabled and report:  # OpenSim integrates their states but applies no force of theirs
+            log.warning("muscle-driven simulation of %s leaves out %d unit(s) whose appliesForce is false (OpenSim "
+                        "applies no force of theirs): %s", model.name, len(disabled),
+                        ", ".join(disabled[:8]) + (", ..." if len(disabled) > 8 else ""))
         self.muscles = tuple(muscles)
         self.muscle_names = tuple(m.name for m in muscles)
         # rigid tendon (no fibre-length state: its entry of y stays constant) and activation = clamped excitation
@@ -988,7 +993,9 @@ class MuscleDrivenSystem:
         self.rigid_tendon_muscles = tuple(stateless)
         excitations = dict(excitations or {})
         every = [*self.muscle_names, *(m.name for m in stateless)]
-        unknown = sorted(set(excitations) - set(every))
+        unknown = sorted(set(excitations) - set(every) - set(disabled))
+        if set(excitations) & set(disabled):
+            log.warning("excitations of %s ignored: appliesForce false", ", ".join(sorted(set(excitations) & set(disabled))))
         if unknown:
             raise MuscleSimulationError(f"excitation for unknown muscle(s) {', '.join(unknown)}; "
                                         f"muscles: {', '.join(every)}")

@@ -461,7 +461,8 @@ def test_disabled_and_excluded_forces_as_opensims_tool(osim, models_dir, tmp_pat
               f"on {diff['all_on']:.3f})")
     assert diff["off"] < 1e-6 and diff["excluded"] < 1e-6 and diff["all_on"] > 0.05
     for names, message in (("BRA,strapp", "'strapp' (did you mean 'strap'?) is neither a force of model"),
-                           ("Muscles", "no muscles to share the generalized forces once --exclude-forces")):
+                           ("Muscles", "no muscles to share the generalized forces (6 with a force model: left out by "
+                                        "--exclude-forces)")):
         assert main(["static-optimization", str(path), str(states), "-o", str(tmp_path / "refused"),
                      "--exclude-forces", names]) == 2
         assert message in capsys.readouterr().err

@@ -92,10 +92,14 @@ def cmd_static_optimization(args: argparse.Namespace) -> int:
     with atomic_files(outs, overwrite=args.overwrite, inputs=inputs) as tmps:
         model = _load_any(args.model, strict=not args.lenient)
         excluded = excluded_forces(model, args.exclude_forces, "static-optimization")
+        with_model = [m for m in model.muscles if m.parameters is not None]
         model = muscles_applied(model, "static-optimization", excluded)
         if not any(m.parameters is not None for m in model.muscles):
+            off = sum(not m.parameters.applies_force for m in with_model)
+            why = [f"{off} switched off in the file (appliesForce false)"] if off else []
+            why += ["left out by --exclude-forces"] if any(m.name in excluded for m in with_model) else []
             raise ValueError(f"{args.model}: the model has no muscles to share the generalized forces"
-                             + (" once --exclude-forces has left out its muscles" if excluded else ""))
+                             + (f" ({len(with_model)} with a force model: {'; '.join(why)})" if why else ""))
         reserves = reserve_forces(model, args.reserve or [], args.reserves)
         actuators = [a for a in _actuators(model, args.actuators or [], reserves, args.model_actuators)
                      if a.name not in excluded]

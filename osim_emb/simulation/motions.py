@@ -579,6 +579,7 @@ def muscle_force_sharing(model: Model, time: np.ndarray, q: np.ndarray, qdot: np
     others = [m.name for m in model.muscles if m.parameters is None]
     if not muscles:
         raise ValueError(f"{model.name}: no muscle with a force model to share the generalized forces"
+                         + (f" ({len(off)} switched off: appliesForce false)" if off else "")
                          + (f" ({len(others)} path unit(s) without one: {', '.join(others[:5])}"
                             f"{', ...' if len(others) > 5 else ''})" if others else ""))
     springs = {m.name for m in model.muscles if m.type_name in PASSIVE_PATH_FORCE_TYPES}

@@ -349,3 +349,16 @@ def test_every_command_that_reads_a_model_takes_lenient(tmp_path, capsys):
         code, _, err = _run(capsys, *argv, "--lenient")
         assert code == 0, (argv[0], err)
         assert "left out constraint 'roll'" in err, (argv[0], err)
+
+
+def test_unsupported_element_error_gives_the_command_lines_remedy(models_dir, tmp_path, capsys):
+    """A model with a force the importer does not read: the command names it and says --lenient, not the Python
+    API's strict=False."""
+    text = (models_dir / "arm26.osim").read_text()
+    head, sep, tail = text.partition("<objects>\n\t\t\t\t<Thelen2003Muscle")
+    assert sep, "arm26's ForceSet layout changed"
+    path = tmp_path / "arm26_piston.osim"
+    path.write_text(head + "<objects>\n<PistonActuator name=\"piston\"/>\n\t\t\t\t<Thelen2003Muscle" + tail)
+    assert main(["inspect", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "PistonActuator" in err and "use --lenient to" in err and "strict=False" not in err

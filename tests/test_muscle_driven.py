@@ -296,6 +296,12 @@ def test_simulate_muscles_command_takes_degrees_and_writes_the_api_result(models
     capsys.readouterr()
     assert main(["simulate-muscles", str(path), "-o", str(tmp_path / "x.sto"), "--q0", "nonexistent=3"]) == 2
     assert "--q0: 'nonexistent' is not a generalized coordinate" in capsys.readouterr().err
+    # a coordinate driven out of its range is said, as `simulate` says it (start 120°, range up to 130°)
+    assert main(["simulate-muscles", str(path), "-o", str(tmp_path / "out.sto"), "--excitation", "BIClong=1",
+                 "--excitation", "BRA=1", "--q0", "r_elbow_flex=120", "--t-end", "0.2", "--samples", "5"]) == 0
+    out = read_motion(tmp_path / "out.sto")[0]["r_elbow_flex"].to_numpy()
+    said = "coordinate 'r_elbow_flex' leaves its range [0°, 130°]" in capsys.readouterr().err
+    assert said == bool(out.max() > math.radians(130.0)) and said
 
 
 def test_path_actuators_are_left_out_and_summarized_by_type(models_dir, tmp_path, caplog):
@@ -636,8 +642,12 @@ def test_coordinate_actuators_on_locked_coordinates_are_left_out_with_a_warning(
     with caplog.at_level(logging.WARNING):
         system = MuscleDrivenSystem(load_osim(str(tmp_path / "arm26_locked_elbow.osim")))
     assert system.actuators == ()
-    assert "leaves out 1 force(s) on locked coordinates, which do not move the model: CoordinateActuator " \
-        "'elbow_motor' (r_elbow_flex)" in caplog.text
+    assert "1 force(s) on locked coordinates are left out, as in OpenSim the lock takes their force: " \
+        "CoordinateActuator 'elbow_motor' (r_elbow_flex)" in caplog.text
+    caplog.clear()
+    with caplog.at_level(logging.WARNING):  # said once a model
+        MuscleDrivenSystem(system.model)
+    assert "locked coordinates" not in caplog.text
 
 
 def test_largest_differences_match_coordinates_and_muscles_by_name():
@@ -1141,3 +1151,33 @@ def test_a_muscle_switched_off_in_the_file_applies_no_force_as_in_opensim(osim, 
     print(f"[agreement] arm26 with BRA off in the file, 0.2 s: max|q - q_OpenSim| = {d['q']:.1e} rad (with BRA on "
           f"{effect['q']:.3f} rad)")
     assert d["q"] < 1e-6 and d["fiber_length"] < 1e-7 and effect["q"] > 0.01
+
+
+@pytest.mark.parametrize("method", ["RK45-jit", "BDF-jit"])
+def test_compiled_runs_stopped_and_resumed_are_one_run(models_dir, method, capsys):
+    """A compiled integration advanced one output time at a time (as the progress bar and a wall-time budget run
+    it) gives the states and counts of one call bitwise, and both follow SciPy's DOP853 at 1e-12 (the reference);
+    a budget of right-hand sides stops it naming the last output time reached."""
+    pytest.importorskip("numba")
+    from osim_emb import load_osim
+    from osim_emb.simulation.motions import IntegrationBudgetExceeded
+    from osim_emb.simulation.muscle_driven import MuscleDrivenSystem, integrate_system
+    from osim_emb.simulation.muscle_driven_jit import REACHED, CompiledRun
+    model = load_osim(str(models_dir / "arm26.osim"))
+    system = MuscleDrivenSystem(model, {"BIClong": ExcitationSpec.parse("step:0.05:0.15:0.02:0.8"),
+                                        "TRIlong": ExcitationSpec.parse("sine:0.2:20:0:0.3")})
+    y0 = system.initial_state()
+    times = np.linspace(0.0, 0.3, 16)
+    whole = integrate_system(system, y0, times, method=method, rtol=1e-7, atol=1e-9)
+    run = CompiledRun(system, method, y0, times, 1e-7, 1e-9)
+    for stop in range(2, len(times) + 1):
+        assert run.advance(stop) == REACHED and run.reached == stop
+    assert np.array_equal(run.out.T, whole.y) and run.nfev == whole.nfev
+    shown = integrate_system(system, y0, times, method=method, rtol=1e-7, atol=1e-9, progress=True,
+                             max_seconds=600.0)
+    assert np.array_equal(shown.y, whole.y)
+    assert "simulating 0.3 s" in capsys.readouterr().err
+    ref = integrate_system(system, y0, times, method="DOP853", rtol=1e-12, atol=1e-14)
+    assert np.abs(whole.y[:2] - ref.y[:2]).max() < 1e-5
+    with pytest.raises(IntegrationBudgetExceeded, match=r"stopped after t = .* more than 100 right-hand sides"):
+        integrate_system(system, y0, times, method=method, rtol=1e-7, atol=1e-9, max_steps=100)

@@ -263,3 +263,17 @@ def test_add_mode_polynomial_and_spline_rhythms_export(models_dir):
     as_poly, err = rh.as_polynomial(spline, order=4)
     assert isinstance(as_poly.terms[0].function, rh.fn.MultivariatePolynomial)
     assert err["acromioclavicular_r3"] < 1e-10  # the spline interpolates a degree-4 polynomial
+
+
+def test_the_command_line_writes_the_domain_warning_as_one_line(tmp_path, models_dir, capsys):
+    """A rhythm applied outside its data (`osim-emb rhythm`): the domain warning is the command's one-line warning,
+    not Python's warning format with the source line."""
+    from osim_emb.cli.main import main
+    r = fit(_synthetic(), degree=2, plane_degree=1).rhythm  # plane data 0..100 deg; the model goes -90..130
+    path = tmp_path / "rhythm.json"
+    path.write_text(json.dumps(r.to_dict()))
+    assert main(["rhythm", str(models_dir / "mobl_arms_holzbaur_nowrap_variant.osim"), "--rhythm", str(path), "-o",
+                 str(tmp_path / "out.osim")]) == 0
+    err = capsys.readouterr().err
+    assert "osim-emb: WARNING:" in err and "outside" in err
+    assert "RhythmDomainWarning" not in err and "apply(" not in err

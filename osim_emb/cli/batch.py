@@ -35,7 +35,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("-o", "--output", required=True, help="output Parquet dataset (a new folder of part files)")
     add_lenient_option(s)
     s.add_argument("--sweep", required=True, help="coordinates to sweep over their ranges, e.g. elv_angle,shoulder_elv")
-    s.add_argument("--step", type=float, default=5.0, help="sweep step in degrees (default 5)")
+    s.add_argument("--step", type=float, default=5.0,
+                   help="sweep step in degrees (millimetres for a translational coordinate; default 5)")
     s.add_argument("--coordinates", help="moment-arm coordinates (default: the swept ones)")
     s.add_argument("--muscles", help="comma-separated muscle names (default: all)")
     s.add_argument("--variants", type=int, default=0, help="number of perturbed variants of the model")

@@ -56,7 +56,7 @@ def _positive(name: str, value: float, allow_zero: bool = False) -> float:
 def _figure_formats(text: str) -> list[str]:
     from matplotlib.backend_bases import FigureCanvasBase
     known = FigureCanvasBase.get_supported_filetypes()
-    formats = _csv(text)
+    formats = [f.lower().lstrip(".") for f in _csv(text)]  # (SVG, .pdf: as the file suffixes are written)
     bad = [f for f in formats if f not in known]
     if bad or not formats:
         raise ValueError(f"--formats: unknown figure format(s) {bad or text!r}; known: {', '.join(sorted(known))}")
@@ -176,7 +176,8 @@ def add_lenient_option(s: argparse.ArgumentParser) -> None:
 def add_comparison_options(s: argparse.ArgumentParser, figures_only: bool = False) -> None:
     """Options shared by ``moment-arms`` and ``plot`` (``figures_only``: no --no-plot, another default folder)."""
     add_lenient_option(s)
-    s.add_argument("--step", type=float, default=1.0, help="sweep step in degrees")
+    s.add_argument("--step", type=float, default=1.0,
+                   help="sweep step in degrees (millimetres for a translational coordinate)")
     s.add_argument("--coordinates", help="moment-arm coordinates (default: the swept ones, or those the motion moves)")
     s.add_argument("--muscles", help="comma-separated muscle names (default: all)")
     s.add_argument("--fixed", action="append", help="values of the other coordinates, NAME=DEGREES[,...] "

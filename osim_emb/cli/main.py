@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import errno
 import logging
+import warnings
 import sys
 import traceback
 from typing import Sequence
@@ -132,10 +133,17 @@ def error_message(err: BaseException, args: argparse.Namespace) -> str:
         source = getattr(args, "model", None) or "the input"
         return _one_line(f"{source}: missing or unknown name {key!r}")
     msg = _one_line(str(err)) or type(err).__name__
+    if hasattr(args, "lenient"):  # the importer's advice, in the command line's terms
+        msg = msg.replace("load with strict=False to", "use --lenient to")
     inputs = [str(x) for x in (getattr(args, "model", None), getattr(args, "motion", None)) if x]
     if inputs and not any(i in msg for i in inputs) and isinstance(err, (RuntimeError, ArithmeticError)):
         msg = f"{inputs[0]}: {msg}"  # e.g. an integration that failed: say which model
     return msg
+
+
+def _warning_as_log_line(message, category, filename, lineno, file=None, line=None) -> None:
+    """A Python warning raised during a command, written as its other warnings are (one line, no source line)."""
+    logging.getLogger("osim_emb").warning("%s", _one_line(str(message)))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -148,7 +156,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     saved = package.level, list(package.handlers)
     configure_logging(getattr(args, "verbose", 0) or 0, getattr(args, "quiet", False))
     try:
-        return _run_command(args)
+        with warnings.catch_warnings():  # Python warnings as the command's one-line warnings
+            warnings.showwarning = _warning_as_log_line
+            return _run_command(args)
     finally:  # leave the logging set-up as it was (main may be called from a program or a test)
         package.setLevel(saved[0])
         package.handlers[:] = saved[1]
@@ -171,14 +181,15 @@ def _first_compile_notice(args: argparse.Namespace) -> None:
         from osim_emb.simulation.inverse_kinematics_kernels import solve_frames
         kernels = [solve_frames]
     if args.command == "simulate-muscles" and getattr(args, "method", "auto") in ("auto", "RK45-jit"):
-        from osim_emb.simulation.muscle_driven_jit import integrate_kernel
-        kernels.append(integrate_kernel)
+        from osim_emb.simulation.muscle_driven_jit import rk45_run
+        kernels.append(rk45_run)
     if args.command == "simulate-muscles" and getattr(args, "method", "auto") == "BDF-jit":
-        from osim_emb.simulation.muscle_driven_bdf import bdf_kernel
-        kernels.append(bdf_kernel)
+        from osim_emb.simulation.muscle_driven_bdf import bdf_run
+        kernels.append(bdf_run)
     if any(compiles_at_first_call(k) for k in kernels):
-        print(f"osim-emb {args.command}: first run after installation: numba compiles the kernels this command uses "
-              "(1-2 min; cached for every later run)", file=sys.stderr, flush=True)
+        print(f"osim-emb {args.command}: numba compiles the kernels this command uses (1-2 min after installation "
+              "or an update, and again for a model whose layout the cache has not seen; cached for every later run)",
+              file=sys.stderr, flush=True)
 
 
 def _run_command(args: argparse.Namespace) -> int:

@@ -34,7 +34,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("model", nargs="?", help=".osim file (default: the built-in models/shoulder3d)")
     add_lenient_option(s)
     s.add_argument("--out", default="out", help="output folder")
-    s.add_argument("--step", type=float, default=1.0, help="sweep step in degrees")
+    s.add_argument("--step", type=float, default=1.0,
+                   help="sweep step in degrees (millimetres for a translational coordinate)")
     s.add_argument("--sweep", help="coordinates to sweep (default: the unlocked rotational coordinates the "
                                    "muscles span)")
     s.add_argument("--formats", default="pdf,png,svg", help="figure formats")

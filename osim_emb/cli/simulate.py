@@ -13,16 +13,20 @@ from osim_emb.cli.common import _into_range, _load_any, _plot_path, _plot_table,
 log = logging.getLogger(__name__)
 
 
-def _warn_range_exits(model, table) -> None:
+def warn_range_exits(model, table) -> None:
+    """Warn, once a coordinate, where a simulated motion leaves the coordinate's range (degrees for rotations)."""
+    import numpy as np
     for c in model.coordinates:
         lo, hi = c.range
         v = table[c.name].to_numpy()
         out = (v < lo) | (v > hi)
         if out.any():
             k = int(out.argmax())
-            log.warning("coordinate %r leaves its range [%.6g, %.6g] at t = %.6g s (%.6g): a range is not enforced "
-                        "in a forward simulation (only forces such as CoordinateLimitForce or contact hold a "
-                        "coordinate)", c.name, lo, hi, table["time"].iloc[k], v[k])
+            shown = ((f"{np.degrees(v[k]):.4g}° ({v[k]:.6g} rad)", f"[{np.degrees(lo):.4g}°, {np.degrees(hi):.4g}°]")
+                     if c.motion_type == "rotational" else (f"{v[k]:.6g} m", f"[{lo:.6g}, {hi:.6g}] m"))
+            log.warning("coordinate %r leaves its range %s at t = %.6g s (%s): a range is not enforced in a forward "
+                        "simulation (only forces such as CoordinateLimitForce or contact hold a coordinate)",
+                        c.name, shown[1], table["time"].iloc[k], shown[0])
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
@@ -53,7 +57,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
                        n_output=args.samples, max_steps=args.max_steps, max_seconds=args.max_seconds,
                        external_loads=read_external_loads_option(args), model_forces=not args.no_model_forces,
                        progress=not getattr(args, "quiet", False))
-        _warn_range_exits(model, tab)
+        warn_range_exits(model, tab)
         write_motion(tmps[0], tab, name=f"{model.name} passive simulation", protect=[args.model])
         if args.plot:
             _plot_table(tab, model.coordinate_names, "generalized coordinates (rad, m)", tmps[1],
@@ -79,8 +83,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--method", default="DOP853",
                    help="solve_ivp method (default DOP853), or RK45-jit / BDF-jit: the whole integration compiled "
                         "(contact, springs, bushings, limits and external loads in the kernel; several times faster "
-                        "on contact models; not for springs or limits on coupled or Ball angles or a PrescribedForce whose function the kernels do not evaluate; "
-                        "--max-steps and --max-seconds do not apply)")
+                        "on contact models; not for springs or limits on coupled or Ball angles or a PrescribedForce "
+                        "whose function the kernels do not evaluate)")
     s.add_argument("--rtol", type=float, default=1e-10, help="relative tolerance of the integrator")
     s.add_argument("--atol", type=float, default=1e-10, help="absolute tolerance of the integrator")
     s.add_argument("--samples", type=int, default=201, help="output samples (>= 2)")

@@ -23,6 +23,7 @@ def _named_specs(items: list[str] | None, what: str) -> dict:
 def cmd_simulate_muscles(args: argparse.Namespace) -> int:
     import numpy as np
     from osim_emb.cli.common import _load_any, _values, read_external_loads_option
+    from osim_emb.cli.simulate import warn_range_exits
     from osim_emb.io.motion import write_motion
     from osim_emb.io.outputs import atomic_files, check_output_file
     from osim_emb.simulation.muscle_driven import simulate_muscles
@@ -44,6 +45,7 @@ def cmd_simulate_muscles(args: argparse.Namespace) -> int:
     tab = simulate_muscles(model, args.t_end, exc, controls=ctrl, q0=q0, qdot0=qdot0,
                            default_excitation=args.default_excitation, method=args.method, rtol=args.rtol,
                            atol=args.atol, n_output=args.samples, progress=not args.quiet, external_loads=loads)
+    warn_range_exits(model, tab)
     out = Path(args.output)
     with atomic_files([out], overwrite=args.overwrite, inputs=inputs) as (tmp,):
         write_motion(tmp, tab, name=f"{model.name} muscle-driven simulation", protect=inputs)

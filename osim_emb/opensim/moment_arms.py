@@ -835,7 +835,9 @@ def print_report(result: dict, stream=None, detail: bool | None = None) -> None:
                 for x in dict.fromkeys(x for cc in g.cause for x in cc.split("; ") if x):
                     by_cause[x] = by_cause.get(x, 0) + 1
             short = {text: key.replace("_", " ") for key, text in CAUSES.items()}
-            stream.write(f"    {len(units)} units above tolerance; units by cause: "
+            n_units = above.muscle.nunique()
+            stream.write(f"    {n_units} unit(s) above tolerance about {len(units)} (unit, coordinate) pair(s); "
+                         "pairs by cause: "
                          + ", ".join(f"{short.get(k, k)} {n}" for k, n in sorted(by_cause.items(),
                                                                                    key=lambda kv: -kv[1]))
                          + ("" if detail else "  (each unit: -v, or the summary table)") + "\n")

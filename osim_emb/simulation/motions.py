@@ -104,8 +104,8 @@ def simulate(model: Model, t_end: float, q0: Any = None, qdot0: Any = None, *,
         integration in compiled code, the model's force elements and limits in the kernel,
         docs/simulation.md): for a model whose passive forces are all compiled (not a spring or limit on a
         coupled or Ball angle, not a PrescribedForce with a function such as MultiplierFunction; docs/forces.md),
-        without ``generalized_forces``; they run to ``t_end``
-        (``max_steps`` and ``max_seconds`` do not apply) and report only ``t_eval``.
+        without ``generalized_forces``; they report only ``t_eval`` (the progress bar and ``max_seconds``
+        read between calls of a growing number of output times; the states are those of one call, bitwise).
     n_output : int, default 201
         Number of equally spaced output times (ignored when ``t_eval`` is given).
     t_eval : sequence of float, optional
@@ -163,11 +163,8 @@ def simulate(model: Model, t_end: float, q0: Any = None, qdot0: Any = None, *,
     if external_loads is not None:
         external_loads.at([0.0, t_end])  # refused here, naming the file, when the data do not cover the run
     if method in COMPILED_METHODS:
-        if max_seconds is not None:
-            log.info("simulate: the compiled integrator %s runs to t_end; max_steps and max_seconds do not apply",
-                     method)
         t, y, nfev = _integrate_compiled(model, t_end, y0, te, method, rtol, atol, generalized_forces,
-                                         external_loads, model_forces, progress)
+                                         external_loads, model_forces, progress, max_steps, max_seconds)
         return _motion_table(model, t, y, nfev)
     elements = None
     if model_forces:
@@ -190,7 +187,8 @@ COMPILED_METHODS = ("RK45-jit", "BDF-jit")
 
 
 def _integrate_compiled(model: Model, t_end: float, y0: np.ndarray, te: np.ndarray, method: str, rtol: float,
-                        atol: float, generalized_forces, external_loads, model_forces: bool, progress: bool = False):
+                        atol: float, generalized_forces, external_loads, model_forces: bool, progress: bool = False,
+                        max_steps: int | None = None, max_seconds: float | None = None):
     """(t, y (2 n_q, T), nfev) of the passive system by a compiled integrator: the muscle-driven system without
     muscles (its compiled plan holds the contact, springs, bushings, coordinate limits and external loads)."""
     from osim_emb.simulation.muscle_driven import MuscleDrivenSystem, integrate_system
@@ -207,7 +205,7 @@ def _integrate_compiled(model: Model, t_end: float, y0: np.ndarray, te: np.ndarr
         raise ValueError(f"t_eval must increase strictly within [0, t_end = {t_end:g}] s")
     try:
         sol = integrate_system(system, y0, te, method=method, rtol=rtol, atol=atol, plan=plan, t_span=(0.0, t_end),
-                               progress=progress)
+                               progress=progress, max_steps=max_steps, max_seconds=max_seconds)
     except RuntimeError as err:  # the step size underflowed: a state or acceleration stopped being finite
         raise IntegrationBudgetExceeded(f"integration of {model.name} stopped ({method}): {err}") from None
     return sol.t, sol.y, sol.nfev

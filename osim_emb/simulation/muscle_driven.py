@@ -31,6 +31,7 @@ Excitations are functions of time (or constants), by muscle name.  Lengths in me
 from __future__ import annotations
 
 import logging
+import weakref
 import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
@@ -189,10 +190,15 @@ def coordinate_forces_from_model(model: Model) -> tuple[list[CoordinateLimitForc
                 angular))
         else:
             actuators.append(CoordinateActuator(f.name, k, p["optimal_force"], coupling, angular))
-    if on_locked:
-        log.warning("muscle-driven simulation of %s leaves out %d force(s) on locked coordinates, which do not move the "
-                    "model: %s", model.name, len(on_locked), ", ".join(on_locked))
+    if on_locked and model not in _SAID_LOCKED:  # (once a model: several commands' steps read its forces)
+        _SAID_LOCKED.add(model)
+        log.warning("%s: %d force(s) on locked coordinates are left out, as in OpenSim the lock takes their force: %s",
+                    model.name, len(on_locked), ", ".join(on_locked))
     return limits, actuators
+
+
+#: the models whose forces on locked coordinates were said to be left out
+_SAID_LOCKED: "weakref.WeakSet" = weakref.WeakSet()
 
 
 #: passive path forces the muscle-driven simulation applies (their tension laws from the document)
@@ -1413,15 +1419,49 @@ def simulate_muscles(model: Model, t_end: float, excitations: Mapping[str, Excit
 COMPILED_METHODS = ("RK45-jit", "BDF-jit")
 
 
+def _advance_compiled(run, progress: bool, max_steps: int | None, max_seconds: float | None) -> None:
+    """Run a :class:`muscle_driven_jit.CompiledRun` to its last output time: in one call, or (with a progress bar or
+    a wall-time budget) in calls of a growing number of output times, each about a tenth of a second or more, the
+    bar advanced and the clock read between them (the states are those of one call, bitwise)."""
+    import time
+    from osim_emb.progress import Progress
+    from osim_emb.simulation.motions import IntegrationBudgetExceeded
+    from osim_emb.simulation.muscle_driven_jit import BUDGET, UNDERFLOW
+    total = len(run.t_eval)
+    chunked = progress or max_seconds is not None
+    start, size = time.perf_counter(), 1
+    with Progress(f"simulating {run.t_eval[-1]:g} s ({run.method})", total, enabled=progress,
+                  unit="output time") as bar:
+        bar.advance(run.reached)  # the initial state
+        while run.reached < total:
+            before, began = run.reached, time.perf_counter()
+            status = run.advance(min(total, before + size) if chunked else total, max_steps)
+            bar.advance(run.reached - before)
+            where = f"t = {run.t_eval[run.reached - 1]:.6g} s"
+            if status == UNDERFLOW:
+                raise run.underflow_error()
+            if status == BUDGET:
+                raise IntegrationBudgetExceeded(f"integration stopped after {where} ({run.method}): more than "
+                                                f"{max_steps} right-hand sides")
+            now = time.perf_counter()
+            if max_seconds is not None and now - start > max_seconds and run.reached < total:
+                raise IntegrationBudgetExceeded(f"integration stopped after {where} ({run.method}): {max_seconds:g} s "
+                                                "of wall time spent")
+            size = size * 2 if now - began < 0.1 else size
+
+
 def integrate_system(system: MuscleDrivenSystem, y0: np.ndarray, t_eval: np.ndarray, *, method: str = "auto",
                      rtol: float = 1e-8, atol: float = 1e-10, progress: bool = False, plan: Any = None,
-                     t_span: tuple[float, float] | None = None) -> _Solution:
+                     t_span: tuple[float, float] | None = None, max_steps: int | None = None,
+                     max_seconds: float | None = None) -> _Solution:
     """The states of ``system`` at ``t_eval`` from y0 at t_eval[0] (what :func:`simulate_muscles` integrates,
     without building the system, its equilibrium or the output table: the part OpenSim's ``Manager.integrate``
     does).  ``method``: "RK45-jit", "BDF-jit", "auto" (RK45-jit where the model has a compiled plan, else SciPy's
     RK45) or a :func:`scipy.integrate.solve_ivp` method; ``plan``: :func:`muscle_driven_jit.compiled_plan`'s,
     if already built; ``t_span``: the interval (default t_eval's first and last; the compiled integrators start
-    at t_span[0] and report only t_eval).  Returns (t, y (n, T), nfev, method, counts)."""
+    at t_span[0] and report only t_eval); ``max_steps`` / ``max_seconds``: the compiled integrators stop with
+    :class:`~osim_emb.simulation.motions.IntegrationBudgetExceeded` past that many right-hand sides or seconds of
+    wall time.  Returns (t, y (n, T), nfev, method, counts)."""
     from osim_emb.simulation import muscle_driven_jit as jit
     from osim_emb.progress import Progress
     te = np.asarray(t_eval, dtype=float)
@@ -1435,7 +1475,7 @@ def integrate_system(system: MuscleDrivenSystem, y0: np.ndarray, t_eval: np.ndar
     if method in COMPILED_METHODS and t_span is not None and te.ndim == 1 and te.size and t_span[0] < te[0]:
         # the compiled integrators start at their first output time: start them at t_span[0], drop that row
         sol = integrate_system(system, y0, np.concatenate([[t_span[0]], te]), method=method, rtol=rtol, atol=atol,
-                               progress=progress, plan=plan)
+                               progress=progress, plan=plan, max_steps=max_steps, max_seconds=max_seconds)
         return _Solution(sol.t[1:], sol.y[:, 1:], sol.nfev, sol.method, sol.counts)
     if method in COMPILED_METHODS:
         if plan is None:
@@ -1444,17 +1484,11 @@ def integrate_system(system: MuscleDrivenSystem, y0: np.ndarray, t_eval: np.ndar
             raise ValueError(f"method {method!r} needs positive, finite rtol and atol, got {rtol} and {atol}")
         if te.ndim != 1 or te.size == 0 or not np.all(np.isfinite(te)) or np.any(np.diff(te) <= 0):
             raise ValueError(f"method {method!r} needs output times that increase strictly (seconds), got {te}")
-        # one compiled call: the bar says it runs and, at the end, how long it took
-        with Progress(f"simulating {te[-1]:g} s ({method})", 1, enabled=progress, unit="run") as bar:
-            if method == "RK45-jit":
-                states, nfev = jit.integrate_compiled(system, y0, te, rtol, atol, plan)
-                counts = {}
-            else:
-                from osim_emb.simulation.muscle_driven_bdf import integrate_bdf
-                states, counts = integrate_bdf(system, y0, te, rtol, atol, plan)
-                nfev = counts.pop("nfev")
-            bar.advance()
-        return _Solution(te, states.T, nfev, method, counts)
+        run = jit.CompiledRun(system, method, y0, te, rtol, atol, plan)
+        _advance_compiled(run, progress, max_steps, max_seconds)
+        counts = run.counts
+        nfev = counts.pop("nfev")
+        return _Solution(te, run.out.T.copy(), nfev, method, counts if method == "BDF-jit" else {})
     # SciPy's methods call the compiled right-hand side where there is one (and, for the implicit ones, its
     # structured Jacobian, one compiled call); otherwise the system's, evaluated from Python
     evaluate = system.rhs if plan is None else (lambda t, y: jit.rhs(system, plan, t, y))

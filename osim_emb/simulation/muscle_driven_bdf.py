@@ -22,10 +22,10 @@ import numpy as np
 
 from osim_emb.core._accel import njit
 from osim_emb.core.closed_chain_kernels import solve_linear
-from osim_emb.simulation.muscle_driven_jit import (_raise_singular, _rhs, _rms, compiled_plan, initial_step,
-                                                   jacobian_parts, jacobian_workspace)
+from osim_emb.simulation.muscle_driven_jit import (REACHED, UNDERFLOW, BUDGET, CompiledRun, _rhs, _rms,
+                                                   initial_step, jacobian_parts, jacobian_workspace)
 
-__all__ = ["integrate_bdf", "bdf_kernel", "factor", "solve"]
+__all__ = ["integrate_bdf", "bdf_start", "bdf_run", "factor", "solve"]
 
 MAX_ORDER = 5
 NEWTON_ITERATIONS = 4
@@ -129,14 +129,38 @@ def _rescale(d, order, ratio):  # pragma: no cover - compiled
 
 
 @njit(error_model="numpy")
-def bdf_kernel(y0, t_eval, rtol, atol, prog, geo, mus, clf, act):  # pragma: no cover - compiled
-    """States at t_eval from y0 at t_eval[0]; (states, [right-hand sides, Jacobians, factorizations, steps,
-    rejected steps])."""
+def bdf_start(t0, y0, rtol, atol, prog, geo, mus, clf, act):  # pragma: no cover - compiled
+    """The state :func:`bdf_run` continues: (d, the backward differences (MAX_ORDER + 3, n); fs = [t, h,
+    c of the factorization, error norm, safety]; ints = [order, steps of one size, Jacobian fresh, next output,
+    right-hand sides, Jacobians, factorizations, steps, rejected steps]; the Jacobian's parts; the factorization)."""
     n = y0.shape[0]
     parts = jacobian_workspace(prog[5].shape[1], mus[1].shape[0])
     nq, nm = parts[3].shape
     fac = (np.empty((nm, 2, 2)), np.empty((nm, 2, nq)), np.empty((nq, nq)),
            (np.empty((nq, nq)), np.empty(nq), np.empty(nq), np.empty((nm, 2))))
+    f = _rhs(t0, y0, prog, geo, mus, clf, act)
+    h = initial_step(t0, y0, f, 1, rtol, atol, prog, geo, mus, clf, act)
+    d = np.zeros((MAX_ORDER + 3, n))
+    d[0] = y0
+    d[1] = f * h
+    jacobian_parts(t0, y0, f, prog, geo, mus, clf, act, parts)
+    fs = np.array([t0, h, math.nan, 0.0, 0.9])
+    ints = np.zeros(9, dtype=np.int64)
+    ints[0] = 1  # order
+    ints[2] = 1  # the Jacobian is at the current step
+    ints[3] = 1  # the next output
+    ints[4] = 2 + 2 * nq  # right-hand sides
+    ints[5] = 1  # Jacobians
+    return d, fs, ints, parts, fac
+
+
+@njit(error_model="numpy")
+def bdf_run(d, fs, ints, parts, fac, out, t_eval, stop, max_rhs, rtol, atol, prog, geo, mus, clf,
+            act):  # pragma: no cover - compiled
+    """From the state of :func:`bdf_start` (updated in place) until out[stop - 1] is written (REACHED), the step
+    underflows (UNDERFLOW) or more than ``max_rhs`` right-hand sides have been used (BUDGET): runs to successive
+    ``stop`` give the states of one run to the last (bitwise)."""
+    n = d.shape[1]
     kappa = np.array([0.0, -0.1850, -1.0 / 9.0, -0.0823, -0.0415, 0.0])
     gamma = np.zeros(MAX_ORDER + 2)
     for k in range(1, MAX_ORDER + 2):
@@ -147,36 +171,25 @@ def bdf_kernel(y0, t_eval, rtol, atol, prog, geo, mus, clf, act):  # pragma: no 
         error_const[k] = kappa[k] * gamma[k] + 1.0 / (k + 1)
     error_const[MAX_ORDER + 1] = 1.0 / (MAX_ORDER + 2)
     newton_tol = max(10.0 * np.finfo(np.float64).eps / rtol, min(0.03, rtol ** 0.5))
-    stats = np.zeros(5, dtype=np.int64)
-    error_norm, safety = 0.0, 0.9
-
-    out = np.empty((t_eval.shape[0], n))
-    out[0] = y0
-    t = t_eval[0]
+    stats = ints[4:]  # right-hand sides, Jacobians, factorizations, steps, rejected steps (a view: in place)
+    nq = parts[3].shape[0]
+    t, h, c_factored, error_norm, safety = fs[0], fs[1], fs[2], fs[3], fs[4]
+    order, equal_steps, fresh, nxt = ints[0], ints[1], ints[2] == 1, ints[3]
     t_end = t_eval[-1]
-    f = _rhs(t, y0, prog, geo, mus, clf, act)
-    h = initial_step(t, y0, f, 1, rtol, atol, prog, geo, mus, clf, act)
-    stats[0] = 2
-    d = np.zeros((MAX_ORDER + 3, n))
-    d[0] = y0
-    d[1] = f * h
-    order = 1
-    equal_steps = 0
-    jacobian_parts(t, y0, f, prog, geo, mus, clf, act, parts)
-    stats[0] += 2 * nq
-    stats[1] += 1
-    fresh = True  # the Jacobian is at the current step
-    c_factored = math.nan
     y_pred, psi, scale = np.empty(n), np.empty(n), np.empty(n)
     y_new, corr, dy, b = np.empty(n), np.empty(n), np.empty(n), np.empty(n)
-    nxt = 1
-    while nxt < t_eval.shape[0]:
+    status = REACHED
+    while nxt < stop:
         min_step = 10.0 * abs(np.nextafter(t, np.inf) - t)
         accepted = False
         n_iter = 0
         while not accepted:
             if h < min_step:
-                return out[:nxt], stats
+                status = UNDERFLOW
+                break
+            if stats[0] > max_rhs:
+                status = BUDGET
+                break
             if t + 1.01 * h >= t_end:  # land on the end (stretching the step by at most 1%, not leaving a sliver)
                 _rescale(d, order, (t_end - t) / h)
                 h = t_end - t
@@ -249,6 +262,8 @@ def bdf_kernel(y0, t_eval, rtol, atol, prog, geo, mus, clf, act):  # pragma: no 
                 stats[4] += 1
                 continue
             accepted = True
+        if status != REACHED:
+            break
         stats[3] += 1
         equal_steps += 1
         t_old = t
@@ -272,7 +287,8 @@ def bdf_kernel(y0, t_eval, rtol, atol, prog, geo, mus, clf, act):  # pragma: no 
                         out[nxt, i] += weight * d[j + 1, i]
             nxt += 1
         if t_old >= t:
-            return out[:nxt], stats
+            status = UNDERFLOW
+            break
         if equal_steps < order + 1:
             continue
         # order selection after order + 1 steps of one size (SciPy BDF's rule)
@@ -288,21 +304,14 @@ def bdf_kernel(y0, t_eval, rtol, atol, prog, geo, mus, clf, act):  # pragma: no 
         h *= ratio
         _rescale(d, order, ratio)
         equal_steps = 0
-    return out, stats
+    fs[0], fs[1], fs[2], fs[3], fs[4] = t, h, c_factored, error_norm, safety
+    ints[0], ints[1], ints[2], ints[3] = order, equal_steps, 1 if fresh else 0, nxt
+    return status
 
 
 def integrate_bdf(system, y0: np.ndarray, t_eval: np.ndarray, rtol: float, atol: float, plan=None):
-    """(states (T, n), counts {nfev, njev, nlu, steps, rejected}) by :func:`bdf_kernel`."""
-    if plan is None:
-        plan, why = compiled_plan(system)
-        if plan is None:
-            raise ValueError(f"the compiled integrator cannot run this system: {why}")
-    try:
-        out, stats = bdf_kernel(np.ascontiguousarray(y0, dtype=float), np.ascontiguousarray(t_eval, dtype=float),
-                                float(rtol), float(atol), *plan)
-    except np.linalg.LinAlgError as err:
-        _raise_singular(system, y0, err)
-    counts = dict(zip(("nfev", "njev", "nlu", "steps", "rejected"), (int(s) for s in stats)))
-    if out.shape[0] < len(t_eval):
-        raise RuntimeError(f"the implicit integrator's step size underflowed at t = {t_eval[out.shape[0] - 1]}")
-    return out, counts
+    """(states (T, n), counts {nfev, njev, nlu, steps, rejected}) by :func:`bdf_run`."""
+    run = CompiledRun(system, "BDF-jit", y0, t_eval, rtol, atol, plan)
+    if run.advance(len(run.t_eval)) != REACHED:
+        raise run.underflow_error()
+    return run.out, run.counts

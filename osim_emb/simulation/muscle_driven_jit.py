@@ -26,7 +26,7 @@ from osim_emb.muscles.kernels import SQRT_EPS, blankevoort_tension, muscle_deriv
 from osim_emb.paths.wrapping._kernels_muscles import pose_lengths_moment_arms, pose_workspace
 from osim_emb.simulation.excitations import EXCITATION_KINDS, ExcitationSpec, excitation_value
 
-__all__ = ["compiled_plan", "integrate_compiled", "rhs", "jacobian"]
+__all__ = ["compiled_plan", "integrate_compiled", "rhs", "jacobian", "CompiledRun", "rk45_start", "rk45_run"]
 
 
 @njit(error_model="numpy", inline="always")
@@ -382,9 +382,26 @@ def initial_step(t, y, f, order, rtol, atol, prog, geo, mus, clf, act):  # pragm
     return min(100.0 * h0, h1)
 
 
+#: what a compiled run returns: the last output time it was asked for reached, the step size underflowed (a state
+#: or derivative stopped being finite), the budget of right-hand sides spent
+REACHED, UNDERFLOW, BUDGET = 0, 1, 2
+
+
 @njit(error_model="numpy")
-def integrate_kernel(y0, t_eval, rtol, atol, prog, geo, mus, clf, act):  # pragma: no cover - compiled
-    """Dormand-Prince 5(4) (SciPy RK45's tableau and step control) from t_eval[0]; states at t_eval."""
+def rk45_start(t0, y0, rtol, atol, prog, geo, mus, clf, act):  # pragma: no cover - compiled
+    """The state :func:`rk45_run` continues: (f at (t0, y0), [t, h], [right-hand sides, next output])."""
+    f = _rhs(t0, y0, prog, geo, mus, clf, act)
+    h = initial_step(t0, y0, f, 4, rtol, atol, prog, geo, mus, clf, act)
+    return f, np.array([t0, h]), np.array([2, 1], dtype=np.int64)
+
+
+@njit(error_model="numpy")
+def rk45_run(y, f, st, cnt, out, t_eval, stop, max_rhs, rtol, atol, prog, geo, mus, clf,
+             act):  # pragma: no cover - compiled
+    """Dormand-Prince 5(4) (SciPy RK45's tableau and step control) from the state (y, f, st = [t, h], cnt =
+    [right-hand sides, next output]) until out[stop - 1] is written (REACHED), the step underflows (UNDERFLOW) or
+    more than ``max_rhs`` right-hand sides have been used (BUDGET); the state is updated in place, so that runs to
+    successive ``stop`` give the states of one run to the last (bitwise)."""
     c = np.array([0.0, 1 / 5, 3 / 10, 4 / 5, 8 / 9, 1.0])
     a = np.zeros((6, 5))
     a[1, 0] = 1 / 5
@@ -394,23 +411,21 @@ def integrate_kernel(y0, t_eval, rtol, atol, prog, geo, mus, clf, act):  # pragm
     a[5, 0], a[5, 1], a[5, 2], a[5, 3], a[5, 4] = 9017 / 3168, -355 / 33, 46732 / 5247, 49 / 176, -5103 / 18656
     b = np.array([35 / 384, 0.0, 500 / 1113, 125 / 192, -2187 / 6784, 11 / 84])
     e = np.array([-71 / 57600, 0.0, 71 / 16695, -71 / 1920, 17253 / 339200, -22 / 525, 1 / 40])
-    n = y0.shape[0]
-    out = np.empty((t_eval.shape[0], n))
-    out[0] = y0
-    t = t_eval[0]
-    y = y0.copy()
-    f = _rhs(t, y, prog, geo, mus, clf, act)
-    h = initial_step(t, y, f, 4, rtol, atol, prog, geo, mus, clf, act)
-    nfev = 2
+    n = y.shape[0]
+    t, h = st[0], st[1]
+    nfev, nxt = cnt[0], cnt[1]
     kk = np.empty((7, n))
     stage = np.empty(n)  # the stages' states, the new state and the scaled error: written in place
     ynew = np.empty(n)
     scaled = np.empty(n)
-    nxt = 1
-    while nxt < t_eval.shape[0]:
+    status = REACHED
+    while nxt < stop:
         target = t_eval[nxt]
         rejected = False
         while True:
+            if nfev > max_rhs:
+                status = BUDGET
+                break
             hh = min(h, target - t)
             kk[0] = f
             for s in range(1, 6):
@@ -449,15 +464,20 @@ def integrate_kernel(y0, t_eval, rtol, atol, prog, geo, mus, clf, act):  # pragm
             h = hh * (0.2 if math.isnan(en) else max(0.2, 0.9 * en ** -0.2))
             rejected = True
             if h < 1e-14:
-                return out[:nxt], nfev
+                status = UNDERFLOW
+                break
+        if status != REACHED:
+            break
         if t == target:
             out[nxt] = y
             nxt += 1
-    return out, nfev
+    st[0], st[1] = t, h
+    cnt[0], cnt[1] = nfev, nxt
+    return status
 
 
 def compiled_plan(system):
-    """The arguments of :func:`integrate_kernel` for a :class:`MuscleDrivenSystem`, or None (with the
+    """The arguments of :func:`rk45_run` for a :class:`MuscleDrivenSystem`, or None (with the
     reason) when the system has something only Python evaluates."""
     paths = system._paths
     if paths is None:
@@ -629,18 +649,71 @@ def _path_force_arrays(system):
             np.array(row, dtype=np.int64), cints, cflts)
 
 
-def integrate_compiled(system, y0: np.ndarray, t_eval: np.ndarray, rtol: float, atol: float, plan=None):
-    """(states (T, n), number of right-hand sides) by :func:`integrate_kernel` (``plan``: :func:`compiled_plan`'s,
-    if already built)."""
-    if plan is None:
-        plan, why = compiled_plan(system)
+class CompiledRun:
+    """A compiled integration that can stop at any output time and go on (a progress bar, a wall-time budget):
+    :meth:`advance` to an output index; ``out`` holds the states written, ``reached`` how many, ``nfev`` the
+    right-hand sides used.  ``method``: "RK45-jit" (:func:`rk45_run`) or "BDF-jit"
+    (:func:`osim_emb.simulation.muscle_driven_bdf.bdf_run`); runs to successive stops give the one run's states
+    bitwise."""
+
+    def __init__(self, system, method: str, y0: np.ndarray, t_eval: np.ndarray, rtol: float, atol: float, plan=None):
         if plan is None:
-            raise ValueError(f"the compiled integrator cannot run this system: {why}")
-    try:
-        out, nfev = integrate_kernel(np.ascontiguousarray(y0, dtype=float),
-                                     np.ascontiguousarray(t_eval, dtype=float), float(rtol), float(atol), *plan)
-    except np.linalg.LinAlgError as err:  # the mass matrix solve: name the coordinates if M is singular at y0
-        _raise_singular(system, y0, err)
-    if out.shape[0] < len(t_eval):
-        raise RuntimeError(f"the compiled integrator's step size underflowed at t = {t_eval[out.shape[0] - 1]}")
-    return out, int(nfev)
+            plan, why = compiled_plan(system)
+            if plan is None:
+                raise ValueError(f"the compiled integrator cannot run this system: {why}")
+        self.system, self.method, self.plan = system, method, plan
+        self.t_eval = np.ascontiguousarray(t_eval, dtype=float)
+        self.rtol, self.atol = float(rtol), float(atol)
+        self.y0 = np.ascontiguousarray(y0, dtype=float)
+        self.out = np.empty((self.t_eval.shape[0], self.y0.shape[0]))
+        self.out[0] = self.y0
+        try:
+            if method == "RK45-jit":
+                f, st, cnt = rk45_start(self.t_eval[0], self.y0, self.rtol, self.atol, *plan)
+                self._state = (self.y0.copy(), f, st, cnt)
+            else:
+                from osim_emb.simulation.muscle_driven_bdf import bdf_start
+                self._state = bdf_start(self.t_eval[0], self.y0, self.rtol, self.atol, *plan)
+        except np.linalg.LinAlgError as err:  # the mass matrix solve: name the coordinates if M is singular at y0
+            _raise_singular(system, self.y0, err)
+
+    @property
+    def reached(self) -> int:
+        return int(self._state[3][1] if self.method == "RK45-jit" else self._state[2][3])
+
+    @property
+    def counts(self) -> dict:
+        if self.method == "RK45-jit":
+            return {"nfev": int(self._state[3][0])}
+        return dict(zip(("nfev", "njev", "nlu", "steps", "rejected"), (int(s) for s in self._state[2][4:])))
+
+    @property
+    def nfev(self) -> int:
+        return self.counts["nfev"]
+
+    def advance(self, stop: int, max_rhs: int | None = None) -> int:
+        """Integrate until out[stop - 1] is written; REACHED, UNDERFLOW or BUDGET (more than ``max_rhs``
+        right-hand sides)."""
+        limit = np.iinfo(np.int64).max if max_rhs is None else int(max_rhs)
+        try:
+            if self.method == "RK45-jit":
+                return rk45_run(*self._state, self.out, self.t_eval, int(stop), limit, self.rtol, self.atol,
+                                *self.plan)
+            from osim_emb.simulation.muscle_driven_bdf import bdf_run
+            return bdf_run(*self._state, self.out, self.t_eval, int(stop), limit, self.rtol, self.atol, *self.plan)
+        except np.linalg.LinAlgError as err:
+            _raise_singular(self.system, self.y0, err)
+
+    def underflow_error(self) -> RuntimeError:
+        what = "compiled" if self.method == "RK45-jit" else "implicit"
+        return RuntimeError(f"the {what} integrator's step size underflowed after t = "
+                            f"{self.t_eval[self.reached - 1]}")
+
+
+def integrate_compiled(system, y0: np.ndarray, t_eval: np.ndarray, rtol: float, atol: float, plan=None):
+    """(states (T, n), number of right-hand sides) by :func:`rk45_run` (``plan``: :func:`compiled_plan`'s,
+    if already built)."""
+    run = CompiledRun(system, "RK45-jit", y0, t_eval, rtol, atol, plan)
+    if run.advance(len(run.t_eval)) != REACHED:
+        raise run.underflow_error()
+    return run.out, run.nfev

@@ -439,7 +439,7 @@ class Model:
         for k, c in enumerate(self.coordinates):
             if c.name == name:
                 return k
-        raise KeyError(f"no generalized coordinate named {name!r}; have {self.coordinate_names}")
+        raise KeyError(f"no generalized coordinate named {name!r}; have {', '.join(self.coordinate_names)}")
 
     def body(self, name: str) -> Body:
         for b in self.bodies:

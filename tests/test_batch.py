@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -60,10 +62,16 @@ def test_batch_cli_on_a_local_cluster(models_dir, tmp_path):
                  "--quiet"]) == 2 and not (tmp_path / "n").exists()
     assert main(["batch", str(models_dir), "--sweep", "r_elbow_flex", "-o", str(models_dir), "--overwrite",
                  "--quiet"]) == 2
+    (out / "notes.txt").write_text("a user's notes")  # --overwrite replaces the dataset's files, keeps these
+    (out / "mine").mkdir()
+    (out / "mine" / "x.csv").write_text("kept")
     assert main(["batch", str(model_path), "--variants", "1", "--sweep", "r_elbow_flex", "--step", "45", "-o",
                  str(out), "--workers", "1", "--quiet", "--overwrite"]) == 0
-    assert set(pd.read_parquet(out).model) == {"arm26_v0000"}
-    assert not [p for p in tmp_path.iterdir() if p.name.startswith(out.name + ".")]  # no temporaries left
+    parts = sorted(out.glob("part-*.parquet"))  # the earlier run's 3 part files are gone
+    assert len(parts) == 1 and set(pd.read_parquet(parts[0]).model) == {"arm26_v0000"}
+    assert (out / "notes.txt").read_text() == "a user's notes" and (out / "mine" / "x.csv").read_text() == "kept"
+    assert out.stat().st_mode & 0o777 == 0o777 & ~_umask()
+    assert not [p for p in tmp_path.rglob("*") if ".partial" in p.name]  # no temporaries left
 
 
 def test_batch_of_a_folder_with_opensim_references(osim, models_dir, tmp_path):
@@ -144,3 +152,9 @@ def test_lenient_batch_imports_what_it_can_and_says_what_it_left_out(models_dir,
     assert list(zip(left_out.model, left_out.name)) == [("subject01", "roll"), ("subject02", "roll"),
                                                         ("subject02", "roll_too")]
     assert (left_out.kind == "constraint").all() and left_out.reason.str.contains("RollingOnSurface").all()
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import errno
 import logging
-import warnings
+import os
+import signal
 import sys
 import traceback
+import warnings
 from typing import Sequence
 
 from osim_emb._version import __version__
@@ -131,6 +134,8 @@ def error_message(err: BaseException, args: argparse.Namespace) -> str:
     if isinstance(err, KeyError):
         key = err.args[0] if err.args else "?"
         source = getattr(args, "model", None) or "the input"
+        if isinstance(key, str) and " " in key.strip():  # a sentence (raise KeyError("no body named 'x'")), not a key
+            return _one_line(key if str(source) in key else f"{source}: {key}")
         return _one_line(f"{source}: missing or unknown name {key!r}")
     msg = _one_line(str(err)) or type(err).__name__
     if hasattr(args, "lenient"):  # the importer's advice, in the command line's terms
@@ -156,7 +161,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     saved = package.level, list(package.handlers)
     configure_logging(getattr(args, "verbose", 0) or 0, getattr(args, "quiet", False))
     try:
-        with warnings.catch_warnings():  # Python warnings as the command's one-line warnings
+        with _terminate_as_interrupt(), warnings.catch_warnings():  # warnings as the command's one-line warnings
             warnings.showwarning = _warning_as_log_line
             return _run_command(args)
     finally:  # leave the logging set-up as it was (main may be called from a program or a test)
@@ -192,6 +197,35 @@ def _first_compile_notice(args: argparse.Namespace) -> None:
               file=sys.stderr, flush=True)
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (``kill``, ``timeout``), raised like Ctrl-C so that the temporary outputs are removed."""
+
+
+@contextlib.contextmanager
+def _terminate_as_interrupt():
+    """While the command runs, SIGTERM raises :class:`Terminated` in this process (child processes it forked die as
+    usual); a second SIGTERM during the clean-up is ignored.  Outside the main thread nothing changes."""
+    owner = os.getpid()
+
+    def terminate(signum, frame):
+        if os.getpid() != owner:  # a forked worker: the default action
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            os.kill(os.getpid(), signal.SIGTERM)
+            return
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        raise Terminated()
+
+    try:
+        previous = signal.signal(signal.SIGTERM, terminate)
+    except ValueError:  # not the main thread
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def _run_command(args: argparse.Namespace) -> int:
     prefix = f"osim-emb {args.command}: error:"
     try:
@@ -204,11 +238,12 @@ def _run_command(args: argparse.Namespace) -> int:
         except (OSError, ValueError):
             pass
         return 141
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as err:
         if args.debug:
             traceback.print_exc()
-        print(f"osim-emb {args.command}: interrupted; no output was written or replaced", file=sys.stderr)
-        return 130
+        how = "terminated (SIGTERM)" if isinstance(err, Terminated) else "interrupted"
+        print(f"osim-emb {args.command}: {how}; no output was written or replaced", file=sys.stderr)
+        return 128 + signal.SIGTERM if isinstance(err, Terminated) else 130
     except (ValueError, KeyError, OSError, ImportError, RuntimeError, ArithmeticError) as err:
         if args.debug:
             traceback.print_exc()

@@ -18,7 +18,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         [args.model or "(built-in shoulder3d)", "--out", str(args.out), "--step", f"{args.step:g}"]
         + (["--sweep", args.sweep] if getattr(args, "sweep", None) else [])
         + (["--lenient"] if getattr(args, "lenient", False) else []))
-    with atomic_folder(args.out, overwrite=args.overwrite, inputs=[args.model], replace_whole=False) as tmp:
+    with atomic_folder(args.out, overwrite=args.overwrite, inputs=[args.model]) as tmp:
         run_main_job(args.model, tmp, step_deg=args.step, formats=formats, progress=not args.quiet,
                      workers=getattr(args, "workers", None),
                      cache_dir=False if getattr(args, "no_cache", False) else getattr(args, "cache_dir", None),

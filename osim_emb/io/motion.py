@@ -124,12 +124,13 @@ def read_motion(path: str | Path) -> tuple[pd.DataFrame, dict[str, str]]:
 
 def write_motion(path: str | Path, table: pd.DataFrame, *, name: str | None = None, in_degrees: bool = False,
                  protect: Sequence[str | Path] = ()) -> None:
-    """Write a table with a ``time`` column as an OpenSim .mot/.sto file (atomically: all or nothing).
+    """Write a table with a ``time`` column as an OpenSim .mot/.sto file (atomically: all or nothing); a path
+    ending in ``.csv`` gets a plain comma-separated table instead (the same column labels, no OpenSim header).
 
     Parameters
     ----------
     path : str or pathlib.Path
-        The file to write (.mot or .sto).
+        The file to write (.mot or .sto; .csv for a plain table).
     table : pandas.DataFrame
         Columns ``time`` (seconds; written first) and one per quantity, in the units the header states
         (radians and metres, or degrees for rotational coordinates with ``in_degrees``).
@@ -152,6 +153,10 @@ def write_motion(path: str | Path, table: pd.DataFrame, *, name: str | None = No
         raise ValueError("the table needs a 'time' column")
     cols = ["time"] + [c for c in table.columns if c != "time"]
     t = table[cols]
+    if Path(path).suffix.lower() == ".csv":
+        body = t.to_csv(index=False, float_format="%.12g", lineterminator="\n", na_rep="NaN")
+        write_atomically(path, body, protect=protect)
+        return
     head = [name or Path(path).stem, "version=1", f"nRows={len(t)}", f"nColumns={len(cols)}",
             f"inDegrees={'yes' if in_degrees else 'no'}", "endheader"]
     body = t.to_csv(sep="\t", index=False, float_format="%.12g", lineterminator="\n", na_rep="NaN")

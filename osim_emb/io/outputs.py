@@ -4,8 +4,9 @@ all-or-nothing writes (a temporary sibling renamed into place at the end).
 * :func:`safe_output_name` turns a model name (which comes from the input file) into a plain file-name stem.
 * :func:`check_output_file` / :func:`check_output_folder` refuse, before any work, an output that exists (unless
   ``overwrite``), is a folder where a file is expected (or the reverse), has a file as parent, or is an input.
-* :func:`atomic_files` and :func:`atomic_folder` hand out temporary siblings and rename them into place only when
-  the block ends without an exception; otherwise the temporaries are removed and the old outputs are untouched.
+* :func:`atomic_files` and :func:`atomic_folder` hand out temporaries and move them into place only when the block
+  ends without an exception; otherwise the temporaries are removed and the old outputs are untouched.  A folder
+  that exists keeps what the command does not write (:func:`move_into`).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from pathlib import Path
 from typing import Iterator, Sequence
 
 __all__ = ["OutputError", "safe_output_name", "inside_folder", "check_output_file", "check_output_folder",
-           "atomic_files", "atomic_folder", "write_atomically"]
+           "atomic_files", "atomic_folder", "move_into", "write_atomically"]
 
 log = logging.getLogger(__name__)
 
@@ -98,7 +99,8 @@ def check_output_folder(path: str | Path, *, overwrite: bool = False, inputs: Se
             if path.resolve() == resolved or path.resolve() in resolved.parents:
                 raise OutputError(f"{path}: the output folder contains the input file {p}; choose another folder")
     if path.is_dir() and any(path.iterdir()) and not overwrite:
-        raise OutputError(f"{path}: folder exists and is not empty (use --overwrite to replace what it holds)")
+        raise OutputError(f"{path}: folder exists and is not empty (use --overwrite to replace this command's "
+                          "outputs in it; other files are kept)")
     return path
 
 
@@ -118,13 +120,26 @@ def _remove_empty(folders: list[Path]) -> None:
             f.rmdir()
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def _temporary_sibling(path: Path, folder: bool) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     if folder:
-        return Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".partial", dir=path.parent))
+        return _temporary_folder(path.parent, path.name)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=f".partial{path.suffix}", dir=path.parent)
     os.close(fd)
     return Path(tmp)
+
+
+def _temporary_folder(parent: Path, name: str) -> Path:
+    """A hidden ``.NAME.XXXX.partial`` folder in ``parent`` with the usual permissions (mkdtemp makes 0700)."""
+    tmp = Path(tempfile.mkdtemp(prefix=f".{name}.", suffix=".partial", dir=parent))
+    os.chmod(tmp, 0o777 & ~_umask())
+    return tmp
 
 
 def _renamed(err: OSError, names: dict[str, str]) -> OSError:
@@ -176,9 +191,7 @@ def atomic_files(paths: Sequence[str | Path], *, overwrite: bool = False,
                 continue  # an optional output that was not written
             if final.exists() and not overwrite:  # appeared meanwhile
                 raise OutputError(f"{final}: already exists (use --overwrite to replace it)")
-            umask = os.umask(0)
-            os.umask(umask)
-            os.chmod(tmp, 0o666 & ~umask)
+            os.chmod(tmp, 0o666 & ~_umask())
             os.replace(tmp, final)
         ok = True
     finally:
@@ -200,17 +213,45 @@ def _fix_paths_in_text_files(folder: Path, old: str, new: str) -> None:
                 p.write_text(text.replace(old, new), encoding="utf-8")
 
 
+def move_into(source: Path, target: Path) -> list[str]:
+    """Move the entries of folder ``source`` into the existing folder ``target``, one by one: a file replaces the
+    entry of the same name (``os.replace``, atomic), a subfolder is merged the same way into a subfolder of the
+    same name; every other entry of ``target`` is kept.  A symbolic link in ``target`` is replaced, never followed.
+    Returns the names moved (``source``'s top-level entries)."""
+    names = []
+    for entry in sorted(source.iterdir()):
+        into = target / entry.name
+        names.append(entry.name)
+        if entry.is_dir() and not entry.is_symlink():
+            if into.is_dir() and not into.is_symlink():
+                move_into(entry, into)
+                continue
+        elif not (into.is_dir() and not into.is_symlink()):
+            os.replace(entry, into)  # a file over a file (or nothing): atomic
+            continue
+        _remove(into)  # a folder where a file was, or the reverse
+        os.replace(entry, into)
+    return names
+
+
 @contextlib.contextmanager
 def atomic_folder(path: str | Path, *, overwrite: bool = False, inputs: Sequence[str | Path] = (),
-                  replace_whole: bool = True) -> Iterator[Path]:
-    """A temporary sibling folder; when the block succeeds its content goes to ``path``.
+                  stale: Sequence[str] = ()) -> Iterator[Path]:
+    """A temporary folder to write in; when the block succeeds its content goes to ``path``.
 
-    ``replace_whole``: ``path`` is replaced as a whole (a folder only this command writes); otherwise each entry
-    the command wrote replaces the entry of the same name and other entries are kept (a shared folder such as
-    ``out``).  On failure nothing in ``path`` changes."""
+    A new ``path`` is the temporary folder renamed.  An existing one (``overwrite``) keeps what the command did not
+    write: each file the command wrote replaces the file of the same name, its subfolders are merged
+    (:func:`move_into`).  ``stale``: glob patterns of the command's own outputs of an earlier run that are removed
+    when this run did not write them again (e.g. a dataset's part files).  On failure nothing in ``path`` changes."""
     final = check_output_folder(path, overwrite=overwrite, inputs=inputs)
-    created = _missing_parents(final)
-    tmp = _temporary_sibling(final, folder=True)
+    where = Path(os.path.abspath(final))  # "." and ".." have no name of their own
+    exists = where.is_dir()
+    created = [] if exists else _missing_parents(where)
+    if exists:  # built inside the folder: only the folder itself must be writable, and renames stay on its disk
+        tmp = _temporary_folder(where, where.name or "out")
+    else:
+        where.parent.mkdir(parents=True, exist_ok=True)
+        tmp = _temporary_folder(where.parent, where.name)
     ok = False
     try:
         try:
@@ -218,26 +259,14 @@ def atomic_folder(path: str | Path, *, overwrite: bool = False, inputs: Sequence
         except OSError as err:
             raise _renamed(err, {str(tmp): str(final)}) from None
         _fix_paths_in_text_files(tmp, str(tmp), str(final))
-        if replace_whole or not final.exists():
-            old = None
-            if final.exists():
-                old = final.with_name(f".{final.name}.{os.getpid()}.old")
-                _remove(old)
-                os.replace(final, old)
-            os.replace(tmp, final)
-            if old is not None:
-                _remove(old)
+        if not exists:
+            os.replace(tmp, where)
         else:
-            for entry in sorted(tmp.iterdir()):
-                target = final / entry.name
-                if target.exists() or target.is_symlink():
-                    old = final / f".{entry.name}.{os.getpid()}.old"
-                    _remove(old)
-                    os.replace(target, old)
-                    os.replace(entry, target)
-                    _remove(old)
-                else:
-                    os.replace(entry, target)
+            written = set(move_into(tmp, where))
+            for pattern in stale:
+                for old in where.glob(pattern):
+                    if old.name not in written:
+                        _remove(old)
         ok = True
     finally:
         _remove(tmp)
@@ -259,9 +288,7 @@ def write_atomically(path: str | Path, text: str, *, protect: Sequence[str | Pat
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600 files; give the usual permissions
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600 files; give the usual permissions
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):

@@ -16,7 +16,6 @@ scheduler address.
 from __future__ import annotations
 
 import logging
-import shutil
 import tempfile
 import time
 from dataclasses import dataclass, replace
@@ -213,6 +212,10 @@ def _first_model(tasks: Sequence[ModelTask], keep_going: bool) -> tuple[ModelTas
     raise BatchError(f"none of the {len(tasks)} models imports; the first: {tasks[0].path}")
 
 
+#: the files of a dataset folder that a batch writes (an earlier run's ones are replaced)
+DATASET_FILES = ("part-*.parquet", "_failures.csv", "_left_out.csv")
+
+
 def run_batch(tasks: Iterable[ModelTask], sweep: Sequence[str], step_deg: float, output: str | Path, *,
               muscles: Sequence[str] | None = None, ma_coordinates: Sequence[str] | None = None,
               opensim_compat: bool = False, references: Sequence[str] = (), scheduler: str | None = None,
@@ -221,8 +224,8 @@ def run_batch(tasks: Iterable[ModelTask], sweep: Sequence[str], step_deg: float,
     """Run the tasks on Dask and write the Parquet dataset ``output`` (a folder of part files).
 
     Returns a summary: number of models and rows, wall time, models per second.  ``output`` must not exist
-    unless ``overwrite`` (then it is replaced only when every task succeeded); it is written under a temporary
-    name and renamed into place at the end.
+    unless ``overwrite`` (then its part files are replaced only when every task succeeded, and files the batch does
+    not write are kept); it is written under a temporary name and moved into place at the end.
 
     A model that fails (cannot be imported, lacks a coordinate, ...) stops the batch with a
     :class:`BatchError` naming it, and nothing is written; with ``keep_going`` the other models run, the
@@ -253,59 +256,52 @@ def run_batch(tasks: Iterable[ModelTask], sweep: Sequence[str], step_deg: float,
         raise BatchError(f"{first_task.path}: no muscle named {', '.join(map(repr, unknown))}")
     from dask.distributed import as_completed
     from osim_emb.progress import Progress
-    tmp = Path(tempfile.mkdtemp(prefix=out.name + ".", dir=out.parent if out.parent.exists() else None))
-    client, cluster = _client(scheduler, n_workers, threads_per_worker)
+    from osim_emb.io.outputs import atomic_folder
     rows = 0
     failures: list[TaskFailure] = []
     left_out: list[tuple] = []
-    t0 = time.perf_counter()
-    try:
-        futures = client.map(_task_or_failure, tasks, sweep=list(sweep), step_deg=step_deg, muscles=muscles,
-                             ma_coordinates=ma_coordinates, opensim_compat=opensim_compat,
-                             references=list(references), pure=False)
-        index = {f.key: i for i, f in enumerate(futures)}
-        with Progress("moment-arm sweeps", len(tasks), enabled=progress, unit="model") as bar:
-            for fut in as_completed(futures):
-                result = fut.result()
-                bar.advance()
-                if isinstance(result, TaskFailure):
-                    if not keep_going:
-                        client.cancel(futures)
-                        raise BatchError(f"model {result.model}: {result.error} (nothing written; --keep-going "
-                                         f"runs the other models and lists the failures)")
-                    log.warning("model %s failed: %s", result.model, result.error)
-                    failures.append(result)
-                    continue
-                table, skipped = result
-                table.to_parquet(tmp / f"part-{index[fut.key]:05d}.parquet", index=False)
-                rows += len(table)
-                left_out += skipped
-        if failures:
-            pd.DataFrame([vars(f) for f in failures]).sort_values(["model", "variant"]).to_csv(
-                tmp / "_failures.csv", index=False)
-        if left_out:
-            table = pd.DataFrame(left_out, columns=LEFT_OUT_COLUMNS).sort_values(["model", "variant"], kind="stable")
-            table.to_csv(tmp / "_left_out.csv", index=False)
-            log.warning("%d of the %d models were imported leniently with elements left out (%d in all): each is "
-                        "listed in %s", table["model"].nunique(), len(tasks), len(table), out / "_left_out.csv")
-        if len(failures) == len(tasks):
-            raise BatchError(f"every model failed; the first: {failures[0].model}: {failures[0].error}")
-        wall = time.perf_counter() - t0
-        n_workers_used = len(client.scheduler_info().get("workers", {}))
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    finally:
-        client.close()
-        if cluster is not None:
-            cluster.close()
-    if out.exists():  # --overwrite: the old dataset goes only now that the new one is complete
-        old = Path(tempfile.mkdtemp(prefix=out.name + ".old.", dir=out.parent))
-        out.rename(old / out.name)
-        tmp.rename(out)
-        shutil.rmtree(old, ignore_errors=True)
-    else:
-        tmp.rename(out)
+    # a folder that exists keeps what the batch does not write; its old part files go
+    with atomic_folder(out, overwrite=overwrite, stale=DATASET_FILES) as tmp:
+        client, cluster = _client(scheduler, n_workers, threads_per_worker)
+        t0 = time.perf_counter()
+        try:
+            futures = client.map(_task_or_failure, tasks, sweep=list(sweep), step_deg=step_deg, muscles=muscles,
+                                 ma_coordinates=ma_coordinates, opensim_compat=opensim_compat,
+                                 references=list(references), pure=False)
+            index = {f.key: i for i, f in enumerate(futures)}
+            with Progress("moment-arm sweeps", len(tasks), enabled=progress, unit="model") as bar:
+                for fut in as_completed(futures):
+                    result = fut.result()
+                    bar.advance()
+                    if isinstance(result, TaskFailure):
+                        if not keep_going:
+                            client.cancel(futures)
+                            raise BatchError(f"model {result.model}: {result.error} (nothing written; --keep-going "
+                                             f"runs the other models and lists the failures)")
+                        log.warning("model %s failed: %s", result.model, result.error)
+                        failures.append(result)
+                        continue
+                    table, skipped = result
+                    table.to_parquet(tmp / f"part-{index[fut.key]:05d}.parquet", index=False)
+                    rows += len(table)
+                    left_out += skipped
+            if failures:
+                pd.DataFrame([vars(f) for f in failures]).sort_values(["model", "variant"]).to_csv(
+                    tmp / "_failures.csv", index=False)
+            if left_out:
+                table = pd.DataFrame(left_out, columns=LEFT_OUT_COLUMNS).sort_values(["model", "variant"],
+                                                                                     kind="stable")
+                table.to_csv(tmp / "_left_out.csv", index=False)
+                log.warning("%d of the %d models were imported leniently with elements left out (%d in all): each "
+                            "is listed in %s", table["model"].nunique(), len(tasks), len(table), out / "_left_out.csv")
+            if len(failures) == len(tasks):
+                raise BatchError(f"every model failed; the first: {failures[0].model}: {failures[0].error}")
+            wall = time.perf_counter() - t0
+            n_workers_used = len(client.scheduler_info().get("workers", {}))
+        finally:
+            client.close()
+            if cluster is not None:
+                cluster.close()
     return {"models": len(tasks), "rows": rows, "seconds": wall, "models_per_second": len(tasks) / wall,
             "workers": n_workers_used, "output": str(out), "failures": len(failures),
             "models_with_left_out_elements": len({r[0] for r in left_out})}

@@ -654,8 +654,11 @@ def run_moment_arm_study(model_path: str, sweep: Sequence[str], *, step_deg: flo
     if unknown:
         raise ValueError(f"{model_path}: no muscle named {', '.join(map(repr, unknown))}")
     ma_coordinates = list(ma_coordinates) if ma_coordinates else list(sweep)
-    for c in list(sweep) + ma_coordinates:
-        model.coordinate_index(c)
+    for names, what in ((sweep, "to sweep (--sweep)"), (ma_coordinates, "for the moment arms (--coordinates)")):
+        unknown = [c for c in names if c not in model.coordinate_names]
+        if unknown:
+            raise ValueError(f"{model_path}: no coordinate named {', '.join(map(repr, unknown))} {what}; the "
+                             f"model's coordinates: {', '.join(model.coordinate_names)}")
     sweeps = make_sweeps(model, sweep, step_deg, fixed)
     if any(d.source.startswith("point constraint") for d in model.dependent_coordinates):
         sweeps = [closing_part(model, s) for s in sweeps]

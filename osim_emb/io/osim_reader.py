@@ -1218,14 +1218,19 @@ class _Reader:
     def _check_references(self, doc: OsimDocument) -> None:
         names = {b.name for b in doc.bodies}
         coord_names: dict[str, CoordinateSpec] = {}
+        joint_of: dict[str, str] = {}
         for j in doc.joints:  # (a joint that closes a loop of joints is refused when the tree is built)
             for side in (j.parent, j.child):
                 if side.body not in names:
                     raise OsimImportError(self.path, f"<{j.type} name='{j.name}'>", f"body {side.body!r} does not exist", j.line)
             for c in j.coordinates:
                 if c.name in coord_names:
-                    raise OsimImportError(self.path, f"<Coordinate name='{c.name}'>", "duplicate coordinate name", c.line)
+                    raise OsimImportError(
+                        self.path, f"<Coordinate name='{c.name}'>",
+                        f"duplicate coordinate name (also in joint {joint_of[c.name]!r}; OpenSim 4 tells them apart by "
+                        f"path, the package names coordinates model-wide: rename one)", c.line)
                 coord_names[c.name] = c
+                joint_of[c.name] = j.name
         self.coordinate_names = set(coord_names)
 
 

@@ -185,10 +185,12 @@ def test_an_inverted_time_range_is_refused_by_every_command(model_path, tmp_path
     assert sorted(p.name for p in tmp_path.iterdir()) == ["small.osim"]
 
 
-def test_an_inverted_time_range_of_a_setup_is_refused(model_path, tmp_path, capsys):
-    from osim_emb.cli.common import check_time_range
+def test_an_inverted_time_range_of_a_setup_is_refused():
+    from argparse import Namespace
+    from osim_emb.cli.common import fill_from_setup
+    args = Namespace(setup="setup.xml", time_range=None, model=None)
     with pytest.raises(ValueError, match=r"setup\.xml: <time_range> 0\.4 0\.1: T0 must be less than T1"):
-        check_time_range((0.4, 0.1), "setup.xml: <time_range>")
+        fill_from_setup(args, {}, {}, (0.4, 0.1))
 
 
 # --q0 in the units typed

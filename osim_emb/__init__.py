@@ -27,7 +27,7 @@ from importlib import import_module
 from osim_emb._version import __version__
 from osim_emb.io.builtin_models import load_builtin
 from osim_emb.core.configuration import ConfigurationError, as_configuration, degrees_to_q
-from osim_emb.core.dynamics import forward_dynamics, gravity_forces, inverse_dynamics, mass_matrix, velocity_terms
+from osim_emb.core.public_dynamics import forward_dynamics, gravity_forces, inverse_dynamics, mass_matrix, velocity_terms
 from osim_emb.io import load_osim
 from osim_emb.io.model_json import load_model, save_model
 from osim_emb.io.motion import read_motion, write_motion

@@ -46,7 +46,7 @@ def _files(folder):
     (["--method", "Euler"], "--method 'Euler' is neither a solve_ivp method nor a compiled one"),
     (["--q0", "nonexistent=3"], "--q0: 'nonexistent' is not a generalized coordinate"),
     (["--q0", "shoulder_q=abc"], "--q0 expects NAME=VALUE"),
-    (["--q0", "shoulder_q=170"], "coordinate 'shoulder_q' = 2.96706 is outside its range"),
+    (["--q0", "shoulder_q=170"], "--q0: shoulder_q = 170° (2.967 rad) is outside its range [-85.944°, 85.944°]"),
     (["--qdot0", "shoulder_q=1e12", "--max-steps", "200"], "integration stopped"),
 ])
 def test_simulate_bad_options(model, tmp_path, capsys, options, fragment):

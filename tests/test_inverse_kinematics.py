@@ -208,7 +208,7 @@ def test_trc_reader_units_missing_and_errors(tmp_path):
     with pytest.raises(MarkerFileError, match=r"bad.trc, line 3: Units 'furlongs'"):
         read_trc(bad)
     lines = text.splitlines()
-    bad.write_text("\n".join(lines[:6] + ["2\tzero\t1\t2\t3"]) + "\n")
+    bad.write_text("\n".join(lines[:6] + ["1\tzero\t1\t2\t3", lines[7]]) + "\n")  # as many rows as NumFrames
     with pytest.raises(MarkerFileError, match=r"line 7: a data row"):
         read_trc(bad)
     bad.write_text("\n".join(lines[:6] + [lines[7], lines[6]]) + "\n")

@@ -7,8 +7,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from osim_emb.cli.common import _csv, _load_any, add_lenient_option, analyze_tool_states, fill_from_analyze_tool, \
-    read_motion_option, time_range_frames
+from osim_emb.cli.common import _csv, _load_any, add_lenient_option, add_time_range_option, analyze_tool_states, \
+    fill_from_analyze_tool, read_motion_option, time_range_frames
 
 
 def output_paths(prefix: str, local: bool, analysis: str = "BodyKinematics") -> dict[str, Path]:
@@ -84,8 +84,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--radians", action="store_true", help="angles and their rates in radians (default degrees)")
     s.add_argument("--lowpass", type=float, metavar="HZ",
                    help="OpenSim's low-pass filter of the coordinates first (its lowpass_cutoff_frequency_for_coordinates)")
-    s.add_argument("--time-range", nargs=2, type=float, metavar=("T0", "T1"),
-                   help="report the frames within [T0, T1] s (the whole motion is splined first, as OpenSim does)")
+    add_time_range_option(s, "report the frames within [T0, T1] s (the whole motion is splined first, as OpenSim does)")
     s.add_argument("--outside-range", choices=("error", "warn"), default="error",
                    help="coordinates outside their ranges: refuse the motion, or warn and use them as they are")
     s.set_defaults(func=cmd_body_kinematics)

@@ -84,11 +84,6 @@ def _fixed(pairs: list[str] | None, option: str = "--fixed") -> dict[str, float]
     return out
 
 
-def _fixed_radians(pairs: list[str] | None) -> dict[str, float]:
-    import numpy as np
-    return {k: float(np.radians(v)) for k, v in _fixed(pairs).items()}
-
-
 @contextmanager
 def outside_range_hint():
     """A motion refused for a coordinate outside its range: the error also names --outside-range warn."""
@@ -101,32 +96,75 @@ def outside_range_hint():
         raise
 
 
+def _named_values(model, pairs: list[str] | None, option: str) -> dict[str, float]:
+    """NAME=VALUE pairs of ``option`` by coordinate name, in radians and metres (degrees converted for angles);
+    a name that is not a generalized coordinate refused."""
+    import numpy as np
+    from osim_emb.core.configuration import rotational_coordinates
+    given = _fixed(pairs, option)
+    unknown = [name for name in given if name not in model.coordinate_names]
+    if unknown:
+        raise ValueError(f"{option}: {unknown[0]!r} is not a generalized coordinate of {model.name!r} "
+                         f"(they are {', '.join(model.coordinate_names)})")
+    angles = rotational_coordinates(model) if given else []
+    return {name: float(np.radians(val)) if angles[model.coordinate_index(name)] else val
+            for name, val in given.items()}
+
+
 def _values(model, pairs: list[str] | None, default, option: str) -> "object":
     """The model's default vector with NAME=VALUE pairs applied, degrees converted for angles."""
     import numpy as np
     v = np.array(default, dtype=float)
-    from osim_emb.core.configuration import rotational_coordinates
-    angles = rotational_coordinates(model)
-    for name, val in _fixed(pairs, option).items():
-        if name not in model.coordinate_names:
-            raise ValueError(f"{option}: {name!r} is not a generalized coordinate of {model.name!r} "
-                             f"(they are {', '.join(model.coordinate_names)})")
-        k = model.coordinate_index(name)
-        v[k] = np.radians(val) if angles[k] else val
+    for name, val in _named_values(model, pairs, option).items():
+        v[model.coordinate_index(name)] = val
     return v
 
 
-def _into_range(model, q, what: str):
-    """q with values within round-off of their range clamped into it; farther values refused."""
+def _in_range(model, k: int, value: float) -> float | None:
+    """``value`` of coordinate ``k`` clamped into its range if within round-off of it, None if farther."""
+    lo, hi = model.coordinates[k].range
+    tol = RANGE_ROUNDOFF * max(1.0, abs(lo) if math.isfinite(lo) else 1.0, abs(hi) if math.isfinite(hi) else 1.0)
+    return min(max(value, lo), hi) if lo - tol <= value <= hi + tol else None
+
+
+def _outside_range(model, k: int, value: float) -> str:
+    """'NAME = 500° (8.727 rad) is outside its range [0°, 130°]' (metres for a translation)."""
+    from osim_emb.core.configuration import outside_range_text, rotational_coordinates
+    c = model.coordinates[k]
+    return outside_range_text(c.name, value, *c.range, rotational_coordinates(model)[k])
+
+
+def _into_range(model, q, option: str, given=()):
+    """q with values within round-off of their range clamped into it; farther values refused, in degrees for angles
+    (``given``: the coordinates set with ``option``, the others being the model's defaults)."""
     import numpy as np
     q = np.array(q, dtype=float)
     for k, c in enumerate(model.coordinates):
-        lo, hi = c.range
-        tol = RANGE_ROUNDOFF * max(1.0, abs(lo) if math.isfinite(lo) else 1.0, abs(hi) if math.isfinite(hi) else 1.0)
-        if q[k] < lo - tol or q[k] > hi + tol:
-            raise ValueError(f"{what}: coordinate {c.name!r} = {q[k]:.6g} is outside its range [{lo:.6g}, {hi:.6g}]")
-        q[k] = min(max(q[k], lo), hi)
+        inside = _in_range(model, k, q[k])
+        if inside is None and c.name in given:
+            raise ValueError(f"{option}: {_outside_range(model, k, q[k])}")
+        if inside is None:
+            raise ValueError(f"{option}: the model's default {_outside_range(model, k, q[k])}; give {option} "
+                             f"{c.name}=VALUE")
+        q[k] = inside
     return q
+
+
+def _fixed_values(model, pairs: list[str] | None, swept=()) -> dict[str, float]:
+    """``--fixed`` NAME=VALUE pairs (degrees for angles, metres for translations) in radians and metres, each within
+    its coordinate's range (round-off clamped); a ``swept`` coordinate's value holds it while the others are swept,
+    so it is refused when no other is."""
+    fixed = _named_values(model, pairs, "--fixed")
+    unused = [name for name in fixed if set(swept) == {name}]
+    if unused:
+        raise ValueError(f"--fixed: {unused[0]} is swept; it cannot also be fixed")
+    for name, value in fixed.items():
+        k = model.coordinate_index(name)
+        inside = _in_range(model, k, value)
+        if inside is None:
+            raise ValueError(f"--fixed: {_outside_range(model, k, value)}")
+        fixed[name] = inside
+    return fixed
 
 
 def warn_unapplied_forces(model, command: str, applied: tuple[str, ...] = (), applied_names=()) -> None:
@@ -180,8 +218,9 @@ def add_comparison_options(s: argparse.ArgumentParser, figures_only: bool = Fals
                    help="sweep step in degrees (millimetres for a translational coordinate)")
     s.add_argument("--coordinates", help="moment-arm coordinates (default: the swept ones, or those the motion moves)")
     s.add_argument("--muscles", help="comma-separated muscle names (default: all)")
-    s.add_argument("--fixed", action="append", help="values of the other coordinates, NAME=DEGREES[,...] "
-                                                    "(default: their default values, clamped into range)")
+    s.add_argument("--fixed", action="append", help="values of the other coordinates, NAME=DEGREES (metres for "
+                                                    "translations)[,...]; default: their default values, clamped "
+                                                    "into range")
     s.add_argument("--references", default="computeMomentArm,computeMomentArm_mvp,minus_dL_dq",
                    help="OpenSim references to compare with, or 'none'")
     s.add_argument("--fresh-geometry", action="store_true",
@@ -387,6 +426,26 @@ def analyze_tool_states(args, time, q, qd):
     return analysis_states(time, q, qd, lowpass_hz=args.lowpass)
 
 
+def add_time_range_option(parser, help: str, one_frame: bool = False) -> None:
+    """``--time-range T0 T1``, checked by :func:`check_time_range` before the command runs (``one_frame``: T0 = T1
+    allowed, the frame at that time)."""
+    parser.add_argument("--time-range", nargs=2, type=float, metavar=("T0", "T1"), help=help)
+    parser.set_defaults(time_range_one_frame=one_frame)
+
+
+def check_time_range(time_range, source: str = "--time-range", one_frame: bool = False) -> None:
+    """A time range (T0, T1) refused unless T0 < T1 (T0 <= T1 with ``one_frame``); ``source``: the option or the
+    setup element that gave it."""
+    if time_range is None:
+        return
+    t0, t1 = (float(t) for t in time_range)
+    if math.isnan(t0) or math.isnan(t1):
+        raise ValueError(f"{source} {t0:g} {t1:g}: T0 and T1 must be numbers")
+    if t0 > t1 or (t0 == t1 and not one_frame):
+        raise ValueError(f"{source} {t0:g} {t1:g}: T0 must be less than T1"
+                         + (" (or equal to it, for one frame)" if one_frame else ""))
+
+
 def time_range_frames(args, time):
     """The frames of a motion within ``--time-range`` (a boolean mask over ``time``; all without the option): the
     whole motion is splined first, as OpenSim does, then these frames are reported. No frame in the range is refused."""
@@ -409,6 +468,7 @@ def fill_from_setup(args, values: dict, required: dict, time_range=None) -> None
         if not getattr(args, name) and value is not None:
             setattr(args, name, str(value))
     if args.time_range is None and time_range is not None:
+        check_time_range(time_range, f"{args.setup}: <time_range>", getattr(args, "time_range_one_frame", False))
         args.time_range = list(time_range)
     missing = [tag for name, tag in required.items() if not getattr(args, name)]
     if missing:

@@ -9,10 +9,11 @@ from pathlib import Path
 
 import numpy as np
 
-from osim_emb.cli.common import _load_any, _plot_path, _plot_table, outside_range_hint, \
-    add_external_loads_option, add_lenient_option, add_motion_differentiation_options, motion_differentiation, \
-    add_exclude_forces_option, excluded_forces, fill_from_setup, force_elements_applied, limit_forces_applied, note_coupled_generalized_forces, path_forces_applied, \
-    read_external_loads_option, warn_unapplied_forces
+from osim_emb.cli.common import _load_any, _plot_path, _plot_table, add_exclude_forces_option, \
+    add_external_loads_option, add_lenient_option, add_motion_differentiation_options, add_time_range_option, \
+    excluded_forces, fill_from_setup, force_elements_applied, limit_forces_applied, motion_differentiation, \
+    note_coupled_generalized_forces, outside_range_hint, path_forces_applied, read_external_loads_option, \
+    warn_unapplied_forces
 
 log = logging.getLogger("osim_emb")
 
@@ -111,8 +112,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_exclude_forces_option(s, "the coordinate limits, path springs, ligaments, contacts, bushings, springs and "
                                  "prescribed forces it applies (it applies no muscle force)")
     s.set_defaults(from_command_line_exclusion=True)
-    s.add_argument("--time-range", nargs=2, type=float, metavar=("T0", "T1"),
-                   help="report the frames within [T0, T1] s (the whole motion is splined, as OpenSim does)")
+    add_time_range_option(s, "report the frames within [T0, T1] s (the whole motion is splined, as OpenSim does)")
     add_external_loads_option(s)
     add_motion_differentiation_options(s)
     s.add_argument("--outside-range", choices=("error", "warn"), default="error",

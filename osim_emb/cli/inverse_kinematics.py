@@ -10,7 +10,8 @@ from pathlib import Path
 
 import numpy as np
 
-from osim_emb.cli.common import _load_any, _plot_path, _plot_table, add_lenient_option, fill_from_setup
+from osim_emb.cli.common import _load_any, _plot_path, _plot_table, add_lenient_option, add_time_range_option, \
+    fill_from_setup
 
 log = logging.getLogger("osim_emb")
 
@@ -183,8 +184,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--weight", action="append", metavar="MARKER=W",
                    help="a marker's weight (repeatable); added to the setup's tasks, or to weight 1 for every "
                         "marker")
-    s.add_argument("--time-range", nargs=2, type=float, metavar=("T0", "T1"),
-                   help="solve the frames nearest T0 to T1 s (as OpenSim's tool)")
+    add_time_range_option(s, "solve the frames nearest T0 to T1 s (as OpenSim's tool)")
     s.add_argument("--no-errors", action="store_true",
                    help="do not write NAME_ik_marker_errors.sto (total squared error, RMS and largest error)")
     s.add_argument("--marker-locations", action="store_true",

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import numpy as np
 
-from osim_emb.cli.common import _load_any, add_exclude_forces_option, add_external_loads_option, \
-    add_lenient_option, analyze_tool_states, excluded_forces, fill_from_analyze_tool, force_elements_applied, \
+from osim_emb.cli.common import _load_any, add_exclude_forces_option, add_external_loads_option, add_lenient_option, \
+    add_time_range_option, analyze_tool_states, excluded_forces, fill_from_analyze_tool, force_elements_applied, \
     limit_forces_applied, muscles_applied, path_forces_applied, read_external_loads_option, read_motion_option, \
     time_range_frames
 
@@ -191,8 +191,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--lowpass", type=float, metavar="HZ",
                    help="OpenSim's low-pass filter of the coordinates first (its AnalyzeTool's "
                         "lowpass_cutoff_frequency_for_coordinates)")
-    s.add_argument("--time-range", nargs=2, type=float, metavar=("T0", "T1"),
-                   help="report the frames within [T0, T1] s (the whole motion is splined, as OpenSim does)")
+    add_time_range_option(s, "report the frames within [T0, T1] s (the whole motion is splined, as OpenSim does)")
     s.add_argument("--plot", action="store_true", help="also write a figure of the reaction forces, ....png")
     s.add_argument("--outside-range", choices=("error", "warn"), default="error",
                    help="coordinates outside their ranges: refuse the motion, or warn and use them as they are")

@@ -229,6 +229,9 @@ def _terminate_as_interrupt():
 def _run_command(args: argparse.Namespace) -> int:
     prefix = f"osim-emb {args.command}: error:"
     try:
+        if getattr(args, "time_range", None) is not None:  # the option of several commands, one check
+            from osim_emb.cli.common import check_time_range
+            check_time_range(args.time_range, one_frame=getattr(args, "time_range_one_frame", False))
         _first_compile_notice(args)
         return int(args.func(args) or 0)
     except BrokenPipeError:  # the reader went away (osim-emb inspect M.osim | head): stop quietly, as Unix tools do

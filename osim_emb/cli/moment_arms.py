@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from osim_emb.cli.common import _csv, _figure_formats, _fixed_radians, _Help, _load_any, _positive, \
+from osim_emb.cli.common import _csv, _figure_formats, _fixed_values, _Help, _load_any, _positive, \
     add_comparison_options, outside_range_hint
 
 
@@ -24,13 +24,13 @@ def cmd_moment_arms(args: argparse.Namespace) -> int:
         raise ValueError("give --sweep COORDINATES or --motion FILE")
     if args.sweep and not _csv(args.sweep):
         raise ValueError("--sweep needs at least one coordinate")
-    fixed = _fixed_radians(args.fixed)
     out = args.out or str(Path("out") / (Path(args.model).stem + "_moment_arms"))
     compat = not args.fresh_geometry
     muscles = _csv(args.muscles) if args.muscles else None
     coords = _csv(args.coordinates) if args.coordinates else None
     inputs = [args.model] + ([args.motion] if args.motion else [])
-    model = _load_any(args.model, strict=False) if args.lenient else None
+    model = _load_any(args.model, strict=not args.lenient)
+    fixed = _fixed_values(model, args.fixed, _csv(args.sweep))
     with atomic_folder(out, overwrite=args.overwrite, inputs=inputs) as tmp:
         if args.motion:
             from osim_emb.opensim.motion_moment_arms import print_motion_report

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from osim_emb.cli.common import _csv, _fixed_radians, _formats, _Help, _load_any, _positive, \
+from osim_emb.cli.common import _csv, _fixed_values, _formats, _Help, _load_any, _positive, \
     add_comparison_options, outside_range_hint
 
 
@@ -39,7 +39,8 @@ def _draw(args, refs, out, formats):
     from osim_emb.opensim.moment_arms import run_moment_arm_study
     muscles = _csv(args.muscles) if args.muscles else None
     coords = _csv(args.coordinates) if args.coordinates else None
-    model = _load_any(args.model, strict=False) if args.lenient else None
+    model = _load_any(args.model, strict=not args.lenient)
+    fixed = _fixed_values(model, args.fixed, _csv(args.sweep))
     if args.motion:
         from osim_emb.opensim.motion_moment_arms import run_motion_study
         with outside_range_hint():
@@ -51,7 +52,7 @@ def _draw(args, refs, out, formats):
                 res["ma_coordinates"])
     else:
         res = run_moment_arm_study(args.model, _csv(args.sweep), step_deg=args.step, muscles=muscles,
-                                   ma_coordinates=coords, references=refs, fixed=_fixed_radians(args.fixed),
+                                   ma_coordinates=coords, references=refs, fixed=fixed,
                                    opensim_compat=not args.fresh_geometry, out_dir=None, progress=not args.quiet,
                                    workers=args.workers, cache_dir=False if args.no_cache else args.cache_dir,
                                    model=model)

@@ -3,6 +3,8 @@ options), with the markers placed on a static trial (:mod:`osim_emb.simulation.s
 
 from __future__ import annotations
 
+from osim_emb.cli.common import add_time_range_option
+
 import argparse
 import logging
 from pathlib import Path
@@ -183,8 +185,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--static", metavar="STATIC.trc", help="the static trial, .trc or .c3d (measurements, marker placement)")
     s.add_argument("--measurements", metavar="SET.xml",
                    help="a MeasurementSet file (or a ScaleTool setup's), applied on --static")
-    s.add_argument("--time-range", nargs=2, type=float, metavar=("T0", "T1"),
-                   help="the static trial's frames to average (s)")
+    add_time_range_option(s, "the static trial's frames to average (s)", one_frame=True)
     s.add_argument("--scale", action="append", metavar="BODY=SX,SY,SZ",
                    help="manual scale factors of a body (repeatable; one number scales all three axes)")
     s.add_argument("--mass", type=float, help="the subject's mass (kg): every body's mass scaled to sum to it")

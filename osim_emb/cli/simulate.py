@@ -7,7 +7,7 @@ import argparse
 import logging
 from pathlib import Path
 
-from osim_emb.cli.common import _into_range, _load_any, _plot_path, _plot_table, _positive, _values, \
+from osim_emb.cli.common import _into_range, _load_any, _named_values, _plot_path, _plot_table, _positive, _values, \
     add_lenient_option, passive_forces_report, read_external_loads_option
 
 log = logging.getLogger(__name__)
@@ -50,7 +50,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     inputs = [p for p in (args.model, args.external_loads) if p]
     with atomic_files(outs, overwrite=args.overwrite, inputs=inputs) as tmps:
         model = _load_any(args.model, strict=not args.lenient)
-        q0 = _into_range(model, _values(model, args.q0, model.default_q, "--q0"), "initial configuration")
+        q0 = _into_range(model, _values(model, args.q0, model.default_q, "--q0"), "--q0",
+                         given=_named_values(model, args.q0, "--q0"))
         qd0 = _values(model, args.qdot0, model.default_qdot, "--qdot0")
         passive_forces_report(model, "simulate", apply=not args.no_model_forces)
         tab = simulate(model, args.t_end, q0, qd0, method=args.method, rtol=args.rtol, atol=args.atol,

@@ -22,7 +22,7 @@ def _named_specs(items: list[str] | None, what: str) -> dict:
 
 def cmd_simulate_muscles(args: argparse.Namespace) -> int:
     import numpy as np
-    from osim_emb.cli.common import _load_any, _values, read_external_loads_option
+    from osim_emb.cli.common import _into_range, _load_any, _named_values, _values, read_external_loads_option
     from osim_emb.cli.simulate import warn_range_exits
     from osim_emb.io.motion import write_motion
     from osim_emb.io.outputs import atomic_files, check_output_file
@@ -37,7 +37,7 @@ def cmd_simulate_muscles(args: argparse.Namespace) -> int:
     check_output_file(args.output, overwrite=args.overwrite, inputs=inputs)
     model = _load_any(args.model, strict=not args.lenient)
     q0 = _values(model, args.q0, model.default_q, "--q0")
-    model.check_configuration(q0, tolerance=1e-6)  # defaults may sit 1e-8 outside a range after import
+    _into_range(model, q0, "--q0", given=_named_values(model, args.q0, "--q0"))  # a check: q0 is used as given
     qdot0 = _values(model, args.qdot0, model.default_qdot, "--qdot0")
     exc = _named_specs(args.excitation, "excitation")
     ctrl = _named_specs(args.control, "control")

@@ -10,10 +10,11 @@ from pathlib import Path
 
 import numpy as np
 
-from osim_emb.cli.common import _load_any, _plot_table, _positive, add_external_loads_option, add_lenient_option, \
-    add_exclude_forces_option, add_motion_differentiation_options, analyze_tool_states, excluded_forces, \
-    fill_from_setup, force_elements_applied, limit_forces_applied, motion_differentiation, muscles_applied, \
-    path_forces_applied, read_external_loads_option, read_motion_option, time_range_frames
+from osim_emb.cli.common import _load_any, _plot_table, _positive, add_exclude_forces_option, \
+    add_external_loads_option, add_lenient_option, add_motion_differentiation_options, add_time_range_option, \
+    analyze_tool_states, excluded_forces, fill_from_setup, force_elements_applied, limit_forces_applied, \
+    motion_differentiation, muscles_applied, path_forces_applied, read_external_loads_option, read_motion_option, \
+    time_range_frames
 
 log = logging.getLogger("osim_emb")
 
@@ -210,8 +211,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "coordinates file, force_set_files (actuators), external loads, low-pass cutoff, time range "
                         "and output names, paths relative to it (the command line overrides each); passive fibre "
                         "forces left out, as OpenSim's analysis")
-    s.add_argument("--time-range", nargs=2, type=float, metavar=("T0", "T1"),
-                   help="report the frames within [T0, T1] s (the whole motion is splined, as OpenSim does)")
+    add_time_range_option(s, "report the frames within [T0, T1] s (the whole motion is splined, as OpenSim does)")
     s.add_argument("--reserve", action="append", metavar="COORDINATE=OPTIMAL_FORCE",
                    help="a reserve actuator on a coordinate (N m or N per unit control; repeatable)")
     s.add_argument("--reserves", type=float, metavar="OPTIMAL_FORCE",

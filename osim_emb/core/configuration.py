@@ -24,7 +24,8 @@ import numpy as np
 
 from osim_emb.model import Model
 
-__all__ = ["RANGE_TOLERANCE", "ConfigurationError", "as_configuration", "degrees_to_q", "rotational_coordinates"]
+__all__ = ["RANGE_TOLERANCE", "ConfigurationError", "as_configuration", "as_coordinate_values", "degrees_to_q",
+           "outside_range_text", "rotational_coordinates"]
 
 #: Round-off allowed outside a coordinate's range (radians or metres): ranges are often written with
 #: 6 significant digits (pi/2 as 1.5708, 3.7e-6 above it; 180 deg as 3.14159, 2.7e-6 below it), and
@@ -37,8 +38,32 @@ class ConfigurationError(ValueError):
     """A configuration that does not fit the model (names, shape, NaN, range, degrees)."""
 
 
+def outside_range_text(name: str, value: float, lo: float, hi: float, rotational: bool) -> str:
+    """'NAME = 500° (8.727 rad) is outside its range [0°, 130°]' for an angle in radians, in metres otherwise."""
+    if rotational:
+        return (f"{name} = {np.degrees(value):.6g}° ({value:.4g} rad) is outside its range "
+                f"[{np.degrees(lo):.5g}°, {np.degrees(hi):.5g}°]")
+    return f"{name} = {value:.6g} m is outside its range [{lo:.6g} m, {hi:.6g} m]"
+
+
 def _is_rotational(model: Model) -> np.ndarray:
     return np.array([c.motion_type != "translational" for c in model.coordinates], dtype=bool)
+
+
+def _accepted_bounds(model: Model, tolerance: float) -> tuple[np.ndarray, np.ndarray]:
+    """(lo, hi) of the values :func:`as_configuration` accepts: the ranges widened by ``tolerance``, within one turn
+    for an angle whose range is not finite, any finite value for a translation's infinite bound; cached on the
+    (immutable) model."""
+    cache = model.__dict__.setdefault("_accepted_bounds", {})
+    if tolerance not in cache:
+        lo, hi = model.coordinate_ranges.T
+        unbounded_angle = _is_rotational(model) & ~(np.isfinite(lo) & np.isfinite(hi))
+        big = np.finfo(float).max
+        lo = np.where(np.isfinite(lo), lo - tolerance, -big)
+        hi = np.where(np.isfinite(hi), hi + tolerance, big)
+        cache[tolerance] = (np.where(unbounded_angle, np.maximum(lo, -2 * np.pi), lo),
+                            np.where(unbounded_angle, np.minimum(hi, 2 * np.pi), hi))
+    return cache[tolerance]
 
 
 def _by_name(model: Model, names: list[str], what: str) -> list[int]:
@@ -59,7 +84,9 @@ def _by_name(model: Model, names: list[str], what: str) -> list[int]:
     return [names.index(n) for n in known]
 
 
-def _to_array(model: Model, q: Any) -> np.ndarray:
+def _to_array(model: Model, q: Any, what: str = "q") -> np.ndarray:
+    if isinstance(q, np.ndarray):  # the common case first: no pandas look-up
+        return _as_rows(model, q, what)
     try:
         import pandas as pd
     except ImportError:  # pragma: no cover - pandas is a core dependency
@@ -80,11 +107,15 @@ def _to_array(model: Model, q: Any) -> np.ndarray:
             return np.stack(np.broadcast_arrays(*cols), axis=1) if cols else np.zeros((1, 0))
         except ValueError:
             raise ConfigurationError("the dict's values have different lengths") from None
+    return _as_rows(model, q, what)
+
+
+def _as_rows(model: Model, q: Any, what: str) -> np.ndarray:
     arr = np.asarray(q, dtype=float)
     if arr.ndim == 1:
         arr = arr.reshape(1, -1)
     if arr.ndim != 2 or arr.shape[1] != model.n_q:
-        raise ConfigurationError(f"q must have shape (N, {model.n_q}) or ({model.n_q},) for model {model.name!r} "
+        raise ConfigurationError(f"{what} must have shape (N, {model.n_q}) or ({model.n_q},) for model {model.name!r} "
                                  f"(coordinates {model.coordinate_names}), got {np.shape(q)}")
     return arr
 
@@ -127,6 +158,15 @@ def as_configuration(model: Model, q: Any, *, allow_out_of_range: bool = False,
     osim_emb.core.configuration.ConfigurationError: coordinate 'shoulder_elv' = 30 is outside its range [0, 3.14159] ...
     """
     arr = _to_array(model, q)
+    if arr.size == 0:
+        return arr
+    if allow_out_of_range:
+        if np.isfinite(arr).all():
+            return arr
+    else:
+        lo, hi = _accepted_bounds(model, tolerance)
+        if ((arr >= lo) & (arr <= hi)).all():  # the common case in one pass; the checks below say what is wrong
+            return arr
     bad = ~np.isfinite(arr)
     if np.any(bad):
         n, k = np.argwhere(bad)[0]
@@ -153,6 +193,18 @@ def as_configuration(model: Model, q: Any, *, allow_out_of_range: bool = False,
         raise ConfigurationError(
             f"coordinate {model.coordinates[k].name!r} = {arr[n, k]:.6g} rad is more than one turn (configuration {n}):"
             " evidently degrees; convert with osim_emb.degrees_to_q(model, q), or pass allow_out_of_range=True")
+    return arr
+
+
+def as_coordinate_values(model: Model, values: Any, what: str) -> np.ndarray:
+    """Values per coordinate other than q (speeds, accelerations, forces) as an (N, n_q) array, taken as
+    :func:`as_configuration` takes q (an array, or matched by name); non-finite values refused, naming ``what``."""
+    arr = _to_array(model, values, what)
+    if not np.isfinite(arr).all():
+        bad = ~np.isfinite(arr)
+        n, k = np.argwhere(bad)[0]
+        raise ConfigurationError(f"{what}: coordinate {model.coordinates[k].name!r} is {arr[n, k]} (state {n}): "
+                                 f"{what} must be finite")
     return arr
 
 

@@ -111,12 +111,14 @@ def read_c3d(path: str | Path) -> MarkerTrajectories:
 
 def read_trc(path: str | Path) -> MarkerTrajectories:
     """Read a .trc marker file (tab-separated; header keys DataRate ... Units; a row of marker names, a row of
-    X1 Y1 Z1 ... labels, then Frame#, Time and three values a marker, empty where it is missing)."""
+    X1 Y1 Z1 ... labels, then Frame#, Time and three values a marker, empty where it is missing).  A file with
+    fewer or more rows than its NumFrames, or that ends in the middle of a row, is refused."""
     path = Path(path)
     try:
-        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+        text = path.read_text(encoding="utf-8", errors="replace")
     except OSError as err:
         raise MarkerFileError(path, f"cannot read: {err.strerror or err}") from None
+    lines = text.splitlines()
     if len(lines) < 5 or not lines[0].startswith("PathFileType"):
         raise MarkerFileError(path, "not a .trc file (the first line must start with PathFileType)", 1)
     keys, values = lines[1].split("\t"), lines[2].split("\t")
@@ -136,10 +138,19 @@ def read_trc(path: str | Path) -> MarkerTrajectories:
     declared = header.get("NumMarkers")
     if declared is not None and declared.isdigit() and int(declared) != len(names):
         raise MarkerFileError(path, f"NumMarkers is {declared} but line 4 names {len(names)} markers", 3)
+    data_lines = [(number, line) for number, line in enumerate(lines[5:], start=6) if line.strip()]
+    frames = header.get("NumFrames", "")
+    if frames.isdigit() and int(frames) != len(data_lines):
+        raise MarkerFileError(path, f"the header says NumFrames={frames}, {len(data_lines)} rows read"
+                                    + (" (a truncated file?)" if len(data_lines) < int(frames) else ""))
+    if data_lines and not text.endswith(("\n", "\r")):  # ends mid-line: is the last row whole?
+        number, line = data_lines[-1]
+        values = len(line.split("\t")) - 2
+        if values < 3 * len(names):
+            raise MarkerFileError(path, f"the last row has {max(values, 0)} of the {3 * len(names)} marker values and "
+                                        "the file ends without a line break (a truncated file?)", number)
     times, rows = [], []
-    for number, line in enumerate(lines[5:], start=6):
-        if not line.strip():
-            continue
+    for number, line in data_lines:
         fields = line.split("\t")
         try:
             t = float(fields[1])

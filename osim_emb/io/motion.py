@@ -35,7 +35,8 @@ class MotionFileError(ValueError):
 def read_motion(path: str | Path) -> tuple[pd.DataFrame, dict[str, str]]:
     """Read an OpenSim motion or storage file (.mot/.sto).
 
-    Every cell must be a finite number and time strictly increasing; errors name file, line and column.
+    Every cell must be a finite number and time strictly increasing, and the rows as many as the header's ``nRows``
+    says (when it says); errors name file, line and column.
 
     Parameters
     ----------
@@ -54,7 +55,8 @@ def read_motion(path: str | Path) -> tuple[pd.DataFrame, dict[str, str]]:
     Raises
     ------
     MotionFileError
-        The file is not a motion, or a cell is not a finite number; the message names file, line and column.
+        The file is not a motion, a cell is not a finite number, or rows are missing (fewer than ``nRows``, a row
+        cut short); the message names file, line and column.
 
     Examples
     --------
@@ -92,6 +94,10 @@ def read_motion(path: str | Path) -> tuple[pd.DataFrame, dict[str, str]]:
     rows = numbered[1:]
     if not rows:
         raise MotionFileError(path, "the table has no rows", label_line)
+    declared = header.get("nRows", "").strip()
+    if declared.isdigit() and int(declared) != len(rows):
+        raise MotionFileError(path, f"the header says nRows={declared}, {len(rows)} rows read"
+                                    + (" (a truncated file?)" if len(rows) < int(declared) else ""))
     if "time" not in columns:
         raise MotionFileError(path, f"the table has no 'time' column (columns: {columns[:6]}...)", label_line)
     dup = sorted({c for c in columns if columns.count(c) > 1})
@@ -101,7 +107,8 @@ def read_motion(path: str | Path) -> tuple[pd.DataFrame, dict[str, str]]:
     for r, (line_no, ln) in enumerate(rows):
         cells = ln.split()
         if len(cells) != len(columns):
-            raise MotionFileError(path, f"row has {len(cells)} values, the labels {len(columns)}", line_no)
+            cut = " (a truncated file?)" if r == len(rows) - 1 and len(cells) < len(columns) else ""
+            raise MotionFileError(path, f"row has {len(cells)} values, the labels {len(columns)}{cut}", line_no)
         for c, cell in enumerate(cells):
             try:
                 v = float(cell)

@@ -128,12 +128,20 @@ def make_sweeps(model: Model, coordinates: Sequence[str], step_deg: float = 1.0,
                 fixed: dict[str, float] | None = None, step_translation: float = 0.005) -> list[Sweep]:
     """Each named coordinate over its whole range -- both ends included -- in ``step_deg`` steps on whole
     multiples of the step (translations: ``step_translation`` m, labelled in mm); the others at ``fixed``
-    values (radians, metres) or their defaults, clamped into their ranges."""
+    values (radians, metres; within round-off of their ranges; a swept coordinate's held while the others are swept,
+    so not the only one swept) or their defaults, clamped into their ranges."""
+    from osim_emb.core.configuration import RANGE_TOLERANCE, outside_range_text
     if not step_deg > 0 or not step_translation > 0:
         raise ValueError(f"the sweep step must be positive (got {step_deg} deg, {step_translation} m)")
     base = model.default_q.copy()
     for name, v in (fixed or {}).items():
-        base[model.coordinate_index(name)] = v
+        k = model.coordinate_index(name)
+        c = model.coordinates[k]
+        if set(coordinates) == {name}:  # held only while the others are swept: here it would be unused
+            raise ValueError(f"fixed: {name} is swept; it cannot also be fixed")
+        if not c.range[0] - RANGE_TOLERANCE <= v <= c.range[1] + RANGE_TOLERANCE:
+            raise ValueError(f"fixed: {outside_range_text(name, v, *c.range, c.motion_type != 'translational')}")
+        base[k] = v
     for k, c in enumerate(model.coordinates):
         base[k] = np.clip(base[k], *c.range)
     out = []

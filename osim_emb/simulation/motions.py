@@ -78,7 +78,8 @@ def simulate(model: Model, t_end: float, q0: Any = None, qdot0: Any = None, *,
              generalized_forces: Callable[[float, np.ndarray, np.ndarray], Any] | None = None,
              external_loads: Any = None, method: str = "DOP853", rtol: float = 1e-10, atol: float = 1e-10, n_output: int = 201,
              t_eval: Sequence[float] | None = None, max_steps: int | None = 1_000_000,
-             max_seconds: float | None = None, model_forces: bool = True, progress: bool = False) -> pd.DataFrame:
+             max_seconds: float | None = None, model_forces: bool = True, progress: bool = False,
+             allow_out_of_range: bool = False) -> pd.DataFrame:
     """Integrate M q̈ + N q̇ = G + τ from (q0, q̇0) over [0, t_end]; a table of q and speeds (columns NAME, NAME_u).
 
     The integration stops with :class:`IntegrationBudgetExceeded` after ``max_steps`` right-hand sides or
@@ -89,10 +90,12 @@ def simulate(model: Model, t_end: float, q0: Any = None, qdot0: Any = None, *,
     model : Model
     t_end : float
         End time, seconds.
-    q0, qdot0 : array_like, optional
+    q0, qdot0 : array_like or dict, optional
         (n_q,) initial configuration (rad, m; default: the model's default values) and speeds (rad/s,
         m/s; default: the model's default speeds, as OpenSim's default state: 0 unless the file sets
-        ``default_speed_value``).
+        ``default_speed_value``), or dicts by coordinate name (:func:`osim_emb.as_configuration`).  A q0
+        outside the coordinate ranges is refused (the message says when it would be in range read as degrees)
+        unless ``allow_out_of_range``.
     generalized_forces : callable, optional
         ``tau(t, q, qdot)`` -> (n_q,) applied generalized forces (N m, N); default none (passive motion).
     external_loads : ExternalLoads, optional
@@ -120,6 +123,8 @@ def simulate(model: Model, t_end: float, q0: Any = None, qdot0: Any = None, *,
     progress : bool, default False
         A progress bar over the output times the integration has passed (:class:`osim_emb.progress.Progress`; a
         compiled integrator: one step, done when it returns).
+    allow_out_of_range : bool, default False
+        Start from a q0 outside the coordinate ranges.
 
     Returns
     -------
@@ -148,8 +153,8 @@ def simulate(model: Model, t_end: float, q0: Any = None, qdot0: Any = None, *,
     >>> bool(np.allclose(moved, 0.5 * qddot0 * 1e-6, rtol=1e-4))
     True
     """
-    q0 = model.default_q if q0 is None else np.asarray(q0, dtype=float)
-    qdot0 = model.default_qdot if qdot0 is None else np.asarray(qdot0, dtype=float)
+    q0 = model.default_q if q0 is None else _initial_values(model, q0, "q0", allow_out_of_range)
+    qdot0 = model.default_qdot if qdot0 is None else _initial_values(model, qdot0, "qdot0")
     if not (np.isfinite(t_end) and t_end > 0):
         raise ValueError(f"t_end must be a positive number of seconds, got {t_end}")
     if not (np.isfinite(rtol) and rtol > 0 and np.isfinite(atol) and atol > 0):
@@ -180,6 +185,20 @@ def simulate(model: Model, t_end: float, q0: Any = None, qdot0: Any = None, *,
     if not sol.success:
         raise RuntimeError(f"integration failed: {sol.message}")
     return _motion_table(model, sol.t, sol.y, sol.nfev)
+
+
+def _initial_values(model: Model, values: Any, what: str, allow_out_of_range: bool = True) -> np.ndarray:
+    """One configuration (``what`` "q0": checked as :func:`osim_emb.as_configuration` checks q) or one set of
+    speeds, (n_q,); errors name ``what``."""
+    from osim_emb.core.configuration import ConfigurationError, as_configuration, as_coordinate_values
+    try:
+        arr = (as_configuration(model, values, allow_out_of_range=allow_out_of_range) if what == "q0"
+               else as_coordinate_values(model, values, what))
+    except ConfigurationError as err:
+        raise ConfigurationError(f"{what}: {err}" if not str(err).startswith(what) else str(err)) from None
+    if arr.shape[0] != 1:
+        raise ConfigurationError(f"{what} must be one state of {model.n_q} values, got {np.shape(values)}")
+    return arr[0]
 
 
 #: the compiled integrators :func:`simulate` can run (:mod:`osim_emb.simulation.muscle_driven`)

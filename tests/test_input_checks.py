@@ -1,0 +1,209 @@
+"""Inputs that used to give a wrong answer or a confusing error are refused with one clear message: --fixed values
+outside a range or on a swept coordinate, configurations in degrees or not finite given to the public dynamics
+functions and simulate, truncated .trc/.mot files, inverted --time-range, and --q0 in degrees as typed."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from hostile_models import small_osim
+
+import osim_emb as oe
+from osim_emb.cli.main import main
+from osim_emb.io.markers import MarkerFileError, read_trc, write_trc
+from osim_emb.io.motion import MotionFileError, read_motion, write_motion
+
+
+@pytest.fixture
+def model_path(tmp_path):
+    p = tmp_path / "small.osim"
+    p.write_text(small_osim())
+    return p
+
+
+@pytest.fixture
+def model(model_path):
+    return oe.load_osim(str(model_path))
+
+
+def _error(capsys, *argv) -> str:
+    """The one error line of a command that must fail with exit status 2."""
+    code = main([str(a) for a in argv])
+    err = capsys.readouterr().err
+    lines = [ln for ln in err.splitlines() if "error:" in ln]
+    assert code == 2 and len(lines) == 1 and "Traceback" not in err, err
+    return lines[0]
+
+
+# --fixed (moment-arms, plot)
+
+@pytest.mark.parametrize("command", ["moment-arms", "plot"])
+@pytest.mark.parametrize("fixed,message", [
+    ("shoulder_q=500", "--fixed: shoulder_q = 500° (8.727 rad) is outside its range [-85.944°, 85.944°]"),
+    ("elbow=50", "--fixed: elbow is swept; it cannot also be fixed"),
+    ("wrist=5", "--fixed: 'wrist' is not a generalized coordinate of"),
+])
+def test_fixed_values_outside_a_range_or_swept_are_refused(model_path, tmp_path, capsys, command, fixed, message):
+    out = tmp_path / "out"
+    line = _error(capsys, command, model_path, "--sweep", "elbow", "--fixed", fixed, "--references", "none",
+                  "--out", out)
+    assert message in line
+    assert not out.exists()
+
+
+def test_make_sweeps_refuses_fixed_values_it_used_to_clamp(model):
+    from osim_emb.opensim.moment_arms import make_sweeps
+    with pytest.raises(ValueError, match=r"fixed: shoulder_q = 500° \(8\.727 rad\) is outside its range"):
+        make_sweeps(model, ["elbow"], 10.0, {"shoulder_q": np.radians(500)})
+    with pytest.raises(ValueError, match="fixed: elbow is swept; it cannot also be fixed"):
+        make_sweeps(model, ["elbow"], 10.0, {"elbow": 0.5})
+    (sweep,) = make_sweeps(model, ["elbow"], 10.0, {"shoulder_q": 1.5 + 1e-7})  # round-off: clamped
+    assert np.all(sweep.q[:, model.coordinate_index("shoulder_q")] == 1.5)
+
+
+# the public dynamics functions and simulate
+
+def _calls(q):
+    z = np.zeros(2)
+    return {"mass_matrix": lambda m: oe.mass_matrix(m, q), "gravity_forces": lambda m: oe.gravity_forces(m, q),
+            "velocity_terms": lambda m: oe.velocity_terms(m, q, z),
+            "inverse_dynamics": lambda m: oe.inverse_dynamics(m, q, z, z),
+            "forward_dynamics": lambda m: oe.forward_dynamics(m, q, z),
+            "simulate": lambda m: oe.simulate(m, 0.01, np.asarray(q, dtype=float), n_output=2)}
+
+
+@pytest.mark.parametrize("name", list(_calls(None)))
+def test_public_dynamics_refuse_degrees_and_non_finite_q(models_dir, name):
+    arm = oe.load_osim(str(models_dir / "arm26.osim"))
+    with pytest.raises(oe.ConfigurationError, match=r"'r_shoulder_elev' = 30 is outside its range .*the values "
+                                                    r"are in range read as degrees"):
+        _calls([30.0, 90.0])[name](arm)
+    with pytest.raises(oe.ConfigurationError, match="'r_shoulder_elev' is nan .*must be finite"):
+        _calls([float("nan"), 1.0])[name](arm)
+
+
+def test_public_dynamics_take_q_by_name_and_agree_with_arrays(models_dir):
+    arm = oe.load_osim(str(models_dir / "arm26.osim"))
+    q = np.array([[0.0, 1.0], [0.3, 0.5]])
+    by_dict = oe.mass_matrix(arm, {"r_elbow_flex": q[:, 1], "r_shoulder_elev": q[:, 0]})
+    np.testing.assert_array_equal(by_dict, oe.mass_matrix(arm, q))
+    table = pd.DataFrame({"r_elbow_flex": q[:, 1], "r_shoulder_elev": q[:, 0]})
+    np.testing.assert_array_equal(oe.gravity_forces(arm, table), oe.gravity_forces(arm, q))
+    qdot = {"r_shoulder_elev": 0.5, "r_elbow_flex": -1.0}
+    np.testing.assert_allclose(oe.forward_dynamics(arm, q, qdot), oe.forward_dynamics(arm, q, [0.5, -1.0]))
+    with pytest.raises(oe.ConfigurationError, match="qdot: coordinate 'r_elbow_flex' is inf"):
+        oe.velocity_terms(arm, q, [0.0, np.inf])
+    with pytest.raises(oe.ConfigurationError, match="tau is nan"):
+        oe.forward_dynamics(arm, q, q, float("nan"))
+    outside = np.array([0.0, 3.0])  # out of range on purpose
+    from osim_emb.core import dynamics
+    np.testing.assert_array_equal(oe.mass_matrix(arm, outside, allow_out_of_range=True),
+                                  dynamics.mass_matrix(arm, outside))
+    motion = oe.simulate(arm, 0.01, {"r_elbow_flex": 1.0, "r_shoulder_elev": 0.0}, n_output=2)
+    assert motion["r_elbow_flex"].iloc[0] == 1.0
+    with pytest.raises(oe.ConfigurationError, match="q0 must be one state"):
+        oe.simulate(arm, 0.01, q, n_output=2)
+
+
+# truncated input files
+
+def _trc(path, frames=51):
+    t = np.linspace(0.0, 1.0, frames)
+    write_trc(path, t, ["A", "B"], np.random.default_rng(1).random((frames, 2, 3)))
+    return path.read_text()
+
+
+def test_a_trc_with_fewer_rows_than_its_header_says_is_refused(tmp_path):
+    text = _trc(tmp_path / "arm.trc")
+    lines = text.splitlines(keepends=True)
+    short = tmp_path / "short.trc"
+    short.write_text("".join(lines[:6 + 14]))  # the header (6 lines) and 14 rows
+    with pytest.raises(MarkerFileError, match=r"short\.trc: the header says NumFrames=51, 14 rows read "
+                                              r"\(a truncated file\?\)"):
+        read_trc(short)
+    cut = tmp_path / "cut.trc"
+    cut.write_text(text[:1500])  # head -c 1500
+    with pytest.raises(MarkerFileError, match=r"cut\.trc: the header says NumFrames=51, \d+ rows read"):
+        read_trc(cut)
+    assert len(read_trc(tmp_path / "arm.trc").times) == 51
+
+
+def test_a_trc_that_ends_in_the_middle_of_its_last_row_is_refused(tmp_path):
+    text = _trc(tmp_path / "arm.trc", frames=3).replace("\t3\t2\tmm", "\t\t2\tmm")  # no NumFrames to compare
+    path = tmp_path / "cut.trc"
+    path.write_text(text.rstrip("\n").rsplit("\t", 2)[0])  # the last two values cut off
+    with pytest.raises(MarkerFileError, match=r"cut\.trc, line 9: the last row has 4 of the 6 marker values and "
+                                              r"the file ends without a line break"):
+        read_trc(path)
+    whole = tmp_path / "whole.trc"
+    whole.write_text(text.rstrip("\n").rsplit("\t", 2)[0] + "\n")  # a last marker missing, the row ended
+    assert np.isnan(read_trc(whole).positions[-1, 1, 1:]).all()
+
+
+def test_a_mot_with_fewer_rows_than_its_header_says_is_refused(tmp_path):
+    t = np.linspace(0.0, 1.0, 51)
+    write_motion(tmp_path / "arm.mot", pd.DataFrame({"time": t, "q": t}))
+    lines = (tmp_path / "arm.mot").read_text().splitlines(keepends=True)
+    short = tmp_path / "short.mot"
+    short.write_text("".join(lines[:7 + 23]))  # 6 header lines, the labels and 23 rows
+    with pytest.raises(MotionFileError, match=r"short\.mot: the header says nRows=51, 23 rows read "
+                                              r"\(a truncated file\?\)"):
+        read_motion(short)
+    cut = tmp_path / "cut.mot"
+    cut.write_text("m\nendheader\ntime\tq\tr\n0\t1\t2\n0.1\t1")  # no nRows; the last row cut short
+    with pytest.raises(MotionFileError, match=r"cut\.mot:5: row has 2 values, the labels 3 \(a truncated file\?\)"):
+        read_motion(cut)
+
+
+def test_a_truncated_motion_is_refused_by_the_commands(model_path, tmp_path, capsys):
+    t = np.linspace(0.0, 1.0, 11)
+    write_motion(tmp_path / "m.mot", pd.DataFrame({"time": t, "shoulder_q": 0.1 * t, "elbow": 0.2 * t}))
+    lines = (tmp_path / "m.mot").read_text().splitlines(keepends=True)
+    (tmp_path / "m.mot").write_text("".join(lines[:-3]))
+    line = _error(capsys, "inverse-dynamics", model_path, tmp_path / "m.mot", "-o", tmp_path / "tau.sto")
+    assert "m.mot: the header says nRows=11, 8 rows read (a truncated file?)" in line
+    assert not (tmp_path / "tau.sto").exists()
+
+
+# --time-range
+
+@pytest.mark.parametrize("command,arguments", [
+    ("inverse-kinematics", ["markers.trc", "-o", "ik.mot"]),
+    ("inverse-dynamics", ["motion.mot", "-o", "tau.sto"]),
+    ("static-optimization", ["motion.mot", "-o", "so"]),
+    ("joint-reactions", ["motion.mot", "-o", "jr"]),
+    ("body-kinematics", ["motion.mot", "-o", "bk"]),
+    ("scale", ["--static", "static.trc", "-o", "scaled.osim"]),
+])
+@pytest.mark.parametrize("span", [("0.5", "0.2"), ("0.5", "0.5")])
+def test_an_inverted_time_range_is_refused_by_every_command(model_path, tmp_path, capsys, command, arguments, span):
+    line = _error(capsys, command, model_path, *[tmp_path / a if "." in a else a for a in arguments],
+                  "--time-range", *span)
+    if command == "scale" and span[0] == span[1]:  # one frame of a static trial: allowed
+        assert "--time-range" not in line
+    else:
+        assert f"--time-range {span[0]} {span[1]}: T0 must be less than T1" in line
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["small.osim"]
+
+
+def test_an_inverted_time_range_of_a_setup_is_refused():
+    from argparse import Namespace
+    from osim_emb.cli.common import fill_from_setup
+    args = Namespace(setup="setup.xml", time_range=None, model=None)
+    with pytest.raises(ValueError, match=r"setup\.xml: <time_range> 0\.4 0\.1: T0 must be less than T1"):
+        fill_from_setup(args, {}, {}, (0.4, 0.1))
+
+
+# --q0 in the units typed
+
+def test_q0_outside_its_range_is_said_in_degrees(model_path, tmp_path, capsys):
+    for command in ("simulate", "simulate-muscles"):
+        line = _error(capsys, command, model_path, "-o", tmp_path / "x.sto", "--q0", "elbow=500")
+        assert "--q0: elbow = 500° (8.727 rad) is outside its range" in line
+    assert not (tmp_path / "x.sto").exists()
+
+
+def test_a_swept_coordinate_may_be_fixed_for_the_sweeps_of_the_others(model):
+    from osim_emb.opensim.moment_arms import make_sweeps
+    first, second = make_sweeps(model, ["shoulder_q", "elbow"], 10.0, {"elbow": 0.25, "shoulder_q": 0.5})
+    assert np.all(first.q[:, model.coordinate_index("elbow")] == 0.25)
+    assert np.all(second.q[:, model.coordinate_index("shoulder_q")] == 0.5)

@@ -1160,9 +1160,8 @@ def test_compiled_runs_stopped_and_resumed_are_one_run(models_dir, method, capsy
     a budget of right-hand sides stops it naming the last output time reached."""
     pytest.importorskip("numba")
     from osim_emb import load_osim
-    from osim_emb.simulation.motions import IntegrationBudgetExceeded
+    from osim_emb.simulation.compiled_runs import REACHED, CompiledRun, IntegrationBudgetExceeded
     from osim_emb.simulation.muscle_driven import MuscleDrivenSystem, integrate_system
-    from osim_emb.simulation.muscle_driven_jit import REACHED, CompiledRun
     model = load_osim(str(models_dir / "arm26.osim"))
     system = MuscleDrivenSystem(model, {"BIClong": ExcitationSpec.parse("step:0.05:0.15:0.02:0.8"),
                                         "TRIlong": ExcitationSpec.parse("sine:0.2:20:0:0.3")})

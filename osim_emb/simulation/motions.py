@@ -19,6 +19,7 @@ from scipy.integrate import solve_ivp
 from scipy.interpolate import make_interp_spline, make_smoothing_spline
 
 from osim_emb.core import dynamics as dyn
+from osim_emb.simulation.compiled_runs import IntegrationBudgetExceeded
 from osim_emb.core.kinematics import dependent_coordinate_columns, speed_columns
 from osim_emb.core.speeds import angular_velocity_joints, forces_about_speeds
 from osim_emb.model import Model
@@ -29,10 +30,6 @@ log = logging.getLogger(__name__)
 __all__ = ["simulate", "IntegrationBudgetExceeded", "motion_derivatives", "opensim_lowpass", "analysis_states",
            "inverse_dynamics_of_motion", "TrackingResult",
            "computed_torque_tracking", "minimum_jerk", "muscle_force_sharing", "limit_generalized_forces"]
-
-
-class IntegrationBudgetExceeded(RuntimeError):
-    """An integration stopped by its step or wall-time budget, or by a non-finite state."""
 
 
 def _budgeted(fun: Callable, max_steps: int | None, max_seconds: float | None) -> Callable:

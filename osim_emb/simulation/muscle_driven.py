@@ -1419,37 +1419,6 @@ def simulate_muscles(model: Model, t_end: float, excitations: Mapping[str, Excit
 COMPILED_METHODS = ("RK45-jit", "BDF-jit")
 
 
-def _advance_compiled(run, progress: bool, max_steps: int | None, max_seconds: float | None) -> None:
-    """Run a :class:`muscle_driven_jit.CompiledRun` to its last output time: in one call, or (with a progress bar or
-    a wall-time budget) in calls of a growing number of output times, each about a tenth of a second or more, the
-    bar advanced and the clock read between them (the states are those of one call, bitwise)."""
-    import time
-    from osim_emb.progress import Progress
-    from osim_emb.simulation.motions import IntegrationBudgetExceeded
-    from osim_emb.simulation.muscle_driven_jit import BUDGET, UNDERFLOW
-    total = len(run.t_eval)
-    chunked = progress or max_seconds is not None
-    start, size = time.perf_counter(), 1
-    with Progress(f"simulating {run.t_eval[-1]:g} s ({run.method})", total, enabled=progress,
-                  unit="output time") as bar:
-        bar.advance(run.reached)  # the initial state
-        while run.reached < total:
-            before, began = run.reached, time.perf_counter()
-            status = run.advance(min(total, before + size) if chunked else total, max_steps)
-            bar.advance(run.reached - before)
-            where = f"t = {run.t_eval[run.reached - 1]:.6g} s"
-            if status == UNDERFLOW:
-                raise run.underflow_error()
-            if status == BUDGET:
-                raise IntegrationBudgetExceeded(f"integration stopped after {where} ({run.method}): more than "
-                                                f"{max_steps} right-hand sides")
-            now = time.perf_counter()
-            if max_seconds is not None and now - start > max_seconds and run.reached < total:
-                raise IntegrationBudgetExceeded(f"integration stopped after {where} ({run.method}): {max_seconds:g} s "
-                                                "of wall time spent")
-            size = size * 2 if now - began < 0.1 else size
-
-
 def integrate_system(system: MuscleDrivenSystem, y0: np.ndarray, t_eval: np.ndarray, *, method: str = "auto",
                      rtol: float = 1e-8, atol: float = 1e-10, progress: bool = False, plan: Any = None,
                      t_span: tuple[float, float] | None = None, max_steps: int | None = None,
@@ -1460,7 +1429,7 @@ def integrate_system(system: MuscleDrivenSystem, y0: np.ndarray, t_eval: np.ndar
     RK45) or a :func:`scipy.integrate.solve_ivp` method; ``plan``: :func:`muscle_driven_jit.compiled_plan`'s,
     if already built; ``t_span``: the interval (default t_eval's first and last; the compiled integrators start
     at t_span[0] and report only t_eval); ``max_steps`` / ``max_seconds``: the compiled integrators stop with
-    :class:`~osim_emb.simulation.motions.IntegrationBudgetExceeded` past that many right-hand sides or seconds of
+    :class:`~osim_emb.simulation.compiled_runs.IntegrationBudgetExceeded` past that many right-hand sides or seconds of
     wall time.  Returns (t, y (n, T), nfev, method, counts)."""
     from osim_emb.simulation import muscle_driven_jit as jit
     from osim_emb.progress import Progress
@@ -1484,8 +1453,9 @@ def integrate_system(system: MuscleDrivenSystem, y0: np.ndarray, t_eval: np.ndar
             raise ValueError(f"method {method!r} needs positive, finite rtol and atol, got {rtol} and {atol}")
         if te.ndim != 1 or te.size == 0 or not np.all(np.isfinite(te)) or np.any(np.diff(te) <= 0):
             raise ValueError(f"method {method!r} needs output times that increase strictly (seconds), got {te}")
-        run = jit.CompiledRun(system, method, y0, te, rtol, atol, plan)
-        _advance_compiled(run, progress, max_steps, max_seconds)
+        from osim_emb.simulation.compiled_runs import CompiledRun, advance_compiled
+        run = CompiledRun(system, method, y0, te, rtol, atol, plan)
+        advance_compiled(run, progress, max_steps, max_seconds)
         counts = run.counts
         nfev = counts.pop("nfev")
         return _Solution(te, run.out.T.copy(), nfev, method, counts if method == "BDF-jit" else {})

@@ -22,10 +22,10 @@ import numpy as np
 
 from osim_emb.core._accel import njit
 from osim_emb.core.closed_chain_kernels import solve_linear
-from osim_emb.simulation.muscle_driven_jit import (REACHED, UNDERFLOW, BUDGET, CompiledRun, _rhs, _rms,
-                                                   initial_step, jacobian_parts, jacobian_workspace)
+from osim_emb.simulation.muscle_driven_jit import (REACHED, UNDERFLOW, BUDGET, _rhs, _rms, initial_step,
+                                                   jacobian_parts, jacobian_workspace)
 
-__all__ = ["integrate_bdf", "bdf_start", "bdf_run", "factor", "solve"]
+__all__ = ["bdf_start", "bdf_run", "factor", "solve"]
 
 MAX_ORDER = 5
 NEWTON_ITERATIONS = 4
@@ -307,11 +307,3 @@ def bdf_run(d, fs, ints, parts, fac, out, t_eval, stop, max_rhs, rtol, atol, pro
     fs[0], fs[1], fs[2], fs[3], fs[4] = t, h, c_factored, error_norm, safety
     ints[0], ints[1], ints[2], ints[3] = order, equal_steps, 1 if fresh else 0, nxt
     return status
-
-
-def integrate_bdf(system, y0: np.ndarray, t_eval: np.ndarray, rtol: float, atol: float, plan=None):
-    """(states (T, n), counts {nfev, njev, nlu, steps, rejected}) by :func:`bdf_run`."""
-    run = CompiledRun(system, "BDF-jit", y0, t_eval, rtol, atol, plan)
-    if run.advance(len(run.t_eval)) != REACHED:
-        raise run.underflow_error()
-    return run.out, run.counts

@@ -26,7 +26,7 @@ from osim_emb.muscles.kernels import SQRT_EPS, blankevoort_tension, muscle_deriv
 from osim_emb.paths.wrapping._kernels_muscles import pose_lengths_moment_arms, pose_workspace
 from osim_emb.simulation.excitations import EXCITATION_KINDS, ExcitationSpec, excitation_value
 
-__all__ = ["compiled_plan", "integrate_compiled", "rhs", "jacobian", "CompiledRun", "rk45_start", "rk45_run"]
+__all__ = ["compiled_plan", "rhs", "jacobian", "rk45_start", "rk45_run", "REACHED", "UNDERFLOW", "BUDGET"]
 
 
 @njit(error_model="numpy", inline="always")
@@ -647,73 +647,3 @@ def _path_force_arrays(system):
     cints, cflts = univariate_rows(curves)
     return (np.array(kind, dtype=np.int64), np.array(par, dtype=float).reshape(-1, 5),
             np.array(row, dtype=np.int64), cints, cflts)
-
-
-class CompiledRun:
-    """A compiled integration that can stop at any output time and go on (a progress bar, a wall-time budget):
-    :meth:`advance` to an output index; ``out`` holds the states written, ``reached`` how many, ``nfev`` the
-    right-hand sides used.  ``method``: "RK45-jit" (:func:`rk45_run`) or "BDF-jit"
-    (:func:`osim_emb.simulation.muscle_driven_bdf.bdf_run`); runs to successive stops give the one run's states
-    bitwise."""
-
-    def __init__(self, system, method: str, y0: np.ndarray, t_eval: np.ndarray, rtol: float, atol: float, plan=None):
-        if plan is None:
-            plan, why = compiled_plan(system)
-            if plan is None:
-                raise ValueError(f"the compiled integrator cannot run this system: {why}")
-        self.system, self.method, self.plan = system, method, plan
-        self.t_eval = np.ascontiguousarray(t_eval, dtype=float)
-        self.rtol, self.atol = float(rtol), float(atol)
-        self.y0 = np.ascontiguousarray(y0, dtype=float)
-        self.out = np.empty((self.t_eval.shape[0], self.y0.shape[0]))
-        self.out[0] = self.y0
-        try:
-            if method == "RK45-jit":
-                f, st, cnt = rk45_start(self.t_eval[0], self.y0, self.rtol, self.atol, *plan)
-                self._state = (self.y0.copy(), f, st, cnt)
-            else:
-                from osim_emb.simulation.muscle_driven_bdf import bdf_start
-                self._state = bdf_start(self.t_eval[0], self.y0, self.rtol, self.atol, *plan)
-        except np.linalg.LinAlgError as err:  # the mass matrix solve: name the coordinates if M is singular at y0
-            _raise_singular(system, self.y0, err)
-
-    @property
-    def reached(self) -> int:
-        return int(self._state[3][1] if self.method == "RK45-jit" else self._state[2][3])
-
-    @property
-    def counts(self) -> dict:
-        if self.method == "RK45-jit":
-            return {"nfev": int(self._state[3][0])}
-        return dict(zip(("nfev", "njev", "nlu", "steps", "rejected"), (int(s) for s in self._state[2][4:])))
-
-    @property
-    def nfev(self) -> int:
-        return self.counts["nfev"]
-
-    def advance(self, stop: int, max_rhs: int | None = None) -> int:
-        """Integrate until out[stop - 1] is written; REACHED, UNDERFLOW or BUDGET (more than ``max_rhs``
-        right-hand sides)."""
-        limit = np.iinfo(np.int64).max if max_rhs is None else int(max_rhs)
-        try:
-            if self.method == "RK45-jit":
-                return rk45_run(*self._state, self.out, self.t_eval, int(stop), limit, self.rtol, self.atol,
-                                *self.plan)
-            from osim_emb.simulation.muscle_driven_bdf import bdf_run
-            return bdf_run(*self._state, self.out, self.t_eval, int(stop), limit, self.rtol, self.atol, *self.plan)
-        except np.linalg.LinAlgError as err:
-            _raise_singular(self.system, self.y0, err)
-
-    def underflow_error(self) -> RuntimeError:
-        what = "compiled" if self.method == "RK45-jit" else "implicit"
-        return RuntimeError(f"the {what} integrator's step size underflowed after t = "
-                            f"{self.t_eval[self.reached - 1]}")
-
-
-def integrate_compiled(system, y0: np.ndarray, t_eval: np.ndarray, rtol: float, atol: float, plan=None):
-    """(states (T, n), number of right-hand sides) by :func:`rk45_run` (``plan``: :func:`compiled_plan`'s,
-    if already built)."""
-    run = CompiledRun(system, "RK45-jit", y0, t_eval, rtol, atol, plan)
-    if run.advance(len(run.t_eval)) != REACHED:
-        raise run.underflow_error()
-    return run.out, run.nfev

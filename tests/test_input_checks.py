@@ -50,6 +50,21 @@ def test_fixed_values_outside_a_range_or_swept_are_refused(model_path, tmp_path,
     assert not out.exists()
 
 
+@pytest.mark.parametrize("command", ["moment-arms", "plot"])
+@pytest.mark.parametrize("options,message", [
+    (["--fixed", "shoulder_q=5"], "--fixed does not apply with a motion"),
+    (["--sweep", "elbow", "--fixed", "shoulder_q=5"], "--sweep and --fixed do not apply with a motion"),
+])
+def test_sweep_options_with_a_motion_are_refused(model_path, tmp_path, capsys, command, options, message):
+    """A motion gives every coordinate at every frame: --fixed and --sweep beside it were ignored in silence."""
+    mot = tmp_path / "m.mot"
+    mot.write_text("m\nversion=1\nnRows=2\nnColumns=2\ninDegrees=yes\nendheader\ntime\telbow\n0\t10\n1\t20\n")
+    out = tmp_path / "out"
+    line = _error(capsys, command, model_path, "--motion", mot, *options, "--references", "none", "--out", out)
+    assert message in line
+    assert not out.exists()
+
+
 def test_make_sweeps_refuses_fixed_values_it_used_to_clamp(model):
     from osim_emb.opensim.moment_arms import make_sweeps
     with pytest.raises(ValueError, match=r"fixed: shoulder_q = 500° \(8\.727 rad\) is outside its range"):
@@ -207,3 +222,11 @@ def test_a_swept_coordinate_may_be_fixed_for_the_sweeps_of_the_others(model):
     first, second = make_sweeps(model, ["shoulder_q", "elbow"], 10.0, {"elbow": 0.25, "shoulder_q": 0.5})
     assert np.all(first.q[:, model.coordinate_index("elbow")] == 0.25)
     assert np.all(second.q[:, model.coordinate_index("shoulder_q")] == 0.5)
+
+
+def test_a_q0_of_the_wrong_length_is_named(models_dir):
+    from osim_emb import load_osim, simulate
+    from osim_emb.core.configuration import ConfigurationError
+    model = load_osim(models_dir / "arm26.osim")
+    with pytest.raises(ConfigurationError, match=r"^q0 must have shape .* got \(3,\)"):
+        simulate(model, 0.1, [0.1, 0.2, 0.3])

@@ -150,6 +150,17 @@ def _into_range(model, q, option: str, given=()):
     return q
 
 
+def check_sweep_or_motion(args) -> None:
+    """``--sweep`` or ``--motion``, not both; ``--fixed`` only with a sweep (a motion gives every coordinate)."""
+    if not args.sweep and not args.motion:
+        raise ValueError("give --sweep COORDINATES or --motion FILE")
+    if args.motion and (args.sweep or args.fixed):
+        given = " and ".join(o for o, v in (("--sweep", args.sweep), ("--fixed", args.fixed)) if v)
+        raise ValueError(f"--motion {args.motion}: {given} do{'es' if ' and ' not in given else ''} not apply with a "
+                         "motion, which gives every coordinate at every frame; leave "
+                         f"{'it' if ' and ' not in given else 'them'} out")
+
+
 def _fixed_values(model, pairs: list[str] | None, swept=()) -> dict[str, float]:
     """``--fixed`` NAME=VALUE pairs (degrees for angles, metres for translations) in radians and metres, each within
     its coordinate's range (round-off clamped); a ``swept`` coordinate's value holds it while the others are swept,

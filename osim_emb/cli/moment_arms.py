@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from osim_emb.cli.common import _csv, _figure_formats, _fixed_values, _Help, _load_any, _positive, \
+from osim_emb.cli.common import _csv, check_sweep_or_motion, _figure_formats, _fixed_values, _Help, _load_any, _positive, \
     add_comparison_options, outside_range_hint
 
 
@@ -20,8 +20,7 @@ def cmd_moment_arms(args: argparse.Namespace) -> int:
     for r in refs:
         if r not in REFERENCES:
             raise ValueError(f"unknown reference {r!r}; choose from {', '.join(REFERENCES)} or 'none'")
-    if not args.sweep and not args.motion:
-        raise ValueError("give --sweep COORDINATES or --motion FILE")
+    check_sweep_or_motion(args)
     if args.sweep and not _csv(args.sweep):
         raise ValueError("--sweep needs at least one coordinate")
     out = args.out or str(Path("out") / (Path(args.model).stem + "_moment_arms"))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from osim_emb.cli.common import _csv, _fixed_values, _formats, _Help, _load_any, _positive, \
+from osim_emb.cli.common import _csv, check_sweep_or_motion, _fixed_values, _formats, _Help, _load_any, _positive, \
     add_comparison_options, outside_range_hint
 
 
@@ -20,8 +20,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
     out = Path(args.out or Path("out") / (Path(args.model).stem + "_plots"))
     _positive("--step", args.step)
     formats = _formats(args.formats)
-    if not args.sweep and not args.motion:
-        raise ValueError("give --sweep COORDINATES or --motion FILE")
+    check_sweep_or_motion(args)
     inputs = [args.model] + ([args.motion] if args.motion else [])
     with atomic_folder(out, overwrite=args.overwrite, inputs=inputs) as tmp:
         written, coordinates = _draw(args, refs, tmp, formats)

@@ -192,7 +192,8 @@ def _initial_values(model: Model, values: Any, what: str, allow_out_of_range: bo
         arr = (as_configuration(model, values, allow_out_of_range=allow_out_of_range) if what == "q0"
                else as_coordinate_values(model, values, what))
     except ConfigurationError as err:
-        raise ConfigurationError(f"{what}: {err}" if not str(err).startswith(what) else str(err)) from None
+        text = str(err).replace("q must have shape", f"{what} must have shape", 1)
+        raise ConfigurationError(text if text.startswith(what) else f"{what}: {text}") from None
     if arr.shape[0] != 1:
         raise ConfigurationError(f"{what} must be one state of {model.n_q} values, got {np.shape(values)}")
     return arr[0]

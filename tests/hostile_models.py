@@ -120,3 +120,20 @@ DEFAULTS = dict(model_name="small", body_name="upper", mass="2", inertia="0.2 0.
 def small_osim(**changes: str) -> str:
     """The small model's XML with some placeholders changed."""
     return SMALL_OSIM.format(**{**DEFAULTS, **changes})
+
+
+def small_model_file(folder):
+    """The small model written to ``folder``/small.osim (its path)."""
+    from pathlib import Path
+    path = Path(folder) / "small.osim"
+    path.write_text(small_osim())
+    return path
+
+
+def run_cli(capsys, *argv):
+    """(exit code, stdout, stderr) of ``osim-emb ARGV``; a traceback is a test failure."""
+    from osim_emb.cli.main import main
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    assert "Traceback" not in err
+    return code, out, err

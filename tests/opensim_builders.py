@@ -442,3 +442,13 @@ def add_wall_contact(osim, m, forearm) -> None:
     contact.setViscousFriction(0.2)
     contact.setTransitionVelocity(0.1)
     m.addForce(contact)
+
+
+def with_forces_switched_off(osim, source, path, names):
+    """A copy of the model file ``source`` at ``path`` with the named forces (muscles or any other) switched off
+    (``appliesForce`` false), by OpenSim's API."""
+    m = osim.Model(str(source))
+    for name in names:
+        m.updForceSet().get(name).set_appliesForce(False)
+    m.printToXML(str(path))
+    return path

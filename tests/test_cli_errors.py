@@ -8,23 +8,17 @@ import sys
 
 import numpy as np
 import pytest
-from hostile_models import small_osim
+from hostile_models import run_cli, small_model_file, small_osim
 
 from osim_emb.cli.main import main
 
 
 @pytest.fixture
 def model(tmp_path):
-    p = tmp_path / "small.osim"
-    p.write_text(small_osim())
-    return p
+    return small_model_file(tmp_path)
 
 
-def _run(capsys, *argv):
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    assert "Traceback" not in err
-    return code, out, err
+_run = run_cli
 
 
 def _error_line(err):

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from opensim_builders import T, add_parts, build_arm26_with_force_elements, pendulum_loads, read_sto, \
-    write_motion_file
+    with_forces_switched_off, write_motion_file
 from osim_emb.cli.main import main
 
 # every flag stated: OpenSim applies a 3.x file's <defaults> to its type process-wide, so a TorqueActuator left to its
@@ -294,6 +294,14 @@ def test_a_joint_simbody_reverses_carries_the_unreversed_joints_reaction(osim, t
     assert worst < 1e-12
 
 
+def _reach_and_its_muscle_forces(model, tmp_path):
+    """(a quadratic reach of arm26's two coordinates, the muscle forces `static-optimization` gives along it)."""
+    motion = write_motion_file(tmp_path / "reach.mot", ["r_shoulder_elev", "r_elbow_flex"],
+                               {"r_shoulder_elev": (0.2, 0.5, 1.0), "r_elbow_flex": (0.3, 2.0, 1.5)}, T[::2])
+    assert main(["static-optimization", str(model), str(motion), "-o", str(tmp_path / "so"), "--no-passive"]) == 0
+    return motion, tmp_path / "so_StaticOptimization_force.sto"
+
+
 @pytest.mark.opensim
 @pytest.mark.models
 def test_force_elements_act_on_the_bodies_as_in_opensims_joint_reaction(osim, models_dir, tmp_path, capsys):
@@ -306,10 +314,7 @@ def test_force_elements_act_on_the_bodies_as_in_opensims_joint_reaction(osim, mo
     arm26 = models_dir / "arm26.osim"
     path = build_arm26_with_force_elements(osim, arm26, tmp_path / "arm26_elements.osim")
     build_arm26_with_force_elements(osim, arm26, tmp_path / "arm26_no_contact.osim", contact=False)
-    motion = write_motion_file(tmp_path / "reach.mot", ["r_shoulder_elev", "r_elbow_flex"],
-                               {"r_shoulder_elev": (0.2, 0.5, 1.0), "r_elbow_flex": (0.3, 2.0, 1.5)}, T[::2])
-    assert main(["static-optimization", str(path), str(motion), "-o", str(tmp_path / "so"), "--no-passive"]) == 0
-    forces = tmp_path / "so_StaticOptimization_force.sto"
+    motion, forces = _reach_and_its_muscle_forces(path, tmp_path)
     ref = opensim_joint_reactions(path, motion, forces_file=forces)["loads"]
     capsys.readouterr()
     for name, model in (("ours", path), ("bare", arm26), ("no_contact", tmp_path / "arm26_no_contact.osim")):
@@ -337,15 +342,8 @@ def test_disabled_and_excluded_forces_as_opensims_joint_reaction(osim, models_di
     file with both on but ``--exclude-forces BRA,palm_wall``, equals it."""
     from osim_emb.opensim.joint_reactions import opensim_joint_reactions
     path = build_arm26_with_force_elements(osim, models_dir / "arm26.osim", tmp_path / "arm26_elements.osim")
-    m = osim.Model(str(path))
-    m.updMuscles().get("BRA").set_appliesForce(False)
-    m.updForceSet().get("palm_wall").set_appliesForce(False)
-    off = tmp_path / "arm26_off.osim"
-    m.printToXML(str(off))
-    motion = write_motion_file(tmp_path / "reach.mot", ["r_shoulder_elev", "r_elbow_flex"],
-                               {"r_shoulder_elev": (0.2, 0.5, 1.0), "r_elbow_flex": (0.3, 2.0, 1.5)}, T[::2])
-    assert main(["static-optimization", str(path), str(motion), "-o", str(tmp_path / "so"), "--no-passive"]) == 0
-    forces = tmp_path / "so_StaticOptimization_force.sto"
+    off = with_forces_switched_off(osim, path, tmp_path / "arm26_off.osim", ["BRA", "palm_wall"])
+    motion, forces = _reach_and_its_muscle_forces(path, tmp_path)
     ref = opensim_joint_reactions(off, motion, forces_file=forces)["loads"]
     capsys.readouterr()
     assert main(["joint-reactions", str(off), str(motion), "-o", str(tmp_path / "off"), "--forces", str(forces)]) == 0

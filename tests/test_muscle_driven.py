@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from opensim_builders import model_with_forces
+from opensim_builders import model_with_forces, with_forces_switched_off
 from osim_emb.simulation.muscle_driven import (CoordinateLimitForce, ExcitationSpec, MuscleSimulationError,
                                     thelen_initial_fiber_length)
 from osim_emb.muscles import curves as C
@@ -1133,10 +1133,7 @@ def test_a_muscle_switched_off_in_the_file_applies_no_force_as_in_opensim(osim, 
     from osim_emb import load_osim
     from osim_emb.opensim.muscle_simulation import opensim_muscle_simulation
     from osim_emb.simulation.muscle_driven import simulate_muscles
-    m = osim.Model(str(models_dir / "arm26.osim"))
-    m.updMuscles().get("BRA").set_appliesForce(False)
-    off = tmp_path / "arm26_bra_off.osim"
-    m.printToXML(str(off))
+    off = with_forces_switched_off(osim, models_dir / "arm26.osim", tmp_path / "arm26_bra_off.osim", ["BRA"])
     times = np.linspace(0.0, 0.2, 21)
     exc = {"BIClong": ExcitationSpec.parse("0.3"), "BRA": ExcitationSpec.parse("0.9")}
     ref = opensim_muscle_simulation(str(off), times, exc, accuracy=1e-9)

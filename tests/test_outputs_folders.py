@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from hostile_models import small_osim
+from hostile_models import run_cli, small_model_file
 
-from osim_emb.cli.main import error_message, main
+from osim_emb.cli.main import error_message
 from osim_emb.io.motion import read_motion, write_motion
 from osim_emb.io.outputs import OutputError, atomic_folder, move_into
 
@@ -22,16 +22,10 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 
 @pytest.fixture
 def model(tmp_path):
-    p = tmp_path / "small.osim"
-    p.write_text(small_osim())
-    return p
+    return small_model_file(tmp_path)
 
 
-def _run(capsys, *argv):
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    assert "Traceback" not in err
-    return code, out, err
+_run = run_cli
 
 
 def _unrelated(folder: Path) -> None:

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from opensim_builders import build_arm26_with_force_elements, cubic, model_with_forces, \
-    opensim_static_optimization, read_sto
+    opensim_static_optimization, read_sto, with_forces_switched_off
 from osim_emb.cli.main import main
 
 # speeds quadratic in t: OpenSim's quintic GCV spline and the package's cubic spline of them both give q'' exactly
@@ -431,11 +431,7 @@ def test_disabled_and_excluded_forces_as_opensims_tool(osim, models_dir, tmp_pat
     shared as if it applied force. Unknown names and excluding every muscle are refused, nothing written."""
     arm26 = models_dir / "arm26.osim"
     path = build_arm26_with_force_elements(osim, arm26, tmp_path / "arm26_elements.osim")
-    m = osim.Model(str(path))
-    m.updMuscles().get("BRA").set_appliesForce(False)
-    m.updForceSet().get("palm_wall").set_appliesForce(False)
-    off = tmp_path / "arm26_off.osim"
-    m.printToXML(str(off))
+    off = with_forces_switched_off(osim, path, tmp_path / "arm26_off.osim", ["BRA", "palm_wall"])
     times = np.linspace(0.0, 0.5, 26)
     _, act_os, _ = opensim_static_optimization(osim, off, tmp_path / "opensim", times, 1e-8, COEF)
     assert "BRA" not in act_os.columns

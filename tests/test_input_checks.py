@@ -119,6 +119,31 @@ def test_public_dynamics_take_q_by_name_and_agree_with_arrays(models_dir):
         oe.simulate(arm, 0.01, q, n_output=2)
 
 
+def test_simulate_refuses_defaults_outside_the_ranges_unless_allowed(tmp_path):
+    path = tmp_path / "outside.osim"
+    path.write_text(small_osim(default="2.5", range="0 2"))  # 2.5 rad beyond [0, 2]: the file's own default
+    model = oe.load_osim(str(path))
+    with pytest.raises(oe.ConfigurationError, match=r"q0 not given.* = 143\.239° \(2\.5 rad\) is outside its range "
+                                                    r"\[0°, 114\.59°\].*allow_out_of_range=True"):
+        oe.simulate(model, 0.01, n_output=2)
+    motion = oe.simulate(model, 0.01, n_output=2, allow_out_of_range=True)
+    assert motion.iloc[0][model.coordinate_names[0]] == 2.5
+    start = dict(zip(model.coordinate_names, model.default_q))
+    start[model.coordinate_names[0]] = 1.0
+    assert oe.simulate(model, 0.01, start, n_output=2).iloc[0][model.coordinate_names[0]] == 1.0
+
+
+def test_simulate_muscles_checks_q0_as_simulate_does(models_dir):
+    arm = oe.load_osim(str(models_dir / "arm26.osim"))
+    with pytest.raises(oe.ConfigurationError, match="q0: coordinate 'r_shoulder_elev' = 30 is outside its range.*read as degrees"):
+        oe.simulate_muscles(arm, 0.002, {"BIClong": 0.5}, q0=[30.0, 90.0], n_output=2)
+    with pytest.raises(oe.ConfigurationError, match="qdot0: coordinate 'r_elbow_flex' is nan"):
+        oe.simulate_muscles(arm, 0.002, {"BIClong": 0.5}, qdot0=[0.0, float("nan")], n_output=2)
+    by_name = oe.simulate_muscles(arm, 0.002, {"BIClong": 0.5}, q0={"r_elbow_flex": 1.0, "r_shoulder_elev": 0.2},
+                                  n_output=2)
+    assert by_name[["r_shoulder_elev", "r_elbow_flex"]].iloc[0].tolist() == [0.2, 1.0]
+
+
 # truncated input files
 
 def _trc(path, frames=51):

@@ -25,7 +25,7 @@ import numpy as np
 from osim_emb.model import Model
 
 __all__ = ["RANGE_TOLERANCE", "ConfigurationError", "as_configuration", "as_coordinate_values", "degrees_to_q",
-           "outside_range_text", "rotational_coordinates"]
+           "initial_configuration", "initial_rates", "outside_range_text", "rotational_coordinates"]
 
 #: Round-off allowed outside a coordinate's range (radians or metres): ranges are often written with
 #: 6 significant digits (pi/2 as 1.5708, 3.7e-6 above it; 180 deg as 3.14159, 2.7e-6 below it), and
@@ -206,6 +206,40 @@ def as_coordinate_values(model: Model, values: Any, what: str) -> np.ndarray:
         raise ConfigurationError(f"{what}: coordinate {model.coordinates[k].name!r} is {arr[n, k]} (state {n}): "
                                  f"{what} must be finite")
     return arr
+
+
+def initial_configuration(model: Model, q0: Any = None, *, allow_out_of_range: bool = False) -> np.ndarray:
+    """A simulation's start, (n_q,): ``q0`` checked as :func:`as_configuration` checks q (errors name q0), or, when
+    it is None, the model's default values, refused in the same way when one lies outside its range."""
+    if q0 is not None:
+        try:
+            arr = as_configuration(model, q0, allow_out_of_range=allow_out_of_range)
+        except ConfigurationError as err:
+            text = str(err).replace("q must have shape", "q0 must have shape", 1)
+            raise ConfigurationError(text if text.startswith("q0") else f"q0: {text}") from None
+        if arr.shape[0] != 1:
+            raise ConfigurationError(f"q0 must be one state of {model.n_q} values, got {np.shape(q0)}")
+        return arr[0]
+    default = model.default_q
+    lo, hi = _accepted_bounds(model, RANGE_TOLERANCE)
+    outside = [outside_range_text(c.name, default[k], *c.range, c.motion_type != "translational")
+               for k, c in enumerate(model.coordinates) if not lo[k] <= default[k] <= hi[k]]
+    if outside and not allow_out_of_range:
+        raise ConfigurationError(f"q0 not given, and the default values of model {model.name!r} lie outside "
+                                 f"their coordinates' ranges: {'; '.join(outside)}; give q0, or pass "
+                                 "allow_out_of_range=True to start there")
+    return default
+
+
+def initial_rates(model: Model, qdot0: Any = None) -> np.ndarray:
+    """A simulation's start rates q̇0, (n_q,): ``qdot0`` checked as :func:`as_coordinate_values` checks values, or the
+    model's default ones (OpenSim's default state)."""
+    if qdot0 is None:
+        return model.default_qdot
+    arr = as_coordinate_values(model, qdot0, "qdot0")
+    if arr.shape[0] != 1:
+        raise ConfigurationError(f"qdot0 must be one state of {model.n_q} values, got {np.shape(qdot0)}")
+    return arr[0]
 
 
 def degrees_to_q(model: Model, q_degrees: Any) -> np.ndarray:

@@ -19,6 +19,7 @@ from scipy.integrate import solve_ivp
 from scipy.interpolate import make_interp_spline, make_smoothing_spline
 
 from osim_emb.core import dynamics as dyn
+from osim_emb.core.configuration import initial_configuration, initial_rates
 from osim_emb.simulation.compiled_runs import IntegrationBudgetExceeded
 from osim_emb.core.kinematics import dependent_coordinate_columns, speed_columns
 from osim_emb.core.speeds import angular_velocity_joints, forces_about_speeds
@@ -92,7 +93,7 @@ def simulate(model: Model, t_end: float, q0: Any = None, qdot0: Any = None, *,
         m/s; default: the model's default speeds, as OpenSim's default state: 0 unless the file sets
         ``default_speed_value``), or dicts by coordinate name (:func:`osim_emb.as_configuration`).  A q0
         outside the coordinate ranges is refused (the message says when it would be in range read as degrees)
-        unless ``allow_out_of_range``.
+        unless ``allow_out_of_range``; so are the model's default values when q0 is not given.
     generalized_forces : callable, optional
         ``tau(t, q, qdot)`` -> (n_q,) applied generalized forces (N m, N); default none (passive motion).
     external_loads : ExternalLoads, optional
@@ -150,8 +151,8 @@ def simulate(model: Model, t_end: float, q0: Any = None, qdot0: Any = None, *,
     >>> bool(np.allclose(moved, 0.5 * qddot0 * 1e-6, rtol=1e-4))
     True
     """
-    q0 = model.default_q if q0 is None else _initial_values(model, q0, "q0", allow_out_of_range)
-    qdot0 = model.default_qdot if qdot0 is None else _initial_values(model, qdot0, "qdot0")
+    q0 = initial_configuration(model, q0, allow_out_of_range=allow_out_of_range)
+    qdot0 = initial_rates(model, qdot0)
     if not (np.isfinite(t_end) and t_end > 0):
         raise ValueError(f"t_end must be a positive number of seconds, got {t_end}")
     if not (np.isfinite(rtol) and rtol > 0 and np.isfinite(atol) and atol > 0):
@@ -182,21 +183,6 @@ def simulate(model: Model, t_end: float, q0: Any = None, qdot0: Any = None, *,
     if not sol.success:
         raise RuntimeError(f"integration failed: {sol.message}")
     return _motion_table(model, sol.t, sol.y, sol.nfev)
-
-
-def _initial_values(model: Model, values: Any, what: str, allow_out_of_range: bool = True) -> np.ndarray:
-    """One configuration (``what`` "q0": checked as :func:`osim_emb.as_configuration` checks q) or one set of
-    speeds, (n_q,); errors name ``what``."""
-    from osim_emb.core.configuration import ConfigurationError, as_configuration, as_coordinate_values
-    try:
-        arr = (as_configuration(model, values, allow_out_of_range=allow_out_of_range) if what == "q0"
-               else as_coordinate_values(model, values, what))
-    except ConfigurationError as err:
-        text = str(err).replace("q must have shape", f"{what} must have shape", 1)
-        raise ConfigurationError(text if text.startswith(what) else f"{what}: {text}") from None
-    if arr.shape[0] != 1:
-        raise ConfigurationError(f"{what} must be one state of {model.n_q} values, got {np.shape(values)}")
-    return arr[0]
 
 
 #: the compiled integrators :func:`simulate` can run (:mod:`osim_emb.simulation.muscle_driven`)

@@ -42,6 +42,7 @@ from scipy.integrate import solve_ivp
 
 from osim_emb.core import dynamics as dyn
 from osim_emb.core._accel import use_jit
+from osim_emb.core.configuration import initial_configuration, initial_rates
 from osim_emb.core.kinematics import dependent_coordinate_columns, speed_columns
 from osim_emb.core.speeds import angular_velocity_joints
 from osim_emb.io.muscle_xml import PASSIVE_PATH_FORCE_TYPES, SUPPORTED_XML_TYPES, element_applies_force
@@ -1308,7 +1309,7 @@ IMPLICIT_METHODS = ("BDF", "Radau", "LSODA")
 def simulate_muscles(model: Model, t_end: float, excitations: Mapping[str, Excitation] | None = None, *,
                      q0: Any = None, qdot0: Any = None, activations: Any = None, method: str = "auto",
                      rtol: float = 1e-8, atol: float = 1e-10, n_output: int = 101,
-                     t_eval: Sequence[float] | None = None, progress: bool = False,
+                     t_eval: Sequence[float] | None = None, progress: bool = False, allow_out_of_range: bool = False,
                      **system_options) -> pd.DataFrame:
     """Integrate a muscle-driven model from OpenSim's equilibrium state over [0, t_end].
 
@@ -1343,9 +1344,11 @@ def simulate_muscles(model: Model, t_end: float, excitations: Mapping[str, Excit
     excitations : mapping, optional
         Muscle name -> excitation (a constant in [0, 1], an :class:`ExcitationSpec`, or a function of
         time); others get ``default_excitation`` (0).
-    q0, qdot0 : array_like, optional
-        Initial coordinates (rad, m) and speeds (rad/s, m/s); default: the model's default values and speeds
-        (``default_speed_value``, 0 unless the file sets it), OpenSim's default state.
+    q0, qdot0 : array_like or dict, optional
+        Initial coordinates (rad, m) and speeds (rad/s, m/s), arrays in the model's order or dicts by coordinate
+        name; default: the model's default values and speeds (``default_speed_value``, 0 unless the file sets it),
+        OpenSim's default state.  A q0 (or default) outside the coordinate ranges is refused, as in
+        :func:`osim_emb.simulate`, unless ``allow_out_of_range``.
     activations : array_like, optional
         Initial activations (default: OpenSim's defaults).
     method, rtol, atol, n_output, t_eval
@@ -1378,6 +1381,8 @@ def simulate_muscles(model: Model, t_end: float, excitations: Mapping[str, Excit
             and np.all(np.diff(te) > 0)):
         raise ValueError(f"t_eval must be output times (seconds) that increase strictly within [0, t_end = {t_end:g}]"
                          f", got {te}")
+    q0 = initial_configuration(model, q0, allow_out_of_range=allow_out_of_range)
+    qdot0 = initial_rates(model, qdot0)
     system = MuscleDrivenSystem(model, excitations, **system_options)
     if system.external_loads is not None:
         system.external_loads.at([0.0, t_end])  # refused here, naming the file, when the data do not cover the run

@@ -203,6 +203,26 @@ def test_millard_muscles_equal_opensim_manager(osim, models_dir, tmp_path):
     assert dl < 1e-7
 
 
+def test_excitations_outside_zero_one_are_applied_as_opensim_applies_them_and_said(osim, models_dir, tmp_path,
+                                                                                   caplog):
+    from osim_emb import load_osim
+    exc = {"BIClong": ExcitationSpec.parse("1.6"), "TRIlong": ExcitationSpec.parse("sine:0.8:30:0:0.2"),
+           "BRA": ExcitationSpec.parse("step:0.0:0.03:0.5:1.4")}
+    times = np.linspace(0.0, 0.08, 5)
+    millard = tmp_path / "arm26_millard.osim"
+    _millard_copy(models_dir / "arm26.osim", millard)
+    for path in (models_dir / "arm26.osim", millard):
+        with caplog.at_level("WARNING"):
+            dq, dl = _compare(load_osim(str(path)), path, times, exc, rtol=1e-9)
+        print(f"[agreement] {path.name}, excitations 1.6, -0.6..1, 0.5..1.4: max|q - q_OpenSim| = {dq:.2e} rad, "
+              f"max|l_f - l_f,OpenSim| = {dl:.2e} m")
+        assert dq < 1e-6
+        assert dl < 1e-7
+    assert "excitation outside [0, 1]: BIClong 1.6, TRIlong [-0.6, 1], BRA [0.5, 1.4]" in caplog.text
+    with pytest.raises(MuscleSimulationError, match="excitation of BIClong: nan is not finite"):
+        _compare(load_osim(str(millard)), millard, times, {"BIClong": float("nan")})
+
+
 def test_mixed_thelen_and_millard_muscles_equal_opensim_in_the_compiled_integrator(osim, models_dir, tmp_path):
     """arm26 with three muscles made Millard2012EquilibriumMuscle (default curves, damping, elastic tendon) beside
     three Thelen2003Muscle, integrated by the compiled integrator, against OpenSim's Manager."""

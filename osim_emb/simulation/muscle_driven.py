@@ -1008,6 +1008,8 @@ class MuscleDrivenSystem:
                                         f"muscles: {', '.join(every)}")
         self._excitation = [excitations.get(n, default_excitation) for n in self.muscle_names]
         self._stateless_excitation = [excitations.get(m.name, default_excitation) for m in stateless]
+        _say_excitations_outside_unit_interval({"the default excitation": default_excitation,
+                                                **{n: e for n, e in excitations.items() if n in every}})
         limits, actuators = coordinate_forces_from_model(model) if coordinate_forces is None else coordinate_forces
         # the model's forces without a path of any kind (GeometryPath, FunctionBasedPath, Scholz2015GeometryPath)
         self._passive = passive_path_forces_from_model(model) if with_muscles else ()
@@ -1306,6 +1308,40 @@ class _Solution:
 IMPLICIT_METHODS = ("BDF", "Radau", "LSODA")
 
 
+def excitation_bounds(excitation: Excitation) -> tuple[float, float] | None:
+    """(least, greatest) value over all times of a constant or an :class:`ExcitationSpec` (a step's two levels, a
+    sine's offset -/+ its amplitude); None for a Python function of time."""
+    if isinstance(excitation, ExcitationSpec):
+        v = excitation.values
+        if excitation.kind == "constant":
+            return v[0], v[0]
+        if excitation.kind == "step":
+            return min(v[2], v[3]), max(v[2], v[3])
+        return v[3] - abs(v[0]), v[3] + abs(v[0])
+    if callable(excitation):
+        return None
+    value = float(excitation)
+    return value, value
+
+
+def _say_excitations_outside_unit_interval(excitations: Mapping[str, Excitation]) -> None:
+    """Refuse an excitation that is not finite; warn, once for all, where one leaves [0, 1] (it is applied as
+    given, as OpenSim's Manager applies a control: the activation follows it past 1 or below its minimum and each
+    muscle model clamps the activation it uses)."""
+    outside = []
+    for name, excitation in excitations.items():
+        bounds = excitation_bounds(excitation)
+        if bounds is None:
+            continue
+        if not all(math.isfinite(b) for b in bounds):
+            raise MuscleSimulationError(f"excitation of {name}: {excitation!r} is not finite")
+        if bounds[0] < 0.0 or bounds[1] > 1.0:
+            outside.append(f"{name} {bounds[0]:g}" if bounds[0] == bounds[1] else f"{name} [{bounds[0]:g}, {bounds[1]:g}]")
+    if outside:
+        log.warning("excitation outside [0, 1]: %s; applied as given, as OpenSim applies a control (an excitation "
+                    "in percent must be divided by 100)", ", ".join(outside))
+
+
 def simulate_muscles(model: Model, t_end: float, excitations: Mapping[str, Excitation] | None = None, *,
                      q0: Any = None, qdot0: Any = None, activations: Any = None, method: str = "auto",
                      rtol: float = 1e-8, atol: float = 1e-10, n_output: int = 101,
@@ -1343,7 +1379,8 @@ def simulate_muscles(model: Model, t_end: float, excitations: Mapping[str, Excit
         End time, seconds.
     excitations : mapping, optional
         Muscle name -> excitation (a constant in [0, 1], an :class:`ExcitationSpec`, or a function of
-        time); others get ``default_excitation`` (0).
+        time); others get ``default_excitation`` (0).  Values outside [0, 1] are applied as OpenSim applies
+        them (not clamped), with a warning; non-finite ones are refused.
     q0, qdot0 : array_like or dict, optional
         Initial coordinates (rad, m) and speeds (rad/s, m/s), arrays in the model's order or dicts by coordinate
         name; default: the model's default values and speeds (``default_speed_value``, 0 unless the file sets it),

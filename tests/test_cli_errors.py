@@ -53,7 +53,7 @@ def test_simulate_bad_options(model, tmp_path, capsys, options, fragment):
 
 def test_simulate_plot_does_not_clobber_and_outputs_are_protected(model, tmp_path, capsys):
     code, _, err = _run(capsys, "simulate", model, "-o", tmp_path / "out.png", "--plot", "--t-end", "0.01")
-    assert code == 2 and "would both be" in _error_line(err)
+    assert code == 2 and "out.png: a table is written as OpenSim's .sto or .mot, or as .csv" in _error_line(err)
     out = tmp_path / "out.sto"
     code, _, err = _run(capsys, "simulate", model, "-o", out, "--plot", "--t-end", "0.01", "--samples", "3")
     assert code == 0 and out.exists() and out.with_suffix(".png").exists()
@@ -68,8 +68,10 @@ def test_simulate_plot_does_not_clobber_and_outputs_are_protected(model, tmp_pat
     assert out.read_bytes() == first
     code, _, err = _run(capsys, "simulate", model, "-o", out, "--t-end", "0.02", "--overwrite", "-q")
     assert code == 0 and out.read_bytes() != first and err == ""
-    code, _, err = _run(capsys, "simulate", model, "-o", model, "--overwrite")
-    assert code == 2 and "refusing to overwrite the input file" in _error_line(err)
+    before = model.read_bytes()
+    code, _, err = _run(capsys, "simulate", model, "-o", model, "--overwrite")  # not a table's name either
+    assert code == 2 and "small.osim: a table is written as OpenSim's .sto or .mot" in _error_line(err)
+    assert model.read_bytes() == before
     assert not [p for p in tmp_path.iterdir() if ".partial" in p.name]
 
 

@@ -148,3 +148,17 @@ def test_outlier_filter_flags_jumps_from_the_frame():
     assert flagged.tolist() == [k == 14 for k in range(33)]
     with pytest.raises(ValueError, match="not whole blocks"):
         outlier_samples(values[:-1], 10)
+
+
+def test_units_above_the_tolerances_are_summarized_or_refused(models_dir, tmp_path, capsys):
+    out = tmp_path / "fitted.osim"
+    base = ["fit-paths", str(models_dir / "arm26.osim"), "-o", str(out), "--frames", "8", "--samples-per-frame", "4",
+            "--muscles", "BRA,BIClong", "--max-order", "2", "--length-tolerance", "1e-12"]
+    assert cli_main([*base, "--fail-above-tolerance"]) == 2
+    err = capsys.readouterr().err
+    assert "2 of 2 units above the tolerances (BRA, BIClong); nothing written (--fail-above-tolerance)" in err
+    assert not out.exists()
+    assert cli_main(base) == 0
+    err = capsys.readouterr().err
+    assert "2 of 2 units above the tolerances (BRA, BIClong): raise --max-order" in err
+    assert out.exists()

@@ -233,6 +233,41 @@ def test_an_inverted_time_range_of_a_setup_is_refused():
         fill_from_setup(args, {}, {}, (0.4, 0.1))
 
 
+# output names
+
+@pytest.mark.parametrize("command,arguments,name", [
+    ("simulate", [], "run.xlsx"),
+    ("simulate-muscles", [], "run"),
+    ("inverse-dynamics", ["motion.mot"], "tau.txt"),
+    ("inverse-kinematics", ["markers.trc"], "ik.parquet"),
+])
+def test_a_table_output_named_for_another_format_is_refused(model_path, tmp_path, capsys, command, arguments, name):
+    line = _error(capsys, command, model_path, *[tmp_path / a for a in arguments], "-o", tmp_path / name)
+    assert "a table is written as OpenSim's .sto or .mot, or as .csv; name the file with one of these" in line
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["small.osim"]
+
+
+def test_an_input_table_is_never_the_output(model_path, tmp_path, capsys):
+    t = np.linspace(0.0, 1.0, 11)
+    write_motion(tmp_path / "m.mot", pd.DataFrame({"time": t, "shoulder_q": 0.1 * t, "elbow": 0.2 * t}))
+    before = (tmp_path / "m.mot").read_bytes()
+    line = _error(capsys, "inverse-dynamics", model_path, tmp_path / "m.mot", "-o", tmp_path / "m.mot", "--overwrite")
+    assert "refusing to overwrite the input file" in line
+    assert (tmp_path / "m.mot").read_bytes() == before
+
+
+@pytest.mark.parametrize("command,first", [
+    ("static-optimization", "so_StaticOptimization_activation.sto"),
+    ("joint-reactions", "so_JointReaction_ReactionLoads.sto"),
+    ("body-kinematics", "so_BodyKinematics_pos_global.sto"),
+])
+def test_an_output_prefix_with_a_file_suffix_is_refused(model_path, tmp_path, capsys, command, first):
+    line = _error(capsys, command, model_path, tmp_path / "motion.mot", "-o", tmp_path / "so.csv")
+    assert f"this is a prefix, not a file name (the command writes {tmp_path / first}, ...); give -o {tmp_path}/so" \
+        in line
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["small.osim"]
+
+
 # --q0 in the units typed
 
 def test_q0_outside_its_range_is_said_in_degrees(model_path, tmp_path, capsys):

@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from osim_emb.cli.common import _csv, _load_any, add_lenient_option, add_time_range_option, analyze_tool_states, \
+from osim_emb.cli.common import output_prefix, _csv, _load_any, add_lenient_option, add_time_range_option, analyze_tool_states, \
     fill_from_analyze_tool, read_motion_option, time_range_frames
 
 
@@ -42,7 +42,7 @@ def cmd_body_kinematics(args: argparse.Namespace) -> int:
     analysis = _from_setup(args)
     if args.lowpass is not None and args.lowpass <= 0:
         raise ValueError("--lowpass must be > 0 Hz")
-    outs = output_paths(args.output, args.local, analysis)
+    outs = output_paths(output_prefix(args.output, f"PREFIX_{analysis}_pos_global.sto"), args.local, analysis)
     inputs = [p for p in (args.model, args.motion, args.setup) if p]
     with atomic_files(list(outs.values()), overwrite=args.overwrite, inputs=inputs) as tmps:
         model = _load_any(args.model, strict=not args.lenient)

@@ -47,6 +47,30 @@ def _csv(s: str | None) -> list[str]:
     return [x.strip() for x in (s or "").split(",") if x.strip()]
 
 
+TABLE_SUFFIXES = (".sto", ".mot", ".csv")
+
+
+def table_output(text: str, option: str = "-o") -> Path:
+    """A table's output path: .sto or .mot (OpenSim's format) or .csv, any case; another name is refused (it would
+    get OpenSim's format under a name that promises another)."""
+    path = Path(text)
+    if path.suffix.lower() not in TABLE_SUFFIXES and not path.is_dir():  # a folder: said by the output checks
+        raise ValueError(f"{option} {text}: a table is written as OpenSim's .sto or .mot, or as .csv; name the file "
+                         f"with one of these ({path.with_suffix('.sto').name})")
+    return path
+
+
+def output_prefix(text: str, first_file: str, option: str = "-o") -> str:
+    """An output prefix (OpenSim's tool name: the command adds the analysis and .sto), refused when it already ends
+    in a table suffix; ``first_file``: the name of the first file written for PREFIX, for the message."""
+    path = Path(text)
+    if path.suffix.lower() in (*TABLE_SUFFIXES, ".txt"):
+        bare = str(path.with_suffix(""))
+        raise ValueError(f"{option} {text}: this is a prefix, not a file name (the command writes "
+                         f"{first_file.replace('PREFIX', bare)}, ...); give {option} {bare}")
+    return text
+
+
 def _positive(name: str, value: float, allow_zero: bool = False) -> float:
     if value is None or not math.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
         raise ValueError(f"{name} must be a positive number, got {value}")

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import logging
 import time
 
 import numpy as np
 
 from osim_emb.cli.common import add_lenient_option
+
+log = logging.getLogger(__name__)
 
 
 def reference_frames(model, trajectory: str | None, n_frames: int, seed: int) -> np.ndarray:
@@ -49,6 +52,11 @@ def cmd_fit_paths(args: argparse.Namespace) -> int:
                                            samples_per_frame=args.samples_per_frame)
     if not fits:
         raise ValueError(f"{args.model}: no musculotendon unit spans a coordinate over the sample; nothing written")
+    above = [f.muscle for f in fits if not f.met_tolerance]
+    advice = "raise --max-order, narrow --bounds, or sample more (--frames, --samples-per-frame)"
+    if above and args.fail_above_tolerance:
+        raise ValueError(f"{args.model}: {len(above)} of {len(fits)} units above the tolerances ({', '.join(above)}); "
+                         f"nothing written (--fail-above-tolerance): {advice}")
     inputs = [args.model] + ([args.trajectory] if args.trajectory else [])
     with atomic_files([args.output], overwrite=args.overwrite, inputs=inputs) as (tmp,):
         write_osim(doc, tmp, protect=inputs)
@@ -61,6 +69,9 @@ def cmd_fit_paths(args: argparse.Namespace) -> int:
               f"{','.join(f.coordinates)}")
     print(f"wrote {args.output}: {len(fits)} FunctionBasedPaths fitted on {len(samples)} samples "
           f"({len(frames)} frames x (1 + {args.samples_per_frame})) in {elapsed:.2f} s")
+    if above:
+        log.warning("%d of %d units above the tolerances (%s): %s; --fail-above-tolerance makes this an error",
+                    len(above), len(fits), ", ".join(above), advice)
     return 0
 
 
@@ -84,5 +95,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--seed", type=int, default=0, help="seed of the Latin-hypercube sampling (default 0)")
     s.add_argument("--opensim-compat", action="store_true",
                    help="fit OpenSim's moment arms with its stale wrap-point cache (paths with several wraps)")
+    s.add_argument("--fail-above-tolerance", action="store_true",
+                   help="exit with an error, writing nothing, when a unit misses the tolerances (default: write "
+                        "the best fits and warn)")
     add_lenient_option(s)
     s.set_defaults(func=cmd_fit_paths)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from osim_emb.cli.common import _load_any, _plot_path, _plot_table, add_exclude_forces_option, \
+from osim_emb.cli.common import table_output, _load_any, _plot_path, _plot_table, add_exclude_forces_option, \
     add_external_loads_option, add_lenient_option, add_motion_differentiation_options, add_time_range_option, \
     excluded_forces, fill_from_setup, force_elements_applied, limit_forces_applied, motion_differentiation, \
     note_coupled_generalized_forces, outside_range_hint, path_forces_applied, read_external_loads_option, \
@@ -48,7 +48,7 @@ def cmd_inverse_dynamics(args: argparse.Namespace) -> int:
     from osim_emb.simulation.motions import inverse_dynamics_of_motion, motion_derivatives
     _from_setup(args)
     differentiation = motion_differentiation(args)
-    out = Path(args.output)
+    out = table_output(args.output)
     outs = [out] + ([_plot_path(out)] if args.plot else [])
     inputs = [p for p in (args.model, args.motion, args.setup, args.external_loads) if p]
     with atomic_files(outs, overwrite=args.overwrite, inputs=inputs) as tmps:

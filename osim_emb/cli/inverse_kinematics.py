@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from osim_emb.cli.common import _load_any, _plot_path, _plot_table, add_lenient_option, add_time_range_option, \
+from osim_emb.cli.common import table_output, _load_any, _plot_path, _plot_table, add_lenient_option, add_time_range_option, \
     fill_from_setup
 
 log = logging.getLogger("osim_emb")
@@ -115,7 +115,7 @@ def cmd_inverse_kinematics(args: argparse.Namespace) -> int:
     from osim_emb.simulation.inverse_kinematics import inverse_kinematics
     output_given = bool(args.output)
     setup = _setup(args)
-    out = Path(args.output)
+    out = table_output(args.output)
     stem = out.stem[:-3] if out.stem.endswith("_ik") else out.stem  # trial_ik.mot -> trial_ik_marker_errors.sto
     name = setup.name if setup is not None and setup.name and not output_given else stem
     folder = setup.results_directory if setup is not None and not output_given else out.parent

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from osim_emb.cli.common import _load_any, add_exclude_forces_option, add_external_loads_option, add_lenient_option, \
+from osim_emb.cli.common import output_prefix, _load_any, add_exclude_forces_option, add_external_loads_option, add_lenient_option, \
     add_time_range_option, analyze_tool_states, excluded_forces, fill_from_analyze_tool, force_elements_applied, \
     limit_forces_applied, muscles_applied, path_forces_applied, read_external_loads_option, read_motion_option, \
     time_range_frames
@@ -64,7 +64,7 @@ def cmd_joint_reactions(args: argparse.Namespace) -> int:
     analysis = _from_setup(args)
     if args.lowpass is not None and args.lowpass <= 0:
         raise ValueError("--lowpass must be > 0 Hz")
-    out = output_path(args.output, analysis)
+    out = output_path(output_prefix(args.output, f"PREFIX_{analysis}_ReactionLoads.sto"), analysis)
     outs = [out] + ([out.with_suffix(".png")] if args.plot else [])
     inputs = [p for p in (args.model, args.motion, args.setup, args.external_loads, args.forces,
                           *(args.actuators or [])) if p]

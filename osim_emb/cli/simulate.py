@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import argparse
 import logging
-from pathlib import Path
 
-from osim_emb.cli.common import _into_range, _load_any, _named_values, _plot_path, _plot_table, _positive, _values, \
+from osim_emb.cli.common import table_output, _into_range, _load_any, _named_values, _plot_path, _plot_table, _positive, _values, \
     add_lenient_option, passive_forces_report, read_external_loads_option
 
 log = logging.getLogger(__name__)
@@ -45,7 +44,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     if args.method not in METHODS and args.method not in COMPILED_METHODS:
         raise ValueError(f"--method {args.method!r} is neither a solve_ivp method nor a compiled one; choose from "
                          f"{', '.join([*METHODS, *COMPILED_METHODS])}")
-    out = Path(args.output)
+    out = table_output(args.output)
     outs = [out] + ([_plot_path(out)] if args.plot else [])
     inputs = [p for p in (args.model, args.external_loads) if p]
     with atomic_files(outs, overwrite=args.overwrite, inputs=inputs) as tmps:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from osim_emb.cli.common import add_lenient_option
+from osim_emb.cli.common import table_output, add_lenient_option
 
 
 def _named_specs(items: list[str] | None, what: str) -> dict:
@@ -33,6 +33,7 @@ def cmd_simulate_muscles(args: argparse.Namespace) -> int:
         raise ValueError(f"--samples must be at least 2, got {args.samples}")
     if not (args.rtol > 0 and args.atol > 0):
         raise ValueError(f"--rtol and --atol must be positive, got {args.rtol} and {args.atol}")
+    table_output(args.output)
     inputs = [p for p in (args.model, args.external_loads) if p]
     check_output_file(args.output, overwrite=args.overwrite, inputs=inputs)
     model = _load_any(args.model, strict=not args.lenient)

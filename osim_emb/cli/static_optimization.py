@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from osim_emb.cli.common import _load_any, _plot_table, _positive, add_exclude_forces_option, \
+from osim_emb.cli.common import output_prefix, _load_any, _plot_table, _positive, add_exclude_forces_option, \
     add_external_loads_option, add_lenient_option, add_motion_differentiation_options, add_time_range_option, \
     analyze_tool_states, excluded_forces, fill_from_setup, force_elements_applied, limit_forces_applied, \
     motion_differentiation, muscles_applied, path_forces_applied, read_external_loads_option, read_motion_option, \
@@ -86,7 +86,7 @@ def cmd_static_optimization(args: argparse.Namespace) -> int:
     motion_differentiation(args)  # the options checked
     if args.reserves is not None:
         _positive("--reserves", args.reserves)
-    outs = list(output_paths(args.output))
+    outs = list(output_paths(output_prefix(args.output, "PREFIX_StaticOptimization_activation.sto")))
     if args.plot:
         outs.append(outs[0].with_suffix(".png"))
     inputs = [p for p in (args.model, args.motion, args.setup, args.external_loads, *(args.actuators or [])) if p]

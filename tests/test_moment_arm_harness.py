@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from osim_emb.io import load_osim
 from osim_emb.opensim.moment_arms import discontinuities, make_sweeps, run_moment_arm_study
 
 
@@ -199,3 +200,89 @@ def test_minus_dl_dq_differences_within_the_finite_difference_noise_are_named():
     assert set(_classify(*args, np.array([2 * eps / FD_STEP])).ravel()) == {"finite_difference_noise"}
     assert set(_classify(*args, np.array([2e-15 / FD_STEP])).ravel()) == {"unexplained"}
     assert set(_classify(*args).ravel()) == {"unexplained"}
+
+
+def _slider_through_its_anchor(osim, path, contact_mesh: str | None = None):
+    """A block on a slider (x in [-0.5, 0.5] m, 0.1 m steps pass x = 0.2) pulled by a PathActuator from a ground
+    point at x = 0.2: the path has zero length there; optionally a ContactMesh (file ``contact_mesh``) in contact."""
+    from opensim_builders import add_parts, add_path_actuator
+    model = osim.Model()
+    model.setName("slider")
+    block = osim.Body("block", 1.0, osim.Vec3(0), osim.Inertia(0.01))
+    slider = osim.SliderJoint("slide", model.getGround(), osim.Vec3(0), osim.Vec3(0), block, osim.Vec3(0),
+                              osim.Vec3(0))
+    slider.updCoordinate().setName("x")
+    slider.updCoordinate().setRangeMin(-0.5)
+    slider.updCoordinate().setRangeMax(0.5)
+    add_parts(model, [block], [slider])
+    add_path_actuator(osim, model, "pull", [("ground", (0.2, 0.0, 0.0)), ("block", (0.0, 0.0, 0.0))])
+    add_path_actuator(osim, model, "push", [("ground", (-0.9, 0.0, 0.0)), ("block", (0.0, 0.0, 0.0))])
+    if contact_mesh:
+        floor = osim.ContactHalfSpace(osim.Vec3(0, -1, 0), osim.Vec3(0, 0, -1.5708), model.getGround(), "floor")
+        model.addContactGeometry(floor)
+        contact = osim.ElasticFoundationForce()
+        contact.setName("block_floor")
+        contact.addGeometry("floor")
+        model.addForce(contact)
+    model.finalizeConnections()
+    model.printToXML(str(path))
+    if contact_mesh:  # OpenSim's API refuses to build a ContactMesh whose file is missing: written in the file
+        text = path.read_text()
+        mesh = (f'<ContactMesh name="cube"><socket_frame>/bodyset/block</socket_frame>'
+                f'<filename>{contact_mesh}</filename></ContactMesh>')
+        text = text.replace("</ContactHalfSpace>", "</ContactHalfSpace>" + mesh, 1)
+        text = text.replace("<geometry>floor</geometry>", "<geometry>cube floor</geometry>", 1)
+        path.write_text(text)
+    return path
+
+
+def test_a_zero_length_path_is_said_and_does_not_poison_the_later_opensim_values(osim, tmp_path):
+    """OpenSim's computeMomentArm returns NaN where a path's two ends meet and NaN for that path ever after (its
+    MomentArmSolver clears its body forces with *= 0); the reference rebuilds the model after a NaN, so the
+    values after it equal a fresh OpenSim model's, and the study reports the point instead of failing."""
+    from osim_emb.opensim.bridge import OpenSimReference
+    path = _slider_through_its_anchor(osim, tmp_path / "slider.osim")
+    model = load_osim(str(path))
+    ref = OpenSimReference(str(path), model)
+    values = []
+    for x in (0.1, 0.2, 0.3, -0.4):
+        ref.set_configuration([x])
+        values.append(ref.moment_arm("pull", "x"))
+    assert values[0] == pytest.approx(1.0) and np.isnan(values[1])
+    fresh = osim.Model(str(path))
+    state = fresh.initSystem()
+    for x, value in zip((0.3, -0.4), values[2:]):
+        fresh.getCoordinateSet().get("x").setValue(state, x)
+        expected = osim.PathActuator.safeDownCast(fresh.getForceSet().get("pull")).getGeometryPath() \
+            .computeMomentArm(state, fresh.getCoordinateSet().get("x"))
+        assert value == expected and np.isfinite(value)
+
+    import io
+    from osim_emb.opensim.moment_arms import print_report
+    # 100 mm steps: -0.5 ... 0.5 m, through 0.2 m
+    result = run_moment_arm_study(str(path), ["x"], step_mm=100.0, out_dir=None, cache_dir=False, workers=1,
+                                  progress=False)
+    summary = result["summary"]
+    pull = summary[(summary.muscle == "pull") & (summary.reference == "computeMomentArm")].iloc[0]
+    assert pull.zero_length_points == 1 and pull.max_abs_difference_m < 1e-12
+    assert "the path has zero length here" in pull.cause
+    text = io.StringIO()
+    print_report(result, text)
+    assert "1 point(s) left out where a path has zero length" in text.getvalue()
+    push = summary[(summary.muscle == "push") & (summary.reference == "computeMomentArm")].iloc[0]
+    assert push.zero_length_points == 0 and push.max_abs_difference_m < 1e-12
+
+
+def test_a_model_whose_contact_mesh_file_is_missing_is_compared_without_it(osim, tmp_path, capsys):
+    from osim_emb.cli.main import main
+    path = _slider_through_its_anchor(osim, tmp_path / "slider.osim", contact_mesh="nowhere.obj")
+    with pytest.raises(Exception, match="nowhere.obj"):  # what OpenSim itself does with the file
+        osim.Model(str(path)).initSystem()
+    assert main(["moment-arms", str(path), "--sweep", "x", "--step-mm", "100", "--out", str(tmp_path / "out"),
+                 "--no-cache"]) == 0
+    err = capsys.readouterr().err
+    assert err.count("leaves out ContactMesh 'cube' (nowhere.obj not found), the contact force(s) using it "
+                     "('block_floor')") == 1
+    summary = pd.read_csv(tmp_path / "out" / "summary.csv")
+    exact = summary[summary.reference != "minus_dL_dq"]  # minus_dL_dq: finite differences, within its 1e-7 m
+    assert exact.max_abs_difference_m.max() < 1e-12 and exact.zero_length_points.tolist() == [1, 0, 1, 0]

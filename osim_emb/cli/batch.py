@@ -17,7 +17,7 @@ def cmd_batch(args: argparse.Namespace) -> int:
     res = run_batch(tasks, _csv(args.sweep), args.step, args.output, muscles=_csv(args.muscles) or None,
                     ma_coordinates=_csv(args.coordinates) or None, opensim_compat=args.opensim_compat,
                     references=_csv(args.references), scheduler=args.scheduler, n_workers=args.workers,
-                    threads_per_worker=args.threads_per_worker, progress=not args.quiet,
+                    threads_per_worker=args.threads_per_worker, progress=not args.quiet, step_mm=args.step_mm,
                     overwrite=args.overwrite, keep_going=args.keep_going)
     print(f"wrote {res['output']}: {res['rows']} rows from {res['models'] - res['failures']} models in "
           f"{res['seconds']:.1f} s ({res['models_per_second']:.2f} models/s on {res['workers']} workers)")
@@ -35,8 +35,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("-o", "--output", required=True, help="output Parquet dataset (a new folder of part files)")
     add_lenient_option(s)
     s.add_argument("--sweep", required=True, help="coordinates to sweep over their ranges, e.g. elv_angle,shoulder_elv")
-    s.add_argument("--step", type=float, default=5.0,
-                   help="sweep step in degrees (millimetres for a translational coordinate; default 5)")
+    s.add_argument("--step", type=float, default=5.0, help="sweep step of a rotational coordinate, degrees (default 5)")
+    s.add_argument("--step-mm", type=float, default=5.0,
+                   help="sweep step of a translational coordinate, millimetres (default 5)")
     s.add_argument("--coordinates", help="moment-arm coordinates (default: the swept ones)")
     s.add_argument("--muscles", help="comma-separated muscle names (default: all)")
     s.add_argument("--variants", type=int, default=0, help="number of perturbed variants of the model")

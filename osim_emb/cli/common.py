@@ -249,8 +249,9 @@ def add_lenient_option(s: argparse.ArgumentParser) -> None:
 def add_comparison_options(s: argparse.ArgumentParser, figures_only: bool = False) -> None:
     """Options shared by ``moment-arms`` and ``plot`` (``figures_only``: no --no-plot, another default folder)."""
     add_lenient_option(s)
-    s.add_argument("--step", type=float, default=1.0,
-                   help="sweep step in degrees (millimetres for a translational coordinate)")
+    s.add_argument("--step", type=float, default=1.0, help="sweep step of a rotational coordinate, degrees (default 1)")
+    s.add_argument("--step-mm", type=float, default=5.0,
+                   help="sweep step of a translational coordinate, millimetres (default 5)")
     s.add_argument("--coordinates", help="moment-arm coordinates (default: the swept ones, or those the motion moves)")
     s.add_argument("--muscles", help="comma-separated muscle names (default: all)")
     s.add_argument("--fixed", action="append", help="values of the other coordinates, NAME=DEGREES (metres for "

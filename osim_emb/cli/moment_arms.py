@@ -15,6 +15,7 @@ def cmd_moment_arms(args: argparse.Namespace) -> int:
     from osim_emb.opensim.moment_arms import REFERENCES, print_report
     from osim_emb.report.comparisons import compare_motion_with_opensim, compare_with_opensim
     _positive("--step", args.step)
+    _positive("--step-mm", args.step_mm)
     formats = _figure_formats(args.formats)
     refs = [] if args.references == "none" else _csv(args.references)
     for r in refs:
@@ -40,7 +41,8 @@ def cmd_moment_arms(args: argparse.Namespace) -> int:
                     plot=not args.no_plot, outside_range=args.outside_range, model=model)
         else:
             result = compare_with_opensim(
-                args.model, _csv(args.sweep), step_deg=args.step, muscles=muscles, ma_coordinates=coords,
+                args.model, _csv(args.sweep), step_deg=args.step, step_mm=args.step_mm, muscles=muscles,
+                ma_coordinates=coords,
                 references=refs, fixed=fixed, opensim_compat=compat, out_dir=tmp,
                 formats=formats, progress=not args.quiet, workers=args.workers,
                 cache_dir=False if args.no_cache else args.cache_dir, plot=not args.no_plot, model=model)

@@ -19,6 +19,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
             raise ValueError(f"unknown reference {r!r}; choose from {', '.join(REFERENCES)} or 'none'")
     out = Path(args.out or Path("out") / (Path(args.model).stem + "_plots"))
     _positive("--step", args.step)
+    _positive("--step-mm", args.step_mm)
     formats = _formats(args.formats)
     check_sweep_or_motion(args)
     inputs = [args.model] + ([args.motion] if args.motion else [])
@@ -50,7 +51,7 @@ def _draw(args, refs, out, formats):
         return (moment_arm_curves(res, out, formats, pairs=[("time", c) for c in res["ma_coordinates"]]),
                 res["ma_coordinates"])
     else:
-        res = run_moment_arm_study(args.model, _csv(args.sweep), step_deg=args.step, muscles=muscles,
+        res = run_moment_arm_study(args.model, _csv(args.sweep), step_deg=args.step, step_mm=args.step_mm, muscles=muscles,
                                    ma_coordinates=coords, references=refs, fixed=fixed,
                                    opensim_compat=not args.fresh_geometry, out_dir=None, progress=not args.quiet,
                                    workers=args.workers, cache_dir=False if args.no_cache else args.cache_dir,

@@ -109,7 +109,7 @@ def _load(path: str, strict: bool = True) -> Model:
 
 def sweep_task(task: ModelTask, sweep: Sequence[str], step_deg: float, *, muscles: Sequence[str] | None = None,
                ma_coordinates: Sequence[str] | None = None, opensim_compat: bool = False,
-               references: Sequence[str] = ()) -> pd.DataFrame:
+               references: Sequence[str] = (), step_mm: float = 5.0) -> pd.DataFrame:
     """One model's sweep table (:data:`COLUMNS`, plus ``opensim_<reference>_m`` per reference)."""
     from osim_emb.paths.geometry import lengths_and_moment_arms
     from osim_emb.opensim.moment_arms import FD_STEP, REFERENCES, make_sweeps
@@ -127,7 +127,7 @@ def sweep_task(task: ModelTask, sweep: Sequence[str], step_deg: float, *, muscle
         raise BatchError(f"unknown reference(s) {', '.join(unknown)}; choose from {', '.join(REFERENCES)}")
     if references and task.variant >= 0:
         raise BatchError("OpenSim references are computed for model files only, not for perturbed variants")
-    sweeps = make_sweeps(model, sweep, step_deg)
+    sweeps = make_sweeps(model, sweep, step_deg, step_translation=step_mm / 1000.0)
     q = np.vstack([s.q for s in sweeps])
     length, r = lengths_and_moment_arms(model, q, names, opensim_compat=opensim_compat)  # (N, M), (N, n_q, M)
     kidx = [model.coordinate_index(c) for c in coords]
@@ -220,7 +220,7 @@ def run_batch(tasks: Iterable[ModelTask], sweep: Sequence[str], step_deg: float,
               muscles: Sequence[str] | None = None, ma_coordinates: Sequence[str] | None = None,
               opensim_compat: bool = False, references: Sequence[str] = (), scheduler: str | None = None,
               n_workers: int = 2, threads_per_worker: int = 1, progress: bool = True,
-              overwrite: bool = False, keep_going: bool = False) -> dict:
+              overwrite: bool = False, keep_going: bool = False, step_mm: float = 5.0) -> dict:
     """Run the tasks on Dask and write the Parquet dataset ``output`` (a folder of part files).
 
     Returns a summary: number of models and rows, wall time, models per second.  ``output`` must not exist
@@ -240,6 +240,8 @@ def run_batch(tasks: Iterable[ModelTask], sweep: Sequence[str], step_deg: float,
                          f"{out}: is a file; the Parquet dataset is a folder")
     if not step_deg > 0:
         raise BatchError(f"--step must be a positive number, got {step_deg}")
+    if not step_mm > 0:
+        raise BatchError(f"--step-mm must be a positive number, got {step_mm}")
     from osim_emb.opensim.moment_arms import REFERENCES
     unknown = [r for r in references if r not in REFERENCES]
     if unknown:
@@ -267,7 +269,7 @@ def run_batch(tasks: Iterable[ModelTask], sweep: Sequence[str], step_deg: float,
         try:
             futures = client.map(_task_or_failure, tasks, sweep=list(sweep), step_deg=step_deg, muscles=muscles,
                                  ma_coordinates=ma_coordinates, opensim_compat=opensim_compat,
-                                 references=list(references), pure=False)
+                                 references=list(references), step_mm=step_mm, pure=False)
             index = {f.key: i for i, f in enumerate(futures)}
             with Progress("moment-arm sweeps", len(tasks), enabled=progress, unit="model") as bar:
                 for fut in as_completed(futures):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+import logging
 import numpy as np
 
 from osim_emb.core.speeds import ANGULAR_VELOCITY_JOINTS, forces_about_speeds
@@ -19,6 +20,8 @@ from osim_emb.model import Model
 
 __all__ = ["require_opensim", "OpenSimReference", "ANGULAR_VELOCITY_JOINTS", "moment_arms_about_speeds",
            "opensim_speed_columns", "write_states_file"]
+
+log = logging.getLogger(__name__)
 
 
 
@@ -49,14 +52,68 @@ def _transform_to_numpy(t: Any) -> np.ndarray:
     return out
 
 
+def missing_contact_meshes(path: str) -> dict[str, tuple[str, list[str]]]:
+    """The ContactMeshes of an .osim file whose mesh file is neither where the file names it nor beside the model
+    (OpenSim's initSystem aborts on them): name -> (file name, the contact forces naming it)."""
+    import os
+    from osim_emb.io.osim_reader import safe_parse_xml  # the package's reader: OpenSim 3's '::' names included
+    root = safe_parse_xml(path, path)
+    folder = os.path.dirname(os.path.abspath(path))
+    missing = {}
+    for mesh in root.iter("ContactMesh"):
+        name = (mesh.findtext("filename") or "").strip()
+        if not any(os.path.isfile(p) for p in (name, os.path.join(folder, name))):
+            missing[mesh.get("name") or ""] = (name, [])
+    for force in root.iter("ElasticFoundationForce", "HuntCrossleyForce"):
+        named = {n for g in force.iter("geometry") for n in (g.text or "").split()}
+        for mesh in named & set(missing):
+            missing[mesh][1].append(force.get("name") or force.tag.lower())  # OpenSim's name for an unnamed one
+    return missing
+
+
+def left_out_text(missing: dict[str, tuple[str, list[str]]]) -> str:
+    """What OpenSim's copy of a model leaves out for :func:`missing_contact_meshes`, as one sentence."""
+    parts = [f"ContactMesh {n!r} ({f} not found)" for n, (f, _) in missing.items()]
+    users = sorted({u for _, forces in missing.values() for u in forces})
+    if users:
+        parts.append(f"the contact force(s) using it ({', '.join(map(repr, users))})")
+    return (f"OpenSim's copy for the reference values leaves out {', '.join(parts)}: OpenSim cannot build the model "
+            "without the mesh files, and contact changes no muscle path")
+
+
+def _without_contact_meshes(model: Any, missing: dict[str, tuple[str, list[str]]]) -> None:
+    """Remove the ContactMeshes of ``missing`` and the contact forces using them from OpenSim's ``model`` (before
+    initSystem)."""
+    model.finalizeFromProperties()
+    users = {u for _, forces in missing.values() for u in forces}
+    forces = model.updForceSet()
+    for k in reversed(range(forces.getSize())):
+        force = forces.get(k)
+        if force.getConcreteClassName() in ("ElasticFoundationForce", "HuntCrossleyForce") and force.getName() in users:
+            forces.remove(k)
+    geometry = model.updContactGeometrySet()
+    for name in missing:
+        geometry.remove(geometry.getIndex(name))
+
+
 class OpenSimReference:
     """An OpenSim model of the same file, driven by the package's generalized coordinates."""
 
-    def __init__(self, path: str, model: Model | None = None, *, disable_forces: bool = False):
+    def __init__(self, path: str, model: Model | None = None, *, disable_forces: bool = False,
+                 say_left_out: bool = True):
         osim = require_opensim()
         self.osim = osim
         self.path = str(path)
         self.model_os = osim.Model(self.path)
+        self._disable_forces = disable_forces
+        self._poisoned: set[str] = set()  # paths whose OpenSim moment-arm solver holds a NaN (moment_arm)
+        missing = missing_contact_meshes(self.path)
+        if missing:  # OpenSim cannot build the model: leave them out (contact changes no path)
+            _without_contact_meshes(self.model_os, missing)
+            if say_left_out:
+                log.warning("%s: %s", self.path, left_out_text(missing))
+        #: the ContactMeshes (and forces using them) OpenSim's copy leaves out: name -> (file, forces)
+        self.left_out = missing
         if disable_forces:  # every Force, in the ForceSet or among the model's <components>
             self.model_os.finalizeFromProperties()
             for c in self.model_os.getComponentsList():
@@ -354,8 +411,29 @@ class OpenSimReference:
         return self._path(muscle).getLength(self.state)
 
     def moment_arm(self, muscle: str, coordinate: str) -> float:
-        """``computeMomentArm`` at the current state (the generalised-force moment arm of OpenSim)."""
-        return self._path(muscle).computeMomentArm(self.state, self.coords.get(coordinate))
+        """``computeMomentArm`` at the current state (the generalised-force moment arm of OpenSim).
+
+        After a NaN (a zero-length path segment, e.g. a point passing through another) OpenSim's moment-arm
+        solver of that path returns NaN for good (MomentArmSolver clears its body forces with ``*= 0``, which keeps
+        a NaN); the model is then rebuilt, at the same state, before the path's next moment arm."""
+        if muscle in self._poisoned:
+            self._rebuild()
+        value = self._path(muscle).computeMomentArm(self.state, self.coords.get(coordinate))
+        if not np.isfinite(value):
+            self._poisoned.add(muscle)
+        return value
+
+    def _rebuild(self) -> None:
+        """A fresh OpenSim model of the same file at the current coordinate values and speeds."""
+        values = {c: (self.coords.get(c).getValue(self.state), self.coords.get(c).getSpeedValue(self.state))
+                  for c in self.names}
+        self.__init__(self.path, self.model, disable_forces=self._disable_forces, say_left_out=False)
+        for c, (value, speed) in values.items():
+            co = self.coords.get(c)
+            if not co.getLocked(self.state):
+                co.setValue(self.state, value, False)
+                co.setSpeedValue(self.state, speed)
+        self.model_os.realizeVelocity(self.state)
 
 
 def opensim_speed_columns(model: Model, q: Any, qdot: Any) -> dict[str, np.ndarray]:

@@ -55,6 +55,8 @@ CAUSES = {
     "constraint_projection": "point, line or weld constraint loop of more than one degree of freedom (OpenSim "
                              "projects the unit speed on the constraints over all coordinates: the other "
                              "independent ones move too)",
+    "zero_length_path": "the path has zero length here (its two ends meet): the moment arm is undefined (OpenSim "
+                        "returns NaN); reported apart",
     "unexplained": "unexplained",
 }
 # Seed Table 5 groups (kept for the Holzbaur study scripts)
@@ -324,9 +326,13 @@ def _classify(reference: str, diff: np.ndarray, other_mode_diff: np.ndarray, pkg
     ``fd_noise`` (M,): for ``minus_dL_dq``, the bound 4 eps / h on a difference of two finite differences (the
     one-sided stencil at a range end; 2 eps / h for the central one) of lengths that agree to eps (the largest
     |L - L_OpenSim| of the muscle over the sweeps)."""
-    above = np.abs(diff) > tol
+    undefined = ~np.isfinite(diff)  # a NaN is a difference, never an agreement
+    above = (np.abs(diff) > tol) | undefined
     cause = np.full(diff.shape, "", dtype=object)
     cause[above] = "unexplained"
+    zero_length = undefined & (np.abs(pkg["length"]) < 1e-12)[:, :, None] if "length" in pkg else undefined & False
+    cause[zero_length] = "zero_length_path"
+    above = above & ~zero_length
     todo = above & ~disc
     cause[above & disc] = "discontinuity"
     if reference == "minus_dL_dq":
@@ -413,26 +419,29 @@ def _summaries(model, sweeps, muscles, mac, refs, pkg, osv, compat, structural) 
                 for kk, c in enumerate(mac):
                     if np.isnan(vals[sl, mi, kk]).all():
                         continue  # not evaluated (cross=False)
-                    d = np.abs(diff[sl, mi, kk])
-                    o = np.abs(vals[sl, mi, kk])
                     cs = cause[sl, mi, kk]
-                    dm = disc[sl, mi, kk] | (cs == "discontinuity")
-                    i = int(np.argmax(d))
+                    defined = cs != "zero_length_path"  # the moment arm exists (other NaNs stay in, as NaN)
+                    d = np.abs(diff[sl, mi, kk])
+                    o = np.abs(vals[sl, mi, kk][defined])
+                    dm = disc[sl, mi, kk] | (cs == "discontinuity") | ~defined
+                    i = int(np.argmax(np.where(defined, d, -1.0)))
                     smooth = d[~dm]
-                    keys = [k for k in dict.fromkeys(cs[np.argsort(-d)]) if k]
+                    keys = [k for k in dict.fromkeys(cs[np.argsort(-np.where(np.isnan(d), np.inf, d))]) if k]
+                    dd = d[defined] if defined.any() else np.zeros(1)
                     rows.append({
                         "reference": ref, "muscle": mu, "swept_coordinate": s.coordinate,
                         "moment_arm_coordinate": c, "points": n,
-                        "max_abs_difference_m": d.max(), "median_abs_difference_m": float(np.median(d)),
-                        "p95_abs_difference_m": float(np.percentile(d, 95)),
-                        "relative_error": d.max() / o.max() if o.max() > 1e-6 else np.nan,  # of the largest |R|
+                        "max_abs_difference_m": dd.max(), "median_abs_difference_m": float(np.median(dd)),
+                        "p95_abs_difference_m": float(np.percentile(dd, 95)),
+                        "relative_error": dd.max() / o.max() if len(o) and o.max() > 1e-6 else np.nan,
                         "angle_of_max": s.angles_deg[i],
                         "max_abs_difference_smooth_m": smooth.max() if len(smooth) else 0.0,
-                        "discontinuity_points": int(dm.sum()),
-                        "discontinuity_angles": " ".join(f"{a:g}" for a in s.angles_deg[dm][:8])
-                        + (" ..." if dm.sum() > 8 else ""),
-                        "other_mode_max_abs_difference_m": np.abs(other[sl, mi, kk]).max(),
-                        "points_above_tolerance": int((d > TOLERANCE[ref]).sum()),
+                        "discontinuity_points": int((dm & defined).sum()),
+                        "zero_length_points": int((~defined).sum()),
+                        "discontinuity_angles": " ".join(f"{a:g}" for a in s.angles_deg[dm & defined][:8])
+                        + (" ..." if (dm & defined).sum() > 8 else ""),
+                        "other_mode_max_abs_difference_m": np.abs(other[sl, mi, kk][defined]).max(initial=0.0),
+                        "points_above_tolerance": int((((d > TOLERANCE[ref]) | np.isnan(d)) & defined).sum()),
                         "unexplained_points": int((cs == "unexplained").sum()),
                         "cause": _cause_text(keys)})
             start += n
@@ -555,7 +564,7 @@ def prefetch_moment_arm_study(model_path: str, sweep: Sequence[str], *, model: M
                               step_deg: float = 1.0, muscles: Sequence[str] | None = None,
                               ma_coordinates: Sequence[str] | None = None, references: Sequence[str] = REFERENCES,
                               fixed: dict[str, float] | None = None, workers: int | None = None, cache_dir=None,
-                              cross: bool | Sequence[str] = True, **_ignored) -> int:
+                              cross: bool | Sequence[str] = True, step_mm: float = 5.0, **_ignored) -> int:
     """Submit OpenSim's evaluations of :func:`run_moment_arm_study` with the same arguments to the worker
     processes and return at once (the number of references submitted), so that they run while this process
     does other work (compiles); the study collects them.  Writes the _mvp model into ``out_dir`` as the study
@@ -563,7 +572,7 @@ def prefetch_moment_arm_study(model_path: str, sweep: Sequence[str], *, model: M
     from osim_emb.opensim.reference_values import prefetch_references
     muscles = list(muscles) if muscles else [m.name for m in model.muscles]
     ma_coordinates = list(ma_coordinates) if ma_coordinates else list(sweep)
-    sweeps = make_sweeps(model, sweep, step_deg, fixed)
+    sweeps = make_sweeps(model, sweep, step_deg, fixed, step_translation=step_mm / 1000.0)
     q = np.vstack([s.q for s in sweeps])
     jobs, ranges, mask = _reference_jobs(model, model_path, sweeps, list(references), ma_coordinates, cross,
                                          Path(out_dir), prefetch=True)
@@ -576,7 +585,7 @@ def run_moment_arm_study(model_path: str, sweep: Sequence[str], *, step_deg: flo
                          references: Sequence[str] = REFERENCES, fixed: dict[str, float] | None = None,
                          opensim_compat: bool = True, out_dir: str | Path | None = None, model: Model | None = None,
                          progress: bool = True, workers: int | None = None, cache_dir=None,
-                         cross: bool | Sequence[str] = True, **_ignored) -> dict:
+                         cross: bool | Sequence[str] = True, step_mm: float = 5.0, **_ignored) -> dict:
     """Run the whole comparison; write its tables to ``out_dir``; return the tables and a summary.
 
     Figures are drawn from the result by :func:`osim_emb.report.comparison_figures.moment_arm_figures`
@@ -667,7 +676,7 @@ def run_moment_arm_study(model_path: str, sweep: Sequence[str], *, step_deg: flo
         if unknown:
             raise ValueError(f"{model_path}: no coordinate named {', '.join(map(repr, unknown))} {what}; the "
                              f"model's coordinates: {', '.join(model.coordinate_names)}")
-    sweeps = make_sweeps(model, sweep, step_deg, fixed)
+    sweeps = make_sweeps(model, sweep, step_deg, fixed, step_translation=step_mm / 1000.0)
     if any(d.source.startswith("point constraint") for d in model.dependent_coordinates):
         sweeps = [closing_part(model, s) for s in sweeps]
     q = np.vstack([s.q for s in sweeps])
@@ -729,7 +738,7 @@ def run_moment_arm_study(model_path: str, sweep: Sequence[str], *, step_deg: flo
         s = summary[summary.reference == ref] if len(summary) else summary
         if not len(s):
             continue
-        w = s.loc[s.max_abs_difference_smooth_m.idxmax()]
+        w = s.loc[s.max_abs_difference_smooth_m.fillna(np.inf).idxmax()]  # a NaN left in is the worst
         worst[ref] = {"muscle": w.muscle, "swept_coordinate": w.swept_coordinate,
                       "moment_arm_coordinate": w.moment_arm_coordinate, "difference": w.max_abs_difference_smooth_m,
                       "max_with_discontinuities": w.max_abs_difference_m}
@@ -838,6 +847,11 @@ def print_report(result: dict, stream=None, detail: bool | None = None) -> None:
                      f"discontinuities {w['difference']:.3e} m ({w['muscle']} about {w['moment_arm_coordinate']}, "
                      f"swept {w['swept_coordinate']}); {other} mode: max "
                      f"{d.other_mode_max_abs_difference_m.max():.2e} m  (OpenSim {src})\n")
+        if d.zero_length_points.sum():
+            zero = d[d.zero_length_points > 0]
+            stream.write(f"    {int(zero.zero_length_points.sum())} point(s) left out where a path has zero length (its "
+                         "two ends meet: the moment arm is undefined; OpenSim returns NaN there) -- "
+                         f"{', '.join(dict.fromkeys(zero.muscle))}\n")
         above = d[d.max_abs_difference_m > tol]
         units = above.groupby(["muscle", "moment_arm_coordinate"], sort=False)
         if len(units):

@@ -32,7 +32,7 @@ __all__ = ["REFERENCES", "evaluate_references", "prefetch_references", "cancel_p
            "default_cache_dir", "file_sha256", "length_derivative"]
 
 REFERENCES = ("computeMomentArm", "computeMomentArm_mvp", "minus_dL_dq")
-_CACHE_FORMAT = 1
+_CACHE_FORMAT = 2  # 2: a path's values after an OpenSim NaN come from a rebuilt model (OpenSimReference.moment_arm)
 _WORKER_REFS: dict = {}
 _POOLS: dict = {}
 #: cache key -> [(future, slice)] of an evaluation submitted by prefetch_references, not yet collected
@@ -118,7 +118,7 @@ def _reference(path: str):
     key = (str(Path(path).resolve()), st.st_mtime_ns, st.st_size)  # a file rewritten in place is reloaded
     ref = _WORKER_REFS.get(key)
     if ref is None:
-        ref = _WORKER_REFS[key] = OpenSimReference(path, None)
+        ref = _WORKER_REFS[key] = OpenSimReference(path, None, say_left_out=False)  # said by evaluate_references
     return ref
 
 
@@ -279,6 +279,13 @@ def evaluate_references(jobs: Sequence[tuple[str, str]], q: np.ndarray, names: S
     out, todo = _lookup(jobs, q, names, muscles, ma_coordinates, fd_step, cache_dir, mask, steps)
     if not todo:
         return out
+    from osim_emb.opensim.bridge import left_out_text, missing_contact_meshes
+    said = set()
+    for path in dict.fromkeys(path for _, path, *_ in todo):  # the model's own file first, then its copies
+        text = left_out_text(missing) if (missing := missing_contact_meshes(path)) else None
+        if text and text not in said:
+            said.add(text)
+            log.warning("%s: %s", path, text)
     workers = _worker_count(workers)
     vals = {r: np.empty((len(q), len(muscles), len(ma_coordinates))) for r, *_ in todo}
     lens = {r: np.empty((len(q), len(muscles))) for r, *_ in todo}

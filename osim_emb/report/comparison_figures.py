@@ -115,6 +115,7 @@ def error_heatmaps(result: dict, out: Path, formats: Sequence[str], title: str |
             p = piv.loc[page]
             longest = max(len(str(x)) for col in p.columns for x in col)
             h = 1.0 + 0.16 * len(page) + 0.065 * longest  # rows at >= 7 pt, vertical column labels, titles
+            h = max(h, 2.4)  # the colour bar's label, at 7 pt, needs ~2 in (a model of one or two units)
             fig, axes = fs.figure(width, height=h)
             ax = axes[0, 0]
             ax.grid(False)

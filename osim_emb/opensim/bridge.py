@@ -81,7 +81,7 @@ def left_out_text(missing: dict[str, tuple[str, list[str]]]) -> str:
             "without the mesh files, and contact changes no muscle path")
 
 
-def _without_contact_meshes(model: Any, missing: dict[str, tuple[str, list[str]]]) -> None:
+def without_contact_meshes(model: Any, missing: dict[str, tuple[str, list[str]]]) -> None:
     """Remove the ContactMeshes of ``missing`` and the contact forces using them from OpenSim's ``model`` (before
     initSystem)."""
     model.finalizeFromProperties()
@@ -109,7 +109,7 @@ class OpenSimReference:
         self._poisoned: set[str] = set()  # paths whose OpenSim moment-arm solver holds a NaN (moment_arm)
         missing = missing_contact_meshes(self.path)
         if missing:  # OpenSim cannot build the model: leave them out (contact changes no path)
-            _without_contact_meshes(self.model_os, missing)
+            without_contact_meshes(self.model_os, missing)
             if say_left_out:
                 log.warning("%s: %s", self.path, left_out_text(missing))
         #: the ContactMeshes (and forces using them) OpenSim's copy leaves out: name -> (file, forces)

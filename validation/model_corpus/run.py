@@ -117,8 +117,13 @@ def study_one(path: str, poses: int, seed: int, ma_budget: int) -> dict:
     osim = require_opensim()
     row: dict = {"model": path, "poses": 0, "poses_R": 0}
     t0 = time.perf_counter()
+    from osim_emb.opensim.bridge import left_out_text, missing_contact_meshes
+    missing = missing_contact_meshes(path)  # mesh files not in the corpus: OpenSim's copy leaves them out
     try:
         m = osim.Model(path)
+        if missing:
+            from osim_emb.opensim.bridge import without_contact_meshes
+            without_contact_meshes(m, missing)
         m.initSystem()
     except Exception as err:  # noqa: BLE001 - OpenSim's own refusal is data here
         row.update(status="opensim_fails", reason=str(err).strip().splitlines()[-1][:300] if str(err).strip() else "")
@@ -154,6 +159,8 @@ def study_one(path: str, poses: int, seed: int, ma_budget: int) -> dict:
     except Exception as err:  # noqa: BLE001
         row.update(status="error", reason=f"compare: {type(err).__name__}: {err}"[:400])
         traceback.print_exc()
+    if missing:
+        row["note"] = left_out_text(missing) + (f"; {row['note']}" if row.get("note") else "")
     row["time_s"] = time.perf_counter() - t0
     return row
 

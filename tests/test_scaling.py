@@ -63,6 +63,22 @@ def test_scaled_model_equals_opensims_model_scale(osim, models_dir, tmp_path, ca
 
 
 @pytest.mark.opensim
+def test_the_api_and_the_command_share_opensims_default_mass_rule(osim, models_dir, tmp_path):
+    """scale_model's default is OpenSim's (ScaleTool's preserve_mass_distribution false, as `osim-emb scale`): the
+    same factors and subject mass give OpenSim's Model::scale(..., false, 80) body masses."""
+    from osim_emb.simulation.scaling import scale_model
+    source = models_dir / "arm26.osim"
+    factors = {"r_humerus": (1.1, 1.1, 1.1), "r_ulna_radius_hand": (0.9, 1.2, 1.0)}
+    theirs = osim.Model(str(opensim_model_scale(osim, source, factors, False, 80.0, tmp_path / "theirs.osim")))
+    (tmp_path / "ours.osim").write_text(scale_model(source.read_text(), factors, mass=80.0).text)
+    ours = osim.Model(str(tmp_path / "ours.osim"))
+    for body in factors:
+        assert ours.getBodySet().get(body).getMass() == pytest.approx(theirs.getBodySet().get(body).getMass(),
+                                                                     rel=1e-12)
+    assert theirs.getBodySet().get("r_humerus").getMass() == pytest.approx(47.97, abs=0.01)  # volume-scaled, not 43.9
+
+
+@pytest.mark.opensim
 @pytest.mark.parametrize("kind", ["ScapulothoracicJoint", "EllipsoidJoint"])
 def test_ellipsoid_joints_scale_as_opensims(osim, tmp_path, capsys, kind):
     """A thorax-scapula-humerus model on an EllipsoidJoint or a ScapulothoracicJoint, non-uniform factors on all three

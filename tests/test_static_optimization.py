@@ -87,7 +87,8 @@ def test_infeasible_without_reserves_and_solved_with_them():
     R, A, P, tau = _problem(rng, N=6, nq=2, m=4)
     tau = tau.copy()
     tau[2] *= 50.0  # far beyond the muscles' strength
-    with pytest.raises(InfeasibleError, match=r"infeasible at 1 of 6 frames \(first \[2\]\).*elbow") as exc:
+    with pytest.raises(InfeasibleError, match=r"infeasible at 1 of 6 frames \(frames 2\).*largest unmet "
+                                              r"generalized force is at frame 2: .*elbow") as exc:
         static_optimization(R, tau, A, P, coordinate_names=["shoulder", "elbow"])
     assert exc.value.frames.tolist() == [2]
     # reserves (optimal force 10 N m on both coordinates), weighted like OpenSim (weight 1)

@@ -463,3 +463,30 @@ def test_disabled_and_excluded_forces_as_opensims_tool(osim, models_dir, tmp_pat
                      "--exclude-forces", names]) == 2
         assert message in capsys.readouterr().err
     assert not list(tmp_path.glob("refused*"))
+
+
+@pytest.mark.parametrize("value, reason", [("nan", "max_isometric_force must be finite, got nan"),
+                                           ("-0.1", "optimal_fiber_length must be > 0")])
+def test_a_muscle_whose_force_model_was_not_imported_is_refused_not_left_out(models_dir, tmp_path, capsys, value,
+                                                                             reason):
+    """A value OpenSim refuses (a negative optimal fibre length) or that makes every force NaN keeps the path for
+    geometry, but static optimization does not share the forces among the other muscles in silence."""
+    import pandas as pd
+    from osim_emb.io.motion import write_motion
+    source = (models_dir / "arm26.osim").read_text()
+    tag = "max_isometric_force" if value == "nan" else "optimal_fiber_length"
+    start = source.index("<Thelen2003Muscle name=\"TRIlong\">")
+    first = source.index(f"<{tag}>", start)
+    bad = tmp_path / "bad.osim"
+    bad.write_text(source[:first] + f"<{tag}>{value}</{tag}>" + source[source.index(f"</{tag}>", first)
+                                                                    + len(f"</{tag}>"):])
+    t = np.linspace(0.0, 0.5, 6)
+    motion = tmp_path / "m.mot"
+    write_motion(motion, pd.DataFrame({"time": t, **{n: cubic(c, t) for n, c in COEF.items()}}))
+    assert main(["static-optimization", str(bad), str(motion), "-o", str(tmp_path / "so")]) == 2
+    err = capsys.readouterr().err
+    assert f"muscle 'TRIlong': force model not imported (Thelen2003Muscle 'TRIlong': {reason}); the forces cannot " \
+           "be shared without it" in err and "--exclude-forces TRIlong" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.osim", "m.mot"]
+    assert main(["static-optimization", str(bad), str(motion), "-o", str(tmp_path / "so"), "--exclude-forces",
+                 "TRIlong", "--reserves", "100"]) == 0

@@ -60,6 +60,7 @@ def test_run_on_any_model_without_flags(osim, models_dir, tmp_path, monkeypatch,
     assert f"report: {out / 'report.md'}" in printed and ".partial" not in printed  # the final folder is named
     report = (out / "report.md").read_text()
     assert "unexplained points" in report and "model sha256" in report
+    assert "in 20-degree steps over their whole ranges" in report  # the step the command was given
     figs = sorted((out / "moment_arms").glob("moment_arm_*.svg"))
     assert figs
     for f in figs + sorted((out / "moment_arms").glob("error_heatmap_*.svg")):

@@ -377,6 +377,13 @@ def muscles_applied(model, command: str, excluded=frozenset()):
     """The model with only the path units that apply force: those whose ``appliesForce`` is false (OpenSim's tools
     remove them) and the ``excluded`` ones left out, each said."""
     from dataclasses import replace
+    from osim_emb.io.muscle_xml import force_models_not_imported
+    invalid = {n: why for n, why in force_models_not_imported(model).items() if n not in excluded}
+    if invalid:
+        name, why = next(iter(invalid.items()))
+        more = f" (and {len(invalid) - 1} more: {', '.join(list(invalid)[1:6])})" if len(invalid) > 1 else ""
+        raise ValueError(f"{why}{more}; the forces cannot be shared without it: fix the value in the "
+                         f"file, or leave the muscle out with --exclude-forces {','.join(invalid)}")
     off = [m.name for m in model.muscles if m.parameters is not None and not getattr(m.parameters, "applies_force",
                                                                                         True)]
     if off:

@@ -19,6 +19,11 @@ from osim_emb.cli.common import output_prefix, _load_any, _plot_table, _positive
 log = logging.getLogger("osim_emb")
 
 
+def _worst_frame(err) -> int:
+    """The infeasible frame with the largest unmet generalized force."""
+    return int(err.frames[np.argmax(np.abs(err.min_residual).max(axis=1))])
+
+
 def output_paths(prefix: str) -> tuple[Path, Path]:
     """OpenSim's file names for the activations and forces: PREFIX_StaticOptimization_activation.sto, ..._force.sto."""
     p = Path(prefix)
@@ -138,7 +143,8 @@ def cmd_static_optimization(args: argparse.Namespace) -> int:
                                                             **options)
         except InfeasibleError as err:
             raise ValueError(f"{args.motion}: {err}".replace("reserves=...", "--reserve / --reserves")
-                             + f" (the first such frame is at t = {time[err.frames[0]]:.6g} s)") from None
+                             + f" (frame {err.frames[0]} is at t = {time[err.frames[0]]:.6g} s, frame "
+                               f"{_worst_frame(err)} at t = {time[_worst_frame(err)]:.6g} s)") from None
         if reserves is not None:
             for k in np.flatnonzero(reserves > 0):
                 name = f"reserve_{model.coordinate_names[k]}"

@@ -444,6 +444,20 @@ LIGAMENT_DEFAULT_CURVE = ((-5.0, 0.998, 0.999, 1.0, 1.1, 1.2, 1.3, 1.4, 1.5, 1.6
 
 #: passive path forces whose tension laws the muscle-driven simulation reads (:func:`passive_path_force_records`)
 PASSIVE_PATH_FORCE_TYPES = ("PathSpring", "Ligament", "Blankevoort1991Ligament")
+
+
+def force_models_not_imported(model: Any) -> dict[str, str]:
+    """The units of a supported muscle type whose force model was not imported because a value is invalid (OpenSim
+    refuses most such values; the import keeps the path, for geometry): name -> the import's reason."""
+    reasons = [e for e in model.extras.get("conversion", ()) if isinstance(e, str)]
+    out = {}
+    for unit in model.muscles:
+        if unit.parameters is None and unit.type_name in SUPPORTED_XML_TYPES \
+                and unit.type_name not in PASSIVE_PATH_FORCE_TYPES:
+            why = next((e for e in reasons if e.startswith(f"muscle {unit.name!r}: force model not imported")), None)
+            if why is not None:
+                out[unit.name] = why
+    return out
 _PASSIVE_PATH_FORCE_DEFAULTS = {  # OpenSim 4.6's property defaults
     "PathSpring": {"resting_length": 0.0, "stiffness": 0.0, "dissipation": 0.0},
     "Ligament": {"resting_length": 0.0, "pcsa_force": 0.0},

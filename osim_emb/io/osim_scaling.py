@@ -258,7 +258,7 @@ def _numerically_equal(a: float, b: float) -> bool:
     return abs(a - b) <= (tol * scale if scale > 1.0 else tol)
 
 
-def scale_osim_geometry(text: str, factors: Mapping[str, Sequence[float]], *, preserve_mass_distribution: bool = True,
+def scale_osim_geometry(text: str, factors: Mapping[str, Sequence[float]], *, preserve_mass_distribution: bool = False,
                         mass: float | None = None, translational=None, where: str = "model") -> ScaledDocument:
     """Scale an OpenSim 4 model's geometry and mass properties (everything but the path-length properties, which
     need the scaled paths: :func:`set_path_length_ratios`). ``factors``: body name -> (s_x, s_y, s_z); bodies

@@ -120,6 +120,11 @@ class HillMuscle:
             v = getattr(self, f.name)
             if f.type in ("float", float) and not isinstance(v, float):
                 object.__setattr__(self, f.name, float(v))
+        for prop in ("max_isometric_force", "optimal_fiber_length", "tendon_slack_length",
+                     "pennation_angle_at_optimal", "max_contraction_velocity"):
+            if not math.isfinite(getattr(self, prop)):
+                raise MuscleModelError(f"{self.type_name} {self.name!r}: {prop} must be finite, got "
+                                       f"{getattr(self, prop)}")
         if not self.optimal_fiber_length > 0:
             raise MuscleModelError(f"{self.type_name} {self.name!r}: optimal_fiber_length must be > 0")
         if not 0.0 <= self.pennation_angle_at_optimal < math.pi / 2:

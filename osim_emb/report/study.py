@@ -234,7 +234,7 @@ def _run_main_job(path, builtin, out, step_deg, sweep, formats, progress, worker
             cancel_prefetched()
     common, refs, a_opts, b_opts = comparisons(sweep)
     cross = common["cross"]
-    results = {"model": model, "exported": exported, "mvp": mvp, "sweep": sweep, "cross": cross,
+    results = {"model": model, "exported": exported, "mvp": mvp, "sweep": sweep, "cross": cross, "step_deg": step_deg,
                "source": path, "builtin_path": builtin_model_path("shoulder3d")}
     if not have_osim:
         print("opensim is not installed: computing the package's moment arms only "
@@ -332,7 +332,8 @@ def _blocks(results: dict, elapsed: float, compile_s: float) -> list[tuple]:
                    "zero-inertia bodies)",
                    f"{model.n_q} generalized coordinates ({', '.join(model.coordinate_names)}); "
                    f"{len(model.dependent_coordinates)} dependent coordinates; {len(model.muscles)} musculotendon units",
-                   f"swept: {', '.join(results['sweep'])} in 1-degree steps over their whole ranges (both ends), "
+                   f"swept: {', '.join(results['sweep'])} in {results['step_deg']:g}-degree steps over their whole "
+                   f"ranges (both ends), "
                    f"{a['n_configurations']} configurations; the other coordinates at their defaults clamped into "
                    "range" + ("" if results["cross"] else "; moment arms about the swept coordinate")
                    + ("; in A, computeMomentArm_mvp about the swept coordinate (all moment arms in -dL/dq and in B)"

@@ -45,7 +45,8 @@ from osim_emb.core._accel import use_jit
 from osim_emb.core.configuration import initial_configuration, initial_rates
 from osim_emb.core.kinematics import dependent_coordinate_columns, speed_columns
 from osim_emb.core.speeds import angular_velocity_joints
-from osim_emb.io.muscle_xml import PASSIVE_PATH_FORCE_TYPES, SUPPORTED_XML_TYPES, element_applies_force
+from osim_emb.io.muscle_xml import (PASSIVE_PATH_FORCE_TYPES, element_applies_force,
+                                     force_models_not_imported)
 from osim_emb.io.osim_reader import UNAPPLIED_PASSIVE_FORCES
 from osim_emb.core.functions.base import JointFunction
 from osim_emb.model import Model
@@ -921,14 +922,13 @@ class MuscleDrivenSystem:
             u.name for u in self.force_elements.unapplied}  # the latter warned with their reasons
         self.opensim_compat, self.wrapping = opensim_compat, wrapping
         muscles, skipped, path_actuators, stateless, disabled = [], [], [], [], []
+        not_imported = force_models_not_imported(model) if with_muscles else {}  # a supported type, bad values
         for mt in model.muscles if with_muscles else ():
             p = mt.parameters
             if p is None:  # passive path forces (below), or a type whose force model is not read
                 if mt.type_name not in PASSIVE_PATH_FORCES:
-                    why = next((e for e in model.extras.get("conversion", ()) if isinstance(e, str)
-                                and e.startswith(f"muscle {mt.name!r}: force model not imported")), None)
-                    if why is not None and mt.type_name in SUPPORTED_XML_TYPES:  # a supported type, bad values
-                        raise MuscleSimulationError(f"{why}: a muscle-driven simulation needs it")
+                    if mt.name in not_imported:
+                        raise MuscleSimulationError(f"{not_imported[mt.name]}: a muscle-driven simulation needs it")
                     skipped.append((mt.type_name, mt.name))
                 continue
             if not p.applies_force:

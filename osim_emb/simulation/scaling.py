@@ -153,7 +153,7 @@ def measurement_scale_factors(model, trial, measurements: Sequence[Measurement],
     return factors, rows
 
 
-def scale_model(text: str, factors: Mapping[str, Sequence[float]], *, preserve_mass_distribution: bool = True,
+def scale_model(text: str, factors: Mapping[str, Sequence[float]], *, preserve_mass_distribution: bool = False,
                 mass: float | None = None, generic=None, where: str = "model") -> ScaledModel:
     """OpenSim's ``Model::scale`` on an OpenSim 4 model's text: the geometry and masses
     (:func:`osim_emb.io.osim_scaling.scale_osim_geometry`), then the path-length properties × L'/L at the default
@@ -167,7 +167,8 @@ def scale_model(text: str, factors: Mapping[str, Sequence[float]], *, preserve_m
     factors : mapping
         Body name -> (s_x, s_y, s_z); the other bodies keep their size.
     preserve_mass_distribution, mass
-        OpenSim's options: masses not scaled with the volume; the subject's mass (kg) they are scaled to.
+        OpenSim's options: masses not scaled with the volume (default False, as OpenSim's ScaleTool and
+        ``osim-emb scale``); the subject's mass (kg) they are scaled to.
 
     Returns
     -------

@@ -344,9 +344,10 @@ def static_optimization(
         wr = resid[np.argmax(np.abs(resid).max(axis=1))]
         detail = ", ".join(f"{names[k]}: {wr[k]:.4g}" for k in range(nq) if abs(wr[k]) > 1e-9)
         raise InfeasibleError(
-            f"static optimization is infeasible at {frames.size} of {N} frames (first {frames[:10].tolist()}): "
-            f"the muscles within their activation bounds cannot produce the generalized forces. "
-            f"Smallest unmet generalized force at frame {worst}: {detail}. "
+            f"static optimization is infeasible at {frames.size} of {N} frames (frames "
+            f"{', '.join(map(str, frames[:10].tolist()))}{', ...' if frames.size > 10 else ''}): the muscles within "
+            f"their activation bounds cannot produce the generalized forces. The largest unmet generalized force is "
+            f"at frame {worst}: {detail}. "
             "Add reserve actuators (reserves=...) or check the model's strength and moment arms.",
             frames,
             resid,

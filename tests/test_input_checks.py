@@ -290,3 +290,20 @@ def test_a_q0_of_the_wrong_length_is_named(models_dir):
     model = load_osim(models_dir / "arm26.osim")
     with pytest.raises(ConfigurationError, match=r"^q0 must have shape .* got \(3,\)"):
         simulate(model, 0.1, [0.1, 0.2, 0.3])
+
+
+def test_a_marker_on_a_missing_frame_is_refused_as_opensim_refuses_it(models_dir, tmp_path, osim):
+    text = (models_dir / "arm26.osim").read_text()
+    at = text.index('<Marker name="r_acromion">')
+    start = text.index("<socket_parent_frame>/bodyset/base</socket_parent_frame>", at)
+    bad = tmp_path / "bad.osim"
+    bad.write_text(text[:start] + "<socket_parent_frame>/bodyset/nobody</socket_parent_frame>"
+                   + text[start + len("<socket_parent_frame>/bodyset/base</socket_parent_frame>"):])
+    with pytest.raises(Exception, match="parent_frame"):  # OpenSim's own verdict on the file
+        osim.Model(str(bad)).initSystem()
+    from osim_emb.io.errors import OsimImportError
+    with pytest.raises(OsimImportError, match=r"bad\.osim:\d+: <Marker name='r_acromion'>: frame '/bodyset/nobody' "
+                                                 r"does not exist \(load with strict=False"):
+        oe.load_osim(str(bad))
+    lenient = oe.load_osim(str(bad), strict=False)
+    assert "r_acromion" not in [m.name for m in lenient.extras["document"].markers]

@@ -1182,6 +1182,9 @@ class _Reader:
                 else:
                     body, t = self.text(m, "body", required=True), np.eye(4)
             except OsimImportError as err:
+                if self.strict:  # OpenSim refuses the file ("Failed to connect Socket 'parent_frame'")
+                    raise OsimImportError(err.path, err.element, err.reason + " (load with strict=False / --lenient "
+                                          "to leave the marker out)", err.line) from None
                 self.notes.append(f"ignored marker {m.get('name')!r}: {err.reason}")
                 continue
             loc = (t @ np.append(self.floats(m, "location", 3, [0, 0, 0]), 1.0))[:3]

@@ -307,3 +307,15 @@ def test_a_marker_on_a_missing_frame_is_refused_as_opensim_refuses_it(models_dir
         oe.load_osim(str(bad))
     lenient = oe.load_osim(str(bad), strict=False)
     assert "r_acromion" not in [m.name for m in lenient.extras["document"].markers]
+
+
+def test_a_radian_value_just_past_a_range_end_is_not_called_degrees(models_dir):
+    mobl = oe.load_osim(str(models_dir / "mobl_arms_holzbaur.osim"))
+    q = mobl.default_q.copy()
+    q[mobl.coordinate_index("shoulder_rot")] = 0.349575  # 0.03 degrees past the end 0.349066
+    with pytest.raises(oe.ConfigurationError, match="outside its range") as err:
+        oe.muscle_lengths(mobl, q, ["DELT1"])
+    assert "degrees" not in str(err.value)
+    q[mobl.coordinate_index("shoulder_rot")] = 20.0  # 20 degrees typed as radians
+    with pytest.raises(oe.ConfigurationError, match="in range read as degrees"):
+        oe.muscle_lengths(mobl, q, ["DELT1"])

@@ -33,6 +33,10 @@ __all__ = ["RANGE_TOLERANCE", "ConfigurationError", "as_configuration", "as_coor
 #: uses the same tolerance.
 RANGE_TOLERANCE = 1e-5
 
+#: How far (rad) outside its range an angle must be before the message suggests it is in degrees: a radian value
+#: just past a range end (0.3496 against MoBL's 0.3491) is not.
+DEGREES_HINT_EXCESS = 0.2
+
 
 class ConfigurationError(ValueError):
     """A configuration that does not fit the model (names, shape, NaN, range, degrees)."""
@@ -184,7 +188,9 @@ def as_configuration(model: Model, q: Any, *, allow_out_of_range: bool = False,
         msg = (f"coordinate {c.name!r} = {arr[n, k]:.6g} is outside its range [{c.range[0]:.6g}, {c.range[1]:.6g}] "
                f"(configuration {n})")
         rad = np.where(rot, np.deg2rad(arr), arr)
-        if np.any(out[:, rot]) and not np.any((rad < lo - tolerance) | (rad > hi + tolerance)):
+        excess = np.maximum(lo - arr, arr - hi)  # how far outside: a radian value just past an end is not degrees
+        if (np.any(out[:, rot] & (excess[:, rot] > DEGREES_HINT_EXCESS))
+                and not np.any((rad < lo - tolerance) | (rad > hi + tolerance))):
             msg += ("; the values are in range read as degrees: convert them with osim_emb.degrees_to_q(model, q)"
                     " (rotational coordinates are in radians)")
         raise ConfigurationError(msg + "; pass allow_out_of_range=True to evaluate outside the ranges")

@@ -319,3 +319,30 @@ def test_a_radian_value_just_past_a_range_end_is_not_called_degrees(models_dir):
     q[mobl.coordinate_index("shoulder_rot")] = 20.0  # 20 degrees typed as radians
     with pytest.raises(oe.ConfigurationError, match="in range read as degrees"):
         oe.muscle_lengths(mobl, q, ["DELT1"])
+
+
+def test_write_motion_refuses_what_read_motion_and_opensim_refuse(tmp_path):
+    with pytest.raises(TypeError, match="takes a pandas DataFrame with a 'time' column, got ndarray"):
+        write_motion(tmp_path / "a.mot", np.zeros((2, 3)))
+    with pytest.raises(ValueError, match=r"time must be finite and increase strictly \(row 1: 0.0 after 0.1\)"):
+        write_motion(tmp_path / "b.mot", pd.DataFrame({"time": [0.1, 0.0], "q": [1.0, 2.0]}))
+    with pytest.raises(ValueError, match="column\\(s\\) 'label' are not numbers"):
+        write_motion(tmp_path / "c.mot", pd.DataFrame({"time": [0.0, 0.1], "label": ["x", "y"]}))
+    assert not list(tmp_path.iterdir())
+
+
+def test_one_muscle_name_is_a_name_and_a_misspelt_one_gets_suggestions(models_dir):
+    arm = oe.load_osim(str(models_dir / "arm26.osim"))
+    q = [0.1, 0.2]
+    np.testing.assert_array_equal(oe.muscle_lengths(arm, q, "BIClong"), oe.muscle_lengths(arm, q, ["BIClong"]))
+    with pytest.raises(KeyError, match="no musculotendon unit named 'BIClnog' in model 'arm26'; did you mean 'BIClong'"):
+        oe.moment_arms(arm, q, ["BIClnog"])
+
+
+def test_state_arrays_of_another_length_than_q_are_refused_by_name(models_dir):
+    arm = oe.load_osim(str(models_dir / "arm26.osim"))
+    q = np.full((3, 2), 0.1)
+    with pytest.raises(oe.ConfigurationError, match="qdot has 2 rows for 3 configurations of q"):
+        oe.inverse_dynamics(arm, q, np.zeros((2, 2)), np.zeros((3, 2)))
+    one = oe.inverse_dynamics(arm, q, np.zeros((1, 2)), np.zeros((3, 2)))  # one row for all
+    np.testing.assert_array_equal(one, oe.inverse_dynamics(arm, q, np.zeros((3, 2)), np.zeros((3, 2))))

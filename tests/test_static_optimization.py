@@ -171,3 +171,8 @@ def test_static_optimization_matches_opensim_arm26(osim, models_dir, tmp_path):
     cost_os = np.sum(a_os**2, axis=1)
     np.testing.assert_allclose(res.cost, cost_os, rtol=1e-6)
     assert (res.activations == 0.01).any() and (res.activations > 0.05).any()
+
+
+def test_non_finite_inputs_are_refused_by_name():
+    with pytest.raises(ValueError, match="generalized_forces is not finite at frame 0"):
+        static_optimization(np.ones((2, 6)) * 0.02, np.array([np.nan, 1.0]), np.ones(6) * 100)

@@ -50,6 +50,16 @@ def _q(model: Model, q: Any, allow_out_of_range: bool) -> np.ndarray:
     return as_configuration(model, q, allow_out_of_range=allow_out_of_range)
 
 
+def _like(model: Model, q: np.ndarray, values: Any, what: str) -> np.ndarray:
+    """Speeds, accelerations or forces taken as :func:`as_coordinate_values` takes them, one row per configuration
+    of q (or one row for all)."""
+    arr = as_coordinate_values(model, values, what)
+    if arr.shape[0] not in (1, q.shape[0]):
+        raise ConfigurationError(f"{what} has {arr.shape[0]} rows for {q.shape[0]} configurations of q: give one row "
+                                 "per configuration, or one for all")
+    return arr
+
+
 @_documented(_core.mass_matrix)
 def mass_matrix(model: Model, q: Any, *, allow_out_of_range: bool = False) -> np.ndarray:
     return _core.mass_matrix(model, _q(model, q, allow_out_of_range))
@@ -62,23 +72,24 @@ def gravity_forces(model: Model, q: Any, *, allow_out_of_range: bool = False) ->
 
 @_documented(_core.velocity_terms)
 def velocity_terms(model: Model, q: Any, qdot: Any, *, allow_out_of_range: bool = False) -> np.ndarray:
-    return _core.velocity_terms(model, _q(model, q, allow_out_of_range), as_coordinate_values(model, qdot, "qdot"))
+    q = _q(model, q, allow_out_of_range)
+    return _core.velocity_terms(model, q, _like(model, q, qdot, "qdot"))
 
 
 @_documented(_core.inverse_dynamics)
 def inverse_dynamics(model: Model, q: Any, qdot: Any, qddot: Any, *, allow_out_of_range: bool = False) -> np.ndarray:
-    return _core.inverse_dynamics(model, _q(model, q, allow_out_of_range), as_coordinate_values(model, qdot, "qdot"),
-                                  as_coordinate_values(model, qddot, "qddot"))
+    q = _q(model, q, allow_out_of_range)
+    return _core.inverse_dynamics(model, q, _like(model, q, qdot, "qdot"), _like(model, q, qddot, "qddot"))
 
 
 @_documented(_core.forward_dynamics)
 def forward_dynamics(model: Model, q: Any, qdot: Any, tau: Any = 0.0, *,
                      allow_out_of_range: bool = False) -> np.ndarray:
+    q = _q(model, q, allow_out_of_range)
     if np.ndim(tau) == 0 and not isinstance(tau, dict):
         if not np.isfinite(tau):
             raise ConfigurationError(f"tau is {tau}: tau must be finite")
         tau_values = tau
     else:
-        tau_values = as_coordinate_values(model, tau, "tau")
-    return _core.forward_dynamics(model, _q(model, q, allow_out_of_range), as_coordinate_values(model, qdot, "qdot"),
-                                  tau_values)
+        tau_values = _like(model, q, tau, "tau")
+    return _core.forward_dynamics(model, q, _like(model, q, qdot, "qdot"), tau_values)

@@ -156,8 +156,20 @@ def write_motion(path: str | Path, table: pd.DataFrame, *, name: str | None = No
     >>> oe.read_motion("elbow.mot")[0].shape
     (11, 2)
     """
+    if not isinstance(table, pd.DataFrame):
+        raise TypeError(f"write_motion takes a pandas DataFrame with a 'time' column, got {type(table).__name__}")
     if "time" not in table.columns:
         raise ValueError("the table needs a 'time' column")
+    text = [c for c in table.columns if not pd.api.types.is_numeric_dtype(table[c])]
+    if text:
+        raise ValueError(f"{path}: column(s) {', '.join(map(repr, text[:5]))} are not numbers; a motion file holds "
+                         "numbers only")
+    time = table["time"].to_numpy(dtype=float)
+    if not np.all(np.isfinite(time)) or np.any(np.diff(time) <= 0):
+        finite = np.isfinite(time)
+        k = int(np.argmax(~finite)) if not finite.all() else int(np.argmax(np.diff(time) <= 0)) + 1
+        raise ValueError(f"{path}: time must be finite and increase strictly (row {k}: {float(time[k])} after "
+                         f"{float(time[k - 1]) if k else None}); OpenSim's tables refuse it")
     cols = ["time"] + [c for c in table.columns if c != "time"]
     t = table[cols]
     if Path(path).suffix.lower() == ".csv":

@@ -72,11 +72,17 @@ class PathState:
 def _muscle_list(model: Model, muscles: Sequence[str] | None) -> list[Musculotendon]:
     if muscles is None:
         return list(model.muscles)
+    if isinstance(muscles, str):  # one name (iterating it would give its letters)
+        muscles = [muscles]
     by_name = {m.name: m for m in model.muscles}
     out = []
     for n in muscles:
         if n not in by_name:
-            raise KeyError(f"no musculotendon unit named {n!r} in model {model.name!r}")
+            import difflib
+            close = difflib.get_close_matches(str(n), list(by_name), n=3, cutoff=0.6)
+            raise KeyError(f"no musculotendon unit named {n!r} in model {model.name!r}"
+                           + (f"; did you mean {', '.join(map(repr, close))}?" if close else
+                              f"; its units: {', '.join(list(by_name)[:20])}{', ...' if len(by_name) > 20 else ''}"))
         out.append(by_name[n])
     return out
 

@@ -288,6 +288,10 @@ def static_optimization(
     w_m = _as_frames(1.0 if weights is None else weights, N, (m,), "weights")
     if np.any(w_m <= 0):
         raise ValueError("weights must be positive")
+    for what, values in (("generalized_forces", tau), ("moment_arms", R), ("active", A), ("passive", P)):
+        if not np.all(np.isfinite(values)):
+            frame = int(np.argwhere(~np.isfinite(values))[0][0])
+            raise ValueError(f"{what} is not finite at frame {frame}: static optimization needs finite inputs")
 
     # reserve actuators
     r = np.zeros(nq) if reserves is None else np.broadcast_to(np.asarray(reserves, dtype=float), (nq,)).copy()

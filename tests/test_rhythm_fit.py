@@ -277,3 +277,41 @@ def test_the_command_line_writes_the_domain_warning_as_one_line(tmp_path, models
     err = capsys.readouterr().err
     assert "osim-emb: WARNING:" in err and "outside" in err
     assert "RhythmDomainWarning" not in err and "apply(" not in err
+
+
+# -- units: radians where degrees belong (audit 21, A3, A4), the pole warning on the model's range (C6) -----------
+def test_fit_rhythm_refuses_radians_in_the_degree_columns(tmp_path, capsys):
+    data = _synthetic(noise=0.5)
+    for c in ("plane_of_elevation_deg", "elevation_deg"):
+        data[c] = data[c] * np.pi / 180.0
+    src = tmp_path / "radians.csv"
+    data.to_csv(src, index=False)
+    out = tmp_path / "r.json"
+    assert main(["fit-rhythm", str(src), "-o", str(out), "--figures", str(tmp_path / "figs")]) == 2
+    err = capsys.readouterr().err
+    assert "radians.csv" in err and "plane_of_elevation_deg" in err and "elevation_deg [0.349, 2.44]" in err  # 20...140 deg
+    assert "look like radians" in err and "57.2958" in err and "--confirm-degrees" not in err
+    assert not out.exists() and not (tmp_path / "r_fit.csv").exists() and not (tmp_path / "figs").exists()
+    with pytest.raises(ValueError, match="cannot be confirmed"):  # no override for the inputs
+        fit(data, confirm_degrees=["elevation_deg"])
+
+
+def test_fit_refuses_a_radian_dependent_unless_confirmed(tmp_path, capsys):
+    data = _synthetic(noise=0.0)
+    data["acromioclavicular_r2"] = data["acromioclavicular_r2"] * np.pi / 180.0
+    src = tmp_path / "dep.csv"
+    data.to_csv(src, index=False)
+    out = tmp_path / "r.json"
+    assert main(["fit-rhythm", str(src), "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "dep.csv" in err and "acromioclavicular_r2" in err and "--confirm-degrees acromioclavicular_r2" in err
+    assert "sternoclavicular_r2" not in err and not out.exists()
+    # a dependent truly in degrees that moves less than 3.2 deg (0.8 deg per rad of elevation, no offsets)
+    small = _synthetic(noise=0.0)
+    small["acromioclavicular_r2"] = np.degrees(0.8 * np.radians(small.elevation_deg)) / 57.29577951308232 * 1.0
+    assert small["acromioclavicular_r2"].abs().max() <= 3.2
+    with pytest.raises(ValueError, match="acromioclavicular_r2 .* look like radians"):
+        fit(small, cross_validate=False)
+    res = fit(small, confirm_degrees=["acromioclavicular_r2"], cross_validate=False, ridge=0.0)
+    # d = 0.8 e (e in rad) expressed in deg = 0.8 * e_rad deg -> 0.8 / 57.2958 rad per rad of elevation
+    np.testing.assert_allclose(res.coefficients["acromioclavicular_r2"], [0.8 * np.pi / 180.0, 0.0, 0.0], atol=1e-9)

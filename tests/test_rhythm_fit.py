@@ -315,3 +315,39 @@ def test_fit_refuses_a_radian_dependent_unless_confirmed(tmp_path, capsys):
     res = fit(small, confirm_degrees=["acromioclavicular_r2"], cross_validate=False, ridge=0.0)
     # d = 0.8 e (e in rad) expressed in deg = 0.8 * e_rad deg -> 0.8 / 57.2958 rad per rad of elevation
     np.testing.assert_allclose(res.coefficients["acromioclavicular_r2"], [0.8 * np.pi / 180.0, 0.0, 0.0], atol=1e-9)
+
+
+def test_csv_intercept_in_degrees_is_refused(tmp_path, models_dir, capsys):
+    p = tmp_path / "r_deg.csv"
+    p.write_text("dependent,mirrors,mode,elv_angle,shoulder_elv,intercept\n"
+                 "sternoclavicular_r3,unrotscap_r3,replace,0.0,0.1,0\n"
+                 "sternoclavicular_r2,unrotscap_r2,replace,0.12,-0.242,15\n")
+    with pytest.raises(rh.RhythmError, match=r"r_deg.csv, line 3, column 'intercept'.*sternoclavicular_r2.*radians"
+                                             r".*15 deg would be 0\.26179"):
+        rh.load_rhythm(p)
+    out = tmp_path / "x.osim"
+    assert main(["rhythm", str(models_dir / "mobl_arms_holzbaur_nowrap_variant.osim"), "--rhythm", str(p),
+                 "-o", str(out)]) == 2
+    assert "r_deg.csv, line 3" in capsys.readouterr().err
+    assert not out.exists() and not (tmp_path / "x_mvp.osim").exists()
+    p.write_text(p.read_text().replace(",15\n", ",0.2618\n"))  # the same in radians is accepted
+    assert rh.load_rhythm(p).terms[1].function.intercept == pytest.approx(np.radians(15.0), abs=1e-4)
+
+
+def test_apply_refuses_a_term_beyond_a_full_turn_on_the_model_ranges(tmp_path, models_dir, monkeypatch):
+    m = load_osim(models_dir / "mobl_arms_holzbaur_nowrap_variant.osim")
+    # a slope of 6.9 (0.12 deg/deg taken through degrees) over MoBL's elv_angle up to 130 deg: 6.9 * 2.2689 rad
+    p = tmp_path / "r_slope.csv"
+    p.write_text("dependent,mirrors,mode,elv_angle,shoulder_elv,intercept\n"
+                 "sternoclavicular_r2,unrotscap_r2,replace,6.9,0.0,0\n")
+    with pytest.raises(rh.RhythmError, match=r"r_slope.csv.*'sternoclavicular_r2' reaches 15\.66 rad .*full turn"):
+        rh.apply(m, rh.load_rhythm(p))
+    # a rhythm fitted to radians taken for degrees (the check of the data switched off) is refused by apply
+    data = _synthetic(noise=0.5)
+    for c in ("plane_of_elevation_deg", "elevation_deg"):
+        data[c] = data[c] * np.pi / 180.0
+    import osim_emb.rhythm.fit as fit_module
+    monkeypatch.setattr(fit_module, "check_degree_columns", lambda *a, **k: None)
+    bad = fit(data, cross_validate=False).rhythm
+    with pytest.raises(rh.RhythmError, match="more than a full turn"):
+        rh.apply(m, bad, outside="ignore")

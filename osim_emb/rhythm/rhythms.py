@@ -222,6 +222,10 @@ def _read_table(path: Path) -> Rhythm:
             b = float(d["intercept"])
         except (KeyError, ValueError) as err:
             raise RhythmError(f"{path}, line {n}: bad number ({err})") from None
+        if not np.isfinite(b) or abs(b) > np.pi:
+            raise RhythmError(f"{path}, line {n}, column 'intercept': the intercept of {d['dependent']!r} is {b:g}, "
+                              f"more than half a turn: intercepts are in radians (of the dependent coordinate; "
+                              f"metres if translational), not degrees: {b:g} deg would be {np.radians(b):.6g} rad")
         mirrors = () if d["mirrors"].lower() == "none" else tuple(d["mirrors"].split())
         terms.append(RhythmTerm(d["dependent"], fn.Linear(coef, b), mirrors,
                                 d.get("mode", "replace") or "replace"))
@@ -465,6 +469,32 @@ def pole_motion(rhythm: Rhythm, plane: str = "elv_angle", elevation: str = "shou
     return {t.dependent: float(np.ptp(t.function.evaluate(x).value)) for t in rhythm.terms}
 
 
+#: inputs whose range is wider than this (rad, a full turn each way) are taken over +-this by the full-turn check
+_FULL_TURN_CLIP = 2 * np.pi
+
+
+def _check_full_turn(model: Model, rhythm: Rhythm) -> None:
+    """Refuse a term whose value reaches beyond a full turn (2 pi rad, or 2 pi m) anywhere on the model's ranges
+    of the rhythm's inputs: an intercept in degrees, a slope or a fit to radians taken for degrees."""
+    axes = []
+    for c in rhythm.inputs:
+        lo, hi = model.coordinates[model.coordinate_index(c)].range if c in model.coordinate_names else (0.0, 0.0)
+        lo, hi = max(lo, -_FULL_TURN_CLIP), min(hi, _FULL_TURN_CLIP)
+        axes.append(np.linspace(lo, hi, 41) if hi > lo else np.array([lo]))
+    x = np.stack(np.meshgrid(*axes, indexing="ij"), -1).reshape(-1, len(axes))
+    for t in rhythm.terms:
+        v = np.asarray(t.function.evaluate(x).value, dtype=float)
+        k = int(np.nanargmax(np.abs(v))) if np.isfinite(v).any() else 0
+        if not np.isfinite(v).all() or abs(v[k]) > 2 * np.pi:
+            at = ", ".join(f"{n} = {np.degrees(a):.1f} deg" for n, a in zip(rhythm.inputs, x[k]))
+            src = f" ({rhythm.description})" if rhythm.description.startswith("read from") else ""
+            raise RhythmError(
+                f"rhythm {rhythm.name!r}{src}: the term for {t.dependent!r} reaches {v[k]:.4g} rad "
+                f"({np.degrees(v[k]):.1f} deg) at {at}, within the ranges of model {model.name!r}: more than a full "
+                "turn. Rhythm intercepts are in radians and slopes in rad/rad; a fitted rhythm needs its data in "
+                "degrees (osim-emb fit-rhythm)")
+
+
 def apply(model: Model, rhythm: Rhythm | str, outside: str = "warn") -> Model:
     """A new model whose couplers follow ``rhythm`` (a Rhythm, a built-in name or a file).
 
@@ -513,6 +543,7 @@ def apply(model: Model, rhythm: Rhythm | str, outside: str = "warn") -> Model:
     for c in rhythm.inputs:  # before any warning about the rhythm itself
         if c not in names:
             raise RhythmError(f"rhythm {rhythm.name!r} uses coordinate {c!r}, which model {doc.name!r} does not have")
+    _check_full_turn(model, rhythm)
     if rhythm.domain:
         corners = []
         ranges = [model.coordinates[model.coordinate_index(c)].range if c in model.coordinate_names else (0.0, 0.0)

@@ -351,3 +351,34 @@ def test_apply_refuses_a_term_beyond_a_full_turn_on_the_model_ranges(tmp_path, m
     bad = fit(data, cross_validate=False).rhythm
     with pytest.raises(rh.RhythmError, match="more than a full turn"):
         rh.apply(m, bad, outside="ignore")
+
+
+def _mobl_range(path, coordinate):
+    import re
+    text = path.read_text()
+    block = text[text.index(f'<Coordinate name="{coordinate}">'):]
+    lo, hi = map(float, re.search(r"<range>\s*(\S+)\s+(\S+)\s*</range>", block).groups())
+    return lo, hi
+
+
+def test_pole_warning_uses_the_model_range(models_dir, tmp_path, caplog):
+    src = models_dir / "mobl_arms_holzbaur_nowrap_variant.osim"
+    lo, hi = _mobl_range(src, "elv_angle")  # -90...130 deg
+    span = np.degrees(hi - lo)
+    with caplog.at_level("WARNING", logger="osim_emb.rhythm.rhythms"):
+        rh.apply(load_osim(src), "degroot2001")
+    text = caplog.text
+    # de Groot & Brand's plane slopes (Sy 0.140, Cy 0.120 deg/deg) times the model's range: 30.8, 26.4 deg
+    assert f"acromioclavicular_r2 by {0.140 * span:.1f} deg" in text and f"sternoclavicular_r2 by {0.120 * span:.1f} deg" in text
+    assert "30.8" in text and "26.4" in text and "-90.0...130.0 deg" in text
+    # a model whose elv_angle range is narrower (-0.5...1.0 rad): the motion shrinks with it
+    narrow = tmp_path / "narrow.osim"
+    t = src.read_text()
+    i = t.index('<Coordinate name="elv_angle">')
+    j = t.index("<range>", i)
+    k = t.index("</range>", j)
+    narrow.write_text(t[:j] + "<range>-0.5 1.0</range>" + t[k + len("</range>"):])
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="osim_emb.rhythm.rhythms"):
+        rh.apply(load_osim(narrow), "degroot2001")
+    assert f"acromioclavicular_r2 by {0.140 * np.degrees(1.5):.1f} deg" in caplog.text  # 12.0 deg

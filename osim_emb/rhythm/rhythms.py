@@ -461,7 +461,8 @@ def as_polynomial(rhythm: Rhythm, order: int = 4, n: int = 41) -> tuple[Rhythm, 
 def pole_motion(rhythm: Rhythm, plane: str = "elv_angle", elevation: str = "shoulder_elv",
                 lo: float = -np.pi / 2, hi: float = 3 * np.pi / 4) -> dict[str, float]:
     """Per term, the range (rad) its value sweeps when ``plane`` goes from lo to hi at ``elevation`` = 0
-    (the pole, arm at the side): zero for a rhythm defined at the pole."""
+    (the pole, arm at the side): zero for a rhythm defined at the pole.  ``lo``, ``hi`` (rad): the plane's
+    range; :func:`apply` passes the model's range of the coordinate (the defaults are MoBL's, -90...135 deg)."""
     if plane not in rhythm.inputs or elevation not in rhythm.inputs:
         return {}
     x = np.zeros((91, len(rhythm.inputs)))
@@ -551,11 +552,18 @@ def apply(model: Model, rhythm: Rhythm | str, outside: str = "warn") -> Model:
         for k in range(2 ** len(ranges)):
             corners.append([r[(k >> i) & 1] for i, r in enumerate(ranges)])
         rhythm.check_domain(np.array(corners), outside, what=f"on the ranges of model {model.name!r}")
-    moves = {k: v for k, v in pole_motion(rhythm).items() if v > 1e-9}
+    plane = "elv_angle"
+    if plane in model.coordinate_names:
+        lo, hi = model.coordinates[model.coordinate_index(plane)].range
+        moves = {k: v for k, v in pole_motion(rhythm, plane, lo=lo, hi=hi).items() if v > 1e-9}
+    else:
+        moves = {}
     if moves:
-        worst = max(moves, key=moves.get)
-        log.warning("rhythm %r moves %s by %.1f deg when elv_angle sweeps at shoulder_elv = 0 (arm at the side); "
-                    "a fitted rhythm (osim-emb fit-rhythm) does not", rhythm.name, worst, np.degrees(moves[worst]))
+        order = sorted(moves, key=moves.get, reverse=True)
+        log.warning("rhythm %r moves %s when %s sweeps its range %.1f...%.1f deg in model %r at shoulder_elv = 0 "
+                    "(arm at the side); a fitted rhythm (osim-emb fit-rhythm) does not", rhythm.name,
+                    ", ".join(f"{d} by {np.degrees(moves[d]):.1f} deg" for d in order), plane,
+                    np.degrees(lo), np.degrees(hi), model.name)
     new = document_to_model(apply_to_document(doc, rhythm), strict=False)
     new.extras["rhythm"] = rhythm
     return new

@@ -382,3 +382,23 @@ def test_pole_warning_uses_the_model_range(models_dir, tmp_path, caplog):
     with caplog.at_level("WARNING", logger="osim_emb.rhythm.rhythms"):
         rh.apply(load_osim(narrow), "degroot2001")
     assert f"acromioclavicular_r2 by {0.140 * np.degrees(1.5):.1f} deg" in caplog.text  # 12.0 deg
+
+
+def test_fit_table_header_and_the_documented_fit(tmp_path):
+    """RHYTHM_fit.csv names its first column; docs/rhythm.md's fit table is what the documented command prints."""
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[1]
+    src = root / "validation" / "shoulder_rhythm" / "data" / "spartacus_derived.csv"
+    out = tmp_path / "my_rhythm.json"
+    assert main(["fit-rhythm", str(src), "-o", str(out), "--degree", "2", "--plane-degree", "1"]) == 0
+    table = pd.read_csv(tmp_path / "my_rhythm_fit.csv")
+    assert list(table.columns) == ["dependent", "n_samples", "rms_fit_deg", "rms_cv_leave_one_study_out_deg"]
+    doc = (root / "docs" / "rhythm.md").read_text()
+    rows = {}
+    for line in doc[doc.index("| dependent | samples | RMS fit (deg)"):].splitlines()[2:7]:
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        rows[cells[0]] = (int(cells[1]), float(cells[2]), float(cells[3]))
+    assert set(rows) == set(table.dependent)
+    for _, r in table.iterrows():
+        n, rms, cv = rows[r.dependent]
+        assert n == r.n_samples and abs(rms - r.rms_fit_deg) <= 0.005 and abs(cv - r.rms_cv_leave_one_study_out_deg) <= 0.005

@@ -115,7 +115,7 @@ class RhythmFit:
 
     def summary(self) -> pd.DataFrame:
         return pd.DataFrame({"n_samples": self.n_samples, "rms_fit_deg": self.rms_fit_deg,
-                             "rms_cv_leave_one_study_out_deg": self.rms_cv_deg})
+                             "rms_cv_leave_one_study_out_deg": self.rms_cv_deg}).rename_axis("dependent")
 
 
 def _solve(basis, groups, values, w, ridge):

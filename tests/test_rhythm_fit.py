@@ -402,3 +402,22 @@ def test_fit_table_header_and_the_documented_fit(tmp_path):
     for _, r in table.iterrows():
         n, rms, cv = rows[r.dependent]
         assert n == r.n_samples and abs(rms - r.rms_fit_deg) <= 0.005 and abs(cv - r.rms_cv_leave_one_study_out_deg) <= 0.005
+
+
+def test_surface_figure_hatches_the_extrapolated_planes(tmp_path, monkeypatch):
+    from osim_emb.report import rhythm_figures
+    data = _synthetic(noise=0.5)  # planes 0...100 deg, elevations up to 140 deg
+    res = fit(data, degree=2, plane_degree=1, cross_validate=False)
+    figs = []
+    save = rhythm_figures.fs.save
+    monkeypatch.setattr(rhythm_figures.fs, "save", lambda fig, *a, **k: figs.append(fig) or save(fig, *a, **k))
+    rhythm_figures.plot_fit(res, data, tmp_path / "s", formats=("svg",))
+    axes = np.array(figs[0].axes).reshape(-1, 2)
+    want = {0: [(0.0, 0.0), (140.0, 180.0)], 1: [(-90.0, 0.0), (100.0, 130.0)]}  # the data's limits (synthetic)
+    for row in axes:
+        for col, ax in enumerate(row):
+            spans = sorted((round(p.get_x(), 6), round(p.get_x() + p.get_width(), 6)) for p in ax.patches
+                           if p.get_hatch() and p.get_label() == rhythm_figures.EXTRAPOLATED)
+            assert spans == [s for s in want[col] if s[1] > s[0]]
+    svg = (tmp_path / "s.svg").read_text()
+    assert "beyond the data (extrapolated)" in svg

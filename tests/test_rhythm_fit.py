@@ -277,3 +277,147 @@ def test_the_command_line_writes_the_domain_warning_as_one_line(tmp_path, models
     err = capsys.readouterr().err
     assert "osim-emb: WARNING:" in err and "outside" in err
     assert "RhythmDomainWarning" not in err and "apply(" not in err
+
+
+# -- units: radians where degrees belong (audit 21, A3, A4), the pole warning on the model's range (C6) -----------
+def test_fit_rhythm_refuses_radians_in_the_degree_columns(tmp_path, capsys):
+    data = _synthetic(noise=0.5)
+    for c in ("plane_of_elevation_deg", "elevation_deg"):
+        data[c] = data[c] * np.pi / 180.0
+    src = tmp_path / "radians.csv"
+    data.to_csv(src, index=False)
+    out = tmp_path / "r.json"
+    assert main(["fit-rhythm", str(src), "-o", str(out), "--figures", str(tmp_path / "figs")]) == 2
+    err = capsys.readouterr().err
+    assert "radians.csv" in err and "plane_of_elevation_deg" in err and "elevation_deg [0.349, 2.44]" in err  # 20...140 deg
+    assert "look like radians" in err and "57.2958" in err and "--confirm-degrees" not in err
+    assert not out.exists() and not (tmp_path / "r_fit.csv").exists() and not (tmp_path / "figs").exists()
+    with pytest.raises(ValueError, match="cannot be confirmed"):  # no override for the inputs
+        fit(data, confirm_degrees=["elevation_deg"])
+
+
+def test_fit_refuses_a_radian_dependent_unless_confirmed(tmp_path, capsys):
+    data = _synthetic(noise=0.0)
+    data["acromioclavicular_r2"] = data["acromioclavicular_r2"] * np.pi / 180.0
+    src = tmp_path / "dep.csv"
+    data.to_csv(src, index=False)
+    out = tmp_path / "r.json"
+    assert main(["fit-rhythm", str(src), "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "dep.csv" in err and "acromioclavicular_r2" in err and "--confirm-degrees acromioclavicular_r2" in err
+    assert "sternoclavicular_r2" not in err and not out.exists()
+    # a dependent truly in degrees that moves less than 3.2 deg (0.8 deg per rad of elevation, no offsets)
+    small = _synthetic(noise=0.0)
+    small["acromioclavicular_r2"] = np.degrees(0.8 * np.radians(small.elevation_deg)) / 57.29577951308232 * 1.0
+    assert small["acromioclavicular_r2"].abs().max() <= 3.2
+    with pytest.raises(ValueError, match="acromioclavicular_r2 .* look like radians"):
+        fit(small, cross_validate=False)
+    res = fit(small, confirm_degrees=["acromioclavicular_r2"], cross_validate=False, ridge=0.0)
+    # d = 0.8 e (e in rad) expressed in deg = 0.8 * e_rad deg -> 0.8 / 57.2958 rad per rad of elevation
+    np.testing.assert_allclose(res.coefficients["acromioclavicular_r2"], [0.8 * np.pi / 180.0, 0.0, 0.0], atol=1e-9)
+
+
+def test_csv_intercept_in_degrees_is_refused(tmp_path, models_dir, capsys):
+    p = tmp_path / "r_deg.csv"
+    p.write_text("dependent,mirrors,mode,elv_angle,shoulder_elv,intercept\n"
+                 "sternoclavicular_r3,unrotscap_r3,replace,0.0,0.1,0\n"
+                 "sternoclavicular_r2,unrotscap_r2,replace,0.12,-0.242,15\n")
+    with pytest.raises(rh.RhythmError, match=r"r_deg.csv, line 3, column 'intercept'.*sternoclavicular_r2.*radians"
+                                             r".*15 deg would be 0\.26179"):
+        rh.load_rhythm(p)
+    out = tmp_path / "x.osim"
+    assert main(["rhythm", str(models_dir / "mobl_arms_holzbaur_nowrap_variant.osim"), "--rhythm", str(p),
+                 "-o", str(out)]) == 2
+    assert "r_deg.csv, line 3" in capsys.readouterr().err
+    assert not out.exists() and not (tmp_path / "x_mvp.osim").exists()
+    p.write_text(p.read_text().replace(",15\n", ",0.2618\n"))  # the same in radians is accepted
+    assert rh.load_rhythm(p).terms[1].function.intercept == pytest.approx(np.radians(15.0), abs=1e-4)
+
+
+def test_apply_refuses_a_term_beyond_a_full_turn_on_the_model_ranges(tmp_path, models_dir, monkeypatch):
+    m = load_osim(models_dir / "mobl_arms_holzbaur_nowrap_variant.osim")
+    # a slope of 6.9 (0.12 deg/deg taken through degrees) over MoBL's elv_angle up to 130 deg: 6.9 * 2.2689 rad
+    p = tmp_path / "r_slope.csv"
+    p.write_text("dependent,mirrors,mode,elv_angle,shoulder_elv,intercept\n"
+                 "sternoclavicular_r2,unrotscap_r2,replace,6.9,0.0,0\n")
+    with pytest.raises(rh.RhythmError, match=r"r_slope.csv.*'sternoclavicular_r2' reaches 15\.66 rad .*full turn"):
+        rh.apply(m, rh.load_rhythm(p))
+    # a rhythm fitted to radians taken for degrees (the check of the data switched off) is refused by apply
+    data = _synthetic(noise=0.5)
+    for c in ("plane_of_elevation_deg", "elevation_deg"):
+        data[c] = data[c] * np.pi / 180.0
+    import osim_emb.rhythm.fit as fit_module
+    monkeypatch.setattr(fit_module, "check_degree_columns", lambda *a, **k: None)
+    bad = fit(data, cross_validate=False).rhythm
+    with pytest.raises(rh.RhythmError, match="more than a full turn"):
+        rh.apply(m, bad, outside="ignore")
+
+
+def _mobl_range(path, coordinate):
+    import re
+    text = path.read_text()
+    block = text[text.index(f'<Coordinate name="{coordinate}">'):]
+    lo, hi = map(float, re.search(r"<range>\s*(\S+)\s+(\S+)\s*</range>", block).groups())
+    return lo, hi
+
+
+def test_pole_warning_uses_the_model_range(models_dir, tmp_path, caplog):
+    src = models_dir / "mobl_arms_holzbaur_nowrap_variant.osim"
+    lo, hi = _mobl_range(src, "elv_angle")  # -90...130 deg
+    span = np.degrees(hi - lo)
+    with caplog.at_level("WARNING", logger="osim_emb.rhythm.rhythms"):
+        rh.apply(load_osim(src), "degroot2001")
+    text = caplog.text
+    # de Groot & Brand's plane slopes (Sy 0.140, Cy 0.120 deg/deg) times the model's range: 30.8, 26.4 deg
+    assert f"acromioclavicular_r2 by {0.140 * span:.1f} deg" in text and f"sternoclavicular_r2 by {0.120 * span:.1f} deg" in text
+    assert "30.8" in text and "26.4" in text and "-90.0...130.0 deg" in text
+    # a model whose elv_angle range is narrower (-0.5...1.0 rad): the motion shrinks with it
+    narrow = tmp_path / "narrow.osim"
+    t = src.read_text()
+    i = t.index('<Coordinate name="elv_angle">')
+    j = t.index("<range>", i)
+    k = t.index("</range>", j)
+    narrow.write_text(t[:j] + "<range>-0.5 1.0</range>" + t[k + len("</range>"):])
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="osim_emb.rhythm.rhythms"):
+        rh.apply(load_osim(narrow), "degroot2001")
+    assert f"acromioclavicular_r2 by {0.140 * np.degrees(1.5):.1f} deg" in caplog.text  # 12.0 deg
+
+
+def test_fit_table_header_and_the_documented_fit(tmp_path):
+    """RHYTHM_fit.csv names its first column; docs/rhythm.md's fit table is what the documented command prints."""
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[1]
+    src = root / "validation" / "shoulder_rhythm" / "data" / "spartacus_derived.csv"
+    out = tmp_path / "my_rhythm.json"
+    assert main(["fit-rhythm", str(src), "-o", str(out), "--degree", "2", "--plane-degree", "1"]) == 0
+    table = pd.read_csv(tmp_path / "my_rhythm_fit.csv")
+    assert list(table.columns) == ["dependent", "n_samples", "rms_fit_deg", "rms_cv_leave_one_study_out_deg"]
+    doc = (root / "docs" / "rhythm.md").read_text()
+    rows = {}
+    for line in doc[doc.index("| dependent | samples | RMS fit (deg)"):].splitlines()[2:7]:
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        rows[cells[0]] = (int(cells[1]), float(cells[2]), float(cells[3]))
+    assert set(rows) == set(table.dependent)
+    for _, r in table.iterrows():
+        n, rms, cv = rows[r.dependent]
+        assert n == r.n_samples and abs(rms - r.rms_fit_deg) <= 0.005 and abs(cv - r.rms_cv_leave_one_study_out_deg) <= 0.005
+
+
+def test_surface_figure_hatches_the_extrapolated_planes(tmp_path, monkeypatch):
+    from osim_emb.report import rhythm_figures
+    data = _synthetic(noise=0.5)  # planes 0...100 deg, elevations up to 140 deg
+    res = fit(data, degree=2, plane_degree=1, cross_validate=False)
+    figs = []
+    save = rhythm_figures.fs.save
+    monkeypatch.setattr(rhythm_figures.fs, "save", lambda fig, *a, **k: figs.append(fig) or save(fig, *a, **k))
+    rhythm_figures.plot_fit(res, data, tmp_path / "s", formats=("svg",))
+    axes = np.array(figs[0].axes).reshape(-1, 2)
+    want = {0: [(0.0, 0.0), (140.0, 180.0)], 1: [(-90.0, 0.0), (100.0, 130.0)]}  # the data's limits (synthetic)
+    for row in axes:
+        for col, ax in enumerate(row):
+            spans = sorted((round(p.get_x(), 6), round(p.get_x() + p.get_width(), 6)) for p in ax.patches
+                           if p.get_hatch() and p.get_label() == rhythm_figures.EXTRAPOLATED)
+            assert spans == [s for s in want[col] if s[1] > s[0]]
+    svg = (tmp_path / "s.svg").read_text()
+    assert "beyond the data (extrapolated)" in svg

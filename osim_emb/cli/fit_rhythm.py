@@ -18,6 +18,7 @@ def cmd_fit_rhythm(args: argparse.Namespace) -> int:
     if src.is_dir():
         from osim_emb.rhythm.spartacus import CITATION, read_spartacus
         data = read_spartacus(src)
+        data.attrs["source"] = str(src)
         reference = CITATION
     else:
         data = read_rhythm_data(src)
@@ -30,7 +31,8 @@ def cmd_fit_rhythm(args: argparse.Namespace) -> int:
     for fmt in FIGURE_FORMATS if figure_stem else ():
         check_output_file(figure_stem.with_name(f"{figure_stem.name}.{fmt}"), overwrite=args.overwrite, inputs=[src])
     result = fit(data, degree=args.degree, plane_degree=args.plane_degree, weights=args.weights,
-                 ridge=args.ridge, name=args.name or out.stem, reference=reference)
+                 ridge=args.ridge, name=args.name or out.stem, reference=reference,
+                 confirm_degrees=args.confirm_degrees or ())
     text = json.dumps(result.rhythm.to_dict(), indent=1)
     table = result.summary()
     with atomic_files([out, table_path], overwrite=args.overwrite, inputs=[src]) as (tmp_json, tmp_table):
@@ -59,4 +61,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--name", help="rhythm name (default: the output's stem)")
     s.add_argument("--reference", help="citation stored with the rhythm")
     s.add_argument("--figures", help="folder for the figures of each surface with the data")
+    s.add_argument("--confirm-degrees", action="append", metavar="COLUMN",
+                   help="a dependent column that is in degrees although every value lies within +-3.2 (such a "
+                        "column looks like radians and is refused otherwise); repeat for several")
     s.set_defaults(func=cmd_fit_rhythm)

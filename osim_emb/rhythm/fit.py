@@ -31,7 +31,7 @@ from osim_emb.rhythm.rhythms import Rhythm, RhythmTerm
 
 log = logging.getLogger(__name__)
 
-__all__ = ["fit", "RhythmFit", "surface_terms", "read_rhythm_data", "MOBL_DEPENDENTS"]
+__all__ = ["fit", "RhythmFit", "surface_terms", "read_rhythm_data", "check_degree_columns", "MOBL_DEPENDENTS"]
 
 #: MoBL dependent coordinates and their mirrors (the couplers that undo them for the next body).
 MOBL_DEPENDENTS = {
@@ -42,6 +42,9 @@ MOBL_DEPENDENTS = {
     "acromioclavicular_r3": ("unrothum_r3",),
 }
 PLANE, ELEVATION = "plane_of_elevation_deg", "elevation_deg"
+#: A degree column whose every value lies within this bound (deg) while it spans at least RADIAN_SPAN looks like
+#: radians: radians of a joint angle never exceed pi (3.1416), a shoulder's degrees exceed 3.2 as soon as they move.
+RADIAN_BOUND, RADIAN_SPAN = 3.2, 0.01
 
 
 def surface_terms(degree: int, plane_degree: int) -> list[tuple[int, int]]:
@@ -61,7 +64,37 @@ def read_rhythm_data(path: str | Path) -> pd.DataFrame:
     missing = [c for c in ("study", "shoulder", PLANE, ELEVATION) if c not in df]
     if missing:
         raise ValueError(f"{path}: rhythm data need the columns {missing}")
+    df.attrs["source"] = str(path)  # named in the messages of fit()
     return df
+
+
+def check_degree_columns(df: pd.DataFrame, dependents, source: str = "rhythm data",
+                         confirm_degrees=()) -> None:
+    """Refuse angle columns that look like radians: every value within +-3.2 while the column spans a range.
+
+    Checked: plane_of_elevation_deg, elevation_deg and each dependent column.  A rhythm needs elevations over
+    tens of degrees and the planes of the data are tens of degrees apart, so the two input columns are always
+    checked; a dependent coordinate that truly moves less than 3.2 deg may be named in ``confirm_degrees``."""
+    confirm = set(confirm_degrees)
+    for c in confirm & {PLANE, ELEVATION}:
+        raise ValueError(f"{source}: {c} cannot be confirmed as degrees: a rhythm needs the elevation over tens of "
+                         "degrees and planes tens of degrees apart (confirm_degrees is for dependent columns)")
+    bad = []
+    for c in (PLANE, ELEVATION, *dependents):
+        if c not in df or c in confirm:
+            continue
+        v = pd.to_numeric(df[c], errors="coerce").to_numpy(float)
+        v = v[np.isfinite(v)]
+        if v.size and np.abs(v).max() <= RADIAN_BOUND and np.ptp(v) >= RADIAN_SPAN:
+            bad.append(f"{c} [{v.min():.3g}, {v.max():.3g}]")
+    if not bad:
+        return
+    deps = [b.split(" ")[0] for b in bad if b.split(" ")[0] not in (PLANE, ELEVATION)]
+    hint = (f". A dependent column truly in degrees that moves less than {RADIAN_BOUND} deg: name it with "
+            f"--confirm-degrees {deps[0]} (confirm_degrees=[...] in Python)" if deps and len(deps) == len(bad) else "")
+    raise ValueError(f"{source}: the degree column(s) {', '.join(bad)} look like radians: every value lies within "
+                     f"+-{RADIAN_BOUND}. The columns must be in degrees: convert them (numpy.degrees, or multiply by "
+                     f"180/pi = 57.2958) and run again{hint}")
 
 
 @dataclass
@@ -82,7 +115,7 @@ class RhythmFit:
 
     def summary(self) -> pd.DataFrame:
         return pd.DataFrame({"n_samples": self.n_samples, "rms_fit_deg": self.rms_fit_deg,
-                             "rms_cv_leave_one_study_out_deg": self.rms_cv_deg})
+                             "rms_cv_leave_one_study_out_deg": self.rms_cv_deg}).rename_axis("dependent")
 
 
 def _solve(basis, groups, values, w, ridge):
@@ -114,7 +147,7 @@ def _wrms(r, w):
 def fit(data: pd.DataFrame | str | Path, dependents: dict[str, tuple[str, ...]] | None = None, *,
         degree: int = 2, plane_degree: int = 1, weights: str = "study", ridge: float = 1e-6,
         inputs: tuple[str, str] = ("elv_angle", "shoulder_elv"), name: str = "fitted",
-        reference: str = "", cross_validate: bool = True) -> RhythmFit:
+        reference: str = "", cross_validate: bool = True, confirm_degrees=()) -> RhythmFit:
     """Fit each dependent coordinate as a pole-safe polynomial surface of (plane of elevation, elevation).
 
     ``data``: a table (or CSV path) with study, shoulder, plane_of_elevation_deg, elevation_deg and one
@@ -141,6 +174,9 @@ def fit(data: pd.DataFrame | str | Path, dependents: dict[str, tuple[str, ...]] 
         Labels of the fitted rhythm.
     cross_validate : bool
         Leave-one-study-out errors (``rms_cv_deg``).
+    confirm_degrees : iterable of str
+        Dependent columns that are in degrees although every value lies within +-3.2 (otherwise such a column,
+        which looks like radians, is refused; the plane and elevation columns always are).
 
     Returns
     -------
@@ -174,6 +210,8 @@ def fit(data: pd.DataFrame | str | Path, dependents: dict[str, tuple[str, ...]] 
         raise ValueError(f"rhythm data: {int(bad.sum())} row(s) without a finite plane of elevation and elevation "
                          f"(first: row {int(np.flatnonzero(bad)[0])})")
     dependents = dict(MOBL_DEPENDENTS if dependents is None else dependents)
+    check_degree_columns(df, [d for d in dependents if d in df], df.attrs.get("source", "rhythm data"),
+                         confirm_degrees)
     if degree < 1 or plane_degree < 0:
         raise ValueError("degree must be >= 1 and plane_degree >= 0")
     terms = surface_terms(degree, plane_degree)

@@ -222,6 +222,10 @@ def _read_table(path: Path) -> Rhythm:
             b = float(d["intercept"])
         except (KeyError, ValueError) as err:
             raise RhythmError(f"{path}, line {n}: bad number ({err})") from None
+        if not np.isfinite(b) or abs(b) > np.pi:
+            raise RhythmError(f"{path}, line {n}, column 'intercept': the intercept of {d['dependent']!r} is {b:g}, "
+                              f"more than half a turn: intercepts are in radians (of the dependent coordinate; "
+                              f"metres if translational), not degrees: {b:g} deg would be {np.radians(b):.6g} rad")
         mirrors = () if d["mirrors"].lower() == "none" else tuple(d["mirrors"].split())
         terms.append(RhythmTerm(d["dependent"], fn.Linear(coef, b), mirrors,
                                 d.get("mode", "replace") or "replace"))
@@ -457,12 +461,39 @@ def as_polynomial(rhythm: Rhythm, order: int = 4, n: int = 41) -> tuple[Rhythm, 
 def pole_motion(rhythm: Rhythm, plane: str = "elv_angle", elevation: str = "shoulder_elv",
                 lo: float = -np.pi / 2, hi: float = 3 * np.pi / 4) -> dict[str, float]:
     """Per term, the range (rad) its value sweeps when ``plane`` goes from lo to hi at ``elevation`` = 0
-    (the pole, arm at the side): zero for a rhythm defined at the pole."""
+    (the pole, arm at the side): zero for a rhythm defined at the pole.  ``lo``, ``hi`` (rad): the plane's
+    range; :func:`apply` passes the model's range of the coordinate (the defaults are MoBL's, -90...135 deg)."""
     if plane not in rhythm.inputs or elevation not in rhythm.inputs:
         return {}
     x = np.zeros((91, len(rhythm.inputs)))
     x[:, rhythm.inputs.index(plane)] = np.linspace(lo, hi, 91)
     return {t.dependent: float(np.ptp(t.function.evaluate(x).value)) for t in rhythm.terms}
+
+
+#: inputs whose range is wider than this (rad, a full turn each way) are taken over +-this by the full-turn check
+_FULL_TURN_CLIP = 2 * np.pi
+
+
+def _check_full_turn(model: Model, rhythm: Rhythm) -> None:
+    """Refuse a term whose value reaches beyond a full turn (2 pi rad, or 2 pi m) anywhere on the model's ranges
+    of the rhythm's inputs: an intercept in degrees, a slope or a fit to radians taken for degrees."""
+    axes = []
+    for c in rhythm.inputs:
+        lo, hi = model.coordinates[model.coordinate_index(c)].range if c in model.coordinate_names else (0.0, 0.0)
+        lo, hi = max(lo, -_FULL_TURN_CLIP), min(hi, _FULL_TURN_CLIP)
+        axes.append(np.linspace(lo, hi, 41) if hi > lo else np.array([lo]))
+    x = np.stack(np.meshgrid(*axes, indexing="ij"), -1).reshape(-1, len(axes))
+    for t in rhythm.terms:
+        v = np.asarray(t.function.evaluate(x).value, dtype=float)
+        k = int(np.nanargmax(np.abs(v))) if np.isfinite(v).any() else 0
+        if not np.isfinite(v).all() or abs(v[k]) > 2 * np.pi:
+            at = ", ".join(f"{n} = {np.degrees(a):.1f} deg" for n, a in zip(rhythm.inputs, x[k]))
+            src = f" ({rhythm.description})" if rhythm.description.startswith("read from") else ""
+            raise RhythmError(
+                f"rhythm {rhythm.name!r}{src}: the term for {t.dependent!r} reaches {v[k]:.4g} rad "
+                f"({np.degrees(v[k]):.1f} deg) at {at}, within the ranges of model {model.name!r}: more than a full "
+                "turn. Rhythm intercepts are in radians and slopes in rad/rad; a fitted rhythm needs its data in "
+                "degrees (osim-emb fit-rhythm)")
 
 
 def apply(model: Model, rhythm: Rhythm | str, outside: str = "warn") -> Model:
@@ -513,6 +544,7 @@ def apply(model: Model, rhythm: Rhythm | str, outside: str = "warn") -> Model:
     for c in rhythm.inputs:  # before any warning about the rhythm itself
         if c not in names:
             raise RhythmError(f"rhythm {rhythm.name!r} uses coordinate {c!r}, which model {doc.name!r} does not have")
+    _check_full_turn(model, rhythm)
     if rhythm.domain:
         corners = []
         ranges = [model.coordinates[model.coordinate_index(c)].range if c in model.coordinate_names else (0.0, 0.0)
@@ -520,11 +552,18 @@ def apply(model: Model, rhythm: Rhythm | str, outside: str = "warn") -> Model:
         for k in range(2 ** len(ranges)):
             corners.append([r[(k >> i) & 1] for i, r in enumerate(ranges)])
         rhythm.check_domain(np.array(corners), outside, what=f"on the ranges of model {model.name!r}")
-    moves = {k: v for k, v in pole_motion(rhythm).items() if v > 1e-9}
+    plane = "elv_angle"
+    if plane in model.coordinate_names:
+        lo, hi = model.coordinates[model.coordinate_index(plane)].range
+        moves = {k: v for k, v in pole_motion(rhythm, plane, lo=lo, hi=hi).items() if v > 1e-9}
+    else:
+        moves = {}
     if moves:
-        worst = max(moves, key=moves.get)
-        log.warning("rhythm %r moves %s by %.1f deg when elv_angle sweeps at shoulder_elv = 0 (arm at the side); "
-                    "a fitted rhythm (osim-emb fit-rhythm) does not", rhythm.name, worst, np.degrees(moves[worst]))
+        order = sorted(moves, key=moves.get, reverse=True)
+        log.warning("rhythm %r moves %s when %s sweeps its range %.1f...%.1f deg in model %r at shoulder_elv = 0 "
+                    "(arm at the side); a fitted rhythm (osim-emb fit-rhythm) does not", rhythm.name,
+                    ", ".join(f"{d} by {np.degrees(moves[d]):.1f} deg" for d in order), plane,
+                    np.degrees(lo), np.degrees(hi), model.name)
     new = document_to_model(apply_to_document(doc, rhythm), strict=False)
     new.extras["rhythm"] = rhythm
     return new

@@ -346,3 +346,18 @@ def test_state_arrays_of_another_length_than_q_are_refused_by_name(models_dir):
         oe.inverse_dynamics(arm, q, np.zeros((2, 2)), np.zeros((3, 2)))
     one = oe.inverse_dynamics(arm, q, np.zeros((1, 2)), np.zeros((3, 2)))  # one row for all
     np.testing.assert_array_equal(one, oe.inverse_dynamics(arm, q, np.zeros((3, 2)), np.zeros((3, 2))))
+
+
+def test_a_range_exit_within_round_off_is_not_warned(models_dir, caplog):
+    from osim_emb.cli.simulate import warn_range_exits
+    arm = oe.load_osim(str(models_dir / "arm26.osim"))
+    lo, hi = arm.coordinates[1].range
+    table = pd.DataFrame({"time": [0.0, 0.1, 0.2], "r_shoulder_elev": [0.0, 0.0, 0.0],
+                          "r_elbow_flex": [lo - 2e-9, 0.5, hi + 1e-12]})  # an integrator's round-off at the ends
+    with caplog.at_level("WARNING"):
+        warn_range_exits(arm, table)
+    assert "leaves its range" not in caplog.text
+    table.loc[1, "r_elbow_flex"] = hi + 0.01
+    with caplog.at_level("WARNING"):
+        warn_range_exits(arm, table)
+    assert "coordinate 'r_elbow_flex' leaves its range [0°, 130°] at t = 0.1 s" in caplog.text

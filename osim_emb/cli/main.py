@@ -94,7 +94,7 @@ def _add_common_options(p: argparse.ArgumentParser, in_subcommand: bool) -> None
     extra = {"default": argparse.SUPPRESS} if in_subcommand else {}
     p.add_argument("-v", "--verbose", action="count", help="more messages (-vv: debugging messages)",
                    **(extra or {"default": 0}))
-    p.add_argument("-q", "--quiet", action="store_true", help="only errors: no progress lines, no warnings",
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress lines, no warnings (errors and the result lines still print)",
                    **(extra or {"default": False}))
     p.add_argument("--debug", action="store_true", help="show the traceback of an error",
                    **(extra or {"default": False}))

@@ -15,10 +15,11 @@ log = logging.getLogger(__name__)
 def warn_range_exits(model, table) -> None:
     """Warn, once a coordinate, where a simulated motion leaves the coordinate's range (degrees for rotations)."""
     import numpy as np
+    from osim_emb.core.configuration import RANGE_TOLERANCE
     for c in model.coordinates:
         lo, hi = c.range
         v = table[c.name].to_numpy()
-        out = (v < lo) | (v > hi)
+        out = (v < lo - RANGE_TOLERANCE) | (v > hi + RANGE_TOLERANCE)  # not round-off at a range end
         if out.any():
             k = int(out.argmax())
             shown = ((f"{np.degrees(v[k]):.4g}° ({v[k]:.6g} rad)", f"[{np.degrees(lo):.4g}°, {np.degrees(hi):.4g}°]")

@@ -32,7 +32,7 @@ def _label(model, name: str) -> str:
     if name == "time":
         return "time (s)"
     unit, _ = coordinate_unit(model, name)
-    return f"{name.replace('_', ' ')} ({unit})"
+    return f"{name} ({unit})"
 
 
 def moment_arm_curves(result: dict, out: Path, formats: Sequence[str], *, muscles: Sequence[str] | None = None,
@@ -67,19 +67,23 @@ def moment_arm_curves(result: dict, out: Path, formats: Sequence[str], *, muscle
             for i, m in enumerate(group):
                 dm = d0[d0.muscle == m]
                 first = dm[dm.reference == dm.reference.iloc[0]]
-                top.plot(first.sweep_value, 100 * first.package_m, color=fs.color(i), linestyle="-", label=m)
+                every = max(1, len(first) // 6)  # a marker per muscle, staggered: coinciding curves stay visible
+                top.plot(first.sweep_value, 100 * first.package_m, color=fs.color(i), linestyle="-", label=m,
+                         marker=fs.marker(i), markersize=3.5, markevery=(min(i * every // len(group), len(first) - 1),
+                                                                         every), fillstyle="none")
                 for r in refs:
                     dr = dm[dm.reference == r]
                     st = fs.reference_style(r)
                     top.plot(dr.sweep_value, 100 * dr.opensim_m, color=fs.color(i), lw=0.9, **st)
                     axes[1, 0].plot(dr.sweep_value, 1000 * dr.difference_m, color=fs.color(i), lw=0.9, **st)
-            top.set_ylabel(f"moment arm about\n{c.replace('_', ' ')} (cm)")
+            top.set_ylabel(f"moment arm about\n{c} (cm)")  # OpenSim's name, as in the tables and heat maps
             axes[-1, 0].set_xlabel(_label(model, s))
             if refs:
                 axes[1, 0].set_ylabel("package − OpenSim\n(mm)")
             # legend: muscles by colour, sources by line style (outside the panels)
             from matplotlib.lines import Line2D
-            handles = [Line2D([], [], color=fs.color(i), lw=1.6) for i in range(len(group))]
+            handles = [Line2D([], [], color=fs.color(i), lw=1.6, marker=fs.marker(i), markersize=3.5, fillstyle="none")
+                       for i in range(len(group))]
             labels = list(group)
             handles.append(Line2D([], [], color="#808080", linestyle="-"))
             labels.append("package" + (" (opensim_compat)" if result.get("opensim_compat") and refs else ""))
@@ -88,7 +92,7 @@ def moment_arm_curves(result: dict, out: Path, formats: Sequence[str], *, muscle
                 labels.append(f"OpenSim {r}")
             fs.legend_below(fig, handles, labels)
             part = f" ({gi + 1}/{len(groups)})" if len(groups) > 1 else ""
-            fig.suptitle(f"{title or model.name}: moment arms about {c.replace('_', ' ')}{part}")
+            fig.suptitle(f"{title or model.name}: moment arms about {c}{part}")
             stem = f"moment_arm_{c}_vs_{s}" + (f"_{gi + 1}" if len(groups) > 1 else "")
             written += fs.save(fig, out / stem, formats)
     return written

@@ -34,7 +34,12 @@ def test_load_inspect_roundtrip(models_dir, tmp_path, name, capsys):
         assert m.name in text
     for c in model.coordinates:  # ranges and defaults with their units
         line = next(ln for ln in text.splitlines() if f" {c.name} " in ln and " range " in ln)
-        assert line.endswith("(m)" if c.motion_type == "translational" else "(rad)"), line
+        if c.motion_type == "translational" or not np.isfinite(c.range).any():
+            assert line.endswith("(m)" if c.motion_type == "translational" else "(rad)"), line
+        else:  # radians, then the same in degrees (OpenSim users read angles in degrees)
+            lo, hi = np.degrees(c.range)
+            assert "(rad)" in line and line.endswith(f"= [{lo:.6g}, {hi:.6g}] default {np.degrees(c.default):.6g} "
+                                                      "(deg)"), line
     assert " kg com " in text
     assert main(["inspect", str(out)]) == 0 and "(format None)" not in capsys.readouterr().out
 

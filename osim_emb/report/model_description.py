@@ -28,8 +28,10 @@ def describe_model(model: Model, functions: bool = True) -> str:
     from osim_emb.core.configuration import rotational_coordinates
     for k, (c, angle) in enumerate(zip(model.coordinates, rotational_coordinates(model))):
         unit = "rad" if angle else "m"
+        degrees = (f" = {_rng(tuple(np.degrees(c.range)))} default {np.degrees(c.default):.6g} (deg)"
+                   if angle and _rng(c.range) != "unbounded" else "")
         out.append(f"  q{k + 1} {c.name:24s} {c.motion_type:13s} range {_rng(c.range)} default {c.default:.6g} "
-                   f"({unit})")
+                   f"({unit}){degrees}")
     from osim_emb.core.speeds import angular_velocity_joints
     spherical = angular_velocity_joints(model)
     if spherical:

@@ -144,7 +144,8 @@ def cmd_scale(args: argparse.Namespace) -> int:
                              name="static pose", in_degrees=True, protect=inputs)
     factors = result.scaled.factors
     scaled = {b: f for b, f in factors.items() if not np.allclose(f, 1.0)}
-    print(f"scaled {Path(model_path).name}: {len(scaled)} of {len(factors)} bodies"
+    print(f"scaled {Path(model_path).name}: "
+          + (f"{len(scaled)} of {len(factors)} bodies" if factors else "no body given a factor (masses only)")
           + (f" (factors {min(float(np.min(f)) for f in scaled.values()):.4g} to "
              f"{max(float(np.max(f)) for f in scaled.values()):.4g})" if scaled else "")
           + (f", mass {mass:g} kg" if mass else ""))

@@ -332,7 +332,8 @@ def scale_osim_geometry(text: str, factors: Mapping[str, Sequence[float]], *, pr
                 ic, inertia = _vec(b, "inertia", 6)
                 if ic is not None:
                     _set(ic, inertia * k)
-            notes.append(f"masses scaled by {k:.9g} to the subject's {mass:g} kg (the model's {total:.9g} kg)")
+            notes.append(f"masses scaled by {k:.9g} to the subject's {mass:g} kg (the bodies' masses summed to {total:.9g} kg "
+                         f"{'after scaling with the volume' if not preserve_mass_distribution else 'before'})")
     # CustomJoint translations
     for j in model.iter("CustomJoint"):
         parent = j.find("socket_parent_frame")

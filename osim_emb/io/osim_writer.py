@@ -95,6 +95,8 @@ def _coordinate(parent: Any, c: CoordinateSpec) -> None:
     _sub(e, "clamped", bool(c.clamped))
     _sub(e, "locked", bool(c.locked))
     _sub(e, "prescribed_function")
+    if c.free_to_satisfy_constraints:
+        _sub(e, "is_free_to_satisfy_constraints", True)
 
 
 def _offset_frame(parent: Any, name: str, doc: OsimDocument, off: OffsetSpec) -> None:

@@ -620,12 +620,12 @@ def _source_left_out(doc: OsimDocument, written_constraints: set) -> list[str]:
 
     comps = model.find("components")
     comps = [e for e in (comps if comps is not None else []) if isinstance(e.tag, str)]
-    written_names = {name for _, name in written_constraints}
-    written_lines = {line for line, _ in written_constraints}
+    named = {(tag, name) for tag, name, _ in written_constraints}
+    lines = {(tag, line) for tag, _, line in written_constraints}
     constraints = []
     for c in members("ConstraintSet") + [e for e in comps if e.tag.endswith("Constraint")]:
-        if c.sourceline in written_lines or (c.get("name") and c.get("name") in written_names):
-            continue
+        if (c.tag, c.get("name")) in named or (not c.get("name") and (c.tag, c.sourceline) in lines):
+            continue  # written (an unnamed one, named by the reader, known by its line)
         why = "disabled" if _switched_off(c, "isEnforced") else "not read"
         constraints.append(f"{c.get('name') or '(unnamed)'} ({c.tag}, {why})")
     if constraints:
@@ -703,7 +703,7 @@ def _generated_xml(doc: OsimDocument, report: list[str] | None = None) -> Any:
                 unwritten.append(f"{c.name} ({c.type}: {err})")
                 continue
             cs.append(holder[0])
-        written.add((c.line, c.name))
+        written.add((getattr(c, "type", "CoordinateCouplerConstraint"), c.name, c.line))
     fs = _sub(_sub(m, "ForceSet", name="forceset"), "objects")
     left_out = [f for f in doc.forces if doc.version < 40000 and f.type in _NOT_REGENERATED]
     if left_out:

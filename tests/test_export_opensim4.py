@@ -111,6 +111,16 @@ WELDED = _document(
     "<location_body_1>0.05 0 0</location_body_1><location_body_2>0.2 0 0</location_body_2>"
     "<constant_distance>0.25</constant_distance></ConstantDistanceConstraint>")
 
+#: A rocker (on a universal joint, free) whose tip stays on a line through the driven crank (PointOnLineConstraint,
+#: the line turned 0.2 rad off the crank's x axis).
+ON_LINE = _document(
+    "on_line",
+    _body("crank", "crank_pin", "ground", "0 0 0", _coordinate("q_crank", 0.5))
+    + _universal_body("rocker", "rocker_joint", "ground", "0.4 0 0", "q_rocker", "q_rocker_out", 2.0),
+    "<PointOnLineConstraint name='track'><isDisabled>false</isDisabled><line_body>crank</line_body>"
+    "<line_direction_vec>0.98006658 0.19866933 0</line_direction_vec><point_on_line>0.02 -0.01 0</point_on_line>"
+    "<follower_body>rocker</follower_body><point_on_follower>0.3 0 0</point_on_follower></PointOnLineConstraint>")
+
 #: One pin, a Millard muscle with min_control 0 (read as 0.01) and a Thelen muscle with min_control 0.005 below its
 #: minimum_activation 0.02 (OpenSim 4.6 refuses the original; the converted file raises it, and says so).
 MUSCLES = _document(
@@ -162,6 +172,15 @@ def test_converted_file_carries_the_loop_constraints_and_names_what_it_leaves_ou
     assert float(cd.findtext("constant_distance")) == 0.25
     assert "constraint" not in warning  # both written
 
+    src, dst, warning = _convert(tmp_path, "on_line", ON_LINE, caplog)
+    line = etree.parse(str(dst)).getroot().find(".//ConstraintSet/objects/PointOnLineConstraint")
+    assert [line.findtext(t) for t in ("socket_line_body", "socket_follower_body")] == ["/bodyset/crank",
+                                                                                         "/bodyset/rocker"]
+    values = {t: [float(x) for x in line.findtext(t).split()] for t in ("line_direction_vec", "point_on_line",
+                                                                         "point_on_follower")}
+    assert np.allclose(values["line_direction_vec"], [0.98006658, 0.19866933, 0]) and \
+        values["point_on_line"] == [0.02, -0.01, 0] and values["point_on_follower"] == [0.3, 0, 0]
+
 
 def test_converted_muscles_get_the_min_control_opensim_reads_and_requires(tmp_path, caplog):
     src, dst, warning = _convert(tmp_path, "muscles", MUSCLES, caplog)
@@ -201,11 +220,12 @@ def _poses(osim, path, driver: str, values) -> list[tuple[dict, dict]]:
 @pytest.mark.parametrize("name, driver, values", [
     ("four_bar", "q_crank", (1.2, 0.4, -0.7, 2.5, 3.0)),
     ("welded", "q_arm", (0.4, 0.0, -0.5, 0.9)),
+    ("on_line", "q_crank", (0.5, 0.3, 0.0, -0.4, 0.6)),
 ])
 def test_opensim_assembles_the_converted_loops_as_the_original(osim, tmp_path, caplog, name, driver, values):
     """OpenSim 4.6 on the converted file: the dependent coordinates and every body's transform equal those of the
     3.x original (as OpenSim 4.6 reads it) at several values of the driving coordinate, and the loops move."""
-    src, dst, _ = _convert(tmp_path, name, {"four_bar": FOUR_BAR, "welded": WELDED}[name], caplog)
+    src, dst, _ = _convert(tmp_path, name, {"four_bar": FOUR_BAR, "welded": WELDED, "on_line": ON_LINE}[name], caplog)
     before, after = _poses(osim, src, driver, values), _poses(osim, dst, driver, values)
     for (q0, x0), (q1, x1), v in zip(before, after, values):
         assert q0.keys() == q1.keys() and x0.keys() == x1.keys()

@@ -7,12 +7,14 @@ and comments stay as they were, and an unchanged document is written as its sour
 
 Otherwise (a document built in code, or a change an edit cannot express) an OpenSim 4 (version
 40000) file is generated.  Bodies, joints (with their offset frames), coordinates, couplers (any number
-of independent coordinates), wrap objects, musculotendon paths and markers
+of independent coordinates), the loop-closing constraints (PointConstraint, ConstantDistanceConstraint,
+PointOnLineConstraint, WeldConstraint), wrap objects, musculotendon paths and markers
 are written from the document's records; the other properties of each force
 element are copied from the source file, with OpenSim 3.3 spellings brought
 to 4.x (``isDisabled`` -> ``appliesForce``, path points' ``body`` ->
-``socket_parent_frame``, ...) and the values of the 3.3 ``<defaults>`` section
-filled in, so that OpenSim 4.6 loads the result without a conversion.
+``socket_parent_frame``, a muscle's min_control as OpenSim 4.6 reads it, ...) and the values of the 3.3
+``<defaults>`` section filled in, so that OpenSim 4.6 loads the result without a conversion.  One warning names
+what the generated file leaves out.
 Numbers are written with ``repr``: reading the file back gives the same model.
 """
 
@@ -646,6 +648,10 @@ def _source_left_out(doc: OsimDocument, written_constraints: set) -> list[str]:
              and e.tag != "PhysicalOffsetFrame" and e.get("name") not in forces]
     if other:
         out.append(f"it leaves out {len(other)} of the model's <components>: {', '.join(other)}")
+    frames = [e.get("name") or "(unnamed)" for e in comps if e.tag == "PhysicalOffsetFrame"]
+    if frames:
+        out.append(f"it leaves out {len(frames)} PhysicalOffsetFrame(s) of the model's <components> "
+                   f"({', '.join(frames)}; what is fixed to them is written on their bodies)")
     return [restore_double_colons(x) for x in out]
 
 
@@ -768,8 +774,10 @@ def write_osim(doc_or_model: Any, path: str | Path, *, protect: Sequence[str | P
         protected.
     opensim4 : bool, optional
         Write an OpenSim 4 (version 40000) file even when the source is an OpenSim 3.3 or 2.x file: the file
-        generated from the model's records (bodies, joints, coordinates, couplers, wrap objects, muscles and
-        their paths, markers; a warning says that visual geometry, controllers and probes are not carried over).
+        generated from the model's records (bodies, joints, coordinates, couplers and loop-closing constraints,
+        wrap objects, muscles and their paths, markers; one warning names what it leaves out: constraints it does
+        not write, contact geometry, controllers, probes, other components and forces, by name, and visual
+        geometry).
 
     Raises
     ------

@@ -51,6 +51,9 @@ class CoordinateSpec:
     locked: bool = False
     prescribed: bool = False
     line: int | None = None
+    #: OpenSim's is_free_to_satisfy_constraints: the assembler may move it away from its value to satisfy the
+    #: constraints (kept for writing the model back; the package chooses its dependent coordinates itself)
+    free_to_satisfy_constraints: bool = False
 
 
 @dataclass

@@ -594,6 +594,7 @@ class _Reader:
         spec.range = (float(rng[0]), float(rng[1]))
         spec.clamped = self.boolean(c, "clamped", False)
         spec.locked = self.boolean(c, "locked", False)
+        spec.free_to_satisfy_constraints = self.boolean(c, "is_free_to_satisfy_constraints", False)
         pf = c.find("prescribed_function")
         has_pf = pf is not None and find_function(pf) is not None
         spec.prescribed = self.boolean(c, "prescribed", has_pf) and has_pf

@@ -7,12 +7,14 @@ and comments stay as they were, and an unchanged document is written as its sour
 
 Otherwise (a document built in code, or a change an edit cannot express) an OpenSim 4 (version
 40000) file is generated.  Bodies, joints (with their offset frames), coordinates, couplers (any number
-of independent coordinates), wrap objects, musculotendon paths and markers
+of independent coordinates), the loop-closing constraints (PointConstraint, ConstantDistanceConstraint,
+PointOnLineConstraint, WeldConstraint), wrap objects, musculotendon paths and markers
 are written from the document's records; the other properties of each force
 element are copied from the source file, with OpenSim 3.3 spellings brought
 to 4.x (``isDisabled`` -> ``appliesForce``, path points' ``body`` ->
-``socket_parent_frame``, ...) and the values of the 3.3 ``<defaults>`` section
-filled in, so that OpenSim 4.6 loads the result without a conversion.
+``socket_parent_frame``, a muscle's min_control as OpenSim 4.6 reads it, ...) and the values of the 3.3
+``<defaults>`` section filled in, so that OpenSim 4.6 loads the result without a conversion.  One warning names
+what the generated file leaves out.
 Numbers are written with ``repr``: reading the file back gives the same model.
 """
 
@@ -38,6 +40,7 @@ from osim_emb.io.osim_document import (
     OffsetSpec,
     OsimDocument,
     PathPointSpec,
+    PointConstraintSpec,
     TransformAxisSpec,
 )
 
@@ -95,6 +98,8 @@ def _coordinate(parent: Any, c: CoordinateSpec) -> None:
     _sub(e, "clamped", bool(c.clamped))
     _sub(e, "locked", bool(c.locked))
     _sub(e, "prescribed_function")
+    if c.free_to_satisfy_constraints:
+        _sub(e, "is_free_to_satisfy_constraints", True)
 
 
 def _offset_frame(parent: Any, name: str, doc: OsimDocument, off: OffsetSpec) -> None:
@@ -143,6 +148,42 @@ def _coupler(parent: Any, c: CouplerSpec) -> None:
     _sub(e, "scale_factor", float(c.scale))
 
 
+def _point_constraint(parent: Any, doc: OsimDocument, c: PointConstraintSpec) -> None:
+    """A loop-closing constraint as OpenSim 4.6 writes it (its sockets name the bodies; the points, line and weld
+    frames are in body coordinates, as the document keeps them).  The document keeps only enforced constraints."""
+    e = _sub(parent, c.type, name=c.name)
+    _sub(e, "isEnforced", True)
+    if c.type == "WeldConstraint":
+        from osim_emb.core.kinematics import body_fixed_xyz_angles
+        names = [f"{c.body1}_offset", f"{c.body2}_offset"]
+        if names[0] == names[1]:
+            names[1] += "_2"
+        _sub(e, "socket_frame1", names[0])
+        _sub(e, "socket_frame2", names[1])
+        frames = _sub(e, "frames")
+        for name, body, location, rotation in zip(names, (c.body1, c.body2), (c.location1, c.location2),
+                                                  (c.rotation1, c.rotation2)):
+            r = np.eye(3) if rotation is None else np.asarray(rotation, dtype=float)
+            _offset_frame(frames, name, doc, OffsetSpec(body, np.asarray(location, dtype=float),
+                                                        body_fixed_xyz_angles(r)))
+        return
+    if c.type == "PointOnLineConstraint":
+        _sub(e, "socket_line_body", _frame_path(doc, c.body1))
+        _sub(e, "socket_follower_body", _frame_path(doc, c.body2))
+        _sub(e, "line_direction_vec", c.direction)
+        _sub(e, "point_on_line", c.location1)
+        _sub(e, "point_on_follower", c.location2)
+        return
+    _sub(e, "socket_body_1", _frame_path(doc, c.body1))
+    _sub(e, "socket_body_2", _frame_path(doc, c.body2))
+    _sub(e, "location_body_1", c.location1)
+    _sub(e, "location_body_2", c.location2)
+    if c.type == "ConstantDistanceConstraint":
+        _sub(e, "constant_distance", float(c.distance))
+    elif c.type != "PointConstraint":
+        raise ValueError(f"cannot write constraint {c.name!r} of type {c.type}")
+
+
 def _path_point(parent: Any, doc: OsimDocument, p: PathPointSpec) -> None:
     tag = {"fixed": "PathPoint", "moving": "MovingPathPoint", "conditional": "ConditionalPathPoint"}[p.kind]
     e = _sub(parent, tag, name=p.name)
@@ -162,7 +203,56 @@ def _path_point(parent: Any, doc: OsimDocument, p: PathPointSpec) -> None:
         _sub(e, "range", list(p.range))
 
 
-def _force(parent: Any, doc: OsimDocument, f: ForceSpec) -> None:
+#: Muscles whose OpenSim 4.6 refuses a min_control below minimum_activation (Thelen2003Muscle; Millard2012
+#: EquilibriumMuscle with a compliant, undamped tendon); both construct min_control = 0.01, the default minimum_activation.
+MIN_ACTIVATION_MUSCLES = ("Millard2012EquilibriumMuscle", "Thelen2003Muscle")
+
+
+def _float_text(e: Any) -> float | None:
+    try:
+        return float((e.text or "").strip())
+    except (AttributeError, ValueError):
+        return None
+
+
+def _upgrade_controls(src: Any, default: Any, doc: OsimDocument, raised: list[str] | None) -> None:
+    """A pre-4.0 muscle's min_control / max_control as OpenSim 4.6 reads them, written for a version-40000 file.
+
+    ``Muscle::updateFromXMLNode`` (files older than 30513) removes min_control = 0 and max_control = 1, leaving the
+    muscle type's default (Thelen2003Muscle and Millard2012EquilibriumMuscle: min_control 0.01, the default
+    minimum_activation; other muscles 0 and 1); :func:`osim_emb.io.muscle_xml` reads the same values (a value of the
+    3.3 ``<defaults>`` object taking the place of a removed one).  Then, for :data:`MIN_ACTIVATION_MUSCLES`, a
+    min_control below the muscle's minimum_activation is raised to it (OpenSim 4.6 refuses it: "Property
+    'min_control' has an invalid property value"); each raise is described in ``raised``."""
+    if "Muscle" not in src.tag:
+        return
+    if doc.version < 30513:
+        for tag, dropped in (("min_control", 0.0), ("max_control", 1.0)):
+            e = src.find(tag)
+            v = _float_text(e) if e is not None else None
+            if v is None or abs(v - dropped) > 1e-15:
+                continue
+            d = default.find(tag) if default is not None else None
+            dv = _float_text(d) if d is not None else None
+            if dv is not None and abs(dv - dropped) > 1e-15:
+                e.text = _num(dv)
+            else:
+                src.remove(e)
+    if src.tag not in MIN_ACTIVATION_MUSCLES:
+        return
+    e, a = src.find("min_control"), src.find("minimum_activation")
+    lo = _float_text(e) if e is not None else 0.01
+    act = _float_text(a) if a is not None else 0.01
+    if lo is None or act is None or lo >= act:
+        return
+    if e is None:
+        e = _sub(src, "min_control")
+    e.text = _num(act)
+    if raised is not None:
+        raised.append(f"{src.get('name')} ({src.tag}: min_control {lo:g} raised to its minimum_activation {act:g})")
+
+
+def _force(parent: Any, doc: OsimDocument, f: ForceSpec, raised: list[str] | None = None) -> None:
     src = copy.deepcopy(f.element)
     default = doc.defaults.get(src.tag) if doc.version < 40000 else None
     if default is not None:  # 3.3 <defaults>: fill in what the object leaves unset
@@ -170,6 +260,8 @@ def _force(parent: Any, doc: OsimDocument, f: ForceSpec) -> None:
         for c in default:
             if isinstance(c.tag, str) and c.tag not in have:
                 src.append(copy.deepcopy(c))
+    if doc.version < 40000:
+        _upgrade_controls(src, default, doc, raised)
     for c in list(src):
         if not isinstance(c.tag, str) or c.tag in DISPLAY_TAGS:
             src.remove(c)
@@ -480,24 +572,103 @@ def _find_force(model: Any, name: str, tag: str) -> Any:
 def document_to_xml(doc: OsimDocument) -> Any:
     """The XML tree of a document: its source file edited where the package changed it (lossless:
     geometry, markers, actuators, controllers, probes and comments stay), else an OpenSim 4 file
-    generated from the records (what an edit cannot express is then said with logging.warning)."""
+    generated from the records (what an edit cannot express, and what the generated file leaves out, is then
+    said in one logging.warning)."""
     if doc.source_text:
         try:
             return _edit_source(doc)[0]
         except _NotEditable as why:
-            import logging
-            logging.warning("%s: %s; writing the model regenerated as an OpenSim 4 file (visual geometry, "
-                            "controllers, probes and other components of the source are not carried over)",
-                            doc.path, why)
+            return _regenerated(doc, f"{why}; writing the model regenerated as an OpenSim 4 file")
     return _generated_xml(doc)
 
 
 #: Pathless forces of pre-4.0 files whose elements a generated OpenSim 4 file cannot carry (frames, contact geometry)
 _NOT_REGENERATED = frozenset(KNOWN_PATHLESS_FORCES) - {"CoordinateActuator", "CoordinateLimitForce"}
+#: OpenSim's contact geometry (ContactGeometrySet members, or a frame's components in 4.x files)
+CONTACT_GEOMETRY_TAGS = ("ContactSphere", "ContactHalfSpace", "ContactMesh", "ContactEllipsoid", "ContactCylinder",
+                         "ContactBrick", "ContactTorus")
 
 
-def _generated_xml(doc: OsimDocument) -> Any:
-    """The OpenSim 4 XML tree generated from the document's records."""
+def _named(e: Any) -> str:
+    return f"{e.get('name') or '(unnamed)'} ({e.tag})"
+
+
+def _switched_off(e: Any, on_tag: str) -> bool:
+    """``on_tag`` (isEnforced, enabled) false, or (older files) isDisabled true."""
+    on, off = e.find(on_tag), e.find("isDisabled")
+    if on is not None:
+        return (on.text or "").strip().lower() in ("false", "0")
+    return off is not None and (off.text or "").strip().lower() in ("true", "1")
+
+
+def _source_left_out(doc: OsimDocument, written_constraints: set) -> list[str]:
+    """What the source file has that the generated file does not carry, element by element: constraints not
+    written (disabled, or left out by the importer), contact geometry, controllers, probes and other components."""
+    if not doc.source_text:
+        return []
+    try:
+        root = _parse_source(doc.source_text)
+    except etree.XMLSyntaxError:
+        return ["it leaves out the source's other components (its XML could not be listed)"]
+    from osim_emb.io.osim_reader import restore_double_colons
+    model = root.find("Model")
+    if model is None:
+        return []
+    out = []
+
+    def members(set_tag: str) -> list:
+        objs = model.find(f"{set_tag}/objects")
+        return [e for e in (objs if objs is not None else []) if isinstance(e.tag, str)]
+
+    comps = model.find("components")
+    comps = [e for e in (comps if comps is not None else []) if isinstance(e.tag, str)]
+    named = {(tag, name) for tag, name, _ in written_constraints}
+    lines = {(tag, line) for tag, _, line in written_constraints}
+    constraints = []
+    for c in members("ConstraintSet") + [e for e in comps if e.tag.endswith("Constraint")]:
+        if (c.tag, c.get("name")) in named or (not c.get("name") and (c.tag, c.sourceline) in lines):
+            continue  # written (an unnamed one, named by the reader, known by its line)
+        why = "disabled" if _switched_off(c, "isEnforced") else "not read"
+        constraints.append(f"{c.get('name') or '(unnamed)'} ({c.tag}, {why})")
+    if constraints:
+        out.append(f"it leaves out {len(constraints)} constraint(s): {', '.join(constraints)}")
+    defaults = model.find("defaults")
+    skip = set(defaults.iter()) if defaults is not None else set()
+    contact = [_named(e) for e in model.iter(*CONTACT_GEOMETRY_TAGS) if e not in skip]
+    if contact:
+        out.append(f"it leaves out {len(contact)} contact geometry object(s): {', '.join(contact)}")
+    for set_tag, what in (("ControllerSet", "controller(s)"), ("ProbeSet", "probe(s)"),
+                          ("ComponentSet", "component(s) of the ComponentSet")):
+        items = [_named(e) + (", disabled" if set_tag == "ControllerSet" and _switched_off(e, "enabled") else "")
+                 for e in members(set_tag)]
+        if items:
+            out.append(f"it leaves out {len(items)} {what}: {', '.join(items)}")
+    forces = {f.name for f in doc.forces}
+    other = [_named(e) for e in comps if not e.tag.endswith("Constraint") and e.tag not in CONTACT_GEOMETRY_TAGS
+             and e.tag != "PhysicalOffsetFrame" and e.get("name") not in forces]
+    if other:
+        out.append(f"it leaves out {len(other)} of the model's <components>: {', '.join(other)}")
+    frames = [e.get("name") or "(unnamed)" for e in comps if e.tag == "PhysicalOffsetFrame"]
+    if frames:
+        out.append(f"it leaves out {len(frames)} PhysicalOffsetFrame(s) of the model's <components> "
+                   f"({', '.join(frames)}; what is fixed to them is written on their bodies)")
+    return [restore_double_colons(x) for x in out]
+
+
+def _regenerated(doc: OsimDocument, why: str) -> Any:
+    """The generated OpenSim 4 tree, with one warning: ``why``, then everything the file leaves out, by name."""
+    report: list[str] = []
+    root = _generated_xml(doc, report)
+    import logging
+    logging.getLogger(__name__).warning("%s: %s: %s", doc.path, why, "; ".join(report))
+    return root
+
+
+def _generated_xml(doc: OsimDocument, report: list[str] | None = None) -> Any:
+    """The OpenSim 4 XML tree generated from the document's records.  What it leaves out (and the min_control values
+    it raises) is described, one phrase per kind, in ``report`` (or, when ``report`` is None, said in a warning if
+    anything besides visual geometry is left out)."""
+    notes: list[str] = ["visual geometry (meshes and other display geometry) is not carried over"]
     root = etree.Element("OpenSimDocument", Version="40000")
     m = _sub(root, "Model", name=doc.name)
     ground = next((b for b in doc.bodies if b.name == doc.ground), BodySpec(doc.ground))
@@ -523,25 +694,50 @@ def _generated_xml(doc: OsimDocument) -> Any:
     for j in doc.joints:
         _joint(js, doc, j)
     cs = _sub(_sub(m, "ConstraintSet", name="constraintset"), "objects")
-    for c in doc.couplers:
-        _coupler(cs, c)
+    written: set = set()
+    unwritten: list[str] = []
+    constraints = sorted(list(doc.couplers) + list(doc.point_constraints),  # in the source's order
+                         key=lambda c: c.line if c.line is not None else float("inf"))
+    for c in constraints:
+        if isinstance(c, CouplerSpec):
+            _coupler(cs, c)
+        else:
+            holder = etree.Element("holder")
+            try:
+                _point_constraint(holder, doc, c)
+            except ValueError as err:
+                unwritten.append(f"{c.name} ({c.type}: {err})")
+                continue
+            cs.append(holder[0])
+        written.add((getattr(c, "type", "CoordinateCouplerConstraint"), c.name, c.line))
     fs = _sub(_sub(m, "ForceSet", name="forceset"), "objects")
     left_out = [f for f in doc.forces if doc.version < 40000 and f.type in _NOT_REGENERATED]
     if left_out:
-        import logging
-        logging.getLogger(__name__).warning(
-            "%s: the regenerated OpenSim 4 file leaves out %d force(s) whose version-%s elements name bodies or "
-            "contact geometry it does not carry: %s", doc.path, len(left_out), doc.version,
-            ", ".join(f"{f.name} ({f.type})" for f in left_out))
+        notes.append(f"it leaves out {len(left_out)} force(s) whose version-{doc.version} elements name bodies or "
+                     "contact geometry it does not carry: " + ", ".join(f"{f.name} ({f.type})" for f in left_out))
+    raised: list[str] = []
     for f in doc.forces:
         if f not in left_out:
-            _force(fs, doc, f)
+            _force(fs, doc, f, raised)
     ms = _sub(_sub(m, "MarkerSet", name="markerset"), "objects")
     for mk in doc.markers:
         e = _sub(ms, "Marker", name=mk.name)
         _sub(e, "socket_parent_frame", _frame_path(doc, mk.body))
         _sub(e, "location", mk.location)
         _sub(e, "fixed", bool(mk.fixed))
+    if unwritten:
+        notes.append(f"it leaves out {len(unwritten)} constraint(s) it cannot write: {', '.join(unwritten)}")
+    notes += _source_left_out(doc, written)
+    if doc.skipped:
+        notes.append(f"it leaves out {len(doc.skipped)} element(s) the importer left out: "
+                     + ", ".join(f"{s.name} ({s.kind}: {s.reason})" for s in doc.skipped))
+    if raised:
+        notes.append(f"{len(raised)} muscle(s) get the min_control OpenSim 4.6 requires: {', '.join(raised)}")
+    if report is not None:
+        report.extend(notes)
+    elif len(notes) > 1:
+        import logging
+        logging.getLogger(__name__).warning("%s: the generated OpenSim 4 file: %s", doc.path, "; ".join(notes))
     return root
 
 
@@ -578,8 +774,10 @@ def write_osim(doc_or_model: Any, path: str | Path, *, protect: Sequence[str | P
         protected.
     opensim4 : bool, optional
         Write an OpenSim 4 (version 40000) file even when the source is an OpenSim 3.3 or 2.x file: the file
-        generated from the model's records (bodies, joints, coordinates, couplers, wrap objects, muscles and
-        their paths, markers; a warning says that visual geometry, controllers and probes are not carried over).
+        generated from the model's records (bodies, joints, coordinates, couplers and loop-closing constraints,
+        wrap objects, muscles and their paths, markers; one warning names what it leaves out: constraints it does
+        not write, contact geometry, controllers, probes, other components and forces, by name, and visual
+        geometry).
 
     Raises
     ------
@@ -602,11 +800,8 @@ def write_osim(doc_or_model: Any, path: str | Path, *, protect: Sequence[str | P
         if doc is None:
             raise ValueError("this model was not imported from an .osim file and has no OpenSim document to write")
     if opensim4 and doc.version < 40000:
-        import logging
-        logging.getLogger(__name__).warning(
-            "%s: a version-%s file written as OpenSim 4 (version 40000) from the model's records: visual geometry, "
-            "controllers, probes and other components of the source are not carried over", doc.path, doc.version)
-        text = _serialize(_generated_xml(doc))
+        text = _serialize(_regenerated(doc, f"a version-{doc.version} file written as OpenSim 4 (version 40000) "
+                                            "from the model's records"))
     else:
         text = document_to_string(doc)
     write_atomically(path, text, protect=list(protect) + [doc.path] if Path(doc.path).exists() else list(protect))

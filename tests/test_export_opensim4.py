@@ -1,0 +1,256 @@
+"""`osim-emb convert OLD.osim -o NEW.osim` on OpenSim 3.x files with closed loops and Thelen / Millard muscles: the
+regenerated OpenSim 4 file keeps the loop-closing constraints (OpenSim 4.6 assembles it to the original's poses),
+gives the muscles the min_control OpenSim 4.6 reads from the original (and requires), and one warning names what it
+leaves out.  The models are written here (version 30000, as OpenSim 3.3 writes them)."""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+import pytest
+from lxml import etree
+
+from osim_emb.cli.main import main
+
+INERTIA = "<inertia_xx>0.001</inertia_xx><inertia_yy>0.001</inertia_yy><inertia_zz>0.001</inertia_zz>" \
+          "<inertia_xy>0</inertia_xy><inertia_xz>0</inertia_xz><inertia_yz>0</inertia_yz>"
+
+
+def _coordinate(name: str, default: float, free: bool = False, motion: str = "rotational",
+                lo: float = -3.14159, hi: float = 3.14159) -> str:
+    return (f"<Coordinate name='{name}'><motion_type>{motion}</motion_type><default_value>{default}</default_value>"
+            f"<range>{lo} {hi}</range><clamped>false</clamped><locked>false</locked>"
+            + ("<is_free_to_satisfy_constraints>true</is_free_to_satisfy_constraints>" if free else "")
+            + "</Coordinate>")
+
+
+def _body(name: str, joint: str, parent: str, at: str, coordinates: str, joint_type: str = "PinJoint",
+          orientation: str = "0 0 0") -> str:
+    return (f"<Body name='{name}'><mass>1</mass><mass_center>0.05 0 0</mass_center>{INERTIA}"
+            f"<Joint><{joint_type} name='{joint}'><parent_body>{parent}</parent_body>"
+            f"<location_in_parent>{at}</location_in_parent><orientation_in_parent>{orientation}</orientation_in_parent>"
+            "<location>0 0 0</location><orientation>0 0 0</orientation>"
+            f"<CoordinateSet><objects>{coordinates}</objects></CoordinateSet></{joint_type}></Joint></Body>")
+
+
+def _universal_body(name: str, joint: str, parent: str, at: str, first: str, second: str, default: float) -> str:
+    """A body on a 3.x CustomJoint turning about z (``first``), then about the new y (``second``)."""
+    def axis(k: str, coordinate: str, direction: str) -> str:
+        function = ("<function><LinearFunction><coefficients>1 0</coefficients></LinearFunction></function>"
+                    if coordinate else "")
+        return (f"<TransformAxis name='{k}'>{function}<coordinates>{coordinate}</coordinates>"
+                f"<axis>{direction}</axis></TransformAxis>")
+    axes = (axis("rotation1", first, "0 0 1") + axis("rotation2", second, "0 1 0") + axis("rotation3", "", "1 0 0")
+            + axis("translation1", "", "1 0 0") + axis("translation2", "", "0 1 0")
+            + axis("translation3", "", "0 0 1"))
+    return _body(name, joint, parent, at, _coordinate(first, default, free=True) + _coordinate(second, 0.0, free=True),
+                 joint_type="CustomJoint").replace("</CoordinateSet>", f"</CoordinateSet><SpatialTransform>{axes}"
+                                                                     "</SpatialTransform>")
+
+
+def _muscle(tag: str, name: str, body1: str, body2: str, min_control: float, minimum_activation: float,
+            extra: str = "") -> str:
+    return (f"<{tag} name='{name}'><isDisabled>false</isDisabled><min_control>{min_control}</min_control>"
+            "<max_control>1</max_control><GeometryPath><PathPointSet><objects>"
+            f"<PathPoint name='{name}_1'><location>0.02 0.01 0</location><body>{body1}</body></PathPoint>"
+            f"<PathPoint name='{name}_2'><location>0.05 0.01 0</location><body>{body2}</body></PathPoint>"
+            "</objects></PathPointSet></GeometryPath><max_isometric_force>500</max_isometric_force>"
+            "<optimal_fiber_length>0.05</optimal_fiber_length><tendon_slack_length>0.03</tendon_slack_length>"
+            f"<pennation_angle_at_optimal>0</pennation_angle_at_optimal><minimum_activation>{minimum_activation}"
+            f"</minimum_activation>{extra}</{tag}>")
+
+
+def _document(name: str, bodies: str, constraints: str = "", forces: str = "", more: str = "") -> str:
+    return (f"<?xml version='1.0' encoding='UTF-8' ?>\n<OpenSimDocument Version='30000'><Model name='{name}'>"
+            "<gravity>0 -9.80665 0</gravity><BodySet><objects>"
+            f"<Body name='ground'><mass>0</mass><mass_center>0 0 0</mass_center>{INERTIA}<Joint/></Body>{bodies}"
+            f"</objects></BodySet><ConstraintSet><objects>{constraints}</objects></ConstraintSet>"
+            f"<ForceSet><objects>{forces}</objects></ForceSet>{more}</Model></OpenSimDocument>\n")
+
+
+#: A four-bar linkage (ground 0.4 m, crank 0.1 m, coupler 0.35 m, rocker 0.3 m) closed by a PointConstraint, the
+#: coupler on a universal joint (so that the constraint's three equations are independent: OpenSim's assembler fails
+#: on a planar loop's redundant one); the crank drives it (the other angles are free to satisfy the constraint); a
+#: Millard muscle with
+#: min_control 0 < minimum_activation 0.01 (OpenSim reads min_control 0.01); a contact sphere, a controller and a
+#: disabled WeldConstraint the converted file leaves out.
+FOUR_BAR = _document(
+    "four_bar",
+    _body("crank", "crank_pin", "ground", "0 0 0", _coordinate("q_crank", 1.2))
+    + _universal_body("coupler", "coupler_joint", "crank", "0.1 0 0", "q_coupler", "q_coupler_out", -0.6)
+    + _body("rocker", "rocker_pin", "ground", "0.4 0 0", _coordinate("q_rocker", 1.82, free=True)),
+    "<PointConstraint name='closure'><isDisabled>false</isDisabled><body_1>coupler</body_1><body_2>rocker</body_2>"
+    "<location_body_1>0.35 0 0</location_body_1><location_body_2>0.3 0 0</location_body_2></PointConstraint>"
+    "<WeldConstraint name='unused_weld'><isDisabled>true</isDisabled><body_1>crank</body_1><body_2>rocker</body_2>"
+    "<location_body_1>0 0 0</location_body_1><orientation_body_1>0 0 0</orientation_body_1>"
+    "<location_body_2>0 0 0</location_body_2><orientation_body_2>0 0 0</orientation_body_2></WeldConstraint>",
+    _muscle("Millard2012EquilibriumMuscle", "flexor", "crank", "coupler", 0, 0.01,
+            "<fiber_damping>0</fiber_damping>"),
+    "<ContactGeometrySet><objects><ContactSphere name='knob'><body_name>crank</body_name><location>0.1 0 0"
+    "</location><orientation>0 0 0</orientation><radius>0.01</radius></ContactSphere></objects></ContactGeometrySet>"
+    "<ControllerSet><objects><PrescribedController name='driver'><isDisabled>false</isDisabled>"
+    "<actuator_list>flexor</actuator_list><FunctionSet name='ControlFunctions'><objects><Constant><value>0.2</value>"
+    "</Constant></objects></FunctionSet></PrescribedController></objects></ControllerSet>")
+
+#: A driven arm (pin q_arm) with a free body welded to its tip (both weld frames turned and moved), and a link
+#: pinned to ground held at a constant distance from the welded body.
+WELDED = _document(
+    "welded",
+    _body("arm", "arm_pin", "ground", "0 0 0", _coordinate("q_arm", 0.4))
+    + _body("cap", "cap_free", "ground", "0 0 0",
+            "".join(_coordinate(n, 0.0, free=True) for n in ("cap_rx", "cap_ry", "cap_rz"))
+            + "".join(_coordinate(n, 0.0, free=True, motion="translational", lo=-2, hi=2)
+                      for n in ("cap_tx", "cap_ty", "cap_tz")), joint_type="FreeJoint")
+    + _body("link", "link_pin", "ground", "0.5 0 0", _coordinate("q_link", 1.5, free=True)),
+    "<WeldConstraint name='glue'><isDisabled>false</isDisabled><body_1>arm</body_1><body_2>cap</body_2>"
+    "<location_body_1>0.3 0 0</location_body_1><orientation_body_1>0.3 0.2 -0.1</orientation_body_1>"
+    "<location_body_2>0.01 0.02 0.03</location_body_2><orientation_body_2>0.1 -0.2 0.4</orientation_body_2>"
+    "</WeldConstraint>"
+    "<ConstantDistanceConstraint name='rod'><isDisabled>false</isDisabled><body_1>cap</body_1><body_2>link</body_2>"
+    "<location_body_1>0.05 0 0</location_body_1><location_body_2>0.2 0 0</location_body_2>"
+    "<constant_distance>0.25</constant_distance></ConstantDistanceConstraint>")
+
+#: A rocker (on a universal joint, free) whose tip stays on a line through the driven crank (PointOnLineConstraint,
+#: the line turned 0.2 rad off the crank's x axis).
+ON_LINE = _document(
+    "on_line",
+    _body("crank", "crank_pin", "ground", "0 0 0", _coordinate("q_crank", 0.5))
+    + _universal_body("rocker", "rocker_joint", "ground", "0.4 0 0", "q_rocker", "q_rocker_out", 2.0),
+    "<PointOnLineConstraint name='track'><isDisabled>false</isDisabled><line_body>crank</line_body>"
+    "<line_direction_vec>0.98006658 0.19866933 0</line_direction_vec><point_on_line>0.02 -0.01 0</point_on_line>"
+    "<follower_body>rocker</follower_body><point_on_follower>0.3 0 0</point_on_follower></PointOnLineConstraint>")
+
+#: One pin, a Millard muscle with min_control 0 (read as 0.01) and a Thelen muscle with min_control 0.005 below its
+#: minimum_activation 0.02 (OpenSim 4.6 refuses the original; the converted file raises it, and says so).
+MUSCLES = _document(
+    "muscles",
+    _body("arm", "arm_pin", "ground", "0 0 0", _coordinate("q_arm", 0.4)),
+    forces=_muscle("Millard2012EquilibriumMuscle", "millard", "ground", "arm", 0, 0.01,
+                   "<fiber_damping>0</fiber_damping>")
+    + _muscle("Thelen2003Muscle", "thelen", "ground", "arm", 0.005, 0.02))
+
+
+def _convert(tmp_path, name: str, text: str, caplog) -> tuple:
+    src, dst = tmp_path / f"{name}.osim", tmp_path / f"{name}_4.osim"
+    src.write_text(text)
+    caplog.clear()
+    with caplog.at_level(logging.WARNING):
+        assert main(["convert", str(src), "-o", str(dst)]) == 0
+    warnings = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING
+                and "written as OpenSim 4" in r.getMessage()]
+    assert len(warnings) == 1, warnings  # one warning says everything the file leaves out
+    return src, dst, warnings[0]
+
+
+def test_converted_file_carries_the_loop_constraints_and_names_what_it_leaves_out(tmp_path, caplog):
+    src, dst, warning = _convert(tmp_path, "four_bar", FOUR_BAR, caplog)
+    root = etree.parse(str(dst)).getroot()
+    assert root.get("Version") == "40000"
+    pc = root.find(".//ConstraintSet/objects/PointConstraint")
+    assert pc.get("name") == "closure" and pc.findtext("isEnforced") == "true"
+    assert [pc.findtext(t) for t in ("socket_body_1", "socket_body_2")] == ["/bodyset/coupler", "/bodyset/rocker"]
+    assert np.allclose([float(x) for x in pc.findtext("location_body_1").split()], [0.35, 0, 0])
+    assert root.find(".//WeldConstraint") is None  # disabled in the source
+    free = {c.get("name"): c.findtext("is_free_to_satisfy_constraints") for c in root.iter("Coordinate")}
+    assert free == {"q_crank": None, "q_coupler": "true", "q_coupler_out": "true", "q_rocker": "true"}
+    assert "visual geometry" in warning and "not carried over" in warning
+    assert "unused_weld (WeldConstraint, disabled)" in warning
+    assert "knob (ContactSphere)" in warning and "driver (PrescribedController)" in warning
+    assert "closure" not in warning
+
+    src, dst, warning = _convert(tmp_path, "welded", WELDED, caplog)
+    root = etree.parse(str(dst)).getroot()
+    weld = root.find(".//ConstraintSet/objects/WeldConstraint")
+    frames = {f.get("name"): f for f in weld.find("frames")}
+    assert [weld.findtext("socket_frame1"), weld.findtext("socket_frame2")] == ["arm_offset", "cap_offset"]
+    assert frames["arm_offset"].findtext("socket_parent") == "/bodyset/arm"
+    assert np.allclose([float(x) for x in frames["arm_offset"].findtext("orientation").split()], [0.3, 0.2, -0.1],
+                       atol=1e-15)
+    assert np.allclose([float(x) for x in frames["cap_offset"].findtext("translation").split()], [0.01, 0.02, 0.03])
+    cd = root.find(".//ConstraintSet/objects/ConstantDistanceConstraint")
+    assert float(cd.findtext("constant_distance")) == 0.25
+    assert "constraint" not in warning  # both written
+
+    src, dst, warning = _convert(tmp_path, "on_line", ON_LINE, caplog)
+    line = etree.parse(str(dst)).getroot().find(".//ConstraintSet/objects/PointOnLineConstraint")
+    assert [line.findtext(t) for t in ("socket_line_body", "socket_follower_body")] == ["/bodyset/crank",
+                                                                                         "/bodyset/rocker"]
+    values = {t: [float(x) for x in line.findtext(t).split()] for t in ("line_direction_vec", "point_on_line",
+                                                                         "point_on_follower")}
+    assert np.allclose(values["line_direction_vec"], [0.98006658, 0.19866933, 0]) and \
+        values["point_on_line"] == [0.02, -0.01, 0] and values["point_on_follower"] == [0.3, 0, 0]
+
+
+def test_converted_muscles_get_the_min_control_opensim_reads_and_requires(tmp_path, caplog):
+    src, dst, warning = _convert(tmp_path, "muscles", MUSCLES, caplog)
+    root = etree.parse(str(dst)).getroot()
+    controls = {m.get("name"): m.findtext("min_control") for m in root.iter("Millard2012EquilibriumMuscle",
+                                                                           "Thelen2003Muscle")}
+    # Millard: min_control 0 of a pre-30513 file is dropped (OpenSim's default 0.01); Thelen: raised to 0.02
+    assert controls["millard"] is None and float(controls["thelen"]) == 0.02
+    assert "thelen (Thelen2003Muscle: min_control 0.005 raised to its minimum_activation 0.02)" in warning
+    assert "millard" not in warning
+    from osim_emb.io import load_osim
+    for path in (src, dst):  # the package reads the value OpenSim reads from the original (Millard)
+        assert {m.name: m.parameters.min_control for m in load_osim(path).muscles}["millard"] == 0.01
+
+
+def _poses(osim, path, driver: str, values) -> list[tuple[dict, dict]]:
+    """Every coordinate and body transform (3 x 4) after OpenSim sets ``driver`` to each value and assembles."""
+    model = osim.Model(str(path))
+    state = model.initSystem()
+    coords = model.getCoordinateSet()
+    out = []
+    for v in values:
+        coords.get(driver).setValue(state, v, True)  # assembles: the driver held (weight 10), the others free
+        model.realizePosition(state)
+        q = {coords.get(i).getName(): coords.get(i).getValue(state) for i in range(coords.getSize())}
+        x = {}
+        for i in range(model.getBodySet().getSize()):
+            b = model.getBodySet().get(i)
+            t = b.getTransformInGround(state)
+            r = t.R().asMat33()
+            x[b.getName()] = np.array([[r.get(a, c) for c in range(3)] + [t.p().get(a)] for a in range(3)])
+        out.append((q, x))
+    return out
+
+
+@pytest.mark.opensim
+@pytest.mark.parametrize("name, driver, values", [
+    ("four_bar", "q_crank", (1.2, 0.4, -0.7, 2.5, 3.0)),
+    ("welded", "q_arm", (0.4, 0.0, -0.5, 0.9)),
+    ("on_line", "q_crank", (0.5, 0.3, 0.0, -0.4, 0.6)),
+])
+def test_opensim_assembles_the_converted_loops_as_the_original(osim, tmp_path, caplog, name, driver, values):
+    """OpenSim 4.6 on the converted file: the dependent coordinates and every body's transform equal those of the
+    3.x original (as OpenSim 4.6 reads it) at several values of the driving coordinate, and the loops move."""
+    src, dst, _ = _convert(tmp_path, name, {"four_bar": FOUR_BAR, "welded": WELDED, "on_line": ON_LINE}[name], caplog)
+    before, after = _poses(osim, src, driver, values), _poses(osim, dst, driver, values)
+    for (q0, x0), (q1, x1), v in zip(before, after, values):
+        assert q0.keys() == q1.keys() and x0.keys() == x1.keys()
+        assert abs(q0[driver] - v) < 1e-6  # OpenSim assembles to its accuracy (1e-9)
+        assert max(abs(q0[k] - q1[k]) for k in q0) < 1e-9
+        assert max(np.abs(x0[k] - x1[k]).max() for k in x0) < 1e-9
+    dependent = [k for k in before[0][0] if k != driver]
+    assert np.ptp([[q[k] for k in dependent] for q, _ in after], axis=0).max() > 0.1  # the constraints act
+    model = osim.Model(str(dst))
+    model.initSystem()
+    assert model.getConstraintSet().getSize() == 1 + (name == "welded")
+
+
+@pytest.mark.opensim
+def test_opensim_initializes_the_converted_muscles(osim, tmp_path, caplog):
+    src, dst, _ = _convert(tmp_path, "muscles", MUSCLES, caplog)
+    with pytest.raises(Exception, match="min_control"):  # the original's Thelen muscle: 0.005 < 0.02
+        osim.Model(str(src)).initSystem()
+    model = osim.Model(str(dst))
+    model.initSystem()
+    muscles = model.getMuscles()
+    assert {muscles.get(i).getName(): muscles.get(i).getMinControl() for i in range(muscles.getSize())} == \
+        {"millard": 0.01, "thelen": 0.02}
+    _, dst, _ = _convert(tmp_path, "four_bar", FOUR_BAR, caplog)  # the Millard muscle of a model OpenSim reads
+    src_model, dst_model = osim.Model(str(tmp_path / "four_bar.osim")), osim.Model(str(dst))
+    src_model.initSystem()
+    dst_model.initSystem()
+    assert src_model.getMuscles().get(0).getMinControl() == dst_model.getMuscles().get(0).getMinControl() == 0.01

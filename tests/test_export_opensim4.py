@@ -254,3 +254,21 @@ def test_opensim_initializes_the_converted_muscles(osim, tmp_path, caplog):
     src_model.initSystem()
     dst_model.initSystem()
     assert src_model.getMuscles().get(0).getMinControl() == dst_model.getMuscles().get(0).getMinControl() == 0.01
+
+
+def test_an_old_path_actuators_controls_are_read_as_opensim_reads_them(osim, tmp_path):
+    """Only a Muscle's min_control 0 / max_control 1 are dropped from a pre-30513 file (Muscle::updateFromXMLNode);
+    a PathActuator keeps them, in OpenSim and in the package."""
+    from osim_emb.io import load_osim
+    actuator = ("<PathActuator name='pull'><min_control>0</min_control><max_control>1</max_control>"
+                "<optimal_force>100</optimal_force><GeometryPath><PathPointSet><objects>"
+                "<PathPoint name='p1'><location>0.02 0.01 0</location><body>ground</body></PathPoint>"
+                "<PathPoint name='p2'><location>0.05 0.01 0</location><body>upper</body></PathPoint>"
+                "</objects></PathPointSet></GeometryPath></PathActuator>")
+    path = tmp_path / "actuator.osim"
+    path.write_text(_document("actuator", _body("upper", "shoulder", "ground", "0 0 0", _coordinate("q", 0.0)),
+                              forces=actuator))
+    model = osim.Model(str(path))  # kept: the actuator lives in it
+    theirs = osim.PathActuator.safeDownCast(model.getForceSet().get("pull"))
+    ours = {m.name: m.parameters for m in load_osim(path).muscles}["pull"]
+    assert (ours.min_control, ours.max_control) == (theirs.getMinControl(), theirs.getMaxControl()) == (0.0, 1.0)

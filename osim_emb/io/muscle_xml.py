@@ -142,9 +142,10 @@ def _applies_force_from(raw, name: str) -> bool:
     return True
 
 
-def _controls(props: _Props, el, defaults_el, default_min, default_max):
-    """min/max control; OpenSim drops min_control = 0 and max_control = 1 from files older than 30513."""
-    old = props.version is not None and props.version < 30513
+def _controls(props: _Props, el, defaults_el, default_min, default_max, muscle: bool = True):
+    """min/max control; OpenSim's Muscle::updateFromXMLNode drops a muscle's min_control = 0 and max_control = 1
+    from files older than 30513 (not another actuator's: ``muscle`` False keeps them)."""
+    old = muscle and props.version is not None and props.version < 30513
 
     def one(prop, default, dropped_value):
         for src in (el, defaults_el):
@@ -364,7 +365,8 @@ def hill_muscle_from_xml(element, parse_function: Callable | None = None, defaul
 
         # PathActuator
         kw["optimal_force"] = props.float("optimal_force", dflt("optimal_force"))
-        kw["min_control"], kw["max_control"] = _controls(props, element, defaults_el, -math.inf, math.inf)
+        kw["min_control"], kw["max_control"] = _controls(props, element, defaults_el, -math.inf, math.inf,
+                                                         muscle=False)
         for p in ("max_isometric_force", "optimal_fiber_length", "tendon_slack_length",
                   "pennation_angle_at_optimal", "max_contraction_velocity"):
             kw.pop(p, None)

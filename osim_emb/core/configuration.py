@@ -83,7 +83,8 @@ def _by_name(model: Model, names: list[str], what: str) -> list[int]:
             extra = [f"{n} (dependent: {'locked' if model.dependent_coordinate(n).kind == 'locked' else 'coupled'})"
                      if n in dep else n for n in unknown]
             parts.append(f"unknown coordinates {extra}")
-        raise ConfigurationError(f"{what} does not match model {model.name!r}: " + "; ".join(parts)
+        raise ConfigurationError(f"{what} {'does' if what.endswith('index') else 'do'} not match model "
+                                 f"{model.name!r}: " + "; ".join(parts)
                                  + f" (the model's generalized coordinates: {known})")
     return [names.index(n) for n in known]
 

@@ -60,8 +60,13 @@ def cmd_simulate(args: argparse.Namespace) -> int:
                        progress=not getattr(args, "quiet", False))
         warn_range_exits(model, tab)
         write_motion(tmps[0], tab, name=f"{model.name} passive simulation", protect=[args.model])
-        if args.plot:
-            _plot_table(tab, model.coordinate_names, "generalized coordinates (rad, m)", tmps[1],
+        if args.plot:  # angles in degrees, as OpenSim users read them (the file keeps radians)
+            import numpy as np
+            shown = tab.copy()
+            angles = [c.name for c in model.coordinates if c.motion_type != "translational"]
+            shown[angles] = np.degrees(shown[angles])
+            _plot_table(shown, model.coordinate_names, "generalized coordinates (deg" + (
+                        "; m for translations)" if len(angles) < model.n_q else ")"), tmps[1],
                         f"{model.name}: forward simulation under gravity")
     print(f"wrote {out}: {len(tab)} samples over {args.t_end} s ({tab.attrs['nfev']} right-hand sides, {args.method})")
     if args.plot:

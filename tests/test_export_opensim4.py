@@ -73,8 +73,8 @@ def _document(name: str, bodies: str, constraints: str = "", forces: str = "", m
 #: coupler on a universal joint (so that the constraint's three equations are independent: OpenSim's assembler fails
 #: on a planar loop's redundant one); the crank drives it (the other angles are free to satisfy the constraint); a
 #: Millard muscle with
-#: min_control 0 < minimum_activation 0.01 (OpenSim reads min_control 0.01); a contact sphere, a controller and a
-#: disabled WeldConstraint the converted file leaves out.
+#: min_control 0 < minimum_activation 0.01 (OpenSim reads min_control 0.01); a contact sphere (carried); a controller
+#: and a disabled WeldConstraint the converted file leaves out.
 FOUR_BAR = _document(
     "four_bar",
     _body("crank", "crank_pin", "ground", "0 0 0", _coordinate("q_crank", 1.2))
@@ -156,7 +156,11 @@ def test_converted_file_carries_the_loop_constraints_and_names_what_it_leaves_ou
     assert free == {"q_crank": None, "q_coupler": "true", "q_coupler_out": "true", "q_rocker": "true"}
     assert "visual geometry" in warning and "not carried over" in warning
     assert "unused_weld (WeldConstraint, disabled)" in warning
-    assert "knob (ContactSphere)" in warning and "driver (PrescribedController)" in warning
+    assert "driver (PrescribedController)" in warning
+    assert "knob" not in warning  # carried: the contact sphere on its body's frame
+    knob = root.find(".//ContactGeometrySet/objects/ContactSphere")
+    assert knob.get("name") == "knob" and knob.findtext("socket_frame") == "/bodyset/crank"
+    assert float(knob.findtext("radius")) == 0.01 and knob.find("body_name") is None
     assert "closure" not in warning
 
     src, dst, warning = _convert(tmp_path, "welded", WELDED, caplog)

@@ -442,3 +442,15 @@ def test_opensim_applies_the_converted_contact_and_bushing_forces_as_the_origina
         scale = np.abs(a0["udot"]).max()
         assert scale > 0 and np.abs(a0["udot"] - a1["udot"]).max() <= 1e-9 * scale
         assert max(abs(a0[c] - a1[c]) for c in names) <= 1e-9 * scale
+
+
+def test_an_unnamed_force_is_named_as_opensim_names_it(tmp_path, caplog):
+    """OpenSim 4.6 names an unnamed force of a 3.x file by its type in lower case; the converted file writes that
+    name (the package refuses an unnamed force in a 4.x file)."""
+    from osim_emb.io import load_osim
+    src, dst = tmp_path / "unnamed.osim", tmp_path / "unnamed_4.osim"
+    src.write_text(CONTACT.replace("<PointToPointSpring name='tie'>", "<PointToPointSpring>"))
+    (tmp_path / "pad.obj").write_text(CUBE_OBJ)
+    assert main(["convert", str(src), "-o", str(dst)]) == 0
+    assert '<PointToPointSpring name="pointtopointspring">' in dst.read_text()
+    assert "pointtopointspring" in {f.name for f in load_osim(dst).extras["document"].forces}

@@ -29,7 +29,7 @@ import numpy as np
 from lxml import etree
 
 from osim_emb.io.function_xml import function_to_xml
-from osim_emb.io.osim_reader import KNOWN_PATHLESS_FORCES
+from osim_emb.io.osim_reader import DOUBLE_COLON_MARK, KNOWN_PATHLESS_FORCES
 from osim_emb.io.outputs import write_atomically
 from osim_emb.io.osim_document import (
     BodySpec,
@@ -357,6 +357,8 @@ def _force(parent: Any, doc: OsimDocument, f: ForceSpec, raised: list[str] | Non
             src.remove(c)
     if doc.version < 40000 and src.tag in FRAME_FORCES:
         _upgrade_frames(src, doc)
+    if not src.get("name"):  # an unnamed 3.x force, named as OpenSim 4.6 names it (its type, in lower case)
+        src.set("name", f.name or src.tag.split(DOUBLE_COLON_MARK)[-1].lower())
     dis = src.find("isDisabled")
     if dis is not None:
         src.remove(dis)

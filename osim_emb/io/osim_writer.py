@@ -9,8 +9,9 @@ Otherwise (a document built in code, or a change an edit cannot express) an Open
 40000) file is generated.  Bodies, joints (with their offset frames), coordinates, couplers (any number
 of independent coordinates), the loop-closing constraints (PointConstraint, ConstantDistanceConstraint,
 PointOnLineConstraint, WeldConstraint), wrap objects, musculotendon paths and markers
-are written from the document's records; the other properties of each force
-element are copied from the source file, with OpenSim 3.3 spellings brought
+are written from the document's records; a pre-4.0 file's contact geometry (on its body's frame) and its
+BushingForce, PrescribedForce and PointToPointSpring bodies are brought to their 4.x form; the other properties
+of each force element are copied from the source file, with OpenSim 3.3 spellings brought
 to 4.x (``isDisabled`` -> ``appliesForce``, path points' ``body`` ->
 ``socket_parent_frame``, a muscle's min_control as OpenSim 4.6 reads it, ...) and the values of the 3.3
 ``<defaults>`` section filled in, so that OpenSim 4.6 loads the result without a conversion.  One warning names
@@ -253,7 +254,8 @@ def _upgrade_controls(src: Any, default: Any, doc: OsimDocument, raised: list[st
 
 
 #: Pre-4.0 forces whose bodies the generated file names by frame (:func:`_upgrade_frames`), and the contact forces
-#: whose geometry it carries (:func:`_contact_geometry`): OpenSim 4.6's updateFromXMLNode of each, for a version-40000 file
+#: whose geometry it carries (:func:`_contact_geometry`): OpenSim 4.6's updateFromXMLNode of each, for a
+#: version-40000 file
 FRAME_FORCES = ("BushingForce", "PrescribedForce", "PointToPointSpring")
 CONTACT_FORCES = ("HuntCrossleyForce", "ElasticFoundationForce")
 
@@ -262,20 +264,15 @@ def _body_of(doc: OsimDocument, e: Any, tag: str, what: str, socket: str | None 
     """The body named by ``e``'s <tag> (3.x), or by its <socket> or connector (files of OpenSim 4.0's development
     versions, 30500-30517: a path whose last name is taken), which the generated file writes (a ValueError naming
     ``what`` otherwise); the elements that name it are removed from ``e``."""
-    found = [c for c in e if isinstance(c.tag, str) and c.tag == tag]
-    if socket is not None:
-        found += [c for c in e if isinstance(c.tag, str) and c.tag == socket]
-        connectors = e.find("connectors")
-        for c in (connectors if connectors is not None else []):
-            if isinstance(c.tag, str) and c.get("name") == socket[len("socket_"):]:
-                connectors.remove(c)
-                e.append(c)  # removed with the others below
-                found.append(c)
-        if connectors is not None and not any(isinstance(c.tag, str) for c in connectors):
-            e.remove(connectors)
+    found = [c for c in e if isinstance(c.tag, str) and c.tag in (tag, socket)]
+    connectors = e.find("connectors") if socket is not None else None
+    if connectors is not None:
+        found += [c for c in connectors if isinstance(c.tag, str) and c.get("name") == socket[len("socket_"):]]
     texts = [(c.findtext("connectee_name") if c.tag.startswith("Connector") else c.text) or "" for c in found]
     for c in found:
-        e.remove(c)
+        c.getparent().remove(c)
+    if connectors is not None and not any(isinstance(c.tag, str) for c in connectors):
+        e.remove(connectors)
     ref = next((t.strip() for t in reversed(texts) if t.strip()), "")
     name = ref.rstrip("/").split("/")[-1]
     if not name:
@@ -960,9 +957,10 @@ def write_osim(doc_or_model: Any, path: str | Path, *, protect: Sequence[str | P
     opensim4 : bool, optional
         Write an OpenSim 4 (version 40000) file even when the source is an OpenSim 3.3 or 2.x file: the file
         generated from the model's records (bodies, joints, coordinates, couplers and loop-closing constraints,
-        wrap objects, muscles and their paths, markers; one warning names what it leaves out: constraints it does
-        not write, contact geometry, controllers, probes, other components and forces, by name, and visual
-        geometry).
+        wrap objects, muscles and their paths, markers, contact geometry and the forces using it, bushings,
+        prescribed forces and springs; one warning names what it leaves out: constraints it does not write,
+        controllers, probes, other components and forces, by name, and visual geometry).  A ContactMesh's file
+        is named relative to ``path``'s folder where it is found beside the source.
 
     Raises
     ------

@@ -73,8 +73,8 @@ def _document(name: str, bodies: str, constraints: str = "", forces: str = "", m
 #: coupler on a universal joint (so that the constraint's three equations are independent: OpenSim's assembler fails
 #: on a planar loop's redundant one); the crank drives it (the other angles are free to satisfy the constraint); a
 #: Millard muscle with
-#: min_control 0 < minimum_activation 0.01 (OpenSim reads min_control 0.01); a contact sphere, a controller and a
-#: disabled WeldConstraint the converted file leaves out.
+#: min_control 0 < minimum_activation 0.01 (OpenSim reads min_control 0.01); a contact sphere (carried); a controller
+#: and a disabled WeldConstraint the converted file leaves out.
 FOUR_BAR = _document(
     "four_bar",
     _body("crank", "crank_pin", "ground", "0 0 0", _coordinate("q_crank", 1.2))
@@ -156,7 +156,11 @@ def test_converted_file_carries_the_loop_constraints_and_names_what_it_leaves_ou
     assert free == {"q_crank": None, "q_coupler": "true", "q_coupler_out": "true", "q_rocker": "true"}
     assert "visual geometry" in warning and "not carried over" in warning
     assert "unused_weld (WeldConstraint, disabled)" in warning
-    assert "knob (ContactSphere)" in warning and "driver (PrescribedController)" in warning
+    assert "driver (PrescribedController)" in warning
+    assert "knob" not in warning  # carried: the contact sphere on its body's frame
+    knob = root.find(".//ContactGeometrySet/objects/ContactSphere")
+    assert knob.get("name") == "knob" and knob.findtext("socket_frame") == "/bodyset/crank"
+    assert float(knob.findtext("radius")) == 0.01 and knob.find("body_name") is None
     assert "closure" not in warning
 
     src, dst, warning = _convert(tmp_path, "welded", WELDED, caplog)
@@ -272,3 +276,181 @@ def test_an_old_path_actuators_controls_are_read_as_opensim_reads_them(osim, tmp
     theirs = osim.PathActuator.safeDownCast(model.getForceSet().get("pull"))
     ours = {m.name: m.parameters for m in load_osim(path).muscles}["pull"]
     assert (ours.min_control, ours.max_control) == (theirs.getMinControl(), theirs.getMaxControl()) == (0.0, 1.0)
+
+
+#: A ball on a free joint with a ContactSphere touching a ContactHalfSpace on ground (HuntCrossleyForce); an arm on a
+#: pin with a ContactMesh (a cube written by the test, pad.obj) pressing on the same half space
+#: (ElasticFoundationForce; Simbody's elastic foundation needs a mesh); a BushingForce between the arm and the ball
+#: (both frames moved and turned: PhysicalOffsetFrames in the 4.x file), a PrescribedForce on the ball and a
+#: PointToPointSpring between the two bodies.
+CONTACT = _document(
+    "contact",
+    _body("ball", "ball_free", "ground", "0 0 0",
+          "".join(_coordinate(n, 0.0) for n in ("ball_rx", "ball_ry", "ball_rz"))
+          + "".join(_coordinate(n, v, motion="translational", lo=-2, hi=2)
+                    for n, v in (("ball_tx", 0.5), ("ball_ty", 0.09), ("ball_tz", 0.0))), joint_type="FreeJoint")
+    + _body("arm", "arm_pin", "ground", "0 0.02 0", _coordinate("q_arm", 0.0)),
+    forces="<HuntCrossleyForce name='ball_contact'><isDisabled>false</isDisabled>"
+    "<HuntCrossleyForce::ContactParametersSet name='contact_parameters'><objects>"
+    "<HuntCrossleyForce::ContactParameters><geometry>floor ball_surface</geometry><stiffness>1e7</stiffness>"
+    "<dissipation>0.5</dissipation><static_friction>0.9</static_friction><dynamic_friction>0.7</dynamic_friction>"
+    "<viscous_friction>0.3</viscous_friction></HuntCrossleyForce::ContactParameters></objects><groups/>"
+    "</HuntCrossleyForce::ContactParametersSet><transition_velocity>0.05</transition_velocity></HuntCrossleyForce>"
+    "<ElasticFoundationForce name='pad_contact'><isDisabled>false</isDisabled>"
+    "<ElasticFoundationForce::ContactParametersSet name='contact_parameters'><objects>"
+    "<ElasticFoundationForce::ContactParameters><geometry>pad floor</geometry><stiffness>1e6</stiffness>"
+    "<dissipation>0.2</dissipation><static_friction>0.6</static_friction><dynamic_friction>0.4</dynamic_friction>"
+    "<viscous_friction>0.1</viscous_friction></ElasticFoundationForce::ContactParameters></objects><groups/>"
+    "</ElasticFoundationForce::ContactParametersSet><transition_velocity>0.02</transition_velocity>"
+    "</ElasticFoundationForce>"
+    "<BushingForce name='hinge_bushing'><isDisabled>false</isDisabled><body_1>arm</body_1><body_2>ball</body_2>"
+    "<location_body_1>0.3 0.01 0</location_body_1><orientation_body_1>0.1 0 0.2</orientation_body_1>"
+    "<location_body_2>0 0.02 0.01</location_body_2><orientation_body_2>0 -0.3 0</orientation_body_2>"
+    "<rotational_stiffness>5 6 7</rotational_stiffness><translational_stiffness>100 200 300</translational_stiffness>"
+    "<rotational_damping>0.1 0.2 0.3</rotational_damping><translational_damping>1 2 3</translational_damping>"
+    "</BushingForce>"
+    "<PrescribedForce name='push'><isDisabled>false</isDisabled><body>ball</body><pointIsGlobal>false</pointIsGlobal>"
+    "<forceIsGlobal>true</forceIsGlobal><FunctionSet name='forceFunctions'><objects><Constant><value>1.5</value>"
+    "</Constant><Constant><value>-2</value></Constant><Constant><value>0.25</value></Constant></objects>"
+    "</FunctionSet><FunctionSet name='pointFunctions'><objects><Constant><value>0.01</value></Constant><Constant>"
+    "<value>0</value></Constant><Constant><value>0.02</value></Constant></objects></FunctionSet></PrescribedForce>"
+    "<PointToPointSpring name='tie'><isDisabled>false</isDisabled><body1>arm</body1><body2>ball</body2>"
+    "<point1>0.2 0 0</point1><point2>0 0.05 0</point2><stiffness>50</stiffness><rest_length>0.1</rest_length>"
+    "</PointToPointSpring>",
+    more="<ContactGeometrySet><objects>"
+    "<ContactHalfSpace name='floor'><body_name>ground</body_name><location>0 0 0</location>"
+    "<orientation>0 0 -1.5707963267948966</orientation><display_preference>0</display_preference></ContactHalfSpace>"
+    "<ContactSphere name='ball_surface'><body_name>ball</body_name><location>0.01 0 0</location>"
+    "<orientation>0 0 0</orientation><radius>0.1</radius></ContactSphere>"
+    "<ContactMesh name='pad'><body_name>arm</body_name><location>0.3 0 0</location><orientation>0 0.2 0</orientation>"
+    "<filename>pad.obj</filename></ContactMesh></objects></ContactGeometrySet>")
+
+#: a closed cube of side 0.1 about its origin (outward-facing triangles)
+CUBE_OBJ = "".join(f"v {x} {y} {z}\n" for x in (-0.05, 0.05) for y in (-0.05, 0.05) for z in (-0.05, 0.05)) + "".join(
+    f"f {a} {b} {c}\n" for a, b, c in ((1, 2, 4), (1, 4, 3), (5, 7, 8), (5, 8, 6), (1, 5, 6), (1, 6, 2),
+                                       (3, 4, 8), (3, 8, 7), (1, 3, 7), (1, 7, 5), (2, 6, 8), (2, 8, 4)))
+
+
+def _convert_contact(tmp_path, caplog) -> tuple:
+    """CONTACT and its mesh written in tmp_path, converted into tmp_path / 'out' (the mesh named from there)."""
+    src, dst = tmp_path / "contact.osim", tmp_path / "out" / "contact_4.osim"
+    src.write_text(CONTACT)
+    (tmp_path / "pad.obj").write_text(CUBE_OBJ)
+    dst.parent.mkdir()
+    caplog.clear()
+    with caplog.at_level(logging.WARNING):
+        assert main(["convert", str(src), "-o", str(dst)]) == 0
+    warnings = [r.getMessage() for r in caplog.records if "written as OpenSim 4" in r.getMessage()]
+    assert len(warnings) == 1, warnings
+    return src, dst, warnings[0]
+
+
+def test_converted_file_carries_contact_geometry_bushings_and_prescribed_forces(tmp_path, caplog):
+    src, dst, warning = _convert_contact(tmp_path, caplog)
+    for name in ("floor", "ball_surface", "pad", "ball_contact", "pad_contact", "hinge_bushing", "push", "tie"):
+        assert name not in warning  # all carried
+    text = dst.read_text()
+    assert "HuntCrossleyForce::ContactParametersSet" in text and "__osim_emb" not in text
+    root = etree.fromstring(text.replace("::", "_").encode())
+    geometry = {g.get("name"): g for g in root.find("Model/ContactGeometrySet/objects")}
+    assert root.find("Model/ContactGeometrySet").get("name") == "contactgeometryset"
+    assert {k: g.findtext("socket_frame") for k, g in geometry.items()} == \
+        {"floor": "/ground", "ball_surface": "/bodyset/ball", "pad": "/bodyset/arm"}
+    assert geometry["pad"].findtext("filename") == "../pad.obj"  # from the written file's folder
+    assert float(geometry["ball_surface"].findtext("radius")) == 0.1
+    assert all(g.find("body_name") is None and g.find("display_preference") is None for g in geometry.values())
+    forces = {f.get("name"): f for f in root.find("Model/ForceSet/objects")}
+    bushing = forces["hinge_bushing"]
+    assert [bushing.findtext("socket_frame1"), bushing.findtext("socket_frame2")] == ["arm_offset", "ball_offset"]
+    frames = {f.get("name"): f for f in bushing.find("frames")}
+    assert frames["arm_offset"].findtext("socket_parent") == "/bodyset/arm"
+    assert [float(x) for x in frames["ball_offset"].findtext("orientation").split()] == [0, -0.3, 0]
+    assert bushing.find("body_1") is None and bushing.find("location_body_2") is None
+    assert forces["push"].findtext("socket_frame") == "/bodyset/ball" and forces["push"].find("body") is None
+    assert [forces["tie"].findtext(t) for t in ("socket_body1", "socket_body2")] == ["/bodyset/arm", "/bodyset/ball"]
+    assert all(f.findtext("appliesForce") == "true" and f.find("isDisabled") is None for f in forces.values())
+
+
+def _same_records(a, b) -> bool:
+    """Force-law records equal field by field (numbers to 1e-12 relative)."""
+    import dataclasses
+    if dataclasses.is_dataclass(a):
+        return type(a) is type(b) and all(_same_records(getattr(a, f.name), getattr(b, f.name))
+                                          for f in dataclasses.fields(a))
+    if isinstance(a, (tuple, list)):
+        return isinstance(b, (tuple, list)) and len(a) == len(b) and all(_same_records(x, y) for x, y in zip(a, b))
+    if isinstance(a, (np.ndarray, float)):
+        return np.shape(a) == np.shape(b) and np.allclose(a, b, rtol=1e-12, atol=1e-15)
+    if hasattr(a, "__dict__"):
+        return type(a) is type(b) and _same_records(vars(a), vars(b))
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_same_records(a[k], b[k]) for k in a)
+    return a == b
+
+
+def test_package_reads_the_converted_force_elements_as_the_original(tmp_path, caplog):
+    from osim_emb.io import load_osim
+    from osim_emb.simulation.force_elements import model_force_elements
+    src, dst, _ = _convert_contact(tmp_path, caplog)
+    before, after = model_force_elements(load_osim(src)), model_force_elements(load_osim(dst))
+    assert before.describe() == after.describe()
+    assert {type(law).__name__ for law in before.laws} == {"HuntCrossleyContact", "Bushing", "PrescribedBodyForce",
+                                                          "PointToPointSpring"}
+    assert _same_records(before.laws, after.laws)
+    assert [(u.name, u.type) for u in before.unapplied] == [(u.name, u.type) for u in after.unapplied]
+
+
+def _dynamics(osim, path, q: dict, u: dict, time: float) -> tuple[dict, dict]:
+    """OpenSim's every force's record values and every coordinate's acceleration at one state."""
+    model = osim.Model(str(path))
+    state = model.initSystem()
+    coords = model.getCoordinateSet()
+    state.setTime(time)
+    for name, v in q.items():
+        coords.get(name).setValue(state, v, False)
+    for name, v in u.items():
+        coords.get(name).setSpeedValue(state, v)
+    model.realizeAcceleration(state)
+    forces = {}
+    for i in range(model.getForceSet().getSize()):
+        f = model.getForceSet().get(i)
+        r = f.getRecordValues(state)
+        forces[f.getName()] = np.array([r.get(k) for k in range(r.size())])
+    udot = state.getUDot()
+    return forces, {"udot": np.array([udot.get(k) for k in range(udot.size())]),
+                    **{coords.get(i).getName(): coords.get(i).getAccelerationValue(state)
+                       for i in range(coords.getSize())}}
+
+
+@pytest.mark.opensim
+def test_opensim_applies_the_converted_contact_and_bushing_forces_as_the_original(osim, tmp_path, caplog):
+    """OpenSim 4.6 on the 3.x original (which it upgrades) and on the converted file, at states with the sphere and
+    the mesh penetrating the half space and every body moving: each force's record values, the coordinates'
+    accelerations and UDot agree to 1e-9 relative, and the contact forces act."""
+    src, dst, _ = _convert_contact(tmp_path, caplog)
+    rng = np.random.default_rng(7)
+    names = ("ball_rx", "ball_ry", "ball_rz", "ball_tx", "ball_ty", "ball_tz", "q_arm")
+    for k in range(3):
+        q = dict(zip(names, [*rng.normal(0, 0.2, 3), 0.5, 0.08 - 0.01 * k, 0.0, rng.normal(0, 0.05)]))
+        u = dict(zip(names, rng.normal(0, 0.2, len(names))))  # slow enough that the contacts stay pressed
+        (f0, a0), (f1, a1) = (_dynamics(osim, p, q, u, 0.1 * k) for p in (src, dst))
+        assert f0.keys() == f1.keys() == {"ball_contact", "pad_contact", "hinge_bushing", "push", "tie"}
+        for name in f0:
+            scale = np.abs(f0[name]).max()
+            assert scale > 0, name  # every force acts (the contacts penetrate)
+            assert f0[name].shape == f1[name].shape and np.abs(f0[name] - f1[name]).max() <= 1e-9 * scale, name
+        scale = np.abs(a0["udot"]).max()
+        assert scale > 0 and np.abs(a0["udot"] - a1["udot"]).max() <= 1e-9 * scale
+        assert max(abs(a0[c] - a1[c]) for c in names) <= 1e-9 * scale
+
+
+def test_an_unnamed_force_is_named_as_opensim_names_it(tmp_path, caplog):
+    """OpenSim 4.6 names an unnamed force of a 3.x file by its type in lower case; the converted file writes that
+    name (the package refuses an unnamed force in a 4.x file)."""
+    from osim_emb.io import load_osim
+    src, dst = tmp_path / "unnamed.osim", tmp_path / "unnamed_4.osim"
+    src.write_text(CONTACT.replace("<PointToPointSpring name='tie'>", "<PointToPointSpring>"))
+    (tmp_path / "pad.obj").write_text(CUBE_OBJ)
+    assert main(["convert", str(src), "-o", str(dst)]) == 0
+    assert '<PointToPointSpring name="pointtopointspring">' in dst.read_text()
+    assert "pointtopointspring" in {f.name for f in load_osim(dst).extras["document"].forces}

@@ -189,23 +189,28 @@ def test_1x_file_written_as_opensim4_equals_opensim(osim, tmp_path):
     assert names and max(err.values()) < 1e-12
 
 
-def test_1x_file_with_a_bushing_is_regenerated_without_it_and_says_so(osim, tmp_path, caplog):
-    """A pre-4.0 BushingForce names its bodies the 3.x way, which a generated OpenSim 4 file cannot carry: the
-    regenerated file leaves it out (named in a warning), keeps the paths, and OpenSim initializes it."""
+@pytest.mark.parametrize("force, carried", [
+    ("<BushingForce name='bush'><body_1>ground</body_1><body_2>ground</body_2></BushingForce>", True),
+    ("<TorqueActuator name='bush'><bodyA>ground</bodyA><bodyB>ground</bodyB></TorqueActuator>", False),
+])
+def test_1x_file_with_a_pathless_force_is_regenerated_with_it_or_says_so(osim, tmp_path, caplog, force, carried):
+    """A pre-4.0 BushingForce names its bodies the 3.x way, which the generated OpenSim 4 file writes as 4.x
+    frames; a TorqueActuator's bodies are not brought to 4.x: the regenerated file leaves it out (named in a
+    warning).  Either way it keeps the paths, and OpenSim initializes it."""
     import logging
     from osim_emb.io.osim_writer import write_osim
     source = tmp_path / "arm_1x_bushing.osim"
-    source.write_text(ARM_1X.replace("<ForceSet name=''><objects>", "<ForceSet name=''><objects><BushingForce "
-                                     "name='bush'><body_1>ground</body_1><body_2>ground</body_2></BushingForce>", 1))
+    source.write_text(ARM_1X.replace("<ForceSet name=''><objects>", f"<ForceSet name=''><objects>{force}", 1))
     model = load_osim(source)
-    assert ("bush", "BushingForce") in model.extras["forces"]
+    kind = force[1:force.index(" ")]
+    assert ("bush", kind) in model.extras["forces"]
     out = tmp_path / "arm_4.osim"
     with caplog.at_level(logging.WARNING):
         write_osim(model, out, opensim4=True)
-    assert "leaves out 1 force(s)" in caplog.text and "bush (BushingForce)" in caplog.text
+    assert ("leaves out 1 force(s)" in caplog.text and f"bush ({kind})" in caplog.text) is not carried
     m = osim.Model(str(out))
     m.initSystem()
-    assert m.getForceSet().getSize() == len(model.muscles)
+    assert m.getForceSet().getSize() == len(model.muscles) + carried
     names, err = compare_with_opensim(out, model, _poses(model))
     assert names and max(err.values()) < 1e-12
 

@@ -9,8 +9,9 @@ Otherwise (a document built in code, or a change an edit cannot express) an Open
 40000) file is generated.  Bodies, joints (with their offset frames), coordinates, couplers (any number
 of independent coordinates), the loop-closing constraints (PointConstraint, ConstantDistanceConstraint,
 PointOnLineConstraint, WeldConstraint), wrap objects, musculotendon paths and markers
-are written from the document's records; the other properties of each force
-element are copied from the source file, with OpenSim 3.3 spellings brought
+are written from the document's records; a pre-4.0 file's contact geometry (on its body's frame) and its
+BushingForce, PrescribedForce and PointToPointSpring bodies are brought to their 4.x form; the other properties
+of each force element are copied from the source file, with OpenSim 3.3 spellings brought
 to 4.x (``isDisabled`` -> ``appliesForce``, path points' ``body`` ->
 ``socket_parent_frame``, a muscle's min_control as OpenSim 4.6 reads it, ...) and the values of the 3.3
 ``<defaults>`` section filled in, so that OpenSim 4.6 loads the result without a conversion.  One warning names
@@ -29,7 +30,7 @@ import numpy as np
 from lxml import etree
 
 from osim_emb.io.function_xml import function_to_xml
-from osim_emb.io.osim_reader import KNOWN_PATHLESS_FORCES
+from osim_emb.io.osim_reader import DOUBLE_COLON_MARK, KNOWN_PATHLESS_FORCES
 from osim_emb.io.outputs import write_atomically
 from osim_emb.io.osim_document import (
     BodySpec,
@@ -252,6 +253,92 @@ def _upgrade_controls(src: Any, default: Any, doc: OsimDocument, raised: list[st
         raised.append(f"{src.get('name')} ({src.tag}: min_control {lo:g} raised to its minimum_activation {act:g})")
 
 
+#: Pre-4.0 forces whose bodies the generated file names by frame (:func:`_upgrade_frames`), and the contact forces
+#: whose geometry it carries (:func:`_contact_geometry`): OpenSim 4.6's updateFromXMLNode of each, for a
+#: version-40000 file
+FRAME_FORCES = ("BushingForce", "PrescribedForce", "PointToPointSpring")
+CONTACT_FORCES = ("HuntCrossleyForce", "ElasticFoundationForce")
+
+
+def _body_of(doc: OsimDocument, e: Any, tag: str, what: str, socket: str | None = None) -> str:
+    """The body named by ``e``'s <tag> (3.x), or by its <socket> or connector (files of OpenSim 4.0's development
+    versions, 30500-30517: a path whose last name is taken), which the generated file writes (a ValueError naming
+    ``what`` otherwise); the elements that name it are removed from ``e``."""
+    found = [c for c in e if isinstance(c.tag, str) and c.tag in (tag, socket)]
+    connectors = e.find("connectors") if socket is not None else None
+    if connectors is not None:
+        found += [c for c in connectors if isinstance(c.tag, str) and c.get("name") == socket[len("socket_"):]]
+    texts = [(c.findtext("connectee_name") if c.tag.startswith("Connector") else c.text) or "" for c in found]
+    for c in found:
+        c.getparent().remove(c)
+    if connectors is not None and not any(isinstance(c.tag, str) for c in connectors):
+        e.remove(connectors)
+    ref = next((t.strip() for t in reversed(texts) if t.strip()), "")
+    name = ref.rstrip("/").split("/")[-1]
+    if not name:
+        raise ValueError(f"{what} names no body (<{socket or tag}>)")
+    if name != doc.ground and name not in {b.name for b in doc.bodies}:
+        raise ValueError(f"{what} names {ref!r}, which is not a body of the model")
+    return name
+
+
+def _vec3(e: Any, tag: str) -> list[float]:
+    text = e.findtext(tag)
+    if text is None or not text.split():
+        return [0.0, 0.0, 0.0]
+    v = [float(x) for x in text.split()]
+    if len(v) != 3:
+        raise ValueError(f"<{tag}> needs three numbers, got {text.strip()!r}")
+    return v
+
+
+def _upgrade_frames(src: Any, doc: OsimDocument) -> None:
+    """A pre-4.0 BushingForce's, PrescribedForce's or PointToPointSpring's bodies as OpenSim 4.6 reads them
+    (TwoFrameLinker, PrescribedForce and PointToPointSpring ``updateFromXMLNode``): the bushing's body_k with
+    location_body_k / orientation_body_k become socket_frame1/2 naming the body, or a PhysicalOffsetFrame
+    ``<body>_offset`` in its <frames> where the offset is not zero; the prescribed force's <body> becomes
+    socket_frame, the spring's body1 / body2 socket_body1 / socket_body2.  A ValueError says why it cannot be
+    written."""
+    what = f"{src.tag} {src.get('name')!r}"
+    indent = src.text if src.text is not None and not src.text.strip() else None
+
+    def put(at: int, e: Any) -> None:
+        src.insert(at, e)
+        e.tail = indent
+
+    if src.tag in ("PrescribedForce", "PointToPointSpring"):
+        pairs = [("body", "socket_frame")] if src.tag == "PrescribedForce" else [("body1", "socket_body1"),
+                                                                                 ("body2", "socket_body2")]
+        for at, (old, socket) in enumerate(pairs):
+            body = _body_of(doc, src, old, what, socket)
+            put(at, _sub(etree.Element("holder"), socket, _frame_path(doc, body)))
+        return
+    if src.find("frames") is not None or src.find("socket_frame1") is not None or src.find("connectors") is not None:
+        raise ValueError("its frames are in the 4.0 development form, which the generated file does not carry")
+    sockets, frames = [], []
+    for k in (1, 2):
+        body = _body_of(doc, src, f"body_{k}", what)
+        location, orientation = _vec3(src, f"location_body_{k}"), _vec3(src, f"orientation_body_{k}")
+        for tag in (f"location_body_{k}", f"orientation_body_{k}"):
+            for c in src.findall(tag):
+                src.remove(c)
+        if np.linalg.norm(location) > 0 or np.linalg.norm(orientation) > 0:
+            name = f"{body}_offset"
+            if k == 2 and frames and frames[0][0] == name:
+                name += "_2"
+            frames.append((name, OffsetSpec(body, np.asarray(location), np.asarray(orientation))))
+            sockets.append(name)
+        else:
+            sockets.append(_frame_path(doc, body))
+    for at, socket in enumerate(sockets):
+        put(at, _sub(etree.Element("holder"), f"socket_frame{at + 1}", socket))
+    if frames:
+        holder = _sub(etree.Element("holder"), "frames")
+        for name, off in frames:
+            _offset_frame(holder, name, doc, off)
+        put(2, holder)
+
+
 def _force(parent: Any, doc: OsimDocument, f: ForceSpec, raised: list[str] | None = None) -> None:
     src = copy.deepcopy(f.element)
     default = doc.defaults.get(src.tag) if doc.version < 40000 else None
@@ -265,6 +352,10 @@ def _force(parent: Any, doc: OsimDocument, f: ForceSpec, raised: list[str] | Non
     for c in list(src):
         if not isinstance(c.tag, str) or c.tag in DISPLAY_TAGS:
             src.remove(c)
+    if doc.version < 40000 and src.tag in FRAME_FORCES:
+        _upgrade_frames(src, doc)
+    if not src.get("name"):  # an unnamed 3.x force, named as OpenSim 4.6 names it (its type, in lower case)
+        src.set("name", f.name or src.tag.split(DOUBLE_COLON_MARK)[-1].lower())
     dis = src.find("isDisabled")
     if dis is not None:
         src.remove(dis)
@@ -582,11 +673,59 @@ def document_to_xml(doc: OsimDocument) -> Any:
     return _generated_xml(doc)
 
 
-#: Pathless forces of pre-4.0 files whose elements a generated OpenSim 4 file cannot carry (frames, contact geometry)
-_NOT_REGENERATED = frozenset(KNOWN_PATHLESS_FORCES) - {"CoordinateActuator", "CoordinateLimitForce"}
+#: Pathless forces of pre-4.0 files whose elements a generated OpenSim 4 file does not carry (their bodies' 3.x
+#: spellings are not brought to 4.x)
+_NOT_REGENERATED = (frozenset(KNOWN_PATHLESS_FORCES) - {"CoordinateActuator", "CoordinateLimitForce"}
+                    - set(FRAME_FORCES) - set(CONTACT_FORCES))
 #: OpenSim's contact geometry (ContactGeometrySet members, or a frame's components in 4.x files)
 CONTACT_GEOMETRY_TAGS = ("ContactSphere", "ContactHalfSpace", "ContactMesh", "ContactEllipsoid", "ContactCylinder",
                          "ContactBrick", "ContactTorus")
+
+
+def _contact_geometry(doc: OsimDocument) -> tuple[list, list[tuple[str, str, str]]]:
+    """A pre-4.0 file's ContactGeometrySet members as OpenSim 4.6 reads them (ContactGeometry::updateFromXMLNode):
+    <body_name> becomes socket_frame naming the body's frame; location, orientation and the shape's properties
+    (radius, a mesh's filename, ...) as written, with the 3.3 ``<defaults>`` values filled in; display properties
+    left out (visual geometry is not carried).  Returns the elements, and (tag, name, why) of each member left out."""
+    if doc.version >= 40000 or not doc.source_text:
+        return [], []
+    try:
+        root = _parse_source(doc.source_text)
+    except etree.XMLSyntaxError:
+        return [], []
+    objs = root.find("Model/ContactGeometrySet/objects")
+    out, skipped = [], []
+    for g in (objs if objs is not None else []):
+        if not isinstance(g.tag, str):
+            continue
+        src = copy.deepcopy(g)
+        default = doc.defaults.get(src.tag)
+        if default is not None:
+            have = {c.tag for c in src if isinstance(c.tag, str)}
+            src.extend(copy.deepcopy(c) for c in default if isinstance(c.tag, str) and c.tag not in have)
+        try:
+            body = _body_of(doc, src, "body_name", f"{src.tag} {src.get('name')!r}", "socket_frame")
+        except ValueError as err:
+            skipped.append((g.tag, g.get("name"), f"{_named(g)}: {err}"))
+            continue
+        e = etree.Element(src.tag, name=src.get("name") or "")
+        _sub(e, "socket_frame", _frame_path(doc, body))
+        for c in src:
+            if isinstance(c.tag, str) and c.tag not in DISPLAY_TAGS and c.tag != "isDisabled":
+                e.append(copy.deepcopy(c))
+        for c in e.iter():
+            if isinstance(c.tag, str):
+                c.tail = None
+                if len(c):
+                    c.text = None
+        out.append(e)
+    return out, skipped
+
+
+def _contact_geometry_names(force: Any) -> list[str]:
+    """The geometry names of a contact force's ContactParameters."""
+    return [n for p in force.iter() if isinstance(p.tag, str) and p.tag.endswith("ContactParameters")
+            for n in (p.findtext("geometry") or "").split()]
 
 
 def _named(e: Any) -> str:
@@ -601,9 +740,10 @@ def _switched_off(e: Any, on_tag: str) -> bool:
     return off is not None and (off.text or "").strip().lower() in ("true", "1")
 
 
-def _source_left_out(doc: OsimDocument, written_constraints: set) -> list[str]:
+def _source_left_out(doc: OsimDocument, written_constraints: set, described_geometry: set = frozenset()) -> list[str]:
     """What the source file has that the generated file does not carry, element by element: constraints not
-    written (disabled, or left out by the importer), contact geometry, controllers, probes and other components."""
+    written (disabled, or left out by the importer), contact geometry (but ``described_geometry``: (tag, name) of
+    those written or already described), controllers, probes and other components."""
     if not doc.source_text:
         return []
     try:
@@ -634,7 +774,8 @@ def _source_left_out(doc: OsimDocument, written_constraints: set) -> list[str]:
         out.append(f"it leaves out {len(constraints)} constraint(s): {', '.join(constraints)}")
     defaults = model.find("defaults")
     skip = set(defaults.iter()) if defaults is not None else set()
-    contact = [_named(e) for e in model.iter(*CONTACT_GEOMETRY_TAGS) if e not in skip]
+    contact = [_named(e) for e in model.iter(*CONTACT_GEOMETRY_TAGS) if e not in skip
+               and (e.tag, e.get("name")) not in described_geometry]
     if contact:
         out.append(f"it leaves out {len(contact)} contact geometry object(s): {', '.join(contact)}")
     for set_tag, what in (("ControllerSet", "controller(s)"), ("ProbeSet", "probe(s)"),
@@ -711,23 +852,45 @@ def _generated_xml(doc: OsimDocument, report: list[str] | None = None) -> Any:
             cs.append(holder[0])
         written.add((getattr(c, "type", "CoordinateCouplerConstraint"), c.name, c.line))
     fs = _sub(_sub(m, "ForceSet", name="forceset"), "objects")
+    geometry, geometry_skipped = _contact_geometry(doc)
+    carried = {g.get("name") for g in geometry}
     left_out = [f for f in doc.forces if doc.version < 40000 and f.type in _NOT_REGENERATED]
     if left_out:
         notes.append(f"it leaves out {len(left_out)} force(s) whose version-{doc.version} elements name bodies or "
-                     "contact geometry it does not carry: " + ", ".join(f"{f.name} ({f.type})" for f in left_out))
+                     "frames it does not carry: " + ", ".join(f"{f.name} ({f.type})" for f in left_out))
     raised: list[str] = []
+    unwritten_forces: list[str] = []
     for f in doc.forces:
-        if f not in left_out:
+        if f in left_out:
+            continue
+        if doc.version < 40000 and f.type in CONTACT_FORCES:
+            missing = [n for n in _contact_geometry_names(f.element) if n not in carried]
+            if missing:
+                unwritten_forces.append(f"{f.name} ({f.type}: its contact geometry {', '.join(missing)} "
+                                        "is not carried)")
+                continue
+        try:
             _force(fs, doc, f, raised)
+        except ValueError as err:
+            unwritten_forces.append(f"{f.name} ({f.type}: {err})")
+    if unwritten_forces:
+        notes.append(f"it leaves out {len(unwritten_forces)} force(s) it cannot write: {', '.join(unwritten_forces)}")
     ms = _sub(_sub(m, "MarkerSet", name="markerset"), "objects")
     for mk in doc.markers:
         e = _sub(ms, "Marker", name=mk.name)
         _sub(e, "socket_parent_frame", _frame_path(doc, mk.body))
         _sub(e, "location", mk.location)
         _sub(e, "fixed", bool(mk.fixed))
+    if geometry:
+        gs = _sub(_sub(m, "ContactGeometrySet", name="contactgeometryset"), "objects")
+        gs.extend(geometry)
+    if geometry_skipped:
+        notes.append(f"it leaves out {len(geometry_skipped)} contact geometry object(s) it cannot write: "
+                     + ", ".join(why for _, _, why in geometry_skipped))
     if unwritten:
         notes.append(f"it leaves out {len(unwritten)} constraint(s) it cannot write: {', '.join(unwritten)}")
-    notes += _source_left_out(doc, written)
+    notes += _source_left_out(doc, written, {(g.tag, g.get("name")) for g in geometry}
+                              | {(tag, name) for tag, name, _ in geometry_skipped})
     if doc.skipped:
         notes.append(f"it leaves out {len(doc.skipped)} element(s) the importer left out: "
                      + ", ".join(f"{s.name} ({s.kind}: {s.reason})" for s in doc.skipped))
@@ -756,6 +919,25 @@ def document_to_string(doc: OsimDocument) -> str:
     return _serialize(root)
 
 
+def _relocate_meshes(root: Any, doc: OsimDocument, path: Path) -> None:
+    """A ContactMesh's <filename> names its file relative to the model file's folder (OpenSim 4.6 opens it from
+    there): where the written file is in another folder and the file is found beside the source, it is named
+    relative to the written file (absolute where no relative path exists)."""
+    import os
+    source_dir, out_dir = Path(doc.path).resolve().parent, path.resolve().parent
+    if source_dir == out_dir:
+        return
+    for e in root.iter("ContactMesh"):
+        f = e.find("filename")
+        name = (f.text or "").strip() if f is not None else ""
+        if not name or Path(name).is_absolute() or not (source_dir / name).is_file():
+            continue
+        try:
+            f.text = os.path.relpath(source_dir / name, out_dir)
+        except ValueError:  # another drive
+            f.text = str(source_dir / name)
+
+
 def write_osim(doc_or_model: Any, path: str | Path, *, protect: Sequence[str | Path] = (),
                opensim4: bool = False) -> None:
     """Write a model (imported from .osim, or loaded from JSON that keeps its document) as .osim, atomically.
@@ -775,9 +957,10 @@ def write_osim(doc_or_model: Any, path: str | Path, *, protect: Sequence[str | P
     opensim4 : bool, optional
         Write an OpenSim 4 (version 40000) file even when the source is an OpenSim 3.3 or 2.x file: the file
         generated from the model's records (bodies, joints, coordinates, couplers and loop-closing constraints,
-        wrap objects, muscles and their paths, markers; one warning names what it leaves out: constraints it does
-        not write, contact geometry, controllers, probes, other components and forces, by name, and visual
-        geometry).
+        wrap objects, muscles and their paths, markers, contact geometry and the forces using it, bushings,
+        prescribed forces and springs; one warning names what it leaves out: constraints it does not write,
+        controllers, probes, other components and forces, by name, and visual geometry).  A ContactMesh's file
+        is named relative to ``path``'s folder where it is found beside the source.
 
     Raises
     ------
@@ -800,8 +983,10 @@ def write_osim(doc_or_model: Any, path: str | Path, *, protect: Sequence[str | P
         if doc is None:
             raise ValueError("this model was not imported from an .osim file and has no OpenSim document to write")
     if opensim4 and doc.version < 40000:
-        text = _serialize(_regenerated(doc, f"a version-{doc.version} file written as OpenSim 4 (version 40000) "
-                                            "from the model's records"))
+        root = _regenerated(doc, f"a version-{doc.version} file written as OpenSim 4 (version 40000) "
+                                 "from the model's records")
+        _relocate_meshes(root, doc, Path(path))
+        text = _serialize(root)
     else:
         text = document_to_string(doc)
     write_atomically(path, text, protect=list(protect) + [doc.path] if Path(doc.path).exists() else list(protect))

@@ -254,7 +254,9 @@ def lengths_and_moment_arms(model: Model, q: Any, muscles: Sequence[str] | None 
     wrapping : bool, default True
         False ignores the wrap surfaces (straight segments between path points).
     opensim_compat : bool, default False
-        True reproduces OpenSim's wrap-point cache (docs/wrapping.md) instead of the exact geometry.
+        True reproduces OpenSim's wrap-point cache (docs/wrapping.md) instead of the exact geometry: what
+        OpenSim's ``getLength`` and ``computeMomentArm`` return.  The default, the exact geometry, can differ from
+        them by millimetres on paths over several wrap objects (MoBL's LAT2 9 mm, TMAJ 8 mm at some poses).
     allow_out_of_range : bool, default False
         Evaluate outside the coordinate ranges.
 

@@ -256,7 +256,8 @@ def lengths_and_moment_arms(model: Model, q: Any, muscles: Sequence[str] | None 
     opensim_compat : bool, default False
         True reproduces OpenSim's wrap-point cache (docs/wrapping.md) instead of the exact geometry: what
         OpenSim's ``getLength`` and ``computeMomentArm`` return.  The default, the exact geometry, can differ from
-        them by millimetres on paths over several wrap objects (MoBL's LAT2 9 mm, TMAJ 8 mm at some poses).
+        them on paths over several wrap objects, by millimetres at ordinary poses and by far more where OpenSim's cached
+        tangent points are stale (docs/wrapping.md; moment-arms reports both modes).
     allow_out_of_range : bool, default False
         Evaluate outside the coordinate ranges.
 

@@ -361,3 +361,23 @@ def test_a_range_exit_within_round_off_is_not_warned(models_dir, caplog):
     with caplog.at_level("WARNING"):
         warn_range_exits(arm, table)
     assert "coordinate 'r_elbow_flex' leaves its range [0°, 130°] at t = 0.1 s" in caplog.text
+
+
+def test_inverse_dynamics_does_not_warn_about_muscles_the_user_excluded(models_dir, tmp_path, capsys):
+    t = np.linspace(0.0, 0.5, 11)
+    motion = tmp_path / "m.mot"
+    write_motion(motion, pd.DataFrame({"time": t, "r_shoulder_elev": 0.2 + 0.1 * t, "r_elbow_flex": 0.5 + t}))
+    arm = models_dir / "arm26.osim"
+    assert main(["inverse-dynamics", str(arm), str(motion), "-o", str(tmp_path / "a.sto")]) == 0
+    assert "does not apply the model's 6 Thelen2003Muscle force(s)" in capsys.readouterr().err
+    assert main(["inverse-dynamics", str(arm), str(motion), "-o", str(tmp_path / "b.sto"),
+                 "--exclude-forces", "Muscles"]) == 0
+    assert "Thelen2003Muscle" not in capsys.readouterr().err
+    setup = tmp_path / "id_setup.xml"  # OpenSim's usual setup: muscles excluded by keyword
+    setup.write_text(f"<OpenSimDocument><InverseDynamicsTool><model_file>{arm}</model_file><coordinates_file>{motion}"
+                     "</coordinates_file><forces_to_exclude>Muscles</forces_to_exclude><output_gen_force_file>c.sto"
+                     f"</output_gen_force_file><results_directory>{tmp_path}</results_directory></InverseDynamicsTool>"
+                     "</OpenSimDocument>")
+    assert main(["inverse-dynamics", "--setup", str(setup)]) == 0
+    err = capsys.readouterr().err
+    assert "Thelen2003Muscle" not in err and "forces_to_exclude does not list Muscles" not in err

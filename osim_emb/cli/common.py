@@ -202,15 +202,16 @@ def _fixed_values(model, pairs: list[str] | None, swept=()) -> dict[str, float]:
     return fixed
 
 
-def warn_unapplied_forces(model, command: str, applied: tuple[str, ...] = (), applied_names=()) -> None:
+def warn_unapplied_forces(model, command: str, applied: tuple[str, ...] = (), applied_names=(),
+                          excluded=frozenset()) -> None:
     """One warning per kind of force the minimal-coordinate equations of ``command`` leave out (all but the force
-    types in ``applied`` and the forces named in ``applied_names``)."""
+    types in ``applied``, the forces named in ``applied_names`` and those the user ``excluded``)."""
     by_type: dict[str, list[str]] = {}
     for m in model.muscles:
-        if m.type_name not in applied:
+        if m.type_name not in applied and m.name not in excluded:
             by_type.setdefault(m.type_name, []).append(m.name)
     for name, kind in model.extras.get("forces", []):
-        if kind not in applied and name not in applied_names:
+        if kind not in applied and name not in applied_names and name not in excluded:
             by_type.setdefault(kind, []).append(name)
     for kind, names in by_type.items():
         log.warning("%s does not apply the model's %d %s force(s): %s", command, len(names), kind,

@@ -35,6 +35,7 @@ def _from_setup(args: argparse.Namespace) -> None:
     if args.exclude_forces is None:
         args.exclude_forces = [f for f in setup.excluded_forces if f.upper() != "MUSCLES"]
         args.from_command_line_exclusion = False
+    args.setup_excludes = tuple(f for f in setup.excluded_forces if f.upper() in ("MUSCLES", "ACTUATORS", "ALL"))
     if not any(f.upper() in ("MUSCLES", "ACTUATORS", "ALL") for f in setup.excluded_forces):
         log.warning("%s: forces_to_exclude does not list Muscles, so OpenSim's tool would apply the muscles' forces; "
                     "inverse-dynamics applies no muscle force", args.setup)
@@ -60,8 +61,10 @@ def cmd_inverse_dynamics(args: argparse.Namespace) -> int:
                                    "--exclude-forces" if args.from_command_line_exclusion else
                                    f"{args.setup}: forces_to_exclude")
         elements = force_elements_applied(model, "inverse-dynamics", excluded)
+        not_wanted = excluded | excluded_forces(model, getattr(args, "setup_excludes", ()), "inverse-dynamics")
         warn_unapplied_forces(model, "inverse-dynamics", applied=("CoordinateLimitForce", *PASSIVE_PATH_FORCE_TYPES),
-                              applied_names={law.name for law in elements.laws} | {u.name for u in elements.unapplied})
+                              applied_names={law.name for law in elements.laws} | {u.name for u in elements.unapplied},
+                              excluded=not_wanted)  # muscles excluded by the setup or the user are not said
         note_coupled_generalized_forces(model, "inverse-dynamics")
         if qd is None:  # the whole motion splined (as OpenSim), then the frames in --time-range kept
             q, qd, qdd = motion_derivatives(time, q, **differentiation)

@@ -356,3 +356,15 @@ def test_max_marker_movement_warns_as_opensims_marker_placer(models_dir, tmp_pat
         with caplog.at_level(logging.WARNING):
             place_markers(text, trial, max_marker_movement=limit, q=model.default_q)
         assert (f"marker {names[1]} moves 5 mm" in caplog.text) == warned, (limit, caplog.text)
+
+
+def test_a_measurement_naming_bodies_the_model_lacks_is_named_in_the_note(models_dir):
+    from osim_emb.io.tool_setup import Measurement
+    from osim_emb.simulation.scaling import measurement_scale_factors
+    import osim_emb as oe
+    arm = oe.load_osim(str(models_dir / "arm26.osim"))
+    thigh = Measurement("thigh", (), (("patella_l", "XYZ"), ("patella_r", "XYZ")))
+    factors, rows = measurement_scale_factors(arm, None, [thigh], order=(), unknown_bodies="warn")
+    assert rows == [{"measurement": "thigh", "pair": "", "note": "bodies patella_l, patella_r are not in the model: "
+                                                               "their scale factors are not used"}]
+    assert all(np.all(f == 1.0) for f in factors.values())

@@ -154,7 +154,9 @@ def cmd_scale(args: argparse.Namespace) -> int:
             log.info("measurement %s, pair %s: model %.6g m, trial %.6g m, factor %.6g", row["measurement"], row["pair"],
                      row["model_m"], row["trial_m"], row["factor"])
         else:
-            log.warning("measurement %s, pair %s: %s", row["measurement"], row["pair"], row.get("note", ""))
+            where = ", ".join(p for p in (f"measurement {row['measurement']}" if row["measurement"] else "",
+                                          f"pair {row['pair']}" if row["pair"] else "") if p)
+            log.warning("%s: %s", where or "scale", row.get("note", ""))
     if placed is not None:
         worst = max(placed.movement, key=placed.movement.get) if placed.movement else None
         ik = placed.inverse_kinematics

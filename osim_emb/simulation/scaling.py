@@ -99,8 +99,11 @@ def measurement_scale_factors(model, trial, measurements: Sequence[Measurement],
         raise ValueError(f"{model.name}: no body {', '.join(map(repr, unknown))} to scale (bodies: "
                          f"{', '.join(factors)})")
     if unknown:  # a setup written for a sibling model: OpenSim skips them
-        rows.append({"measurement": "", "pair": "", "note": f"bodies {', '.join(unknown)} are not in the model: "
-                                                            "their scale factors are not used"})
+        where = sorted({m.name for m in measurements if m.apply for b, _ in m.bodies if b in unknown})
+        if any(b in unknown for b in (manual or {})):
+            where.append("manual scales")
+        rows.append({"measurement": ", ".join(where), "pair": "", "note": f"bodies {', '.join(unknown)} are not in the "
+                                                                           "model: their scale factors are not used"})
     model_markers = marker_positions_at_default(model)
     for step in order:
         if step == "manualScale":

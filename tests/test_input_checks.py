@@ -381,3 +381,13 @@ def test_inverse_dynamics_does_not_warn_about_muscles_the_user_excluded(models_d
     assert main(["inverse-dynamics", "--setup", str(setup)]) == 0
     err = capsys.readouterr().err
     assert "Thelen2003Muscle" not in err and "forces_to_exclude does not list Muscles" not in err
+
+
+def test_legacy_external_loads_of_prescribed_forces_are_refused_for_what_they_are(tmp_path):
+    from osim_emb.io.external_loads import ExternalLoadsError, read_external_loads
+    legacy = tmp_path / "foot_floor_loads.xml"
+    legacy.write_text("<OpenSimDocument Version='20302'><ExternalLoads name='loads'><objects>"
+                      "<PrescribedForce name='right'><body>calcn_r</body></PrescribedForce>"
+                      "</objects></ExternalLoads></OpenSimDocument>")
+    with pytest.raises(ExternalLoadsError, match="hold PrescribedForce objects \\(OpenSim 2.x's format"):
+        read_external_loads(legacy)

@@ -88,6 +88,13 @@ def read_external_loads(path: str | Path, data: str | Path | None = None) -> Ext
     from osim_emb.io.motion import read_motion
     path = Path(path)
     loads = opensim_element(path, "ExternalLoads", ExternalLoadsError)
+    objects = loads.find("objects")
+    other = sorted({e.tag for e in (objects if objects is not None else []) if isinstance(e.tag, str)
+                    and e.tag != "ExternalForce"})
+    if other and not any(e.tag == "ExternalForce" for e in objects):
+        raise ExternalLoadsError(f"{path}: the ExternalLoads hold {', '.join(other)} objects (OpenSim 2.x's format, "
+                                 "which OpenSim 4.6 refuses too); only ExternalForce objects with a data file are read: "
+                                 "convert the loads to an ExternalForce file of a .mot of forces, points and torques")
     if data is None:
         name = element_text(loads, "datafile")
         if not name:

@@ -391,3 +391,12 @@ def test_legacy_external_loads_of_prescribed_forces_are_refused_for_what_they_ar
                       "</objects></ExternalLoads></OpenSimDocument>")
     with pytest.raises(ExternalLoadsError, match="hold PrescribedForce objects \\(OpenSim 2.x's format"):
         read_external_loads(legacy)
+
+
+def test_a_setups_step_interval_keeps_every_nth_frame_of_the_time_range():
+    from argparse import Namespace
+    from osim_emb.cli.common import time_range_frames
+    t = np.round(np.arange(0.0, 1.0001, 0.05), 10)
+    keep = time_range_frames(Namespace(time_range=(0.2, 0.8), step_interval=3, motion="m.mot"), t)
+    np.testing.assert_allclose(t[keep], [0.2, 0.35, 0.5, 0.65, 0.8])
+    assert time_range_frames(Namespace(time_range=None, motion="m.mot"), t).all()

@@ -450,6 +450,16 @@ def fill_from_analyze_tool(args, setup, **values) -> None:
                     {"model": "model_file", "motion": "states_file or coordinates_file"}, setup.time_range)
     if args.lowpass is None and setup.states is None:
         args.lowpass = setup.lowpass_hz
+    use_step_interval(args, setup)
+
+
+def use_step_interval(args, setup) -> None:
+    """An AnalyzeTool setup's step_interval, for :func:`time_range_frames`: every N-th frame reported, said."""
+    args.step_interval = setup.step_interval
+    if setup.step_interval > 1:
+        log.info("%s: step_interval %d: every %d-th frame is reported, as OpenSim's AnalyzeTool reports them",
+                 args.setup, setup.step_interval, setup.step_interval)
+
 
 
 def read_motion_option(args, model):
@@ -491,16 +501,23 @@ def check_time_range(time_range, source: str = "--time-range", one_frame: bool =
 
 
 def time_range_frames(args, time):
-    """The frames of a motion within ``--time-range`` (a boolean mask over ``time``; all without the option): the
-    whole motion is splined first, as OpenSim does, then these frames are reported. No frame in the range is refused."""
+    """The frames of a motion within ``--time-range`` (a boolean mask over ``time``; all without the option), every
+    ``step_interval``-th of them with an AnalyzeTool setup that sets it: the whole motion is splined first, as OpenSim
+    does, then these frames are reported. No frame in the range is refused."""
     import numpy as np
     time = np.asarray(time)
-    if args.time_range is None:
-        return np.ones(time.shape, dtype=bool)
-    t0, t1 = args.time_range
-    keep = (time >= t0 - 1e-12) & (time <= t1 + 1e-12)
-    if not keep.any():
-        raise ValueError(f"--time-range {t0:g} {t1:g}: no frame of {args.motion} (t = {time[0]:g} to {time[-1]:g} s)")
+    keep = np.ones(time.shape, dtype=bool)
+    if args.time_range is not None:
+        t0, t1 = args.time_range
+        keep = (time >= t0 - 1e-12) & (time <= t1 + 1e-12)
+        if not keep.any():
+            raise ValueError(f"--time-range {t0:g} {t1:g}: no frame of {args.motion} (t = {time[0]:g} to "
+                             f"{time[-1]:g} s)")
+    n = getattr(args, "step_interval", 1) or 1
+    if n > 1:  # an AnalyzeTool setup's step_interval: every n-th frame from the first
+        every = np.zeros_like(keep)
+        every[np.flatnonzero(keep)[::n]] = True
+        keep = every
     return keep
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from osim_emb.cli.common import output_prefix, _load_any, _plot_table, _positive, add_exclude_forces_option, \
+from osim_emb.cli.common import output_prefix, use_step_interval, _load_any, _plot_table, _positive, add_exclude_forces_option, \
     add_external_loads_option, add_lenient_option, add_motion_differentiation_options, add_time_range_option, \
     analyze_tool_states, excluded_forces, fill_from_setup, force_elements_applied, limit_forces_applied, \
     motion_differentiation, muscles_applied, path_forces_applied, read_external_loads_option, read_motion_option, \
@@ -74,6 +74,7 @@ def _from_setup(args: argparse.Namespace) -> None:
         args.actuators = [str(f) for f in setup.actuator_files]
     if setup.use_model_force_set:
         args.model_actuators = True
+    use_step_interval(args, setup)
     if args.lowpass is None and args.smoothing is None and setup.states is None:
         args.lowpass = setup.lowpass_hz
     if not args.no_passive:

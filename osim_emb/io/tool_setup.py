@@ -209,6 +209,8 @@ class AnalyzeToolSetup:
     time_range: tuple[float, float] | None
     actuator_files: tuple[Path, ...]
     results_directory: Path
+    #: the analysis's step_interval: OpenSim's AnalyzeTool reports every step_interval-th frame (1: every frame)
+    step_interval: int
 
 
 @dataclass(frozen=True)
@@ -234,7 +236,10 @@ def _analyze_tool(path: Path, analysis: str):
     # (tests/test_static_optimization_cli.py -k setup_file)
     span = [_number(path, tool, "initial_time"), _number(path, tool, "final_time")]
     cutoff = _number(path, tool, "lowpass_cutoff_frequency_for_coordinates")
-    common = dict(
+    step = _number(path, found[0], "step_interval", 1.0)
+    if step != int(step) or step < 1:
+        raise ToolSetupError(f"{path}: <{analysis}> step_interval must be a whole number >= 1, got {step:g}")
+    common = dict(step_interval=int(step),
         path=str(path), name=(tool.get("name") or "").strip(), model=_file(tool, here, "model_file"),
         states=_file(tool, here, "states_file"), coordinates=_file(tool, here, "coordinates_file"),
         speeds=_file(tool, here, "speeds_file"), external_loads=_file(tool, here, "external_loads_file"),

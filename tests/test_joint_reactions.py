@@ -359,3 +359,39 @@ def test_disabled_and_excluded_forces_as_opensims_joint_reaction(osim, models_di
               f"OpenSim's JointReaction: {d['off'][0]:.1e} / {d['excluded'][0]:.1e} (of {d['off'][1]:.4g} N, N m, m; "
               f"with both on {d['on'][0]:.3g})")
     assert d["off"][0] < 1e-8 * d["off"][1] and d["excluded"][0] < 1e-8 * d["off"][1] and d["on"][0] > 5.0
+
+
+def test_the_external_loads_records_in_a_forces_file_are_not_read_as_forces(models_dir, tmp_path):
+    """OpenSim's StaticOptimization writes the external loads' records (BODY_FORCE_Fx ...) beside the muscle forces;
+    with those loads given they are not forces to apply (OpenSim's JointReaction reads them as nothing either)."""
+    import osim_emb as oe
+    from osim_emb.io.external_loads import read_external_loads
+    from osim_emb.simulation.joint_reactions import joint_reactions_of_motion
+    model = oe.load_osim(str(models_dir / "double_pendulum.osim"))
+    loads = read_external_loads(pendulum_loads(tmp_path))
+    t = T[2:6]
+    q = np.column_stack([0.3 + t, -0.5 + 2 * t])
+    qd = np.column_stack([1.0 + 0 * t, 2.0 + 0 * t])
+    plain = joint_reactions_of_motion(model, t, q, qd, {}, external_loads=loads)
+    echoed = {f"{body}_{name}_{x}": np.ones(len(t)) for body, name in (("rod2", "tip"), ("rod1", "mid"))
+              for x in ("Fx", "Fy", "Fz", "px", "py", "pz", "Tx", "Ty", "Tz")}
+    np.testing.assert_array_equal(joint_reactions_of_motion(model, t, q, qd, echoed, external_loads=loads).loads,
+                                  plain.loads)
+    with pytest.raises(ValueError, match="a record of the external loads given"):
+        joint_reactions_of_motion(model, t, q, qd, {"rod2_tap_Fx": np.ones(len(t))}, external_loads=loads)
+
+
+def test_forces_ending_within_one_step_of_the_motion_are_extrapolated_as_opensim_does(models_dir, tmp_path, capsys):
+    from osim_emb.io.motion import write_motion
+    arm = models_dir / "arm26.osim"
+    times = np.linspace(0, 1, 11)
+    motion = tmp_path / "motion.mot"
+    write_motion(motion, _sinusoids(["r_shoulder_elev", "r_elbow_flex"], [0.3, 1.0], [0.2, 0.5], times), name="m")
+    muscles = ["TRIlong", "TRIlat", "TRImed", "BIClong", "BICshort", "BRA"]
+    grid = np.linspace(0, 0.996, 11)  # OpenSim's resampled grid ending 4 ms before the motion
+    early = pd.DataFrame({"time": grid, **{m: 10 + 5 * grid for m in muscles}})
+    write_motion(tmp_path / "forces.sto", early, name="f")
+    assert main(["joint-reactions", str(arm), str(motion), "-o", str(tmp_path / "x"), "--forces",
+                 str(tmp_path / "forces.sto")]) == 0
+    assert "1 frame(s) at most one step (0.0996 s) beyond the forces' times 0 to 0.996" in capsys.readouterr().err
+    assert (tmp_path / "x_JointReaction_ReactionLoads.sto").exists()

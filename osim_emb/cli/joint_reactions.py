@@ -49,10 +49,25 @@ def _forces_at(path: str, time: np.ndarray) -> dict:
         raise ValueError(f"{path}: no time column")
     t = table["time"].to_numpy(dtype=float)
     span = 1e-9 * max(1.0, abs(t[-1]))
-    if time[0] < t[0] - span or time[-1] > t[-1] + span:
+    step = float(np.median(np.diff(t))) if len(t) > 1 else 0.0  # OpenSim's forces lie on its resampled grid
+    if time[0] < t[0] - span - step or time[-1] > t[-1] + span + step:
         raise ValueError(f"{path}: the forces cover t = {t[0]:g} to {t[-1]:g} s, the motion's frames "
-                         f"{time[0]:g} to {time[-1]:g} s")
-    return {c: np.interp(time, t, table[c].to_numpy(dtype=float)) for c in table.columns if c != "time"}
+                         f"{time[0]:g} to {time[-1]:g} s (more than one of the file's {step:g} s steps beyond it); "
+                         "narrow --time-range")
+    outside = (time < t[0] - span) | (time > t[-1] + span)
+    if outside.any():
+        log.warning("%s: %d frame(s) at most one step (%g s) beyond the forces' times %g to %g s: the forces there are "
+                    "extrapolated linearly from the end rows, as OpenSim's Storage::getDataAtTime does", path,
+                    int(outside.sum()), step, t[0], t[-1])
+
+    def at(values):
+        inside = np.interp(time, t, values)
+        if len(t) > 1:
+            inside = np.where(time < t[0], values[0] + (time - t[0]) * (values[1] - values[0]) / (t[1] - t[0]), inside)
+            inside = np.where(time > t[-1], values[-1] + (time - t[-1]) * (values[-1] - values[-2]) / (t[-1] - t[-2]),
+                              inside)
+        return inside
+    return {c: at(table[c].to_numpy(dtype=float)) for c in table.columns if c != "time"}
 
 
 def cmd_joint_reactions(args: argparse.Namespace) -> int:

@@ -530,10 +530,19 @@ def joint_reactions_of_motion(model: Model, time: Any, q: Any, qdot: Any, forces
     reserves = {k: k[len("reserve_"):] for k in forces if k not in known and k.startswith("reserve_")
                 and k[len("reserve_"):] in model.coordinate_names}
     unknown = [k for k in forces if k not in known and k not in reserves]
+    records = {f"{f.body}_{f.name}_{x}" for f in (external_loads.forces if external_loads is not None else ())
+               for x in ("Fx", "Fy", "Fz", "px", "py", "pz", "Tx", "Ty", "Tz")}
+    echoed = [k for k in unknown if k in records]  # OpenSim's StaticOptimization writes the external loads' records
+    if echoed:
+        logging.getLogger(__name__).info(
+            "joint reactions of %s: %d column(s) of the forces are the external loads' records (OpenSim's "
+            "StaticOptimization writes them), not read: the loads are applied from %s", model.name, len(echoed),
+            external_loads.path)
+        unknown = [k for k in unknown if k not in records]
     if unknown:
         raise ValueError(f"forces of {', '.join(map(repr, unknown[:8]))}{' ...' if len(unknown) > 8 else ''}: not a "
-                         f"muscle of {model.name}, a given actuator or reserve_COORDINATE (give the actuator files "
-                         "the forces came from)")
+                         f"muscle of {model.name}, a given actuator, reserve_COORDINATE or a record of the external loads "
+                         "given (give the actuator files or the external loads the forces came from)")
     loop = _point_constraint_loop(model)
     dependent = {d.name: d.kind for d in model.dependent_coordinates}
     held = [a for a in actuators if a.kind == "CoordinateActuator" and dependent.get(a.coordinate) in ("locked",

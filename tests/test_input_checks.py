@@ -400,3 +400,21 @@ def test_a_setups_step_interval_keeps_every_nth_frame_of_the_time_range():
     keep = time_range_frames(Namespace(time_range=(0.2, 0.8), step_interval=3, motion="m.mot"), t)
     np.testing.assert_allclose(t[keep], [0.2, 0.35, 0.5, 0.65, 0.8])
     assert time_range_frames(Namespace(time_range=None, motion="m.mot"), t).all()
+
+
+def test_a_time_range_beyond_the_motion_is_said():
+    from argparse import Namespace
+    import logging
+    from osim_emb.cli.common import time_range_frames
+    t = np.round(np.arange(0.5, 1.6001, 0.1), 10)
+    records = []
+    handler = logging.Handler()
+    handler.emit = records.append
+    logging.getLogger("osim_emb").addHandler(handler)
+    try:
+        keep = time_range_frames(Namespace(time_range=(0.4, 1.6), motion="m.mot"), t)
+    finally:
+        logging.getLogger("osim_emb").removeHandler(handler)
+    assert keep.all()
+    assert any("time range 0.4 to 1.6 s reaches beyond the motion (0.5 to 1.6 s): its frames 0.5 to 1.6 s" in
+               r.getMessage() for r in records)

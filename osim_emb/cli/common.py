@@ -513,6 +513,10 @@ def time_range_frames(args, time):
         if not keep.any():
             raise ValueError(f"--time-range {t0:g} {t1:g}: no frame of {args.motion} (t = {time[0]:g} to "
                              f"{time[-1]:g} s)")
+        if t0 < time[0] - 1e-9 or t1 > time[-1] + 1e-9:  # OpenSim reports its extrapolated splines there
+            log.warning("time range %g to %g s reaches beyond the motion (%g to %g s): its frames %g to %g s are "
+                        "reported (OpenSim's tools report their padded, extrapolated data there)", t0, t1, time[0],
+                        time[-1], time[keep][0], time[keep][-1])
     n = getattr(args, "step_interval", 1) or 1
     if n > 1:  # an AnalyzeTool setup's step_interval: every n-th frame from the first
         every = np.zeros_like(keep)

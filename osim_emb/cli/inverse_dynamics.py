@@ -7,13 +7,12 @@ import argparse
 import logging
 from pathlib import Path
 
-import numpy as np
 
 from osim_emb.cli.common import table_output, _load_any, _plot_path, _plot_table, add_exclude_forces_option, \
     add_external_loads_option, add_lenient_option, add_motion_differentiation_options, add_time_range_option, \
     excluded_forces, fill_from_setup, force_elements_applied, limit_forces_applied, motion_differentiation, \
     note_coupled_generalized_forces, outside_range_hint, path_forces_applied, read_external_loads_option, \
-    warn_unapplied_forces
+    time_range_frames, warn_unapplied_forces
 
 log = logging.getLogger("osim_emb")
 
@@ -73,13 +72,7 @@ def cmd_inverse_dynamics(args: argparse.Namespace) -> int:
                 log.warning("%s has speeds: --lowpass filters them before they are differentiated (OpenSim's "
                             "InverseDynamicsTool would filter and differentiate the coordinates instead)", args.motion)
             _, qdd, _ = motion_derivatives(time, qd, **differentiation)
-        keep = np.ones(len(time), dtype=bool)
-        if args.time_range is not None:
-            t0, t1 = args.time_range
-            keep = (time >= t0 - 1e-12) & (time <= t1 + 1e-12)
-            if not keep.any():
-                raise ValueError(f"--time-range {t0:g} {t1:g}: no frame of {args.motion} "
-                                 f"(t = {time[0]:g} to {time[-1]:g} s)")
+        keep = time_range_frames(args, time)
         tau = inverse_dynamics_of_motion(model, time[keep], q[keep], qd[keep], qdd[keep],
                                          external_loads=read_external_loads_option(args),
                                          limit_forces=limit_forces_applied(model, "inverse-dynamics", excluded),

@@ -218,15 +218,20 @@ def warn_unapplied_forces(model, command: str, applied: tuple[str, ...] = (), ap
                     ", ".join(names[:12]) + (f", ... ({len(names) - 12} more)" if len(names) > 12 else ""))
 
 
-def _plot_table(table, columns, ylabel, path, title):
-    """Columns of a table against time, in the project's figure style; the format is the path's suffix."""
+def _plot_table(table, columns, ylabel, path, title, panels=None):
+    """Columns of a table against time, in the project's figure style; the format is the path's suffix.  ``panels``:
+    [(columns, ylabel), ...] stacked instead (e.g. moments apart from forces: one unit an axis)."""
     from osim_emb.report import figure_style as fs
-    fig, axes = fs.figure("double", height=3.4)
+    panels = [p for p in (panels or [(columns, ylabel)]) if p[0]]
+    fig, axes = fs.figure("double", height=3.4 + 1.6 * (len(panels) - 1), nrows=len(panels), sharex=True)
+    k = 0
+    for ax, (cols, label) in zip(axes[:, 0], panels):
+        for c in cols:
+            ax.plot(table["time"], table[c], label=c, **fs.cue(k))
+            k += 1
+        ax.set_ylabel(label)
     ax = axes[0, 0]
-    for i, c in enumerate(columns):
-        ax.plot(table["time"], table[c], label=c, **fs.cue(i))
-    ax.set_xlabel("time (s)")
-    ax.set_ylabel(ylabel)
+    axes[-1, 0].set_xlabel("time (s)")
     ax.set_title(textwrap.fill(title, 95), loc="left")  # a long model or file name must not be cut off
     fs.legend_below(fig)
     path = Path(path)

@@ -87,8 +87,11 @@ def cmd_inverse_dynamics(args: argparse.Namespace) -> int:
                      ", ".join(f"{j.type} {j.name!r}" for j in spherical))
         write_motion(tmps[0], tau, name=f"{model.name} inverse dynamics", protect=inputs)
         if args.plot:
-            _plot_table(tau, [c for c in tau.columns if c != "time"], "generalized force (N m, N)", tmps[1],
-                        f"{model.name}: inverse dynamics of {Path(args.motion).name}")
+            names = [c for c in tau.columns if c != "time"]
+            forces = [c for c in names if c.endswith("_force")]  # OpenSim's labels: NAME_moment, NAME_force
+            _plot_table(tau, names, "generalized force (N m, N)", tmps[1],
+                        f"{model.name}: inverse dynamics of {Path(args.motion).name}",
+                        panels=[([c for c in names if c not in forces], "moment (N m)"), (forces, "force (N)")])
     print(f"wrote {out}: generalized forces at {len(tau)} frames")
     if args.plot:
         print(f"wrote {outs[1]}")

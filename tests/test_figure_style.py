@@ -107,6 +107,11 @@ def test_simulate_plot_follows_the_style(tmp_path, capsys, monkeypatch):
     for fmt in ("pdf", "svg"):
         _plot_table(table, [c for c in table.columns if c != "time"], "q (rad)", tmp_path / f"table.{fmt}", title)
     check_written_figure(tmp_path / "table", fs.DOUBLE_COLUMN)
+    columns = [c for c in table.columns if c != "time"]  # moments and forces on their own axes (inverse dynamics)
+    for fmt in ("pdf", "svg"):
+        _plot_table(table, columns, "", tmp_path / f"panels.{fmt}", title,
+                    panels=[(columns[:6], "moment (N m)"), (columns[6:], "force (N)")])
+    check_written_figure(tmp_path / "panels", fs.DOUBLE_COLUMN)
 
 
 def _panel_with_colorbar():

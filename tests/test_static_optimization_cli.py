@@ -38,6 +38,13 @@ def test_static_optimization_command_equals_opensims_tool(osim, models_dir, tmp_
     print(f"[agreement] static-optimization command vs OpenSim's StaticOptimization, arm26: activations {da:.2e}, "
           f"forces {df:.2e} of max")
     assert da < 1e-6 and df < 1e-6
+    # the controls OpenSim's tool prints for the forward tools, read back by OpenSim: the activations at the frames
+    controls = osim.ControlSet(f"{prefix}_StaticOptimization_controls.xml")
+    assert controls.getSize() == len(muscles)
+    for m in muscles:
+        control = controls.get(m)
+        values = [control.getControlValue(float(t)) for t in act["time"]]
+        np.testing.assert_allclose(values, act[m], rtol=1e-11, atol=1e-12)  # the .sto holds 12 digits
     # a states file's speeds are used as they are: --lowpass, which OpenSim's AnalyzeTool applies to coordinates
     # files only, is not applied, and the command says so
     prefix3 = tmp_path / "ours" / "lowpass"

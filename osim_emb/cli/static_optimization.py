@@ -84,7 +84,7 @@ def _from_setup(args: argparse.Namespace) -> None:
 
 
 def cmd_static_optimization(args: argparse.Namespace) -> int:
-    from osim_emb.io.motion import write_motion
+    from osim_emb.io.motion import write_control_set, write_motion
     from osim_emb.io.outputs import atomic_files
     from osim_emb.simulation.motions import inverse_dynamics_of_motion, motion_derivatives, muscle_force_sharing
     from osim_emb.simulation.static_optimization import InfeasibleError
@@ -93,6 +93,7 @@ def cmd_static_optimization(args: argparse.Namespace) -> int:
     if args.reserves is not None:
         _positive("--reserves", args.reserves)
     outs = list(output_paths(output_prefix(args.output, "PREFIX_StaticOptimization_activation.sto")))
+    outs.append(outs[0].with_name(outs[0].name.replace("_activation.sto", "_controls.xml")))  # as OpenSim prints it
     if args.plot:
         outs.append(outs[0].with_suffix(".png"))
     inputs = [p for p in (args.model, args.motion, args.setup, args.external_loads, *(args.actuators or [])) if p]
@@ -157,14 +158,15 @@ def cmd_static_optimization(args: argparse.Namespace) -> int:
         protect = inputs
         write_motion(tmps[0], activations, name=f"{model.name} static optimization activations", protect=protect)
         write_motion(tmps[1], forces, name=f"{model.name} static optimization forces (N)", protect=protect)
+        write_control_set(tmps[2], activations, protect=protect)  # the forward tools' controls
         if args.plot:
             label = "activation" if reserves is None else "activation; reserve control"
-            _plot_table(activations, [c for c in activations.columns if c != "time"], label, tmps[2],
+            _plot_table(activations, [c for c in activations.columns if c != "time"], label, tmps[3],
                         f"{model.name}: static optimization of {Path(args.motion).name}")
     muscle_names = [m.name for m in model.muscles if m.name in activations.columns]
     a = activations[muscle_names].to_numpy()
-    plot = f" (and the plot {outs[2]})" if args.plot else ""
-    print(f"wrote {outs[0]} and {outs[1]}{plot}: {len(time)} frames, {len(muscle_names)} muscles; activations "
+    plot = f" (and the plot {outs[3]})" if args.plot else ""
+    print(f"wrote {outs[0]}, {outs[1]} and {outs[2]}{plot}: {len(time)} frames, {len(muscle_names)} muscles; activations "
           f"{a.min():.3g} to {a.max():.3g}, largest |τ - R F| {np.abs(res.residual).max():.2g} (N m, N)")
     if reserves is not None:
         used = np.abs(res.reserve_forces).max(axis=0)

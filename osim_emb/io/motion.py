@@ -182,6 +182,27 @@ def write_motion(path: str | Path, table: pd.DataFrame, *, name: str | None = No
     write_atomically(path, "\n".join(head) + "\n" + body, protect=protect)
 
 
+def write_control_set(path: str | Path, table: pd.DataFrame, *, protect: Sequence[str | Path] = ()) -> None:
+    """OpenSim's ControlSet of a table's columns (one ControlLinear per column but ``time``, a node per row, OpenSim's
+    defaults otherwise), as OpenSim's StaticOptimization prints its activations (``..._controls.xml``) for the
+    forward tools (Forward, CMC); written atomically."""
+    times = table["time"].to_numpy(dtype=float)
+    parts = ['<?xml version="1.0" encoding="UTF-8" ?>\n<OpenSimDocument Version="40000">\n\t<ControlSet '
+             'name="Control Set">\n\t\t<objects>\n']
+    for name in (c for c in table.columns if c != "time"):
+        nodes = "".join(f"\t\t\t\t\t<ControlLinearNode>\n\t\t\t\t\t\t<t>{t!r}</t>\n\t\t\t\t\t\t<value>{v!r}</value>\n"
+                        "\t\t\t\t\t</ControlLinearNode>\n"
+                        for t, v in zip(times.tolist(), table[name].to_numpy(dtype=float).tolist()))
+        parts.append(f'\t\t\t<ControlLinear name="{name}">\n\t\t\t\t<is_model_control>true</is_model_control>\n'
+                     "\t\t\t\t<extrapolate>true</extrapolate>\n\t\t\t\t<default_min>0.02</default_min>\n"
+                     "\t\t\t\t<default_max>1</default_max>\n\t\t\t\t<filter_on>false</filter_on>\n"
+                     f"\t\t\t\t<use_steps>false</use_steps>\n\t\t\t\t<x_nodes>\n{nodes}\t\t\t\t</x_nodes>\n"
+                     "\t\t\t\t<min_nodes />\n\t\t\t\t<max_nodes />\n\t\t\t\t<kp>100</kp>\n\t\t\t\t<kv>20</kv>\n"
+                     "\t\t\t</ControlLinear>\n")
+    parts.append("\t\t</objects>\n\t\t<groups />\n\t</ControlSet>\n</OpenSimDocument>\n")
+    write_atomically(path, "".join(parts), protect=protect)
+
+
 def _column_for(columns: Sequence[str], coordinate: str, kind: str = "value") -> str | None:
     for c in columns:
         if c == coordinate and kind == "value":

@@ -386,7 +386,7 @@ def muscles_applied(model, command: str, excluded=frozenset()):
     from osim_emb.io.muscle_xml import force_models_not_imported
     invalid = {n: why for n, why in force_models_not_imported(model).items() if n not in excluded}
     if invalid:
-        name, why = next(iter(invalid.items()))
+        why = next(iter(invalid.values()))
         more = f" (and {len(invalid) - 1} more: {', '.join(list(invalid)[1:6])})" if len(invalid) > 1 else ""
         raise ValueError(f"{why}{more}; the forces cannot be shared without it: fix the value in the "
                          f"file, or leave the muscle out with --exclude-forces {','.join(invalid)}")
@@ -464,7 +464,6 @@ def use_step_interval(args, setup) -> None:
     if setup.step_interval > 1:
         log.info("%s: step_interval %d: every %d-th frame is reported, as OpenSim's AnalyzeTool reports them",
                  args.setup, setup.step_interval, setup.step_interval)
-
 
 
 def read_motion_option(args, model):

@@ -24,7 +24,6 @@ __all__ = ["require_opensim", "OpenSimReference", "ANGULAR_VELOCITY_JOINTS", "mo
 log = logging.getLogger(__name__)
 
 
-
 def require_opensim():
     """Import opensim, or raise an ImportError that says how to install it."""
     try:
@@ -96,6 +95,10 @@ def without_contact_meshes(model: Any, missing: dict[str, tuple[str, list[str]]]
         geometry.remove(geometry.getIndex(name))
 
 
+#: how many times one OpenSimReference rebuilds OpenSim's model after a NaN moment arm (each rebuild reloads the file)
+MAX_REBUILDS = 50
+
+
 class OpenSimReference:
     """An OpenSim model of the same file, driven by the package's generalized coordinates."""
 
@@ -107,6 +110,7 @@ class OpenSimReference:
         self.model_os = osim.Model(self.path)
         self._disable_forces = disable_forces
         self._poisoned: set[str] = set()  # paths whose OpenSim moment-arm solver holds a NaN (moment_arm)
+        self._rebuilds = getattr(self, "_rebuilds", 0)  # kept across rebuilds (moment_arm)
         missing = missing_contact_meshes(self.path)
         if missing:  # OpenSim cannot build the model: leave them out (contact changes no path)
             without_contact_meshes(self.model_os, missing)
@@ -416,8 +420,13 @@ class OpenSimReference:
         After a NaN (a zero-length path segment, e.g. a point passing through another) OpenSim's moment-arm
         solver of that path returns NaN for good (MomentArmSolver clears its body forces with ``*= 0``, which keeps
         a NaN); the model is then rebuilt, at the same state, before the path's next moment arm."""
-        if muscle in self._poisoned:
+        if muscle in self._poisoned and self._rebuilds < MAX_REBUILDS:
+            self._rebuilds += 1
             self._rebuild()
+            if self._rebuilds == MAX_REBUILDS:
+                log.warning("%s: OpenSim's moment arms were NaN %d times; its model is not rebuilt again, so a path's "
+                            "values after its next NaN stay NaN (reported as differences, never as agreement)",
+                            self.path, MAX_REBUILDS)
         value = self._path(muscle).computeMomentArm(self.state, self.coords.get(coordinate))
         if not np.isfinite(value):
             self._poisoned.add(muscle)

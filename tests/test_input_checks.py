@@ -393,12 +393,13 @@ def test_legacy_external_loads_of_prescribed_forces_are_refused_for_what_they_ar
         read_external_loads(legacy)
 
 
-def test_a_setups_step_interval_keeps_every_nth_frame_of_the_time_range():
+def test_a_setups_step_interval_keeps_the_rows_opensims_analyze_tool_reports():
+    """Analysis::proceed(row index): rows 4 (begin) and 16 (end) and the multiples of 3 between them."""
     from argparse import Namespace
     from osim_emb.cli.common import time_range_frames
     t = np.round(np.arange(0.0, 1.0001, 0.05), 10)
     keep = time_range_frames(Namespace(time_range=(0.2, 0.8), step_interval=3, motion="m.mot"), t)
-    np.testing.assert_allclose(t[keep], [0.2, 0.35, 0.5, 0.65, 0.8])
+    np.testing.assert_allclose(t[keep], [0.2, 0.3, 0.45, 0.6, 0.75, 0.8])
     assert time_range_frames(Namespace(time_range=None, motion="m.mot"), t).all()
 
 

@@ -462,8 +462,8 @@ def use_step_interval(args, setup) -> None:
     """An AnalyzeTool setup's step_interval, for :func:`time_range_frames`: every N-th frame reported, said."""
     args.step_interval = setup.step_interval
     if setup.step_interval > 1:
-        log.info("%s: step_interval %d: every %d-th frame is reported, as OpenSim's AnalyzeTool reports them",
-                 args.setup, setup.step_interval, setup.step_interval)
+        log.info("%s: step_interval %d: the first and last frames and every %d-th row are reported, as OpenSim's "
+                 "AnalyzeTool reports them", args.setup, setup.step_interval, setup.step_interval)
 
 
 def read_motion_option(args, model):
@@ -505,9 +505,10 @@ def check_time_range(time_range, source: str = "--time-range", one_frame: bool =
 
 
 def time_range_frames(args, time):
-    """The frames of a motion within ``--time-range`` (a boolean mask over ``time``; all without the option), every
-    ``step_interval``-th of them with an AnalyzeTool setup that sets it: the whole motion is splined first, as OpenSim
-    does, then these frames are reported. No frame in the range is refused."""
+    """The frames of a motion within ``--time-range`` (a boolean mask over ``time``; all without the option); with an
+    AnalyzeTool setup's ``step_interval`` N, the first and last of them and those whose row index is a multiple of N,
+    as OpenSim's AnalyzeTool reports them: the whole motion is splined first, as OpenSim does, then these frames are
+    reported. No frame in the range is refused."""
     import numpy as np
     time = np.asarray(time)
     keep = np.ones(time.shape, dtype=bool)
@@ -522,10 +523,10 @@ def time_range_frames(args, time):
                         "reported (OpenSim's tools report their padded, extrapolated data there)", t0, t1, time[0],
                         time[-1], time[keep][0], time[keep][-1])
     n = getattr(args, "step_interval", 1) or 1
-    if n > 1:  # an AnalyzeTool setup's step_interval: every n-th frame from the first
-        every = np.zeros_like(keep)
-        every[np.flatnonzero(keep)[::n]] = True
-        keep = every
+    if n > 1:  # OpenSim's AnalyzeTool: the first and last frames (begin, end) and the frames whose index is a
+        index = np.flatnonzero(keep)  # multiple of step_interval (Analysis::proceed on the storage's row index)
+        keep = np.zeros_like(keep)
+        keep[index[(index % n == 0) | (index == index[0]) | (index == index[-1])]] = True
     return keep
 
 

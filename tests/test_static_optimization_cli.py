@@ -340,6 +340,29 @@ def test_setup_file_equals_opensims_analyze_tool(osim, models_dir, tmp_path, cap
     assert len(ours5) == len(ref5["activation"]) < len(ours) / 2
     assert np.allclose(ours5["time"], ref5["activation"]["time"], atol=1e-9)
     assert np.abs(ours5[columns].to_numpy() - ref5["activation"][columns].to_numpy()).max() < 5e-5
+    # filtered: OpenSim reports on its padded, resampled grid from the row at or before the initial time; --times
+    # opensim reports there too, row by row (the default, the motion's frames, shares few of those times)
+    t60 = np.round(np.arange(31) / 60.0, 3)  # a 60 Hz trial's rounded times: OpenSim resamples them
+    rows60 = "".join(f"{ti:.3f}\t{np.degrees(cubic(COEF['r_shoulder_elev'], ti)):.10f}\t"
+                     f"{np.degrees(cubic(COEF['r_elbow_flex'], ti)):.10f}\n" for ti in t60)
+    (folder / "kinematics" / "ik60.mot").write_text("ik\nversion=1\nnRows=31\nnColumns=3\ninDegrees=yes\nendheader\n"
+                                                    "time\tr_shoulder_elev\tr_elbow_flex\n" + rows60)
+    filtered = folder / "setup_so_6hz.xml"
+    filtered.write_text(setup.read_text().replace("kinematics/ik.mot", "kinematics/ik60.mot").replace(
+        "<lowpass_cutoff_frequency_for_coordinates>-1<", "<lowpass_cutoff_frequency_for_coordinates>6<")
+        .replace("<initial_time>0.1<", "<initial_time>0.105<")
+        .replace("<results_directory>so_results<", "<results_directory>so_6hz<"))
+    ref6 = opensim_static_optimization_setup(filtered, tmp_path / "opensim_6hz")["activation"]
+    assert main(["static-optimization", "--setup", str(filtered), "--times", "opensim"]) == 0
+    ours6 = read_sto(folder / "so_6hz" / "trial_StaticOptimization_activation.sto")
+    assert len(ours6) == len(ref6) and ref6["time"].iloc[0] < 0.105
+    assert not np.isin(np.round(ref6["time"], 9), np.round(t60, 9)).all()  # OpenSim's rows are its grid's
+    np.testing.assert_allclose(ours6["time"], ref6["time"], atol=1e-9)
+    d6 = np.abs(ours6[columns].to_numpy() - ref6[columns].to_numpy()).max()
+    with capsys.disabled():
+        print(f"[agreement] the same, filtered at 6 Hz, --times opensim: {len(ours6)} rows at OpenSim's times, "
+              f"activations {d6:.2e}")
+    assert d6 < 5e-5
     # a setting the package cannot reproduce is refused by name
     setup.write_text(setup.read_text().replace("<activation_exponent>2<", "<activation_exponent>3<"))
     assert main(["static-optimization", "--setup", str(setup), "--overwrite"]) == 2

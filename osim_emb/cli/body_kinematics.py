@@ -7,8 +7,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from osim_emb.cli.common import output_prefix, _csv, _load_any, add_lenient_option, add_time_range_option, analyze_tool_states, \
-    fill_from_analyze_tool, read_motion_option, time_range_frames
+from osim_emb.cli.common import output_prefix, _csv, _load_any, add_lenient_option, add_time_range_option, analysis_frames, add_times_option, \
+    fill_from_analyze_tool, read_motion_option
 
 
 def output_paths(prefix: str, local: bool, analysis: str = "BodyKinematics") -> dict[str, Path]:
@@ -47,9 +47,8 @@ def cmd_body_kinematics(args: argparse.Namespace) -> int:
     with atomic_files(list(outs.values()), overwrite=args.overwrite, inputs=inputs) as tmps:
         model = _load_any(args.model, strict=not args.lenient)
         time, q, qd = read_motion_option(args, model)
-        q, qd, qdd = analyze_tool_states(args, time, q, qd)
-        keep = time_range_frames(args, time)
-        tables = body_kinematics_of_motion(model, time[keep], q[keep], qd[keep], qdd[keep],
+        time, q, qd, qdd = analysis_frames(args, time, q, qd)
+        tables = body_kinematics_of_motion(model, time, q, qd, qdd,
                                            bodies=_csv(args.bodies) or ["all"], local=args.local,
                                            in_degrees=not args.radians)
         for (key, table_), tmp in zip(tables.items(), tmps):
@@ -85,6 +84,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--lowpass", type=float, metavar="HZ",
                    help="OpenSim's low-pass filter of the coordinates first (its lowpass_cutoff_frequency_for_coordinates)")
     add_time_range_option(s, "report the frames within [T0, T1] s (the whole motion is splined first, as OpenSim does)")
+    add_times_option(s)
     s.add_argument("--outside-range", choices=("error", "warn"), default="error",
                    help="coordinates outside their ranges: refuse the motion, or warn and use them as they are")
     s.set_defaults(func=cmd_body_kinematics)

@@ -484,6 +484,30 @@ def analyze_tool_states(args, time, q, qd):
     return analysis_states(time, q, qd, lowpass_hz=args.lowpass)
 
 
+def analysis_frames(args, time, q, qd):
+    """(t, q, q̇, q̈) at the frames an analysis command reports, as OpenSim's AnalyzeTool hands them to its analyses:
+    the motion's frames within the time range (:func:`time_range_frames`), or with ``--times opensim`` (coordinates
+    files) the rows OpenSim's AnalyzeTool reports, on its resampled grid when filtered
+    (:func:`osim_emb.simulation.motions.analyze_tool_rows`), so that the files can be compared row by row."""
+    if getattr(args, "times", "motion") == "opensim" and qd is None:
+        from osim_emb.simulation.motions import analysis_states, analyze_tool_rows
+        t0, t1 = args.time_range if args.time_range is not None else (time[0], time[-1])
+        rows = analyze_tool_rows(time, q, args.lowpass, t0, t1, getattr(args, "step_interval", 1) or 1)
+        q, qd, qdd = analysis_states(time, q, None, lowpass_hz=args.lowpass, at=rows)
+        return rows, q, qd, qdd
+    q, qd, qdd = analyze_tool_states(args, time, q, qd)
+    keep = time_range_frames(args, time)
+    return time[keep], q[keep], qd[keep], qdd[keep]
+
+
+def add_times_option(parser) -> None:
+    """``--times {motion,opensim}``: the frames :func:`analysis_frames` reports."""
+    parser.add_argument("--times", choices=("motion", "opensim"), default="motion",
+                        help="report at the motion's frames (default) or, for a coordinates file, at the rows "
+                             "OpenSim's AnalyzeTool reports (its resampled grid when filtered; a time range starting "
+                             "at the row before T0), to compare files row by row")
+
+
 def add_time_range_option(parser, help: str, one_frame: bool = False) -> None:
     """``--time-range T0 T1``, checked by :func:`check_time_range` before the command runs (``one_frame``: T0 = T1
     allowed, the frame at that time)."""

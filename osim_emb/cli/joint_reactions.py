@@ -10,9 +10,8 @@ from pathlib import Path
 import numpy as np
 
 from osim_emb.cli.common import output_prefix, _load_any, add_exclude_forces_option, add_external_loads_option, add_lenient_option, \
-    add_time_range_option, analyze_tool_states, excluded_forces, fill_from_analyze_tool, force_elements_applied, \
-    limit_forces_applied, muscles_applied, path_forces_applied, read_external_loads_option, read_motion_option, \
-    time_range_frames
+    add_time_range_option, analysis_frames, add_times_option, excluded_forces, fill_from_analyze_tool, force_elements_applied, \
+    limit_forces_applied, muscles_applied, path_forces_applied, read_external_loads_option, read_motion_option
 
 log = logging.getLogger("osim_emb")
 
@@ -93,9 +92,7 @@ def cmd_joint_reactions(args: argparse.Namespace) -> int:
         actuators = [a for a in _actuators(model, args.actuators or [], None, args.model_actuators)
                      if a.name not in excluded]
         time, q, qd = read_motion_option(args, model)
-        q, qd, _ = analyze_tool_states(args, time, q, qd)
-        keep = time_range_frames(args, time)
-        time, q, qd = time[keep], q[keep], qd[keep]
+        time, q, qd, _ = analysis_frames(args, time, q, qd)
         with_force = [m.name for m in model.muscles if m.parameters is not None]
         if args.forces is None:
             if with_force or actuators:
@@ -207,6 +204,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="OpenSim's low-pass filter of the coordinates first (its AnalyzeTool's "
                         "lowpass_cutoff_frequency_for_coordinates)")
     add_time_range_option(s, "report the frames within [T0, T1] s (the whole motion is splined, as OpenSim does)")
+    add_times_option(s)
     s.add_argument("--plot", action="store_true", help="also write a figure of the reaction forces, ....png")
     s.add_argument("--outside-range", choices=("error", "warn"), default="error",
                    help="coordinates outside their ranges: refuse the motion, or warn and use them as they are")

@@ -12,7 +12,7 @@ import numpy as np
 
 from osim_emb.cli.common import output_prefix, use_step_interval, _load_any, _plot_table, _positive, add_exclude_forces_option, \
     add_external_loads_option, add_lenient_option, add_motion_differentiation_options, add_time_range_option, \
-    analyze_tool_states, excluded_forces, fill_from_setup, force_elements_applied, limit_forces_applied, \
+    analysis_frames, add_times_option, excluded_forces, fill_from_setup, force_elements_applied, limit_forces_applied, \
     motion_differentiation, muscles_applied, path_forces_applied, read_external_loads_option, read_motion_option, \
     time_range_frames
 
@@ -128,10 +128,10 @@ def cmd_static_optimization(args: argparse.Namespace) -> int:
                 q, qd, qdd = motion_derivatives(time, q, args.smoothing)
             else:
                 _, qdd, _ = motion_derivatives(time, qd, args.smoothing)
+            keep = time_range_frames(args, time)
+            time, q, qd, qdd = time[keep], q[keep], qd[keep], qdd[keep]
         else:  # as OpenSim's AnalyzeTool hands them to its StaticOptimization
-            q, qd, qdd = analyze_tool_states(args, time, q, qd)
-        keep = time_range_frames(args, time)
-        time, q, qd, qdd = time[keep], q[keep], qd[keep], qdd[keep]
+            time, q, qd, qdd = analysis_frames(args, time, q, qd)
         tau = inverse_dynamics_of_motion(model, time, q, qd, qdd, external_loads=read_external_loads_option(args),
                                          limit_forces=limits, path_forces=springs, force_elements=elements)
         options = {}
@@ -221,6 +221,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "and output names, paths relative to it (the command line overrides each); passive fibre "
                         "forces left out, as OpenSim's analysis")
     add_time_range_option(s, "report the frames within [T0, T1] s (the whole motion is splined, as OpenSim does)")
+    add_times_option(s)
     s.add_argument("--reserve", action="append", metavar="COORDINATE=OPTIMAL_FORCE",
                    help="a reserve actuator on a coordinate (N m or N per unit control; repeatable)")
     s.add_argument("--reserves", type=float, metavar="OPTIMAL_FORCE",

@@ -349,19 +349,38 @@ def motion_derivatives(time: np.ndarray, q: np.ndarray, smoothing: float | None 
 
 
 def analysis_states(time: np.ndarray, q: np.ndarray, qdot: np.ndarray | None = None, *,
-                    lowpass_hz: float | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                    lowpass_hz: float | None = None, at: np.ndarray | None = None
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """q, q̇, q̈ at ``time`` as OpenSim's AnalyzeTool hands them to its analyses (StaticOptimization): from
     coordinates, q and q̇ of their natural quintic spline (after :func:`opensim_lowpass` with ``lowpass_hz``) and
     q̈ the derivative of a second such spline through the speeds at the spline's knots; with speeds (a states file),
     q̈ the derivative of the speeds' spline.  (OpenSim's InverseDynamicsTool instead takes q̈ from the coordinates'
-    spline itself: :func:`motion_derivatives`.)"""
+    spline itself: :func:`motion_derivatives`.)  ``at``: other times than the motion's (coordinates only), e.g. the
+    rows of OpenSim's filtered states (:func:`analyze_tool_rows`)."""
     time = np.asarray(time, dtype=float)
     if qdot is not None:
         return np.asarray(q, dtype=float), np.asarray(qdot, dtype=float), _natural_quintic(time, qdot)(time, 1)
     knots, values = (time, np.asarray(q, dtype=float)) if lowpass_hz is None else opensim_lowpass(time, q, lowpass_hz)
     coordinates = _natural_quintic(knots, values)
     speeds = _natural_quintic(knots, coordinates(knots, 1))
-    return coordinates(time), coordinates(time, 1), speeds(time, 1)
+    at = time if at is None else np.asarray(at, dtype=float)
+    return coordinates(at), coordinates(at, 1), speeds(at, 1)
+
+
+def analyze_tool_rows(time: np.ndarray, q: np.ndarray, lowpass_hz: float | None, t0: float, t1: float,
+                      step_interval: int = 1) -> np.ndarray:
+    """The times OpenSim's AnalyzeTool reports for a coordinates file: the rows of its states storage (the motion's
+    rows, or with a low-pass filter its padded, resampled grid, :func:`opensim_lowpass`) from the last at or before
+    ``t0`` to the last at or before ``t1`` (``Storage::findIndex``), with ``step_interval`` N the first, the last
+    and those whose row index is a multiple of N (``Analysis::proceed``)."""
+    time = np.asarray(time, dtype=float)
+    grid = time if lowpass_hz is None else opensim_lowpass(time, np.asarray(q, dtype=float)[:, :1], lowpass_hz)[0]
+    first = max(int(np.searchsorted(grid, t0, side="right")) - 1, 0)
+    last = max(int(np.searchsorted(grid, t1, side="right")) - 1, 0)
+    index = np.arange(first, last + 1)
+    if step_interval > 1:
+        index = index[(index % step_interval == 0) | (index == first) | (index == last)]
+    return grid[index]
 
 
 def inverse_dynamics_of_motion(model: Model, time: np.ndarray, q: np.ndarray, qdot: np.ndarray | None = None,

@@ -62,6 +62,12 @@ def test_inverse_dynamics_differentiates_as_opensims_tool(osim, models_dir, tmp_
           f"moments up to {scale:.1f} N m; OpenSim's times off the frames by {np.abs(te - t).max():.1e} s")
     assert d_raw < 1e-6 * scale and d_low < 1e-6 * scale and d_cubic > 1e-2 * scale
     assert np.abs(te - t).max() > 0  # OpenSim resampled (the tested path)
+    # --times opensim: the command itself reports at OpenSim's rows
+    assert main(["inverse-dynamics", str(path), str(motion), "-o", str(tmp_path / "rows.sto"), "--lowpass", "6",
+                 "--times", "opensim"]) == 0
+    rows = read_sto(tmp_path / "rows.sto")
+    np.testing.assert_allclose(rows["time"], te, rtol=0, atol=1e-12)
+    assert np.abs(rows[cols].to_numpy() - filtered[cols].to_numpy()).max() < 1e-6 * scale
 
 
 @pytest.mark.opensim

@@ -12,7 +12,7 @@ from osim_emb.cli.common import table_output, _load_any, _plot_path, _plot_table
     add_external_loads_option, add_lenient_option, add_motion_differentiation_options, add_time_range_option, \
     excluded_forces, fill_from_setup, force_elements_applied, limit_forces_applied, motion_differentiation, \
     note_coupled_generalized_forces, outside_range_hint, path_forces_applied, read_external_loads_option, \
-    time_range_frames, warn_unapplied_forces
+    add_times_option, time_range_frames, warn_unapplied_forces
 
 log = logging.getLogger("osim_emb")
 
@@ -65,14 +65,23 @@ def cmd_inverse_dynamics(args: argparse.Namespace) -> int:
                               applied_names={law.name for law in elements.laws} | {u.name for u in elements.unapplied},
                               excluded=not_wanted)  # muscles excluded by the setup or the user are not said
         note_coupled_generalized_forces(model, "inverse-dynamics")
-        if qd is None:  # the whole motion splined (as OpenSim), then the frames in --time-range kept
+        at_opensim_rows = qd is None and args.times == "opensim"
+        if at_opensim_rows:  # the rows OpenSim's InverseDynamicsTool reports (a coordinates file)
+            from osim_emb.simulation.motions import analyze_tool_rows
+            if args.smoothing is not None:
+                raise ValueError("--times opensim: OpenSim's tool has no smoothing spline; use --lowpass or neither")
+            t0, t1 = args.time_range if args.time_range is not None else (time[0], time[-1])
+            rows = analyze_tool_rows(time, q, args.lowpass, t0, t1)
+            q, qd, qdd = motion_derivatives(time, q, lowpass_hz=args.lowpass, at=rows)
+            time = rows
+        elif qd is None:  # the whole motion splined (as OpenSim), then the frames in --time-range kept
             q, qd, qdd = motion_derivatives(time, q, **differentiation)
         else:  # speeds in the file (a states file): used, and differentiated once
             if args.lowpass is not None:
                 log.warning("%s has speeds: --lowpass filters them before they are differentiated (OpenSim's "
                             "InverseDynamicsTool would filter and differentiate the coordinates instead)", args.motion)
             _, qdd, _ = motion_derivatives(time, qd, **differentiation)
-        keep = time_range_frames(args, time)
+        keep = slice(None) if at_opensim_rows else time_range_frames(args, time)
         tau = inverse_dynamics_of_motion(model, time[keep], q[keep], qd[keep], qdd[keep],
                                          external_loads=read_external_loads_option(args),
                                          limit_forces=limit_forces_applied(model, "inverse-dynamics", excluded),
@@ -112,6 +121,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                                  "prescribed forces it applies (it applies no muscle force)")
     s.set_defaults(from_command_line_exclusion=True)
     add_time_range_option(s, "report the frames within [T0, T1] s (the whole motion is splined, as OpenSim does)")
+    add_times_option(s)
     add_external_loads_option(s)
     add_motion_differentiation_options(s)
     s.add_argument("--outside-range", choices=("error", "warn"), default="error",

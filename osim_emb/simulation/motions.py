@@ -330,12 +330,16 @@ def opensim_lowpass(time: np.ndarray, values: np.ndarray, cutoff_hz: float) -> t
 
 
 def motion_derivatives(time: np.ndarray, q: np.ndarray, smoothing: float | None = None, *,
-                       lowpass_hz: float | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                       lowpass_hz: float | None = None, at: np.ndarray | None = None
+                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """q, q̇, q̈ at ``time`` of a sampled motion (T, n), differentiated as OpenSim's tools do: a natural quintic
     interpolating spline (OpenSim's ``GCVSplineSet(5, ...)`` without smoothing; third and fourth derivatives zero
     at the ends), after OpenSim's low-pass filter when ``lowpass_hz`` is given (:func:`opensim_lowpass`); or SciPy's
-    cubic smoothing spline with penalty ``smoothing`` (``make_smoothing_spline``, lam)."""
+    cubic smoothing spline with penalty ``smoothing`` (``make_smoothing_spline``, lam).  ``at``: other times (the
+    interpolating spline only), e.g. the rows OpenSim's InverseDynamicsTool reports (:func:`analyze_tool_rows`)."""
     time = np.asarray(time, dtype=float)
+    if at is not None and smoothing is not None:
+        raise ValueError("the smoothing spline is evaluated at the motion's frames only")
     q = np.asarray(q, dtype=float)
     if smoothing is not None:
         out = []
@@ -345,7 +349,8 @@ def motion_derivatives(time: np.ndarray, q: np.ndarray, smoothing: float | None 
         return tuple(np.stack([o[i] for o in out], axis=1) for i in range(3))
     knots, values = (time, q) if lowpass_hz is None else opensim_lowpass(time, q, lowpass_hz)
     s = _natural_quintic(knots, values)
-    return s(time), s(time, 1), s(time, 2)
+    at = time if at is None else np.asarray(at, dtype=float)
+    return s(at), s(at, 1), s(at, 2)
 
 
 def analysis_states(time: np.ndarray, q: np.ndarray, qdot: np.ndarray | None = None, *,

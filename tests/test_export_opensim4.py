@@ -49,6 +49,15 @@ def _universal_body(name: str, joint: str, parent: str, at: str, first: str, sec
                                                                      "</SpatialTransform>")
 
 
+def _weld(name: str, body1: str, body2: str, frame1: tuple[str, str] = ("0 0 0", "0 0 0"),
+          frame2: tuple[str, str] = ("0 0 0", "0 0 0"), disabled: bool = False) -> str:
+    """A 3.x WeldConstraint: each body's (location, orientation) of the welded frames."""
+    return (f"<WeldConstraint name='{name}'><isDisabled>{str(disabled).lower()}</isDisabled><body_1>{body1}</body_1>"
+            f"<body_2>{body2}</body_2><location_body_1>{frame1[0]}</location_body_1><orientation_body_1>{frame1[1]}"
+            f"</orientation_body_1><location_body_2>{frame2[0]}</location_body_2><orientation_body_2>{frame2[1]}"
+            "</orientation_body_2></WeldConstraint>")
+
+
 def _muscle(tag: str, name: str, body1: str, body2: str, min_control: float, minimum_activation: float,
             extra: str = "") -> str:
     return (f"<{tag} name='{name}'><isDisabled>false</isDisabled><min_control>{min_control}</min_control>"
@@ -82,9 +91,7 @@ FOUR_BAR = _document(
     + _body("rocker", "rocker_pin", "ground", "0.4 0 0", _coordinate("q_rocker", 1.82, free=True)),
     "<PointConstraint name='closure'><isDisabled>false</isDisabled><body_1>coupler</body_1><body_2>rocker</body_2>"
     "<location_body_1>0.35 0 0</location_body_1><location_body_2>0.3 0 0</location_body_2></PointConstraint>"
-    "<WeldConstraint name='unused_weld'><isDisabled>true</isDisabled><body_1>crank</body_1><body_2>rocker</body_2>"
-    "<location_body_1>0 0 0</location_body_1><orientation_body_1>0 0 0</orientation_body_1>"
-    "<location_body_2>0 0 0</location_body_2><orientation_body_2>0 0 0</orientation_body_2></WeldConstraint>",
+    + _weld("unused_weld", "crank", "rocker", disabled=True),
     _muscle("Millard2012EquilibriumMuscle", "flexor", "crank", "coupler", 0, 0.01,
             "<fiber_damping>0</fiber_damping>"),
     "<ContactGeometrySet><objects><ContactSphere name='knob'><body_name>crank</body_name><location>0.1 0 0"
@@ -103,11 +110,8 @@ WELDED = _document(
             + "".join(_coordinate(n, 0.0, free=True, motion="translational", lo=-2, hi=2)
                       for n in ("cap_tx", "cap_ty", "cap_tz")), joint_type="FreeJoint")
     + _body("link", "link_pin", "ground", "0.5 0 0", _coordinate("q_link", 1.5, free=True)),
-    "<WeldConstraint name='glue'><isDisabled>false</isDisabled><body_1>arm</body_1><body_2>cap</body_2>"
-    "<location_body_1>0.3 0 0</location_body_1><orientation_body_1>0.3 0.2 -0.1</orientation_body_1>"
-    "<location_body_2>0.01 0.02 0.03</location_body_2><orientation_body_2>0.1 -0.2 0.4</orientation_body_2>"
-    "</WeldConstraint>"
-    "<ConstantDistanceConstraint name='rod'><isDisabled>false</isDisabled><body_1>cap</body_1><body_2>link</body_2>"
+    _weld("glue", "arm", "cap", ("0.3 0 0", "0.3 0.2 -0.1"), ("0.01 0.02 0.03", "0.1 -0.2 0.4"))
+    + "<ConstantDistanceConstraint name='rod'><isDisabled>false</isDisabled><body_1>cap</body_1><body_2>link</body_2>"
     "<location_body_1>0.05 0 0</location_body_1><location_body_2>0.2 0 0</location_body_2>"
     "<constant_distance>0.25</constant_distance></ConstantDistanceConstraint>")
 

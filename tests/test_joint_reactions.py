@@ -40,6 +40,18 @@ def _sinusoids(names, base, amp, times):
                                            for k, n in enumerate(names)}})
 
 
+ARM26_MUSCLES = ["TRIlong", "TRIlat", "TRImed", "BIClong", "BICshort", "BRA"]
+
+
+def _arm26_motion(models_dir, tmp_path):
+    """(arm26's path, the 11 frame times, a sinusoidal motion file of its two coordinates over 1 s)."""
+    from osim_emb.io.motion import write_motion
+    times = np.linspace(0, 1, 11)
+    motion = tmp_path / "motion.mot"
+    write_motion(motion, _sinusoids(["r_shoulder_elev", "r_elbow_flex"], [0.3, 1.0], [0.2, 0.5], times), name="m")
+    return models_dir / "arm26.osim", times, motion
+
+
 def _compare(ours, ref):
     assert list(ours.columns) == list(ref.columns)
     np.testing.assert_allclose(ours["time"], ref["time"], atol=1e-9)
@@ -179,11 +191,8 @@ def test_external_loads_and_a_setup_file_equal_opensims(osim, models_dir, tmp_pa
 
 def test_bad_requests_and_forces_are_refused_by_name(models_dir, tmp_path, capsys):
     from osim_emb.io.motion import write_motion
-    arm = models_dir / "arm26.osim"
-    times = np.linspace(0, 1, 11)
-    motion = tmp_path / "motion.mot"
-    write_motion(motion, _sinusoids(["r_shoulder_elev", "r_elbow_flex"], [0.3, 1.0], [0.2, 0.5], times), name="m")
-    muscles = ["TRIlong", "TRIlat", "TRImed", "BIClong", "BICshort", "BRA"]
+    arm, times, motion = _arm26_motion(models_dir, tmp_path)
+    muscles = ARM26_MUSCLES
     good = pd.DataFrame({"time": times, **{m: 10 + 0 * times for m in muscles}})
     write_motion(tmp_path / "forces.sto", good, name="f")
     write_motion(tmp_path / "short.sto", good.drop(columns="BRA"), name="f")
@@ -382,16 +391,19 @@ def test_the_external_loads_records_in_a_forces_file_are_not_read_as_forces(mode
 
 
 def test_forces_ending_within_one_step_of_the_motion_are_extrapolated_as_opensim_does(models_dir, tmp_path, capsys):
+    """Forces linear in time (10 + 5 t N) on OpenSim's grid ending 4 ms early: extrapolated linearly, the reactions at
+    the last frame equal those from the same forces given at the motion's own frames."""
     from osim_emb.io.motion import write_motion
-    arm = models_dir / "arm26.osim"
-    times = np.linspace(0, 1, 11)
-    motion = tmp_path / "motion.mot"
-    write_motion(motion, _sinusoids(["r_shoulder_elev", "r_elbow_flex"], [0.3, 1.0], [0.2, 0.5], times), name="m")
-    muscles = ["TRIlong", "TRIlat", "TRImed", "BIClong", "BICshort", "BRA"]
+    arm, times, motion = _arm26_motion(models_dir, tmp_path)
     grid = np.linspace(0, 0.996, 11)  # OpenSim's resampled grid ending 4 ms before the motion
-    early = pd.DataFrame({"time": grid, **{m: 10 + 5 * grid for m in muscles}})
-    write_motion(tmp_path / "forces.sto", early, name="f")
-    assert main(["joint-reactions", str(arm), str(motion), "-o", str(tmp_path / "x"), "--forces",
-                 str(tmp_path / "forces.sto")]) == 0
+    write_motion(tmp_path / "early.sto", pd.DataFrame({"time": grid, **{m: 10 + 5 * grid for m in ARM26_MUSCLES}}),
+                 name="f")
+    write_motion(tmp_path / "exact.sto", pd.DataFrame({"time": times, **{m: 10 + 5 * times for m in ARM26_MUSCLES}}),
+                 name="f")
+    for name in ("early", "exact"):
+        assert main(["joint-reactions", str(arm), str(motion), "-o", str(tmp_path / name), "--forces",
+                     str(tmp_path / f"{name}.sto")]) == 0
     assert "1 frame(s) at most one step (0.0996 s) beyond the forces' times 0 to 0.996" in capsys.readouterr().err
-    assert (tmp_path / "x_JointReaction_ReactionLoads.sto").exists()
+    early, exact = (read_sto(tmp_path / f"{n}_JointReaction_ReactionLoads.sto") for n in ("early", "exact"))
+    columns = [c for c in exact.columns if c != "time"]
+    np.testing.assert_allclose(early[columns].to_numpy(), exact[columns].to_numpy(), rtol=1e-9, atol=1e-8)

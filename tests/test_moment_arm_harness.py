@@ -286,3 +286,19 @@ def test_a_model_whose_contact_mesh_file_is_missing_is_compared_without_it(osim,
     summary = pd.read_csv(tmp_path / "out" / "summary.csv")
     exact = summary[summary.reference != "minus_dL_dq"]  # minus_dL_dq: finite differences, within its 1e-7 m
     assert exact.max_abs_difference_m.max() < 1e-12 and exact.zero_length_points.tolist() == [1, 0, 1, 0]
+
+
+def test_the_rebuilds_after_opensims_nan_are_limited_and_said(osim, tmp_path, monkeypatch, caplog):
+    """Each rebuild reloads the file: past MAX_REBUILDS the model is kept, so a path's values after its next NaN stay
+    NaN (a difference, never agreement), and that is said once."""
+    from osim_emb.opensim import bridge
+    monkeypatch.setattr(bridge, "MAX_REBUILDS", 1)
+    path = _slider_through_its_anchor(osim, tmp_path / "slider.osim")
+    ref = bridge.OpenSimReference(str(path), load_osim(str(path)))
+    values = []
+    with caplog.at_level("WARNING"):
+        for x in (0.2, 0.3, 0.2, 0.3):  # NaN, rebuilt (1 of 1), NaN, not rebuilt
+            ref.set_configuration([x])
+            values.append(ref.moment_arm("pull", "x"))
+    assert np.isnan(values[0]) and values[1] == pytest.approx(-1.0) and np.isnan(values[2]) and np.isnan(values[3])
+    assert caplog.text.count("its model is not rebuilt again") == 1

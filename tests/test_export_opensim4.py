@@ -458,3 +458,12 @@ def test_an_unnamed_force_is_named_as_opensim_names_it(tmp_path, caplog):
     assert main(["convert", str(src), "-o", str(dst)]) == 0
     assert '<PointToPointSpring name="pointtopointspring">' in dst.read_text()
     assert "pointtopointspring" in {f.name for f in load_osim(dst).extras["document"].forces}
+
+
+def test_the_models_assembly_accuracy_is_carried(osim, tmp_path, caplog):
+    """OpenSim's assembler tolerance of the file: without it the converted model assembled 2.7e-6 rad elsewhere
+    (opensim-core's subject_walk_armless_18musc: assembly_accuracy 1e-7)."""
+    text = WELDED.replace("<ForceSet>", "<assembly_accuracy>1e-07</assembly_accuracy><ForceSet>", 1)
+    src, dst, _ = _convert(tmp_path, "accuracy", text, caplog)
+    original, converted = osim.Model(str(src)), osim.Model(str(dst))
+    assert converted.get_assembly_accuracy() == original.get_assembly_accuracy() == 1e-7

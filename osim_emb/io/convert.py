@@ -124,15 +124,16 @@ class _Converter:
         paths touching them, couplers and points using their coordinates), each listed in ``skipped``."""
         import dataclasses
         doc = self.doc
-        by_parent: dict[str, list[JointSpec]] = {}
+        neighbours: dict[str, list[str]] = {}  # either way: a joint whose child is the tree parent connects too
         for j in doc.joints:
-            by_parent.setdefault(j.parent.body, []).append(j)
+            neighbours.setdefault(j.parent.body, []).append(j.child.body)
+            neighbours.setdefault(j.child.body, []).append(j.parent.body)
         reached, stack = {doc.ground}, [doc.ground]
         while stack:
-            for j in by_parent.get(stack.pop(), []):
-                if j.child.body not in reached:
-                    reached.add(j.child.body)
-                    stack.append(j.child.body)
+            for body in neighbours.get(stack.pop(), []):
+                if body not in reached:
+                    reached.add(body)
+                    stack.append(body)
         dropped = [b for b in doc.bodies if b.name not in reached]
         if not dropped:
             return

@@ -222,6 +222,8 @@ class OsimDocument:
     ground: str = "ground"
     credits: str = ""
     publications: str = ""
+    #: the model's assembly_accuracy (OpenSim's assembler tolerance), None where the file leaves OpenSim's default
+    assembly_accuracy: float | None = None
     bodies: list[BodySpec] = field(default_factory=list)
     joints: list[JointSpec] = field(default_factory=list)
     couplers: list[CouplerSpec] = field(default_factory=list)

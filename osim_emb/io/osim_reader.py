@@ -315,6 +315,7 @@ class _Reader:
         doc = OsimDocument(self.path, version, model_name, gravity,
                            credits=self.text(model, "credits", "") or "",
                            publications=self.text(model, "publications", "") or "",
+                           assembly_accuracy=self.flt(model, "assembly_accuracy"),
                            defaults=self.defaults)
         if self.v4:
             self._read_v4(model, doc)

@@ -820,6 +820,8 @@ def _generated_xml(doc: OsimDocument, report: list[str] | None = None) -> Any:
         _sub(m, "credits", doc.credits)
     if doc.publications:
         _sub(m, "publications", doc.publications)
+    if doc.assembly_accuracy is not None:  # OpenSim's assembler tolerance: the file's, or its assemblies differ
+        _sub(m, "assembly_accuracy", float(doc.assembly_accuracy))
     _sub(m, "length_units", "meters")
     _sub(m, "force_units", "N")
     bs = _sub(_sub(m, "BodySet", name="bodyset"), "objects")

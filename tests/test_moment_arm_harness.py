@@ -29,6 +29,13 @@ def test_harness_against_opensim(osim, models_dir, tmp_path, name, sweep, limits
     for c in model.coordinates:  # every coordinate's value on every row, with its unit
         assert (f"{c.name}_deg" if c.motion_type == "rotational" else f"{c.name}_m") in pkg.columns
     assert {"length_m", "opensim_length_m", "length_fresh_geometry_m", f"moment_arm_{sweep[0]}_m"} <= set(pkg.columns)
+    for c in sweep:  # the swept value in its unit's column, the swept coordinate's own value
+        rows = pkg[pkg.swept_coordinate == c]
+        rotational = model.coordinates[model.coordinate_index(c)].motion_type == "rotational"
+        unit, own = ("deg", rows[f"{c}_deg"]) if rotational else ("mm", 1000 * rows[f"{c}_m"])
+        np.testing.assert_allclose(rows[f"sweep_value_{unit}"], own, rtol=0, atol=1e-6)  # ranges clamp: 2e-7 deg
+        assert rows[f"sweep_value_{'mm' if unit == 'deg' else 'deg'}"].isna().all() if name.startswith("leg") else \
+            "sweep_value_mm" not in pkg.columns
     ref = pd.read_csv(tmp_path / "opensim_computeMomentArm.csv.gz")
     assert "length_m" not in ref.columns and len(ref) == len(pkg)  # package values are not repeated
     assert np.abs(pkg.length_m - pkg.opensim_length_m).max() < 1e-12
@@ -286,6 +293,13 @@ def test_a_model_whose_contact_mesh_file_is_missing_is_compared_without_it(osim,
     summary = pd.read_csv(tmp_path / "out" / "summary.csv")
     exact = summary[summary.reference != "minus_dL_dq"]  # minus_dL_dq: finite differences, within its 1e-7 m
     assert exact.max_abs_difference_m.max() < 1e-12 and exact.zero_length_points.tolist() == [1, 0, 1, 0]
+    # a translation's sweep values in their own unit's columns (tables: one unit a column)
+    assert not any(c.endswith("_deg") for c in summary.columns)
+    assert summary.sweep_value_of_max_mm.between(-500, 500).all()
+    table = pd.read_csv(tmp_path / "out" / "package_moment_arms.csv.gz")
+    assert "sweep_value_deg" not in table.columns
+    np.testing.assert_allclose(table.sweep_value_mm, 1000 * table.x_m, rtol=0, atol=1e-9)
+    assert sorted(table.sweep_value_mm.unique()) == pytest.approx(np.arange(-500, 501, 100))
 
 
 def test_the_rebuilds_after_opensims_nan_are_limited_and_said(osim, tmp_path, monkeypatch, caplog):

@@ -126,6 +126,22 @@ def coordinate_unit(model: Model, name: str) -> tuple[str, float]:
     return ("deg", math.degrees(1.0)) if rot else ("mm", 1000.0)
 
 
+def sweep_unit(model: Model, name: str) -> str:
+    """The unit of a sweep's values: 'deg' (rotational coordinate), 'mm' (translational) or 's' (time, a motion)."""
+    return "s" if name == "time" else coordinate_unit(model, name)[0]
+
+
+def sweep_value_columns(model: Model, swept: np.ndarray, values: np.ndarray, prefix: str = "sweep_value"
+                        ) -> dict[str, np.ndarray]:
+    """``{prefix}_deg``, ``{prefix}_mm`` and ``{prefix}_s`` (those the swept coordinates need, in that order): each
+    row's value in the column of its sweep's unit, NaN in the others -- one unit a column."""
+    units = {c: sweep_unit(model, c) for c in dict.fromkeys(np.asarray(swept).tolist())}
+    row_units = np.array([units[c] for c in np.asarray(swept).tolist()], dtype=object)
+    values = np.asarray(values, dtype=float)
+    return {f"{prefix}_{u}": np.where(row_units == u, values, np.nan)
+            for u in ("deg", "mm", "s") if u in units.values()}
+
+
 def make_sweeps(model: Model, coordinates: Sequence[str], step_deg: float = 1.0,
                 fixed: dict[str, float] | None = None, step_translation: float = 0.005) -> list[Sweep]:
     """Each named coordinate over its whole range -- both ends included -- in ``step_deg`` steps on whole
@@ -383,6 +399,7 @@ def _summaries(model, sweeps, muscles, mac, refs, pkg, osv, compat, structural) 
     rows = []
     causes_all = {}
     kidx = [model.coordinate_index(c) for c in mac]
+    units = [u for u in ("deg", "mm", "s") if u in {sweep_unit(model, s.coordinate) for s in sweeps}]
     os_len = next((osv[r]["lengths"] for r in ("computeMomentArm", "minus_dL_dq", "computeMomentArm_mvp")
                    if r in osv), None)
     for ref in refs:
@@ -434,11 +451,13 @@ def _summaries(model, sweeps, muscles, mac, refs, pkg, osv, compat, structural) 
                         "max_abs_difference_m": dd.max(), "median_abs_difference_m": float(np.median(dd)),
                         "p95_abs_difference_m": float(np.percentile(dd, 95)),
                         "relative_error": dd.max() / o.max() if len(o) and o.max() > 1e-6 else np.nan,
-                        "angle_of_max": s.angles_deg[i],
+                        **{f"sweep_value_of_max_{u}": s.angles_deg[i] if u == sweep_unit(model, s.coordinate)
+                           else np.nan for u in units},
                         "max_abs_difference_smooth_m": smooth.max() if len(smooth) else 0.0,
                         "discontinuity_points": int((dm & defined).sum()),
                         "zero_length_points": int((~defined).sum()),
-                        "discontinuity_angles": " ".join(f"{a:g}" for a in s.angles_deg[dm & defined][:8])
+                        **{f"discontinuity_sweep_values_{u}": "" for u in units},
+                        f"discontinuity_sweep_values_{sweep_unit(model, s.coordinate)}": " ".join(f"{a:g}" for a in s.angles_deg[dm & defined][:8])
                         + (" ..." if (dm & defined).sum() > 8 else ""),
                         "other_mode_max_abs_difference_m": np.abs(other[sl, mi, kk][defined]).max(initial=0.0),
                         "points_above_tolerance": int((((d > TOLERANCE[ref]) | np.isnan(d)) & defined).sum()),
@@ -464,7 +483,8 @@ def _tables(model, sweeps, q, muscles, mac, refs, pkg, osv, compat) -> dict[str,
     ang = np.concatenate([s.angles_deg for s in sweeps])
     rep = lambda a: np.repeat(a, m)  # noqa: E731
     kidx = [model.coordinate_index(c) for c in mac]
-    base = {"configuration": rep(np.arange(n)), "swept_coordinate": rep(sw), "sweep_value": rep(ang)}
+    base = {"configuration": rep(np.arange(n)), "swept_coordinate": rep(sw)}
+    base.update({k: rep(v) for k, v in sweep_value_columns(model, sw, ang).items()})
     base.update({k: rep(v) for k, v in _coordinate_columns(model, q).items()})
     base["muscle"] = np.tile(np.asarray(muscles, dtype=object), n)
     cmp_key, oth_key = ("", "_fresh") if compat else ("_fresh", "")
@@ -780,7 +800,8 @@ def _long_table(model, sweeps, muscles, mac, refs, pkg, osv, compat) -> pd.DataF
     ang = np.concatenate([s.angles_deg for s in sweeps])
     idx = np.indices((n, m, k)).reshape(3, -1)
     base = {"muscle": np.asarray(muscles, dtype=object)[idx[1]], "swept_coordinate": sw[idx[0]],
-            "sweep_value": ang[idx[0]], "moment_arm_coordinate": np.asarray(mac, dtype=object)[idx[2]],
+            **sweep_value_columns(model, sw[idx[0]], ang[idx[0]]),
+            "moment_arm_coordinate": np.asarray(mac, dtype=object)[idx[2]],
             "package_m": r_cmp.ravel(), "package_other_mode_m": r_oth.ravel(),
             "length_m": np.repeat((pkg["length"] if compat else pkg["length_fresh"]).ravel(), k)}
     parts = []
@@ -796,8 +817,8 @@ def _long_table(model, sweeps, muscles, mac, refs, pkg, osv, compat) -> pd.DataF
         parts.append(d[d.opensim_m.notna()] if ref in osv else d)
     t = pd.concat(parts, ignore_index=True)
     t.insert(0, "model", model.name)
-    cols = ["model", "reference", "muscle", "swept_coordinate", "sweep_value", "moment_arm_coordinate",
-            "package_m", "opensim_m", "difference_m", "package_other_mode_m", "length_m"]
+    cols = ["model", "reference", "muscle", "swept_coordinate",
+            *[c for c in t.columns if c.startswith("sweep_value_")], "moment_arm_coordinate", "package_m", "opensim_m", "difference_m", "package_other_mode_m", "length_m"]
     return t[cols]
 
 
@@ -872,7 +893,7 @@ def print_report(result: dict, stream=None, detail: bool | None = None) -> None:
             i = g.max_abs_difference_m.idxmax()
             disc = int(g.discontinuity_points.sum())
             causes = "; ".join(dict.fromkeys(x for cc in g.cause for x in cc.split("; ") if x))
-            unit, _ = coordinate_unit(model, g.swept_coordinate[i])
+            unit = sweep_unit(model, g.swept_coordinate[i])
             stream.write(f"    {m} about {c}: max {g.max_abs_difference_m.max():.2e} m at {g.swept_coordinate[i]} = "
-                         f"{g.angle_of_max[i]:g} {unit}, {g.max_abs_difference_smooth_m.max():.2e} m away from "
+                         f"{g[f'sweep_value_of_max_{unit}'][i]:g} {unit}, {g.max_abs_difference_smooth_m.max():.2e} m away from "
                          f"{disc} discontinuity point(s) -- {causes}\n")

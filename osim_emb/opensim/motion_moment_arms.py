@@ -132,7 +132,7 @@ def run_motion_study(model_path: str, motion_path: str, *, muscles: Sequence[str
                              "max_abs_length_difference_m": np.abs(length[:, mi] - l_os[mu].to_numpy()).max()})
             long_parts.append(pd.DataFrame({
                 "reference": "MuscleAnalysis", "muscle": np.tile(np.asarray(muscles, dtype=object), n),
-                "swept_coordinate": "time", "sweep_value": np.repeat(times, m), "moment_arm_coordinate": c,
+                "swept_coordinate": "time", "sweep_value_s": np.repeat(times, m), "moment_arm_coordinate": c,
                 "package_m": r[:, k, :].ravel(), "opensim_m": os_r.ravel(),
                 "difference_m": (r[:, k, :] - os_r).ravel()}))
         summary = pd.DataFrame(rows)
@@ -141,7 +141,7 @@ def run_motion_study(model_path: str, motion_path: str, *, muscles: Sequence[str
         for k, c in zip(kidx, mac):
             long_parts.append(pd.DataFrame({
                 "reference": "none", "muscle": np.tile(np.asarray(muscles, dtype=object), n),
-                "swept_coordinate": "time", "sweep_value": np.repeat(times, m), "moment_arm_coordinate": c,
+                "swept_coordinate": "time", "sweep_value_s": np.repeat(times, m), "moment_arm_coordinate": c,
                 "package_m": r[:, k, :].ravel(), "opensim_m": np.nan, "difference_m": np.nan}))
     tab = pd.DataFrame(cols)
     result = {"model": model, "table": pd.concat(long_parts, ignore_index=True), "frames": tab, "summary": summary,

@@ -16,6 +16,7 @@ from typing import Sequence
 
 import numpy as np
 
+from osim_emb.opensim.moment_arms import sweep_unit
 from osim_emb.report import figure_style as fs
 
 log = logging.getLogger(__name__)
@@ -28,11 +29,7 @@ HEATMAP_ROWS = 45  # muscles per heat-map page
 
 
 def _label(model, name: str) -> str:
-    from osim_emb.opensim.moment_arms import coordinate_unit
-    if name == "time":
-        return "time (s)"
-    unit, _ = coordinate_unit(model, name)
-    return f"{name} ({unit})"
+    return f"{name} ({sweep_unit(model, name)})"
 
 
 def moment_arm_curves(result: dict, out: Path, formats: Sequence[str], *, muscles: Sequence[str] | None = None,
@@ -64,18 +61,19 @@ def moment_arm_curves(result: dict, out: Path, formats: Sequence[str], *, muscle
             fig, axes = fs.figure("double", height=4.6 if refs else 3.2, nrows=nrows, sharex=True,
                                   gridspec_kw={"height_ratios": [2, 1]} if refs else None)
             top = axes[0, 0]
+            x = f"sweep_value_{sweep_unit(model, s)}"
             for i, m in enumerate(group):
                 dm = d0[d0.muscle == m]
                 first = dm[dm.reference == dm.reference.iloc[0]]
                 every = max(1, len(first) // 6)  # a marker per muscle, staggered: coinciding curves stay visible
-                top.plot(first.sweep_value, 100 * first.package_m, color=fs.color(i), linestyle="-", label=m,
+                top.plot(first[x], 100 * first.package_m, color=fs.color(i), linestyle="-", label=m,
                          marker=fs.marker(i), markersize=3.5, markevery=(min(i * every // len(group), len(first) - 1),
                                                                          every), fillstyle="none")
                 for r in refs:
                     dr = dm[dm.reference == r]
                     st = fs.reference_style(r)
-                    top.plot(dr.sweep_value, 100 * dr.opensim_m, color=fs.color(i), lw=0.9, **st)
-                    axes[1, 0].plot(dr.sweep_value, 1000 * dr.difference_m, color=fs.color(i), lw=0.9, **st)
+                    top.plot(dr[x], 100 * dr.opensim_m, color=fs.color(i), lw=0.9, **st)
+                    axes[1, 0].plot(dr[x], 1000 * dr.difference_m, color=fs.color(i), lw=0.9, **st)
             top.set_ylabel(f"moment arm about\n{c} (cm)")  # OpenSim's name, as in the tables and heat maps
             axes[-1, 0].set_xlabel(_label(model, s))
             if refs:

@@ -306,8 +306,16 @@ def _comparison_table(result: dict) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def _sweep_value_text(model, g: pd.DataFrame, i) -> str:
+    """'COORD = VALUE UNIT' of summary row i (the sweep value of the largest difference)."""
+    from osim_emb.opensim.moment_arms import sweep_unit
+    unit = sweep_unit(model, g.swept_coordinate[i])
+    return f"{g.swept_coordinate[i]} = {g[f'sweep_value_of_max_{unit}'][i]:g} {unit}"
+
+
 def _differences_table(result: dict) -> pd.DataFrame:
     s = result["summary"]
+    model = result["model"]
     rows = []
     for ref in result["references"]:
         d = s[(s.reference == ref) & (s.max_abs_difference_m > TOLERANCE[ref])]
@@ -315,7 +323,7 @@ def _differences_table(result: dict) -> pd.DataFrame:
             i = g.max_abs_difference_m.idxmax()
             rows.append({"reference": ref, "unit": m, "moment arm about": c,
                          "max (m)": g.max_abs_difference_m.max(),
-                         "at": f"{g.swept_coordinate[i]} = {g.angle_of_max[i]:g}",
+                         "at": _sweep_value_text(model, g, i),
                          "p95 (m)": g.p95_abs_difference_m.max(),
                          "away from discontinuities (m)": g.max_abs_difference_smooth_m.max(),
                          "discontinuity points": int(g.discontinuity_points.sum()),

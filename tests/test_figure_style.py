@@ -104,14 +104,51 @@ def test_simulate_plot_follows_the_style(tmp_path, capsys, monkeypatch):
     for i in range(9):
         table[f"coordinate_{i}"] = np.sin(table["time"] * i)
     title = "a model with a long name: inverse dynamics of " + "a_long_motion_file_name_" * 4 + ".sto"
+    columns = [c for c in table.columns if c != "time"]
     for fmt in ("pdf", "svg"):
-        _plot_table(table, [c for c in table.columns if c != "time"], "q (rad)", tmp_path / f"table.{fmt}", title)
+        _plot_table(table, [("", columns, "q (rad)")], tmp_path / f"table.{fmt}", title)
     check_written_figure(tmp_path / "table", fs.DOUBLE_COLUMN)
-    columns = [c for c in table.columns if c != "time"]  # moments and forces on their own axes (inverse dynamics)
-    for fmt in ("pdf", "svg"):
-        _plot_table(table, columns, "", tmp_path / f"panels.{fmt}", title,
-                    panels=[(columns[:6], "moment (N m)"), (columns[6:], "force (N)")])
+    for fmt in ("pdf", "svg"):  # moments and forces on their own axes (inverse dynamics)
+        _plot_table(table, [("a joint", columns[:6], "moment (N m)"), ("another", columns[6:], "force (N)")],
+                    tmp_path / f"panels.{fmt}", title)
     check_written_figure(tmp_path / "panels", fs.DOUBLE_COLUMN)
+    # a static optimization's 92 muscles and 23 reserves with OpenSim's long names: small multiples on one page
+    names = [f"a_muscle_name_{i}_r" for i in range(92)] + [f"reserve_subtalar_angle_{i}" for i in range(23)]
+    big = pd.DataFrame({"time": np.linspace(0, 1, 20), **{c: np.linspace(0, 1, 20) ** (1 + i % 5)
+                                                           for i, c in enumerate(names)}})
+    panels = [("", names[i:i + 6], "activation") for i in range(0, 92, 6)] + \
+        [("actuators", names[92 + i:98 + i], "control") for i in range(0, 23, 6)]
+    for fmt in ("pdf", "svg", "png"):  # the reserves named by their coordinates under a panel title, as the command
+        _plot_table(big, panels, tmp_path / f"many.{fmt}", title, labels={c: c[8:] for c in names[92:]})
+    check_written_figure(tmp_path / "many", fs.DOUBLE_COLUMN)
+    assert imread(tmp_path / "many.png").shape[0] / fs.RC["savefig.dpi"] < 10  # inches: one page
+    long_names = {c: c * 2 for c in columns}  # 26 characters: fewer panels a row, the names whole
+    for fmt in ("pdf", "svg"):
+        _plot_table(table, [(str(i), [c], "q (rad)") for i, c in enumerate(columns)], tmp_path / f"long.{fmt}", title,
+                    labels=long_names)
+    check_written_figure(tmp_path / "long", fs.DOUBLE_COLUMN)
+
+
+def test_a_plot_of_coordinates_groups_them_by_joint_and_unit(models_dir):
+    """Each coordinate once; one unit a panel; a joint's coordinates together where they fit; at most 4 lines."""
+    from osim_emb.cli.common import LINES_A_PANEL, coordinate_panels
+    from osim_emb.io import load_osim
+    model = load_osim(str(models_dir / "leg6dof9musc.osim"))
+    joints = {c.name: j.name for j in model.extras["document"].joints for c in j.coordinates}
+    kinds = {c.name: c.motion_type for c in model.coordinates}
+    panels = coordinate_panels(model, {c: c + "_x" for c in model.coordinate_names}, ("moment (N m)", "force (N)"))
+    shown = [c[:-2] for _, cols, _ in panels for c in cols]
+    assert shown == model.coordinate_names  # each once, in the table's order
+    for title, cols, ylabel in panels:
+        names = [c[:-2] for c in cols]
+        assert len(cols) <= LINES_A_PANEL and len({kinds[c] for c in names}) == 1
+        assert ylabel == ("force (N)" if kinds[names[0]] == "translational" else "moment (N m)")
+        assert title.split(", ") == list(dict.fromkeys(joints[c] for c in names))
+    for j in set(joints.values()):  # a joint with at most 4 coordinates of one kind: in one panel
+        for kind in ("rotational", "translational"):
+            mine = [c for c in model.coordinate_names if joints[c] == j and kinds[c] == kind]
+            if 0 < len(mine) <= LINES_A_PANEL:
+                assert sum(any(c + "_x" in cols for c in mine) for _, cols, _ in panels) == 1
 
 
 def _panel_with_colorbar():

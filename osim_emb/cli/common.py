@@ -218,22 +218,78 @@ def warn_unapplied_forces(model, command: str, applied: tuple[str, ...] = (), ap
                     ", ".join(names[:12]) + (f", ... ({len(names) - 12} more)" if len(names) > 12 else ""))
 
 
-def _plot_table(table, columns, ylabel, path, title, panels=None):
+#: lines a panel of a table's plot (colours stay distinct, each curve findable)
+LINES_A_PANEL = 4
+
+
+def coordinate_panels(model, columns: dict, ylabels: tuple[str, str], per_panel: int = LINES_A_PANEL) -> list:
+    """Panels of a table's plot for coordinate-wise columns (``columns``: coordinate name -> table column, in the
+    table's order): one unit a panel (``ylabels``: rotational, translational), one joint's coordinates together,
+    joints with few coordinates sharing a panel up to ``per_panel`` lines; [(joints, columns, ylabel)]."""
+    doc = getattr(model, "extras", {}).get("document")
+    joint_of = {c.name: j.name for j in doc.joints for c in j.coordinates} if doc is not None else {}
+    translational = {c.name for c in list(model.coordinates) + list(model.dependent_coordinates)
+                     if c.motion_type == "translational"}
+    blocks: list = []  # consecutive coordinates of one joint and one unit
+    for name, col in columns.items():
+        key = (joint_of.get(name, ""), name in translational)
+        if blocks and blocks[-1][0] == key:
+            blocks[-1][1].append(col)
+        else:
+            blocks.append((key, [col]))
+    panels: list = []
+    for (joint, moves), cols in blocks:
+        for i in range(0, len(cols), per_panel):
+            part = cols[i:i + per_panel]
+            last = panels[-1] if panels else None
+            if last is not None and last[3] == moves and len(last[1]) + len(part) <= per_panel and len(cols) < per_panel:
+                last[0].append(joint)
+                last[1].extend(part)
+            else:
+                panels.append(([joint], list(part), ylabels[moves], moves))
+    return [(", ".join(dict.fromkeys(j for j in joints if j)), cols, ylabel) for joints, cols, ylabel, _ in panels]
+
+
+def _plot_table(table, panels, path, title, labels=None):
     """Columns of a table against time, in the project's figure style; the format is the path's suffix.  ``panels``:
-    [(columns, ylabel), ...] stacked instead (e.g. moments apart from forces: one unit an axis)."""
+    [(panel title, columns, ylabel), ...] -- one panel with its legend below, or a grid of panels, each with its
+    legend (titled by the panel) above it; ``labels``: the legend's name of a column (default the column)."""
     from osim_emb.report import figure_style as fs
-    panels = [p for p in (panels or [(columns, ylabel)]) if p[0]]
-    fig, axes = fs.figure("double", height=3.4 + 1.6 * (len(panels) - 1), nrows=len(panels), sharex=True)
-    k = 0
-    for ax, (cols, label) in zip(axes[:, 0], panels):
-        for c in cols:
-            ax.plot(table["time"], table[c], label=c, **fs.cue(k))
-            k += 1
-        ax.set_ylabel(label)
-    ax = axes[0, 0]
-    axes[-1, 0].set_xlabel("time (s)")
-    ax.set_title(textwrap.fill(title, 95), loc="left")  # a long model or file name must not be cut off
-    fs.legend_below(fig)
+    panels = [p for p in panels if p[1]]
+    n = len(panels)
+    longest = max(len(str((labels or {}).get(c, c))) for p in panels for c in p[1])
+    ncols = min(1 if n <= 2 else 2 if n <= 4 else 3 if n <= 9 else 4,  # and a legend entry fits a panel's width
+                max(1, int(fs.DOUBLE_COLUMN // (0.8 + 0.055 * longest))))
+    nrows = math.ceil(n / ncols)
+    width = fs.DOUBLE_COLUMN / ncols
+
+    def legend_columns(names):  # two where two entries fit the panel's width (inches at 7 pt)
+        return 2 if len(names) > 1 and 2 * (0.35 + 0.055 * max(len(x) for x in names)) + 0.1 < width - 0.45 else 1
+
+    shown = [[(labels or {}).get(c, c) for c in p[1]] for p in panels]
+    legend_rows = max(math.ceil(len(s) / legend_columns(s)) + bool(p[0]) for s, p in zip(shown, panels))
+    row_height = min(1.25 + 0.135 * legend_rows, 8.9 / nrows) if n > 1 else 3.4
+    fig, axes = fs.figure("double", height=0.6 + row_height * nrows, nrows=nrows, ncols=ncols)
+    t0, t1 = float(table["time"].iloc[0]), float(table["time"].iloc[-1])
+    for k, ax in enumerate(axes.flat):
+        if k >= n:
+            fig.delaxes(ax)
+            continue
+        name, cols, label = panels[k]
+        names = shown[k]
+        for i, (c, entry) in enumerate(zip(cols, names)):
+            ax.plot(table["time"], table[c], label=entry, **fs.cue(i if n > 1 else k + i))
+        if k % ncols == 0 or panels[k - 1][2] != label:  # a row's panels share their left neighbour's label
+            ax.set_ylabel(label)
+        ax.set_xlim(t0, t1) if t1 > t0 else None
+        if k + ncols >= n:  # the lowest panel of its column
+            ax.set_xlabel("time (s)")
+        if n > 1:
+            ax.legend(title=name or None, loc="lower left", bbox_to_anchor=(0.0, 1.0), ncol=legend_columns(names),
+                      borderaxespad=0.2, handlelength=1.8, columnspacing=1.0, alignment="left")
+    fig.suptitle(textwrap.fill(title, 95), x=0.01, ha="left")  # a long model or file name must not be cut off
+    if n == 1:
+        fs.legend_below(fig)
     path = Path(path)
     fs.save(fig, path.with_suffix(""), formats=[path.suffix.lstrip(".") or "png"])  # one layout, atomic, closed
 

@@ -8,7 +8,7 @@ import logging
 from pathlib import Path
 
 
-from osim_emb.cli.common import table_output, _load_any, _plot_path, _plot_table, add_exclude_forces_option, \
+from osim_emb.cli.common import table_output, _load_any, _plot_path, _plot_table, coordinate_panels, add_exclude_forces_option, \
     add_external_loads_option, add_lenient_option, add_motion_differentiation_options, add_time_range_option, \
     excluded_forces, fill_from_setup, force_elements_applied, limit_forces_applied, motion_differentiation, \
     note_coupled_generalized_forces, outside_range_hint, path_forces_applied, read_external_loads_option, \
@@ -96,11 +96,12 @@ def cmd_inverse_dynamics(args: argparse.Namespace) -> int:
                      ", ".join(f"{j.type} {j.name!r}" for j in spherical))
         write_motion(tmps[0], tau, name=f"{model.name} inverse dynamics", protect=inputs)
         if args.plot:
-            names = [c for c in tau.columns if c != "time"]
-            forces = [c for c in names if c.endswith("_force")]  # OpenSim's labels: NAME_moment, NAME_force
-            _plot_table(tau, names, "generalized force (N m, N)", tmps[1],
+            columns = {c.name: f"{c.name}_{'force' if c.motion_type == 'translational' else 'moment'}"
+                       for c in model.coordinates}  # OpenSim's labels: NAME_moment, NAME_force
+            _plot_table(tau, coordinate_panels(model, {k: v for k, v in columns.items() if v in tau.columns},
+                                               ("moment (N m)", "force (N)")), tmps[1],
                         f"{model.name}: inverse dynamics of {Path(args.motion).name}",
-                        panels=[([c for c in names if c not in forces], "moment (N m)"), (forces, "force (N)")])
+                        labels={v: k for k, v in columns.items()})  # the coordinate: the axis says moment or force
     print(f"wrote {out}: generalized forces at {len(tau)} frames")
     if args.plot:
         print(f"wrote {outs[1]}")

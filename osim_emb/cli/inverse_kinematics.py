@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from osim_emb.cli.common import table_output, _load_any, _plot_path, _plot_table, add_lenient_option, add_time_range_option, \
+from osim_emb.cli.common import table_output, _load_any, _plot_path, _plot_table, coordinate_panels, add_lenient_option, add_time_range_option, \
     fill_from_setup
 
 log = logging.getLogger("osim_emb")
@@ -159,7 +159,8 @@ def cmd_inverse_kinematics(args: argparse.Namespace) -> int:
             write_motion(tmps[k], result.marker_distances(), name="Marker distances from IK (m)", protect=inputs)
             k += 1
         if args.plot:
-            _plot_table(coordinates, [c for c in coordinates.columns if c != "time"], "coordinate (deg, m)", tmps[k],
+            _plot_table(coordinates, coordinate_panels(model, {c: c for c in coordinates.columns if c != "time"},
+                                                       ("angle (deg)", "translation (m)")), tmps[k],
                         f"{model.name}: inverse kinematics of {Path(args.markers).name}")
     errors = result.marker_errors()
     worst = int(np.argmax(result.squared_errors.max(axis=0)))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import logging
 
-from osim_emb.cli.common import table_output, _into_range, _load_any, _named_values, _plot_path, _plot_table, _positive, _values, \
+from osim_emb.cli.common import table_output, _into_range, _load_any, _named_values, _plot_path, _plot_table, coordinate_panels, _positive, _values, \
     add_lenient_option, passive_forces_report, read_external_loads_option
 
 log = logging.getLogger(__name__)
@@ -65,8 +65,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
             shown = tab.copy()
             angles = [c.name for c in model.coordinates if c.motion_type != "translational"]
             shown[angles] = np.degrees(shown[angles])
-            _plot_table(shown, model.coordinate_names, "generalized coordinates (deg" + (
-                        "; m for translations)" if len(angles) < model.n_q else ")"), tmps[1],
+            _plot_table(shown, coordinate_panels(model, {c: c for c in model.coordinate_names},
+                                                 ("angle (deg)", "translation (m)")), tmps[1],
                         f"{model.name}: forward simulation under gravity")
     print(f"wrote {out}: {len(tab)} samples over {args.t_end} s ({tab.attrs['nfev']} right-hand sides, {args.method})")
     if args.plot:

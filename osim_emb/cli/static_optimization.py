@@ -5,6 +5,7 @@ R(q) F(a) = τ with τ the inverse dynamics of the motion (OpenSim's StaticOptim
 from __future__ import annotations
 
 import argparse
+import math
 import logging
 from pathlib import Path
 
@@ -160,9 +161,15 @@ def cmd_static_optimization(args: argparse.Namespace) -> int:
         write_motion(tmps[1], forces, name=f"{model.name} static optimization forces (N)", protect=protect)
         write_control_set(tmps[2], activations, protect=protect)  # the forward tools' controls
         if args.plot:
-            label = "activation" if reserves is None else "activation; reserve control"
-            _plot_table(activations, [c for c in activations.columns if c != "time"], label, tmps[3],
-                        f"{model.name}: static optimization of {Path(args.motion).name}")
+            model_muscles = {m.name for m in model.muscles}
+            muscles = [c for c in activations.columns if c != "time" and c in model_muscles]
+            others = [c for c in activations.columns if c != "time" and c not in model_muscles]  # actuators
+            per = max(6, math.ceil((len(muscles) + len(others)) / 20))  # at most ~20 panels
+            _plot_table(activations, [(title, cols[i:i + per], label) for cols, label, title in
+                                      ((muscles, "activation", ""), (others, "control", "actuators"))
+                                      for i in range(0, len(cols), per)],
+                        tmps[3], f"{model.name}: static optimization of {Path(args.motion).name}",
+                        labels={c: c.removeprefix("reserve_") for c in others})  # the panel's title says it
     muscle_names = [m.name for m in model.muscles if m.name in activations.columns]
     a = activations[muscle_names].to_numpy()
     plot = f" (and the plot {outs[3]})" if args.plot else ""

@@ -203,6 +203,7 @@ def test_scale_tool_setup_equals_opensims(osim, models_dir, tmp_path, capsys):
     shutil.copytree(ours, theirs)
     opensim_scale_tool(theirs / "setup.xml")
     assert main(["scale", "--setup", str(ours / "setup.xml")]) == 0
+    printed = capsys.readouterr().out
     for f in ("scaled_only.osim", "scale_set.xml", "placed.osim", "static_pose.sto", "placed_markers.xml"):
         assert (ours / f).exists(), f
     scaled = compare_models(ours / "scaled_only.osim", theirs / "scaled_only.osim")
@@ -236,6 +237,7 @@ def test_scale_tool_setup_equals_opensims(osim, models_dir, tmp_path, capsys):
               f"{whole['marker']:.1e} m apart")
     assert d < 1e-7
     assert j_ours <= j_theirs * (1 + 1e-9)
+    assert f"the weighted objective J it minimizes, as OpenSim's MarkerPlacer, {j_ours:.6g}" in printed
     # the written scale set and marker set, read back by OpenSim: OpenSim's factors (its file has 6 digits) and the
     # placed model's markers
     ours_set, theirs_set = osim.ScaleSet(str(ours / "scale_set.xml")), osim.ScaleSet(str(theirs / "scale_set.xml"))

@@ -161,7 +161,9 @@ def cmd_scale(args: argparse.Namespace) -> int:
         worst = max(placed.movement, key=placed.movement.get) if placed.movement else None
         ik = placed.inverse_kinematics
         rms = float(np.sqrt(ik.squared_errors[0].sum() / max(1, (ik.squared_errors[0] > 0).sum())))
-        print(f"placed {len(placed.moved)} markers on the static pose (IK marker RMS {rms * 1e3:.2f} mm)"
+        print(f"placed {len(placed.moved)} markers on the static pose (IK marker RMS {rms * 1e3:.2f} mm; the "
+              f"weighted objective J it minimizes, as OpenSim's MarkerPlacer, {float(ik.objective[0]):.6g}: "
+              "docs/inverse_kinematics.md)"
               + (f"; largest move {placed.movement[worst] * 1e3:.2f} mm ({worst})" if worst else "")
               + (f"; {len(placed.deleted)} model marker(s) not in the trial deleted" if placed.deleted else ""))
     for key, p in outputs.items():

@@ -686,7 +686,7 @@ def _contact_geometry(doc: OsimDocument) -> tuple[list, list[tuple[str, str, str
     """A pre-4.0 file's ContactGeometrySet members as OpenSim 4.6 reads them (ContactGeometry::updateFromXMLNode):
     <body_name> becomes socket_frame naming the body's frame; location, orientation and the shape's properties
     (radius, a mesh's filename, ...) as written, with the 3.3 ``<defaults>`` values filled in; display properties
-    left out (visual geometry is not carried).  Returns the elements, and (tag, name, why) of each member left out."""
+    left out (their colour and visibility are named in the warning).  Returns the elements, and (tag, name, why) of each member left out."""
     if doc.version >= 40000 or not doc.source_text:
         return [], []
     try:
@@ -826,6 +826,32 @@ class _VisualGeometry:
         if ground is not None:
             self.frames[doc.ground] = ground
 
+    def display_properties(self, doc: OsimDocument) -> list[str]:
+        """The elements of a pre-4.0 source whose display properties OpenSim 4.6 turns into an Appearance and the
+        generated file does not carry (OpenSim's defaults apply): wrap objects (before 30515) and contact geometry
+        (before 30507) with a colour, display preference or VisibleObject, paths (before 30516) with a colour or
+        a VisibleObject."""
+        if not doc.source_text or doc.version >= 30516:
+            return []
+        model = _parse_source(doc.source_text).find("Model")
+        defaults = model.find("defaults") if model is not None else None
+        skip = set(defaults.iter()) if defaults is not None else set()
+        wrap = ("WrapCylinder", "WrapSphere", "WrapEllipsoid", "WrapTorus", "WrapCylinderObst", "WrapDoubleCylinderObst",
+                "WrapSphereObst")
+        out = []
+        for tags, version, props in ((wrap, 30515, ("color", "display_preference", "VisibleObject")),
+                                     (CONTACT_GEOMETRY_TAGS, 30507, ("color", "display_preference")),
+                                     (("GeometryPath",), 30516, ("default_color", "VisibleObject"))):
+            if doc.version >= version:
+                continue
+            named = [_named(e.getparent()) if e.tag == "GeometryPath" else _named(e) for e in model.iter(*tags)
+                     if e not in skip and any(e.find(p) is not None for p in props)]
+            if named:
+                what = "path(s)" if tags == ("GeometryPath",) else "wrap object(s)" if tags is wrap else \
+                    "contact geometry object(s)"
+                out.append(f"the display properties (colour, visibility) of {len(named)} {what}: {', '.join(named)}")
+        return out
+
     def attach(self, e: Any, name: str) -> None:
         """Give the generated body (or ground) element ``e`` the source's geometry of the frame ``name``."""
         from osim_emb.io.visual_geometry import frame_geometry
@@ -932,6 +958,9 @@ def _generated_xml(doc: OsimDocument, report: list[str] | None = None) -> Any:
         notes.append(f"it leaves out {len(unwritten)} constraint(s) it cannot write: {', '.join(unwritten)}")
     notes += _source_left_out(doc, written, {(g.tag, g.get("name")) for g in geometry}
                               | {(tag, name) for tag, name, _ in geometry_skipped})
+    display = visual.display_properties(doc)
+    if display:
+        notes.append("it leaves out " + "; ".join(display) + " (OpenSim's defaults apply)")
     if visual.left_out:
         notes.append(f"it leaves out {len(visual.left_out)} piece(s) of visual geometry: {', '.join(visual.left_out)}")
     if doc.skipped:
@@ -1018,8 +1047,9 @@ def write_osim(doc_or_model: Any, path: str | Path, *, protect: Sequence[str | P
         generated from the model's records (bodies, joints, coordinates, couplers and loop-closing constraints,
         wrap objects, muscles and their paths, markers, contact geometry and the forces using it, bushings,
         prescribed forces and springs; one warning names what it leaves out: constraints it does not write,
-        controllers, probes, other components and forces, by name, and visual geometry).  A ContactMesh's file
-        is named relative to ``path``'s folder where it is found beside the source.
+        controllers, probes, other components and forces, and what of the display it cannot carry, by name); the
+        bodies' visual geometry as OpenSim 4.6 upgrades it (:mod:`osim_emb.io.visual_geometry`).  A ContactMesh's
+        file, or a Mesh found from the source's folder, is named relative to ``path``'s folder.
 
     Raises
     ------

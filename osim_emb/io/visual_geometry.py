@@ -130,8 +130,8 @@ def upgrade_visible_object(frame: Any, name: str, version: int, what: str) -> tu
 def frame_geometry(frame: Any, name: str, version: int, what: str) -> tuple[list, list, list[str]]:
     """A body's (or the ground's) visual geometry for the generated OpenSim 4 file: (elements for its
     <attached_geometry>, PhysicalOffsetFrames for its <components>, phrases naming what is not carried).  A file of
-    version 30502 or later: its <attached_geometry> members, and the PhysicalOffsetFrames among its <components>
-    that are fixed to it (socket_parent ``..``), as written."""
+    version 30502 or later: its <attached_geometry> members, and the PhysicalOffsetFrames and geometry among its
+    <components> that are fixed to it (socket_parent or socket_frame ``..``), as written; other components named."""
     if version < ATTACHED_GEOMETRY_VERSION:
         return upgrade_visible_object(frame, name, version, what)
     ag = frame.find("attached_geometry")
@@ -142,8 +142,11 @@ def frame_geometry(frame: Any, name: str, version: int, what: str) -> tuple[list
         if not isinstance(c.tag, str):
             continue
         parent = (c.findtext("socket_parent") or "").strip()
-        if c.tag == "PhysicalOffsetFrame" and parent == "..":
-            frames.append(copy.deepcopy(c))
+        on = (c.findtext("socket_frame") or "").strip()
+        if (c.tag == "PhysicalOffsetFrame" and parent in ("..", "../")) or (c.find("socket_parent") is None
+                                                                            and on in ("..", "../")):
+            frames.append(copy.deepcopy(c))  # a frame fixed to it, or geometry on it
         else:
-            notes.append(f"{what}'s component {c.get('name') or '(unnamed)'} ({c.tag})")
+            notes.append(f"{what}'s component {c.get('name') or '(unnamed)'} ({c.tag}"
+                         + (f" on {on}" if on else f" on {parent}" if parent else "") + ")")
     return geometry, frames, notes

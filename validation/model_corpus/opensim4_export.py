@@ -17,8 +17,8 @@ and its frame's ground transform): ``geometry`` counts the converted file's piec
 ``geometry_diffs`` names the differences.
 
 Status: ``agrees`` (coordinates and transforms within 1e-9, records and accelerations within 1e-9 of their size),
-``differs`` (or any geometry difference, or its frames' transforms beyond 1e-9), ``opensim_fails`` (OpenSim cannot build the original), ``converted_fails`` (it cannot build the
-converted file), ``error``, ``timeout``. Writes ``results/opensim4_export.csv``.
+``differs`` (or any geometry difference, or its frames' transforms beyond 1e-9), ``opensim_fails`` (OpenSim cannot
+build the original), ``converted_fails`` (it cannot build the converted file), ``error``, ``timeout``. Writes ``results/opensim4_export.csv``.
 """
 
 from __future__ import annotations

@@ -686,7 +686,7 @@ def _contact_geometry(doc: OsimDocument) -> tuple[list, list[tuple[str, str, str
     """A pre-4.0 file's ContactGeometrySet members as OpenSim 4.6 reads them (ContactGeometry::updateFromXMLNode):
     <body_name> becomes socket_frame naming the body's frame; location, orientation and the shape's properties
     (radius, a mesh's filename, ...) as written, with the 3.3 ``<defaults>`` values filled in; display properties
-    left out (visual geometry is not carried).  Returns the elements, and (tag, name, why) of each member left out."""
+    left out (their colour and visibility are named in the warning).  Returns the elements, and (tag, name, why) of each member left out."""
     if doc.version >= 40000 or not doc.source_text:
         return [], []
     try:
@@ -801,20 +801,84 @@ def _regenerated(doc: OsimDocument, why: str) -> Any:
     report: list[str] = []
     root = _generated_xml(doc, report)
     import logging
-    logging.getLogger(__name__).warning("%s: %s: %s", doc.path, why, "; ".join(report))
+    logging.getLogger(__name__).warning("%s: %s: %s", doc.path, why, "; ".join(report) or "it leaves nothing out")
     return root
+
+
+class _VisualGeometry:
+    """The source's visual geometry, frame by frame (:mod:`osim_emb.io.visual_geometry`): a pre-30502 body's
+    VisibleObject as OpenSim 4.6 upgrades it, a later file's attached_geometry as written."""
+
+    def __init__(self, doc: OsimDocument):
+        self.doc, self.left_out = doc, []
+        self.frames: dict[str, Any] = {}
+        if not doc.source_text:
+            return
+        try:
+            model = _parse_source(doc.source_text).find("Model")
+        except etree.XMLSyntaxError:
+            return
+        if model is None:
+            return
+        for e in model.iterfind("BodySet/objects/Body"):
+            self.frames.setdefault(e.get("name"), e)
+        ground = model.find("Ground")
+        if ground is not None:
+            self.frames[doc.ground] = ground
+
+    def display_properties(self, doc: OsimDocument) -> list[str]:
+        """The elements of a pre-4.0 source whose display properties OpenSim 4.6 turns into an Appearance and the
+        generated file does not carry (OpenSim's defaults apply): wrap objects (before 30515) and contact geometry
+        (before 30507) with a colour, display preference or VisibleObject, paths (before 30516) with a colour or
+        a VisibleObject."""
+        if not doc.source_text or doc.version >= 30516:
+            return []
+        model = _parse_source(doc.source_text).find("Model")
+        defaults = model.find("defaults") if model is not None else None
+        skip = set(defaults.iter()) if defaults is not None else set()
+        wrap = ("WrapCylinder", "WrapSphere", "WrapEllipsoid", "WrapTorus", "WrapCylinderObst", "WrapDoubleCylinderObst",
+                "WrapSphereObst")
+        out = []
+        for tags, version, props in ((wrap, 30515, ("color", "display_preference", "VisibleObject")),
+                                     (CONTACT_GEOMETRY_TAGS, 30507, ("color", "display_preference")),
+                                     (("GeometryPath",), 30516, ("default_color", "VisibleObject"))):
+            if doc.version >= version:
+                continue
+            named = [_named(e.getparent()) if e.tag == "GeometryPath" else _named(e) for e in model.iter(*tags)
+                     if e not in skip and any(e.find(p) is not None for p in props)]
+            if named:
+                what = "path(s)" if tags == ("GeometryPath",) else "wrap object(s)" if tags is wrap else \
+                    "contact geometry object(s)"
+                out.append(f"the display properties (colour, visibility) of {len(named)} {what}: {', '.join(named)}")
+        return out
+
+    def attach(self, e: Any, name: str) -> None:
+        """Give the generated body (or ground) element ``e`` the source's geometry of the frame ``name``."""
+        from osim_emb.io.visual_geometry import frame_geometry
+        src = self.frames.get(name)
+        if src is None:
+            return
+        what = f"{self.doc.path}: {src.tag} {name!r} (line {src.sourceline})"
+        geometry, frames, left_out = frame_geometry(src, name, self.doc.version, what)
+        self.left_out += [x.split(": ", 1)[-1] for x in left_out]
+        if geometry:
+            _sub(e, "attached_geometry").extend(geometry)
+        if frames:
+            _sub(e, "components").extend(frames)
 
 
 def _generated_xml(doc: OsimDocument, report: list[str] | None = None) -> Any:
     """The OpenSim 4 XML tree generated from the document's records.  What it leaves out (and the min_control values
     it raises) is described, one phrase per kind, in ``report`` (or, when ``report`` is None, said in a warning if
-    anything besides visual geometry is left out)."""
-    notes: list[str] = ["visual geometry (meshes and other display geometry) is not carried over"]
+    anything is left out)."""
+    notes: list[str] = []
+    visual = _VisualGeometry(doc)
     root = etree.Element("OpenSimDocument", Version="40000")
     m = _sub(root, "Model", name=doc.name)
     ground = next((b for b in doc.bodies if b.name == doc.ground), BodySpec(doc.ground))
     g = _sub(m, "Ground", name=doc.ground)
     _wrap_objects(g, ground)
+    visual.attach(g, doc.ground)
     _sub(m, "gravity", doc.gravity)
     if doc.credits:
         _sub(m, "credits", doc.credits)
@@ -833,6 +897,7 @@ def _generated_xml(doc: OsimDocument, report: list[str] | None = None) -> Any:
         _sub(e, "mass", float(b.mass))
         _sub(e, "mass_center", b.com)
         _sub(e, "inertia", b.inertia)
+        visual.attach(e, b.name)
     js = _sub(_sub(m, "JointSet", name="jointset"), "objects")
     for j in doc.joints:
         _joint(js, doc, j)
@@ -893,6 +958,11 @@ def _generated_xml(doc: OsimDocument, report: list[str] | None = None) -> Any:
         notes.append(f"it leaves out {len(unwritten)} constraint(s) it cannot write: {', '.join(unwritten)}")
     notes += _source_left_out(doc, written, {(g.tag, g.get("name")) for g in geometry}
                               | {(tag, name) for tag, name, _ in geometry_skipped})
+    display = visual.display_properties(doc)
+    if display:
+        notes.append("it leaves out " + "; ".join(display) + " (OpenSim's defaults apply)")
+    if visual.left_out:
+        notes.append(f"it leaves out {len(visual.left_out)} piece(s) of visual geometry: {', '.join(visual.left_out)}")
     if doc.skipped:
         notes.append(f"it leaves out {len(doc.skipped)} element(s) the importer left out: "
                      + ", ".join(f"{s.name} ({s.kind}: {s.reason})" for s in doc.skipped))
@@ -900,7 +970,7 @@ def _generated_xml(doc: OsimDocument, report: list[str] | None = None) -> Any:
         notes.append(f"{len(raised)} muscle(s) get the min_control OpenSim 4.6 requires: {', '.join(raised)}")
     if report is not None:
         report.extend(notes)
-    elif len(notes) > 1:
+    elif notes:
         import logging
         logging.getLogger(__name__).warning("%s: the generated OpenSim 4 file: %s", doc.path, "; ".join(notes))
     return root
@@ -922,22 +992,38 @@ def document_to_string(doc: OsimDocument) -> str:
 
 
 def _relocate_meshes(root: Any, doc: OsimDocument, path: Path) -> None:
-    """A ContactMesh's <filename> names its file relative to the model file's folder (OpenSim 4.6 opens it from
-    there): where the written file is in another folder and the file is found beside the source, it is named
-    relative to the written file (absolute where no relative path exists)."""
+    """Mesh files named relative to the model file, for a file written into another folder than its source.
+
+    A ContactMesh's <filename> names its file relative to the model file's folder (OpenSim 4.6 opens it from there);
+    a visual Mesh's <mesh_file> is looked for beside the model file, then in the ``Geometry`` folder beside it, then
+    in the user's geometry search path (the GUI's own Geometry folder).  Where the written file is in another folder,
+    a file found from the source's folder (and, for a Mesh, not by the same name from the written file's folder) is
+    named relative to the written file (absolute where no relative path exists); a file found from neither (left to
+    the search path) keeps its name."""
     import os
     source_dir, out_dir = Path(doc.path).resolve().parent, path.resolve().parent
     if source_dir == out_dir:
         return
+
+    def relocate(e: Any, found: Path) -> None:
+        try:
+            e.text = os.path.relpath(found, out_dir)
+        except ValueError:  # another drive
+            e.text = str(found)
+
     for e in root.iter("ContactMesh"):
         f = e.find("filename")
         name = (f.text or "").strip() if f is not None else ""
-        if not name or Path(name).is_absolute() or not (source_dir / name).is_file():
+        if name and not Path(name).is_absolute() and (source_dir / name).is_file():
+            relocate(f, source_dir / name)
+    for e in root.iter("Mesh"):
+        f = e.find("mesh_file")
+        name = (f.text or "").strip() if f is not None else ""
+        if not name or Path(name).is_absolute():
             continue
-        try:
-            f.text = os.path.relpath(source_dir / name, out_dir)
-        except ValueError:  # another drive
-            f.text = str(source_dir / name)
+        found = [d / name for d in (source_dir, source_dir / "Geometry") if (d / name).is_file()]
+        if found and not any((d / name).is_file() for d in (out_dir, out_dir / "Geometry")):
+            relocate(f, found[0])
 
 
 def write_osim(doc_or_model: Any, path: str | Path, *, protect: Sequence[str | Path] = (),
@@ -961,8 +1047,9 @@ def write_osim(doc_or_model: Any, path: str | Path, *, protect: Sequence[str | P
         generated from the model's records (bodies, joints, coordinates, couplers and loop-closing constraints,
         wrap objects, muscles and their paths, markers, contact geometry and the forces using it, bushings,
         prescribed forces and springs; one warning names what it leaves out: constraints it does not write,
-        controllers, probes, other components and forces, by name, and visual geometry).  A ContactMesh's file
-        is named relative to ``path``'s folder where it is found beside the source.
+        controllers, probes, other components and forces, and what of the display it cannot carry, by name); the
+        bodies' visual geometry as OpenSim 4.6 upgrades it (:mod:`osim_emb.io.visual_geometry`).  A ContactMesh's
+        file, or a Mesh found from the source's folder, is named relative to ``path``'s folder.
 
     Raises
     ------

@@ -70,6 +70,63 @@ def missing_contact_meshes(path: str) -> dict[str, tuple[str, list[str]]]:
     return missing
 
 
+def find_mesh_file(model_file: str, name: str) -> str | None:
+    """The file OpenSim's visualizer opens for a geometry's ``mesh_file`` (``ModelVisualizer::findGeometryFile``,
+    without the user's search path): the name itself if absolute, else beside the model file, else in the
+    ``Geometry`` folder beside it; None where none exists."""
+    import os
+    folder = os.path.dirname(os.path.abspath(model_file))
+    tries = [name] if os.path.isabs(name) else [os.path.join(folder, name), os.path.join(folder, "Geometry", name)]
+    return next((os.path.realpath(p) for p in tries if name and os.path.isfile(p)), None)
+
+
+def visual_geometry(osim: Any, model: Any, state: Any) -> dict[str, dict[str, Any]]:
+    """OpenSim's view of a model's visual geometry: for each Geometry component of the ground and the bodies (and
+    of the frames they own; the frames' axes, FrameGeometry, left out), by path: its class, mesh file (as written,
+    and as found by :func:`find_mesh_file`), scale factors, appearance (color, opacity, visible, representation),
+    the path of its frame and that frame's ground transform (4, 4) at ``state`` (realized to position)."""
+    model.realizePosition(state)
+    out = {}
+    for c in model.getComponentsList():
+        g = osim.Geometry.safeDownCast(c)
+        path = c.getAbsolutePathString()
+        if g is None or g.getConcreteClassName() == "FrameGeometry" \
+                or not (path.startswith("/ground/") or path.startswith("/bodyset/")):
+            continue
+        a = g.get_Appearance()
+        mesh = osim.Mesh.safeDownCast(c)
+        mesh_file = mesh.get_mesh_file() if mesh is not None else None
+        frame = g.getFrame()
+        out[path] = {"type": g.getConcreteClassName(), "mesh_file": mesh_file,
+                     "found": find_mesh_file(model.getInputFileName(), mesh_file) if mesh_file else None,
+                     "scale_factors": g.get_scale_factors().to_numpy(), "color": a.get_color().to_numpy(),
+                     "opacity": a.get_opacity(), "visible": a.get_visible(), "representation": a.get_representation(),
+                     "frame": frame.getAbsolutePathString(),
+                     "transform": _transform_to_numpy(frame.getTransformInGround(state))}
+    return out
+
+
+def compare_visual_geometry(a: dict[str, dict[str, Any]], b: dict[str, dict[str, Any]]) -> tuple[list[str], float]:
+    """The differences between two :func:`visual_geometry` results (phrases, by path; the mesh files agree where
+    written alike or found as the same file), and the largest difference of the frames' ground transforms."""
+    diffs, worst = [], 0.0
+    for path in sorted(set(a) | set(b)):
+        if path not in b or path not in a:
+            diffs.append(f"{path} only in the {'first' if path in a else 'second'}")
+            continue
+        x, y = a[path], b[path]
+        for key in ("type", "visible", "representation", "frame"):
+            if x[key] != y[key]:
+                diffs.append(f"{path} {key} {x[key]!r} != {y[key]!r}")
+        if x["mesh_file"] != y["mesh_file"] and (x["found"] is None or x["found"] != y["found"]):
+            diffs.append(f"{path} mesh_file {x['mesh_file']!r} != {y['mesh_file']!r}")
+        for key in ("scale_factors", "color", "opacity"):
+            if not np.array_equal(x[key], y[key]):
+                diffs.append(f"{path} {key} {x[key]} != {y[key]}")
+        worst = max(worst, float(np.abs(x["transform"] - y["transform"]).max()))
+    return diffs, worst
+
+
 def left_out_text(missing: dict[str, tuple[str, list[str]]]) -> str:
     """What OpenSim's copy of a model leaves out for :func:`missing_contact_meshes`, as one sentence."""
     parts = [f"ContactMesh {n!r} ({f} not found)" for n, (f, _) in missing.items()]

@@ -10,11 +10,15 @@ is the writer's one warning, kept in ``left_out``), both files loaded by OpenSim
 in the corpus left out of both, as the moment-arm references do), then at 8 states — the defaults, then coordinates
 drawn within 1 (rad, m) of their defaults and their ranges, speeds N(0, 0.5) — the unlocked coordinates set on both,
 both assembled (the loops closed by OpenSim's own assembler), and compared: every coordinate's value, every body's
-ground transform, every force's record values and every coordinate's acceleration.
+ground transform, every force's record values and every coordinate's acceleration; and, at the defaults, the visual
+geometry of the ground and every body (``osim_emb.opensim.bridge.visual_geometry``: each Geometry component's class,
+mesh file (written alike, or found as the same file), scale factors, colour, opacity, visibility, representation,
+and its frame's ground transform): ``geometry`` counts the converted file's pieces of the original's,
+``geometry_diffs`` names the differences.
 
 Status: ``agrees`` (coordinates and transforms within 1e-9, records and accelerations within 1e-9 of their size),
-``differs``, ``opensim_fails`` (OpenSim cannot build the original), ``converted_fails`` (it cannot build the
-converted file), ``error``, ``timeout``. Writes ``results/opensim4_export.csv``.
+``differs`` (or any geometry difference, or its frames' transforms beyond 1e-9), ``opensim_fails`` (OpenSim cannot
+build the original), ``converted_fails`` (it cannot build the converted file), ``error``, ``timeout``. Writes ``results/opensim4_export.csv``.
 """
 
 from __future__ import annotations
@@ -35,7 +39,8 @@ from run import corpus_study  # noqa: E402  (this folder's corpus study)
 TOL = 1e-9
 STATES = 8
 COLUMNS = ["model", "corpus_status", "version", "status", "states", "max_coordinate", "max_transform",
-           "max_record_rel", "max_accel_rel", "forces", "constraints", "left_out", "reason", "time_s"]
+           "max_record_rel", "max_accel_rel", "forces", "constraints", "geometry", "max_geometry_transform",
+           "geometry_diffs", "left_out", "reason", "time_s"]
 
 
 def file_version(path: Path) -> int | None:
@@ -92,7 +97,7 @@ def _evaluate(osim, model, state, q: dict, u: dict, t: float):
 def study_one(path: str, args) -> dict:
     from osim_emb.io import load_osim
     from osim_emb.io.osim_writer import write_osim
-    from osim_emb.opensim.bridge import require_opensim
+    from osim_emb.opensim.bridge import compare_visual_geometry, require_opensim, visual_geometry
     osim = require_opensim()
     row = {"version": str(file_version(Path(path)))}  # a label (the table's float format would round it)
     try:
@@ -111,11 +116,17 @@ def study_one(path: str, args) -> dict:
                 converted, s_b = _opensim_model(osim, str(target))
             except Exception as err:  # noqa: BLE001 - a defect of the writer, reported
                 return {**row, "status": "converted_fails", "reason": str(err).strip().splitlines()[-1][:300]}
+            # visual geometry at the default state (the converted file's meshes found from its own folder)
+            geometry_a = visual_geometry(osim, original, s_a)
+            geometry_b = visual_geometry(osim, converted, s_b)
     finally:
         logging.getLogger("osim_emb").removeHandler(handler)
     row["left_out"] = " | ".join(m.split(": ", 2)[-1] for m in said if "OpenSim 4" in m)[:300]
     row["forces"] = converted.getForceSet().getSize()
     row["constraints"] = f"{converted.getConstraintSet().getSize()} of {original.getConstraintSet().getSize()}"
+    geometry_diffs, row["max_geometry_transform"] = compare_visual_geometry(geometry_a, geometry_b)
+    row["geometry"] = f"{len(geometry_b)} of {len(geometry_a)}"
+    row["geometry_diffs"] = " | ".join(geometry_diffs)[:300]
     cs = original.getCoordinateSet()
     names = [cs.get(i).getName() for i in range(cs.getSize())]
     default = {n: cs.get(n).getValue(s_a) for n in names}
@@ -142,7 +153,7 @@ def study_one(path: str, args) -> dict:
             continue
         size = max(np.abs(aa).max(initial=0.0), 1.0)
         worst["max_accel_rel"] = max(worst["max_accel_rel"], float(np.abs(aa - ab).max(initial=0.0) / size))
-    agrees = all(v <= TOL for v in worst.values())
+    agrees = all(v <= TOL for v in worst.values()) and not geometry_diffs and row["max_geometry_transform"] <= TOL
     return {**row, **worst, "states": STATES, "status": "agrees" if agrees else "differs"}
 
 

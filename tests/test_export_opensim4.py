@@ -352,7 +352,7 @@ def _convert_contact(tmp_path, caplog) -> tuple:
 def test_converted_file_carries_contact_geometry_bushings_and_prescribed_forces(tmp_path, caplog):
     src, dst, warning = _convert_contact(tmp_path, caplog)
     # all carried (the floor's colour is not: named)
-    assert "the display properties (colour, visibility) of 1 contact geometry object(s): floor" in warning
+    assert "the display properties (colour, visibility) of 1 contact geometry object(s) (floor)" in warning
     carried = warning.split("display properties")[0]
     for name in ("floor", "ball_surface", "pad", "ball_contact", "pad_contact", "hinge_bushing", "push", "tie"):
         assert name not in carried

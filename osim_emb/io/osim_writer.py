@@ -846,10 +846,11 @@ class _VisualGeometry:
                 continue
             named = [_named(e.getparent()) if e.tag == "GeometryPath" else _named(e) for e in model.iter(*tags)
                      if e not in skip and any(e.find(p) is not None for p in props)]
-            if named:
+            if named:  # cosmetic: counted, the first few named
                 what = "path(s)" if tags == ("GeometryPath",) else "wrap object(s)" if tags is wrap else \
                     "contact geometry object(s)"
-                out.append(f"the display properties (colour, visibility) of {len(named)} {what}: {', '.join(named)}")
+                few = ", ".join(x.split(" (")[0] for x in named[:3]) + (", ..." if len(named) > 3 else "")
+                out.append(f"the display properties (colour, visibility) of {len(named)} {what} ({few})")
         return out
 
     def attach(self, e: Any, name: str) -> None:

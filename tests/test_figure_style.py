@@ -184,3 +184,31 @@ def test_one_layout_for_every_format_matches_matplotlibs_own(tmp_path):
     assert a.shape == b.shape
     assert np.abs(a - b).max() == 0
     check_written_figure(tmp_path / "once", 3.5)
+
+
+def test_figures_written_on_forked_workers_equal_those_written_here(tmp_path):
+    """save_all on two processes (figures inherited by fork) writes what save writes, in the items' order."""
+    from matplotlib.image import imread
+
+    def figures():
+        out = []
+        for k in range(3):
+            fig, axes = fs.figure("single", height=2.4)
+            x = np.linspace(0, 1, 30)
+            axes[0, 0].plot(x, x ** (k + 1), label=f"power {k + 1}", **fs.cue(k))
+            axes[0, 0].set_xlabel("x (m)")
+            fs.legend_below(fig)
+            out.append(fig)
+        return out
+    here = [p for k, fig in enumerate(figures()) for p in fs.save(fig, tmp_path / "here" / f"f{k}", ("png", "svg"))]
+    items = [(fig, tmp_path / "forked" / f"f{k}") for k, fig in enumerate(figures())]
+    forked = fs.save_all(items, ("png", "svg"), workers=2)
+    assert [p.relative_to(tmp_path / "forked") for p in forked] == [p.relative_to(tmp_path / "here") for p in here]
+    for a, b in zip(here, forked):
+        if a.suffix == ".png":
+            assert np.array_equal(imread(a), imread(b))
+        else:  # the same drawing; only the date and the clip paths' generated ids differ
+            def strip(p):
+                return [re.sub(r"\b[a-z][0-9a-f]{10}\b", "ID", ln) for ln in p.read_text().splitlines()
+                        if "<dc:date>" not in ln]
+            assert strip(a) == strip(b)

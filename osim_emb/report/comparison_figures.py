@@ -33,7 +33,8 @@ def _label(model, name: str) -> str:
 
 
 def moment_arm_curves(result: dict, out: Path, formats: Sequence[str], *, muscles: Sequence[str] | None = None,
-                      pairs: Sequence[tuple[str, str]] | None = None, title: str | None = None) -> list[Path]:
+                      pairs: Sequence[tuple[str, str]] | None = None, title: str | None = None,
+                      pending: list | None = None) -> list[Path]:
     """Moment arm (cm) against the swept coordinate for each (swept, moment-arm coordinate) pair (default: the
     swept coordinate itself), groups of :data:`GROUP` muscles, with a difference panel (mm) per reference."""
     model = result["model"]
@@ -92,11 +93,15 @@ def moment_arm_curves(result: dict, out: Path, formats: Sequence[str], *, muscle
             part = f" ({gi + 1}/{len(groups)})" if len(groups) > 1 else ""
             fig.suptitle(f"{title or model.name}: moment arms about {c}{part}")
             stem = f"moment_arm_{c}_vs_{s}" + (f"_{gi + 1}" if len(groups) > 1 else "")
-            written += fs.save(fig, out / stem, formats)
+            if pending is not None:  # saved by the caller (fs.save_all)
+                pending.append((fig, out / stem))
+            else:
+                written += fs.save(fig, out / stem, formats)
     return written
 
 
-def error_heatmaps(result: dict, out: Path, formats: Sequence[str], title: str | None = None) -> list[Path]:
+def error_heatmaps(result: dict, out: Path, formats: Sequence[str], title: str | None = None,
+                   pending: list | None = None) -> list[Path]:
     """log10 of the worst |package - OpenSim| per muscle (rows) and condition (columns), one page per
     :data:`HEATMAP_ROWS` muscles; points beside discontinuities are left out (marked in the summary)."""
     s = result["summary"]
@@ -132,16 +137,23 @@ def error_heatmaps(result: dict, out: Path, formats: Sequence[str], title: str |
             part = f" ({pi + 1}/{len(pages)})" if len(pages) > 1 else ""
             fig.suptitle(f"{title or model.name}{part}\nworst difference, {ref}")
             stem = f"error_heatmap_{ref}" + (f"_{pi + 1}" if len(pages) > 1 else "")
-            written += fs.save(fig, out / stem, formats)
+            if pending is not None:
+                pending.append((fig, out / stem))
+            else:
+                written += fs.save(fig, out / stem, formats)
     return written
 
 
-def moment_arm_figures(result: dict, out: Path, formats: Sequence[str], title: str | None = None) -> list[Path]:
-    """All figures of a comparison (curves always; heat maps only with OpenSim references)."""
+def moment_arm_figures(result: dict, out: Path, formats: Sequence[str], title: str | None = None, *,
+                       workers: int | None = None, progress: bool = False) -> list[Path]:
+    """All figures of a comparison (curves always; heat maps only with OpenSim references), written on ``workers``
+    processes (:func:`figure_style.save_all`; default the CPUs)."""
     out = Path(out)
-    written = moment_arm_curves(result, out, formats, title=title)
+    pending: list = []
+    moment_arm_curves(result, out, formats, title=title, pending=pending)
     if result["references"]:
-        written += error_heatmaps(result, out, formats, title=title)
+        error_heatmaps(result, out, formats, title=title, pending=pending)
+    written = fs.save_all(pending, formats, workers=workers, progress=progress)
     log.info("%d figure files in %s", len(written), out)
     return written
 

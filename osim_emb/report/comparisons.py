@@ -66,7 +66,8 @@ def compare_with_opensim(model_path: str | Path, sweep: Sequence[str], *, out_di
     """
     result = run_moment_arm_study(str(model_path), sweep, out_dir=out_dir, references=references, **options)
     if out_dir is not None and plot:
-        result["figures"] = moment_arm_figures(result, Path(out_dir), formats, title=title)
+        result["figures"] = moment_arm_figures(result, Path(out_dir), formats, title=title,
+                                               workers=options.get("workers"), progress=options.get("progress", True))
     return result
 
 

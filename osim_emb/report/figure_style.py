@@ -30,7 +30,7 @@ logging.getLogger("fontTools").setLevel(logging.WARNING)  # font subsetting chat
 
 __all__ = ["PALETTE", "LINE_STYLES", "MARKERS", "SINGLE_COLUMN", "DOUBLE_COLUMN", "MIN_FONT_PT", "RC",
            "color", "line_style", "marker", "cue", "reference_style", "style", "figure", "legend_below",
-           "legend_right", "check_figure", "save", "EmptyPanelError"]
+           "legend_right", "check_figure", "save", "save_all", "EmptyPanelError"]
 
 #: Okabe & Ito (2008) "Color universal design", ordered for contrast on white (yellow last).
 PALETTE = ("#0072B2", "#D55E00", "#009E73", "#E69F00", "#CC79A7", "#56B4E9", "#000000", "#F0E442")
@@ -294,6 +294,45 @@ def save(fig, stem: str | Path, formats: Iterable[str] = ("pdf", "svg", "png"), 
         if close:
             import matplotlib.pyplot as plt
             plt.close(fig)  # a no-op for a figure pyplot does not manage
+    return written
+
+
+_PENDING: list = []  # the figures save_all's forked workers write (inherited, never pickled)
+
+
+def _save_pending(i: int) -> list[str]:
+    fig, stem, formats = _PENDING[i]
+    return [str(p) for p in save(fig, stem, formats)]
+
+
+def save_all(items: Sequence[tuple], formats: Iterable[str] = ("pdf", "svg", "png"), *, workers: int | None = None,
+             progress: bool = False) -> list[Path]:
+    """:func:`save` for each (figure, stem) in ``items``, on ``workers`` processes (default: the CPUs) forked from
+    this one, so that the figures are inherited rather than pickled; one process where fork is not available or
+    there is one figure.  Returns the paths in the items' order; the figures are closed."""
+    from osim_emb.progress import Progress
+    import multiprocessing
+    items = list(items)
+    formats = list(formats)
+    n = min(len(items), workers or os.cpu_count() or 1)
+    written: list[Path] = []
+    with Progress("writing figures", len(items), enabled=progress, unit="figure") as bar:
+        if n <= 1 or "fork" not in multiprocessing.get_all_start_methods():
+            for fig, stem in items:
+                written += save(fig, stem, formats)
+                bar.advance()
+            return written
+        _PENDING[:] = [(fig, stem, formats) for fig, stem in items]
+        try:
+            with multiprocessing.get_context("fork").Pool(n) as pool:
+                for paths in pool.imap(_save_pending, range(len(items))):
+                    written += [Path(p) for p in paths]
+                    bar.advance()
+        finally:
+            _PENDING.clear()
+            import matplotlib.pyplot as plt
+            for fig, _ in items:
+                plt.close(fig)
     return written
 
 

@@ -358,3 +358,24 @@ def test_unsupported_element_error_gives_the_command_lines_remedy(models_dir, tm
     assert main(["inspect", str(path)]) == 2
     err = capsys.readouterr().err
     assert "PistonActuator" in err and "use --lenient to" in err and "strict=False" not in err
+
+
+def test_a_figure_that_fails_costs_no_results(tmp_path, monkeypatch, caplog):
+    """--plot: a figure's error is said and the command ends with 1, its other outputs written (a simulation that
+    took minutes is not lost to a layout check); the figure's file is not left behind."""
+    from hostile_models import small_osim
+    from osim_emb.cli.main import main
+    from osim_emb.report import figure_style
+
+    def refuse(*args, **kwargs):
+        raise ValueError("text cut off at the figure's edge: ['generalized coordinates (deg; m for tran']")
+    monkeypatch.setattr(figure_style, "check_figure", refuse)
+    model = tmp_path / "small.osim"
+    model.write_text(small_osim())
+    out = tmp_path / "swing.sto"
+    with caplog.at_level("ERROR"):
+        assert main(["simulate", str(model), "-o", str(out), "--t-end", "0.05", "--samples", "5", "--plot",
+                     "-q"]) == 1
+    assert out.exists() and not out.with_suffix(".png").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["small.osim", "swing.sto"]  # no temporary file left
+    assert f"the plot {out.with_suffix('.png')} was not written (ValueError: text cut off" in caplog.text

@@ -69,6 +69,7 @@ def cmd_c3d_export(args: argparse.Namespace) -> int:
     analogs = read_c3d_analogs(trial) if args.analogs else None
     if analogs is not None:
         outs["analogs"] = folder / f"{stem}_analog.sto"
+    plotted = args.plot and plates is not None
     with atomic_files(list(outs.values()), overwrite=args.overwrite, inputs=[trial]) as tmps:
         tmp = dict(zip(outs, tmps))
         if analogs is not None:
@@ -92,11 +93,15 @@ def cmd_c3d_export(args: argparse.Namespace) -> int:
             write_ground_reactions(tmp["forces"], plates, xml=tmp.get("loads"), bodies=bodies,
                                    datafile=outs["forces"].name, protect=[trial])  # the data file's final name
             if args.plot:
+                from osim_emb.cli.common import written_figure
                 from osim_emb.report.figure_style import save
                 from osim_emb.report.ground_reaction_figures import ground_reaction_figure
-                figure = ground_reaction_figure(plates, f"ground reactions of {trial.name}")
-                for fmt in ("png", "svg"):
-                    save(figure, tmp[fmt].with_suffix(""), formats=[fmt], close=fmt == "svg")
+
+                def draw():
+                    figure = ground_reaction_figure(plates, f"ground reactions of {trial.name}")
+                    for fmt in ("png", "svg"):
+                        save(figure, tmp[fmt].with_suffix(""), formats=[fmt], close=fmt == "svg")
+                plotted = written_figure(draw, outs["png"])
     if markers is not None:
         print(f"wrote {outs['markers']}: {len(markers.names)} markers at {len(markers.times)} frames "
               f"({markers.rate_hz:g} Hz, {args.marker_units})")
@@ -117,7 +122,7 @@ def cmd_c3d_export(args: argparse.Namespace) -> int:
         unused = sorted({p.number for p in plates.plates} - set(bodies))
         if "loads" in outs:
             print(f"wrote {outs['loads']}: platform " + ", ".join(f"{k} on {b}" for k, b in sorted(bodies.items())))
-        if args.plot:
+        if plotted:
             print(f"wrote {outs['png']} and {outs['svg']}: forces against time, centres of pressure")
         if unused:
             log.warning("c3d-export: platform(s) %s %s in the data file but %s", ", ".join(map(str, unused)),
@@ -129,7 +134,7 @@ def cmd_c3d_export(args: argparse.Namespace) -> int:
               f"({analogs.rate_hz:g} Hz, the file's units, not turned)")
     if not np.allclose(rotation, np.eye(3)):
         print(f"lab frame turned by {args.rotate} (markers and forces alike)")
-    return 0
+    return 0 if plotted == (args.plot and plates is not None) else 1
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -250,7 +250,24 @@ def coordinate_panels(model, columns: dict, ylabels: tuple[str, str], per_panel:
     return [(", ".join(dict.fromkeys(j for j in joints if j)), cols, ylabel) for joints, cols, ylabel, _ in panels]
 
 
-def _plot_table(table, panels, path, title, labels=None):
+def written_figure(draw, path) -> bool:
+    """``draw()`` (the figure of a command's --plot, written to ``path``): an error is said and False returned,
+    the command's other outputs kept -- a figure never costs the results of a run."""
+    try:
+        draw()
+        return True
+    except Exception as err:  # noqa: BLE001 -- any layout check or matplotlib error
+        log.error("the plot %s was not written (%s: %s); the other outputs are", path, type(err).__name__, err)
+        return False
+
+
+def _plot_table(table, panels, path, title, labels=None, *, output=None) -> bool:
+    """:func:`_draw_table` through :func:`written_figure` (``output``: the file the user asked for, where ``path``
+    is its temporary sibling): True when the figure is written."""
+    return written_figure(lambda: _draw_table(table, panels, path, title, labels), output or path)
+
+
+def _draw_table(table, panels, path, title, labels=None):
     """Columns of a table against time, in the project's figure style; the format is the path's suffix.  ``panels``:
     [(panel title, columns, ylabel), ...] -- one panel with its legend below, or a grid of panels, each with its
     legend (titled by the panel) above it; ``labels``: the legend's name of a column (default the column)."""

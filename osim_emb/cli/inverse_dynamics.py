@@ -95,17 +95,18 @@ def cmd_inverse_dynamics(args: argparse.Namespace) -> int:
                      "velocity): torques about the parent frame's axes, as OpenSim's CoordinateActuators apply them",
                      ", ".join(f"{j.type} {j.name!r}" for j in spherical))
         write_motion(tmps[0], tau, name=f"{model.name} inverse dynamics", protect=inputs)
+        plotted = args.plot
         if args.plot:
             columns = {c.name: f"{c.name}_{'force' if c.motion_type == 'translational' else 'moment'}"
                        for c in model.coordinates}  # OpenSim's labels: NAME_moment, NAME_force
-            _plot_table(tau, coordinate_panels(model, {k: v for k, v in columns.items() if v in tau.columns},
+            plotted = _plot_table(tau, coordinate_panels(model, {k: v for k, v in columns.items() if v in tau.columns},
                                                ("moment (N m)", "force (N)")), tmps[1],
                         f"{model.name}: inverse dynamics of {Path(args.motion).name}",
-                        labels={v: k for k, v in columns.items()})  # the coordinate: the axis says moment or force
+                        labels={v: k for k, v in columns.items()}, output=outs[1])  # the coordinate: the axis says moment or force
     print(f"wrote {out}: generalized forces at {len(tau)} frames")
-    if args.plot:
+    if plotted:
         print(f"wrote {outs[1]}")
-    return 0
+    return 0 if plotted == args.plot else 1
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -158,18 +158,19 @@ def cmd_inverse_kinematics(args: argparse.Namespace) -> int:
         if args.marker_distances:
             write_motion(tmps[k], result.marker_distances(), name="Marker distances from IK (m)", protect=inputs)
             k += 1
+        plotted = args.plot
         if args.plot:
-            _plot_table(coordinates, coordinate_panels(model, {c: c for c in coordinates.columns if c != "time"},
+            plotted = _plot_table(coordinates, coordinate_panels(model, {c: c for c in coordinates.columns if c != "time"},
                                                        ("angle (deg)", "translation (m)")), tmps[k],
-                        f"{model.name}: inverse kinematics of {Path(args.markers).name}")
+                        f"{model.name}: inverse kinematics of {Path(args.markers).name}", output=outs[k])
     errors = result.marker_errors()
     worst = int(np.argmax(result.squared_errors.max(axis=0)))
     print(f"wrote {out}: {len(result.times)} frames, {len(result.markers)} markers; marker error RMS "
           f"{errors.marker_error_RMS.mean() * 1e3:.2f} mm mean, largest {errors.marker_error_max.max() * 1e3:.2f} mm "
           f"({result.markers[worst]})")
-    for p in outs[1:]:
+    for p in outs[1:] if plotted == args.plot else outs[1:-1]:
         print(f"wrote {p}")
-    return 0
+    return 0 if plotted == args.plot else 1
 
 
 def register(sub: argparse._SubParsersAction) -> None:

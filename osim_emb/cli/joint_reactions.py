@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from osim_emb.cli.common import output_prefix, _load_any, add_exclude_forces_option, add_external_loads_option, add_lenient_option, \
+from osim_emb.cli.common import output_prefix, written_figure, _load_any, add_exclude_forces_option, add_external_loads_option, add_lenient_option, \
     add_time_range_option, analysis_frames, add_times_option, excluded_forces, fill_from_analyze_tool, force_elements_applied, \
     limit_forces_applied, muscles_applied, path_forces_applied, read_external_loads_option, read_motion_option
 
@@ -131,16 +131,18 @@ def cmd_joint_reactions(args: argparse.Namespace) -> int:
                                            progress=not getattr(args, "quiet", False))
         loads = result.table()
         write_motion(tmps[0], loads, name=f"{model.name} joint reaction loads (N, N m, m)", protect=inputs)
+        plotted = args.plot
         if args.plot:
-            _plot_reactions(loads, requests, result, tmps[1], f"{model.name}: joint reaction forces along "
-                                                              f"{Path(args.motion).name}")
+            plotted = written_figure(lambda: _plot_reactions(loads, requests, result, tmps[1],
+                                                             f"{model.name}: joint reaction forces along "
+                                                             f"{Path(args.motion).name}"), outs[1])
     magnitudes = np.linalg.norm(result.loads[:, :, 0:3], axis=2).max(axis=0)
     k = int(np.argmax(magnitudes)) if len(magnitudes) else 0
-    plot = f" (and the plot {outs[1]})" if args.plot else ""
+    plot = f" (and the plot {outs[1]})" if plotted else ""
     print(f"wrote {out}{plot}: {len(time)} frames, {len(requests)} joint reaction(s)"
           + (f"; largest force {magnitudes[k]:.4g} N ({requests[k].joint} on its {requests[k].on})"
              if len(magnitudes) else ""))
-    return 0
+    return 0 if plotted == args.plot else 1
 
 
 def _plot_reactions(loads, requests, result, path, title):

@@ -60,18 +60,19 @@ def cmd_simulate(args: argparse.Namespace) -> int:
                        progress=not getattr(args, "quiet", False))
         warn_range_exits(model, tab)
         write_motion(tmps[0], tab, name=f"{model.name} passive simulation", protect=[args.model])
+        plotted = args.plot
         if args.plot:  # angles in degrees, as OpenSim users read them (the file keeps radians)
             import numpy as np
             shown = tab.copy()
             angles = [c.name for c in model.coordinates if c.motion_type != "translational"]
             shown[angles] = np.degrees(shown[angles])
-            _plot_table(shown, coordinate_panels(model, {c: c for c in model.coordinate_names},
+            plotted = _plot_table(shown, coordinate_panels(model, {c: c for c in model.coordinate_names},
                                                  ("angle (deg)", "translation (m)")), tmps[1],
-                        f"{model.name}: forward simulation under gravity")
+                        f"{model.name}: forward simulation under gravity", output=outs[1])
     print(f"wrote {out}: {len(tab)} samples over {args.t_end} s ({tab.attrs['nfev']} right-hand sides, {args.method})")
-    if args.plot:
+    if plotted:
         print(f"wrote {outs[1]}")
-    return 0
+    return 0 if plotted == args.plot else 1
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -160,19 +160,20 @@ def cmd_static_optimization(args: argparse.Namespace) -> int:
         write_motion(tmps[0], activations, name=f"{model.name} static optimization activations", protect=protect)
         write_motion(tmps[1], forces, name=f"{model.name} static optimization forces (N)", protect=protect)
         write_control_set(tmps[2], activations, protect=protect)  # the forward tools' controls
+        plotted = args.plot
         if args.plot:
             model_muscles = {m.name for m in model.muscles}
             muscles = [c for c in activations.columns if c != "time" and c in model_muscles]
             others = [c for c in activations.columns if c != "time" and c not in model_muscles]  # actuators
             per = max(6, math.ceil((len(muscles) + len(others)) / 20))  # at most ~20 panels
-            _plot_table(activations, [(title, cols[i:i + per], label) for cols, label, title in
+            plotted = _plot_table(activations, [(title, cols[i:i + per], label) for cols, label, title in
                                       ((muscles, "activation", ""), (others, "control", "actuators"))
                                       for i in range(0, len(cols), per)],
                         tmps[3], f"{model.name}: static optimization of {Path(args.motion).name}",
-                        labels={c: c.removeprefix("reserve_") for c in others})  # the panel's title says it
+                        labels={c: c.removeprefix("reserve_") for c in others}, output=outs[3])  # the panel's title says it
     muscle_names = [m.name for m in model.muscles if m.name in activations.columns]
     a = activations[muscle_names].to_numpy()
-    plot = f" (and the plot {outs[3]})" if args.plot else ""
+    plot = f" (and the plot {outs[3]})" if plotted else ""
     print(f"wrote {outs[0]}, {outs[1]} and {outs[2]}{plot}: {len(time)} frames, {len(muscle_names)} muscles; activations "
           f"{a.min():.3g} to {a.max():.3g}, largest |τ - R F| {np.abs(res.residual).max():.2g} (N m, N)")
     if reserves is not None:
@@ -185,7 +186,7 @@ def cmd_static_optimization(args: argparse.Namespace) -> int:
         sources = (["the model"] if args.model_actuators else []) + list(args.actuators or [])
         print(f"{len(actuators)} actuators of {', '.join(sources)}: largest control {used[k]:.3g} "
               f"({actuators[k].name}, {used[k] * actuators[k].optimal_force:.3g} N or N m)")
-    return 0
+    return 0 if plotted == args.plot else 1
 
 
 def _actuators(model, files: list[str], reserves, from_model: bool = False) -> list:

@@ -112,8 +112,10 @@ def with_element_text(source, tag: str, value: str, destination) -> None:
 
 
 def read_sto(path):
+    """A storage file, OpenSim's state labels (a simulate/simulate-muscles output) given the package's names."""
+    from osim_emb.io.motion import from_opensim_states
     from osim_emb.opensim.static_optimization import read_storage
-    return read_storage(path)
+    return from_opensim_states(read_storage(path))
 
 
 def cubic(c, t):

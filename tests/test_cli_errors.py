@@ -131,12 +131,12 @@ def test_default_within_roundoff_and_q0_degrees_for_coupled(tmp_path, capsys):
     p2.write_text(small_osim(elbow_function='<LinearFunction name="function"><coefficients>2 0</coefficients>'
                                             '</LinearFunction>'))
     from osim_emb.io import load_osim
-    from osim_emb.io.motion import read_motion
+    from osim_emb.io.motion import from_opensim_states, read_motion
     assert load_osim(p2).coordinates[1].motion_type == "coupled"
     code, _, err = _run(capsys, "simulate", p2, "-o", tmp_path / "c.sto", "--t-end", "0.001", "--samples", "2",
                         "--q0", "elbow=20")
     assert code == 0, err
-    table, _ = read_motion(tmp_path / "c.sto")
+    table = from_opensim_states(read_motion(tmp_path / "c.sto")[0])  # OpenSim's state labels in the file
     assert table["elbow"].iloc[0] == pytest.approx(np.radians(20), rel=1e-12)
 
 

@@ -296,14 +296,14 @@ def test_simulate_muscles_command_takes_degrees_and_writes_the_api_result(models
     """The CLI converts --q0 from degrees and writes what simulate_muscles returns (it crashed on --q0 parsing)."""
     from osim_emb import load_osim
     from osim_emb.cli.main import main
-    from osim_emb.io.motion import read_motion
+    from osim_emb.io.motion import from_opensim_states, read_motion
     from osim_emb.simulation.muscle_driven import simulate_muscles
     path = models_dir / "arm26.osim"
     out = tmp_path / "arm26.sto"
     assert main(["simulate-muscles", str(path), "-o", str(out), "--excitation", "BIClong=0.5", "--q0",
                  "r_elbow_flex=30", "--qdot0", "r_elbow_flex=10", "--t-end", "0.02", "--samples", "3", "-q"]) == 0
     assert capsys.readouterr().err == ""  # -q: no progress line
-    table, _ = read_motion(out)
+    table = from_opensim_states(read_motion(out)[0])  # the file has OpenSim's state labels
     model = load_osim(str(path))
     q0 = np.array(model.default_q, dtype=float)
     q0[model.coordinate_index("r_elbow_flex")] = math.radians(30.0)
@@ -319,7 +319,7 @@ def test_simulate_muscles_command_takes_degrees_and_writes_the_api_result(models
     # a coordinate driven out of its range is said, as `simulate` says it (start 120°, range up to 130°)
     assert main(["simulate-muscles", str(path), "-o", str(tmp_path / "out.sto"), "--excitation", "BIClong=1",
                  "--excitation", "BRA=1", "--q0", "r_elbow_flex=120", "--t-end", "0.2", "--samples", "5"]) == 0
-    out = read_motion(tmp_path / "out.sto")[0]["r_elbow_flex"].to_numpy()
+    out = read_motion(tmp_path / "out.sto")[0]["/jointset/r_elbow/r_elbow_flex/value"].to_numpy()
     said = "coordinate 'r_elbow_flex' leaves its range [0°, 130°]" in capsys.readouterr().err
     assert said == bool(out.max() > math.radians(130.0)) and said
 
@@ -1197,3 +1197,31 @@ def test_compiled_runs_stopped_and_resumed_are_one_run(models_dir, method, capsy
     assert np.abs(whole.y[:2] - ref.y[:2]).max() < 1e-5
     with pytest.raises(IntegrationBudgetExceeded, match=r"stopped after t = .* more than 100 right-hand sides"):
         integrate_system(system, y0, times, method=method, rtol=1e-7, atol=1e-9, max_steps=100)
+
+
+def test_simulate_muscles_writes_a_states_file_opensim_reads(osim, models_dir, tmp_path):
+    """The file's columns are OpenSim's state labels: OpenSim's StatesTrajectory takes every state from it (the
+    tendon forces, an output, as an extra column), each value the file's; from_opensim_states reads it back under
+    the package's names, as simulate_muscles returns it."""
+    from osim_emb import load_osim
+    from osim_emb.cli.main import main
+    from osim_emb.io.motion import from_opensim_states, read_motion
+    from osim_emb.simulation.muscle_driven import simulate_muscles
+    path = models_dir / "arm26.osim"
+    out = tmp_path / "arm26.sto"
+    assert main(["simulate-muscles", str(path), "-o", str(out), "--excitation", "BIClong=0.5", "--t-end", "0.05",
+                 "--samples", "6", "-q"]) == 0
+    model = osim.Model(str(path))
+    model.initSystem()
+    table = osim.TimeSeriesTable(str(out))
+    states = osim.StatesTrajectory.createFromStatesTable(model, table, False, True)  # extra: tendon forces
+    names = [model.getStateVariableNames().get(i) for i in range(model.getNumStateVariables())]
+    assert states.getSize() == 6 and len(names) == 16
+    for k in (0, 5):
+        for n in names:
+            assert model.getStateVariableValue(states.get(k), n) == table.getDependentColumn(n)[k], n
+    ours = load_osim(str(path))
+    api = simulate_muscles(ours, 0.05, {"BIClong": ExcitationSpec.parse("0.5")}, n_output=6)
+    back = from_opensim_states(read_motion(out)[0])
+    assert list(back.columns) == list(api.columns)
+    np.testing.assert_allclose(back.to_numpy(), api.to_numpy(), rtol=1e-10, atol=1e-12)

@@ -6,7 +6,7 @@ import pytest
 
 from osim_emb.cli.main import main
 from osim_emb.io import load_osim
-from osim_emb.io.motion import coordinates_from_motion, read_motion, write_motion
+from osim_emb.io.motion import coordinates_from_motion, from_opensim_states, read_motion, write_motion
 from osim_emb.simulation.motions import computed_torque_tracking, inverse_dynamics_of_motion, minimum_jerk, simulate
 from osim_emb.core.synthetic import serial_chain_model
 
@@ -96,7 +96,7 @@ def test_simulate_with_the_compiled_integrators_leaves_the_muscles_out_as_scipys
     assert main(["simulate", str(path), "-o", str(out), "--t-end", "0.4", "--samples", "5", "--method", "BDF-jit",
                  "--q0", "r_shoulder_elev=30,r_elbow_flex=40"]) == 0
     assert "right-hand sides, BDF-jit)" in capsys.readouterr().out
-    tab, _ = read_motion(out)
+    tab = from_opensim_states(read_motion(out)[0])
     assert np.abs(tab[model.coordinate_names].to_numpy() - reference[model.coordinate_names].to_numpy()).max() < 1e-6
     assert main(["simulate", str(path), "-o", str(tmp_path / "x.sto"), "--method", "RK4-jit"]) == 2
     assert "neither a solve_ivp method nor a compiled one" in capsys.readouterr().err

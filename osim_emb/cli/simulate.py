@@ -31,7 +31,7 @@ def warn_range_exits(model, table) -> None:
 
 def cmd_simulate(args: argparse.Namespace) -> int:
     from scipy.integrate._ivp.ivp import METHODS
-    from osim_emb.io.motion import write_motion
+    from osim_emb.io.motion import as_opensim_states, write_motion
     from osim_emb.io.outputs import atomic_files
     from osim_emb.simulation.motions import COMPILED_METHODS, simulate
     _positive("--t-end", args.t_end)
@@ -59,7 +59,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
                        external_loads=read_external_loads_option(args), model_forces=not args.no_model_forces,
                        progress=not getattr(args, "quiet", False))
         warn_range_exits(model, tab)
-        write_motion(tmps[0], tab, name=f"{model.name} passive simulation", protect=[args.model])
+        write_motion(tmps[0], as_opensim_states(model, tab), name=f"{model.name} passive simulation",
+                     protect=[args.model])  # OpenSim's state labels: a states file
         plotted = args.plot
         if args.plot:  # angles in degrees, as OpenSim users read them (the file keeps radians)
             import numpy as np
@@ -79,7 +80,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     s = sub.add_parser("simulate", help="forward simulation of the minimal-coordinate ODE under gravity and the model's passive forces")
     s.add_argument("model", help=".osim or .emb.json model")
     add_lenient_option(s)
-    s.add_argument("-o", "--output", required=True, help="output .sto file (q and OpenSim's speeds)")
+    s.add_argument("-o", "--output", required=True, help="output .sto states file (q and OpenSim's speeds, under OpenSim's state labels)")
     s.add_argument("--t-end", type=float, default=1.0, help="duration in seconds (default 1)")
     s.add_argument("--q0", action="append", help="initial coordinates NAME=DEGREES (metres for translations)[,...]; "
                                                  "default: the model's defaults")

@@ -24,7 +24,7 @@ def cmd_simulate_muscles(args: argparse.Namespace) -> int:
     import numpy as np
     from osim_emb.cli.common import _into_range, _load_any, _named_values, _values, read_external_loads_option
     from osim_emb.cli.simulate import warn_range_exits
-    from osim_emb.io.motion import write_motion
+    from osim_emb.io.motion import as_opensim_states, write_motion
     from osim_emb.io.outputs import atomic_files, check_output_file
     from osim_emb.simulation.muscle_driven import simulate_muscles
     if not (np.isfinite(args.t_end) and args.t_end > 0):
@@ -49,7 +49,8 @@ def cmd_simulate_muscles(args: argparse.Namespace) -> int:
     warn_range_exits(model, tab)
     out = Path(args.output)
     with atomic_files([out], overwrite=args.overwrite, inputs=inputs) as (tmp,):
-        write_motion(tmp, tab, name=f"{model.name} muscle-driven simulation", protect=inputs)
+        write_motion(tmp, as_opensim_states(model, tab), name=f"{model.name} muscle-driven simulation",
+                     protect=inputs)  # OpenSim's state labels: a states file
     print(f"wrote {out}: {len(tab)} samples over {args.t_end} s of q, q-dot, activations, fibre lengths and tendon "
           f"forces ({tab.attrs['nfev']} right-hand sides, {tab.attrs['method']})")
     return 0
@@ -61,7 +62,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                                                 "path actuators and springs, as OpenSim's Manager)")
     s.add_argument("model", help=".osim model")
     add_lenient_option(s)
-    s.add_argument("-o", "--output", required=True, help="output .sto file")
+    s.add_argument("-o", "--output", required=True, help="output .sto states file (OpenSim's state labels)")
     s.add_argument("--excitation", action="append", metavar="MUSCLE=SPEC",
                    help="excitation of a muscle: a number, step:T0:T1:U0:U1 (smooth step) or "
                         "sine:AMPLITUDE:OMEGA:PHASE:OFFSET; repeatable")

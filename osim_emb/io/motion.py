@@ -20,7 +20,8 @@ from osim_emb.io.outputs import write_atomically
 
 log = logging.getLogger(__name__)
 
-__all__ = ["MotionFileError", "read_motion", "write_motion", "coordinates_from_motion"]
+__all__ = ["MotionFileError", "read_motion", "write_motion", "coordinates_from_motion", "as_opensim_states",
+           "from_opensim_states"]
 
 
 class MotionFileError(ValueError):
@@ -201,6 +202,58 @@ def write_control_set(path: str | Path, table: pd.DataFrame, *, protect: Sequenc
                      "\t\t\t</ControlLinear>\n")
     parts.append("\t\t</objects>\n\t\t<groups />\n\t</ControlSet>\n</OpenSimDocument>\n")
     write_atomically(path, "".join(parts), protect=protect)
+
+
+def as_opensim_states(model: Any, table: pd.DataFrame) -> pd.DataFrame:
+    """A simulation table (:func:`osim_emb.simulate`, :func:`osim_emb.simulate_muscles`) with OpenSim 4's labels,
+    so that the file is a states file (OpenSim's ``StatesTrajectory.createFromStatesTable``, the Analyze tool's
+    states): ``NAME`` and ``NAME_u`` of every coordinate in the model's file (generalized, coupled, locked) become
+    ``/jointset/JOINT/NAME/value`` and ``.../speed``; a muscle's ``M_activation`` and ``M_fiber_length`` become
+    ``/forceset/M/activation`` and ``/forceset/M/fiber_length``; ``M_tendon_force`` (an output, not a state) becomes
+    ``/forceset/M|tendon_force``, OpenSim's label of an output.  A model without its .osim document (read from JSON)
+    keeps the coordinates' names."""
+    doc = getattr(model, "extras", {}).get("document")
+    paths = {c.name: f"/jointset/{j.name}/{c.name}" for j in doc.joints for c in j.coordinates} if doc else {}
+    muscles = {m.name for m in getattr(model, "muscles", ())}
+    renamed = {}
+    for col in table.columns:
+        base, _, kind = col.rpartition("_")
+        if col in paths:
+            renamed[col] = paths[col] + "/value"
+        elif kind == "u" and base in paths:
+            renamed[col] = paths[base] + "/speed"
+        else:
+            for state in ("activation", "fiber_length", "tendon_force"):
+                name = col[:-len(state) - 1] if col.endswith("_" + state) else None
+                if name in muscles:
+                    renamed[col] = f"/forceset/{name}" + ("|" if state == "tendon_force" else "/") + state
+    out = table.rename(columns=renamed)
+    out.attrs = dict(table.attrs)
+    return out
+
+
+def from_opensim_states(table: pd.DataFrame) -> pd.DataFrame:
+    """A states table with OpenSim 4's labels (a Manager's or ``simulate``'s file, :func:`read_motion`) with the
+    package's column names: ``.../NAME/value`` -> ``NAME``, ``.../NAME/speed`` -> ``NAME_u``,
+    ``/forceset/M/STATE`` -> ``M_STATE`` (activation, fiber_length, ...), an output ``/forceset/M|OUTPUT`` ->
+    ``M_OUTPUT``; other labels as they are.  The inverse of :func:`as_opensim_states`."""
+    renamed = {}
+    for col in table.columns:
+        if not col.startswith("/"):
+            continue
+        path, _, output = col.partition("|")
+        parts = path.strip("/").split("/")
+        if output:
+            renamed[col] = f"{parts[-1]}_{output}"
+        elif parts[-1] == "value" and len(parts) >= 2:
+            renamed[col] = parts[-2]
+        elif parts[-1] == "speed" and len(parts) >= 2:
+            renamed[col] = parts[-2] + "_u"
+        elif parts[0] == "forceset" and len(parts) == 3:
+            renamed[col] = f"{parts[1]}_{parts[2]}"
+    out = table.rename(columns=renamed)
+    out.attrs = dict(table.attrs)
+    return out
 
 
 def _column_for(columns: Sequence[str], coordinate: str, kind: str = "value") -> str | None:

@@ -44,10 +44,12 @@ def _budgeted(fun: Callable, max_steps: int | None, max_seconds: float | None) -
         calls[0] += 1
         if max_steps is not None and calls[0] > max_steps:
             raise IntegrationBudgetExceeded(f"integration stopped at t = {t:.6g} s after {max_steps} right-hand-side "
-                                            "evaluations (raise --max-steps, or check the initial state)")
+                                            "evaluations (raise --max-steps, or check the initial state; stiff contact takes "
+                                            "fewer steps with --method BDF-jit)")
         if max_seconds is not None and calls[0] % 50 == 0 and _time.perf_counter() - start > max_seconds:
             raise IntegrationBudgetExceeded(f"integration stopped at t = {t:.6g} s after {max_seconds:g} s of wall "
-                                            "time (raise --max-seconds, or check the initial state)")
+                                            "time (raise --max-seconds, or check the initial state; stiff contact takes fewer "
+                                            "steps with --method BDF-jit)")
         # a trial step too long for stiff contact can overflow: its non-finite stages make the integrator reject
         # the step and shorten it; only a run of them means the motion itself has left the finite numbers
         if not np.all(np.isfinite(y)):

@@ -88,7 +88,7 @@ def moment_arm_curves(result: dict, out: Path, formats: Sequence[str], *, muscle
             labels.append("package" + (" (opensim_compat)" if result.get("opensim_compat") and refs else ""))
             for r in refs:
                 handles.append(Line2D([], [], color="#808080", lw=0.9, **fs.reference_style(r)))
-                labels.append(f"OpenSim {r}")
+                labels.append(f"OpenSim {r} (top), package − it (bottom)")  # the style marks both panels
             fs.legend_below(fig, handles, labels)
             part = f" ({gi + 1}/{len(groups)})" if len(groups) > 1 else ""
             fig.suptitle(f"{title or model.name}: moment arms about {c}{part}")

@@ -217,7 +217,7 @@ def point_jacobians(kin: FrameKinematics, frame: int, r: Any) -> np.ndarray:
     """d(^0r_p)/dq: (N, 3, n_q) for a point fixed in ``frame`` (the columns of D_i^T ([r;1] (x) e_k))."""
     p = point_positions(kin, frame, r)
     xi = kin.jacobian[:, frame]  # (N, nq, 6)
-    return np.swapaxes(np.cross(xi[..., :3], p[:, None, :]) + xi[..., 3:], 1, 2)
+    return np.swapaxes(cross3(xi[..., :3], p[:, None, :]) + xi[..., 3:], 1, 2)
 
 
 def point_velocities(kin: FrameKinematics, frame: int, r: Any, qdot: Any) -> np.ndarray:
@@ -241,8 +241,8 @@ def point_accelerations(kin: FrameKinematics, frame: int, r: Any, qdot: Any, qdd
     xi_dot_q = np.einsum("nkc,nk->nc", xi, qdot)  # twist of the frame (spatial velocity)
     xi_dd = np.einsum("nklc,nk,nl->nc", dxi, qdot, qdot) + np.einsum("nkc,nk->nc", xi, qddot)
     w, v = xi_dot_q[:, :3], xi_dot_q[:, 3:]
-    vel = np.cross(w, p) + v
-    return np.cross(xi_dd[:, :3], p) + xi_dd[:, 3:] + np.cross(w, vel)
+    vel = cross3(w, p) + v
+    return cross3(xi_dd[:, :3], p) + xi_dd[:, 3:] + cross3(w, vel)
 
 
 def angular_velocities(model: Model, kin: FrameKinematics, frame: int, qdot: Any,

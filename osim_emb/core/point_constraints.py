@@ -113,12 +113,12 @@ def _point_jet(k: kin.FrameKinematics, frame: int, r: np.ndarray, order: int):
         return p, None, None
     xi = k.jacobian[:, frame]  # (N, nz, 6)
     w, v = xi[..., :3], xi[..., 3:]
-    jac = np.cross(w, p[:, None, :]) + v  # (N, nz, 3): dp/dz_k
+    jac = kin.cross3(w, p[:, None, :]) + v  # (N, nz, 3): dp/dz_k
     if order < 2:
         return p, jac, None
     dxi = k.jacobian_derivative[:, frame]  # (N, nz, nz, 6): d xi_k / d z_l
-    hess = (np.cross(dxi[..., :3], p[:, None, None, :]) + dxi[..., 3:]
-            + np.cross(w[:, :, None, :], jac[:, None, :, :]))  # (N, k, l, 3)
+    hess = (kin.cross3(dxi[..., :3], p[:, None, None, :]) + dxi[..., 3:]
+            + kin.cross3(w[:, :, None, :], jac[:, None, :, :]))  # (N, k, l, 3)
     return p, jac, _sym(hess)
 
 
@@ -128,11 +128,11 @@ def _direction_jet(k: kin.FrameKinematics, frame: int, u: np.ndarray, order: int
     if order < 1:
         return d, None, None
     w = k.jacobian[:, frame][..., :3]
-    jac = np.cross(w, d[:, None, :])
+    jac = kin.cross3(w, d[:, None, :])
     if order < 2:
         return d, jac, None
     dw = k.jacobian_derivative[:, frame][..., :3]
-    hess = np.cross(dw, d[:, None, None, :]) + np.cross(w[:, :, None, :], jac[:, None, :, :])
+    hess = kin.cross3(dw, d[:, None, None, :]) + kin.cross3(w[:, :, None, :], jac[:, None, :, :])
     return d, jac, _sym(hess)
 
 
@@ -217,17 +217,17 @@ def constraint_wrenches(tree: Model, pairs: Sequence[PointPair], equations: Sequ
         if pair.kind == "line":
             n = np.stack([_direction_jet(k, pair.frame1, u, 0)[0] for u in pair.axes1], axis=1)  # (N, 2, 3)
             f = np.einsum("ni,nij->nj", lam, n)
-            out += [(pair.frame1, np.concatenate([np.cross(p2, -f), -f], axis=1)),
-                    (pair.frame2, np.concatenate([np.cross(p2, f), f], axis=1))]
+            out += [(pair.frame1, np.concatenate([kin.cross3(p2, -f), -f], axis=1)),
+                    (pair.frame2, np.concatenate([kin.cross3(p2, f), f], axis=1))]
             continue
         f = lam[:, :1] * (p1 - p2) if pair.kind == "distance" else lam[:, :3]
         if pair.kind == "weld":
             for i, (a, b) in enumerate(((0, 1), (1, 2), (2, 0))):
                 u = _direction_jet(k, pair.frame1, pair.axes1[:, a], 0)[0]
                 v = _direction_jet(k, pair.frame2, pair.axes2[:, b], 0)[0]
-                moment1 += lam[:, 3 + i, None] * np.cross(u, v)
-        out += [(pair.frame1, np.concatenate([np.cross(p1, f) + moment1, f], axis=1)),
-                (pair.frame2, np.concatenate([-np.cross(p2, f) - moment1, -f], axis=1))]
+                moment1 += lam[:, 3 + i, None] * kin.cross3(u, v)
+        out += [(pair.frame1, np.concatenate([kin.cross3(p1, f) + moment1, f], axis=1)),
+                (pair.frame2, np.concatenate([-kin.cross3(p2, f) - moment1, -f], axis=1))]
     return out
 
 

@@ -308,24 +308,27 @@ def _save_pending(i: int) -> list[str]:
 def save_all(items: Sequence[tuple], formats: Iterable[str] = ("pdf", "svg", "png"), *, workers: int | None = None,
              progress: bool = False) -> list[Path]:
     """:func:`save` for each (figure, stem) in ``items``, on ``workers`` processes (default: the CPUs) forked from
-    this one, so that the figures are inherited rather than pickled; one process where fork is not available or
-    there is one figure.  Returns the paths in the items' order; the figures are closed."""
-    from osim_emb.progress import Progress
+    this one, so that the figures are inherited rather than pickled (Linux; elsewhere forking a process that has
+    loaded GUI or system frameworks is unsafe); one process elsewhere or for one figure.  Returns the paths in the
+    items' order; the figures are closed.  A worker that dies raises BrokenProcessPool (no hang)."""
+    from concurrent.futures import ProcessPoolExecutor
     import multiprocessing
+    import sys
+    from osim_emb.progress import Progress
     items = list(items)
     formats = list(formats)
     n = min(len(items), workers or os.cpu_count() or 1)
     written: list[Path] = []
     with Progress("writing figures", len(items), enabled=progress, unit="figure") as bar:
-        if n <= 1 or "fork" not in multiprocessing.get_all_start_methods():
+        if n <= 1 or not sys.platform.startswith("linux"):
             for fig, stem in items:
                 written += save(fig, stem, formats)
                 bar.advance()
             return written
         _PENDING[:] = [(fig, stem, formats) for fig, stem in items]
         try:
-            with multiprocessing.get_context("fork").Pool(n) as pool:
-                for paths in pool.imap(_save_pending, range(len(items))):
+            with ProcessPoolExecutor(n, mp_context=multiprocessing.get_context("fork")) as pool:
+                for paths in pool.map(_save_pending, range(len(items))):
                     written += [Path(p) for p in paths]
                     bar.advance()
         finally:

@@ -94,3 +94,25 @@ def test_c3d_refusals(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "ezc3d", None)  # as without the extra
     with pytest.raises(MarkerFileError, match=r"needs ezc3d: pip install 'osim-emb\[c3d\]'"):
         read_markers(tmp_path / "u.c3d")
+
+
+def test_a_missing_marker_is_written_as_opensim_reads_it(osim, tmp_path):
+    """A marker missing in a frame is NaN in the .trc (OpenSim's reader drops a row's trailing empty fields and
+    refused the row when the last marker was missing: the audit's walking2 export); OpenSim and read_trc read the
+    same numbers back; the header names the file given."""
+    from osim_emb.io.markers import read_trc
+    names, t = ["A", "B", "last"], np.linspace(0.0, 0.2, 5)
+    positions = np.random.default_rng(3).random((5, 3, 3))
+    positions[1:3, 2] = np.nan  # the last marker missing in two frames
+    positions[4, 0] = np.nan
+    trc = tmp_path / ".x.partial.trc"
+    write_trc(trc, t, names, positions, units="mm", file_name="trial_markers.trc")
+    assert trc.read_text().splitlines()[0].endswith("\ttrial_markers.trc")
+    table = osim.TimeSeriesTableVec3(str(trc))
+    assert table.getNumRows() == 5 and list(table.getColumnLabels()) == names
+    for i in range(5):
+        for k in range(3):
+            got = np.array([table.getRowAtIndex(i)[k].get(a) for a in range(3)])
+            np.testing.assert_allclose(got, positions[i, k] * 1e3, rtol=0, atol=1e-7, equal_nan=True)
+    back = read_trc(trc)
+    np.testing.assert_allclose(back.positions, positions, rtol=0, atol=1e-12, equal_nan=True)

@@ -83,7 +83,7 @@ def cmd_c3d_export(args: argparse.Namespace) -> int:
         if markers is not None:
             markers = rotated_markers(markers, rotation)
             write_trc(tmp["markers"], markers.times, markers.names, markers.positions, units=args.marker_units,
-                      protect=[trial])
+                      protect=[trial], file_name=outs["markers"].name)
         if plates is not None:
             if args.lowpass:
                 plates = lowpass_plates(plates, args.lowpass)

@@ -175,9 +175,12 @@ def read_trc(path: str | Path) -> MarkerTrajectories:
     return MarkerTrajectories(str(path), times, tuple(names), positions, units, rate_hz)
 
 
-def write_trc(path: str | Path, times, names, positions_m, units: str = "mm", *, protect=()) -> None:
-    """Write marker positions (T, M, 3) in metres as a .trc file in ``units`` (NaN as empty fields), atomically;
-    OpenSim's TRCFileAdapter reads it (tests/test_inverse_kinematics.py)."""
+def write_trc(path: str | Path, times, names, positions_m, units: str = "mm", *, protect=(),
+              file_name: str | None = None) -> None:
+    """Write marker positions (T, M, 3) in metres as a .trc file in ``units`` (a missing marker as NaN, as OpenSim
+    writes it: OpenSim's reader drops a row's trailing empty fields and refuses the row), atomically; OpenSim's
+    TRCFileAdapter reads it (tests/test_inverse_kinematics.py).  ``file_name``: the name in the header (default
+    the path's; a temporary sibling's caller gives the final name)."""
     from osim_emb.io.outputs import write_atomically
     if units.lower() not in UNITS_IN_METRES:
         raise ValueError(f"units {units!r}: mm, cm or m")
@@ -188,13 +191,13 @@ def write_trc(path: str | Path, times, names, positions_m, units: str = "mm", *,
         raise ValueError(f"positions must have shape ({len(times)}, {len(names)}, 3), got {positions.shape}")
     scale = 1.0 / UNITS_IN_METRES[units.lower()]
     rate = 1.0 / np.median(np.diff(times)) if len(times) > 1 else 0.0
-    head = [f"PathFileType\t4\t(X/Y/Z)\t{Path(path).name}",
+    head = [f"PathFileType\t4\t(X/Y/Z)\t{file_name or Path(path).name}",
             "DataRate\tCameraRate\tNumFrames\tNumMarkers\tUnits\tOrigDataRate\tOrigDataStartFrame\tOrigNumFrames",
             f"{rate:.6g}\t{rate:.6g}\t{len(times)}\t{len(names)}\t{units}\t{rate:.6g}\t1\t{len(times)}",
             "Frame#\tTime\t" + "\t\t\t".join(names),
             "\t\t" + "\t".join(f"{a}{k + 1}" for k in range(len(names)) for a in "XYZ"), ""]
     rows = []
     for i, t in enumerate(times):
-        values = ["" if not np.isfinite(v) else f"{v * scale:.10f}" for v in positions[i].ravel()]
+        values = ["NaN" if not np.isfinite(v) else f"{v * scale:.10f}" for v in positions[i].ravel()]
         rows.append(f"{i + 1}\t{t:.8g}\t" + "\t".join(values))
     write_atomically(path, "\n".join(head + rows) + "\n", protect=protect)

@@ -316,3 +316,21 @@ def test_the_rebuilds_after_opensims_nan_are_limited_and_said(osim, tmp_path, mo
             values.append(ref.moment_arm("pull", "x"))
     assert np.isnan(values[0]) and values[1] == pytest.approx(-1.0) and np.isnan(values[2]) and np.isnan(values[3])
     assert caplog.text.count("its model is not rebuilt again") == 1
+
+
+def test_run_sweeps_a_translation_in_its_own_steps_and_units(osim, tmp_path):
+    """run --step-mm: the slider swept in 100 mm steps (the report says mm, not degrees; the provenance keeps the
+    options given); about a translation -dL/dq is a ratio, plotted in m/m (OpenSim's computeMomentArm: 1 and -1),
+    not as a length in cm."""
+    from osim_emb.cli.main import main
+    path = _slider_through_its_anchor(osim, tmp_path / "slider.osim")
+    out = tmp_path / "run"
+    assert main(["run", str(path), "--sweep", "x", "--step-mm", "100", "--out", str(out), "--no-cache",
+                 "--formats", "svg", "-q"]) == 0
+    report = (out / "report.md").read_text()
+    assert "x in 100-mm steps" in report and "-degree steps" not in report
+    assert "--step-mm 100" in report and "--no-cache" in report and "--formats svg" in report
+    svg = (out / "moment_arms" / "moment_arm_x_vs_x.svg").read_text()
+    assert "moment arm about" in svg and "(m/m)" in svg and "(cm)" not in svg
+    table = pd.read_csv(out / "moment_arms" / "package_moment_arms.csv.gz")
+    assert sorted(table.sweep_value_mm.unique()) == pytest.approx(np.arange(-500, 501, 100))

@@ -63,22 +63,25 @@ def moment_arm_curves(result: dict, out: Path, formats: Sequence[str], *, muscle
                                   gridspec_kw={"height_ratios": [2, 1]} if refs else None)
             top = axes[0, 0]
             x = f"sweep_value_{sweep_unit(model, s)}"
+            # about a translation -dL/dq is a ratio (m/m), not a length: plotted as it is
+            ratio = sweep_unit(model, c) == "mm"
+            top_scale, diff_scale = (1.0, 1.0) if ratio else (100.0, 1000.0)
             for i, m in enumerate(group):
                 dm = d0[d0.muscle == m]
                 first = dm[dm.reference == dm.reference.iloc[0]]
                 every = max(1, len(first) // 6)  # a marker per muscle, staggered: coinciding curves stay visible
-                top.plot(first[x], 100 * first.package_m, color=fs.color(i), linestyle="-", label=m,
+                top.plot(first[x], top_scale * first.package_m, color=fs.color(i), linestyle="-", label=m,
                          marker=fs.marker(i), markersize=3.5, markevery=(min(i * every // len(group), len(first) - 1),
                                                                          every), fillstyle="none")
                 for r in refs:
                     dr = dm[dm.reference == r]
                     st = fs.reference_style(r)
-                    top.plot(dr[x], 100 * dr.opensim_m, color=fs.color(i), lw=0.9, **st)
-                    axes[1, 0].plot(dr[x], 1000 * dr.difference_m, color=fs.color(i), lw=0.9, **st)
-            top.set_ylabel(f"moment arm about\n{c} (cm)")  # OpenSim's name, as in the tables and heat maps
+                    top.plot(dr[x], top_scale * dr.opensim_m, color=fs.color(i), lw=0.9, **st)
+                    axes[1, 0].plot(dr[x], diff_scale * dr.difference_m, color=fs.color(i), lw=0.9, **st)
+            top.set_ylabel(f"moment arm about\n{c} ({'m/m' if ratio else 'cm'})")  # OpenSim's name, as in the tables and heat maps
             axes[-1, 0].set_xlabel(_label(model, s))
             if refs:
-                axes[1, 0].set_ylabel("package − OpenSim\n(mm)")
+                axes[1, 0].set_ylabel(f"package − OpenSim\n({'m/m' if ratio else 'mm'})")
             # legend: muscles by colour, sources by line style (outside the panels)
             from matplotlib.lines import Line2D
             handles = [Line2D([], [], color=fs.color(i), lw=1.6, marker=fs.marker(i), markersize=3.5, fillstyle="none")

@@ -121,7 +121,7 @@ def _has_moving_points(model: Model) -> bool:
 
 
 def run_main_job(model_path: str | None = None, out_dir: str | Path = "out", *, step_deg: float = 1.0,
-                 sweep: Sequence[str] | None = None, formats: Sequence[str] = ("pdf", "png", "svg"),
+                 step_mm: float = 5.0, sweep: Sequence[str] | None = None, formats: Sequence[str] = ("pdf", "png", "svg"),
                  progress: bool = True, workers: int | None = None, cache_dir=None,
                  command: str | None = None, shown_as: str | Path | None = None, strict: bool = True) -> dict:
     """Export the model, compare its moment arms with OpenSim, write ``out_dir/report.md`` and
@@ -144,7 +144,7 @@ def run_main_job(model_path: str | None = None, out_dir: str | Path = "out", *, 
         start_workers(workers)
     try:
         return _run_main_job(path, builtin, out, step_deg, sweep, formats, progress, workers, cache_dir, command,
-                             shown_as, have_osim, t0, strict)
+                             shown_as, have_osim, t0, strict, step_mm)
     finally:
         if have_osim:
             from osim_emb.opensim.reference_values import cancel_prefetched
@@ -152,7 +152,7 @@ def run_main_job(model_path: str | None = None, out_dir: str | Path = "out", *, 
 
 
 def _run_main_job(path, builtin, out, step_deg, sweep, formats, progress, workers, cache_dir, command, shown_as,
-                  have_osim, t0, strict=True) -> dict:
+                  have_osim, t0, strict=True, step_mm=5.0) -> dict:
     from osim_emb.io.builtin_models import builtin_model_path
     from osim_emb.rhythm.rhythms import apply, builtin_rhythm
     model = load_osim(path, strict=strict)
@@ -192,7 +192,8 @@ def _run_main_job(path, builtin, out, step_deg, sweep, formats, progress, worker
         """The options of compare_with_opensim for A and B (None without B) when sweeping ``sw``."""
         fixed = {c: 0.0 for c in sw} if builtin else None
         cross = len(sw) <= 3  # all moment arms at every point; else only about the swept coordinate
-        common = dict(step_deg=step_deg, fixed=fixed, opensim_compat=True, formats=formats, progress=progress,
+        common = dict(step_deg=step_deg, step_mm=step_mm, fixed=fixed, opensim_compat=True, formats=formats,
+                      progress=progress,
                       workers=workers, cache_dir=cache_dir, cross=cross)
         if builtin:
             refs = ["minus_dL_dq", "computeMomentArm_mvp"]
@@ -235,6 +236,7 @@ def _run_main_job(path, builtin, out, step_deg, sweep, formats, progress, worker
     common, refs, a_opts, b_opts = comparisons(sweep)
     cross = common["cross"]
     results = {"model": model, "exported": exported, "mvp": mvp, "sweep": sweep, "cross": cross, "step_deg": step_deg,
+               "step_mm": step_mm,
                "source": path, "builtin_path": builtin_model_path("shoulder3d")}
     if not have_osim:
         print("opensim is not installed: computing the package's moment arms only "
@@ -313,6 +315,15 @@ def _sweep_value_text(model, g: pd.DataFrame, i) -> str:
     return f"{g.swept_coordinate[i]} = {g[f'sweep_value_of_max_{unit}'][i]:g} {unit}"
 
 
+def _steps_text(model, results: dict) -> str:
+    """'1-degree steps', '5-mm steps' or both, as the swept coordinates need."""
+    from osim_emb.opensim.moment_arms import sweep_unit
+    units = {sweep_unit(model, c) for c in results["sweep"]}
+    parts = ([f"{results['step_deg']:g}-degree"] if "deg" in units else []) + \
+        ([f"{results.get('step_mm', 5.0):g}-mm"] if "mm" in units else [])
+    return " and ".join(parts) + " steps"
+
+
 def _differences_table(result: dict) -> pd.DataFrame:
     s = result["summary"]
     model = result["model"]
@@ -340,7 +351,7 @@ def _blocks(results: dict, elapsed: float, compile_s: float) -> list[tuple]:
                    "zero-inertia bodies)",
                    f"{model.n_q} generalized coordinates ({', '.join(model.coordinate_names)}); "
                    f"{len(model.dependent_coordinates)} dependent coordinates; {len(model.muscles)} musculotendon units",
-                   f"swept: {', '.join(results['sweep'])} in {results['step_deg']:g}-degree steps over their whole "
+                   f"swept: {', '.join(results['sweep'])} in {_steps_text(model, results)} over their whole "
                    f"ranges (both ends), "
                    f"{a['n_configurations']} configurations; the other coordinates at their defaults clamped into "
                    "range" + ("" if results["cross"] else "; moment arms about the swept coordinate")

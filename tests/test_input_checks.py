@@ -419,3 +419,31 @@ def test_a_time_range_beyond_the_motion_is_said():
     assert keep.all()
     assert any("time range 0.4 to 1.6 s reaches beyond the motion (0.5 to 1.6 s): its frames 0.5 to 1.6 s" in
                r.getMessage() for r in records)
+
+
+def test_duplicate_columns_the_model_does_not_use_are_read_as_opensim_reads_them(models_dir, tmp_path, caplog):
+    """opensim-core's subject01_walk1_ik.mot repeats its force columns' labels: OpenSim's Storage keeps the first of
+    each and its tools run; so does read_motion (said); a coordinate with two columns is refused where it is used."""
+    from osim_emb.io import load_osim
+    from osim_emb.io.motion import MotionFileError, coordinates_from_motion, read_motion
+    model = load_osim(str(models_dir / "arm26.osim"))
+    names = model.coordinate_names
+
+    def motion(labels, path):
+        rows = "\n".join("\t".join([f"{0.1 * i:g}"] + [f"{0.01 * (i + k):g}" for k in range(len(labels))])
+                         for i in range(3))
+        path.write_text("m\nversion=1\nnRows=3\nnColumns=%d\ninDegrees=no\nendheader\ntime\t%s\n%s\n"
+                        % (len(labels) + 1, "\t".join(labels), rows))
+        return path
+    ok = motion([*names, "ground_force_vx", "ground_force_vx"], tmp_path / "ok.mot")
+    with caplog.at_level("WARNING"):
+        table, header = read_motion(ok)
+    assert "duplicate column labels ['ground_force_vx']: the first of each is kept" in caplog.text
+    assert list(table.columns) == ["time", *names, "ground_force_vx"]
+    assert table["ground_force_vx"].tolist() == pytest.approx([0.02, 0.03, 0.04])  # the first (third column)
+    _, q, _ = coordinates_from_motion(model, table, header)
+    assert q[:, 1].tolist() == pytest.approx([0.01, 0.02, 0.03])
+    bad = motion([names[0], names[1], names[1]], tmp_path / "bad.mot")
+    table, header = read_motion(bad)
+    with pytest.raises(MotionFileError, match=f"coordinate '{names[1]}' has two columns"):
+        coordinates_from_motion(model, table, header)

@@ -102,8 +102,11 @@ def read_motion(path: str | Path) -> tuple[pd.DataFrame, dict[str, str]]:
     if "time" not in columns:
         raise MotionFileError(path, f"the table has no 'time' column (columns: {columns[:6]}...)", label_line)
     dup = sorted({c for c in columns if columns.count(c) > 1})
-    if dup:
-        raise MotionFileError(path, f"duplicate column labels {dup}", label_line)
+    if "time" in dup:
+        raise MotionFileError(path, "two 'time' columns", label_line)
+    if dup:  # e.g. an IK file with force data columns of both feet under one name: OpenSim's Storage uses the first
+        log.warning("%s:%s: duplicate column labels %s: the first of each is kept (as OpenSim's Storage reads it); "
+                    "a coordinate among them is refused where it is used", path, label_line, dup)
     data = np.empty((len(rows), len(columns)))
     for r, (line_no, ln) in enumerate(rows):
         cells = ln.split()
@@ -118,7 +121,8 @@ def read_motion(path: str | Path) -> tuple[pd.DataFrame, dict[str, str]]:
             if not np.isfinite(v):
                 raise MotionFileError(path, f"non-finite value {cell!r}", line_no, columns[c])
             data[r, c] = v
-    table = pd.DataFrame(data, columns=columns)
+    first = [k for k, c in enumerate(columns) if columns.index(c) == k]
+    table = pd.DataFrame(data[:, first], columns=[columns[k] for k in first])
     t = table["time"].to_numpy()
     bad = np.flatnonzero(np.diff(t) <= 0)
     if bad.size:
@@ -127,6 +131,7 @@ def read_motion(path: str | Path) -> tuple[pd.DataFrame, dict[str, str]]:
                               rows[r][0], "time")
     table.attrs["lines"] = [n for n, _ in rows]
     table.attrs["path"] = str(path)
+    table.attrs["duplicate_columns"] = dup
     return table, header
 
 
@@ -300,6 +305,8 @@ def coordinates_from_motion(model: Any, table: pd.DataFrame, header: dict[str, s
         col = _column_for(table.columns, c.name)
         if col is None:
             raise MotionFileError(path, f"no column for coordinate {c.name!r} of model {model.name!r}")
+        if col in table.attrs.get("duplicate_columns", ()):
+            raise MotionFileError(path, f"coordinate {c.name!r} has two columns labelled {col!r}: which one is meant?")
         v = table[col].to_numpy(dtype=float)
         rotational = c.motion_type == "rotational"
         if in_deg and rotational:

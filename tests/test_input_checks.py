@@ -447,3 +447,19 @@ def test_duplicate_columns_the_model_does_not_use_are_read_as_opensim_reads_them
     table, header = read_motion(bad)
     with pytest.raises(MotionFileError, match=f"coordinate '{names[1]}' has two columns"):
         coordinates_from_motion(model, table, header)
+
+
+def test_a_motion_file_without_version_or_in_degrees_is_read_as_opensims_storage_reads_it(osim, tmp_path):
+    """A SIMM-era .mot (no version line, no inDegrees: opensim-core's subject01_walk1_ik.mot) is in degrees for
+    OpenSim's Storage; a .sto, or a versioned file, in radians."""
+    from osim_emb.io.motion import in_degrees_flag, read_motion
+    body = "time\tq\n0\t10\n0.1\t20\n"
+    cases = {"simm.mot": "first trial\nnRows=2\nnColumns=2\nendheader\n",
+             "simm.sto": "first trial\nnRows=2\nnColumns=2\nendheader\n",
+             "versioned.mot": "trial\nversion=1\nnRows=2\nnColumns=2\nendheader\n"}
+    for name, head in cases.items():
+        path = tmp_path / name
+        path.write_text(head + body)
+        _, header = read_motion(path)
+        assert (in_degrees_flag(header, path) == "yes") == bool(osim.Storage(str(path)).isInDegrees()), name
+    assert in_degrees_flag(read_motion(tmp_path / "simm.mot")[1], tmp_path / "simm.mot") == "yes"

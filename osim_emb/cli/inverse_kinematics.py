@@ -71,12 +71,12 @@ def _coordinate_references(model, setup, times: np.ndarray):
 def _coordinate_file_spline(setup):
     """Values of the setup's coordinate file at given times, as OpenSim's tool takes them: rotational coordinates
     converted from degrees, a natural quintic spline (GCVSplineSet(5)) of each column."""
-    from osim_emb.io.motion import _column_for, read_motion
+    from osim_emb.io.motion import _column_for, in_degrees_flag, read_motion
     from osim_emb.simulation.motions import _natural_quintic
     if setup.coordinates is None:
         raise ValueError(f"{setup.path}: a coordinate task takes its values from_file but <coordinate_file> is unset")
     table, header = read_motion(setup.coordinates)
-    in_degrees = header.get("inDegrees", "no").strip().lower() == "yes"
+    in_degrees = in_degrees_flag(header, setup.coordinates) == "yes"
     time = table["time"].to_numpy(dtype=float)
 
     def values(name, coordinate, times):

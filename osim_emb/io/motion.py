@@ -261,6 +261,18 @@ def from_opensim_states(table: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+def in_degrees_flag(header: dict, path: Any) -> str:
+    """'yes' or 'no' (or the header's unknown value): the header's inDegrees, else OpenSim's rule for a file
+    without it -- a .mot file of no version (version < 1, SIMM's motion files) is in degrees (Storage.cpp)."""
+    if "inDegrees" in header:
+        return header["inDegrees"].strip().lower()
+    try:
+        version = float(header.get("version", "0").strip() or 0)
+    except ValueError:
+        version = 0.0
+    return "yes" if version < 1 and str(path).lower().endswith(".mot") else "no"
+
+
 def _column_for(columns: Sequence[str], coordinate: str, kind: str = "value") -> str | None:
     for c in columns:
         if c == coordinate and kind == "value":
@@ -293,7 +305,7 @@ def coordinates_from_motion(model: Any, table: pd.DataFrame, header: dict[str, s
     header = header or {}
     path = table.attrs.get("path", "<motion>")
     lines = table.attrs.get("lines") or list(range(1, len(table) + 1))
-    deg_flag = header.get("inDegrees", "no").strip().lower()
+    deg_flag = in_degrees_flag(header, path)
     if deg_flag not in ("yes", "no"):
         raise MotionFileError(path, f"inDegrees must be yes or no, not {header.get('inDegrees')!r}")
     in_deg = deg_flag == "yes"

@@ -439,3 +439,19 @@ def test_compositions_run_the_program_with_external_nodes_inside():
     assert function_program(FUNCTIONS["Clamped_to_a_point"][0]).n_nodes == 2  # 0.3 and the spline there
     np.testing.assert_array_equal(FUNCTIONS["Clamped_to_a_point"][0](np.array([-1.0, 2.0])),
                                   SimmSpline(KX, KY)(np.array([0.3, 0.3])))
+
+
+def test_an_affine_function_describes_its_nonzero_terms():
+    """`inspect` on a 29-coordinate model printed '0*x1 + ... + 1*x10 + ... + 0*x29 + 0' for one coordinate."""
+    from osim_emb.core.functions.basic import Linear
+    assert Linear([0.0] * 9 + [1.0] + [0.0] * 19).describe() == "x10"
+    assert Linear([2.0, 0.0, -1.0], 0.1).describe() == "2*x1 - x3 + 0.1"
+    assert Linear([0.0, 0.0]).describe() == "0"
+    assert Linear([-0.5], -2.0).describe() == "-0.5*x1 - 2"
+
+
+def test_inspect_names_the_coordinates_in_the_joint_functions(models_dir, capsys):
+    from osim_emb.cli.main import main
+    assert main(["inspect", str(models_dir / "arm26.osim")]) == 0
+    out = capsys.readouterr().out
+    assert "f = r_elbow_flex" in out and "*x" not in out

@@ -19,6 +19,11 @@ def _rng(r) -> str:
 def describe_model(model: Model, functions: bool = True) -> str:
     """A text report: source, coordinates, joints (with f_i(q)), bodies, muscles (Gamma_k), conversion notes."""
     ex = model.extras
+    import re
+    names = model.coordinate_names
+
+    def named(text: str) -> str:  # a function's inputs x1..xN are the generalized coordinates: their names
+        return re.sub(r"\bx(\d+)\b", lambda m: names[int(m[1]) - 1] if 0 < int(m[1]) <= len(names) else m[0], text)
     version = f" (format {ex['version']})" if ex.get("version") is not None else ""
     out = [f"model {model.name!r}" + (f" from {ex['source']}{version}" if ex.get("source") else ""),
            f"  gravity {model.gravity.tolist()}",
@@ -42,7 +47,7 @@ def describe_model(model: Model, functions: bool = True) -> str:
     for d in model.dependent_coordinates:
         line = f"  {d.name:24s} {d.kind:8s} {d.source}"
         if functions:
-            line += f"\n      = {d.function.describe()}"
+            line += f"\n      = {named(d.function.describe())}"
         out.append(line)
     out += ["", "one-DOF joints (frame: parent, kind, axis, joint variable f_i(q)):"]
     for i, j in enumerate(model.joints, start=1):
@@ -50,7 +55,7 @@ def describe_model(model: Model, functions: bool = True) -> str:
         if j.source:
             line += f"  [{j.source}]"
         if functions:
-            line += f"\n      f = {j.variable.describe()}"
+            line += f"\n      f = {named(j.variable.describe())}"
         out.append(line)
     out += ["", "bodies (frame, mass, centre of mass):"]
     for b in model.bodies:

@@ -303,7 +303,7 @@ def builtin_rhythm(name: str) -> Rhythm:
     The slopes are de Groot & Brand's regression coefficients (degrees per degree):
 
     >>> rhythm.terms[0].function
-    Linear(0.12*x1 + 0*x2 + 0)
+    Linear(0.12*x1)
     """
     inputs = ("elv_angle", "shoulder_elv")
     if name == "degroot2001":

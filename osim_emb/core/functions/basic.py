@@ -71,8 +71,12 @@ class Linear(JointFunction):
         return {"coefficients": self.coefficients.tolist(), "intercept": self.intercept}
 
     def describe(self):
-        terms = " + ".join(f"{a:g}*x{i + 1}" for i, a in enumerate(self.coefficients))
-        return f"{terms} + {self.intercept:g}"
+        """The affine form with its non-zero terms (x1..xN the inputs): 'x10', '2*x1 + 0.1', '0'."""
+        terms = [f"x{i + 1}" if a == 1 else f"-x{i + 1}" if a == -1 else f"{a:g}*x{i + 1}"
+                 for i, a in enumerate(self.coefficients) if a != 0]
+        if self.intercept != 0 or not terms:
+            terms.append(f"{self.intercept:g}")
+        return " + ".join(terms).replace("+ -", "- ")
 
 
 def coordinate(index: int, n_inputs: int) -> Linear:

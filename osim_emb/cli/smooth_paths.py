@@ -31,7 +31,7 @@ class OpenSimLengthCheck:
     lengths differ by more than :data:`TOLERANCE` from either start (the message names the start, the
     configuration and both lengths); ``counts`` keeps what the last call checked."""
 
-    STARTS = ("cold", "warm from the default pose")
+    STARTS = ("cold start", "warm start from the default pose")
 
     def __init__(self, n_configurations: int = 100, seed: int = 1):
         from osim_emb.opensim.bridge import require_opensim
@@ -48,6 +48,7 @@ class OpenSimLengthCheck:
         cold, warm, ours = self.lengths(path, model, names, q, wanted=self.n_configurations + 1)
         q = q[self.rows]
         evaluated = np.isfinite(cold).all(axis=1) & np.isfinite(warm).all(axis=1)
+        self.q = q[evaluated | (np.arange(len(q)) == 0)]  # the configurations compared
         keep = evaluated | (np.arange(len(q)) == 0)
         out = self._disagreements(model, names, q[keep], np.stack([cold[keep], warm[keep]]), ours[keep])
         self.counts["opensim_skipped"] = int(len(q) - evaluated.sum())
@@ -151,7 +152,7 @@ class OpenSimLengthCheck:
                           if start == 1 else
                           "OpenSim's solver, started from the contact hint, ends on another path" if hinted else
                           "OpenSim's solver ends on another path")
-                theirs_text = f"OpenSim's getLength ({how} start) is {theirs[start, k, j]:.9g} m"
+                theirs_text = f"OpenSim's getLength ({how}) is {theirs[start, k, j]:.9g} m"
                 ours_text = f"the package's {ours[k, j]:.9g} m"
                 count = (f"; beyond {TOLERANCE:g} m at {n_bad[0]} cold and {n_bad[1]} warm-from-default of "
                          f"{len(q)} configurations")
@@ -208,6 +209,21 @@ def cmd_smooth_paths(args: argparse.Namespace) -> int:
         q = model.default_q
         legacy_l = muscle_lengths(model, q, names)[0]
         smooth_l = muscle_lengths(smooth, q, names)[0]
+        # how far the smooth paths are from the legacy ones (the package's lengths of both) where they were checked
+        sample = getattr(check, "q", None)
+        if sample is None:
+            from osim_emb.io.scholz_convert import _sample
+            sample = _sample(model, max(args.check_configurations, 32), 1)
+        apart = np.full(len(names), np.nan)
+        for j, name in enumerate(names):
+            for rows in [slice(None)] + [[k] for k in range(len(sample))]:  # one at a time where one is refused
+                try:
+                    d = np.abs(muscle_lengths(smooth, sample[rows], [name]) - muscle_lengths(model, sample[rows], [name]))
+                except (ValueError, RuntimeError):
+                    continue
+                apart[j] = np.fmax(apart[j], float(np.nanmax(d)))
+                if isinstance(rows, slice):
+                    break
     hinted = [u.name for u in converted if any(kind == "obstacle" and np.isfinite(hint).all()
                                                for kind, _, hint in u.elements)]
     if hinted:  # once, naming the user's file (the reader's own warning named the partial file)
@@ -218,10 +234,12 @@ def cmd_smooth_paths(args: argparse.Namespace) -> int:
                     "away from the checked configurations and starts" if check is not None else
                     "(not checked against OpenSim)")
     w = max([4] + [len(n) for n in names])
-    print(f"{'unit':<{w}}  legacy L (m)  smooth L (m)  obstacles (L at the default pose)")
-    for u, a, b in zip(converted, legacy_l, smooth_l):
+    print(f"{'unit':<{w}}  legacy L (m)  smooth L (m)  max |smooth - legacy| (mm)  obstacles "
+          f"(L at the default pose; the largest difference at the {len(sample)} configurations "
+          f"{'checked' if check is not None else 'sampled'})")
+    for u, a, b, d in zip(converted, legacy_l, smooth_l, apart):
         obstacles = [name for kind, name, _ in u.elements if kind == "obstacle"]
-        print(f"{u.name:<{w}}  {a:12.6f}  {b:12.6f}  {','.join(obstacles)}")
+        print(f"{u.name:<{w}}  {a:12.6f}  {b:12.6f}  {1e3 * d:26.3f}  {','.join(obstacles)}")
     if check is not None:
         c = check.counts
         refused = sum("OpenSim's evaluation of its smooth path differs" in w for w in warnings)

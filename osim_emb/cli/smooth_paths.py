@@ -199,8 +199,9 @@ def cmd_smooth_paths(args: argparse.Namespace) -> int:
         if not any(getattr(u, "wraps", ()) for u in model.muscles):
             raise ValueError(f"{args.model}: no muscle has wrap objects ({len(model.muscles)} muscles, "
                              f"{len(model.wrap_objects)} wrap objects); nothing written")
-        raise ValueError(f"{args.model}: no unit has wrap objects that convert (spheres, cylinders, ellipsoids, tori; "
-                         f"see the warnings for the units kept legacy); nothing written")
+        raise ValueError(f"{args.model}: no unit converts: each of the {sum(bool(getattr(u, 'wraps', ())) for u in model.muscles)} "
+                         "units with wrap objects is kept legacy (see the warnings for why: unsupported wrap objects, "
+                         "no path, a disagreement with OpenSim's getLength); nothing written")
     with atomic_files([args.output], overwrite=args.overwrite, inputs=[args.model]) as (tmp,):
         write_tree(tree, tmp)
         with internal_reload():  # the written file reads back (its warnings would name the partial file)

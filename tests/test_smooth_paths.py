@@ -425,7 +425,8 @@ def test_smooth_paths_converts_a_torus(osim, tmp_path, caplog):
     m.printToXML(str(src))
     with caplog.at_level("WARNING"):  # checked against OpenSim: its solver (cold or warm) ends elsewhere
         assert main(["smooth-paths", str(src), "-o", str(out), "--samples", "50"]) != 0
-    assert "'through_ring' kept as a legacy GeometryPath: OpenSim's evaluation of its smooth path differs" in caplog.text
+    kept = "'through_ring' kept as a legacy GeometryPath: OpenSim's evaluation of its smooth path differs"
+    assert kept in caplog.text
     assert not out.exists()
     caplog.clear()
     with caplog.at_level("WARNING"):  # the conversion itself, unchecked
@@ -586,7 +587,8 @@ def test_unit_opensim_disagrees_with_stays_legacy(osim, tmp_path, monkeypatch):
     tree, converted, warnings = solvable_smooth_paths_tree(load_osim(src), 50, check=OpenSimLengthCheck(3))
     assert not converted
     kept = [w for w in warnings if "'triceps' kept as a legacy GeometryPath: OpenSim's evaluation" in w]
-    assert len(kept) == 1 and re.search(r"OpenSim's getLength( \([^)]*\))? is [\d.]+ m, the package's [\d.]+ m", kept[0])
+    assert len(kept) == 1
+    assert re.search(r"OpenSim's getLength( \([^)]*\))? is [\d.]+ m, the package's [\d.]+ m", kept[0])
     assert "the solvers' tolerances" in kept[0] and "with its contact hints:" in kept[0]
 
 

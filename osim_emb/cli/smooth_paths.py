@@ -199,7 +199,8 @@ def cmd_smooth_paths(args: argparse.Namespace) -> int:
         if not any(getattr(u, "wraps", ()) for u in model.muscles):
             raise ValueError(f"{args.model}: no muscle has wrap objects ({len(model.muscles)} muscles, "
                              f"{len(model.wrap_objects)} wrap objects); nothing written")
-        raise ValueError(f"{args.model}: no unit converts: each of the {sum(bool(getattr(u, 'wraps', ())) for u in model.muscles)} "
+        wrapped = sum(bool(getattr(u, "wraps", ())) for u in model.muscles)
+        raise ValueError(f"{args.model}: no unit converts: each of the {wrapped} "
                          "units with wrap objects is kept legacy (see the warnings for why: unsupported wrap objects, "
                          "no path, a disagreement with OpenSim's getLength); nothing written")
     with atomic_files([args.output], overwrite=args.overwrite, inputs=[args.model]) as (tmp,):
@@ -219,7 +220,8 @@ def cmd_smooth_paths(args: argparse.Namespace) -> int:
         for j, name in enumerate(names):
             for rows in [slice(None)] + [[k] for k in range(len(sample))]:  # one at a time where one is refused
                 try:
-                    d = np.abs(muscle_lengths(smooth, sample[rows], [name]) - muscle_lengths(model, sample[rows], [name]))
+                    d = np.abs(muscle_lengths(smooth, sample[rows], [name])
+                               - muscle_lengths(model, sample[rows], [name]))
                 except (ValueError, RuntimeError):
                     continue
                 apart[j] = np.fmax(apart[j], float(np.nanmax(d)))

@@ -317,7 +317,10 @@ def test_scholz_paths_scale_as_opensims(osim, models_dir, tmp_path, capsys):
     equal OpenSim's Model::scale."""
     from osim_emb.opensim.scaling import compare_models
     smooth = tmp_path / "arm26_scholz.osim"
-    assert main(["smooth-paths", str(models_dir / "arm26.osim"), "-o", str(smooth), "--quiet"]) == 0
+    # unchecked: OpenSim's solver warm-started from the default pose ends on other paths on arm26, which the check
+    # keeps legacy (docs/paths.md); scaling is compared here, with OpenSim's own evaluation of the same file
+    assert main(["smooth-paths", str(models_dir / "arm26.osim"), "-o", str(smooth), "--quiet",
+                 "--check-configurations", "-1"]) == 0
     factors = {"r_humerus": [1.1, 1.05, 0.95]}
     theirs = opensim_model_scale(osim, smooth, factors, False, None, tmp_path / "theirs.osim")
     assert main(["scale", str(smooth), "-o", str(tmp_path / "ours.osim"), "--scale=r_humerus=1.1,1.05,0.95"]) == 0

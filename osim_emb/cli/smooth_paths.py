@@ -10,20 +10,30 @@ import numpy as np
 
 from osim_emb.cli.common import add_lenient_option
 
+log = logging.getLogger(__name__)
+
 #: lengths farther apart than this (m) are a disagreement with OpenSim
 TOLERANCE = 1e-8
 
 
 class OpenSimLengthCheck:
     """OpenSim 4.6's ``getLength`` of each written unit against the package's, at the default pose and at
-    ``n_configurations`` sampled configurations.  Each configuration is evaluated on a fresh State initialized
-    there (coordinate defaults set, ``initializeState``): OpenSim's solver then starts from the contact hints, as
-    after ``initSystem`` (one model load; a later ``getLength`` on a moved State is warm-started, docs/paths.md).
+    ``n_configurations`` sampled configurations, from two starts of OpenSim's smooth-path solver:
+
+    * **cold**: a fresh State initialized at the configuration (coordinate defaults set, ``initializeState``): the
+      solver starts from the contact hints;
+    * **warm from the default pose**: the State as after ``initSystem`` (the default pose, realized), then every
+      coordinate set (``setValue``) and the State realized -- OpenSim's usual pattern, and its tools' from a
+      motion's first frame: the solver starts from the default pose's path (docs/paths.md, 'Warm start') and may
+      end on another geodesic.
 
     Called with (file, the package's model of it, unit names), returns {unit: message} for the units whose
-    lengths differ by more than :data:`TOLERANCE`; ``counts`` keeps what the last call checked."""
+    lengths differ by more than :data:`TOLERANCE` from either start (the message names the start, the
+    configuration and both lengths); ``counts`` keeps what the last call checked."""
 
-    def __init__(self, n_configurations: int = 32, seed: int = 1):
+    STARTS = ("cold start", "warm start from the default pose")
+
+    def __init__(self, n_configurations: int = 100, seed: int = 1):
         from osim_emb.opensim.bridge import require_opensim
         self.osim = require_opensim()
         self.n_configurations, self.seed = n_configurations, seed
@@ -35,36 +45,41 @@ class OpenSimLengthCheck:
         # path (a point inside an obstacle) is lost for all; so the sample is drawn until n are evaluated
         q = (_sample(model, 4 * self.n_configurations, self.seed) if self.n_configurations else
              np.atleast_2d(model.default_q))
-        theirs, ours = self.lengths(path, model, names, q, wanted=self.n_configurations + 1)
-        skipped = len(self.rows) - int(np.isfinite(theirs).all(axis=1).sum())
+        cold, warm, ours = self.lengths(path, model, names, q, wanted=self.n_configurations + 1)
         q = q[self.rows]
-        evaluated = np.isfinite(theirs).all(axis=1)
+        evaluated = np.isfinite(cold).all(axis=1) & np.isfinite(warm).all(axis=1)
+        self.q = q[evaluated | (np.arange(len(q)) == 0)]  # the configurations compared
         keep = evaluated | (np.arange(len(q)) == 0)
-        out = self._disagreements(model, names, q[keep], theirs[keep], ours[keep])
-        self.counts["opensim_skipped"] = skipped
+        out = self._disagreements(model, names, q[keep], np.stack([cold[keep], warm[keep]]), ours[keep])
+        self.counts["opensim_skipped"] = int(len(q) - evaluated.sum())
         self.counts["configurations"] = int(evaluated.sum())
         return out
 
-    def lengths(self, path, model, names, q, wanted: int | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """(OpenSim's, the package's) lengths (N, M) of the units ``names`` at the configurations q (N, n_q); NaN
-        where one of them cannot evaluate the path.  With ``wanted``, the configurations are taken in order until
-        OpenSim has evaluated that many: only those rows are returned (their indices in ``self.rows``)."""
+    def lengths(self, path, model, names, q, wanted: int | None = None):
+        """(OpenSim's cold, OpenSim's warm-from-default, the package's) lengths (N, M) of the units ``names`` at the
+        configurations q (N, n_q); NaN where one of them cannot evaluate the path.  With ``wanted``, the
+        configurations are taken in order until OpenSim has evaluated that many from both starts: only those rows
+        are returned (their indices in ``self.rows``)."""
         from osim_emb.opensim.bridge import OpenSimReference
         from osim_emb.progress import Progress
         osim = self.osim
         q = np.atleast_2d(q)
         try:
-            ref = OpenSimReference(str(path), model)
+            ref = OpenSimReference(str(path), model, say_left_out=False)
         except RuntimeError as err:
             raise ValueError(f"OpenSim 4.6 cannot initialize the converted model: {err}; nothing written") from err
-        paths = [osim.PathActuator.safeDownCast(ref.model_os.getForceSet().get(n)).getPath() for n in names]
+        om = ref.model_os
+        paths = [osim.PathActuator.safeDownCast(om.getForceSet().get(n)).getPath() for n in names]
         coords = [ref.coords.get(i) for i in range(ref.coords.getSize())]
-        theirs = np.full((len(q), len(names)), np.nan)
+        defaults = [c.getDefaultValue() for c in coords]
+        cold = np.full((len(q), len(names)), np.nan)
+        warm = np.full_like(cold, np.nan)
         self.rows = np.arange(len(q))
-        with Progress(f"OpenSim check: getLength of {len(names)} units", len(q)) as bar:
+        with Progress(f"OpenSim check: getLength of {len(names)} units, cold and warm from the default pose",
+                      len(q)) as bar:
             for k, qk in enumerate(q):
                 bar.advance()
-                if wanted is not None and np.isfinite(theirs[:k, 0]).sum() >= wanted:
+                if wanted is not None and (np.isfinite(cold[:k, 0]) & np.isfinite(warm[:k, 0])).sum() >= wanted:
                     self.rows = np.arange(k)
                     break
                 try:  # OpenSim's own coupled coordinates; it realizes the paths, which may fail here
@@ -74,18 +89,30 @@ class OpenSimLengthCheck:
                 values = [c.getValue(ref.state) for c in coords]
                 for c, v in zip(coords, values):
                     c.setDefaultValue(v)
-                try:
-                    state = ref.model_os.initializeState()
-                    ref.model_os.realizePosition(state)
-                    theirs[k] = [p.getLength(state) for p in paths]
+                try:  # cold: a State initialized at the configuration
+                    state = om.initializeState()
+                    om.realizePosition(state)
+                    cold[k] = [p.getLength(state) for p in paths]
                 except RuntimeError:  # e.g. a path point inside an obstacle: OpenSim evaluates nothing there
                     pass
-        q, theirs = q[self.rows], theirs[self.rows]
-        ours = np.full_like(theirs, np.nan)
+                for c, v in zip(coords, defaults):
+                    c.setDefaultValue(v)
+                try:  # warm: the State after initSystem (the default pose, its paths solved), then setValue
+                    state = om.initializeState()
+                    om.realizePosition(state)
+                    for c, v in zip(coords, values):
+                        if not c.getLocked(state):
+                            c.setValue(state, v, False)
+                    om.realizePosition(state)
+                    warm[k] = [p.getLength(state) for p in paths]
+                except RuntimeError:
+                    pass
+        q, cold, warm = q[self.rows], cold[self.rows], warm[self.rows]
+        ours = np.full_like(cold, np.nan)
         with Progress(f"OpenSim check: the package's smooth lengths at {len(q)} configurations", len(names),
                       unit="unit") as units_bar:
             ours = self._package_lengths(model, names, q, ours, units_bar)
-        return theirs, ours
+        return cold, warm, ours
 
     @staticmethod
     def _package_lengths(model, names, q, ours, bar):
@@ -103,41 +130,52 @@ class OpenSimLengthCheck:
         return ours
 
     def _disagreements(self, model, names, q, theirs, ours) -> dict:
-        compared = np.isfinite(theirs) & np.isfinite(ours)
-        diff = np.where(compared, np.abs(theirs - ours), 0.0)
+        """theirs (2, N, M): OpenSim's lengths from each of :attr:`STARTS`."""
+        from osim_emb.io.scholz_convert import pose_text
+        compared = np.isfinite(theirs) & np.isfinite(ours)[None]
+        diff = np.where(compared, np.abs(theirs - ours[None]), 0.0)
         units = {u.name: u for u in model.muscles}
         out = {}
-        refused = np.isnan(ours) & np.isfinite(theirs)
+        refused = np.isnan(ours) & np.isfinite(theirs).all(axis=0)
         for j in range(len(names)):
             obstacles = units[names[j]].scholz_path.obstacles
             hinted = [np.isfinite(o.hint).all() for o in obstacles]
             listed = [o.name + (f" (hint {np.round(o.hint, 4).tolist()})" if h else "") for o, h in zip(obstacles, hinted)]
             hinted = any(hinted)
-            if (diff[:, j] > TOLERANCE).any():
-                k = int(np.argmax(diff[:, j]))
-                reason = ("a difference at the scale of the solvers' tolerances" if diff[k, j] < 1e-6 else
+            bad = diff[:, :, j] > TOLERANCE
+            if bad.any():
+                start, k = np.unravel_index(int(np.argmax(diff[:, :, j])), diff[:, :, j].shape)
+                how = self.STARTS[start]
+                n_bad = [int(b.sum()) for b in bad]
+                reason = ("a difference at the scale of the solvers' tolerances" if diff[start, k, j] < 1e-6 else
+                          "OpenSim's solver, warm-started from the default pose's path, ends on another path"
+                          if start == 1 else
                           "OpenSim's solver, started from the contact hint, ends on another path" if hinted else
                           "OpenSim's solver ends on another path")
+                theirs_text = f"OpenSim's getLength ({how}) is {theirs[start, k, j]:.9g} m"
                 ours_text = f"the package's {ours[k, j]:.9g} m"
+                count = (f"; beyond {TOLERANCE:g} m at {n_bad[0]} cold and {n_bad[1]} warm-from-default of "
+                         f"{len(q)} configurations")
             elif hinted and refused[:, j].any():  # the package's solver from the hint finds no path there
                 k = int(np.argmax(refused[:, j]))
-                reason, ours_text = "the package's solver from the contact hint finds no path", "the package: none"
+                theirs_text = f"OpenSim's getLength is {theirs[0, k, j]:.9g} m"
+                reason, ours_text, count = "the package's solver from the contact hint finds no path", \
+                    "the package: none", ""
             else:
                 continue
-            where = "at the default pose" if k == 0 else f"at sampled configuration {k} of {len(q) - 1}"
-            out[names[j]] = (f"{where} OpenSim's getLength is {theirs[k, j]:.9g} m, {ours_text} "
-                             f"(obstacles {', '.join(listed)}): {reason}")
+            where = ("at the default pose" if k == 0 else
+                     f"at sampled configuration {k} of {len(q) - 1} ({pose_text(model, q[k], names[j])})")
+            out[names[j]] = (f"{where} {theirs_text}, {ours_text} (obstacles {', '.join(listed)}): {reason}{count}")
         self.counts = {"units": len(names), "configurations": len(q), "disagree": len(out),
-                       "opensim_skipped": int(np.isnan(theirs).all(axis=1).sum()),
-                       "package_refused": int((np.isnan(ours) & np.isfinite(theirs)).sum())}
+                       "opensim_skipped": int((~np.isfinite(theirs).all(axis=0)).all(axis=1).sum()),
+                       "package_refused": int(refused.sum())}
         return out
-
 
 
 def cmd_smooth_paths(args: argparse.Namespace) -> int:
     from osim_emb.io import load_osim
     from osim_emb.io.outputs import atomic_files, check_output_file
-    from osim_emb.io.scholz_convert import solvable_smooth_paths_tree, write_tree
+    from osim_emb.io.scholz_convert import internal_reload, solvable_smooth_paths_tree, write_tree
     from osim_emb.paths.geometry import muscle_lengths
 
     t0 = time.perf_counter()
@@ -156,37 +194,69 @@ def cmd_smooth_paths(args: argparse.Namespace) -> int:
     tree, converted, warnings = solvable_smooth_paths_tree(model, args.samples, args.seed, args.hints,
                                                            strict=not args.lenient, check=check)
     for w in warnings:
-        logging.warning("%s: %s", args.model, w)
+        log.warning("%s: %s", args.model, w)
     if not converted:
         if not any(getattr(u, "wraps", ()) for u in model.muscles):
             raise ValueError(f"{args.model}: no muscle has wrap objects ({len(model.muscles)} muscles, "
                              f"{len(model.wrap_objects)} wrap objects); nothing written")
-        raise ValueError(f"{args.model}: no unit has wrap objects that convert (spheres, cylinders, ellipsoids, tori; "
-                         f"see the warnings for the units kept legacy); nothing written")
+        wrapped = sum(bool(getattr(u, "wraps", ())) for u in model.muscles)
+        raise ValueError(f"{args.model}: no unit converts: each of the {wrapped} "
+                         "units with wrap objects is kept legacy (see the warnings for why: unsupported wrap objects, "
+                         "no path, a disagreement with OpenSim's getLength); nothing written")
     with atomic_files([args.output], overwrite=args.overwrite, inputs=[args.model]) as (tmp,):
         write_tree(tree, tmp)
-        smooth = load_osim(tmp, strict=not args.lenient)  # the written file reads back; its lengths at the default pose
+        with internal_reload():  # the written file reads back (its warnings would name the partial file)
+            smooth = load_osim(tmp, strict=not args.lenient)
         names = [u.name for u in converted]
         q = model.default_q
         legacy_l = muscle_lengths(model, q, names)[0]
         smooth_l = muscle_lengths(smooth, q, names)[0]
+        # how far the smooth paths are from the legacy ones (the package's lengths of both) where they were checked
+        sample = getattr(check, "q", None)
+        if sample is None:
+            from osim_emb.io.scholz_convert import _sample
+            sample = _sample(model, max(args.check_configurations, 32), 1)
+        apart = np.full(len(names), np.nan)
+        for j, name in enumerate(names):
+            for rows in [slice(None)] + [[k] for k in range(len(sample))]:  # one at a time where one is refused
+                try:
+                    d = np.abs(muscle_lengths(smooth, sample[rows], [name])
+                               - muscle_lengths(model, sample[rows], [name]))
+                except (ValueError, RuntimeError):
+                    continue
+                apart[j] = np.fmax(apart[j], float(np.nanmax(d)))
+                if isinstance(rows, slice):
+                    break
+    hinted = [u.name for u in converted if any(kind == "obstacle" and np.isfinite(hint).all()
+                                               for kind, _, hint in u.elements)]
+    if hinted:  # once, naming the user's file (the reader's own warning named the partial file)
+        log.warning("%s: %d unit(s) written with contact hints (%s): the package goes round each obstacle on its "
+                    "hint's side; OpenSim's solver, started from a hint or from another path, can end on another "
+                    "path %s (docs/paths.md, 'Which side from a hint')", args.output, len(hinted),
+                    ", ".join(hinted[:5]) + (", ..." if len(hinted) > 5 else ""),
+                    "away from the checked configurations and starts" if check is not None else
+                    "(not checked against OpenSim)")
     w = max([4] + [len(n) for n in names])
-    print(f"{'unit':<{w}}  legacy L (m)  smooth L (m)  obstacles (L at the default pose)")
-    for u, a, b in zip(converted, legacy_l, smooth_l):
+    print(f"{'unit':<{w}}  legacy L (m)  smooth L (m)  max |smooth - legacy| (mm)  obstacles "
+          f"(L at the default pose; the largest difference at the {len(sample)} configurations "
+          f"{'checked' if check is not None else 'sampled'})")
+    for u, a, b, d in zip(converted, legacy_l, smooth_l, apart):
         obstacles = [name for kind, name, _ in u.elements if kind == "obstacle"]
-        print(f"{u.name:<{w}}  {a:12.6f}  {b:12.6f}  {','.join(obstacles)}")
+        print(f"{u.name:<{w}}  {a:12.6f}  {b:12.6f}  {1e3 * d:26.3f}  {','.join(obstacles)}")
     if check is not None:
         c = check.counts
         refused = sum("OpenSim's evaluation of its smooth path differs" in w for w in warnings)
         dropped = sum("written without contact hints" in w for w in warnings)
         print(f"OpenSim check: {c['units']} units written, each equal to OpenSim 4.6's getLength to {TOLERANCE:g} m "
-              f"at the default pose and {c['configurations'] - 1} sampled configurations "
+              f"from cold starts (initializeState at the pose) and warm starts from the default pose (initSystem, "
+              f"then setValue) at the default pose and {c['configurations'] - 1} sampled configurations "
               f"({c['opensim_skipped']} configurations OpenSim cannot evaluate and {c['package_refused']} "
-              f"(unit, configuration) pairs the package refuses not compared); {dropped} written without their "
-              f"contact hints, {refused} kept legacy because OpenSim's evaluation differs")
+              f"(unit, configuration) pairs the package refuses not compared; elsewhere, or from another start, "
+              f"OpenSim's solver may end on another path: docs/paths.md, 'Warm start'); {dropped} written without "
+              f"their contact hints, {refused} kept legacy because OpenSim's evaluation differs")
     else:
         message = f"OpenSim check not run ({unchecked}): the written paths were not compared with OpenSim's getLength"
-        logging.warning("%s: %s", args.model, message)
+        log.warning("%s: %s", args.model, message)
         print(message)
     print(f"wrote {args.output}: {len(converted)} Scholz2015GeometryPaths ({len(warnings)} warnings) in "
           f"{time.perf_counter() - t0:.2f} s")
@@ -204,8 +274,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--hints", action="store_true",
                    help="write contact hints where the legacy wrap has no quadrant (default: none, the short "
                         "side; OpenSim's solver started from a hint may not converge)")
-    s.add_argument("--check-configurations", type=int, default=32,
+    s.add_argument("--check-configurations", type=int, default=100,
                    help="configurations sampled (besides the default pose) at which each written unit's length is "
-                        "compared with OpenSim's getLength, where OpenSim is installed (default 32; -1: no check)")
+                        "compared with OpenSim's getLength, from a cold start and warm from the default pose, where "
+                        "OpenSim is installed (default 100; -1: no check)")
     add_lenient_option(s)
     s.set_defaults(func=cmd_smooth_paths)

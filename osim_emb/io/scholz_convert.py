@@ -30,14 +30,15 @@ ContactCylinder (same frame, location, orientation and radius) with a contact hi
   segment meets its tube: said once per model.
 * **What is not converted** (kept as a legacy GeometryPath, with a warning): units with
   moving or conditional path points, or a path point inside an
-  obstacle at the default pose (OpenSim cannot start the path there).  A point inside an
-  obstacle elsewhere in the sample is warned about (no path exists there).  A WrapCylinder's finite
+  obstacle in any sampled configuration (no path exists there; OpenSim 4.6 then fails for the whole model, and at
+  the default pose cannot start the path).  A WrapCylinder's finite
   length has no counterpart (Simbody's cylinder is infinite): said once.
 """
 
 from __future__ import annotations
 
 import logging
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -75,6 +76,49 @@ def _sample(model, n: int, seed: int) -> np.ndarray:
     hi = np.where(np.isfinite(hi), hi, default + half)
     q = lo + qmc.LatinHypercube(d=model.n_q, seed=seed).random(n) * (hi - lo)
     return np.vstack([default, q])
+
+
+def pose_text(model, q: np.ndarray, unit: str | None = None) -> str:
+    """The configuration q as "name value, ..." (degrees for rotations, metres for translations): with ``unit``, the
+    coordinates its (legacy or smooth) length depends on there, by central differences of the package's lengths
+    (all coordinates away from their defaults if it cannot evaluate them)."""
+    from osim_emb.paths.geometry import muscle_lengths
+    q = np.asarray(q, dtype=float).reshape(-1)
+    n = len(q)
+    moved = np.abs(q - model.default_q.reshape(-1)) > 1e-12
+    if unit is not None:
+        step = np.repeat(q[None], 2 * n, axis=0)
+        step[np.arange(0, 2 * n, 2), np.arange(n)] += 1e-4
+        step[np.arange(1, 2 * n, 2), np.arange(n)] -= 1e-4
+        try:
+            lengths = muscle_lengths(model, step, [unit], allow_out_of_range=True)[:, 0]
+            spanned = np.abs(lengths[0::2] - lengths[1::2]) > 1e-10
+            if spanned.any():
+                moved = spanned
+        except (ValueError, RuntimeError):
+            pass
+    parts = []
+    for c, v, m in zip(model.coordinates, q, moved):
+        if m:
+            parts.append(f"{c.name} {np.degrees(v):.1f} deg" if c.motion_type == "rotational" else
+                         f"{c.name} {v:.4g} m")
+    return ", ".join(parts) if parts else "the default pose"
+
+
+@contextmanager
+def internal_reload():
+    """Reading a file this package wrote itself (a trial or a partial output under a temporary name the user never
+    sees): the reader's warnings about it are dropped (the command says what matters, naming the user's files)."""
+    reader = logging.getLogger("osim_emb.io.osim_reader")
+
+    def drop(record):
+        return record.levelno < logging.WARNING
+
+    reader.addFilter(drop)
+    try:
+        yield
+    finally:
+        reader.removeFilter(drop)
 
 
 def _closest(p1: np.ndarray, p2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -133,6 +177,7 @@ def convert_units(model, n_samples: int = 1000, seed: int = 0, hints: bool = Fal
         pos = np.stack([np.einsum("nij,j->ni", bt[:, body_index[p.body], :3, :3], p.location)
                         + bt[:, body_index[p.body], :3, 3] for p in unit.points], axis=1)  # (N, P, 3)
         n_points = len(unit.points)
+        cylinders, tori = set(), set()  # said once, for the units written only
         placed: dict[int, list[tuple[float, str, np.ndarray]]] = {}
         notes = []
         ok = True
@@ -142,9 +187,9 @@ def convert_units(model, n_samples: int = 1000, seed: int = 0, hints: bool = Fal
                 continue
             kind = _KIND[obj.type_name]
             if kind == "cylinder":
-                finite_cylinders.add(obj.name)
+                cylinders.add(obj.name)
             if kind == "torus":
-                rings.add(obj.name)
+                tori.add(obj.name)
             t = bt[:, body_index[obj.body]] @ obj.transform_in_body
             rot, org = t[:, :3, :3], t[:, :3, 3]
             local = np.einsum("nji,npj->npi", rot, pos - org[:, None])  # points in the obstacle frame
@@ -190,10 +235,15 @@ def convert_units(model, n_samples: int = 1000, seed: int = 0, hints: bool = Fal
                                 f"{obj.name!r} lies inside it at the default pose (OpenSim cannot start the path)")
                 ok = False
                 break
-            if inside.any():
-                notes.append(f"a path point next to {obj.name!r} lies inside it in {int(inside.sum())} of "
-                             f"{len(inside)} sampled configurations: no path round it there (OpenSim and the "
-                             "package both refuse those configurations)")
+            if inside.any():  # no path there: OpenSim then fails for the whole model (assemble, moment arms)
+                k = int(np.argmax(inside))
+                warnings.append(f"unit {unit.name!r} kept as a legacy GeometryPath: a path point next to "
+                                f"{obj.name!r} lies inside it in {int(inside.sum())} of {len(inside)} sampled "
+                                f"configurations (e.g. {pose_text(model, q[k], unit.name)}): a smooth path has no "
+                                "solution there, and OpenSim 4.6 then fails for the whole model (\"Preceding point "
+                                "lies inside the surface\" in assemble, getLength, computeMomentArm)")
+                ok = False
+                break
             if count == 0:
                 notes.append(f"{obj.name!r} never meets the straight segment in the sample (placed on the "
                              f"nearest segment, {i + 1}-{i + 2})")
@@ -229,6 +279,8 @@ def convert_units(model, n_samples: int = 1000, seed: int = 0, hints: bool = Fal
                     break
         if not ok:
             continue
+        finite_cylinders |= cylinders
+        rings |= tori
         out = ConvertedUnit(unit.name, notes=notes)
         for i, p in enumerate(unit.points):
             out.elements.append(("point", p.body, np.asarray(p.location)))
@@ -427,7 +479,8 @@ def solvable_smooth_paths_tree(model, n_samples: int = 1000, seed: int = 0, hint
             if not converted:
                 break
             write_tree(tree, trial)
-            smooth = load_osim(trial, strict=strict)
+            with internal_reload():
+                smooth = load_osim(trial, strict=strict)
             unsolved = {}
             for u in converted:
                 try:

@@ -56,7 +56,7 @@ def main(argv=None) -> int:
             subprocess.run([sys.executable, "-m", "osim_emb.cli", "smooth-paths", str(src), "-o", str(out),
                             "--check-configurations", "-1"], check=True, capture_output=True)
             model = load_osim(out)
-            theirs, _ = OpenSimLengthCheck().lengths(out, model, ["triceps"], q)
+            theirs, _, _ = OpenSimLengthCheck().lengths(out, model, ["triceps"], q)  # cold: from the hint
             ours = muscle_lengths(model, q, ["triceps"], allow_out_of_range=True)
             agree = np.abs(theirs - ours)[:, 0] < TOLERANCE
             for k in np.unique(kind):

@@ -177,3 +177,19 @@ def test_simulate_applies_path_springs_and_ligaments_as_opensims_manager(osim, t
     assert main(["-v", "simulate", str(path), "-o", str(tmp_path / "sim.sto"), "--t-end", "0.05", "--samples", "3"]) == 0
     err = capsys.readouterr().err
     assert "simulate applies the model's 3 PathSpring(s) and Ligament(s)" in err and "does not apply" not in err
+
+
+def test_compiled_simulate_refuses_a_ligament_it_cannot_evaluate_and_scipys_route_applies_it(tmp_path):
+    """A Ligament whose force-length curve is a Constant (not in the compiled encoding): `simulate --method RK45-jit`
+    refuses, naming the model, the Ligament and the curve type, rather than leaving it out; SciPy's route applies it
+    (the motion differs from the one without the model's forces)."""
+    path = _path_forces_pendulum(tmp_path)
+    text = path.read_text().replace("<pcsa_force>80</pcsa_force>", "<pcsa_force>80</pcsa_force><force_length_curve>"
+                                    "<Constant><value>1</value></Constant></force_length_curve>")
+    path.write_text(text)
+    model = load_osim(path)
+    with pytest.raises(ValueError, match=r"'RK45-jit' cannot run .*Ligament 'ligament'.*\(Constant\)"):
+        simulate(model, 0.05, {"shoulder_q": 0.4, "elbow": 0.5}, method="RK45-jit")
+    ours = simulate(model, 0.05, {"shoulder_q": 0.4, "elbow": 0.5}, n_output=3)
+    bare = simulate(model, 0.05, {"shoulder_q": 0.4, "elbow": 0.5}, n_output=3, model_forces=False)
+    assert np.abs(ours.to_numpy() - bare.to_numpy()).max() > 1e-4

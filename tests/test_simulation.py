@@ -114,3 +114,82 @@ def test_simulate_reports_its_progress_over_the_output_times(models_dir, capsys)
     assert "simulating 0.2 s (RK45-jit): 11/11 output times in" in capsys.readouterr().err
     simulate(model, 0.2, n_output=11)
     assert capsys.readouterr().err == ""
+
+
+def _path_forces_pendulum(folder):
+    """The small two-link pendulum (tests/hostile_models.py) with a PathSpring wrapping a cylinder at the elbow, a
+    Ligament across the elbow and a Blankevoort1991Ligament from ground across the shoulder, all taut at the start."""
+    from hostile_models import small_osim
+    text = small_osim()
+    upper, lower = text.split('<Body name="lower">')
+    text = upper + '<Body name="lower">' + lower.replace("<radius>0.02</radius>", "<radius>0.08</radius>", 1)
+
+    def path(points, wrap=""):
+        pts = "".join(f'<PathPoint name="p{i}"><socket_parent_frame>{frame}</socket_parent_frame>'
+                      f'<location>{loc}</location></PathPoint>' for i, (frame, loc) in enumerate(points))
+        wraps = (f'<PathWrapSet><objects><PathWrap name="pw"><wrap_object>{wrap}</wrap_object></PathWrap>'
+                 '</objects></PathWrapSet>') if wrap else ""
+        return f'<GeometryPath name="path"><PathPointSet><objects>{pts}</objects></PathPointSet>{wraps}</GeometryPath>'
+    elbow = [("/bodyset/upper", "{x} -0.8 0"), ("/bodyset/lower", "{x} -0.2 0")]
+    forces = (
+        '<PathSpring name="spring">' + path([(f, p.format(x="0.02")) for f, p in elbow], "cyl2")
+        + "<resting_length>0.3</resting_length><stiffness>200</stiffness><dissipation>0.5</dissipation></PathSpring>"
+        '<Ligament name="ligament">' + path([(f, p.format(x="-0.02")) for f, p in elbow])
+        + "<resting_length>0.37</resting_length><pcsa_force>80</pcsa_force></Ligament>"
+        '<Blankevoort1991Ligament name="blankevoort">' + path([("/ground", "0.05 0 0"), ("/bodyset/upper", "0.05 -0.3 0")])
+        + "<slack_length>0.28</slack_length><linear_stiffness>300</linear_stiffness>"
+          "<transition_strain>0.06</transition_strain><damping_coefficient>5</damping_coefficient>"
+          "</Blankevoort1991Ligament>")
+    start, end = text.index("<ForceSet"), text.index("</ForceSet>")
+    out = folder / "pendulum_path_forces.osim"
+    out.write_text(text[:start] + f'<ForceSet name="forceset"><objects>{forces}</objects>' + text[end:])
+    return out
+
+
+def test_simulate_applies_path_springs_and_ligaments_as_opensims_manager(osim, tmp_path, capsys):
+    """`simulate` applies a PathSpring (wrapping a cylinder), a Ligament and a Blankevoort1991Ligament along their paths
+    as OpenSim 4.6's Manager does (accuracy 1e-9, 0.3 s, the same start): SciPy's route and the compiled integrators;
+    the command line no longer says it leaves them out."""
+    import osim_emb as oe
+    from osim_emb.opensim.muscle_simulation import opensim_muscle_simulation
+    from osim_emb.simulation.muscle_driven import passive_path_forces_from_model
+    path = _path_forces_pendulum(tmp_path)
+    model = load_osim(path)
+    assert sorted(f.type for f in passive_path_forces_from_model(model)) == [
+        "Blankevoort1991Ligament", "Ligament", "PathSpring"]
+    q0 = {"shoulder_q": 0.4, "elbow": 0.5}
+    times = np.linspace(0.0, 0.3, 7)
+    ref = opensim_muscle_simulation(path, times, {}, accuracy=1e-9, q0=q0)
+    cols = model.coordinate_names
+    theirs = ref["q"][:, [ref["names"].index(n) for n in cols]]
+    bare = oe.simulate(model, 0.3, q0, t_eval=times, model_forces=False)
+    moved = np.abs(bare[cols].to_numpy() - theirs).max()
+    lengths = oe.muscle_lengths(model, theirs, ["spring", "ligament", "blankevoort"], opensim_compat=True)
+    assert (lengths > [0.3, 0.37, 0.28]).all()  # taut all along OpenSim's motion
+    for method in ("DOP853", "RK45-jit", "BDF-jit"):
+        ours = oe.simulate(model, 0.3, q0, t_eval=times, method=method, rtol=1e-11, atol=1e-11)
+        d = np.abs(ours[cols].to_numpy() - theirs).max()
+        with capsys.disabled():
+            print(f"\n[agreement] pendulum with a PathSpring, a Ligament and a Blankevoort1991Ligament, 0.3 s "
+                  f"({method}): {d:.2e} rad from OpenSim's Manager (they move it by {moved:.3g} rad)")
+        assert moved > 1e-2 and d < 1e-6
+    capsys.readouterr()
+    assert main(["-v", "simulate", str(path), "-o", str(tmp_path / "sim.sto"), "--t-end", "0.05", "--samples", "3"]) == 0
+    err = capsys.readouterr().err
+    assert "simulate applies the model's 3 PathSpring(s) and Ligament(s)" in err and "does not apply" not in err
+
+
+def test_compiled_simulate_refuses_a_ligament_it_cannot_evaluate_and_scipys_route_applies_it(tmp_path):
+    """A Ligament whose force-length curve is a Constant (not in the compiled encoding): `simulate --method RK45-jit`
+    refuses, naming the model, the Ligament and the curve type, rather than leaving it out; SciPy's route applies it
+    (the motion differs from the one without the model's forces)."""
+    path = _path_forces_pendulum(tmp_path)
+    text = path.read_text().replace("<pcsa_force>80</pcsa_force>", "<pcsa_force>80</pcsa_force><force_length_curve>"
+                                    "<Constant><value>1</value></Constant></force_length_curve>")
+    path.write_text(text)
+    model = load_osim(path)
+    with pytest.raises(ValueError, match=r"'RK45-jit' cannot run .*Ligament 'ligament'.*\(Constant\)"):
+        simulate(model, 0.05, {"shoulder_q": 0.4, "elbow": 0.5}, method="RK45-jit")
+    ours = simulate(model, 0.05, {"shoulder_q": 0.4, "elbow": 0.5}, n_output=3)
+    bare = simulate(model, 0.05, {"shoulder_q": 0.4, "elbow": 0.5}, n_output=3, model_forces=False)
+    assert np.abs(ours.to_numpy() - bare.to_numpy()).max() > 1e-4

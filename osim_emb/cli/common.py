@@ -208,7 +208,7 @@ def warn_unapplied_forces(model, command: str, applied: tuple[str, ...] = (), ap
     types in ``applied``, the forces named in ``applied_names`` and those the user ``excluded``)."""
     by_type: dict[str, list[str]] = {}
     for m in model.muscles:
-        if m.type_name not in applied and m.name not in excluded:
+        if m.type_name not in applied and m.name not in applied_names and m.name not in excluded:
             by_type.setdefault(m.type_name, []).append(m.name)
     for name, kind in model.extras.get("forces", []):
         if kind not in applied and name not in applied_names and name not in excluded:
@@ -502,8 +502,8 @@ def force_elements_applied(model, command: str, excluded: tuple[str, ...] = ()):
 
 
 def path_forces_applied(model, command: str, excluded: tuple[str, ...] = ()) -> list:
-    """The model's PathSprings and Ligaments that ``command`` applies (their tensions at their path points), as OpenSim's
-    tools apply every force they do not exclude (``excluded``: force names); said."""
+    """The model's PathSprings, Ligaments and Blankevoort1991Ligaments that ``command`` applies (their tensions along
+    their paths), as OpenSim's tools apply every force they do not exclude (``excluded``: force names); said."""
     from osim_emb.simulation.muscle_driven import passive_path_forces_from_model
     forces = [f for f in passive_path_forces_from_model(model) if f.name not in excluded]
     if forces:
@@ -643,13 +643,15 @@ def fill_from_setup(args, values: dict, required: dict, time_range=None) -> None
 
 
 def passive_forces_report(model, command: str, apply: bool = True) -> None:
-    """What ``command`` applies of the model's passive forces without a path (contact, springs, bushings,
-    prescribed forces: :func:`force_elements_applied`; CoordinateLimitForces) and, one warning per kind, what it
-    leaves out (with the reason where an element of an applied type cannot be evaluated)."""
+    """What ``command`` applies of the model's passive forces (contact, springs, bushings, prescribed forces:
+    :func:`force_elements_applied`; CoordinateLimitForces; PathSprings and Ligaments: :func:`path_forces_applied`)
+    and, one warning per kind, what it leaves out (with the reason where an element of an applied type cannot be
+    evaluated)."""
     applied_names: set = set()
     if apply:
         elements = force_elements_applied(model, command)
         applied_names = {law.name for law in elements.laws} | {u.name for u in elements.unapplied}
+        applied_names |= {f.name for f in path_forces_applied(model, command)}
         from osim_emb.simulation.muscle_driven import coordinate_forces_from_model
         limits = coordinate_forces_from_model(model)[0]
         if limits:

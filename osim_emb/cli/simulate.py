@@ -90,7 +90,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                                                     "Ellipsoid joints angular velocities, turned into rates)")
     s.add_argument("--method", default="DOP853",
                    help="solve_ivp method (default DOP853), or RK45-jit / BDF-jit: the whole integration compiled "
-                        "(contact, springs, bushings, limits and external loads in the kernel; several times faster "
+                        "(contact, springs, bushings, limits, PathSprings, Ligaments and external loads in the kernel; "
+                        "several times faster "
                         "on contact models; not for springs or limits on coupled or Ball angles or a PrescribedForce "
                         "whose function the kernels do not evaluate)")
     s.add_argument("--rtol", type=float, default=1e-10, help="relative tolerance of the integrator")
@@ -104,6 +105,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "along the simulation (from t = 0; the data must cover --t-end)")
     s.add_argument("--no-model-forces", action="store_true",
                    help="leave out the model's passive forces (contact, springs, bushings, prescribed forces, "
-                        "CoordinateLimitForces), which are applied by default as OpenSim applies them")
+                        "CoordinateLimitForces, PathSprings, Ligaments, Blankevoort1991Ligaments), which are applied "
+                        "by default as OpenSim applies them")
     s.add_argument("--plot", action="store_true", help="also write a PNG plot")
     s.set_defaults(func=cmd_simulate)

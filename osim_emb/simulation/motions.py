@@ -116,10 +116,11 @@ def simulate(model: Model, t_end: float, q0: Any = None, qdot0: Any = None, *,
     max_steps, max_seconds : int, float, optional
         Budget of right-hand-side evaluations and wall time.
     model_forces : bool, default True
-        Apply the model's passive forces OpenSim applies without a path: contact (HuntCrossleyForce and
+        Apply the model's passive forces as OpenSim's Manager does: contact (HuntCrossleyForce and
         SmoothSphereHalfSpaceForce on spheres and half spaces), PointToPointSpring, BushingForce,
-        SpringGeneralizedForce, PrescribedForce (:mod:`osim_emb.simulation.force_elements`) and
-        CoordinateLimitForce; muscles and actuators without controls apply none.
+        SpringGeneralizedForce, PrescribedForce (:mod:`osim_emb.simulation.force_elements`),
+        CoordinateLimitForce, and along their paths PathSpring, Ligament and Blankevoort1991Ligament (R(q) T, the
+        muscle-driven simulation's tension laws and moment arms); muscles and actuators without controls apply none.
     progress : bool, default False
         A progress bar over the output times the integration has passed (:class:`osim_emb.progress.Progress`; a
         compiled integrator: one step, done when it returns).
@@ -195,14 +196,16 @@ def _integrate_compiled(model: Model, t_end: float, y0: np.ndarray, te: np.ndarr
                         atol: float, generalized_forces, external_loads, model_forces: bool, progress: bool = False,
                         max_steps: int | None = None, max_seconds: float | None = None):
     """(t, y (2 n_q, T), nfev) of the passive system by a compiled integrator: the muscle-driven system without
-    muscles (its compiled plan holds the contact, springs, bushings, coordinate limits and external loads)."""
+    muscles (its compiled plan holds the contact, springs, bushings, coordinate limits, PathSprings, Ligaments and
+    external loads)."""
     from osim_emb.simulation.muscle_driven import MuscleDrivenSystem, integrate_system
     from osim_emb.simulation.muscle_driven_jit import compiled_plan
     if generalized_forces is not None:
         raise ValueError(f"method {method!r} cannot apply generalized_forces given from Python; use a SciPy method "
                          "(e.g. 'DOP853')")
-    system = MuscleDrivenSystem(model, with_muscles=False, report=False, external_loads=external_loads,
-                                model_forces=model_forces, coordinate_forces=None if model_forces else ((), ()))
+    system = MuscleDrivenSystem(model, with_muscles=False, path_forces=model_forces, report=False,
+                                external_loads=external_loads, model_forces=model_forces,
+                                coordinate_forces=None if model_forces else ((), ()))
     plan, why = compiled_plan(system)
     if plan is None:
         raise ValueError(f"method {method!r} cannot run {model.name}: {why}; use a SciPy method (e.g. 'DOP853')")
@@ -248,7 +251,8 @@ def _with_model_forces(model: Model, generalized_forces):
     if plain:
         rows = element_table([[K.EL_COORDINATE_LIMIT, f.coordinate, *f.si_parameters()] for f in plain])
         table = rows if table is None else np.vstack([table, rows])
-    passive = _passive_force_function(model, elements, [f for f in limits if f.coupling is not None or f.angular is not None])
+    passive = _passive_force_function(model, elements, [f for f in limits if f.coupling is not None or f.angular is not None],
+                                      _path_force_system(model))
     if passive is None:
         return generalized_forces, table
     if generalized_forces is None:
@@ -259,20 +263,34 @@ def _with_model_forces(model: Model, generalized_forces):
     return (lambda t, q, qdot: passive(t, q, qdot) + fixed), table
 
 
-def _passive_force_function(model: Model, elements=None, limits: Any = None):
+def _path_force_system(model: Model):
+    """The muscle-driven system holding only the model's PathSprings, Ligaments and Blankevoort1991Ligaments (their
+    generalized forces: :meth:`~osim_emb.simulation.muscle_driven.MuscleDrivenSystem.path_force_generalized_forces`,
+    the muscle-driven simulation's own), or None when the model has none."""
+    from osim_emb.simulation.muscle_driven import MuscleDrivenSystem, passive_path_forces_from_model
+    if not passive_path_forces_from_model(model):
+        return None
+    return MuscleDrivenSystem(model, with_muscles=False, path_forces=True, model_forces=False,
+                              coordinate_forces=((), ()), compiled=False, report=False)
+
+
+def _passive_force_function(model: Model, elements=None, limits: Any = None, path_forces: Any = None):
     """``tau(t, q, qdot)`` (n_q,) of the model's passive forces applied from Python: force elements (default
-    :func:`model_force_elements`) and CoordinateLimitForces (default the model's,
-    :func:`osim_emb.simulation.muscle_driven.coordinate_forces_from_model`); None when there are none."""
+    :func:`model_force_elements`), CoordinateLimitForces (default the model's,
+    :func:`osim_emb.simulation.muscle_driven.coordinate_forces_from_model`) and the path forces of ``path_forces``
+    (:func:`_path_force_system`); None when there are none."""
     from osim_emb.simulation.force_elements import force_element_forces, model_force_elements
     from osim_emb.simulation.muscle_driven import _add_coordinate_force, coordinate_forces_from_model, coordinate_state
     elements = model_force_elements(model) if elements is None else elements
     limits = coordinate_forces_from_model(model)[0] if limits is None else list(limits)
-    if not elements and not limits:
+    if not elements and not limits and path_forces is None:
         return None
 
     def forces(t, q, qdot):
         tau = force_element_forces(model, elements, [t], q[None, :], qdot[None, :])[0] if elements \
             else np.zeros(model.n_q)
+        if path_forces is not None:
+            tau = tau + path_forces.path_force_generalized_forces(t, q, qdot)
         for f in limits:
             c, cd, g = coordinate_state(f, q, qdot)
             _add_coordinate_force(tau, f, f.generalized_force(c, cd), g)

@@ -901,8 +901,9 @@ class MuscleDrivenSystem:
     ``controls`` maps CoordinateActuator names likewise (default 0).  ``coordinate_forces`` is (limit forces,
     actuators), read from the model's document by default.  With numba (``compiled``) the paths go through the
     package's compiled path kernel and the muscle equations through one compiled loop; otherwise numpy (the
-    two agree to round-off, tests/test_muscle_driven.py).  ``with_muscles=False`` leaves the model's muscles and other
-    path forces out (y = [q, q̇]: the passive system :func:`osim_emb.simulate` runs with the compiled integrators);
+    two agree to round-off, tests/test_muscle_driven.py).  ``with_muscles=False`` leaves the model's muscles and
+    path actuators out (y = [q, q̇]: the passive system :func:`osim_emb.simulate` runs); ``path_forces`` keeps or
+    leaves out its PathSprings, Ligaments and Blankevoort1991Ligaments (default: ``with_muscles``);
     ``report=False`` does not warn about what the system leaves out (the caller says it).
     """
 
@@ -910,7 +911,8 @@ class MuscleDrivenSystem:
                  controls: Mapping[str, Excitation] | None = None, default_excitation: float = 0.0,
                  coordinate_forces: tuple[Sequence[CoordinateLimitForce], Sequence[CoordinateActuator]] | None = None,
                  opensim_compat: bool = True, wrapping: bool = True, compiled: bool = True, external_loads=None,
-                 model_forces: bool = True, with_muscles: bool = True, report: bool = True):
+                 model_forces: bool = True, with_muscles: bool = True, path_forces: bool | None = None,
+                 report: bool = True):
         from osim_emb.simulation.force_elements import NO_FORCE_ELEMENTS, model_force_elements, warn_unapplied
         self.model = model
         self.external_loads = external_loads  # io.external_loads.ExternalLoads applied along the run (SciPy's route)
@@ -1012,7 +1014,8 @@ class MuscleDrivenSystem:
                                                 **{n: e for n, e in excitations.items() if n in every}})
         limits, actuators = coordinate_forces_from_model(model) if coordinate_forces is None else coordinate_forces
         # the model's forces without a path of any kind (GeometryPath, FunctionBasedPath, Scholz2015GeometryPath)
-        self._passive = passive_path_forces_from_model(model) if with_muscles else ()
+        self._passive = passive_path_forces_from_model(model) if (with_muscles if path_forces is None
+                                                                  else path_forces) else ()
         controls = dict(controls or {})
         # path actuators with a control here (tension = control x optimal force); the others apply no force
         self._path_actuators = tuple((n, f) for n, _, f in path_actuators if n in controls)
@@ -1116,10 +1119,7 @@ class MuscleDrivenSystem:
 
     def generalized_forces(self, t: float, q: np.ndarray, qd: np.ndarray, tendon_force: np.ndarray,
                            r: np.ndarray) -> np.ndarray:
-        tau = r @ tendon_force
-        if self.path_force_names:  # path forces without muscle states (SciPy's route)
-            tension, rp = self.path_force_tensions(t, q, qd)
-            tau = tau + rp @ tension
+        tau = r @ tendon_force + self.path_force_generalized_forces(t, q, qd)
         for f in self.limit_forces:
             c, cd, g = coordinate_state(f, q, qd)
             _add_coordinate_force(tau, f, f.generalized_force(c, cd), g)
@@ -1132,6 +1132,13 @@ class MuscleDrivenSystem:
             from osim_emb.simulation.force_elements import force_element_forces
             tau = tau + force_element_forces(self.model, self.force_elements, [t], q[None, :], qd[None, :])[0]
         return tau
+
+    def path_force_generalized_forces(self, t: float, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
+        """R(q) T (n_q,) of the path forces without muscle states (:meth:`path_force_tensions`; zero without any)."""
+        if not self.path_force_names:
+            return np.zeros(self.n_q)
+        tension, rp = self.path_force_tensions(t, q, qd)
+        return rp @ tension
 
     def path_force_tensions(self, t: float, q: np.ndarray, qd: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Tensions [N] of the path forces without muscle states (``path_force_names``) and their moment arms

@@ -143,7 +143,8 @@ def test_equals_opensim_inverse_kinematics_tool(models_dir, osim, tmp_path):
              ("hip_flexion_r", 1e-4, "manual_value", 0.3), ("knee_angle_pat_r", 1e-4, "manual_value", -0.5)]
     setup = write_setup(tmp_path / "setup.xml", leg, trc, marker_tasks=WEIGHTS | {"L.ASIS": None},
                         coordinate_tasks=tasks, coordinate_file=hint, time_range=(0.1, 0.9))
-    assert main(["inverse-kinematics", "--setup", str(setup), "--marker-locations", "-q"]) == 0
+    assert main(["inverse-kinematics", "--setup", str(setup), "--marker-locations", "--plot", "-q"]) == 0
+    assert (tmp_path / "trial_ik.png").stat().st_size > 0  # the coordinates' small multiples
     mine, _ = read_motion(tmp_path / "trial_ik.mot")
     errors, _ = read_motion(tmp_path / "results" / "trial_ik_marker_errors.sto")
     locations, _ = read_motion(tmp_path / "results" / "trial_ik_model_marker_locations.sto")

@@ -242,7 +242,8 @@ def coordinate_panels(model, columns: dict, ylabels: tuple[str, str], per_panel:
         for i in range(0, len(cols), per_panel):
             part = cols[i:i + per_panel]
             last = panels[-1] if panels else None
-            if last is not None and last[3] == moves and len(last[1]) + len(part) <= per_panel and len(cols) < per_panel:
+            fits = last is not None and len(last[1]) + len(part) <= per_panel and len(cols) < per_panel
+            if fits and last[3] == moves:
                 last[0].append(joint)
                 last[1].extend(part)
             else:

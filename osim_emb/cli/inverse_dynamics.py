@@ -102,7 +102,8 @@ def cmd_inverse_dynamics(args: argparse.Namespace) -> int:
             plotted = _plot_table(tau, coordinate_panels(model, {k: v for k, v in columns.items() if v in tau.columns},
                                                ("moment (N m)", "force (N)")), tmps[1],
                         f"{model.name}: inverse dynamics of {Path(args.motion).name}",
-                        labels={v: k for k, v in columns.items()}, output=outs[1])  # the coordinate: the axis says moment or force
+                        labels={v: k for k, v in columns.items()},  # the coordinate: the axis says moment or force
+                        output=outs[1])
     print(f"wrote {out}: generalized forces at {len(tau)} frames")
     if plotted:
         print(f"wrote {outs[1]}")

@@ -160,9 +160,10 @@ def cmd_inverse_kinematics(args: argparse.Namespace) -> int:
             k += 1
         plotted = args.plot
         if args.plot:
-            plotted = _plot_table(coordinates, coordinate_panels(model, {c: c for c in coordinates.columns if c != "time"},
-                                                       ("angle (deg)", "translation (m)")), tmps[k],
-                        f"{model.name}: inverse kinematics of {Path(args.markers).name}", output=outs[k])
+            columns = {c: c for c in coordinates.columns if c != "time"}
+            panels = coordinate_panels(model, columns, ("angle (deg)", "translation (m)"))
+            plotted = _plot_table(coordinates, panels, tmps[k],
+                                  f"{model.name}: inverse kinematics of {Path(args.markers).name}", output=outs[k])
     errors = result.marker_errors()
     worst = int(np.argmax(result.squared_errors.max(axis=0)))
     print(f"wrote {out}: {len(result.times)} frames, {len(result.markers)} markers; marker error RMS "

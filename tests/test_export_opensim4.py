@@ -579,6 +579,10 @@ def test_a_malformed_display_transform_is_refused_by_file_and_element(tmp_path):
     src, dst = tmp_path / "bad.osim", tmp_path / "out" / "bad_4.osim"
     dst.parent.mkdir()
     src.write_text(VISUAL.replace("0.3 -0.2 1.1 0.01 0.02 -0.03", "0.3 -0.2 1.1"))
-    with pytest.raises(ValueError, match=r"bad\.osim.*Body 'arm'.*DisplayGeometry 2.*<transform>.*6 numbers"):
+    with pytest.raises(ValueError, match=r"bad\.osim.*Body 'arm'.*DisplayGeometry 2.*<transform>.*6 finite numbers"):
+        write_osim(load_osim(src), dst, opensim4=True)
+    assert not dst.exists()
+    src.write_text(VISUAL.replace("0.3 -0.2 1.1 0.01 0.02 -0.03", "0.3 -0.2 nan 0.01 0.02 -0.03"))  # NaN: refused too
+    with pytest.raises(ValueError, match=r"DisplayGeometry 2.*<transform>.*6 finite numbers, got '0.3 -0.2 nan"):
         write_osim(load_osim(src), dst, opensim4=True)
     assert not dst.exists()

@@ -98,13 +98,10 @@ def _set(c, values) -> None:
 
 
 def body_rotation(xyz) -> np.ndarray:
-    """The rotation of OpenSim's body-fixed X-Y-Z angles (``setRotationToBodyFixedXYZ``)."""
-    cx, cy, cz = np.cos(xyz)
-    sx, sy, sz = np.sin(xyz)
-    rx = np.array([[1, 0, 0], [0, cx, -sx], [0, sx, cx]])
-    ry = np.array([[cy, 0, sy], [0, 1, 0], [-sy, 0, cy]])
-    rz = np.array([[cz, -sz, 0], [sz, cz, 0], [0, 0, 1]])
-    return rx @ ry @ rz
+    """The rotation of OpenSim's body-fixed X-Y-Z angles (``setRotationToBodyFixedXYZ``): the package's one
+    :func:`osim_emb.paths.wrapping.base.euler_xyz_body_fixed`."""
+    from osim_emb.paths.wrapping.base import euler_xyz_body_fixed
+    return euler_xyz_body_fixed(xyz)
 
 
 class _Frames:

@@ -26,6 +26,9 @@ from typing import Any
 import numpy as np
 from lxml import etree
 
+from osim_emb.io.osim_writer import _sub
+from osim_emb.paths.wrapping.base import euler_xyz_body_fixed
+
 #: The first version whose frames hold <attached_geometry> rather than a <VisibleObject>
 ATTACHED_GEOMETRY_VERSION = 30502
 #: Before this version a VisibleObject lists its meshes in <geometry_files>
@@ -45,34 +48,20 @@ def _numbers(e: Any, tag: str, n: int, default: float, what: str) -> np.ndarray:
         v = np.array([float(x) for x in found.text.split()])
     except ValueError:
         v = np.zeros(0)
-    if v.shape != (n,):
-        raise ValueError(f"{what}: <{tag}> (line {found.sourceline}) needs {n} numbers, got {found.text.strip()!r}")
+    if v.shape != (n,) or not np.all(np.isfinite(v)):
+        raise ValueError(f"{what}: <{tag}> (line {found.sourceline}) needs {n} finite numbers, got "
+                         f"{found.text.strip()!r}")
     return v
-
-
-def _rotation(angles: np.ndarray) -> np.ndarray:
-    """R = Rx(a) Ry(b) Rz(c): body-fixed X-Y-Z angles."""
-    a, b, c = angles
-    rx = np.array([[1, 0, 0], [0, np.cos(a), -np.sin(a)], [0, np.sin(a), np.cos(a)]])
-    ry = np.array([[np.cos(b), 0, np.sin(b)], [0, 1, 0], [-np.sin(b), 0, np.cos(b)]])
-    rz = np.array([[np.cos(c), -np.sin(c), 0], [np.sin(c), np.cos(c), 0], [0, 0, 1]])
-    return rx @ ry @ rz
-
-
-def _text(parent: Any, tag: str, text: str) -> Any:
-    e = etree.SubElement(parent, tag)
-    e.text = text
-    return e
 
 
 def _mesh(name: str, mesh_file: str, scale: np.ndarray, appearance: list[Any] | None) -> Any:
     m = etree.Element("Mesh", name=name)
-    _text(m, "socket_frame", "..")  # the frame holding it in <attached_geometry>
-    _text(m, "scale_factors", " ".join(_g(s) for s in scale))
+    _sub(m, "socket_frame", "..")  # the frame holding it in <attached_geometry>
+    _sub(m, "scale_factors", " ".join(_g(s) for s in scale))
     if appearance is not None:
         a = etree.SubElement(m, "Appearance")
         a.extend(appearance)
-    _text(m, "mesh_file", mesh_file)
+    _sub(m, "mesh_file", mesh_file)
     return m
 
 
@@ -114,14 +103,14 @@ def upgrade_visible_object(frame: Any, name: str, version: int, what: str) -> tu
         if np.linalg.norm(inner) < eps and np.linalg.norm(outer) < eps:
             meshes.append(mesh)
             continue
-        r_out, r_in = _rotation(outer[:3]), _rotation(inner[:3])
+        r_out, r_in = euler_xyz_body_fixed(outer[:3]), euler_xyz_body_fixed(inner[:3])
         from osim_emb.core.kinematics import body_fixed_xyz_angles
         p = outer[3:] + r_out @ inner[3:]
         angles = body_fixed_xyz_angles(r_out @ r_in)
         f = etree.Element("PhysicalOffsetFrame", name=f"{name}_geom_frame_{k}")
-        _text(f, "socket_parent", "..")
-        _text(f, "translation", " ".join(_g(x) for x in p))
-        _text(f, "orientation", " ".join(_g(x) for x in angles))
+        _sub(f, "socket_parent", "..")
+        _sub(f, "translation", " ".join(_g(x) for x in p))
+        _sub(f, "orientation", " ".join(_g(x) for x in angles))
         etree.SubElement(f, "attached_geometry").append(mesh)
         frames.append(f)
     return meshes, frames, notes

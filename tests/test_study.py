@@ -43,6 +43,13 @@ def test_main_job_validates_against_opensim(osim, tmp_path, monkeypatch):
     assert "computeMomentArm_mvp" in report and "stale wrap-point cache" in report and "unexplained" not in \
         report.replace("unexplained points", "")
     assert "| --- |" in report and "![" in report and "sha256" in report
+    import re
+    model = load_builtin()  # where the worst differences lie: a swept value in degrees, inside its range
+    at = re.findall(r"\| (\w+) = (-?[\d.]+) deg \|", report)
+    assert at
+    for name, value in at:
+        lo, hi = np.degrees(model.coordinates[model.coordinate_index(name)].range)
+        assert lo - 1e-6 <= float(value) <= hi + 1e-6, (name, value)
     page = (tmp_path / "report.html").read_text()
     assert page.count("<svg") >= 3 and "<table>" in page and "src='http" not in page  # self-contained
     assert load_osim(tmp_path / "shoulder3d.osim") == load_builtin()

@@ -1225,3 +1225,33 @@ def test_simulate_muscles_writes_a_states_file_opensim_reads(osim, models_dir, t
     back = from_opensim_states(read_motion(out)[0])
     assert list(back.columns) == list(api.columns)
     np.testing.assert_allclose(back.to_numpy(), api.to_numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_a_muscle_among_the_models_components_is_labelled_by_its_own_path(osim, models_dir, tmp_path):
+    """A muscle in the model's <components> (Moco's 2D_gait) has the state path /NAME/activation, not
+    /forceset/NAME/...: OpenSim's StatesTrajectory takes every state from the file."""
+    from lxml import etree
+    from osim_emb.cli.main import main
+    tree = etree.parse(str(models_dir / "arm26.osim"))
+    model_el = tree.getroot().find("Model")
+    muscle = next(e for e in model_el.iter("Thelen2003Muscle") if e.get("name") == "BICshort")  # no wrap (OpenSim)
+    muscle.getparent().remove(muscle)
+    comps = model_el.find("components")
+    if comps is None:
+        comps = etree.SubElement(model_el, "components")
+    comps.append(muscle)
+    path = tmp_path / "arm26_component_muscle.osim"
+    tree.write(str(path))
+    out = tmp_path / "states.sto"
+    assert main(["simulate-muscles", str(path), "-o", str(out), "--excitation", "BIClong=0.5", "--t-end", "0.02",
+                 "--samples", "3", "-q"]) == 0
+    labels = out.read_text().split("endheader\n")[1].splitlines()[0].split("\t")
+    assert "/BICshort/activation" in labels and "/forceset/BICshort/activation" not in labels
+    model = osim.Model(str(path))
+    model.initSystem()
+    table = osim.TimeSeriesTable(str(out))
+    states = osim.StatesTrajectory.createFromStatesTable(model, table, False, True)
+    names = [model.getStateVariableNames().get(i) for i in range(model.getNumStateVariables())]
+    assert "/BICshort/activation" in names
+    for n in names:
+        assert model.getStateVariableValue(states.get(2), n) == table.getDependentColumn(n)[2], n

@@ -220,6 +220,7 @@ def as_opensim_states(model: Any, table: pd.DataFrame) -> pd.DataFrame:
     doc = getattr(model, "extras", {}).get("document")
     paths = {c.name: f"/jointset/{j.name}/{c.name}" for j in doc.joints for c in j.coordinates} if doc else {}
     muscles = {m.name for m in getattr(model, "muscles", ())}
+    force_paths = {f.name: _force_path(f) for f in (doc.forces if doc else ())}
     renamed = {}
     for col in table.columns:
         base, _, kind = col.rpartition("_")
@@ -231,10 +232,21 @@ def as_opensim_states(model: Any, table: pd.DataFrame) -> pd.DataFrame:
             for state in ("activation", "fiber_length", "tendon_force"):
                 name = col[:-len(state) - 1] if col.endswith("_" + state) else None
                 if name in muscles:
-                    renamed[col] = f"/forceset/{name}" + ("|" if state == "tendon_force" else "/") + state
+                    renamed[col] = force_paths.get(name, f"/forceset/{name}") + (
+                        "|" if state == "tendon_force" else "/") + state
     out = table.rename(columns=renamed)
     out.attrs = dict(table.attrs)
     return out
+
+
+def _force_path(force: Any) -> str:
+    """A force's component path in OpenSim 4: ``/forceset/NAME`` in the ForceSet, ``/NAME`` among the model's own
+    <components> (e.g. Moco's 2D_gait muscles)."""
+    parent = force.element.getparent() if getattr(force, "element", None) is not None else None
+    if parent is not None and parent.tag == "components" and parent.getparent() is not None \
+            and parent.getparent().tag == "Model":
+        return f"/{force.name}"
+    return f"/forceset/{force.name}"
 
 
 def from_opensim_states(table: pd.DataFrame) -> pd.DataFrame:
@@ -256,6 +268,8 @@ def from_opensim_states(table: pd.DataFrame) -> pd.DataFrame:
             renamed[col] = parts[-2] + "_u"
         elif parts[0] == "forceset" and len(parts) == 3:
             renamed[col] = f"{parts[1]}_{parts[2]}"
+        elif len(parts) == 2 and parts[1] in ("activation", "fiber_length"):  # a force among the model's components
+            renamed[col] = f"{parts[0]}_{parts[1]}"
     out = table.rename(columns=renamed)
     out.attrs = dict(table.attrs)
     return out

@@ -26,7 +26,6 @@ from typing import Any
 import numpy as np
 from lxml import etree
 
-from osim_emb.io.osim_writer import _sub
 from osim_emb.paths.wrapping.base import euler_xyz_body_fixed
 
 #: The first version whose frames hold <attached_geometry> rather than a <VisibleObject>
@@ -54,14 +53,21 @@ def _numbers(e: Any, tag: str, n: int, default: float, what: str) -> np.ndarray:
     return v
 
 
+def _text(parent: Any, tag: str, text: str) -> Any:
+    """A child element holding ``text`` (the writer's ``_sub`` would be an import cycle: it imports this module)."""
+    e = etree.SubElement(parent, tag)
+    e.text = text
+    return e
+
+
 def _mesh(name: str, mesh_file: str, scale: np.ndarray, appearance: list[Any] | None) -> Any:
     m = etree.Element("Mesh", name=name)
-    _sub(m, "socket_frame", "..")  # the frame holding it in <attached_geometry>
-    _sub(m, "scale_factors", " ".join(_g(s) for s in scale))
+    _text(m, "socket_frame", "..")  # the frame holding it in <attached_geometry>
+    _text(m, "scale_factors", " ".join(_g(s) for s in scale))
     if appearance is not None:
         a = etree.SubElement(m, "Appearance")
         a.extend(appearance)
-    _sub(m, "mesh_file", mesh_file)
+    _text(m, "mesh_file", mesh_file)
     return m
 
 
@@ -108,9 +114,9 @@ def upgrade_visible_object(frame: Any, name: str, version: int, what: str) -> tu
         p = outer[3:] + r_out @ inner[3:]
         angles = body_fixed_xyz_angles(r_out @ r_in)
         f = etree.Element("PhysicalOffsetFrame", name=f"{name}_geom_frame_{k}")
-        _sub(f, "socket_parent", "..")
-        _sub(f, "translation", " ".join(_g(x) for x in p))
-        _sub(f, "orientation", " ".join(_g(x) for x in angles))
+        _text(f, "socket_parent", "..")
+        _text(f, "translation", " ".join(_g(x) for x in p))
+        _text(f, "orientation", " ".join(_g(x) for x in angles))
         etree.SubElement(f, "attached_geometry").append(mesh)
         frames.append(f)
     return meshes, frames, notes

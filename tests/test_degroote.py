@@ -255,3 +255,30 @@ def test_differing_time_constants_are_named_since_opensim_uses_the_first_ones(os
           f"{as_defined:.2e}, on the model with the first muscle's constants everywhere {as_opensim_runs:.2e}")
     assert as_defined > 1e-2 and as_opensim_runs < 1e-8
     assert opensim_muscle_simulation(same, times[:2], exc, accuracy=1e-9)["notes"] == []
+
+
+@pytest.mark.parametrize("rigid", [False, True], ids=["elastic_tendon", "rigid_tendon"])
+def test_states_file_holds_opensims_states_of_degroote_muscles(osim, tmp_path, rigid):
+    """OpenSim's state of an elastic DeGroote tendon is the normalized tendon force, and a rigid tendon has no
+    fibre-length state: simulate-muscles' file gives StatesTrajectory every state (none missing), and the fibre
+    length OpenSim derives from the file's states is the file's."""
+    from osim_emb.cli.main import main
+    path, out = tmp_path / "degroote_arm.osim", tmp_path / "states.sto"
+    build_degroote_arm(osim, path, rigid=rigid)
+    assert main(["simulate-muscles", str(path), "-o", str(out), "--excitation", "flexor=0.5", "--t-end", "0.05",
+                 "--samples", "6", "-q"]) == 0
+    model = osim.Model(str(path))
+    model.initSystem()
+    table = osim.TimeSeriesTable(str(out))
+    states = osim.StatesTrajectory.createFromStatesTable(model, table, False, True)  # none missing
+    names = [model.getStateVariableNames().get(i) for i in range(model.getNumStateVariables())]
+    assert sum(n.endswith("normalized_tendon_force") for n in names) == (0 if rigid else 3)
+    for k in (0, 5):
+        state = states.get(k)
+        for n in names:
+            assert model.getStateVariableValue(state, n) == table.getDependentColumn(n)[k], n
+        model.realizeDynamics(state)
+        for name in ("flexor", "extensor", "elbow_flexor"):
+            muscle = osim.DeGrooteFregly2016Muscle.safeDownCast(model.getForceSet().get(name))
+            assert abs(muscle.getFiberLength(state) - table.getDependentColumn(f"/forceset/{name}|fiber_length")[k]) \
+                < 1e-11, name

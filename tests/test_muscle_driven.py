@@ -1227,6 +1227,27 @@ def test_simulate_muscles_writes_a_states_file_opensim_reads(osim, models_dir, t
     np.testing.assert_allclose(back.to_numpy(), api.to_numpy(), rtol=1e-10, atol=1e-12)
 
 
+def test_states_file_of_rigid_and_activation_free_millard_muscles_has_no_extra_states(osim, models_dir, tmp_path):
+    """A rigid tendon has no fibre-length state in OpenSim, a muscle without activation dynamics no activation
+    state: the file writes those as outputs (``/forceset/M|fiber_length``), so that StatesTrajectory finds every
+    state and nothing it does not have (no extra column but the outputs)."""
+    from osim_emb.cli.main import main
+    path = _rigid_and_direct_millard(models_dir, tmp_path)
+    out = tmp_path / "states.sto"
+    assert main(["simulate-muscles", str(path), "-o", str(out), "--excitation", "BIClong=0.5", "--t-end", "0.03",
+                 "--samples", "4", "-q"]) == 0
+    model = osim.Model(str(path))
+    model.initSystem()
+    table = osim.TimeSeriesTable(str(out))
+    names = [model.getStateVariableNames().get(i) for i in range(model.getNumStateVariables())]
+    labels = list(table.getColumnLabels())
+    assert sorted(c for c in labels if "|" not in c) == sorted(names)
+    assert {"/forceset/BIClong|fiber_length", "/forceset/BRA|activation", "/forceset/TRIlong|activation"} <= set(labels)
+    states = osim.StatesTrajectory.createFromStatesTable(model, table, False, True)
+    for n in names:
+        assert model.getStateVariableValue(states.get(3), n) == table.getDependentColumn(n)[3], n
+
+
 def test_a_muscle_among_the_models_components_is_labelled_by_its_own_path(osim, models_dir, tmp_path):
     """A muscle in the model's <components> (Moco's 2D_gait) has the state path /NAME/activation, not
     /forceset/NAME/...: OpenSim's StatesTrajectory takes every state from the file."""

@@ -215,12 +215,16 @@ def as_opensim_states(model: Any, table: pd.DataFrame) -> pd.DataFrame:
     states): ``NAME`` and ``NAME_u`` of every coordinate in the model's file (generalized, coupled, locked) become
     ``/jointset/JOINT/NAME/value`` and ``.../speed``; a muscle's ``M_activation`` and ``M_fiber_length`` become
     ``/forceset/M/activation`` and ``/forceset/M/fiber_length``; ``M_tendon_force`` (an output, not a state) becomes
-    ``/forceset/M|tendon_force``, OpenSim's label of an output.  A model without its .osim document (read from JSON)
-    keeps the coordinates' names."""
+    ``/forceset/M|tendon_force``, OpenSim's label of an output.  A quantity that is not a state of that muscle in
+    OpenSim is written as its output: the fibre length of a rigid tendon (``ignore_tendon_compliance``), the
+    activation without activation dynamics; a DeGrooteFregly2016Muscle's elastic-tendon state is OpenSim's
+    ``normalized_tendon_force`` (the tendon force over the maximum isometric force), added beside its fibre length.
+    A model without its .osim document (read from JSON) keeps the coordinates' names."""
     doc = getattr(model, "extras", {}).get("document")
     paths = {c.name: f"/jointset/{j.name}/{c.name}" for j in doc.joints for c in j.coordinates} if doc else {}
-    muscles = {m.name for m in getattr(model, "muscles", ())}
+    states = {m.name: _muscle_states(m.parameters) for m in getattr(model, "muscles", ())}
     force_paths = {f.name: _force_path(f) for f in (doc.forces if doc else ())}
+    table = _with_normalized_tendon_forces(model, table)
     renamed = {}
     for col in table.columns:
         base, _, kind = col.rpartition("_")
@@ -229,12 +233,39 @@ def as_opensim_states(model: Any, table: pd.DataFrame) -> pd.DataFrame:
         elif kind == "u" and base in paths:
             renamed[col] = paths[base] + "/speed"
         else:
-            for state in ("activation", "fiber_length", "tendon_force"):
+            for state in ("normalized_tendon_force", "activation", "fiber_length", "tendon_force"):
                 name = col[:-len(state) - 1] if col.endswith("_" + state) else None
-                if name in muscles:
+                if name in states:
                     renamed[col] = force_paths.get(name, f"/forceset/{name}") + (
-                        "|" if state == "tendon_force" else "/") + state
+                        "/" if state in states[name] else "|") + state
+                    break
     out = table.rename(columns=renamed)
+    out.attrs = dict(table.attrs)
+    return out
+
+
+def _muscle_states(parameters: Any) -> tuple[str, ...]:
+    """The state variables OpenSim gives a muscle of these parameters (none for a path-only unit)."""
+    kind = type(parameters).__name__
+    if parameters is None or kind == "RigidTendonMuscle":
+        return ()
+    activation = () if getattr(parameters, "ignore_activation_dynamics", False) else ("activation",)
+    if getattr(parameters, "ignore_tendon_compliance", False):
+        return activation
+    return activation + (("normalized_tendon_force",) if kind == "DeGrooteFregly2016Muscle" else ("fiber_length",))
+
+
+def _with_normalized_tendon_forces(model: Any, table: pd.DataFrame) -> pd.DataFrame:
+    """``M_normalized_tendon_force`` (OpenSim's state) after ``M_tendon_force`` of each elastic-tendon
+    DeGrooteFregly2016Muscle."""
+    added = {}
+    for m in getattr(model, "muscles", ()):
+        if "normalized_tendon_force" in _muscle_states(m.parameters) and f"{m.name}_tendon_force" in table:
+            added[f"{m.name}_normalized_tendon_force"] = (table[f"{m.name}_tendon_force"]
+                                                         / m.parameters.max_isometric_force)
+    if not added:
+        return table
+    out = pd.concat([table, pd.DataFrame(added, index=table.index)], axis=1)
     out.attrs = dict(table.attrs)
     return out
 
@@ -268,7 +299,7 @@ def from_opensim_states(table: pd.DataFrame) -> pd.DataFrame:
             renamed[col] = parts[-2] + "_u"
         elif parts[0] == "forceset" and len(parts) == 3:
             renamed[col] = f"{parts[1]}_{parts[2]}"
-        elif len(parts) == 2 and parts[1] in ("activation", "fiber_length"):  # a force among the model's components
+        elif len(parts) == 2 and parts[1] in ("activation", "fiber_length", "normalized_tendon_force"):  # a force among the model's components
             renamed[col] = f"{parts[0]}_{parts[1]}"
     out = table.rename(columns=renamed)
     out.attrs = dict(table.attrs)

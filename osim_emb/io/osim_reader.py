@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 from lxml import etree
 
+from osim_emb.core.kinematics import body_fixed_xyz_angles
 from osim_emb.io.errors import OsimImportError, UnsupportedFeatureError
 from osim_emb.io.function_xml import find_function, parse_function
 from osim_emb.io.osim_document import (
@@ -841,7 +842,7 @@ class _Reader:
                     local[:3, :3] = euler_xyz_body_fixed(orient)
                     local[:3, 3] = trans
                     t = parent.transform() @ local
-                    spec = OffsetSpec(parent.body, t[:3, 3], _xyz_angles(t[:3, :3]), name=e.get("name"))
+                    spec = OffsetSpec(parent.body, t[:3, 3], body_fixed_xyz_angles(t[:3, :3]), name=e.get("name"))
                 self.frames[path] = spec
                 progress = True
             pending = rest
@@ -892,7 +893,7 @@ class _Reader:
         rotation = np.zeros((3, 3))
         for (axis, sign), vector in ((first, u), (second, n), (third, w)):
             rotation[:, axis] = sign * vector
-        return OffsetSpec(body, points["origin_point"], _xyz_angles(rotation), name=e.get("name"))
+        return OffsetSpec(body, points["origin_point"], body_fixed_xyz_angles(rotation), name=e.get("name"))
 
     def _station(self, frame_path: str, ref: str) -> Any:
         """The <Station> a StationDefinedFrame's socket names (absolute, or relative to the frame)."""
@@ -1270,18 +1271,6 @@ def _axis_direction(text: str, reader: Any, e: Any, what: str) -> tuple[int, int
 def _structural(tag: str) -> bool:
     """Model structure among <components> (read with the bodies, joints, constraints and frames, not as forces)."""
     return tag in ("Body", "Station", "StationDefinedFrame") or tag.endswith(("Joint", "Constraint"))
-
-
-def _xyz_angles(r: np.ndarray) -> np.ndarray:
-    """Body-fixed X-Y-Z angles of a rotation matrix (inverse of R = Rx Ry Rz)."""
-    b = np.arcsin(np.clip(r[0, 2], -1.0, 1.0))
-    if abs(r[0, 2]) < 1 - 1e-12:
-        a = np.arctan2(-r[1, 2], r[2, 2])
-        c = np.arctan2(-r[0, 1], r[0, 0])
-    else:  # gimbal lock: put everything in a
-        a = np.arctan2(r[2, 1], r[1, 1])
-        c = 0.0
-    return np.array([a, b, c])
 
 
 #: Characters OpenSim refuses in a component name (ComponentPath::isLegalPathElement, OpenSim 4.x).

@@ -209,9 +209,10 @@ def test_minus_dl_dq_differences_within_the_finite_difference_noise_are_named():
     assert set(_classify(*args).ravel()) == {"unexplained"}
 
 
-def _slider_through_its_anchor(osim, path, contact_mesh: str | None = None):
+def _slider_through_its_anchor(osim, path, contact_mesh: str | None = None, anchor: float = 0.2):
     """A block on a slider (x in [-0.5, 0.5] m, 0.1 m steps pass x = 0.2) pulled by a PathActuator from a ground
-    point at x = 0.2: the path has zero length there; optionally a ContactMesh (file ``contact_mesh``) in contact."""
+    point at x = ``anchor``: the path has zero length there; optionally a ContactMesh (file ``contact_mesh``) in
+    contact."""
     from opensim_builders import add_parts, add_path_actuator
     model = osim.Model()
     model.setName("slider")
@@ -222,7 +223,7 @@ def _slider_through_its_anchor(osim, path, contact_mesh: str | None = None):
     slider.updCoordinate().setRangeMin(-0.5)
     slider.updCoordinate().setRangeMax(0.5)
     add_parts(model, [block], [slider])
-    add_path_actuator(osim, model, "pull", [("ground", (0.2, 0.0, 0.0)), ("block", (0.0, 0.0, 0.0))])
+    add_path_actuator(osim, model, "pull", [("ground", (anchor, 0.0, 0.0)), ("block", (0.0, 0.0, 0.0))])
     add_path_actuator(osim, model, "push", [("ground", (-0.9, 0.0, 0.0)), ("block", (0.0, 0.0, 0.0))])
     if contact_mesh:
         floor = osim.ContactHalfSpace(osim.Vec3(0, -1, 0), osim.Vec3(0, 0, -1.5708), model.getGround(), "floor")
@@ -278,6 +279,21 @@ def test_a_zero_length_path_is_said_and_does_not_poison_the_later_opensim_values
     assert "1 point(s) left out where a path has zero length" in text.getvalue()
     push = summary[(summary.muscle == "push") & (summary.reference == "computeMomentArm")].iloc[0]
     assert push.zero_length_points == 0 and push.max_abs_difference_m < 1e-12
+
+
+def test_a_path_whose_ends_nearly_meet_is_said_to_be_a_kink_not_a_wrap(osim, tmp_path):
+    """Tug_of_War's block at its range end brings a muscle's two points within 1e-6 m: OpenSim's -dL/dq straddles
+    the kink of L = |p1 - p2| there. The study names that cause (it has no wrap and no conditional point) and keeps
+    the point out of the smooth statistics."""
+    path = _slider_through_its_anchor(osim, tmp_path / "slider.osim", anchor=0.2 + 1e-7)
+    result = run_moment_arm_study(str(path), ["x"], step_mm=100.0, out_dir=None, cache_dir=False, workers=1,
+                                  progress=False)
+    summary = result["summary"].set_index(["reference", "muscle"])
+    pull = summary.loc[("minus_dL_dq", "pull")]
+    assert pull.max_abs_difference_m > 0.5  # a one-sided difference across the kink (0.2 m is no range end)
+    assert pull.unexplained_points == 0 and "nearly meet" in pull.cause and "wrap" not in pull.cause
+    assert pull.max_abs_difference_smooth_m < 1e-7
+    assert "nearly meet" not in str(summary.loc[("minus_dL_dq", "push")].cause)
 
 
 def test_a_model_whose_contact_mesh_file_is_missing_is_compared_without_it(osim, tmp_path, capsys):

@@ -39,6 +39,8 @@ __all__ = ["REFERENCES", "TOLERANCE", "CAUSES", "Sweep", "make_sweeps", "package
 #: tolerance (m) above which a difference needs a cause (finite differences of getLength: 1e-7 m)
 TOLERANCE = {"computeMomentArm": 1e-8, "computeMomentArm_mvp": 1e-8, "minus_dL_dq": 1e-7}
 FD_STEP = 1e-6
+#: a path shorter than this (m; 10 finite-difference steps) has its two ends nearly meeting: a kink, not a wrap
+NEAR_ZERO_LENGTH = 10 * FD_STEP
 #: causes of a difference above tolerance, in the order they are tested at each sweep point
 CAUSES = {
     "discontinuity": "discontinuity of L (a wrap engaging or releasing, a conditional point): reported apart",
@@ -55,6 +57,8 @@ CAUSES = {
     "constraint_projection": "point, line or weld constraint loop of more than one degree of freedom (OpenSim "
                              "projects the unit speed on the constraints over all coordinates: the other "
                              "independent ones move too)",
+    "near_zero_length": "the path's two ends nearly meet here (L below 1e-5 m): L = |p1 - p2| has a kink at zero "
+                        "length, which finite differences straddle; reported apart",
     "zero_length_path": "the path has zero length here (its two ends meet): the moment arm is undefined (OpenSim "
                         "returns NaN); reported apart",
     "unexplained": "unexplained",
@@ -367,7 +371,7 @@ def _classify(reference: str, diff: np.ndarray, other_mode_diff: np.ndarray, pkg
         cause[todo & reproduced & stale & ~approx] = "stale_cache_getLength"
         cause[todo & reproduced & ~stale] = "approximate_wrapping"
         cause[both] = "stale_cache_getLength+approximate_wrapping"
-        return cause
+        return _near_zero_length(cause, pkg)
     cause[todo & (np.abs(other_mode_diff) <= tol)] = "stale_cache"
     left = todo & (cause == "unexplained")
     for mi, m in enumerate(muscles):
@@ -382,6 +386,15 @@ def _classify(reference: str, diff: np.ndarray, other_mode_diff: np.ndarray, pkg
                 cause[sel, mi, kk] = "coupler_projection"
             elif c in s["loop"]:
                 cause[sel, mi, kk] = "constraint_projection"
+    return _near_zero_length(cause, pkg)
+
+
+def _near_zero_length(cause: np.ndarray, pkg: dict) -> np.ndarray:
+    """A discontinuity where the path is shorter than NEAR_ZERO_LENGTH: its two ends nearly meet (Tug_of_War's
+    block at its range end), not a wrap or a conditional point."""
+    if "length" in pkg:
+        short = (np.abs(pkg["length"]) < NEAR_ZERO_LENGTH)[:, :, None] & (cause == "discontinuity")
+        cause[short] = "near_zero_length"
     return cause
 
 
@@ -440,7 +453,7 @@ def _summaries(model, sweeps, muscles, mac, refs, pkg, osv, compat, structural) 
                     defined = cs != "zero_length_path"  # the moment arm exists (other NaNs stay in, as NaN)
                     d = np.abs(diff[sl, mi, kk])
                     o = np.abs(vals[sl, mi, kk][defined])
-                    dm = disc[sl, mi, kk] | (cs == "discontinuity") | ~defined
+                    dm = disc[sl, mi, kk] | (cs == "discontinuity") | (cs == "near_zero_length") | ~defined
                     i = int(np.argmax(np.where(defined, d, -1.0)))
                     smooth = d[~dm]
                     keys = [k for k in dict.fromkeys(cs[np.argsort(-np.where(np.isnan(d), np.inf, d))]) if k]

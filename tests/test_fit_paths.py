@@ -162,3 +162,30 @@ def test_units_above_the_tolerances_are_summarized_or_refused(models_dir, tmp_pa
     err = capsys.readouterr().err
     assert "2 of 2 units above the tolerances (BRA, BIClong): raise --max-order" in err
     assert out.exists()
+
+
+@pytest.mark.opensim
+def test_a_fit_around_a_trajectory_says_where_it_holds(osim, arm_model, tmp_path, caplog):
+    """A trajectory that moves q2 and keeps q1 at 0: the fit has seen q1 within the sampling bounds only. The
+    command says so (the coordinate, its sampled span and its range) and each unit's FunctionBasedPath records the
+    box of samples it was fitted over, in a comment OpenSim reads past (the file still loads); the box is the
+    samples' own extent (checked here against the degrees of the bounds)."""
+    import pandas as pd
+    from osim_emb.io.motion import write_motion
+    motion = tmp_path / "sweep.sto"
+    q2 = np.linspace(0.2, 2.0, 12)
+    write_motion(motion, pd.DataFrame({"time": np.linspace(0, 1, 12), "q1": 0.0, "q2": q2, "s": 0.0}), name="sweep")
+    out = tmp_path / "fitted.osim"
+    with caplog.at_level("WARNING"):
+        assert cli_main(["fit-paths", str(arm_model), "-o", str(out), "--trajectory", str(motion),
+                         "--samples-per-frame", "10", "--bounds=-15,15"]) == 0
+    text = caplog.text
+    assert "hold near the sampled poses only" in text and f"of the 12 frames of {motion}" in text
+    assert "q1 [" in text and "of [-57.3, 85.94]" in text  # the range of q1 in degrees
+    xml = out.read_text()
+    comments = [line for line in xml.splitlines() if "fitted by osim-emb fit-paths on 132 samples" in line]
+    assert len(comments) == 3
+    deltoid = next(c for c in comments if "q2" not in c)  # spans q1 only
+    lo, hi = (float(v) for v in deltoid.split("q1 [")[1].split("]")[0].split(","))
+    assert -15.0 <= lo < -14.0 and 14.0 < hi <= 15.0  # within the bounds around q1 = 0
+    osim.Model(str(out)).initSystem()  # the comments do not disturb OpenSim

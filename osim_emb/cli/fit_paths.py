@@ -69,6 +69,16 @@ def cmd_fit_paths(args: argparse.Namespace) -> int:
               f"{','.join(f.coordinates)}")
     print(f"wrote {args.output}: {len(fits)} FunctionBasedPaths fitted on {len(samples)} samples "
           f"({len(frames)} frames x (1 + {args.samples_per_frame})) in {elapsed:.2f} s")
+    from osim_emb.paths.path_fitting import domain_text, narrowly_sampled, sample_domain
+    fitted = list(dict.fromkeys(c for f in fits for c in f.coordinates))
+    narrow = narrowly_sampled(sample_domain(model, samples, fitted))
+    if narrow:
+        log.warning("the fitted paths hold near the sampled poses only (%s); sampled over less than 90%% of the "
+                    "range of %s; the file keeps the model's ranges and records each unit's domain in a comment",
+                    f"within {args.bounds} deg of the {len(frames)} frames of {args.trajectory}" if args.trajectory
+                    else f"{len(frames)} frames", "; ".join(
+                        f"{domain_text([d])} of [{d[3]:.4g}, {d[4]:.4g}]" for d in narrow[:8])
+                    + ("; ..." if len(narrow) > 8 else ""))
     if above:
         log.warning("%d of %d units above the tolerances (%s): %s; --fail-above-tolerance makes this an error",
                     len(above), len(fits), ", ".join(above), advice)

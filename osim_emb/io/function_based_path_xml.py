@@ -118,10 +118,12 @@ def function_based_unit(force: Any, converter: Any):
     return FunctionBasedMusculotendon(force.name, force.type, (), (), params, function_path=path)
 
 
-def document_with_function_based_paths(doc: Any, paths: dict[str, tuple[Sequence[str], JointFunction]]) -> Any:
+def document_with_function_based_paths(doc: Any, paths: dict[str, tuple[Sequence[str], JointFunction]],
+                                       notes: dict[str, str] | None = None) -> Any:
     """A copy of an :class:`OsimDocument` in which each force named in ``paths`` has a FunctionBasedPath.
 
-    ``paths[name] = (coordinate names, length function)``; the other forces are unchanged.
+    ``paths[name] = (coordinate names, length function)``; the other forces are unchanged; ``notes[name]``: an XML
+    comment written first in that unit's FunctionBasedPath (e.g. the domain it was fitted over).
     """
     import copy
     out = copy.copy(doc)
@@ -136,7 +138,10 @@ def document_with_function_based_paths(doc: Any, paths: dict[str, tuple[Sequence
             continue
         names, length = paths[f.name]
         cps = [doc.coordinate_path(c) for c in names]
-        element = with_function_based_path(f.element, function_based_path_element(cps, length))
+        path_element = function_based_path_element(cps, length)
+        if notes and f.name in notes:
+            path_element.insert(0, etree.Comment(" " + notes[f.name].replace("--", "- -") + " "))
+        element = with_function_based_path(f.element, path_element)
         spec = FunctionBasedPathSpec(cps, length, [], None)
         out.forces.append(type(f)(f.name, f.type, element, None, None, f.line, function_path=spec))
     return out
@@ -145,8 +150,11 @@ def document_with_function_based_paths(doc: Any, paths: dict[str, tuple[Sequence
 def document_with_fitted_paths(model, samples, muscles=None, settings=None, **options):
     """(the model's document with the fitted units' paths replaced by FunctionBasedPaths, the fits): what
     ``osim-emb fit-paths`` writes; ``options`` go to :func:`osim_emb.paths.path_fitting.fit_paths`."""
-    from osim_emb.paths.path_fitting import FitSettings, fit_paths
+    from osim_emb.paths.path_fitting import FitSettings, fit_paths, sample_domain, domain_text
     fits = fit_paths(model, samples, muscles, FitSettings() if settings is None else settings, **options)
+    notes = {f.muscle: f"fitted by osim-emb fit-paths on {len(samples)} samples over "
+                       f"{domain_text(sample_domain(model, samples, f.coordinates))}: valid near those poses only"
+             for f in fits}
     doc = document_with_function_based_paths(model.extras["document"],
-                                              {f.muscle: (f.coordinates, f.polynomial) for f in fits})
+                                              {f.muscle: (f.coordinates, f.polynomial) for f in fits}, notes)
     return doc, fits

@@ -98,6 +98,30 @@ def sample_coordinates(model, frames: np.ndarray, samples_per_frame: int = 25,
     return np.where(clamp, np.clip(out, rng_lo, rng_hi), out)
 
 
+def sample_domain(model, samples: np.ndarray, coordinates) -> list[tuple[str, float, float, float, float, str]]:
+    """Per coordinate: (name, sampled min, sampled max, range min, range max, unit), in degrees for a rotational
+    coordinate and metres otherwise: the box a fit has seen (a fit holds near its samples only)."""
+    out = []
+    for name in coordinates:
+        k = model.coordinate_index(name)
+        rotational = model.coordinates[k].motion_type == "rotational"
+        scale = np.degrees(1.0) if rotational else 1.0
+        lo, hi = model.coordinate_ranges[k]
+        out.append((name, float(samples[:, k].min() * scale), float(samples[:, k].max() * scale), float(lo * scale),
+                    float(hi * scale), "deg" if rotational else "m"))
+    return out
+
+
+def domain_text(domain) -> str:
+    """'elbow_flexion [0.0, 130.0] deg, ...' of :func:`sample_domain`."""
+    return ", ".join(f"{name} [{lo:.4g}, {hi:.4g}] {unit}" for name, lo, hi, _, _, unit in domain)
+
+
+def narrowly_sampled(domain, coverage: float = 0.9) -> list:
+    """The entries of :func:`sample_domain` whose sample spans less than ``coverage`` of a finite range."""
+    return [d for d in domain if np.isfinite(d[4] - d[3]) and d[4] > d[3] and (d[2] - d[1]) < coverage * (d[4] - d[3])]
+
+
 def monomials_and_derivatives(exponents: np.ndarray, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """phi (N, T) and dphi/dx (N, d, T) of the monomials prod_v x_v^(e_tv)."""
     n, d = x.shape

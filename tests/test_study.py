@@ -73,6 +73,11 @@ def test_run_on_any_model_without_flags(osim, models_dir, tmp_path, monkeypatch,
     for f in figs + sorted((out / "moment_arms").glob("error_heatmap_*.svg")):
         check_written_figure(f.with_suffix(""))
     assert list((out / "moment_arms" / "sto").glob("*_Length.sto"))
+    import pandas as pd
+    stale = pd.read_csv(out / "moment_arms" / "stale_cache_effect.csv").select_dtypes("number")
+    # the stale-cache section: a table of the units that differ, or says there are none (no empty table)
+    assert ("Fresh geometry minus" in report) == bool((stale.abs().to_numpy() > 0).any())
+    assert ("None: the fresh-geometry and" in report) == (not (stale.abs().to_numpy() > 0).any())
 
 
 def test_default_sweep_is_the_spanned_rotational_coordinates(models_dir):

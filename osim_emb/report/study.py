@@ -376,10 +376,15 @@ def _blocks(results: dict, elapsed: float, compile_s: float) -> list[tuple]:
         diffs = _differences_table(results["B"])
         if len(diffs):
             b += [("table", diffs)]
-    b += [("h2", "OpenSim's stale wrap-point cache"),
-          ("p", "Fresh geometry minus `opensim_compat` mode, per unit (only units with a difference):"),
-          ("table", results["stale_cache"][results["stale_cache"]["max abs ΔL (m)"] > 0]
-           .sort_values("max abs ΔL (m)", ascending=False))]
+    differs = (results["stale_cache"]["max abs ΔL (m)"] > 0) | (results["stale_cache"]["max abs ΔR (m)"] > 0)
+    stale = results["stale_cache"][differs]
+    b += [("h2", "OpenSim's stale wrap-point cache")]
+    if len(stale):
+        b += [("p", "Fresh geometry minus `opensim_compat` mode, per unit (only units with a difference):"),
+              ("table", stale.sort_values("max abs ΔL (m)", ascending=False))]
+    else:
+        b += [("p", f"None: the fresh-geometry and `opensim_compat` modes give the same lengths and moment arms for "
+                    f"all {len(results['stale_cache'])} units over the sweeps (no wrap point goes stale).")]
     files = list(a.get("figures", [])) + (list(results["B"].get("figures", [])) if "B" in results else [])
     figs = []
     for p in dict.fromkeys(f.with_suffix("") for f in files):

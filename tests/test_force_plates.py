@@ -55,8 +55,10 @@ def _load(k, t):
     return force, cop, torque
 
 
-def write_trial(path, *, plates=2, markers=("RHEE", "LTOE")):
-    """The C3D trial of :data:`PLATES` and :func:`_load`, with two markers; returns the analog times."""
+def write_trial(path, *, plates=2, markers=("RHEE", "LTOE"), offset_n=0.0, ripple_n=0.0):
+    """The C3D trial of :data:`PLATES` and :func:`_load`, with two markers; returns the analog times.
+    ``offset_n``: a constant vertical force (N) added to plate 1's channels, as an unzeroed plate records, with a
+    150 Hz ripple of amplitude ``ripple_n`` (N)."""
     t = np.arange(FRAMES * SUB) / ANALOG_RATE
     analogs = np.zeros((1, 6 * plates, len(t)))
     corners_all, origins = np.zeros((3, 4, plates)), np.zeros((3, plates))
@@ -64,6 +66,8 @@ def write_trial(path, *, plates=2, markers=("RHEE", "LTOE")):
         corners, depth = PLATES[k]
         axes = _plate_axes(corners)
         force, cop, torque = _load(k, t)
+        if k == 0 and offset_n:
+            force = force + np.array([0.0, 0.0, 1.0]) * (offset_n + ripple_n * np.sin(2 * np.pi * 150 * t))[:, None]
         centre = corners.mean(axis=0) * 1e-3
         sensor = centre + axes @ np.array([0.0, 0.0, depth * 1e-3])  # below the surface: the plate's z points down
         about_centre = np.cross(cop - centre, force) + torque[:, None] * np.array([0.0, 0.0, 1.0])
@@ -272,3 +276,37 @@ def test_trial_without_force_platforms(tmp_path, capsys):
     assert "no force platform" in capsys.readouterr().err
     with pytest.raises(MarkerFileError, match="no analog channels"):
         read_c3d_analogs(path)
+
+
+def test_a_platform_that_never_unloads_is_warned_about(tmp_path, caplog):
+    """An unzeroed plate (a 35 N offset on plate 1) stays above the 20 N threshold all trial: its centre of
+    pressure is computed from the offset while nobody stands on it. The command names the platform, its least and
+    largest normal force; the zeroed plate 2 is not named."""
+    path = tmp_path / "offset.c3d"
+    write_trial(path, offset_n=35.0)
+    with caplog.at_level("WARNING"):
+        assert main(["c3d-export", str(path), "-o", str(tmp_path / "out")]) == 0
+    warned = [r.getMessage() for r in caplog.records if "never falls below" in r.getMessage()]
+    assert len(warned) == 1 and "platform 1" in warned[0] and "least 35 N" in warned[0]
+    assert "platform 2" not in warned[0]
+    caplog.clear()
+    with caplog.at_level("WARNING"):  # a zeroed trial: no such warning
+        assert main(["c3d-export", str(tmp_path / "offset.c3d"), "-o", str(tmp_path / "out2"), "--threshold",
+                     "40"]) == 0
+    assert not any("never falls below" in r.getMessage() for r in caplog.records)
+
+
+def test_a_platform_chattering_about_the_threshold_is_warned_about(tmp_path, caplog):
+    """opensim-core's walking trials have plates resting at 14-20 N (unzeroed): with the 20 N threshold, walking2's
+    plate 2 makes 956 'contacts', 952 shorter than 10 ms, and its centre of pressure jumps between them. A plate
+    at 19 N with a 3 N ripple: the command names it with its resting level; a higher threshold is quiet."""
+    path = tmp_path / "ripple.c3d"
+    write_trial(path, offset_n=19.0, ripple_n=3.0)
+    with caplog.at_level("WARNING"):
+        assert main(["c3d-export", str(path), "-o", str(tmp_path / "out")]) == 0
+    warned = [r.getMessage() for r in caplog.records if "shorter than 10 ms" in r.getMessage()]
+    assert len(warned) == 1 and "platform 1" in warned[0] and "resting level about 1" in warned[0]
+    caplog.clear()
+    with caplog.at_level("WARNING"):
+        assert main(["c3d-export", str(path), "-o", str(tmp_path / "out2"), "--threshold", "40"]) == 0
+    assert not any("shorter than 10 ms" in r.getMessage() for r in caplog.records)

@@ -88,6 +88,7 @@ def cmd_c3d_export(args: argparse.Namespace) -> int:
             if args.lowpass:
                 plates = lowpass_plates(plates, args.lowpass)
             plates = rotated_plates(plates, rotation)
+            normal_force = {p.number: np.abs(p.force @ p.normal) for p in plates.plates}  # before any threshold
             if args.forces_at == "cop":
                 plates = at_center_of_pressure(plates, args.threshold)
             write_ground_reactions(tmp["forces"], plates, xml=tmp.get("loads"), bodies=bodies,
@@ -119,6 +120,20 @@ def cmd_c3d_export(args: argparse.Namespace) -> int:
                                                                                else "")
             print(f"  platform {p.number}: " + (f"contact {shown}" if runs else "no contact") +
                   f" (normal force >= {args.threshold:g} N)")
+            fn = normal_force[p.number]
+            least, peak = float(np.nanmin(fn)), float(np.nanmax(fn))
+            brief = sum(b - a < 0.01 for a, b in runs)
+            if brief >= 5:  # the normal force chatters about the threshold
+                log.warning("c3d-export: platform %d: %d of its %d contacts (normal force >= %g N) are shorter than "
+                            "10 ms (its resting level about %.0f N: an unzeroed platform, or noise near the "
+                            "threshold); its centre of pressure jumps between them: raise --threshold well above "
+                            "that level, or zero the channels", p.number, brief, len(runs), args.threshold,
+                            float(np.nanpercentile(fn, 10)))
+            if least >= args.threshold and least < 0.2 * peak:  # loaded throughout, yet far below its peak
+                log.warning("c3d-export: platform %d: its normal force never falls below the %g N threshold "
+                            "(least %.0f N, largest %.0f N): an unzeroed platform? Its centre of pressure is then "
+                            "computed from the offset while nothing stands on it; zero the channels or raise "
+                            "--threshold", p.number, args.threshold, least, peak)
         unused = sorted({p.number for p in plates.plates} - set(bodies))
         if "loads" in outs:
             print(f"wrote {outs['loads']}: platform " + ", ".join(f"{k} on {b}" for k, b in sorted(bodies.items())))

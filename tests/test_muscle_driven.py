@@ -1276,3 +1276,37 @@ def test_a_muscle_among_the_models_components_is_labelled_by_its_own_path(osim, 
     assert "/BICshort/activation" in names
     for n in names:
         assert model.getStateVariableValue(states.get(2), n) == table.getDependentColumn(n)[2], n
+
+
+def test_leaving_the_range_of_a_moving_points_coordinate_is_said(osim, models_dir, tmp_path, caplog):
+    """Past knee_angle_r's range OpenSim keeps leg6dof9musc's MovingPathPoints at the range end (the lengths agree)
+    but applies their forces through the location functions' slopes at the unclamped knee angle (its
+    computeMomentArm differs from the package's -dL/dq there, equal inside the range): a simulation that takes the
+    knee past 10 degrees names the units whose forces then differ from OpenSim's Manager."""
+    from osim_emb import load_osim
+    from osim_emb.cli.main import main
+    from osim_emb.paths.geometry import lengths_and_moment_arms
+    path = models_dir / "leg6dof9musc.osim"
+    model = load_osim(str(path))
+    k = model.coordinate_index("knee_angle_r")
+    theirs = osim.Model(str(path))
+    state = theirs.initSystem()
+    knee = theirs.getCoordinateSet().get("knee_angle_r")
+    knee.setClamped(state, False)
+    gap = {}
+    for angle in (-0.5, 0.2):  # inside; 1.5 degrees past the range's end at 10 degrees
+        q = model.default_q.copy()
+        q[k] = angle
+        length, arm = lengths_and_moment_arms(model, q[None], ["vas_int_r"], allow_out_of_range=True)
+        knee.setValue(state, angle, True)
+        theirs.realizePosition(state)
+        muscle = theirs.getMuscles().get("vas_int_r")
+        assert abs(length[0, 0] - muscle.getLength(state)) < 1e-10
+        gap[angle] = abs(arm[0, k, 0] - muscle.computeMomentArm(state, knee))
+    assert gap[-0.5] < 1e-9 and gap[0.2] > 0.01
+    with caplog.at_level("WARNING"):
+        assert main(["simulate-muscles", str(path), "-o", str(tmp_path / "leg.sto"), "--t-end", "0.04", "--samples",
+                     "5", "--excitation", "vas_int_r=1", "--q0", "knee_angle_r=5,hip_flexion_r=30", "--qdot0",
+                     "knee_angle_r=100"]) == 0
+    said = [r.getMessage() for r in caplog.records if "MovingPathPoints of" in r.getMessage()]
+    assert len(said) == 1 and "past the range of 'knee_angle_r'" in said[0] and "vas_int_r" in said[0]

@@ -12,10 +12,27 @@ from osim_emb.cli.common import table_output, _into_range, _load_any, _named_val
 log = logging.getLogger(__name__)
 
 
-def warn_range_exits(model, table) -> None:
-    """Warn, once a coordinate, where a simulated motion leaves the coordinate's range (degrees for rotations)."""
+def moving_point_units(model) -> dict[str, list[str]]:
+    """{coordinate: units with a MovingPathPoint it drives} from the model's .osim document (empty without one)."""
+    doc = getattr(model, "extras", {}).get("document")
+    out: dict[str, list[str]] = {}
+    for f in (doc.forces if doc is not None else ()):
+        for p in getattr(f, "points", None) or ():
+            if p.kind == "moving":
+                for c in dict.fromkeys(p.function_coordinates or ()):
+                    if f.name not in out.setdefault(c, []):
+                        out[c].append(f.name)
+    return out
+
+
+def warn_range_exits(model, table, applied=None) -> None:
+    """Warn, once a coordinate, where a simulated motion leaves the coordinate's range (degrees for rotations),
+    naming the units (of ``applied``, None: all) whose MovingPathPoints it drives: past the range OpenSim keeps
+    such a point at the range end but applies its force through the location's slope at the unclamped value
+    (MovingPathPoint::getdPointdQ), the package through -dL/dq (slope 0), so the two simulations part there."""
     import numpy as np
     from osim_emb.core.configuration import RANGE_TOLERANCE
+    moving = moving_point_units(model)
     for c in model.coordinates:
         lo, hi = c.range
         v = table[c.name].to_numpy()
@@ -27,6 +44,14 @@ def warn_range_exits(model, table) -> None:
             log.warning("coordinate %r leaves its range %s at t = %.6g s (%s): a range is not enforced in a forward "
                         "simulation (only forces such as CoordinateLimitForce or contact hold a coordinate)",
                         c.name, shown[1], table["time"].iloc[k], shown[0])
+            units = [u for u in moving.get(c.name, ()) if applied is None or u in applied]
+            if units:
+                log.warning("past the range of %r the MovingPathPoints of %s stay where they are at the range end "
+                            "(as OpenSim places them); the package's forces follow the lengths (-dL/dq), while "
+                            "OpenSim's Manager applies those points' forces through the location functions' slopes "
+                            "at the unclamped value: from t = %.6g s the trajectory differs from OpenSim's",
+                            c.name, ", ".join(units[:6]) + (f", ... ({len(units)} in all)" if len(units) > 6 else ""),
+                            table["time"].iloc[k])
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
@@ -34,6 +59,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     from osim_emb.io.motion import as_opensim_states, write_motion
     from osim_emb.io.outputs import atomic_files
     from osim_emb.simulation.motions import COMPILED_METHODS, simulate
+    from osim_emb.simulation.muscle_driven import passive_path_forces_from_model
     _positive("--t-end", args.t_end)
     _positive("--rtol", args.rtol)
     _positive("--atol", args.atol)
@@ -58,7 +84,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
                        n_output=args.samples, max_steps=args.max_steps, max_seconds=args.max_seconds,
                        external_loads=read_external_loads_option(args), model_forces=not args.no_model_forces,
                        progress=not getattr(args, "quiet", False))
-        warn_range_exits(model, tab)
+        warn_range_exits(model, tab, applied=() if args.no_model_forces else
+                         {f.name for f in passive_path_forces_from_model(model)})
         write_motion(tmps[0], as_opensim_states(model, tab), name=f"{model.name} passive simulation",
                      protect=[args.model])  # OpenSim's state labels: a states file
         plotted = args.plot

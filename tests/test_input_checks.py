@@ -463,3 +463,42 @@ def test_a_motion_file_without_version_or_in_degrees_is_read_as_opensims_storage
         _, header = read_motion(path)
         assert (in_degrees_flag(header, path) == "yes") == bool(osim.Storage(str(path)).isInDegrees()), name
     assert in_degrees_flag(read_motion(tmp_path / "simm.mot")[1], tmp_path / "simm.mot") == "yes"
+
+
+def test_a_radian_simulation_past_pi_is_not_taken_for_degrees(models_dir, tmp_path, capsys):
+    """A simulate-muscles result in radians whose elbow passes pi (audit r23: 1.05 -> 3.16 rad, beyond the 2.27 rad
+    range end) was refused as 'looks like degrees' even with --outside-range warn. Degrees are suspected only where
+    most values exceed pi; --outside-range warn uses the values; a file in degrees is still named as such."""
+    arm = oe.load_osim(str(models_dir / "arm26.osim"))
+    t = np.linspace(0.0, 0.5, 51)
+    elbow = 1.05 + 2.11 * t / 0.5  # radians, past the range end 2.27 for the last ~40% of the frames
+    path = tmp_path / "fwd.sto"
+    write_motion(path, pd.DataFrame({"time": t, "r_shoulder_elev": 0.3, "r_elbow_flex": elbow}), name="fwd")
+    err = _error(capsys, "inverse-dynamics", str(models_dir / "arm26.osim"), str(path), "-o", str(tmp_path / "id.sto"))
+    assert "outside its range" in err and "look like degrees" not in err and "--outside-range warn" in err
+    assert main(["inverse-dynamics", str(models_dir / "arm26.osim"), str(path), "-o", str(tmp_path / "id.sto"),
+                 "--outside-range", "warn"]) == 0
+    degrees = tmp_path / "deg.sto"  # the same motion in degrees, labelled radians
+    write_motion(degrees, pd.DataFrame({"time": t, "r_shoulder_elev": 17.0, "r_elbow_flex": np.degrees(elbow) / 1.5}),
+                 name="deg")
+    table, header = read_motion(degrees)
+    with pytest.raises(MotionFileError, match="look like degrees"):
+        oe.io.motion.coordinates_from_motion(arm, table, header)
+
+
+def test_a_coupled_coordinate_in_degrees_is_refused_with_its_reason(models_dir, tmp_path):
+    """OpenSim converts only rotational coordinates from degrees (MoBL's deviation and flexion are 'coupled'): a
+    file in degrees giving deviation = 5 is refused, now with that reason, and used as given with outside='warn'."""
+    from osim_emb.io.motion import coordinates_from_motion
+    mobl = oe.load_osim(str(models_dir / "mobl_arms_holzbaur.osim"))
+    values = {c.name: np.degrees(c.default) if c.motion_type == "rotational" else c.default for c in mobl.coordinates}
+    values["deviation"] = 5.0  # degrees, inside [-10, 25] degrees
+    path = tmp_path / "mobl.mot"
+    write_motion(path, pd.DataFrame({"time": [0.0, 0.1], **{k: [v, v] for k, v in values.items()}}), name="m",
+                 in_degrees=True)
+    table, header = read_motion(path)
+    with pytest.raises(MotionFileError, match="'deviation' = 5 is outside its range.*coupled coordinate, which "
+                                              "OpenSim does not convert from degrees"):
+        coordinates_from_motion(mobl, table, header)
+    _, q, _ = coordinates_from_motion(mobl, table, header, outside="warn")
+    assert q[0, mobl.coordinate_index("deviation")] == 5.0  # as OpenSim's Storage keeps it

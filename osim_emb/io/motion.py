@@ -373,12 +373,17 @@ def coordinates_from_motion(model: Any, table: pd.DataFrame, header: dict[str, s
         if out.size:
             r = int(out[0])
             hint = ""
-            if rotational and not in_deg and np.abs(v).max() > np.pi and np.all(
+            # degrees read as radians: most values beyond pi (a simulation in radians that passes pi is not)
+            if rotational and not in_deg and np.median(np.abs(v)) > np.pi and np.all(
                     (np.radians(v) >= lo - range_tolerance) & (np.radians(v) <= hi + range_tolerance)):
                 hint = "; the values look like degrees but the header says inDegrees=no"
+            elif c.motion_type == "coupled" and in_deg and np.all(
+                    (np.radians(v) >= lo - range_tolerance) & (np.radians(v) <= hi + range_tolerance)):
+                hint = ("; a coupled coordinate, which OpenSim does not convert from degrees (only rotational "
+                        "ones): the file must give it in radians")
             err = MotionFileError(path, f"coordinate {c.name!r} = {v[r]:.6g} is outside its range "
                                         f"[{lo:.6g}, {hi:.6g}]{hint}", lines[r], col)
-            if outside == "error" or hint:
+            if outside == "error":
                 raise err
             log.warning("%s (%d of %d frames outside; used as they are)", err, out.size, len(v))
             q[:, k] = v

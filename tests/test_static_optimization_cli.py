@@ -79,11 +79,13 @@ def test_static_optimization_command_reserves_and_refusals(models_dir, tmp_path,
     assert main(["static-optimization", str(path), str(motion), "-o", str(prefix)]) == 2
     err = capsys.readouterr().err
     assert "infeasible" in err and "r_shoulder_elev" in err and "--reserve / --reserves" in err and "t = 0" in err
+    assert "passive fibre forces are included" in err and "--no-passive" in err  # audit r23: OpenSim leaves them out
     assert not list(tmp_path.glob("fast_StaticOptimization*"))
     assert main(["static-optimization", str(path), str(motion), "-o", str(prefix), "--reserves", "100",
                  "--reserve", "r_elbow_flex=0", "--plot"]) == 0
     assert (tmp_path / "fast_StaticOptimization_activation.png").stat().st_size > 1000
-    assert "largest reserve force" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "largest reserve force" in printed and "passive fibre forces included" in printed
     frc = read_sto(f"{prefix}_StaticOptimization_force.sto")
     act = read_sto(f"{prefix}_StaticOptimization_activation.sto")
     assert "reserve_r_shoulder_elev" in frc.columns and "reserve_r_elbow_flex" not in frc.columns

@@ -147,7 +147,10 @@ def cmd_static_optimization(args: argparse.Namespace) -> int:
         except InfeasibleError as err:
             raise ValueError(f"{args.motion}: {err}".replace("reserves=...", "--reserve / --reserves")
                              + f" (frame {err.frames[0]} is at t = {time[err.frames[0]]:.6g} s, frame "
-                               f"{_worst_frame(err)} at t = {time[_worst_frame(err)]:.6g} s)") from None
+                               f"{_worst_frame(err)} at t = {time[_worst_frame(err)]:.6g} s)"
+                             + ("" if args.no_passive else "; the passive fibre forces are included (OpenSim's "
+                                "StaticOptimization leaves them out: --no-passive), and a stretched muscle's "
+                                "passive force can make a frame infeasible")) from None
         if reserves is not None:
             for k in np.flatnonzero(reserves > 0):
                 name = f"reserve_{model.coordinate_names[k]}"
@@ -176,6 +179,9 @@ def cmd_static_optimization(args: argparse.Namespace) -> int:
     plot = f" (and the plot {outs[3]})" if plotted else ""
     print(f"wrote {outs[0]}, {outs[1]} and {outs[2]}{plot}: {len(time)} frames, {len(muscle_names)} muscles; activations "
           f"{a.min():.3g} to {a.max():.3g}, largest |τ - R F| {np.abs(res.residual).max():.2g} (N m, N)")
+    if not args.no_passive:
+        print("passive fibre forces included in the muscle forces; OpenSim's StaticOptimization leaves them out "
+              "(--no-passive for its problem)")
     if reserves is not None:
         used = np.abs(res.reserve_forces).max(axis=0)
         k = int(np.argmax(used))

@@ -502,3 +502,27 @@ def test_a_coupled_coordinate_in_degrees_is_refused_with_its_reason(models_dir, 
         coordinates_from_motion(mobl, table, header)
     _, q, _ = coordinates_from_motion(mobl, table, header, outside="warn")
     assert q[0, mobl.coordinate_index("deviation")] == 5.0  # as OpenSim's Storage keeps it
+
+
+def test_a_start_state_may_name_some_coordinates_only(models_dir):
+    """simulate(q0={...}) and simulate_muscles take a dict naming some coordinates, the others at their defaults (as
+    the commands' --q0; audit r23: a notebook user had to type all of MoBL's seven): the run equals the one from the
+    full arrays; an unknown name and degrees are still refused."""
+    from osim_emb.core.configuration import ConfigurationError
+    arm = oe.load_osim(str(models_dir / "arm26.osim"))
+    q0, qd0 = arm.default_q.copy(), arm.default_qdot.copy()
+    q0[arm.coordinate_index("r_elbow_flex")] = 1.0
+    qd0[arm.coordinate_index("r_shoulder_elev")] = 0.1
+    for run in (oe.simulate, oe.simulate_muscles):
+        partial = run(arm, 0.02, q0={"r_elbow_flex": 1.0}, qdot0={"r_shoulder_elev": 0.1})
+        full = run(arm, 0.02, q0=q0, qdot0=qd0)
+        pd.testing.assert_frame_equal(partial, full)
+    with pytest.raises(ConfigurationError, match="unknown coordinates \\['elbow'\\]"):
+        oe.simulate(arm, 0.02, q0={"elbow": 1.0})
+    with pytest.raises(ConfigurationError, match="degrees"):
+        oe.simulate(arm, 0.02, q0={"r_elbow_flex": 90.0})
+
+
+def test_load_osim_names_what_it_got_instead_of_a_path():
+    with pytest.raises(TypeError, match="expects the path of an .osim file .* or an opensim.Model, got int 42"):
+        oe.load_osim(42)

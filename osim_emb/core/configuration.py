@@ -215,9 +215,20 @@ def as_coordinate_values(model: Model, values: Any, what: str) -> np.ndarray:
     return arr
 
 
+def _with_defaults(model: Model, values: Any, default: np.ndarray) -> Any:
+    """A mapping by coordinate name completed with ``default`` for the coordinates it leaves out (a start state
+    given in part, as the commands' --q0 takes it); its unknown names kept, to be refused; anything else as it is."""
+    from collections.abc import Mapping
+    if not isinstance(values, Mapping):
+        return values
+    return {**{n: default[k] for k, n in enumerate(model.coordinate_names)}, **values}
+
+
 def initial_configuration(model: Model, q0: Any = None, *, allow_out_of_range: bool = False) -> np.ndarray:
     """A simulation's start, (n_q,): ``q0`` checked as :func:`as_configuration` checks q (errors name q0), or, when
-    it is None, the model's default values, refused in the same way when one lies outside its range."""
+    it is None, the model's default values, refused in the same way when one lies outside its range.  A dict q0
+    may name some coordinates only: the others start at their default values."""
+    q0 = _with_defaults(model, q0, model.default_q)
     if q0 is not None:
         try:
             arr = as_configuration(model, q0, allow_out_of_range=allow_out_of_range)
@@ -240,7 +251,8 @@ def initial_configuration(model: Model, q0: Any = None, *, allow_out_of_range: b
 
 def initial_rates(model: Model, qdot0: Any = None) -> np.ndarray:
     """A simulation's start rates q̇0, (n_q,): ``qdot0`` checked as :func:`as_coordinate_values` checks values, or the
-    model's default ones (OpenSim's default state)."""
+    model's default ones (OpenSim's default state); a dict may name some coordinates only (the others: defaults)."""
+    qdot0 = _with_defaults(model, qdot0, model.default_qdot)
     if qdot0 is None:
         return model.default_qdot
     arr = as_coordinate_values(model, qdot0, "qdot0")

@@ -46,6 +46,10 @@ def load_osim(path, strict: bool = True, dependent_coordinates=None):
     from osim_emb.io.convert import document_to_model
     if hasattr(path, "printToXML") and hasattr(path, "getCoordinateSet"):
         return _load_opensim_object(path, strict)
+    import os
+    if not isinstance(path, (str, bytes, os.PathLike)):
+        raise TypeError(f"load_osim expects the path of an .osim file (str or pathlib.Path) or an opensim.Model, "
+                        f"got {type(path).__name__} {path!r:.60}")
     return document_to_model(read_osim(path, strict=strict), strict=strict, dependent_coordinates=dependent_coordinates)
 
 

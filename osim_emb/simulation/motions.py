@@ -93,7 +93,8 @@ def simulate(model: Model, t_end: float, q0: Any = None, qdot0: Any = None, *,
     q0, qdot0 : array_like or dict, optional
         (n_q,) initial configuration (rad, m; default: the model's default values) and speeds (rad/s,
         m/s; default: the model's default speeds, as OpenSim's default state: 0 unless the file sets
-        ``default_speed_value``), or dicts by coordinate name (:func:`osim_emb.as_configuration`).  A q0
+        ``default_speed_value``), or dicts by coordinate name (:func:`osim_emb.as_configuration`; a dict may leave
+        coordinates out: they start at their defaults, as the commands' --q0).  A q0
         outside the coordinate ranges is refused (the message says when it would be in range read as degrees)
         unless ``allow_out_of_range``; so are the model's default values when q0 is not given.
     generalized_forces : callable, optional

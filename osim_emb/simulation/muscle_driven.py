@@ -1390,7 +1390,8 @@ def simulate_muscles(model: Model, t_end: float, excitations: Mapping[str, Excit
         them (not clamped), with a warning; non-finite ones are refused.
     q0, qdot0 : array_like or dict, optional
         Initial coordinates (rad, m) and speeds (rad/s, m/s), arrays in the model's order or dicts by coordinate
-        name; default: the model's default values and speeds (``default_speed_value``, 0 unless the file sets it),
+        name (a dict may leave coordinates out: their defaults); default: the model's default values and speeds
+        (``default_speed_value``, 0 unless the file sets it),
         OpenSim's default state.  A q0 (or default) outside the coordinate ranges is refused, as in
         :func:`osim_emb.simulate`, unless ``allow_out_of_range``.
     activations : array_like, optional

@@ -20,7 +20,7 @@ def cmd_batch(args: argparse.Namespace) -> int:
                     threads_per_worker=args.threads_per_worker, progress=not args.quiet, step_mm=args.step_mm,
                     overwrite=args.overwrite, keep_going=args.keep_going)
     print(f"wrote {res['output']}: {res['rows']} rows from {res['models'] - res['failures']} models in "
-          f"{res['seconds']:.1f} s ({res['models_per_second']:.2f} models/s on {res['workers']} workers)")
+          f"{res['seconds']:.1f} s ({res['models_per_second']:.2f} models/s on {res['workers']} worker{'' if res['workers'] == 1 else 's'})")
     if res["failures"]:
         logging.getLogger("osim_emb").error("%d of %d models failed: listed in %s", res["failures"],
                                               res["models"], f"{res['output']}/_failures.csv")

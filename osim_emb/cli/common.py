@@ -398,10 +398,12 @@ def note_coupled_generalized_forces(model, command: str) -> None:
     (which reports every mobility's force with the constraints ignored)."""
     coupled = [d.name for d in model.dependent_coordinates if d.kind == "coupled"]
     if coupled:
-        log.warning("%s: %s is coupled to the generalized coordinates, and its generalized force is included in "
-                    "theirs (τ_q = τ_q,OpenSim + Σ ∇c τ_c,OpenSim); OpenSim's InverseDynamicsTool reports it "
+        one = len(coupled) == 1
+        log.warning("%s: %s %s coupled to the generalized coordinates, and %s generalized force%s included in "
+                    "theirs (τ_q = τ_q,OpenSim + Σ ∇c τ_c,OpenSim); OpenSim's InverseDynamicsTool reports %s "
                     "separately, with the constraints ignored", command, ", ".join(coupled[:6])
-                    + (f" ({len(coupled)} in all)" if len(coupled) > 6 else ""))
+                    + (f" ({len(coupled)} in all)" if len(coupled) > 6 else ""), "is" if one else "are",
+                    "its" if one else "their", " is" if one else "s are", "it" if one else "them")
 
 
 #: OpenSim's keywords in forces_to_exclude (DynamicsTool::disableModelForces; any case)

@@ -51,8 +51,10 @@ def cmd_simulate_muscles(args: argparse.Namespace) -> int:
     with atomic_files([out], overwrite=args.overwrite, inputs=inputs) as (tmp,):
         write_motion(tmp, as_opensim_states(model, tab), name=f"{model.name} muscle-driven simulation",
                      protect=inputs)  # OpenSim's state labels: a states file
-    print(f"wrote {out}: {len(tab)} samples over {args.t_end} s of q, q-dot, activations, fibre lengths and tendon "
-          f"forces ({tab.attrs['nfev']} right-hand sides, {tab.attrs['method']})")
+    held = "activations, fibre lengths and tendon forces" if any(c.endswith("_activation") for c in tab.columns) \
+        else "no muscle states (the model has no muscle to simulate)"
+    print(f"wrote {out}: {len(tab)} samples over {args.t_end} s of q, q-dot, {held} ({tab.attrs['nfev']} right-hand "
+          f"sides, {tab.attrs['method']})")
     return 0
 
 

@@ -521,7 +521,7 @@ class _Converter:
             out.append(Musculotendon(f.name, f.type, points, pw, params))
         for reason, names in without_model.items():  # one warning per reason, not per muscle
             shown = ", ".join(names[:5]) + (f", ... ({len(names)} in all)" if len(names) > 5 else "")
-            logging.getLogger(__name__).warning("%s: %d muscle(s) imported as paths only, force model not imported "
+            logging.getLogger(__name__).warning("%s: %d path unit(s) imported as paths only, force model not imported "
                                                 "(%s): %s", self.doc.path, len(names), reason, shown)
         return out
 

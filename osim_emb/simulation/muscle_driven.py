@@ -1042,7 +1042,7 @@ class MuscleDrivenSystem:
                         "control 0, no force)", model.name, listed(other))
         if passive and report:
             log.warning("muscle-driven simulation of %s does not apply %s: OpenSim's Manager applies them, so the "
-                        "trajectories differ from OpenSim's wherever they act (contact, bushings, springs)",
+                        "trajectories differ from OpenSim's wherever they act",
                         model.name, listed(passive))
         #: names of the passive forces this simulation leaves out (OpenSim applies them)
         self.unapplied_passive_forces = tuple(n for v in passive.values() for n in v)

@@ -40,7 +40,7 @@ def warn_range_exits(model, table, applied=None) -> None:
         if out.any():
             k = int(out.argmax())
             shown = ((f"{np.degrees(v[k]):.4g}° ({v[k]:.6g} rad)", f"[{np.degrees(lo):.4g}°, {np.degrees(hi):.4g}°]")
-                     if c.motion_type == "rotational" else (f"{v[k]:.6g} m", f"[{lo:.6g}, {hi:.6g}] m"))
+                     if c.motion_type != "translational" else (f"{v[k]:.6g} m", f"[{lo:.6g}, {hi:.6g}] m"))
             log.warning("coordinate %r leaves its range %s at t = %.6g s (%s): a range is not enforced in a forward "
                         "simulation (only forces such as CoordinateLimitForce or contact hold a coordinate)",
                         c.name, shown[1], table["time"].iloc[k], shown[0])

@@ -100,7 +100,7 @@ def pose_text(model, q: np.ndarray, unit: str | None = None) -> str:
     parts = []
     for c, v, m in zip(model.coordinates, q, moved):
         if m:
-            parts.append(f"{c.name} {np.degrees(v):.1f} deg" if c.motion_type == "rotational" else
+            parts.append(f"{c.name} {np.degrees(v):.1f} deg" if c.motion_type != "translational" else
                          f"{c.name} {v:.4g} m")
     return ", ".join(parts) if parts else "the default pose"
 

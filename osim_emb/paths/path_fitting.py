@@ -104,7 +104,7 @@ def sample_domain(model, samples: np.ndarray, coordinates) -> list[tuple[str, fl
     out = []
     for name in coordinates:
         k = model.coordinate_index(name)
-        rotational = model.coordinates[k].motion_type == "rotational"
+        rotational = model.coordinates[k].motion_type != "translational"  # coupled ones are angles too (MoBL)
         scale = np.degrees(1.0) if rotational else 1.0
         lo, hi = model.coordinate_ranges[k]
         out.append((name, float(samples[:, k].min() * scale), float(samples[:, k].max() * scale), float(lo * scale),

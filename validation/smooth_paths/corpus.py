@@ -99,10 +99,12 @@ def main(argv=None) -> int:
                 m = re.search(r"kept as a legacy GeometryPath: (.*)", line)
                 if m and m.group(1).startswith("OpenSim's evaluation of its smooth path differs"):
                     last = m.group(1).split("; with its contact hints:")[0]  # the reason without hints
-                    why = re.search(r"\)\): ([^;]*)$", last) or re.search(r"\): ([^;]*)$", last)
-                    reasons[f"OpenSim's evaluation differs: {why.group(1) if why else '?'}"] += 1
+                    why = re.search(r"\): (OpenSim[^;]*)", last)  # the cause after the obstacles' list
+                    reasons[f"OpenSim's evaluation differs: {why.group(1) if why else last[:120]}"] += 1
                 elif m:
-                    reasons[re.sub(r"'[^']*'", "X", re.sub(r" \(unit .*", "", m.group(1)))] += 1
+                    reason = re.sub(r" in \d+ of \d+ sampled configurations \(e\.g\. [^)]*\)",
+                                    " in some sampled configurations", m.group(1))  # one row a reason
+                    reasons[re.sub(r"'[^']*'", "X", re.sub(r" \(unit .*", "", reason))] += 1
             row["written_without_hints"] = sum("written without contact hints" in line for line in se.splitlines())
             row["opensim_check_run"] = "OpenSim check: " in so
             converted = re.search(r"(\d+) Scholz2015GeometryPaths", so)

@@ -18,26 +18,34 @@ The functions people call, by task (each has a numpydoc docstring with units and
 - shoulder rhythm: :func:`builtin_rhythm`, :func:`load_rhythm`, :func:`apply_rhythm`, :func:`fit_rhythm`
 - compare with OpenSim: :func:`compare_with_opensim` (tables and figures), :func:`run_moment_arm_study` (tables)
 
-The last groups are imported on first use, so ``import osim_emb`` never imports opensim or matplotlib.
+Every name is imported on first use, so ``import osim_emb`` is quick and never imports opensim or matplotlib.
 The layers behind these functions: docs/architecture.md.
 """
 
 from importlib import import_module
 
 from osim_emb._version import __version__
-from osim_emb.io.builtin_models import load_builtin
-from osim_emb.core.configuration import ConfigurationError, as_configuration, degrees_to_q
-from osim_emb.core.public_dynamics import forward_dynamics, gravity_forces, inverse_dynamics, mass_matrix, velocity_terms
-from osim_emb.io import load_osim
-from osim_emb.io.model_json import load_model, save_model
-from osim_emb.io.motion import read_motion, write_motion
-from osim_emb.io.osim_writer import write_osim
-from osim_emb.model import Body, DependentCoordinate, GeneralizedCoordinate, Joint, Model
-from osim_emb.paths.geometry import (PathState, lengthening_speeds, lengths_and_moment_arms, moment_arm_table, moment_arms,
-                                    muscle_lengths, path_states)
 
-# name -> (module, attribute): imported on first access (module-level __getattr__, PEP 562)
+# name -> (module, attribute): imported on first access (module-level __getattr__, PEP 562), so that
+# ``import osim_emb`` (and the command line's --help, --version) costs milliseconds, not the numerical stack
 _LAZY = {
+    "load_builtin": ("osim_emb.io.builtin_models", "load_builtin"),
+    "ConfigurationError": ("osim_emb.core.configuration", "ConfigurationError"),
+    "as_configuration": ("osim_emb.core.configuration", "as_configuration"),
+    "degrees_to_q": ("osim_emb.core.configuration", "degrees_to_q"),
+    **{name: ("osim_emb.core.public_dynamics", name)
+       for name in ("forward_dynamics", "gravity_forces", "inverse_dynamics", "mass_matrix", "velocity_terms")},
+    "load_osim": ("osim_emb.io", "load_osim"),
+    "load_model": ("osim_emb.io.model_json", "load_model"),
+    "save_model": ("osim_emb.io.model_json", "save_model"),
+    "read_motion": ("osim_emb.io.motion", "read_motion"),
+    "write_motion": ("osim_emb.io.motion", "write_motion"),
+    "write_osim": ("osim_emb.io.osim_writer", "write_osim"),
+    **{name: ("osim_emb.model", name)
+       for name in ("Body", "DependentCoordinate", "GeneralizedCoordinate", "Joint", "Model")},
+    **{name: ("osim_emb.paths.geometry", name)
+       for name in ("PathState", "lengthening_speeds", "lengths_and_moment_arms", "moment_arm_table", "moment_arms",
+                    "muscle_lengths", "path_states")},
     "simulate": ("osim_emb.simulation.motions", "simulate"),
     "inverse_dynamics_of_motion": ("osim_emb.simulation.motions", "inverse_dynamics_of_motion"),
     "simulate_muscles": ("osim_emb.simulation.muscle_driven", "simulate_muscles"),
@@ -51,6 +59,8 @@ _LAZY = {
     "run_moment_arm_study": ("osim_emb.opensim.moment_arms", "run_moment_arm_study"),
     "compare_with_opensim": ("osim_emb.report.comparisons", "compare_with_opensim"),
 }
+#: the subpackages, importable as attributes (``osim_emb.io.motion``) on first access
+_SUBPACKAGES = ("cli", "core", "io", "muscles", "opensim", "paths", "report", "rhythm", "seeds", "simulation", "data")
 
 __all__ = ["__version__",
            "load_osim", "load_model", "load_builtin", "save_model", "write_osim", "read_motion", "write_motion",
@@ -68,6 +78,8 @@ def __getattr__(name):
         value = getattr(import_module(module), attribute)
         globals()[name] = value
         return value
+    if name in _SUBPACKAGES or name in ("model", "progress"):
+        return import_module(f"osim_emb.{name}")
     raise AttributeError(f"module 'osim_emb' has no attribute {name!r}")
 
 

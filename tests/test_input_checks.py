@@ -469,6 +469,7 @@ def test_a_radian_simulation_past_pi_is_not_taken_for_degrees(models_dir, tmp_pa
     """A simulate-muscles result in radians whose elbow passes pi (audit r23: 1.05 -> 3.16 rad, beyond the 2.27 rad
     range end) was refused as 'looks like degrees' even with --outside-range warn. Degrees are suspected only where
     most values exceed pi; --outside-range warn uses the values; a file in degrees is still named as such."""
+    from osim_emb.io.motion import coordinates_from_motion
     arm = oe.load_osim(str(models_dir / "arm26.osim"))
     t = np.linspace(0.0, 0.5, 51)
     elbow = 1.05 + 2.11 * t / 0.5  # radians, past the range end 2.27 for the last ~40% of the frames
@@ -483,7 +484,7 @@ def test_a_radian_simulation_past_pi_is_not_taken_for_degrees(models_dir, tmp_pa
                  name="deg")
     table, header = read_motion(degrees)
     with pytest.raises(MotionFileError, match="look like degrees"):
-        oe.io.motion.coordinates_from_motion(arm, table, header)
+        coordinates_from_motion(arm, table, header)
 
 
 def test_a_coupled_coordinate_in_degrees_is_refused_with_its_reason(models_dir, tmp_path):

@@ -24,12 +24,15 @@ S_i = (ω, v) in ground, ``jac`` (n_frames, n_q, 6), ``djac`` (n_frames, n_q, n_
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from osim_emb.core._accel import HAVE_NUMBA, njit, prange, thread_count
 from osim_emb.core.calculus import skew
-from osim_emb.model import Model
+
+if TYPE_CHECKING:  # annotations only: osim_emb.model imports the functions, whose programs import these kernels
+    from osim_emb.model import Model
 
 __all__ = ["FrameTree", "frame_tree", "frame_kinematics", "frame_jacobian_derivatives", "batch_frame_kinematics",
            "PARALLEL_MIN_CONFIGURATIONS"]

@@ -13,7 +13,9 @@ The functions people call, by task (each has a numpydoc docstring with units and
 - dynamics: :func:`mass_matrix`, :func:`velocity_terms`, :func:`gravity_forces`, :func:`inverse_dynamics`,
   :func:`forward_dynamics`
 - simulate: :func:`simulate`, :func:`inverse_dynamics_of_motion`, :func:`simulate_muscles`,
-  :func:`static_optimization` (muscle force sharing), :func:`joint_reactions_of_motion` (joint loads)
+  :func:`muscle_force_sharing` (static optimization along a motion of a model), :func:`static_optimization` (the
+  same problem from arrays: moment arms, generalized forces, muscle force coefficients), :func:`joint_reactions_of_motion`
+  (joint loads)
 - scale: :func:`scale_model` (OpenSim's Model::scale on a model file's text)
 - shoulder rhythm: :func:`builtin_rhythm`, :func:`load_rhythm`, :func:`apply_rhythm`, :func:`fit_rhythm`
 - compare with OpenSim: :func:`compare_with_opensim` (tables and figures), :func:`run_moment_arm_study` (tables)
@@ -50,6 +52,7 @@ _LAZY = {
     "inverse_dynamics_of_motion": ("osim_emb.simulation.motions", "inverse_dynamics_of_motion"),
     "simulate_muscles": ("osim_emb.simulation.muscle_driven", "simulate_muscles"),
     "static_optimization": ("osim_emb.simulation.static_optimization", "static_optimization"),
+    "muscle_force_sharing": ("osim_emb.simulation.motions", "muscle_force_sharing"),
     "joint_reactions_of_motion": ("osim_emb.simulation.joint_reactions", "joint_reactions_of_motion"),
     "scale_model": ("osim_emb.simulation.scaling", "scale_model"),
     "apply_rhythm": ("osim_emb.rhythm.rhythms", "apply"),

@@ -610,7 +610,44 @@ def muscle_force_sharing(model: Model, time: np.ndarray, q: np.ndarray, qdot: np
     E⁻ᵀ τ, :mod:`osim_emb.core.speeds`), where OpenSim's reserve actuators act: the result's reserve forces and
     residual are OpenSim's there.
 
-    Returns (forces table, activations table, the full result)."""
+    Parameters
+    ----------
+    model : Model
+    time : array_like
+        (N,) frame times, s.
+    q, qdot : array_like
+        (N, n_q) coordinates (rad, m) and their rates along the motion.
+    tau : array_like
+        (N, n_q) generalized forces the muscles must produce (N m, N), e.g. :func:`inverse_dynamics_of_motion`.
+    opensim_compat : bool, default True
+        Moment arms and lengthening speeds as OpenSim computes them (its stale wrap-point cache).
+    passive : bool, default True
+        Include the passive fibre forces (OpenSim's StaticOptimization leaves them out: ``passive=False``).
+    reserves : float or array_like, optional
+        Reserve actuators' optimal forces, one for all coordinates or (n_q,).
+    **options
+        Passed to :func:`osim_emb.simulation.static_optimization.static_optimization` (e.g. ``actuators``).
+
+    Returns
+    -------
+    (pandas.DataFrame, pandas.DataFrame, StaticOptimizationResult)
+        The muscle forces (N) and activations, columns ``time`` and one per muscle, and the full result
+        (reserves, residual ``tau - R F``, multipliers).
+
+    Examples
+    --------
+    Holding the built-in shoulder still at its default pose against gravity:
+
+    >>> import numpy as np, osim_emb as oe
+    >>> model = oe.load_builtin()
+    >>> q = np.tile(model.default_q, (5, 1))
+    >>> tau = oe.inverse_dynamics(model, q, np.zeros_like(q), np.zeros_like(q))
+    >>> forces, activations, result = oe.muscle_force_sharing(model, np.linspace(0, 0.2, 5), q, np.zeros_like(q), tau)
+    >>> forces.shape
+    (5, 15)
+    >>> bool(np.abs(result.residual).max() < 1e-9)  # R F balances tau at every frame
+    True
+    """
     from osim_emb.io.muscle_xml import PASSIVE_PATH_FORCE_TYPES
     from osim_emb.paths.geometry import lengths_and_moment_arms, lengthening_speeds
     from osim_emb.muscles.hill import units_applying_force

@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from osim_emb.core.compiled import joint_program
+from osim_emb.core.functions.program import dependent_jet
 from osim_emb.core.kinematics_kernels import batch_frame_kinematics, frame_tree
 from osim_emb.core.speeds import angular_velocity_joints, coordinate_speeds, speeds_from_rates
 from osim_emb.model import Model
@@ -96,7 +97,7 @@ def dependent_coordinate_columns(model: Model, q: Any, qdot: Any) -> dict[str, n
     qd = np.atleast_2d(np.asarray(qdot, dtype=float))
     values, speeds = {}, {}
     for d in model.dependent_coordinates:
-        jet = d.function.evaluate(q, order=1)
+        jet = dependent_jet(d.function, q, 1)
         values[d.name] = np.asarray(jet.value, dtype=float)
         speeds[d.name] = np.einsum("nk,nk->n", jet.gradient, qd)
     if values and angular_velocity_joints(model):  # OpenSim's speeds where an angle of such a joint is dependent

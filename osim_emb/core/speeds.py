@@ -23,6 +23,8 @@ from typing import Any
 
 import numpy as np
 
+from osim_emb.core.functions.program import dependent_jet
+
 __all__ = ["ANGULAR_VELOCITY_JOINTS", "AngularVelocityJoint", "SpeedMapError", "angular_velocity_joints",
            "euler_rate_matrix", "coordinate_speeds", "speeds_from_rates", "rates_from_speeds", "forces_about_speeds",
            "forces_about_coordinates", "speed_accelerations", "speed_jacobian"]
@@ -99,7 +101,7 @@ def coordinate_speeds(model: Any, q: Any, qdot: Any) -> dict[str, np.ndarray]:
     values = {c: q[:, k] for k, c in enumerate(model.coordinate_names)}
     speeds = {c: qd[:, k] for k, c in enumerate(model.coordinate_names)}
     for d in model.dependent_coordinates:
-        jet = d.function.evaluate(q, order=1)
+        jet = dependent_jet(d.function, q, 1)
         values[d.name] = np.broadcast_to(np.asarray(jet.value, dtype=float), (len(q),))
         speeds[d.name] = np.einsum("nk,nk->n", np.asarray(jet.gradient, dtype=float).reshape(len(q), -1), qd)
     for j in angular_velocity_joints(model):

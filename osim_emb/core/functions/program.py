@@ -35,7 +35,7 @@ from osim_emb.core import compiled_kernels as K
 from osim_emb.core.functions.base import Jet, JointFunction
 
 __all__ = ["ProgramBuilder", "Unflattenable", "frame_chains_in_python", "pack_nodes", "external_jets", "FunctionProgram", "function_program",
-           "flattenable_type", "COORDINATES"]
+           "flattenable_type", "dependent_jet", "COORDINATES"]
 
 COORDINATES = "q"  # the inputs of a top-level function: the generalized coordinates (program inputs) themselves
 
@@ -415,3 +415,12 @@ def function_program(f: JointFunction) -> FunctionProgram:
         prog = FunctionProgram(f)
         f.__dict__["_function_program"] = prog
     return prog
+
+
+def dependent_jet(f: JointFunction, q: np.ndarray, order: int = 1) -> Jet:
+    """The jet of a dependent coordinate's function ``f`` at q (N, n_q): a closed chain's variable by its compiled
+    program (:func:`function_program`: an OP_CHAIN or OP_FRAMECHAIN node; a chain the program cannot flatten is
+    evaluated by its own ``evaluate`` inside it), anything else by its own ``evaluate``."""
+    if flattenable_type(f) == "ClosedChainVariable" and not _FRAME_CHAINS_IN_PYTHON.get():
+        return function_program(f).evaluate(q, order)
+    return f.evaluate(q, order=order)

@@ -101,14 +101,14 @@ def dependent_coordinate_columns(model: Model, q: Any, qdot: Any) -> dict[str, n
         values[d.name] = np.asarray(jet.value, dtype=float)
         speeds[d.name] = np.einsum("nk,nk->n", jet.gradient, qd)
     if values and angular_velocity_joints(model):  # OpenSim's speeds where an angle of such a joint is dependent
-        speeds = coordinate_speeds(model, q, qd)
+        speeds = coordinate_speeds(model, q, qd, dependent_jet)
     return {**values, **{f"{name}_u": speeds[name] for name in values}}
 
 
 def speed_columns(model: Model, q: Any, qdot: Any) -> dict[str, np.ndarray]:
     """NAME_u columns of the generalized coordinates along configurations q and rates q̇ (N, n_q): OpenSim's speeds
     (:func:`osim_emb.core.speeds.speeds_from_rates`), as a states file holds them."""
-    u = speeds_from_rates(model, q, qdot)
+    u = speeds_from_rates(model, q, qdot, dependent_jet)
     return {f"{name}_u": u[:, k] for k, name in enumerate(model.coordinate_names)}
 
 

@@ -34,8 +34,8 @@ import numpy as np
 from osim_emb.core import compiled_kernels as K
 from osim_emb.core.functions.base import Jet, JointFunction
 
-__all__ = ["ProgramBuilder", "Unflattenable", "frame_chains_in_python", "pack_nodes", "external_jets", "FunctionProgram", "function_program",
-           "flattenable_type", "dependent_jet", "COORDINATES"]
+__all__ = ["ProgramBuilder", "Unflattenable", "frame_chains_in_python", "pack_nodes", "external_jets", "FunctionProgram",
+           "function_program", "flattenable_type", "dependent_jet", "COORDINATES"]
 
 COORDINATES = "q"  # the inputs of a top-level function: the generalized coordinates (program inputs) themselves
 

@@ -34,6 +34,7 @@ __all__ = [
     "projection_factor", "projection_solve", "hessian_rhs", "condition_number", "condition_exceeds",
     "chain_derivatives", "chain_derivatives_batch", "condition_numbers", "projection_factor_batch",
     "projection_solve_batch", "projection_hessians_batch", "trig_constraints", "trig_constraints_batch",
+    "FRAME_INTS", "FRAME_FLOATS", "PAIR_FLOATS", "PAIR_KINDS", "frame_work", "frame_equations",
 ]
 
 _KW = dict(cache=True, error_model="numpy")
@@ -51,6 +52,20 @@ CHAIN_INTS = 5      # m, n_q, number of trigonometric terms T, max Newton iterat
                     # is_sin (T)
 CHAIN_FLOATS = 4    # Newton tolerance, length scale, residual tolerance, max condition; then coef (T),
                     # weights (T, m + n_q), linear part (m, m + n_q), constant (m), range lower (n_q), upper (n_q)
+#: frame constraints (a model's point, distance, point-on-line and weld constraints from the tree's kinematics,
+#: ``compiled_kernels._frame_constraints``; packed by ``point_constraints.FrameConstraintData.layout``)
+FRAME_INTS = 10     # m, n_q, max Newton iterations, the continuation's max iterations, tree coordinates nz, tree
+                    # frames nf (ground included), pairs P, equations E (all pairs'), offsets (from ip, fp) of the
+                    # tree's joint-variable program in ints and flts; then perm (nz: the tree coordinate of z_a,
+                    # z = (f, q)), the program node of each frame's variable (nf), parent (nf), revolute (nf), per
+                    # pair (kind, frame 1, frame 2) (3 P), the equations solved (m), the program
+FRAME_FLOATS = 6    # Newton tolerance, length scale, residual tolerance, max condition, the continuation's max
+                    # step and tolerance; then q_ref (n_q), f_ref (m), offsets C_i (nf, 4, 4), axes (nf, 3), ã (nf, 3,
+                    # 3), ã² (nf, 3, 3), per pair PAIR_FLOATS, the program's floats
+PAIR_FLOATS = 25    # r1 (3), r2 (3), distance, three directions on frame 1 (rows, 3 x 3), three on frame 2 (3 x 3)
+#: pair kinds: p1 - p2 = 0 (3 equations); (|p1 - p2|^2 - d^2) / 2 = 0 (1); u_i . (p2 - p1) = 0, i = 0, 1 (2);
+#: p1 - p2 = 0 and u_i . v_i = 0, i = 0..2 (6)
+PAIR_KINDS = {"point": (0, 3), "distance": (1, 1), "line": (2, 2), "weld": (3, 6)}
 _TINY = 2.2250738585072014e-308
 
 
@@ -469,3 +484,144 @@ def trig_constraints_batch(ints, flts, f, q, order):
         if order >= 2:
             gzz[s] = wzz
     return g, gz, gzz
+
+
+# -- frame constraints (a model's PointConstraint, ConstantDistanceConstraint, PointOnLineConstraint and
+#    WeldConstraint: core.point_constraints) from the tree's kinematics ------------------------------------------
+@njit(**_KW)
+def frame_work(nz):
+    """Work arrays of :func:`frame_equations` for nz tree coordinates."""
+    return (np.empty(3), np.empty((nz, 3)), np.empty((nz, nz, 3)), np.empty(3), np.empty((nz, 3)),
+            np.empty((nz, nz, 3)), np.empty(3), np.empty((nz, 3)), np.empty((nz, nz, 3)))
+
+
+@njit(**_KW)
+def _symmetrize(h):
+    nz = h.shape[0]
+    for k in range(nz):
+        for l in range(k + 1, nz):
+            for c in range(3):
+                s = 0.5 * (h[k, l, c] + h[l, k, c])
+                h[k, l, c] = s
+                h[l, k, c] = s
+
+
+@njit(**_KW)
+def _vector_jet(rot, pos, jac, djac, fr, flts, o, point, order, p, dp, hp):
+    """The point (``point``) or the direction r = flts[o:o+3] fixed in frame ``fr``, in ground: p (3,), dp/dz_k =
+    w_k x p (+ v_k) (nz, 3) and d2p/dz_k dz_l = dw_kl x p (+ dv_kl) + w_k x dp/dz_l (nz, nz, 3), symmetrized; (w_k,
+    v_k) the frame's Jacobian columns, (dw_kl, dv_kl) their derivatives in z_l."""
+    nz = jac.shape[1]
+    r0, r1, r2 = flts[o], flts[o + 1], flts[o + 2]
+    for a in range(3):
+        p[a] = rot[fr, a, 0] * r0 + rot[fr, a, 1] * r1 + rot[fr, a, 2] * r2 + (pos[fr, a] if point else 0.0)
+    if order < 1:
+        return
+    lin = 1.0 if point else 0.0
+    for k in range(nz):
+        w0, w1, w2 = jac[fr, k, 0], jac[fr, k, 1], jac[fr, k, 2]
+        dp[k, 0] = w1 * p[2] - w2 * p[1] + lin * jac[fr, k, 3]
+        dp[k, 1] = w2 * p[0] - w0 * p[2] + lin * jac[fr, k, 4]
+        dp[k, 2] = w0 * p[1] - w1 * p[0] + lin * jac[fr, k, 5]
+    if order < 2:
+        return
+    for k in range(nz):
+        w0, w1, w2 = jac[fr, k, 0], jac[fr, k, 1], jac[fr, k, 2]
+        for l in range(nz):
+            d0, d1, d2 = djac[fr, k, l, 0], djac[fr, k, l, 1], djac[fr, k, l, 2]
+            hp[k, l, 0] = (d1 * p[2] - d2 * p[1]) + lin * djac[fr, k, l, 3] + (w1 * dp[l, 2] - w2 * dp[l, 1])
+            hp[k, l, 1] = (d2 * p[0] - d0 * p[2]) + lin * djac[fr, k, l, 4] + (w2 * dp[l, 0] - w0 * dp[l, 2])
+            hp[k, l, 2] = (d0 * p[1] - d1 * p[0]) + lin * djac[fr, k, l, 5] + (w0 * dp[l, 1] - w1 * dp[l, 0])
+    _symmetrize(hp)
+
+
+@njit(**_KW)
+def _difference(a, da, ha, b, db, hb, order):
+    """a <- a - b with the derivatives (the first jet overwritten)."""
+    nz = da.shape[0]
+    for c in range(3):
+        a[c] -= b[c]
+    if order >= 1:
+        for k in range(nz):
+            for c in range(3):
+                da[k, c] -= db[k, c]
+    if order >= 2:
+        for k in range(nz):
+            for l in range(nz):
+                for c in range(3):
+                    ha[k, l, c] -= hb[k, l, c]
+
+
+@njit(**_KW)
+def _vector_rows(a, da, ha, order, e, g, gz, gzz):
+    """The three components of a vector jet as equations e..e+2."""
+    nz = da.shape[0]
+    for c in range(3):
+        g[e + c] = a[c]
+        if order >= 1:
+            for k in range(nz):
+                gz[e + c, k] = da[k, c]
+        if order >= 2:
+            for k in range(nz):
+                for l in range(nz):
+                    gzz[e + c, k, l] = ha[k, l, c]
+
+
+@njit(**_KW)
+def _dot_row(a, da, ha, b, db, hb, order, scale, e, g, gz, gzz):
+    """Equation e = scale a . b: its gradient a_k . b + a . b_k and Hessian a_kl . b + a . b_kl + a_k . b_l + a_l .
+    b_k."""
+    nz = da.shape[0]
+    g[e] = scale * (a[0] * b[0] + a[1] * b[1] + a[2] * b[2])
+    if order >= 1:
+        for k in range(nz):
+            gz[e, k] = scale * ((da[k, 0] * b[0] + da[k, 1] * b[1] + da[k, 2] * b[2])
+                                + (a[0] * db[k, 0] + a[1] * db[k, 1] + a[2] * db[k, 2]))
+    if order >= 2:
+        for k in range(nz):
+            for l in range(nz):
+                s = (ha[k, l, 0] * b[0] + ha[k, l, 1] * b[1] + ha[k, l, 2] * b[2]) \
+                    + (a[0] * hb[k, l, 0] + a[1] * hb[k, l, 1] + a[2] * hb[k, l, 2])
+                s += (da[k, 0] * db[l, 0] + da[k, 1] * db[l, 1] + da[k, 2] * db[l, 2]) \
+                    + (da[l, 0] * db[k, 0] + da[l, 1] * db[k, 1] + da[l, 2] * db[k, 2])
+                gzz[e, k, l] = scale * s
+
+
+@njit(**_KW)
+def frame_equations(ints, flts, pi, pf, n_pairs, order, rot, pos, jac, djac, g, gz, gzz, work):
+    """g (E,), dg/dz (E, nz) (order >= 1) and d2g/dz2 (E, nz, nz) (order 2) of every pair's equations (in order; pair
+    p's kind and frames at ints[pi + 3 p:], its points, distance and directions at flts[pf + PAIR_FLOATS p:]) from the
+    tree's frames: rotations ``rot``, origins ``pos``, Jacobians ``jac`` (nf, nz, 6) and their derivatives ``djac``
+    (nf, nz, nz, 6) (kinematics_kernels.frame_kinematics, frame_jacobian_derivatives); the equations of
+    core.point_constraints (its numpy form is the reference)."""
+    a, da, ha, b, db, hb, c, dc, hc = work
+    e = 0
+    for p in range(n_pairs):
+        kind = ints[pi + 3 * p]
+        f1 = ints[pi + 3 * p + 1]
+        f2 = ints[pi + 3 * p + 2]
+        o = pf + PAIR_FLOATS * p
+        _vector_jet(rot, pos, jac, djac, f1, flts, o, True, order, a, da, ha)
+        _vector_jet(rot, pos, jac, djac, f2, flts, o + 3, True, order, b, db, hb)
+        if kind == 0 or kind == 3:  # p1 - p2
+            _difference(a, da, ha, b, db, hb, order)
+            _vector_rows(a, da, ha, order, e, g, gz, gzz)
+            e += 3
+            if kind == 3:  # x1 . y2, y1 . z2, z1 . x2
+                for i in range(3):
+                    _vector_jet(rot, pos, jac, djac, f1, flts, o + 7 + 3 * i, False, order, a, da, ha)
+                    _vector_jet(rot, pos, jac, djac, f2, flts, o + 16 + 3 * i, False, order, b, db, hb)
+                    _dot_row(a, da, ha, b, db, hb, order, 1.0, e, g, gz, gzz)
+                    e += 1
+        elif kind == 1:  # (d . d - D^2) / 2, d = p1 - p2
+            _difference(a, da, ha, b, db, hb, order)
+            _dot_row(a, da, ha, a, da, ha, order, 0.5, e, g, gz, gzz)
+            dist = flts[o + 6]
+            g[e] -= 0.5 * dist * dist
+            e += 1
+        else:  # n_i . (p2 - p1), n_i on frame 1
+            _difference(b, db, hb, a, da, ha, order)
+            for i in range(2):
+                _vector_jet(rot, pos, jac, djac, f1, flts, o + 7 + 3 * i, False, order, c, dc, hc)
+                _dot_row(c, dc, hc, b, db, hb, order, 1.0, e, g, gz, gzz)
+                e += 1

@@ -188,6 +188,8 @@ class HolonomicConstraints:
     fd_step: float | None = None
     combined: Callable[[np.ndarray, np.ndarray, int], tuple] | None = None
     trigonometric: Any = None  # the data of planar.trigonometric_constraints, for the compiled path
+    #: a model's point constraints packed for the compiled path (core.point_constraints.FrameConstraintData)
+    frames: Any = None
     #: a hashable description of how the constraints were built (e.g. a model's PointConstraints): two chains with
     #: equal keys are the same mechanism (their variables compare equal); None: only the object itself
     key: Any = None
@@ -549,6 +551,8 @@ def continuation_guess(constraints: HolonomicConstraints, q_ref: Any, f_ref: Any
         raise AssemblyError(f"{constraints.name}: continuation from the reference configuration failed: "
                             f"{last_error}")
 
+    # lets osim_emb.core.compiled run the same walk in the compiled program (an OP_FRAMECHAIN node)
+    guess.continuation = (q_ref[0].copy(), f_ref[0].copy(), float(max_step), float(tol), int(max_iter))
     return guess
 
 

@@ -7,7 +7,9 @@
   f_i(q) (Linear forms, Constant, Multiplier, Composite, SimmSpline, PiecewiseLinear,
   PiecewiseConstant, Polynomial, Fourier, GCVSpline / NaturalCubicSpline, Clamped,
   MultivariatePolynomial, and closed chains with trigonometric constraints: one OP_CHAIN node that
-  solves the chain and writes its m variables, Newton + projection, Eqs 100-120), as a topologically
+  solves the chain and writes its m variables, Newton + projection, Eqs 100-120; a model's point, distance,
+  point-on-line and weld constraint loops: one OP_FRAMECHAIN node, the constraints from the spanning tree's
+  kinematics), as a topologically
   ordered list of nodes with their parameters
   (linear forms, spline coefficient tables, ...), built by
   :class:`osim_emb.core.functions.program.ProgramBuilder`.  Identical sub-expressions are evaluated once,

@@ -25,6 +25,7 @@ still run (slowly) and give the same numbers.
 from __future__ import annotations
 
 import math
+import types
 
 import numpy as np
 
@@ -46,16 +47,20 @@ from osim_emb.core.functions.kernels import (  # noqa: F401  (UNI_* are the prog
 from osim_emb.core.closed_chain_kernels import (  # noqa: F401  (CHAIN_INTS, CHAIN_FLOATS: the OP_CHAIN layout)
     CHAIN_FLOATS,
     CHAIN_INTS,
+    FRAME_FLOATS,
+    FRAME_INTS,
     NEWTON_CONVERGED,
     STATUS_DIVERGED,
     STATUS_OK,
     STATUS_SINGULAR,
     chain_derivatives,
+    frame_equations,
+    frame_work,
     newton_step,
     solve_linear,
     trig_constraints,
 )
-from osim_emb.core.kinematics_kernels import frame_kinematics
+from osim_emb.core.kinematics_kernels import frame_jacobian_derivatives, frame_kinematics
 
 # -- opcodes of the joint-variable program (mirrored in osim_emb.core.compiled) ---------------------------
 OP_CONST = 0      # f = c
@@ -70,6 +75,9 @@ OP_CHAIN = 8      # the m joint variables of a closed chain (Newton + projection
 OP_CHAINPART = 9  # a node written by the OP_CHAIN node before it (nothing to do)
 OP_EXTIN = 10     # f = F(u_1, ..., u_d), F's value, gradient and Hessian in u evaluated in Python (an external
                   # function of program nodes: functions.program.FunctionProgram), then the chain rule
+OP_FRAMECHAIN = 11  # the m dependent coordinates of a model's point, distance, point-on-line and weld constraints
+                    # (core.point_constraints): as OP_CHAIN, the constraints from the tree's kinematics, the guess by
+                    # continuation from the reference configuration
 
 # -- header of ``ints`` --------------------------------------------------------------------------------
 H_NQ = 0
@@ -104,49 +112,226 @@ _KW = dict(cache=True, error_model="numpy")
 
 
 @njit(**_KW)
-def _closed_chain(ints, flts, ib, ip, fp, q, dirs, second, n, val, grad, hq):
-    """The OP_CHAIN node: Newton on the trigonometric constraints from the guess nodes, then grad f_i (Eq 102) and
-    H_i D (Eq 120) by the projection method -- the closed-chain kernels of :mod:`osim_emb.core.closed_chain_kernels`
-    (the ones ``closed_chains.ClosedChain`` runs); writes nodes n..n+m-1.  A failure raises ValueError("closed
-    chain: ..."); the caller explains it through ``ClosedChain.evaluate`` (``compiled.raise_joint_function_error``)."""
+def _frame_constraints(ints, flts, ip, fp, ext, z, order, g, gz, gzz, fw):
+    """g(z), dg/dz (order >= 1) and d2g/dz2 (order 2) of an OP_FRAMECHAIN node's constraints at z = (f, q) (layout:
+    closed_chain_kernels.FRAME_INTS, FRAME_FLOATS): the tree's joint variables by its own program (full Hessians),
+    the frames by the package's one frame recursion (kinematics_kernels.frame_kinematics,
+    frame_jacobian_derivatives), the pairs' equations by closed_chain_kernels.frame_equations; the equations
+    solved and the columns of z picked out.  ``fw``: the work arrays of :func:`_frame_chain_work`."""
     m = ints[ip]
     nq = ints[ip + 1]
-    max_iter = ints[ip + 3]
+    nz = ints[ip + 4]
+    nf = ints[ip + 5]
+    npairs = ints[ip + 6]
+    perm = ip + FRAME_INTS
+    fnode = perm + nz
+    par = fnode + nf
+    rev = par + nf
+    pairs = rev + nf
+    rows = pairs + 3 * npairs
+    zt, dirs, val, grad, hq, fval, fgrad, fhess, rot, pos, twist, jac, djac, eg, egz, egzz, work = fw
+    for a in range(nz):
+        zt[ints[perm + a]] = z[a]
+    second = order >= 2
+    _eval_tree_nodes(ints, flts, ip + ints[ip + 8], fp + ints[ip + 9], ext, zt, dirs, second, val, grad, hq, None)
+    fval[0] = 0.0
+    for k in range(nz):
+        fgrad[0, k] = 0.0
+    for i in range(1, nf):
+        node = ints[fnode + i]
+        fval[i] = val[node]
+        for k in range(nz):
+            fgrad[i, k] = grad[node, k]
+            if second:
+                for l in range(nz):
+                    fhess[i, k, l] = hq[node, k, l]
+    to = fp + FRAME_FLOATS + nq + m
+    offs = flts[to:to + 16 * nf].reshape((nf, 4, 4))
+    to += 16 * nf
+    axes = flts[to:to + 3 * nf].reshape((nf, 3))
+    to += 3 * nf
+    vt = flts[to:to + 9 * nf].reshape((nf, 3, 3))
+    to += 9 * nf
+    vt2 = flts[to:to + 9 * nf].reshape((nf, 3, 3))
+    to += 9 * nf
+    parent = ints[par:par + nf]
+    frame_kinematics(fval, fgrad, parent, ints[rev:rev + nf], offs, axes, vt, vt2, rot, pos, twist, jac)
+    if second:
+        frame_jacobian_derivatives(fgrad, fhess, parent, twist, jac, djac)
+    frame_equations(ints, flts, pairs, to, npairs, order, rot, pos, jac, djac, eg, egz, egzz, work)
+    for i in range(m):
+        e = ints[rows + i]
+        g[i] = eg[e]
+        if order >= 1:
+            for a in range(nz):
+                gz[i, a] = egz[e, ints[perm + a]]
+        if order >= 2:
+            for a in range(nz):
+                ta = ints[perm + a]
+                for b in range(nz):
+                    gzz[i, a, b] = egzz[e, ta, ints[perm + b]]
+
+
+@njit(**_KW)
+def _frame_chain_work(ints, ip):
+    """The work arrays of :func:`_frame_constraints` (an OP_FRAMECHAIN node at ints[ip:])."""
+    nz = ints[ip + 4]
+    nf = ints[ip + 5]
+    ne = ints[ip + 7]
+    sub = ip + ints[ip + 8]
+    nn = ints[sub + H_NNODES]
+    dirs = np.zeros((nz, nz))
+    for k in range(nz):
+        dirs[k, k] = 1.0
+    return (np.empty(nz), dirs, np.empty(nn), np.empty((nn, nz)), np.empty((nn, nz, nz)), np.empty(nf),
+            np.empty((nf, nz)), np.zeros((nf, nz, nz)), np.empty((nf, 3, 3)), np.empty((nf, 3)), np.empty((nf, 6)),
+            np.empty((nf, nz, 6)), np.empty((nf, nz, nz, 6)), np.empty(ne), np.empty((ne, nz)),
+            np.empty((ne, nz, nz)), frame_work(nz))
+
+
+@njit(**_KW)
+def _chain_constraints(frames, ints, flts, ip, fp, ext, z, order, g, gz, gzz, fw):
+    """The constraints of an OP_CHAIN (trigonometric) or OP_FRAMECHAIN (``frames``) node at z = (f, q)."""
+    if frames:
+        _frame_constraints(ints, flts, ip, fp, ext, z, order, g, gz, gzz, fw)
+    else:
+        trig_constraints(ints, flts, ip, fp, z, order, g, gz, gzz)
+
+
+@njit(**_KW)
+def _newton(frames, ints, flts, ip, fp, ext, z, m, tol, max_iter, floor, g, gz, gzz, a, b, step, fw):
+    """Newton on the node's constraints from z[:m] (updated), the steps of ``closed_chains.solve_constraints``:
+    True when it converged; a singular dg/df raises LinAlgError, a non-finite iterate returns False."""
+    for _ in range(max_iter):
+        _chain_constraints(frames, ints, flts, ip, fp, ext, z, 1, g, gz, gzz, fw)
+        st = newton_step(gz, g, z, tol, floor, a, b, step)  # updates z[:m]
+        if st == STATUS_SINGULAR:
+            raise np.linalg.LinAlgError("closed chain: the constraint Jacobian dg/df is singular (Newton)")
+        if st == STATUS_DIVERGED:
+            return False
+        if st == NEWTON_CONVERGED:
+            return True
+    return False
+
+
+@njit(**_KW)
+def _continuation(ints, flts, ip, fp, ext, q, z, g, gz, gzz, a, b, step, fw):
+    """z[:m] = the guess of an OP_FRAMECHAIN node at q: ``closed_chains.continuation_guess`` (the straight segment
+    from the reference configuration (q_ref, f_ref) to q in equal steps of at most the max step, a tangent
+    predictor -g_f^-1 g_q and a Newton corrector; on failure 4 and 16 times as many steps).  ValueError when all
+    fail."""
+    m = ints[ip]
+    nq = ints[ip + 1]
+    wmax = ints[ip + 3]
+    max_step = flts[fp + 4]
+    wtol = flts[fp + 5]
+    res_tol = flts[fp + 2]
+    floor = 4.0 * 2.220446049250313e-16 * flts[fp + 1]
+    qr = fp + FRAME_FLOATS
+    fr = qr + nq
+    dmax = 0.0
+    for k in range(nq):
+        dmax = max(dmax, abs(q[k] - flts[qr + k]))
+    n_steps = max(1, int(math.ceil(dmax / max_step)))
+    pred = np.empty(m)
+    grad = np.empty((m, nq))
+    col = np.empty(m)
+    aa = np.empty((m, m))
+    for attempt in range(3):
+        steps = n_steps * (1, 4, 16)[attempt]
+        ok = True
+        for j in range(m):
+            z[j] = flts[fr + j]
+        for s in range(1, steps + 1):
+            for k in range(nq):
+                z[m + k] = flts[qr + k] + (s - 1) / steps * (q[k] - flts[qr + k])
+            _chain_constraints(True, ints, flts, ip, fp, ext, z, 1, g, gz, gzz, fw)
+            for c in range(nq):
+                for i in range(m):
+                    b[i] = gz[i, m + c]
+                    for j in range(m):
+                        aa[i, j] = gz[i, j]
+                if not solve_linear(aa, b, col):
+                    ok = False
+                    break
+                for i in range(m):
+                    grad[i, c] = -col[i]
+            if not ok:
+                break
+            for k in range(nq):
+                qa = flts[qr + k] + (s - 1) / steps * (q[k] - flts[qr + k])
+                z[m + k] = flts[qr + k] + s / steps * (q[k] - flts[qr + k])
+                pred_k = z[m + k] - qa
+                for i in range(m):
+                    grad[i, k] *= pred_k
+            for i in range(m):
+                acc = 0.0
+                for k in range(nq):
+                    acc += grad[i, k]
+                pred[i] = z[i] + acc
+            for i in range(m):
+                z[i] = pred[i]
+            if not _newton(True, ints, flts, ip, fp, ext, z, m, wtol, wmax, floor, g, gz, gzz, a, b, step, fw):
+                ok = False
+                break
+            _chain_constraints(True, ints, flts, ip, fp, ext, z, 0, g, gz, gzz, fw)
+            res = 0.0
+            for i in range(m):
+                res = max(res, abs(g[i]))
+            if not res <= res_tol:
+                ok = False
+                break
+        if ok:
+            return
+    raise ValueError("closed chain: the continuation from the reference configuration failed")
+
+
+@njit(**_KW)
+def _closed_chain(ints, flts, ib, ip, fp, q, dirs, second, n, val, grad, hq, frames, ext):
+    """The OP_CHAIN node (``frames`` False: trigonometric constraints, Newton from the guess nodes) or the
+    OP_FRAMECHAIN node (``frames``: a model's point constraints from the tree's kinematics, Newton from the
+    continuation guess): Newton, then grad f_i (Eq 102) and H_i D (Eq 120) by the projection method -- the
+    closed-chain kernels of :mod:`osim_emb.core.closed_chain_kernels` (the ones ``closed_chains.ClosedChain`` runs);
+    writes nodes n..n+m-1.  A failure raises ValueError("closed chain: ..."); the caller explains it through
+    ``ClosedChain.evaluate`` (``compiled.raise_joint_function_error``)."""
+    m = ints[ip]
+    nq = ints[ip + 1]
+    max_iter = ints[ip + 2] if frames else ints[ip + 3]
     nz = m + nq
     tol = flts[fp]
     scale = flts[fp + 1]
     res_tol = flts[fp + 2]
     max_cond = flts[fp + 3]
-    if ints[ip + 4] == 1:
+    if not frames and ints[ip + 4] == 1:
         nt = ints[ip + 2]
         rg = fp + CHAIN_FLOATS + nt + nt * nz + m * nz + m
         for k in range(nq):
             if not (q[k] >= flts[rg + k] - 1e-12 and q[k] <= flts[rg + nq + k] + 1e-12):
                 raise ValueError("closed chain: a coordinate is outside its range")
     z = np.empty(nz)
-    for j in range(m):
-        z[j] = val[ints[ib + j]]
-    for k in range(nq):
-        z[m + k] = q[k]
     g = np.empty(m)
     gz = np.empty((m, nz))
     gzz = np.empty((m, nz, nz))
     a = np.empty((m, m))
     b = np.empty(m)
     step = np.empty(m)
+    fw = _frame_chain_work(ints, ip) if frames else None
+    for k in range(nq):
+        z[m + k] = q[k]
+    if frames:
+        _continuation(ints, flts, ip, fp, ext, q, z, g, gz, gzz, a, b, step, fw)
+        for k in range(nq):
+            z[m + k] = q[k]
+    else:
+        for j in range(m):
+            z[j] = val[ints[ib + j]]
     eps4 = 4.0 * 2.220446049250313e-16 * scale
-    done = False
-    for _ in range(max_iter):
-        trig_constraints(ints, flts, ip, fp, z, 1, g, gz, gzz)
-        st = newton_step(gz, g, z, tol, eps4, a, b, step)  # updates z[:m]
-        if st == STATUS_SINGULAR:
-            raise np.linalg.LinAlgError("closed chain: the constraint Jacobian dg/df is singular (Newton)")
-        if st == STATUS_DIVERGED:
-            raise ValueError("closed chain: Newton diverged (non-finite iterate)")
-        if st == NEWTON_CONVERGED:
-            done = True
-            break
-    trig_constraints(ints, flts, ip, fp, z, 2, g, gz, gzz)
+    done = _newton(frames, ints, flts, ip, fp, ext, z, m, tol, max_iter, eps4, g, gz, gzz, a, b, step, fw)
+    if not done:
+        for i in range(m):
+            if not math.isfinite(z[i]):
+                raise ValueError("closed chain: Newton diverged (non-finite iterate)")
+    _chain_constraints(frames, ints, flts, ip, fp, ext, z, 2, g, gz, gzz, fw)
     res = 0.0
     for i in range(m):
         res = max(res, abs(g[i]))
@@ -217,22 +402,29 @@ def eval_program(ints, flts, ext, q, dirs, second, val, grad, hq, chains):
     """Run the joint-variable program: val[n] = f_n, grad[n] = ∇f_n and, if ``second``, hq[n] = H_n D for the
     directions D = ``dirs`` (n_q, p): D = q̇ (p = 1) gives H_n q̇, D = I the full Hessian.
 
-    ``chains``: None for a program without closed chains (no OP_CHAIN node: numba prunes the branch that calls
-    the closed-chain kernels, so they are not compiled -- one source, two compiled variants; an OP_CHAIN node
-    then raises ValueError), True otherwise (:func:`has_chains`)."""
-    nq = ints[H_NQ]
-    nn = ints[H_NNODES]
-    on = ints[H_OFF_NODES]
+    ``chains``: None for a program without closed chains (no OP_CHAIN or OP_FRAMECHAIN node: numba prunes the
+    branch that calls the closed-chain kernels, so they are not compiled -- one source, two compiled variants; such
+    a node then raises ValueError), True otherwise (:func:`has_chains`)."""
+    _eval_nodes(ints, flts, 0, 0, ext, q, dirs, second, val, grad, hq, chains)
+
+
+@njit(**_KW)
+def _eval_nodes(ints, flts, ibase, fbase, ext, q, dirs, second, val, grad, hq, chains):
+    """:func:`eval_program` of the program whose header and offsets start at ints[ibase:] and flts[fbase:] (0, 0: the
+    model's; an OP_FRAMECHAIN node's tree program is packed inside the node's parameters)."""
+    nq = ints[ibase + H_NQ]
+    nn = ints[ibase + H_NNODES]
+    on = ibase + ints[ibase + H_OFF_NODES]
     p = dirs.shape[1]
     poly = np.empty(0)  # the polynomial nodes' inputs, results and monomials (grown to the largest node)
     basis = (-1, -1)  # (inputs, recurrence) offsets of the monomials in ``poly``: shared by the next such node
     for n in range(nn):
         b = on + NODE_STRIDE * n
         op = ints[b]
-        ib = ints[b + 1]
+        ib = ibase + ints[b + 1]
         nin = ints[b + 2]
-        ip = ints[b + 3]
-        fp = ints[b + 4]
+        ip = ibase + ints[b + 3]
+        fp = fbase + ints[b + 4]
         if op == OP_CONST:
             val[n] = flts[fp]
             for k in range(nq):
@@ -318,10 +510,10 @@ def eval_program(ints, flts, ext, q, dirs, second, val, grad, hq, chains):
             _outer_chain_rule(ints, ib, d, out, dirs, second, n, val, grad, hq)
         elif op == OP_EXTIN:
             _outer_chain_rule(ints, ib, nin, ext[ints[ip]], dirs, second, n, val, grad, hq)
-        elif op == OP_CHAIN:
+        elif op == OP_CHAIN or op == OP_FRAMECHAIN:
             if chains is None:
                 raise ValueError("closed chain: an OP_CHAIN node in a program run without closed-chain support")
-            _closed_chain(ints, flts, ib, ip, fp, q, dirs, second, n, val, grad, hq)
+            _closed_chain(ints, flts, ib, ip, fp, q, dirs, second, n, val, grad, hq, op == OP_FRAMECHAIN, ext)
         elif op == OP_CHAINPART:
             pass
         else:  # OP_EXT
@@ -337,11 +529,28 @@ def eval_program(ints, flts, ext, q, dirs, second, val, grad, hq, chains):
                     hq[n, k, j] = acc
 
 
+def _renamed(kernel, name: str):
+    """The Python function of ``kernel`` under another name: compiled by its own dispatcher (and cached in its own
+    files), so that a kernel can run the same source as one of its callers without numba compiling a call of a
+    dispatcher into itself (which cached code does not survive)."""
+    f = getattr(kernel, "py_func", kernel)
+    g = types.FunctionType(f.__code__, f.__globals__, name, f.__defaults__, f.__closure__)
+    g.__qualname__ = name
+    g.__doc__ = f.__doc__
+    g.__module__ = f.__module__
+    return g
+
+
+#: :func:`_eval_nodes` for an OP_FRAMECHAIN node's tree program (no closed chains in it): the same source, its own
+#: dispatcher (the node runs inside ``_eval_nodes``)
+_eval_tree_nodes = njit(**_KW)(_renamed(_eval_nodes, "_eval_tree_nodes"))
+
+
 def has_chains(ints):
     """``chains`` of :func:`eval_program` for the program in ``ints``: True when it has an OP_CHAIN node, else None."""
     on = int(ints[H_OFF_NODES])
     ops = np.asarray(ints[on:on + NODE_STRIDE * int(ints[H_NNODES]):NODE_STRIDE])
-    return True if (ops == OP_CHAIN).any() else None
+    return True if ((ops == OP_CHAIN) | (ops == OP_FRAMECHAIN)).any() else None
 
 
 @njit(**_KW)

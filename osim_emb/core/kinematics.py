@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from osim_emb.core.compiled import joint_program
+from osim_emb.core.functions.program import dependent_jet
 from osim_emb.core.kinematics_kernels import batch_frame_kinematics, frame_tree
 from osim_emb.core.speeds import angular_velocity_joints, coordinate_speeds, speeds_from_rates
 from osim_emb.model import Model
@@ -96,18 +97,18 @@ def dependent_coordinate_columns(model: Model, q: Any, qdot: Any) -> dict[str, n
     qd = np.atleast_2d(np.asarray(qdot, dtype=float))
     values, speeds = {}, {}
     for d in model.dependent_coordinates:
-        jet = d.function.evaluate(q, order=1)
+        jet = dependent_jet(d.function, q, 1)
         values[d.name] = np.asarray(jet.value, dtype=float)
         speeds[d.name] = np.einsum("nk,nk->n", jet.gradient, qd)
     if values and angular_velocity_joints(model):  # OpenSim's speeds where an angle of such a joint is dependent
-        speeds = coordinate_speeds(model, q, qd)
+        speeds = coordinate_speeds(model, q, qd, dependent_jet)
     return {**values, **{f"{name}_u": speeds[name] for name in values}}
 
 
 def speed_columns(model: Model, q: Any, qdot: Any) -> dict[str, np.ndarray]:
     """NAME_u columns of the generalized coordinates along configurations q and rates q̇ (N, n_q): OpenSim's speeds
     (:func:`osim_emb.core.speeds.speeds_from_rates`), as a states file holds them."""
-    u = speeds_from_rates(model, q, qdot)
+    u = speeds_from_rates(model, q, qdot, dependent_jet)
     return {f"{name}_u": u[:, k] for k, name in enumerate(model.coordinate_names)}
 
 

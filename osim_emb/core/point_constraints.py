@@ -30,8 +30,11 @@ from typing import Sequence
 
 import numpy as np
 
+from osim_emb.core import closed_chain_kernels as CK
 from osim_emb.core import kinematics as kin
 from osim_emb.core.closed_chains import ClosedChain, HolonomicConstraints, continuation_guess, solve_constraints
+from osim_emb.core.functions.program import COORDINATES, ProgramBuilder, node_program_arrays
+from osim_emb.core.kinematics_kernels import frame_tree
 from osim_emb.model import Model
 
 #: a QR pivot of dg/dz below this fraction of the largest marks the constraints as redundant (numerical rank)
@@ -41,7 +44,7 @@ SINGULAR_GRADIENT = 1e-12
 #: redundant equations left out of the solve must hold to this (metres; 10 x OpenSim's default assembly accuracy)
 CONSISTENT = 1e-8
 
-__all__ = ["PointPair", "PointConstraintLoop", "RedundantConstraintsError", "point_constraint_jet", "constraint_wrenches", "independent_equations", "choose_dependent_coordinates",
+__all__ = ["PointPair", "PointConstraintLoop", "FrameConstraintData", "RedundantConstraintsError", "point_constraint_jet", "constraint_wrenches", "independent_equations", "choose_dependent_coordinates",
            "point_constraint_chain"]
 
 
@@ -100,6 +103,63 @@ class PointConstraintLoop:
     tree: Model
     pairs: tuple[PointPair, ...]
     equations: tuple[int, ...]
+
+
+class FrameConstraintData:
+    """The constraints of :func:`point_constraint_chain` packed for the compiled joint-variable program (its
+    OP_FRAMECHAIN node, ``compiled_kernels._frame_constraints``; layout ``closed_chain_kernels.FRAME_INTS``,
+    ``FRAME_FLOATS``): the spanning tree's joint-variable program (full Hessians) and frame arrays
+    (``kinematics_kernels.frame_tree``), the pairs, the equations solved and the order of z = (f, q) in the tree's
+    coordinates.  ``compilable`` is False when the tree has a function the program evaluates in Python (the loop is
+    then solved in Python, as an external function)."""
+
+    def __init__(self, tree: Model, pairs: Sequence[PointPair], rows: Sequence[int], dependent: Sequence[int],
+                 independent: Sequence[int]):
+        nz = tree.n_q
+        b = ProgramBuilder(nz)
+        nodes = [b.compile(joint.variable, COORDINATES) for joint in tree.joints]
+        self.compilable = not b.externals and not b.chain_objects
+        sub_ints, sub_flts = node_program_arrays(b, nz)
+        ft = frame_tree(tree)
+        nf = tree.n_frames
+        pair_ints: list[int] = []
+        pair_flts: list[float] = []
+        for pair in pairs:
+            kind = CK.PAIR_KINDS[pair.kind][0]
+            pair_ints += [kind, pair.frame1, pair.frame2]
+            u, v = np.zeros((3, 3)), np.zeros((3, 3))
+            if pair.kind == "line":
+                u[:2] = pair.axes1
+            elif pair.kind == "weld":
+                u = np.asarray(pair.axes1, dtype=float).T  # x1, y1, z1
+                v = np.asarray(pair.axes2, dtype=float)[:, [1, 2, 0]].T  # y2, z2, x2
+            pair_flts += [*np.asarray(pair.r1, dtype=float).tolist(), *np.asarray(pair.r2, dtype=float).tolist(),
+                          0.0 if pair.distance is None else float(pair.distance), *u.ravel().tolist(),
+                          *v.ravel().tolist()]
+        self.n_tree = nz
+        self.n_frames = nf
+        self.n_pairs = len(pairs)
+        self.n_equations = sum(p.n_equations for p in pairs)
+        self.perm = [int(k) for k in dependent] + [int(k) for k in independent]
+        self.frame_nodes = [0] + [int(n) for n in nodes]
+        self.parent = ft.parent.tolist()
+        self.revolute = ft.revolute.astype(int).tolist()
+        self.tree_floats = np.concatenate([ft.offsets.ravel(), ft.axes.ravel(), ft.skew_axes.ravel(),
+                                           ft.skew_axes2.ravel()]).tolist()
+        self.pair_ints, self.pair_floats = pair_ints, pair_flts
+        self.rows = [int(r) for r in rows]
+        self.sub_ints, self.sub_floats = sub_ints.tolist(), sub_flts.tolist()
+
+    def layout(self, head_ints: Sequence[int], head_floats: Sequence[float]) -> tuple[tuple, tuple]:
+        """The node's int and float parameters: ``head_ints`` (m, n_q, max Newton iterations, the continuation's max
+        iterations) and ``head_floats`` (FRAME_FLOATS of them, then q_ref and f_ref), followed by the packed
+        constraints."""
+        body = (self.perm + self.frame_nodes + self.parent + self.revolute + self.pair_ints + self.rows)
+        ints = list(head_ints) + [self.n_tree, self.n_frames, self.n_pairs, self.n_equations, 0, 0] + body
+        floats = list(head_floats) + self.tree_floats + self.pair_floats
+        assert len(head_ints) + 6 == CK.FRAME_INTS
+        ints[8], ints[9] = len(ints), len(floats)
+        return tuple(ints + self.sub_ints), tuple(floats + self.sub_floats)
 
 
 def _sym(h):
@@ -318,6 +378,7 @@ def point_constraint_chain(tree: Model, pairs: Sequence[PointPair], dependent: S
         name, len(dep), len(ind), residual=lambda f, q: combined(f, q, 0)[0],
         variable_names=tuple(names[k] for k in dep), coordinate_names=tuple(names[k] for k in ind),
         coordinate_range=coordinate_range, length_scale=1.0, combined=combined,
+        frames=FrameConstraintData(tree, pairs, rows, dep, ind),
         key=("point constraints", tuple(p.key() for p in pairs), tuple(rows.tolist()),
              tuple(names), tuple(dep.tolist()), tuple(np.round(z_ref, 15))))
     q_ref = z_ref[ind][None]

@@ -90,18 +90,20 @@ def _as_rows(x: Any, n_q: int, what: str) -> np.ndarray:
     return x
 
 
-def coordinate_speeds(model: Any, q: Any, qdot: Any) -> dict[str, np.ndarray]:
+def coordinate_speeds(model: Any, q: Any, qdot: Any, jet: Any = None) -> dict[str, np.ndarray]:
     """OpenSim's speed u (N,) of every coordinate, the generalized ones then the dependent ones (coupled, locked,
     constant: their rates from their functions' gradients), from the generalized coordinates' rates q̇ at
-    configurations q: u = E q̇ on the rotations of Ball, Free and Ellipsoid joints, u = q̇ elsewhere."""
+    configurations q: u = E q̇ on the rotations of Ball, Free and Ellipsoid joints, u = q̇ elsewhere.  ``jet(f, q,
+    order)`` evaluates a dependent coordinate's function (default its own ``evaluate``;
+    ``functions.program.dependent_jet``: a closed chain's variable by its compiled program)."""
     q = _as_rows(q, model.n_q, "q")
     qd = _as_rows(qdot, model.n_q, "qdot")
     values = {c: q[:, k] for k, c in enumerate(model.coordinate_names)}
     speeds = {c: qd[:, k] for k, c in enumerate(model.coordinate_names)}
     for d in model.dependent_coordinates:
-        jet = d.function.evaluate(q, order=1)
-        values[d.name] = np.broadcast_to(np.asarray(jet.value, dtype=float), (len(q),))
-        speeds[d.name] = np.einsum("nk,nk->n", np.asarray(jet.gradient, dtype=float).reshape(len(q), -1), qd)
+        j = d.function.evaluate(q, order=1) if jet is None else jet(d.function, q, 1)
+        values[d.name] = np.broadcast_to(np.asarray(j.value, dtype=float), (len(q),))
+        speeds[d.name] = np.einsum("nk,nk->n", np.asarray(j.gradient, dtype=float).reshape(len(q), -1), qd)
     for j in angular_velocity_joints(model):
         if not all(c in values for c in j.coordinates):
             continue
@@ -112,7 +114,7 @@ def coordinate_speeds(model: Any, q: Any, qdot: Any) -> dict[str, np.ndarray]:
     return speeds
 
 
-def speeds_from_rates(model: Any, q: Any, qdot: Any) -> np.ndarray:
+def speeds_from_rates(model: Any, q: Any, qdot: Any, jet: Any = None) -> np.ndarray:
     """OpenSim's speeds u (N, n_q) of the generalized coordinates from their rates q̇ at configurations q: u = E q̇
     on the rotations of Ball, Free and Ellipsoid joints, u = q̇ elsewhere (an angle that is a dependent coordinate
     enters through its function, :func:`coordinate_speeds`).
@@ -123,6 +125,8 @@ def speeds_from_rates(model: Any, q: Any, qdot: Any) -> np.ndarray:
         The model (read from an .osim file: its joint types decide).
     q, qdot : array_like
         (N, n_q) or (n_q,) configurations (rad, m) and rates (rad/s, m/s).
+    jet : callable, optional
+        ``jet(f, q, order)``: how a dependent coordinate's function is evaluated (:func:`coordinate_speeds`).
 
     Returns
     -------
@@ -140,7 +144,7 @@ def speeds_from_rates(model: Any, q: Any, qdot: Any) -> np.ndarray:
     if not angular_velocity_joints(model):
         _as_rows(q, model.n_q, "q")
         return _as_rows(qdot, model.n_q, "qdot")  # (a copy) u = q̇
-    speeds = coordinate_speeds(model, q, qdot)
+    speeds = coordinate_speeds(model, q, qdot, jet)
     return np.stack([speeds[c] for c in model.coordinate_names], axis=1)
 
 

@@ -486,7 +486,10 @@ def compiled_plan(system):
         return None, system._muscles_refused
     from osim_emb.core.compiled import univariate_rows
     if paths.python or paths.jv.externals or paths.cm.externals:
-        return None, "the model has joint functions evaluated in Python"
+        funcs = [f for _, f in paths.python] + list(paths.jv.externals) + list(paths.cm.externals)
+        named = list(dict.fromkeys(f.describe() for f in funcs))  # e.g. a loop whose tree has a SplineSurface
+        more = f", ... ({len(named) - 3} more)" if len(named) > 3 else ""
+        return None, f"the model has joint functions evaluated in Python ({'; '.join(named[:3])}{more})"
     conditional = paths.plan.conditional if paths.plan is not None else []
     conditions = [_condition(c, system.n_q) for _, c, _ in conditional]
     if any(c is None for c in conditions):

@@ -4,7 +4,9 @@
 gradient and Hessian applied to directions, node by node): Linear forms (OP_LINQ, OP_LINCOMB), Constant
 (OP_CONST, folded), Multiplier (OP_SCALE), Composite (the chain rule: the inner nodes feed the outer one),
 Clamped (OP_UNI with UNI_CLIP before the function), the one-input types (OP_UNI), MultivariatePolynomial
-(OP_MPOLY) and closed chains with trigonometric constraints (OP_CHAIN).  It is used by
+(OP_MPOLY), closed chains with trigonometric constraints (OP_CHAIN) and a model's point, distance, point-on-line and
+weld constraint loops (OP_FRAMECHAIN: the constraints from the spanning tree's kinematics, its own program packed
+inside the node).  It is used by
 
 * :class:`osim_emb.core.compiled.JointProgram` and :class:`~osim_emb.core.compiled.CompiledModel` (every joint
   of a model: the kinematics, the paths, the dynamics), and by
@@ -23,6 +25,8 @@ import this module to evaluate).
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 from typing import Any
 
 import numpy as np
@@ -30,8 +34,8 @@ import numpy as np
 from osim_emb.core import compiled_kernels as K
 from osim_emb.core.functions.base import Jet, JointFunction
 
-__all__ = ["ProgramBuilder", "Unflattenable", "pack_nodes", "external_jets", "FunctionProgram", "function_program",
-           "flattenable_type", "COORDINATES"]
+__all__ = ["ProgramBuilder", "Unflattenable", "frame_chains_in_python", "pack_nodes", "external_jets", "FunctionProgram",
+           "function_program", "flattenable_type", "dependent_jet", "COORDINATES"]
 
 COORDINATES = "q"  # the inputs of a top-level function: the generalized coordinates (program inputs) themselves
 
@@ -50,6 +54,24 @@ PROGRAM_EVALUATED = ("Constant", "Linear", "Multiplier", "Composite", "Clamped")
 
 class Unflattenable(Exception):
     pass
+
+
+#: inside :func:`frame_chains_in_python`: point-constraint loops are not compiled (the reference route)
+_FRAME_CHAINS_IN_PYTHON: contextvars.ContextVar = contextvars.ContextVar("osim_emb_frame_chains_in_python",
+                                                                         default=False)
+
+
+@contextlib.contextmanager
+def frame_chains_in_python():
+    """Within the block, programs built (and cached on their models) leave a model's point, distance, point-on-line
+    and weld constraint loops to Python (an external function: ``ClosedChain.evaluate`` on the numpy constraint jets
+    of core.point_constraints), the route the compiled OP_FRAMECHAIN node is tested against.  Models loaded inside
+    the block keep their programs."""
+    token = _FRAME_CHAINS_IN_PYTHON.set(True)
+    try:
+        yield
+    finally:
+        _FRAME_CHAINS_IN_PYTHON.reset(token)
 
 
 def flattenable_type(f: JointFunction) -> str | None:
@@ -137,6 +159,8 @@ class ProgramBuilder:
         if hit is not None:
             return hit
         cons = chain.constraints
+        if cons.trigonometric is None and cons.frames is not None:
+            return self._frame_chain(chain)
         if chain.method != "projection" or cons.trigonometric is None or cons.n_q != self.nq:
             raise Unflattenable("ClosedChain")
         rows, coef, is_sin, w, lin, const = cons.trigonometric
@@ -160,6 +184,38 @@ class ProgramBuilder:
                                  np.inf if chain.max_condition is None else chain.max_condition,
                                  *coef.tolist(), *w.ravel().tolist(), *lin.ravel().tolist(), *const.tolist(),
                                  *rng[:, 0].tolist(), *rng[:, 1].tolist()))
+        if base != n_nodes:  # an identical chain compiled before under another identity: reuse it
+            self.chains[id(chain)] = base
+            return base
+        for i in range(1, m):
+            part = self.node(K.OP_CHAINPART, ints=(base, i))
+            assert part == base + i
+        self._count("ClosedChain")
+        self.chains[id(chain)] = base
+        self.chain_objects.append(chain)
+        return base
+
+    def _frame_chain(self, chain) -> int:
+        """The OP_FRAMECHAIN node of a model's point-constraint loops (core.point_constraints) and its m - 1
+        OP_CHAINPART nodes: the constraints from the tree's kinematics, the guess by the continuation walk of
+        ``closed_chains.continuation_guess`` from its reference configuration.  Unflattenable (the loop stays a
+        Python-evaluated external) for the implicit method, a guess other than the continuation, a tree with
+        Python-evaluated functions, a range check, or inside :func:`frame_chains_in_python`."""
+        cons = chain.constraints
+        frames = cons.frames
+        walk = getattr(chain.guess, "continuation", None)
+        m, nq = cons.n_f, cons.n_q
+        if (_FRAME_CHAINS_IN_PYTHON.get() or chain.method != "projection" or walk is None or not frames.compilable
+                or nq != self.nq or (chain.check_range and np.any(np.isfinite(cons.coordinate_range)))):
+            raise Unflattenable("ClosedChain")
+        q_ref, f_ref, max_step, walk_tol, walk_iter = walk
+        ints, floats = frames.layout(
+            (m, nq, chain.max_iter, walk_iter),
+            (chain.tol, cons.length_scale, 1e-9 * cons.length_scale,
+             np.inf if chain.max_condition is None else chain.max_condition, max_step, walk_tol,
+             *np.asarray(q_ref, dtype=float).tolist(), *np.asarray(f_ref, dtype=float).tolist()))
+        n_nodes = len(self.nodes)
+        base = self.node(K.OP_FRAMECHAIN, ints=ints, floats=floats)
         if base != n_nodes:  # an identical chain compiled before under another identity: reuse it
             self.chains[id(chain)] = base
             return base
@@ -359,3 +415,12 @@ def function_program(f: JointFunction) -> FunctionProgram:
         prog = FunctionProgram(f)
         f.__dict__["_function_program"] = prog
     return prog
+
+
+def dependent_jet(f: JointFunction, q: np.ndarray, order: int = 1) -> Jet:
+    """The jet of a dependent coordinate's function ``f`` at q (N, n_q): a closed chain's variable by its compiled
+    program (:func:`function_program`: an OP_CHAIN or OP_FRAMECHAIN node; a chain the program cannot flatten is
+    evaluated by its own ``evaluate`` inside it), anything else by its own ``evaluate``."""
+    if flattenable_type(f) == "ClosedChainVariable" and not _FRAME_CHAINS_IN_PYTHON.get():
+        return function_program(f).evaluate(q, order)
+    return f.evaluate(q, order=order)

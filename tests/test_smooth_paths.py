@@ -766,3 +766,38 @@ def test_unit_with_a_point_inside_its_obstacle_stays_legacy(osim, tmp_path, capl
     assert paths == {"triceps": "Scholz2015GeometryPath", "poked": "GeometryPath"}
     warm = _opensim_warm_lengths(osim, out, q[inside], ["triceps", "poked"])
     assert np.isfinite(warm).all()
+
+
+@pytest.mark.opensim
+def test_a_path_spring_over_a_wrap_object_is_converted_and_checked(osim, tmp_path):
+    """A PathSpring wrapping the elbow cylinder (opensim-core's shoulder model has 103): its path is a 'path'
+    property, not a PathActuator's; the command converted it and then crashed in its OpenSim check (the corpus study
+    of round 23). Now converted, checked, and OpenSim's length of the written spring equals the package's."""
+    from osim_emb.cli.main import main
+    from osim_emb.io import load_osim
+    from osim_emb.paths.geometry import muscle_lengths
+
+    def spring(m, hum, fore):
+        s = osim.PathSpring("spring", 0.2, 100.0, 0.1)
+        s.updGeometryPath().appendNewPathPoint("spring_0", hum, osim.Vec3(-0.025, -0.15, 0.005))
+        s.updGeometryPath().appendNewPathPoint("spring_1", fore, osim.Vec3(-0.02, 0.22, 0.0))
+        s.updGeometryPath().addPathWrap(hum.getWrapObject("elbow_pulley"))
+        m.addForce(s)
+
+    src, out = tmp_path / "legacy.osim", tmp_path / "smooth.osim"
+    _legacy_elbow_model(osim, src, extra=spring)
+    assert main(["smooth-paths", str(src), "-o", str(out), "--check-configurations", "20"]) == 0
+    model = load_osim(out)
+    assert type(model.muscles[-1]).__name__ == "ScholzMusculotendon" and model.muscles[-1].name == "spring"
+    q = np.column_stack([np.full(10, 0.3), np.linspace(0.0, 2.3, 10)])
+    theirs = osim.Model(str(out))
+    theirs.initSystem()
+    path = osim.AbstractGeometryPath.safeDownCast(
+        theirs.getForceSet().get("spring").getPropertyByName("path").getValueAsObject())
+    ours = muscle_lengths(model, q, ["spring"])[:, 0]
+    for k, (shoulder, elbow) in enumerate(q):  # a cold start at each pose, as the command checks
+        state = theirs.initializeState()
+        theirs.getCoordinateSet().get("shoulder_elev").setValue(state, shoulder, False)
+        theirs.getCoordinateSet().get("elbow_flex").setValue(state, elbow, False)
+        theirs.realizePosition(state)
+        assert abs(path.getLength(state) - ours[k]) < 1e-8

@@ -69,7 +69,7 @@ class OpenSimLengthCheck:
         except RuntimeError as err:
             raise ValueError(f"OpenSim 4.6 cannot initialize the converted model: {err}; nothing written") from err
         om = ref.model_os
-        paths = [osim.PathActuator.safeDownCast(om.getForceSet().get(n)).getPath() for n in names]
+        paths = [_abstract_path(osim, ref._force(n)) for n in names]  # muscles, path actuators, springs, ligaments
         coords = [ref.coords.get(i) for i in range(ref.coords.getSize())]
         defaults = [c.getDefaultValue() for c in coords]
         cold = np.full((len(q), len(names)), np.nan)
@@ -171,6 +171,16 @@ class OpenSimLengthCheck:
                        "package_refused": int(refused.sum())}
         return out
 
+
+
+def _abstract_path(osim, force):
+    """A force's path as OpenSim's AbstractGeometryPath (a Scholz2015GeometryPath once converted): a
+    PathActuator's getPath, else its 'path' property (PathSpring, Ligament; 'GeometryPath' before OpenSim 4.5)."""
+    actuator = osim.PathActuator.safeDownCast(force)
+    if actuator is not None:
+        return actuator.getPath()
+    prop = "path" if force.hasProperty("path") else "GeometryPath"
+    return osim.AbstractGeometryPath.safeDownCast(force.getPropertyByName(prop).getValueAsObject())
 
 def cmd_smooth_paths(args: argparse.Namespace) -> int:
     from osim_emb.io import load_osim

@@ -74,8 +74,34 @@ def _sample(model, n: int, seed: int) -> np.ndarray:
     half = np.array([np.pi / 2 if c.motion_type == "rotational" else 0.1 for c in model.coordinates])
     lo = np.where(np.isfinite(lo), lo, default - half)
     hi = np.where(np.isfinite(hi), hi, default + half)
-    q = lo + qmc.LatinHypercube(d=model.n_q, seed=seed).random(n) * (hi - lo)
-    return np.vstack([default, q])
+    q = np.vstack([default, lo + qmc.LatinHypercube(d=model.n_q, seed=seed).random(n) * (hi - lo)])
+    return _assembling(model, q)
+
+
+def _assembling(model, q: np.ndarray) -> np.ndarray:
+    """The rows of q at which the model's closed loops (point, weld constraints) assemble; all rows of an open
+    tree.  A loop that cannot close at a sampled configuration (OpenSim cannot assemble it either) drops it."""
+    from osim_emb.core.closed_chains import AssemblyError
+    from osim_emb.core.kinematics import forward_kinematics
+    if not model.dependent_coordinates:
+        return q
+    try:
+        forward_kinematics(model, q, order=0)
+        return q
+    except AssemblyError:
+        pass
+    keep = []
+    for k in range(len(q)):
+        try:
+            forward_kinematics(model, q[k:k + 1], order=0)
+            keep.append(k)
+        except AssemblyError:
+            continue
+    if not keep or keep[0] != 0:  # the first row is the default pose, which the callers compare first
+        raise AssemblyError(f"{model.name}: its closed loops do not assemble at the default pose")
+    log.info("%s: %d of %d sampled configurations left out: the closed loops do not assemble there", model.name,
+             len(q) - len(keep), len(q))
+    return q[keep]
 
 
 def pose_text(model, q: np.ndarray, unit: str | None = None) -> str:

@@ -99,7 +99,7 @@ def main(argv=None) -> int:
                 m = re.search(r"kept as a legacy GeometryPath: (.*)", line)
                 if m and m.group(1).startswith("OpenSim's evaluation of its smooth path differs"):
                     last = m.group(1).split("; with its contact hints:")[0]  # the reason without hints
-                    why = re.search(r"\): (OpenSim[^;]*)", last)  # the cause after the obstacles' list
+                    why = re.search(r"\(obstacles .*?\): ([^;]*)", last)  # the cause after the obstacles' list
                     reasons[f"OpenSim's evaluation differs: {why.group(1) if why else last[:120]}"] += 1
                 elif m:
                     reason = re.sub(r" in \d+ of \d+ sampled configurations \(e\.g\. [^)]*\)",

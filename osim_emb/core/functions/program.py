@@ -184,6 +184,11 @@ class ProgramBuilder:
                                  np.inf if chain.max_condition is None else chain.max_condition,
                                  *coef.tolist(), *w.ravel().tolist(), *lin.ravel().tolist(), *const.tolist(),
                                  *rng[:, 0].tolist(), *rng[:, 1].tolist()))
+        return self._register_chain(chain, base, n_nodes, m)
+
+    def _register_chain(self, chain, base: int, n_nodes: int, m: int) -> int:
+        """A chain's node just added at ``base`` (OP_CHAIN or OP_FRAMECHAIN): its m - 1 OP_CHAINPART nodes, or the
+        identical node compiled before under another identity, reused."""
         if base != n_nodes:  # an identical chain compiled before under another identity: reuse it
             self.chains[id(chain)] = base
             return base
@@ -216,16 +221,7 @@ class ProgramBuilder:
              *np.asarray(q_ref, dtype=float).tolist(), *np.asarray(f_ref, dtype=float).tolist()))
         n_nodes = len(self.nodes)
         base = self.node(K.OP_FRAMECHAIN, ints=ints, floats=floats)
-        if base != n_nodes:  # an identical chain compiled before under another identity: reuse it
-            self.chains[id(chain)] = base
-            return base
-        for i in range(1, m):
-            part = self.node(K.OP_CHAINPART, ints=(base, i))
-            assert part == base + i
-        self._count("ClosedChain")
-        self.chains[id(chain)] = base
-        self.chain_objects.append(chain)
-        return base
+        return self._register_chain(chain, base, n_nodes, m)
 
     def _compile(self, f: JointFunction, inputs) -> int:
         name = flattenable_type(f)

@@ -801,3 +801,25 @@ def test_a_path_spring_over_a_wrap_object_is_converted_and_checked(osim, tmp_pat
         theirs.getCoordinateSet().get("elbow_flex").setValue(state, elbow, False)
         theirs.realizePosition(state)
         assert abs(path.getLength(state) - ours[k]) < 1e-8
+
+
+def test_sampled_poses_where_a_loop_cannot_close_are_left_out(monkeypatch):
+    """ThoracoscapularShoulderModel's loop cannot close at some sampled poses (smooth-paths failed there): those rows
+    are dropped, the default pose (row 0) kept; a model that cannot close at its default pose is refused."""
+    import types
+    from osim_emb.core import kinematics
+    from osim_emb.core.closed_chains import AssemblyError
+    from osim_emb.io.scholz_convert import _assembling
+
+    def fk(model, q, order=0):  # the loop closes where q[:, 0] <= 1 (a stand-in for the assembly)
+        if (q[:, 0] > 1.0).any():
+            raise AssemblyError("cannot assemble")
+        return None
+
+    monkeypatch.setattr(kinematics, "forward_kinematics", fk)
+    model = types.SimpleNamespace(name="loop", dependent_coordinates=("f",))
+    q = np.array([[0.0, 0.0], [2.0, 0.1], [0.5, 0.2], [3.0, 0.3]])
+    np.testing.assert_array_equal(_assembling(model, q), q[[0, 2]])
+    with pytest.raises(AssemblyError, match="default pose"):
+        _assembling(model, q[[1, 2]])
+    assert _assembling(types.SimpleNamespace(name="tree", dependent_coordinates=()), q) is q

@@ -312,9 +312,9 @@ def test_parallel_batches_equal_one_state_at_a_time():
     q, qd, qdd = _states(model, n, 31)
     ext = c.external_jets(q)
     for mode in (K.MODE_TERMS, K.MODE_FORWARD, K.MODE_INVERSE, K.MODE_STATIC, K.MODE_MATRIX_N):
-        serial = K.batch(c.ints, c.flts, ext, q, qd, qdd, mode)
+        serial = K.batch(c.ints, c.flts, ext, q, qd, qdd, mode, c.chains)
         for chunks in (1, 3, 8):
-            *parallel, done = K.batch_parallel(c.ints, c.flts, ext, q, qd, qdd, mode, chunks)
+            *parallel, done = K.batch_parallel(c.ints, c.flts, ext, q, qd, qdd, mode, chunks, c.chains)
             assert done.all()
             for a, b in zip(serial, parallel):
                 np.testing.assert_array_equal(a, b)

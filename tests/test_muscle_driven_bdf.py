@@ -136,7 +136,7 @@ def test_mass_matrix_into_equals_the_dynamics_mass_matrix(arm26, models_dir):
         cm = compiled_model(model)
         out = np.empty((model.n_q, model.n_q))
         K.mass_matrix_into(cm.ints, cm.flts, cm._no_ext, np.r_[q, np.zeros(model.n_q)],
-                           K.dynamics_workspace(cm.ints), out)
+                           K.dynamics_workspace(cm.ints), out, cm.chains)
         ref = dyn.mass_matrix(model, q)
         np.testing.assert_allclose(out, ref.reshape(out.shape), rtol=1e-12, atol=1e-14 * np.abs(ref).max())
 

@@ -69,6 +69,7 @@ __all__ = ["CompiledModel", "compiled_model", "JointProgram", "joint_program", "
 #: ~10 ms of work the threads' start and, on a loaded machine, their waiting for a core cost more than they save
 #: (measured on 2 shared cores: docs/dynamics.md)
 PARALLEL_MIN_STATES = 2048
+_NO_ELEMENTS = np.zeros((0, K.ELEMENT_FLOATS))  # rhs without force elements
 
 _Q = COORDINATES  # the inputs of a top-level joint variable: the generalized coordinates themselves
 
@@ -261,6 +262,7 @@ class CompiledModel:
         self.flts = np.array(flts, dtype=np.float64)
         self.ints.setflags(write=False)
         self.flts.setflags(write=False)
+        self.chains = K.has_chains(self.ints)  # None: the dynamics kernels compiled without closed-chain support
         self.n_nodes = len(nodes)
         self.n_frames = nf
         self.n_massive = len(massive)
@@ -294,7 +296,7 @@ class CompiledModel:
         y = _state_vector(y, self.n_q)
         ext = self._no_ext if not self.externals else self.external_jets(y[None, :self.n_q])
         tau = self._zero_tau if tau is None else _forces(tau, self.n_q)
-        return K.rhs(self.ints, self.flts, ext, y, tau)
+        return K.rhs_loaded(self.ints, self.flts, ext, y, tau, _NO_ELEMENTS, 0.0, K.no_loads(), self.chains)
 
     def body_frame(self, model: Model, name: str, where: str) -> tuple[int, np.ndarray]:
         """(compiled frame, 4x4 pose of the body's frame in it) of body ``name`` of ``model`` (the ground: frame 0);
@@ -359,17 +361,13 @@ class CompiledModel:
         add their forces in the kernel, and
         ``loads`` (of :meth:`external_loads`) external loads at time t.
         """
-        ints, flts, nq = self.ints, self.flts, self.n_q
+        ints, flts, nq, chains = self.ints, self.flts, self.n_q, self.chains
         zero, no_ext, has_ext = self._zero_tau, self._no_ext, bool(self.externals)
         external_jets = self.external_jets
         sp = np.ascontiguousarray(elements if elements is not None else np.zeros((0, K.ELEMENT_FLOATS)), dtype=float)
-        if loads is not None:
-            kernel = lambda i, f, e, y, tau, t: K.rhs_loaded(i, f, e, y, tau, sp, t, loads)  # noqa: E731
-        elif len(sp) == 0:
-            kernel = lambda i, f, e, y, tau, t: K.rhs(i, f, e, y, tau)  # noqa: E731
-        else:
-            none = K.no_loads()  # the elements at time t (a prescribed force's functions of time)
-            kernel = lambda i, f, e, y, tau, t: K.rhs_loaded(i, f, e, y, tau, sp, t, none)  # noqa: E731
+        # one kernel whatever the elements and loads (each compiled kernel holds the whole dynamics: compile time)
+        loads = K.no_loads() if loads is None else loads
+        kernel = lambda i, f, e, y, tau, t: K.rhs_loaded(i, f, e, y, tau, sp, t, loads, chains)  # noqa: E731
         if generalized_forces is not None and not callable(generalized_forces):
             zero = _forces(generalized_forces, nq)
             generalized_forces = None
@@ -444,11 +442,12 @@ class CompiledModel:
         threads = thread_count()
         try:
             if threads > 1 and n >= PARALLEL_MIN_STATES:
-                *out, done = K.batch_parallel(self.ints, self.flts, ext, q, qd, arg, mode, min(n, 4 * threads))
+                *out, done = K.batch_parallel(self.ints, self.flts, ext, q, qd, arg, mode, min(n, 4 * threads),
+                                                   self.chains)
                 if done.all():
                     return tuple(out)
                 # a chunk stopped on an error (errors do not leave numba's parallel region): raise it serially
-            return K.batch(self.ints, self.flts, ext, q, qd, arg, mode)
+            return K.batch(self.ints, self.flts, ext, q, qd, arg, mode, self.chains)
         except ValueError as exc:
             self._explain(q, exc)
 
@@ -462,7 +461,7 @@ class CompiledModel:
         qd = _writable(np.broadcast_to(np.asarray(qdot, dtype=float), q.shape))
         ext = self.external_jets(q) if self.externals else self._no_ext
         try:
-            val, grad, hq = K.program(self.ints, self.flts, ext, q, qd)
+            val, grad, hq = K.program(self.ints, self.flts, ext, q, qd, self.chains)
         except ValueError as exc:
             self._explain(q, exc)
         k = self._frame_nodes

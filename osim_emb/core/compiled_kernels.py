@@ -397,7 +397,7 @@ def _outer_chain_rule(ints, ib, d, out, dirs, second, n, val, grad, hq):
                     hq[n, k, j] += ga * hq[ua, k, j]
 
 
-@njit(**_KW)
+@njit(inline="always", **_KW)
 def eval_program(ints, flts, ext, q, dirs, second, val, grad, hq, chains):
     """Run the joint-variable program: val[n] = f_n, grad[n] = ∇f_n and, if ``second``, hq[n] = H_n D for the
     directions D = ``dirs`` (n_q, p): D = q̇ (p = 1) gives H_n q̇, D = I the full Hessian.
@@ -862,18 +862,20 @@ def _solve(a, b, x):
         raise np.linalg.LinAlgError("Singular matrix")
 
 
-@njit(**_KW)
+@njit(inline="always", **_KW)
 def _state(ints, flts, ext, q, qd, second, want_mass, val, grad, hq, rot, pos, xi, vel, acc, dxi,
-           mass, nmat, nqd, grav, work):
-    eval_program(ints, flts, ext, q, qd.reshape((qd.shape[0], 1)), second, val, grad, hq, True)
+           mass, nmat, nqd, grav, work, chains):
+    # chains: None compiles the dynamics without the closed-chain kernels (most models: a much smaller compile)
+    eval_program(ints, flts, ext, q, qd.reshape((qd.shape[0], 1)), second, val, grad, hq, chains)
     _frames(ints, flts, qd, second, val, grad, hq, rot, pos, xi, vel, acc, dxi)
     _bodies(ints, flts, second, want_mass, rot, pos, xi, vel, acc, dxi, mass, nmat, nqd, grav, work)
 
 
-@njit(**_KW)
-def rhs(ints, flts, ext, y, tau):
-    """(q̇, q̈) with q̈ = M⁻¹(G + τ − N q̇) at y = (q, q̇): the right-hand side of the first-order ODE."""
-    return rhs_elements(ints, flts, ext, y, tau, np.zeros((0, ELEMENT_FLOATS)))
+@njit(inline="always", **_KW)
+def rhs(ints, flts, ext, y, tau, chains):
+    """(q̇, q̈) with q̈ = M⁻¹(G + τ − N q̇) at y = (q, q̇): the right-hand side of the first-order ODE.  ``chains``
+    (here and in every dynamics kernel): as :func:`eval_program` (:func:`has_chains` of ``ints``)."""
+    return rhs_elements(ints, flts, ext, y, tau, np.zeros((0, ELEMENT_FLOATS)), chains)
 
 
 @njit(**_KW)
@@ -1337,7 +1339,7 @@ def dynamics_workspace(ints):
 
 
 @njit(**_KW)
-def rhs_into(ints, flts, ext, y, tau, elements, t, loads, ws, out):
+def rhs_into(ints, flts, ext, y, tau, elements, t, loads, ws, out, chains):
     """out = (q̇, q̈) of :func:`rhs_elements` with the external loads ``loads`` at time t (:func:`_external_forces`;
     :func:`no_loads` for none), in the arrays of ``ws`` (:func:`dynamics_workspace`)."""
     q, qd, val, grad, hq, rot, pos, xi, vel, acc, no_dxi, mass, no_n, nqd, grav, work, b, x = ws
@@ -1347,7 +1349,7 @@ def rhs_into(ints, flts, ext, y, tau, elements, t, loads, ws, out):
         qd[k] = y[nq + k]
     yes = nq >= 0  # (a run-time boolean: the same specialisation of _state as ``batch`` uses)
     _state(ints, flts, ext[0], q, qd, yes, yes, val, grad, hq, rot, pos, xi, vel, acc, no_dxi, mass, no_n, nqd, grav,
-           work)
+           work, chains)
     for k in range(nq):
         out[k] = qd[k]
         b[k] = grav[k] - nqd[k] + tau[k]
@@ -1359,7 +1361,7 @@ def rhs_into(ints, flts, ext, y, tau, elements, t, loads, ws, out):
 
 
 @njit(**_KW)
-def mass_matrix_into(ints, flts, ext, y, ws, out):
+def mass_matrix_into(ints, flts, ext, y, ws, out, chains):
     """out = M(q) at y = (q, q̇), in the arrays of ``ws`` (:func:`dynamics_workspace`): the matrix that
     :func:`rhs_into` solves with (it factorizes its copy in place)."""
     q, qd, val, grad, hq, rot, pos, xi, vel, acc, no_dxi, mass, no_n, nqd, grav, work, b, x = ws
@@ -1369,23 +1371,23 @@ def mass_matrix_into(ints, flts, ext, y, ws, out):
         qd[k] = y[nq + k]
     yes = nq >= 0  # the specialisation of _state that rhs_into uses
     _state(ints, flts, ext[0], q, qd, yes, yes, val, grad, hq, rot, pos, xi, vel, acc, no_dxi, mass, no_n, nqd, grav,
-           work)
+           work, chains)
     for k in range(nq):
         for l in range(nq):
             out[k, l] = mass[k, l]
 
 
-@njit(**_KW)
-def rhs_elements(ints, flts, ext, y, tau, elements):
+@njit(inline="always", **_KW)
+def rhs_elements(ints, flts, ext, y, tau, elements, chains):
     """:func:`rhs` with the generalized forces of a force-element table (rows of ELEMENT_FLOATS) added to τ."""
-    return rhs_loaded(ints, flts, ext, y, tau, elements, 0.0, no_loads())
+    return rhs_loaded(ints, flts, ext, y, tau, elements, 0.0, no_loads(), chains)
 
 
 @njit(**_KW)
-def rhs_loaded(ints, flts, ext, y, tau, elements, t, loads):
+def rhs_loaded(ints, flts, ext, y, tau, elements, t, loads, chains):
     """:func:`rhs_elements` with external loads at time t (:meth:`CompiledModel.external_loads`)."""
     out = np.empty(2 * ints[H_NQ])
-    rhs_into(ints, flts, ext, y, tau, elements, t, loads, dynamics_workspace(ints), out)
+    rhs_into(ints, flts, ext, y, tau, elements, t, loads, dynamics_workspace(ints), out, chains)
     return out
 
 
@@ -1408,7 +1410,7 @@ def _batch_outputs(n, nq, mode):
 
 
 @njit(**_KW)
-def _batch_range(ints, flts, ext, q, qd, arg, mode, start, stop, m_out, n_out, nqd_out, g_out, res):
+def _batch_range(ints, flts, ext, q, qd, arg, mode, start, stop, m_out, n_out, nqd_out, g_out, res, chains):
     """States start..stop-1 of :func:`batch` (one work space, reused from state to state)."""
     nq = ints[H_NQ]
     nn = ints[H_NNODES]
@@ -1439,7 +1441,7 @@ def _batch_range(ints, flts, ext, q, qd, arg, mode, start, stop, m_out, n_out, n
             qs[k] = q[s, k]
             qds[k] = qd[s, k]
         _state(ints, flts, ext_s, qs, qds, second, yes, val, grad, hq, rot, pos, xi, vel, acc, dxi,
-               mass, nmat, nqd, grav, work)
+               mass, nmat, nqd, grav, work, chains)
         for k in range(nq):
             nqd_out[s, k] = nqd[k]
             g_out[s, k] = grav[k]
@@ -1462,16 +1464,16 @@ def _batch_range(ints, flts, ext, q, qd, arg, mode, start, stop, m_out, n_out, n
 
 
 @njit(**_KW)
-def batch(ints, flts, ext, q, qd, arg, mode):
+def batch(ints, flts, ext, q, qd, arg, mode, chains):
     """Over N states (q, q̇, arg of shape (N, n_q); ext (N or 1, n_external, ...)), one after the other: returns
     (M, N, N q̇, G, result) as :data:`MODE_TERMS` ... :data:`MODE_MATRIX_N` ask (unused outputs have length 0)."""
     m_out, n_out, nqd_out, g_out, res = _batch_outputs(q.shape[0], ints[H_NQ], mode)
-    _batch_range(ints, flts, ext, q, qd, arg, mode, 0, q.shape[0], m_out, n_out, nqd_out, g_out, res)
+    _batch_range(ints, flts, ext, q, qd, arg, mode, 0, q.shape[0], m_out, n_out, nqd_out, g_out, res, chains)
     return m_out, n_out, nqd_out, g_out, res
 
 
 @njit(parallel=True, **_KW)
-def batch_parallel(ints, flts, ext, q, qd, arg, mode, n_chunks):
+def batch_parallel(ints, flts, ext, q, qd, arg, mode, n_chunks, chains):
     """:func:`batch` with the states split into ``n_chunks`` contiguous chunks evaluated in parallel (numba's
     threads): the same numbers, state by state, and ``done`` (n_chunks,).  An error inside a parallel region does
     not propagate: it ends its chunk, whose ``done`` stays 0, and the caller must then run :func:`batch` to raise it."""
@@ -1480,13 +1482,13 @@ def batch_parallel(ints, flts, ext, q, qd, arg, mode, n_chunks):
     done = np.zeros(n_chunks, dtype=np.int64)
     for c in prange(n_chunks):
         _batch_range(ints, flts, ext, q, qd, arg, mode, (c * n) // n_chunks, ((c + 1) * n) // n_chunks,
-                     m_out, n_out, nqd_out, g_out, res)
+                     m_out, n_out, nqd_out, g_out, res, chains)
         done[c] = 1
     return m_out, n_out, nqd_out, g_out, res, done
 
 
 @njit(**_KW)
-def program(ints, flts, ext, q, qd):
+def program(ints, flts, ext, q, qd, chains):
     """Values, gradients and H q̇ of every program node at N states: (N, n_nodes), (N, n_nodes, n_q) twice."""
     nq = ints[H_NQ]
     nn = ints[H_NNODES]
@@ -1501,7 +1503,7 @@ def program(ints, flts, ext, q, qd):
         ext_s = ext[s] if ext.shape[0] > 1 else ext[0]
         for k in range(nq):
             dirs[k, 0] = qd[s, k]
-        eval_program(ints, flts, ext_s, q[s], dirs, yes, val[s], grad[s], hqs, True)
+        eval_program(ints, flts, ext_s, q[s], dirs, yes, val[s], grad[s], hqs, chains)
         for i in range(nn):
             for k in range(nq):
                 hq[s, i, k] = hqs[i, k, 0]

@@ -41,10 +41,10 @@ class CompiledRun:
         self.out[0] = self.y0
         try:
             if method == "RK45-jit":
-                f, st, cnt = rk45_start(self.t_eval[0], self.y0, self.rtol, self.atol, *plan)
+                f, st, cnt = rk45_start(self.t_eval[0], self.y0)
                 self._state = (self.y0.copy(), f, st, cnt)
             else:
-                self._state = bdf_start(self.t_eval[0], self.y0, self.rtol, self.atol, *plan)
+                self._state = bdf_start(self.t_eval[0], self.y0, plan[0], plan[2])
         except np.linalg.LinAlgError as err:  # the mass matrix solve: name the coordinates if M is singular at y0
             _raise_singular(system, self.y0, err)
 

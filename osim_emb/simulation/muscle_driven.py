@@ -864,7 +864,7 @@ class _CompiledPaths:
         cm = self.jv
         if self.ci.size:
             ext = cm.external_jets(q2) if cm.externals else cm._no_ext
-            v, g, _ = K.program(cm.ints, cm.flts, ext, q2, self._zero_qd)
+            v, g, _ = K.program(cm.ints, cm.flts, ext, q2, self._zero_qd, cm.chains)
             val[0, self.ci] = v[0, self.nodes]
             grad[0, self.ci] = g[0, self.nodes]
         cache: dict = {}

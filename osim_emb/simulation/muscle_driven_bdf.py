@@ -128,29 +128,24 @@ def _rescale(d, order, ratio):  # pragma: no cover - compiled
     d[:k] = new
 
 
-@njit(error_model="numpy")
-def bdf_start(t0, y0, rtol, atol, prog, geo, mus, clf, act):  # pragma: no cover - compiled
+def bdf_start(t0: float, y0: np.ndarray, prog, mus) -> tuple:
     """The state :func:`bdf_run` continues: (d, the backward differences (MAX_ORDER + 3, n); fs = [t, h,
     c of the factorization, error norm, safety]; ints = [order, steps of one size, Jacobian fresh, next output,
-    right-hand sides, Jacobians, factorizations, steps, rejected steps]; the Jacobian's parts; the factorization)."""
-    n = y0.shape[0]
+    right-hand sides, Jacobians, factorizations, steps, rejected steps]; the Jacobian's parts; the factorization).
+    No right-hand side is evaluated yet (0 in ints[4]): the first :func:`bdf_run` call evaluates f, the first step
+    and the Jacobian (not a kernel of its own: each compiled kernel holds a copy of the whole right-hand side)."""
+    y0 = np.ascontiguousarray(y0, dtype=float)
     parts = jacobian_workspace(prog[5].shape[1], mus[1].shape[0])
     nq, nm = parts[3].shape
     fac = (np.empty((nm, 2, 2)), np.empty((nm, 2, nq)), np.empty((nq, nq)),
            (np.empty((nq, nq)), np.empty(nq), np.empty(nq), np.empty((nm, 2))))
-    f = _rhs(t0, y0, prog, geo, mus, clf, act)
-    h = initial_step(t0, y0, f, 1, rtol, atol, prog, geo, mus, clf, act)
-    d = np.zeros((MAX_ORDER + 3, n))
+    d = np.zeros((MAX_ORDER + 3, y0.shape[0]))
     d[0] = y0
-    d[1] = f * h
-    jacobian_parts(t0, y0, f, prog, geo, mus, clf, act, parts)
-    fs = np.array([t0, h, math.nan, 0.0, 0.9])
+    fs = np.array([float(t0), 0.0, math.nan, 0.0, 0.9])
     ints = np.zeros(9, dtype=np.int64)
     ints[0] = 1  # order
     ints[2] = 1  # the Jacobian is at the current step
     ints[3] = 1  # the next output
-    ints[4] = 2 + 2 * nq  # right-hand sides
-    ints[5] = 1  # Jacobians
     return d, fs, ints, parts, fac
 
 
@@ -171,6 +166,14 @@ def bdf_run(d, fs, ints, parts, fac, out, t_eval, stop, max_rhs, rtol, atol, pro
         error_const[k] = kappa[k] * gamma[k] + 1.0 / (k + 1)
     error_const[MAX_ORDER + 1] = 1.0 / (MAX_ORDER + 2)
     newton_tol = max(10.0 * np.finfo(np.float64).eps / rtol, min(0.03, rtol ** 0.5))
+    if ints[4] == 0:  # the start (bdf_start): f, the first step and the Jacobian at (t0, y0)
+        t0, y0 = fs[0], d[0].copy()
+        f = _rhs(t0, y0, prog, geo, mus, clf, act)
+        fs[1] = initial_step(t0, y0, f, 1, rtol, atol, prog, geo, mus, clf, act)
+        d[1] = f * fs[1]
+        jacobian_parts(t0, y0, f, prog, geo, mus, clf, act, parts)
+        ints[4] = 2 + 2 * parts[3].shape[0]  # right-hand sides
+        ints[5] = 1  # Jacobians
     stats = ints[4:]  # right-hand sides, Jacobians, factorizations, steps, rejected steps (a view: in place)
     nq = parts[3].shape[0]
     t, h, c_factored, error_norm, safety = fs[0], fs[1], fs[2], fs[3], fs[4]

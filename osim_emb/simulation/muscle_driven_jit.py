@@ -44,12 +44,12 @@ def _paths(y, prog, paths):  # pragma: no cover - compiled
 
 @njit(error_model="numpy")
 def _geometric_paths(y, prog, paths):  # pragma: no cover - compiled
-    ints, flts, ext, nodes, ci, zero_qd, _, _, _ = prog
+    ints, flts, ext, nodes, ci, zero_qd, _, _, _, chains, _ = prog
     nq = zero_qd.shape[1]
     q2 = np.empty((1, nq))
     for k in range(nq):
         q2[0, k] = y[k]
-    v, g, _ = K.program(ints, flts, ext, q2, zero_qd)
+    v, g, _ = K.program(ints, flts, ext, q2, zero_qd, chains)
     _pose_paths(y, v, g, nodes, ci, paths)
     _scatter(paths, paths[4])
 
@@ -107,7 +107,7 @@ def _pose_paths(y, v, g, nodes, ci, paths):  # pragma: no cover - compiled
 @njit(error_model="numpy")
 def _rest(t, y, length, r, prog, mus, clf, act):  # pragma: no cover - compiled
     """The right-hand side at (t, y) given the muscles' path lengths and moment arms at y's q."""
-    _, _, _, _, _, zero_qd, ints, flts, ext = prog
+    _, _, _, _, _, zero_qd, ints, flts, ext, _, chains = prog
     nq = zero_qd.shape[1]
     groups, ekind, evals, work, tau, dyn_ws, elements = mus  # work rows: u, speed, force, dlf, adot, a, l_f
     nm = ekind.shape[0]
@@ -139,7 +139,7 @@ def _rest(t, y, length, r, prog, mus, clf, act):  # pragma: no cover - compiled
         _add_coordinate_force(cmap, c, dc, excitation_value(akind[i], avals[i], t) * aforce[i], tau)
     _path_forces(t, y, length, r, nm, path_forces, tau)
     out = np.empty(y.shape[0])
-    K.rhs_into(ints, flts, ext, y, tau, elements, t, loads, dyn_ws, out)
+    K.rhs_into(ints, flts, ext, y, tau, elements, t, loads, dyn_ws, out, chains)
     for m in range(nm):
         out[2 * nq + m] = adot[m]
         out[2 * nq + nm + m] = dlf[m]
@@ -263,7 +263,7 @@ def jacobian_parts(t, y, f0, prog, geo, mus, clf, act, parts):  # pragma: no cov
     1e-8 max(1, |y_j|)); the muscle blocks and dF forward differences of the muscle equations alone, every
     muscle at once.  2 n_q right-hand sides instead of n."""
     jcols, jmm, dforce, minv_r, mass = parts
-    _, _, _, _, _, zero_qd, ints, flts, ext = prog
+    _, _, _, _, _, zero_qd, ints, flts, ext, _, chains = prog
     dyn_ws = mus[5]
     nq = zero_qd.shape[1]
     length, r = _paths(y, prog, geo)  # the plan's arrays: used before the q columns' right-hand sides overwrite them
@@ -273,7 +273,7 @@ def jacobian_parts(t, y, f0, prog, geo, mus, clf, act, parts):  # pragma: no cov
         _forward_column(jcols, j, _rest(t, yy, length, r, prog, mus, clf, act), f0, yy[j] - y[j])
         yy[j] = y[j]
     _muscle_columns(t, y, length, r, mus, jmm, dforce)
-    K.mass_matrix_into(ints, flts, ext, y, dyn_ws, mass)
+    K.mass_matrix_into(ints, flts, ext, y, dyn_ws, mass, chains)
     _solve_columns(mass, r, minv_r)
     for j in range(nq):
         yy[j] = y[j] + 1e-8 * max(1.0, abs(y[j]))
@@ -369,7 +369,7 @@ def _rms(x):  # pragma: no cover - compiled
     return math.sqrt(np.sum(x * x) / x.shape[0])
 
 
-@njit(error_model="numpy")
+@njit(error_model="numpy", inline="always")  # (inlined: not a third compiled copy of the right-hand side)
 def initial_step(t, y, f, order, rtol, atol, prog, geo, mus, clf, act):  # pragma: no cover - compiled
     """The first step for a method whose error estimate has this order (SciPy's select_initial_step: Hairer,
     Norsett & Wanner, Solving ODEs I, II.4), one right-hand side."""
@@ -387,12 +387,11 @@ def initial_step(t, y, f, order, rtol, atol, prog, geo, mus, clf, act):  # pragm
 REACHED, UNDERFLOW, BUDGET = 0, 1, 2
 
 
-@njit(error_model="numpy")
-def rk45_start(t0, y0, rtol, atol, prog, geo, mus, clf, act):  # pragma: no cover - compiled
-    """The state :func:`rk45_run` continues: (f at (t0, y0), [t, h], [right-hand sides, next output])."""
-    f = _rhs(t0, y0, prog, geo, mus, clf, act)
-    h = initial_step(t0, y0, f, 4, rtol, atol, prog, geo, mus, clf, act)
-    return f, np.array([t0, h]), np.array([2, 1], dtype=np.int64)
+def rk45_start(t0: float, y0: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The state :func:`rk45_run` continues: (f at (t0, y0), [t, h], [right-hand sides, next output]); its first
+    call evaluates f and the first step (not a kernel of its own: each compiled kernel holds a copy of the whole
+    right-hand side, which is most of the compile time)."""
+    return np.zeros(len(y0)), np.array([float(t0), 0.0]), np.array([0, 1], dtype=np.int64)
 
 
 @njit(error_model="numpy")
@@ -414,6 +413,10 @@ def rk45_run(y, f, st, cnt, out, t_eval, stop, max_rhs, rtol, atol, prog, geo, m
     n = y.shape[0]
     t, h = st[0], st[1]
     nfev, nxt = cnt[0], cnt[1]
+    if nfev == 0:  # the start (rk45_start): f at (t, y) and the first step
+        f[:] = _rhs(t, y, prog, geo, mus, clf, act)
+        h = initial_step(t, y, f, 4, rtol, atol, prog, geo, mus, clf, act)
+        nfev = 2
     kk = np.empty((7, n))
     stage = np.empty(n)  # the stages' states, the new state and the scaled error: written in place
     ynew = np.empty(n)
@@ -530,7 +533,7 @@ def compiled_plan(system):
 
     jv, cm = paths.jv, paths.cm
     prog = (jv.ints, jv.flts, jv._no_ext, np.ascontiguousarray(paths.nodes), np.ascontiguousarray(paths.ci),
-            paths._zero_qd, cm.ints, cm.flts, cm._no_ext)
+            paths._zero_qd, cm.ints, cm.flts, cm._no_ext, jv.chains, cm.chains)
     curves = [c[2] for c in conditions if c[2] is not None]
     rows = np.cumsum([c[2] is not None for c in conditions]) - 1
     cond = (np.array([k for k, _, _ in conditional], dtype=np.int64),

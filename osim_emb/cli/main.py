@@ -192,7 +192,9 @@ def _first_compile_notice(args: argparse.Namespace) -> None:
         from osim_emb.simulation.muscle_driven_bdf import bdf_run
         kernels.append(bdf_run)
     if any(compiles_at_first_call(k) for k in kernels):
-        print(f"osim-emb {args.command}: numba compiles the kernels this command uses (1-2 min after installation "
+        # measured cold on 2 cores (round 24): the main job's kernels 78 s, simulate-muscles on arm26 260 s
+        span = "4-5 min" if args.command == "simulate-muscles" else "1-2 min"
+        print(f"osim-emb {args.command}: numba compiles the kernels this command uses ({span} after installation "
               "or an update, and again for a model whose layout the cache has not seen; cached for every later run)",
               file=sys.stderr, flush=True)
 

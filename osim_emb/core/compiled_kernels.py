@@ -146,14 +146,8 @@ def _frame_constraints(ints, flts, ip, fp, ext, z, order, g, gz, gzz, fw):
                 for l in range(nz):
                     fhess[i, k, l] = hq[node, k, l]
     to = fp + FRAME_FLOATS + nq + m
-    offs = flts[to:to + 16 * nf].reshape((nf, 4, 4))
-    to += 16 * nf
-    axes = flts[to:to + 3 * nf].reshape((nf, 3))
-    to += 3 * nf
-    vt = flts[to:to + 9 * nf].reshape((nf, 3, 3))
-    to += 9 * nf
-    vt2 = flts[to:to + 9 * nf].reshape((nf, 3, 3))
-    to += 9 * nf
+    offs, axes, vt, vt2 = _tree_floats(flts, to, nf)
+    to += TREE_FLOATS_PER_FRAME * nf
     parent = ints[par:par + nf]
     frame_kinematics(fval, fgrad, parent, ints[rev:rev + nf], offs, axes, vt, vt2, rot, pos, twist, jac)
     if second:
@@ -560,16 +554,25 @@ def tree_arrays(ints, flts):
     nf = ints[H_NFRAMES]
     ot = ints[H_OFF_TREE]
     ft = ints[H_OFF_TREE_FLOATS]
-    parent = ints[ot:ot + nf]
-    revolute = ints[ot + nf:ot + 2 * nf]
-    offs = flts[ft:ft + 16 * nf].reshape((nf, 4, 4))
-    ft += 16 * nf
-    axes = flts[ft:ft + 3 * nf].reshape((nf, 3))
-    ft += 3 * nf
-    vt = flts[ft:ft + 9 * nf].reshape((nf, 3, 3))
-    ft += 9 * nf
-    vt2 = flts[ft:ft + 9 * nf].reshape((nf, 3, 3))
-    return parent, revolute, offs, axes, vt, vt2
+    offs, axes, vt, vt2 = _tree_floats(flts, ft, nf)
+    return ints[ot:ot + nf], ints[ot + nf:ot + 2 * nf], offs, axes, vt, vt2
+
+
+#: floats a frame takes in a packed tree: its 4x4 offset, axis, ã and ã²
+TREE_FLOATS_PER_FRAME = 16 + 3 + 9 + 9
+
+
+@njit(inline="always", **_KW)
+def _tree_floats(flts, start, nf):
+    """(offsets (nf, 4, 4), axes (nf, 3), ã (nf, 3, 3), ã² (nf, 3, 3)): views of a tree's floats packed in ``flts``
+    from ``start`` (the model's, and an OP_FRAMECHAIN node's copy)."""
+    offs = flts[start:start + 16 * nf].reshape((nf, 4, 4))
+    start += 16 * nf
+    axes = flts[start:start + 3 * nf].reshape((nf, 3))
+    start += 3 * nf
+    vt = flts[start:start + 9 * nf].reshape((nf, 3, 3))
+    start += 9 * nf
+    return offs, axes, vt, flts[start:start + 9 * nf].reshape((nf, 3, 3))
 
 
 @njit(**_KW)

@@ -185,6 +185,36 @@ def test_dependent_coordinates_chosen_by_the_user(osim, tmp_path):
         load_osim(path, dependent_coordinates=["j1_coord_0", "j2_coord_0", "nope"])
 
 
+def test_coordinate_free_to_satisfy_constraints_is_solved_as_opensim_assembles(osim, tmp_path):
+    """OpenSim's assembler moves the coordinates marked ``is_free_to_satisfy_constraints`` and keeps the others at
+    their values (opensim-core's knee_patella_ligament.osim marks the patella's coordinate).  The package makes
+    the marked coordinate the dependent one even where QR would choose another, so its default start (the
+    generalized coordinates at their defaults, the dependent solved from the loop) is OpenSim's assembled state,
+    here with a default that violates the loop."""
+    path = tmp_path / "loop.osim"
+    build_loop(osim, path, distance=True)
+    (picked,) = [d.name for d in load_osim(path).dependent_coordinates]
+    names = ["j1_coord_0", "j2_coord_0", "j3_coord_0", "j3_coord_1"]
+    marked = next(n for n in names if n != picked)
+    m = osim.Model(str(path))
+    m.getCoordinateSet().get(marked).set_is_free_to_satisfy_constraints(True)
+    moved = m.getCoordinateSet().get(picked)
+    moved.setDefaultValue(moved.getDefaultValue() + 0.05)
+    marked_path = tmp_path / "marked.osim"
+    m.printToXML(str(marked_path))
+    model = load_osim(marked_path)
+    assert [d.name for d in model.dependent_coordinates] == [marked]
+    ref = osim.Model(str(marked_path))
+    state = ref.initSystem()  # assembled
+    theirs = {n: ref.getCoordinateSet().get(n).getValue(state) for n in names}
+    q0 = model.default_q[None]
+    ours = dict(zip(model.coordinate_names, q0[0]))
+    ours[marked] = float(model.dependent_coordinate(marked).function.evaluate(q0, 0).value[0])
+    assert abs(theirs[picked] - (DEFAULTS[names.index(picked)] + 0.05)) < 1e-8  # OpenSim kept it at its default
+    assert abs(theirs[marked] - DEFAULTS[names.index(marked)]) > 1e-3  # and moved the marked one
+    assert max(abs(ours[n] - theirs[n]) for n in names) < 1e-8, (ours, theirs)
+
+
 @pytest.mark.parametrize("variant, reason", [("tilted", "nearly, not exactly, redundant"),
                                              ("unreachable", "cannot be solved from the default configuration")])
 def test_loops_the_minimal_form_cannot_take_are_refused_by_name(osim, tmp_path, variant, reason):

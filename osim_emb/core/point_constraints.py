@@ -19,8 +19,9 @@ Jacobian columns (w_k, v_k), and a body-fixed direction u,
 (dw_kl, dv_kl) = d(w_k, v_k)/dz_l the Jacobian derivative (Eq 57's D'_i, written as a Hessian); every equation is
 a difference or a dot product of such vectors.
 
-:func:`choose_dependent_coordinates` picks the dependent coordinates where the user does not: the columns of
-dg/dz at the reference configuration chosen by QR with column pivoting (the best-conditioned set first).
+:func:`choose_dependent_coordinates` picks the dependent coordinates where the user does not: the coordinates
+marked ``is_free_to_satisfy_constraints`` first (those OpenSim's assembler moves), then the columns of dg/dz at the
+reference configuration chosen by QR with column pivoting (the best-conditioned set first).
 """
 
 from __future__ import annotations
@@ -313,9 +314,16 @@ def independent_equations(tree: Model, pairs: Sequence[PointPair], z_ref: np.nda
 
 
 def choose_dependent_coordinates(tree: Model, pairs: Sequence[PointPair], z_ref: np.ndarray,
-                                 candidates: Sequence[int], equations: Sequence[int] | None = None) -> list[int]:
+                                 candidates: Sequence[int], equations: Sequence[int] | None = None,
+                                 preferred: Sequence[int] = ()) -> list[int]:
     """As many of the ``candidates`` (tree coordinate indices) as there are equations (all, or the ``equations``
-    kept by :func:`independent_equations`): QR with column pivoting of dg/dz at z_ref."""
+    kept by :func:`independent_equations`): QR with column pivoting of dg/dz at z_ref.
+
+    The ``preferred`` candidates (OpenSim's ``is_free_to_satisfy_constraints``) are taken first, as many as their
+    columns of dg/dz are independent; the rest is chosen among the others in the complement of their span.
+    OpenSim's assembler does the same: it moves the coordinates marked free (and those a coupler makes dependent)
+    to satisfy the constraints and keeps every other coordinate at its value, so the model's default start is
+    OpenSim's assembled one when the preferred coordinates suffice to close the loops."""
     from scipy.linalg import qr
     _, gz, _ = point_constraint_jet(tree, pairs, np.asarray(z_ref, dtype=float)[None], order=1)
     rows = gz[0] if equations is None else gz[0][list(equations)]
@@ -328,12 +336,34 @@ def choose_dependent_coordinates(tree: Model, pairs: Sequence[PointPair], z_ref:
     if len(cand) < m:
         raise ValueError(f"{m} independent constraint equations but only {len(cand)} free coordinates to satisfy them")
     _, r, piv = qr(rows[:, cand], pivoting=True)
-    rank = int(np.sum(np.abs(np.diag(r)) > REDUNDANT * max(np.abs(r[0, 0]), 1e-300)))
+    scale = max(np.abs(r[0, 0]), 1e-300)
+    rank = int(np.sum(np.abs(np.diag(r)) > REDUNDANT * scale))
     if rank < m:
         raise RedundantConstraintsError(f"the {m} constraint equations are redundant: numerical rank {rank} in the free coordinates "
                          f"at the default configuration (QR pivots {np.abs(np.diag(r))[rank:].tolist()} against "
                          f"{abs(r[0, 0]):.3g}); keep only independent equations (independent_equations)")
-    return [cand[i] for i in sorted(piv[:m])]
+    first = [c for c in cand if c in set(preferred)]
+    if not first:
+        return [cand[i] for i in sorted(piv[:m])]
+    chosen = _pivot_columns(rows, first, m, scale)
+    if len(chosen) < m:
+        basis = np.linalg.qr(rows[:, chosen])[0] if chosen else np.zeros((m, 0))
+        others = [c for c in cand if c not in chosen]
+        rest = rows[:, others] - basis @ (basis.T @ rows[:, others])
+        chosen += _pivot_columns(rest, others, m - len(chosen), scale, columns_are_selected=True)
+    return sorted(chosen)
+
+
+def _pivot_columns(a: np.ndarray, columns: Sequence[int], most: int, scale: float,
+                   columns_are_selected: bool = False) -> list[int]:
+    """Up to ``most`` of ``columns`` whose columns of ``a`` are independent (QR with column pivoting; a pivot
+    counts above REDUNDANT x ``scale``).  ``columns_are_selected``: ``a`` holds only those columns already."""
+    from scipy.linalg import qr
+    sub = a if columns_are_selected else a[:, list(columns)]
+    _, r, piv = qr(sub, pivoting=True)
+    d = np.abs(np.diag(r))
+    k = min(most, int(np.sum(d > REDUNDANT * scale)))
+    return [columns[i] for i in piv[:k]]
 
 
 def point_constraint_chain(tree: Model, pairs: Sequence[PointPair], dependent: Sequence[int], z_ref: np.ndarray,

@@ -327,7 +327,9 @@ class _Converter:
                                        f" redundant), {len(dependent)} given")
         else:
             try:
-                dependent = pc.choose_dependent_coordinates(tree, pairs, z_ref, range(len(names)), equations)
+                free = [k for k, n in enumerate(names) if self.coord_spec[n].free_to_satisfy_constraints]
+                dependent = pc.choose_dependent_coordinates(tree, pairs, z_ref, range(len(names)), equations,
+                                                            preferred=free)
             except ValueError as err:
                 return self._point_constraints_left_out(str(err))
         ranges = np.array([tree.coordinates[k].range for k in range(len(names)) if k not in dependent])

@@ -6,7 +6,7 @@ import logging
 import sys
 import time
 
-__all__ = ["Progress"]
+__all__ = ["Progress", "CompileProgress"]
 
 log = logging.getLogger(__name__)
 
@@ -66,3 +66,84 @@ class Progress:
         elif self.enabled:
             self.stream.write(f"  {self.label}: {self.done}/{self.total} {self.unit}s in {self.elapsed:.1f} s\n")
             self.stream.flush()
+
+
+class CompileProgress:
+    """While numba compiles kernels inside the ``with`` block, say so: on a terminal a tqdm counter of the compiled
+    functions with the one being compiled and the elapsed time (a first run after installation compiles for minutes);
+    otherwise one line at the end, "numba compiled N functions in T s".  Nothing when nothing compiles (the kernels
+    come from numba's cache) or numba is not installed.
+
+    A numba ``numba:compile`` event listener (registered for the block only) counts the functions numba compiles,
+    each callee of a kernel included, so the counter moves every few seconds."""
+
+    def __init__(self, label: str = "numba compiling kernels", stream=None, enabled: bool = True):
+        self.label = label
+        self.stream = stream or sys.stderr
+        self.enabled = enabled
+        self.compiled = 0
+        self.seconds = 0.0
+        self._depth = 0
+        self._started = None
+        self._bar = None
+        self._listener = None
+
+    def __enter__(self) -> "CompileProgress":
+        if not self.enabled:
+            return self
+        try:
+            from numba.core import event
+        except ImportError:
+            return self
+        progress = self
+
+        class _Listener(event.Listener):
+            def on_start(self, ev):
+                progress._start(ev)
+
+            def on_end(self, ev):
+                progress._end(ev)
+
+        self._listener = _Listener()
+        event.register("numba:compile", self._listener)
+        return self
+
+    def _start(self, ev) -> None:
+        if self._depth == 0:
+            self._started = time.perf_counter()
+        self._depth += 1
+        if self._bar is None and getattr(self.stream, "isatty", lambda: False)():
+            from tqdm import tqdm
+            self._bar = tqdm(desc=f"  {self.label}", unit="function", file=self.stream, leave=False,
+                             dynamic_ncols=True, bar_format="{desc}: {n} compiled, {elapsed} {postfix}")
+        if self._bar is not None:
+            self._bar.set_postfix_str(_compiled_name(ev), refresh=True)
+
+    def _end(self, ev) -> None:
+        self._depth = max(self._depth - 1, 0)
+        self.compiled += 1
+        if self._depth == 0 and self._started is not None:
+            self.seconds += time.perf_counter() - self._started
+            self._started = None
+        if self._bar is not None:
+            self._bar.update(1)
+
+    def __exit__(self, *exc) -> None:
+        if self._listener is not None:
+            from numba.core import event
+            event.unregister("numba:compile", self._listener)
+            self._listener = None
+        if self._bar is not None:
+            self._bar.close()
+        if self.compiled and self.enabled:
+            plural = "s" if self.compiled != 1 else ""
+            self.stream.write(f"  numba compiled {self.compiled} function{plural} in {self.seconds:.0f} s (cached for "
+                              "later runs)\n")
+            self.stream.flush()
+
+
+def _compiled_name(ev) -> str:
+    """The name of the function a numba:compile event is about."""
+    data = getattr(ev, "data", None) or {}
+    func = getattr(data.get("dispatcher"), "py_func", None)
+    return getattr(func, "__name__", "")

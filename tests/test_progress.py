@@ -19,3 +19,48 @@ def test_quiet_writes_nothing():
     with Progress("x", 3, stream=out, enabled=False) as p:
         p.advance(3)
     assert out.getvalue() == ""
+
+
+def _fresh_kernel():
+    """A numba function compiled at its first call (not cached)."""
+    import numba
+
+    @numba.njit
+    def twice_plus_one(x):
+        return 2.0 * x + 1.0
+
+    return twice_plus_one
+
+
+def test_compiling_is_reported_and_a_compiled_kernel_is_not():
+    """A numba compile inside the block is counted and reported in one line (redirected stderr); a second call of
+    the same kernel compiles nothing and reports nothing; disabled, nothing is written."""
+    from osim_emb.progress import CompileProgress
+    kernel = _fresh_kernel()
+    out = io.StringIO()
+    with CompileProgress(stream=out) as p:
+        assert kernel(2.0) == 5.0
+    assert p.compiled == 1 and p.seconds > 0
+    assert out.getvalue().startswith("  numba compiled 1 function in ")
+    again = io.StringIO()
+    with CompileProgress(stream=again) as p:
+        kernel(3.0)
+    assert p.compiled == 0 and again.getvalue() == ""
+    quiet = io.StringIO()
+    with CompileProgress(stream=quiet, enabled=False):
+        _fresh_kernel()(1.0)
+    assert quiet.getvalue() == ""
+
+
+def test_compiling_on_a_terminal_shows_the_function_being_compiled():
+    from osim_emb.progress import CompileProgress
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    out = Terminal()
+    with CompileProgress(stream=out):
+        _fresh_kernel()(1.0)
+    text = out.getvalue()
+    assert "numba compiling kernels" in text and "twice_plus_one" in text and "1 compiled" in text

@@ -235,7 +235,9 @@ def _run_command(args: argparse.Namespace) -> int:
             from osim_emb.cli.common import check_time_range
             check_time_range(args.time_range, one_frame=getattr(args, "time_range_one_frame", False))
         _first_compile_notice(args)
-        return int(args.func(args) or 0)
+        from osim_emb.progress import CompileProgress
+        with CompileProgress(enabled=args.command in _COMPILING_COMMANDS and not getattr(args, "quiet", False)):
+            return int(args.func(args) or 0)
     except BrokenPipeError:  # the reader went away (osim-emb inspect M.osim | head): stop quietly, as Unix tools do
         try:
             import os

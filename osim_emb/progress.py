@@ -115,7 +115,7 @@ class CompileProgress:
         if self._bar is None and getattr(self.stream, "isatty", lambda: False)():
             from tqdm import tqdm
             self._bar = tqdm(desc=f"  {self.label}", unit="function", file=self.stream, leave=False,
-                             dynamic_ncols=True, bar_format="{desc}: {n} compiled, {elapsed} {postfix}")
+                             dynamic_ncols=True, bar_format="{desc}: {n} compiled, {elapsed}{postfix}")
         if self._bar is not None:
             self._bar.set_postfix_str(_compiled_name(ev), refresh=True)
 

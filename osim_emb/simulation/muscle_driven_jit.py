@@ -237,12 +237,24 @@ def _raise_singular(system, y, err):
     compiled_model(system.model)._raise_singular_mass(np.asarray(y, dtype=float)[None, :system.n_q], err)
 
 
+#: :func:`rk45_run`'s ``max_rhs`` that evaluates the right-hand side at (st[0], y) into f and returns, no step
+RHS_ONLY = -1
+_NO_OUTPUT, _NO_TIMES = np.empty((0, 0)), np.empty(0)
+
+
 def rhs(system, plan, t, y):
-    """The compiled right-hand side of ``system`` at (t, y) for its :func:`compiled_plan` (a fresh array)."""
+    """The compiled right-hand side of ``system`` at (t, y) for its :func:`compiled_plan` (a fresh array).
+
+    Evaluated by :func:`rk45_run` (``max_rhs`` = RHS_ONLY), whose compiled code holds the right-hand side already:
+    a kernel of its own would be a second compiled copy of it (about 100 s of compilation a model layout)."""
+    y = np.array(y, dtype=float)
+    f = np.empty(y.shape[0])
     try:
-        return _rhs(t, y, *plan)
+        rk45_run(y, f, np.array([float(t), 0.0]), np.zeros(2, dtype=np.int64), _NO_OUTPUT, _NO_TIMES, 0, RHS_ONLY,
+                 1.0, 1.0, *plan)
     except np.linalg.LinAlgError as err:
         _raise_singular(system, y, err)
+    return f
 
 
 @njit(error_model="numpy")
@@ -334,34 +346,28 @@ def _muscle_columns(t, y, length, r, mus, jmm, dforce):  # pragma: no cover - co
             dforce[m, state] = (force[m] - force0[m]) / step[m]
 
 
-@njit(error_model="numpy")
-def _dense_jacobian(t, y, prog, geo, mus, clf, act, parts):  # pragma: no cover - compiled
-    """The n x n Jacobian assembled from :func:`jacobian_parts`."""
+def jacobian(system, plan, t, y):
+    """The n x n Jacobian of the compiled right-hand side (for SciPy's implicit methods): :func:`jacobian_parts`
+    (the kernel BDF-jit calls, so compiled once for both) assembled here."""
+    y = np.array(y, dtype=float)
+    parts = jacobian_workspace(system.n_q, system.n_m)
+    f0 = rhs(system, plan, t, y)
+    try:
+        jacobian_parts(float(t), y, f0, *plan, parts)
+    except np.linalg.LinAlgError as err:
+        _raise_singular(system, y, err)
     jcols, jmm, dforce, minv_r, _ = parts
     nq, nm = minv_r.shape
-    jacobian_parts(t, y, _rhs(t, y, prog, geo, mus, clf, act), prog, geo, mus, clf, act, parts)
     n = y.shape[0]
     jac = np.zeros((n, n))
     jac[:, :2 * nq] = jcols
-    for m in range(nm):
-        rows = (2 * nq + m, 2 * nq + nm + m)
-        for i in range(2):
-            for s in range(2):
-                jac[rows[i], rows[s]] = jmm[m, i, s]
-        for k in range(nq):
-            jac[nq + k, rows[0]] = minv_r[k, m] * dforce[m, 0]
-            jac[nq + k, rows[1]] = minv_r[k, m] * dforce[m, 1]
+    rows = 2 * nq + np.arange(nm)[:, None] + np.array([0, nm])  # each muscle's activation and fibre-length rows
+    for i in range(2):
+        for k in range(2):
+            jac[rows[:, i], rows[:, k]] = jmm[:, i, k]
+    jac[nq:2 * nq, rows[:, 0]] = minv_r * dforce[:, 0]
+    jac[nq:2 * nq, rows[:, 1]] = minv_r * dforce[:, 1]
     return jac
-
-
-def jacobian(system, plan, t, y):
-    """The Jacobian of the compiled right-hand side (:func:`jacobian_parts`, assembled; for SciPy's implicit
-    methods)."""
-    try:
-        return _dense_jacobian(t, np.ascontiguousarray(y, dtype=float), *plan,
-                               jacobian_workspace(system.n_q, system.n_m))
-    except np.linalg.LinAlgError as err:
-        _raise_singular(system, y, err)
 
 
 @njit(error_model="numpy")
@@ -400,7 +406,8 @@ def rk45_run(y, f, st, cnt, out, t_eval, stop, max_rhs, rtol, atol, prog, geo, m
     """Dormand-Prince 5(4) (SciPy RK45's tableau and step control) from the state (y, f, st = [t, h], cnt =
     [right-hand sides, next output]) until out[stop - 1] is written (REACHED), the step underflows (UNDERFLOW) or
     more than ``max_rhs`` right-hand sides have been used (BUDGET); the state is updated in place, so that runs to
-    successive ``stop`` give the states of one run to the last (bitwise)."""
+    successive ``stop`` give the states of one run to the last (bitwise).  ``max_rhs`` = RHS_ONLY with cnt[0] = 0:
+    f = the right-hand side at (st[0], y), nothing else (:func:`rhs`)."""
     c = np.array([0.0, 1 / 5, 3 / 10, 4 / 5, 8 / 9, 1.0])
     a = np.zeros((6, 5))
     a[1, 0] = 1 / 5
@@ -413,8 +420,10 @@ def rk45_run(y, f, st, cnt, out, t_eval, stop, max_rhs, rtol, atol, prog, geo, m
     n = y.shape[0]
     t, h = st[0], st[1]
     nfev, nxt = cnt[0], cnt[1]
-    if nfev == 0:  # the start (rk45_start): f at (t, y) and the first step
+    if nfev == 0:  # the start (rk45_start): f at (t, y) and the first step; or the right-hand side alone (rhs)
         f[:] = _rhs(t, y, prog, geo, mus, clf, act)
+        if max_rhs == RHS_ONLY:
+            return REACHED
         h = initial_step(t, y, f, 4, rtol, atol, prog, geo, mus, clf, act)
         nfev = 2
     kk = np.empty((7, n))

@@ -215,6 +215,36 @@ def test_coordinate_free_to_satisfy_constraints_is_solved_as_opensim_assembles(o
     assert max(abs(ours[n] - theirs[n]) for n in names) < 1e-8, (ours, theirs)
 
 
+def test_default_configuration_off_the_loop_is_assembled_as_opensim_does(osim, tmp_path):
+    """Defaults that violate the loop (two of them moved by 0.03 rad, no coordinate marked free): OpenSim's
+    initSystem moves every coordinate to the nearest configuration on the loop (least squares, weight 1 each); the
+    package's default configuration (generalized coordinates' defaults, the dependent ones solved) is that one, and
+    the conversion log says which defaults moved."""
+    path = tmp_path / "loop.osim"
+    build_loop(osim, path, distance=True)
+    m = osim.Model(str(path))
+    names = ["j1_coord_0", "j2_coord_0", "j3_coord_0", "j3_coord_1"]
+    for name in names[:2]:
+        c = m.getCoordinateSet().get(name)
+        c.setDefaultValue(c.getDefaultValue() + 0.03)
+    moved = tmp_path / "moved.osim"
+    m.printToXML(str(moved))
+    model = load_osim(moved)
+    ref = osim.Model(str(moved))
+    state = ref.initSystem()
+    theirs = np.array([ref.getCoordinateSet().get(n).getValue(state) for n in names])
+    q0 = model.default_q[None]
+    ours = dict(zip(model.coordinate_names, q0[0]))
+    for d in model.dependent_coordinates:
+        ours[d.name] = float(d.function.evaluate(q0, 0).value[0])
+        assert d.default == pytest.approx(ours[d.name], abs=1e-12)
+    ours = np.array([ours[n] for n in names])
+    defaults = np.array(DEFAULTS) + [0.03, 0.03, 0.0, 0.0]
+    assert np.abs(theirs - defaults).max() > 1e-3  # OpenSim moved them
+    assert np.abs(ours - theirs).max() < 1e-8, (ours, theirs)
+    assert any("assembled as OpenSim's initSystem does" in line for line in model.extras["conversion"])
+
+
 @pytest.mark.parametrize("variant, reason", [("tilted", "nearly, not exactly, redundant"),
                                              ("unreachable", "cannot be solved from the default configuration")])
 def test_loops_the_minimal_form_cannot_take_are_refused_by_name(osim, tmp_path, variant, reason):

@@ -44,9 +44,14 @@ REDUNDANT = 1e-5
 SINGULAR_GRADIENT = 1e-12
 #: redundant equations left out of the solve must hold to this (metres; 10 x OpenSim's default assembly accuracy)
 CONSISTENT = 1e-8
+#: default coordinates whose constraint errors are within this (m; OpenSim's default assembly accuracy) are kept
+ASSEMBLY_ACCURACY = 1e-9
+#: weight of a coordinate marked free in the assembly's least squares (OpenSim gives it none: a tiny one makes the
+#: solution unique where the free coordinates could move in several ways)
+FREE_WEIGHT = 1e-10
 
 __all__ = ["PointPair", "PointConstraintLoop", "FrameConstraintData", "RedundantConstraintsError", "point_constraint_jet", "constraint_wrenches", "independent_equations", "choose_dependent_coordinates",
-           "point_constraint_chain"]
+           "assembled_configuration", "point_constraint_chain"]
 
 
 class RedundantConstraintsError(ValueError):
@@ -311,6 +316,40 @@ def independent_equations(tree: Model, pairs: Sequence[PointPair], z_ref: np.nda
         return []
     rank = int(np.sum(d > REDUNDANT * d[0]))
     return sorted(piv[:rank].tolist())
+
+
+def assembled_configuration(tree: Model, pairs: Sequence[PointPair], z_default: np.ndarray,
+                            equations: Sequence[int] | None = None, free: Sequence[int] = (),
+                            max_iterations: int = 100) -> np.ndarray:
+    """The default configuration as OpenSim assembles it (``Model::initSystem``): the tree coordinates nearest their
+    defaults, in the sum of squared differences over the coordinates not marked ``free`` (OpenSim's assembler gives
+    each a CoordinateReference goal of weight 1 and none to a coordinate marked is_free_to_satisfy_constraints), at
+    which the constraint equations (all, or the ``equations``) hold.  z_default itself where its constraint errors
+    are within ASSEMBLY_ACCURACY (OpenSim leaves it too).  Gauss-Newton on the optimality conditions
+    [W G^T; G 0] [dz; lambda] = [-W (z - z_default); -g] from z_default, whose fixed points are the constrained
+    minimum's; ValueError where it does not converge."""
+    z0 = np.asarray(z_default, dtype=float)
+    n_all = sum(p.n_equations for p in pairs)
+    rows = np.arange(n_all) if equations is None else np.asarray(sorted(equations), dtype=int)
+    g = point_constraint_jet(tree, pairs, z0[None], order=0)[0][0][rows]
+    if rows.size == 0 or np.abs(g).max() <= ASSEMBLY_ACCURACY:
+        return z0.copy()
+    n, m = z0.size, rows.size
+    w = np.ones(n)
+    w[list(free)] = FREE_WEIGHT
+    kkt = np.zeros((n + m, n + m))
+    kkt[:n, :n] = np.diag(w)
+    z = z0.copy()
+    for _ in range(max_iterations):
+        g, gz, _ = point_constraint_jet(tree, pairs, z[None], order=1)
+        g, jac = g[0][rows], gz[0][rows]
+        kkt[:n, n:], kkt[n:, :n] = jac.T, jac
+        step = np.linalg.lstsq(kkt, np.concatenate([-w * (z - z0), -g]), rcond=None)[0][:n]
+        z += step
+        if np.abs(step).max() <= 1e-13 * max(1.0, np.abs(z).max()) and np.abs(g).max() <= 1e-12:
+            return z
+    raise ValueError(f"the default configuration cannot be assembled: the constraint errors are "
+                     f"{np.abs(g).max():.3g} after {max_iterations} iterations of the least-squares assembly")
 
 
 def choose_dependent_coordinates(tree: Model, pairs: Sequence[PointPair], z_ref: np.ndarray,

@@ -108,6 +108,7 @@ class _Converter:
         self.tree_only = tree_only  # the spanning tree: every point-constrained coordinate generalized
         self.chain_exprs: dict[str, JointFunction] = {}
         self.point_constraint_loop = None  # core.point_constraints.PointConstraintLoop once the loops are solved
+        self.assembled_defaults: dict[str, float] = {}  # tree coordinates OpenSim's assembly moves off their default
 
     def fail(self, element: str, reason: str, line: int | None = None) -> OsimImportError:
         return OsimImportError(self.doc.path, element, reason, line)
@@ -315,6 +316,20 @@ class _Converter:
         where = f"<{c0.type} name='{c0.name}'>"
         n_all = sum(p.n_equations for p in pairs)
         equations = pc.independent_equations(tree, pairs, z_ref, range(len(names)))
+        free = [k for k, n in enumerate(names) if self.coord_spec[n].free_to_satisfy_constraints]
+        try:
+            assembled = pc.assembled_configuration(tree, pairs, z_ref, equations, free)
+        except ValueError as err:
+            return self._point_constraints_left_out(f"the constraints cannot be solved from the default "
+                                                    f"configuration: {err}")
+        moved = [(n, z_ref[k], assembled[k]) for k, n in enumerate(names) if abs(assembled[k] - z_ref[k]) > 1e-12]
+        if moved:  # (a coordinate moved by round-off only keeps its default)
+            self.assembled_defaults = {n: v for n, _, v in moved}
+            self.log.append("the default coordinates do not satisfy the constraints: assembled as OpenSim's initSystem "
+                            "does (nearest the defaults of the coordinates not marked is_free_to_satisfy_constraints): "
+                            + ", ".join(f"{n} {a:.6g} -> {b:.6g}" for n, a, b in moved))
+            logging.getLogger(__name__).info("%s", self.log[-1])
+            z_ref = np.array([self.assembled_defaults.get(n, z_ref[k]) for k, n in enumerate(names)])
         if self.dependent_coordinates is not None:
             unknown = [n for n in self.dependent_coordinates if n not in names]
             if unknown:
@@ -327,7 +342,6 @@ class _Converter:
                                        f" redundant), {len(dependent)} given")
         else:
             try:
-                free = [k for k, n in enumerate(names) if self.coord_spec[n].free_to_satisfy_constraints]
                 dependent = pc.choose_dependent_coordinates(tree, pairs, z_ref, range(len(names)), equations,
                                                             preferred=free)
             except ValueError as err:
@@ -443,7 +457,8 @@ class _Converter:
             bodies.append(Body(b.name, frame, b.mass, b.com, inertia, x))
         self.placement = placement
         muscles = self.muscles(joints, bodies)
-        coords = [GeneralizedCoordinate(c.name, c.range, c.default, c.motion_type, c.clamped, c.default_speed)
+        default = {c.name: self.assembled_defaults.get(c.name, c.default) for c in doc.coordinates}
+        coords = [GeneralizedCoordinate(c.name, c.range, default[c.name], c.motion_type, c.clamped, c.default_speed)
                   for c in self.generalized]
         deps = []
         for c in doc.coordinates:
@@ -456,7 +471,8 @@ class _Converter:
                 src = f"point constraint(s) {self.chain_exprs[c.name].chain.constraints.name}"
             else:
                 src = f"coupler {self.coupler[c.name].name!r}"
-            deps.append(DependentCoordinate(c.name, self._expr[c.name], kind, src, c.range, c.default, c.motion_type))
+            deps.append(DependentCoordinate(c.name, self._expr[c.name], kind, src, c.range, default[c.name],
+                                            c.motion_type))
         wraps = self.wrap_objects()
         extras = {
             "source": doc.path, "version": doc.version, "document": doc, "conversion": self.log,

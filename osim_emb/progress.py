@@ -14,7 +14,8 @@ log = logging.getLogger(__name__)
 class Progress:
     """``with Progress("OpenSim computeMomentArm", total) as p: ... p.advance()``.
 
-    On a terminal a tqdm bar (to stderr); when stderr is not a terminal, one line when the stage ends."""
+    On a terminal a tqdm bar (to stderr); when stderr is not a terminal, one line when the stage ends.  numba
+    compiling inside the stage is shown too (:class:`CompileProgress`)."""
 
     def __init__(self, label: str, total: int, stream=None, enabled: bool = True, unit: str = "configuration"):
         self.label = label
@@ -24,10 +25,12 @@ class Progress:
         self.enabled = enabled
         self.unit = unit
         self._bar = None
+        self._compiling = None
         self._t0 = time.perf_counter()
 
     def __enter__(self) -> "Progress":
         self._t0 = time.perf_counter()
+        self._compiling = CompileProgress(stream=self.stream, enabled=self.enabled).__enter__()
         if self.enabled and getattr(self.stream, "isatty", lambda: False)():
             from tqdm import tqdm
             self._bar = tqdm(total=self.total, desc=f"  {self.label}", unit=self.unit[:4], file=self.stream,
@@ -61,6 +64,8 @@ class Progress:
         return time.perf_counter() - self._t0
 
     def __exit__(self, *exc) -> None:
+        if self._compiling is not None:
+            self._compiling.__exit__(*exc)
         if self._bar is not None:
             self._bar.close()
         elif self.enabled:
@@ -75,7 +80,10 @@ class CompileProgress:
     come from numba's cache) or numba is not installed.
 
     A numba ``numba:compile`` event listener (registered for the block only) counts the functions numba compiles,
-    each callee of a kernel included, so the counter moves every few seconds."""
+    each callee of a kernel included, so the counter moves every few seconds.  Inside another CompileProgress
+    (a command's, around a :class:`Progress` stage's) it does nothing: the outer one counts."""
+
+    _active = 0  # CompileProgress blocks listening now (in this process)
 
     def __init__(self, label: str = "numba compiling kernels", stream=None, enabled: bool = True):
         self.label = label
@@ -89,7 +97,7 @@ class CompileProgress:
         self._listener = None
 
     def __enter__(self) -> "CompileProgress":
-        if not self.enabled:
+        if not self.enabled or CompileProgress._active:
             return self
         try:
             from numba.core import event
@@ -106,6 +114,7 @@ class CompileProgress:
 
         self._listener = _Listener()
         event.register("numba:compile", self._listener)
+        CompileProgress._active += 1
         return self
 
     def _start(self, ev) -> None:
@@ -133,6 +142,7 @@ class CompileProgress:
             from numba.core import event
             event.unregister("numba:compile", self._listener)
             self._listener = None
+            CompileProgress._active -= 1
         if self._bar is not None:
             self._bar.close()
         if self.compiled and self.enabled:

@@ -64,3 +64,19 @@ def test_compiling_on_a_terminal_shows_the_function_being_compiled():
         _fresh_kernel()(1.0)
     text = out.getvalue()
     assert "numba compiling kernels: 0 compiled" in text and "twice_plus_one" in text
+
+
+def test_a_progress_stage_counts_compiling_once_even_inside_a_command():
+    """A Progress stage shows numba compiling inside it; inside a command's CompileProgress only the outer one
+    counts (one report, not two)."""
+    from osim_emb.progress import CompileProgress
+    out = io.StringIO()
+    with Progress("stage", 1, stream=out) as p:
+        _fresh_kernel()(1.0)
+        p.advance()
+    assert "numba compiled 1 function in" in out.getvalue() and "stage: 1/1" in out.getvalue()
+    outer, inner = io.StringIO(), io.StringIO()
+    with CompileProgress(stream=outer) as c:
+        with Progress("stage", 1, stream=inner):
+            _fresh_kernel()(1.0)
+    assert c.compiled == 1 and "numba compiled" in outer.getvalue() and "numba compiled" not in inner.getvalue()

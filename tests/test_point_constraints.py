@@ -215,6 +215,36 @@ def test_coordinate_free_to_satisfy_constraints_is_solved_as_opensim_assembles(o
     assert max(abs(ours[n] - theirs[n]) for n in names) < 1e-8, (ours, theirs)
 
 
+def test_a_marked_coordinate_that_cannot_close_the_loop_alone_is_completed_by_qr(osim, tmp_path):
+    """A PointConstraint (three equations) with one coordinate marked free: the marked one is dependent and the
+    other two are chosen in the complement of its column of dg/dz, so that dg/df is nonsingular (its smallest
+    singular value against the largest, checked here with numpy); the model is the same mechanism as the default
+    choice: at that choice's poses, written in the new generalized coordinate, every body is where it was."""
+    path = tmp_path / "loop.osim"
+    build_loop(osim, path)
+    auto = load_osim(path)
+    (generalized,) = auto.coordinate_names
+    m = osim.Model(str(path))
+    m.getCoordinateSet().get(generalized).set_is_free_to_satisfy_constraints(True)
+    marked_path = tmp_path / "marked.osim"
+    m.printToXML(str(marked_path))
+    marked = load_osim(marked_path)
+    dependent = [d.name for d in marked.dependent_coordinates]
+    assert generalized in dependent and len(dependent) == 3
+    (other,) = marked.coordinate_names
+    from osim_emb.core import point_constraints as pc
+    tree, pair, _ = _tree_and_pair(osim, tmp_path)
+    names = tree.coordinate_names
+    jac = pc.point_constraint_jet(tree, [pair], np.array(DEFAULTS)[None], 1)[1][0]
+    sv = np.linalg.svd(jac[:, [names.index(n) for n in dependent]], compute_uv=False)
+    assert sv[-1] > 1e-3 * sv[0]
+    q = _poses(auto, 5, 3)
+    value = next(d for d in auto.dependent_coordinates if d.name == other).function.evaluate(q, 0).value
+    a = kin.body_transforms(auto, kin.forward_kinematics(auto, q, order=0))
+    b = kin.body_transforms(marked, kin.forward_kinematics(marked, value[:, None], order=0))
+    np.testing.assert_allclose(a, b, rtol=0, atol=1e-12)
+
+
 def test_default_configuration_off_the_loop_is_assembled_as_opensim_does(osim, tmp_path):
     """Defaults that violate the loop (two of them moved by 0.03 rad, no coordinate marked free): OpenSim's
     initSystem moves every coordinate to the nearest configuration on the loop (least squares, weight 1 each); the

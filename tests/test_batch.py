@@ -74,6 +74,51 @@ def test_batch_cli_on_a_local_cluster(models_dir, tmp_path):
     assert not [p for p in tmp_path.rglob("*") if ".partial" in p.name]  # no temporaries left
 
 
+def test_a_local_cluster_finds_the_kernels_compiled(models_dir, tmp_path, monkeypatch):
+    """Before a local cluster starts, the sweep's kernels are compiled once in this process (its workers share the
+    machine's numba cache, where each would otherwise compile them at once); a remote scheduler's workers, or a
+    single worker, do not need it; nothing is done when the cache holds the kernels."""
+    import osim_emb.core._accel as accel
+    import osim_emb.opensim.batch as batch
+    from osim_emb.opensim.batch import model_tasks, run_batch
+    events = []
+
+    class Stop(Exception):
+        pass
+
+    def client(scheduler, n_workers, threads):
+        events.append(("cluster", scheduler, n_workers))
+        raise Stop
+    monkeypatch.setattr(batch, "_client", client)
+    real = batch._compile_before_the_workers
+
+    def compile_once(model, muscles, compat):
+        events.append(("compiled", real(model, muscles, compat)))
+    monkeypatch.setattr(batch, "_compile_before_the_workers", compile_once)
+    tasks = model_tasks(models_dir / "arm26.osim")
+    for scheduler, workers, expected in ((None, 2, ["compiled", "cluster"]), ("tcp://10.0.0.1:8786", 2, ["cluster"]),
+                                         (None, 1, ["cluster"])):
+        events.clear()
+        with pytest.raises(Stop):
+            run_batch(tasks, ["r_elbow_flex"], 30.0, tmp_path / "out", scheduler=scheduler, n_workers=workers,
+                      progress=False)
+        assert [e[0] for e in events] == expected
+    # the kernels in numba's cache or in this process: nothing compiled; as if freshly installed: one configuration
+    events.clear()
+    with pytest.raises(Stop):
+        run_batch(tasks, ["r_elbow_flex"], 30.0, tmp_path / "out", n_workers=2, progress=False)
+    assert events[0] == ("compiled", False)
+    calls = []
+    monkeypatch.setattr(accel, "compiles_at_first_call", lambda k: True)
+    import osim_emb.paths.geometry as geometry
+    monkeypatch.setattr(geometry, "lengths_and_moment_arms", lambda *a, **k: calls.append(a[1].shape))
+    events.clear()
+    with pytest.raises(Stop):
+        run_batch(tasks, ["r_elbow_flex"], 30.0, tmp_path / "out", n_workers=2, progress=False)
+    assert events[0] == ("compiled", True) and calls == [(1, 2)]  # one configuration of arm26's two coordinates
+    assert not (tmp_path / "out").exists()
+
+
 def test_batch_of_a_folder_with_opensim_references(osim, models_dir, tmp_path):
     import shutil
     from osim_emb.cli.main import main

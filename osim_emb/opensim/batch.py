@@ -212,6 +212,22 @@ def _first_model(tasks: Sequence[ModelTask], keep_going: bool) -> tuple[ModelTas
     raise BatchError(f"none of the {len(tasks)} models imports; the first: {tasks[0].path}")
 
 
+def _compile_before_the_workers(model: Model, muscles: Sequence[str] | None, opensim_compat: bool) -> bool:
+    """Compile the sweep's kernels here, once, before a local cluster starts: its workers share this machine's
+    numba cache and then load them, where each would otherwise compile the same kernels at once (minutes of CPU
+    each after installation).  True when something was compiled (nothing when the cache already holds them)."""
+    from osim_emb.core._accel import compiles_at_first_call
+    from osim_emb.core.compiled_kernels import joint_variable_batch
+    from osim_emb.paths.geometry import lengths_and_moment_arms
+    from osim_emb.paths.wrapping._kernels_muscles import lengths_moment_arms_kernel
+    if not any(compiles_at_first_call(k) for k in (lengths_moment_arms_kernel, joint_variable_batch)):
+        return False
+    names = list(muscles) if muscles else [m.name for m in model.muscles]
+    log.info("compiling the sweep's kernels once, before the local cluster's workers start")
+    lengths_and_moment_arms(model, model.default_q[None], names, opensim_compat=opensim_compat)
+    return True
+
+
 #: the files of a dataset folder that a batch writes (an earlier run's ones are replaced)
 DATASET_FILES = ("part-*.parquet", "_failures.csv", "_left_out.csv")
 
@@ -263,6 +279,8 @@ def run_batch(tasks: Iterable[ModelTask], sweep: Sequence[str], step_deg: float,
     failures: list[TaskFailure] = []
     left_out: list[tuple] = []
     # a folder that exists keeps what the batch does not write; its old part files go
+    if scheduler is None and n_workers > 1:  # a remote cluster's workers have caches of their own
+        _compile_before_the_workers(first, muscles, opensim_compat)
     with atomic_folder(out, overwrite=overwrite, stale=DATASET_FILES) as tmp:
         client, cluster = _client(scheduler, n_workers, threads_per_worker)
         t0 = time.perf_counter()

@@ -907,6 +907,48 @@ def test_conditional_points_on_a_coupled_coordinate_in_the_compiled_integrator(o
     assert abs(refrun["q"][-1, refrun["names"].index("deviation")] - 0.08) > 0.01  # the wrist moves
 
 
+def test_conditional_points_on_a_locked_coordinate_in_the_compiled_integrator(osim, models_dir, tmp_path):
+    """A ConditionalPathPoint whose coordinate is locked (OpenSim's ToyLandingModel locks its knees): its condition
+    is a constant, which the compiled plan takes (before: SciPy's route in Python).  leg6dof9musc with hip_flexion_r
+    locked inside and outside the range of rect_fem_r's conditional point: the compiled right-hand side equals the
+    numpy route's at random states, and the path lengths OpenSim's."""
+    pytest.importorskip("numba")
+    from lxml import etree
+    from osim_emb import load_osim
+    from osim_emb.opensim.bridge import OpenSimReference
+    from osim_emb.simulation import muscle_driven_jit as jit
+    from osim_emb.simulation.muscle_driven import MuscleDrivenSystem
+    for hip, active in ((0.3, True), (1.2, False)):  # the point's range: [-1.5708, 0.7854]
+        tree = etree.parse(str(models_dir / "leg6dof9musc.osim"))
+        coordinate = next(e for e in tree.iter("Coordinate") if e.get("name") == "hip_flexion_r")
+        coordinate.find("locked").text = "true"
+        coordinate.find("default_value").text = str(hip)
+        path = tmp_path / f"leg_hip_locked_{hip}.osim"
+        tree.write(str(path))
+        model = load_osim(str(path))
+        assert "hip_flexion_r" not in model.coordinate_names
+        exc = {"rect_fem_r": ExcitationSpec.parse("0.8"), "vas_int_r": ExcitationSpec.parse("0.3")}
+        fast, ref = MuscleDrivenSystem(model, exc), MuscleDrivenSystem(model, exc, compiled=False)
+        assert any(type(c).__name__ == "Constant" for _, c, _ in fast._paths.plan.conditional)
+        plan, why = jit.compiled_plan(fast)
+        assert plan is not None, why
+        y0 = ref.initial_state()
+        rng = np.random.default_rng(5)
+        reference = OpenSimReference(str(path), model)
+        col = ref.muscle_names.index("rect_fem_r")
+        for _ in range(4):
+            y = y0.copy()
+            y[:model.n_q] += rng.normal(size=model.n_q) * 0.1
+            y[model.n_q:2 * model.n_q] = rng.normal(size=model.n_q) * 0.1
+            a, b = jit.rhs(fast, plan, 0.01, y), ref.rhs(0.01, y)
+            assert np.allclose(a, b, rtol=1e-12, atol=1e-12 * np.abs(b).max())
+            reference.set_configuration(y[:model.n_q], names=model.coordinate_names, check=None)
+            length, _ = fast.path_lengths(y[:model.n_q])
+            assert length[col] == pytest.approx(reference.muscle_length("rect_fem_r"), abs=1e-12)
+        print(f"[agreement] leg6dof9musc, hip_flexion_r locked at {hip} (conditional point active: {active}): "
+              "compiled right-hand side = numpy route's, rect_fem_r's length = OpenSim's")
+
+
 def test_a_rigid_tendon_curve_the_compiled_encoding_lacks_keeps_scipys_route(osim, models_dir, tmp_path, caplog):
     """BIClong's force-velocity curve a Constant (f_V = 1, which the compiled curve encoding does not take): the
     compiled plan names the muscle and the curve, method "auto" says so and runs SciPy's RK45 on the numpy route,

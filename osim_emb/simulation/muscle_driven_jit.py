@@ -577,11 +577,14 @@ def compiled_plan(system):
 def _condition(f, n_q):
     """(coefficients, intercept, curve encoding or None) of a conditional path point's condition f(q): a linear
     combination of q, or a one-input curve of one (a coupled coordinate's, e.g. the WristModel's auxiliary
-    coordinates); None for anything else."""
+    coordinates), or a constant (a locked coordinate's, e.g. ToyLandingModel's knees: zero coefficients); None for
+    anything else."""
     from osim_emb.core.compiled import _univariate_parameters
     from osim_emb.core.functions import Composite, Linear
     if type(f) is Linear and f.coefficients.size == n_q:
         return f.coefficients, f.intercept, None
+    if f.is_constant:
+        return np.zeros(n_q), float(f(np.zeros(f.n_inputs))[0]), None
     if type(f) is Composite and len(f.inners) == 1:
         inner, enc = f.inners[0], _univariate_parameters(f.outer)
         if type(inner) is Linear and inner.coefficients.size == n_q and enc is not None:

@@ -325,9 +325,16 @@ def assembled_configuration(tree: Model, pairs: Sequence[PointPair], z_default: 
     defaults, in the sum of squared differences over the coordinates not marked ``free`` (OpenSim's assembler gives
     each a CoordinateReference goal of weight 1 and none to a coordinate marked is_free_to_satisfy_constraints), at
     which the constraint equations (all, or the ``equations``) hold.  z_default itself where its constraint errors
-    are within ASSEMBLY_ACCURACY (OpenSim leaves it too).  Gauss-Newton on the optimality conditions
-    [W G^T; G 0] [dz; lambda] = [-W (z - z_default); -g] from z_default, whose fixed points are the constrained
-    minimum's; ValueError where it does not converge."""
+    are within ASSEMBLY_ACCURACY (OpenSim leaves it too).
+
+    Sequential quadratic programming from z_default: the steps solve [H G^T; G 0] [dz; lambda] = [-W (z -
+    z_default); -g], H the Hessian of the Lagrangian (W + sum lambda_i d2g_i/dz2 with the last multipliers, W alone
+    where that is not positive definite on the constraints' tangent space), each shortened (halved) until it
+    decreases the l1 merit function 1/2 |W^1/2 (z - z_default)|^2 + rho |g|_1 (rho above the multipliers:
+    Han-Powell), so that defaults far off the loop do not send the steps round it (a scaled neck model: 4.7 cm off).
+    Where the defaults are far enough for the loop to close on several branches, this is the branch the merit
+    descends to, the nearest in the usual case; OpenSim's assembler may end on another.  ValueError where it does
+    not converge."""
     z0 = np.asarray(z_default, dtype=float)
     n_all = sum(p.n_equations for p in pairs)
     rows = np.arange(n_all) if equations is None else np.asarray(sorted(equations), dtype=int)
@@ -338,18 +345,42 @@ def assembled_configuration(tree: Model, pairs: Sequence[PointPair], z_default: 
     w = np.ones(n)
     w[list(free)] = FREE_WEIGHT
     kkt = np.zeros((n + m, n + m))
-    kkt[:n, :n] = np.diag(w)
-    z = z0.copy()
+
+    def errors(z):
+        return point_constraint_jet(tree, pairs, z[None], order=0)[0][0][rows]
+
+    def merit(z, g, rho):
+        return 0.5 * np.sum(w * (z - z0) ** 2) + rho * np.abs(g).sum()
+
+    z, rho, multipliers = z0.copy(), 0.0, np.zeros(m)
     for _ in range(max_iterations):
-        g, gz, _ = point_constraint_jet(tree, pairs, z[None], order=1)
+        g, gz, gzz = point_constraint_jet(tree, pairs, z[None], order=2)
         g, jac = g[0][rows], gz[0][rows]
-        kkt[:n, n:], kkt[n:, :n] = jac.T, jac
-        step = np.linalg.lstsq(kkt, np.concatenate([-w * (z - z0), -g]), rcond=None)[0][:n]
-        z += step
+        hessian = np.diag(w) + np.einsum("i,ijk->jk", multipliers, gzz[0][rows])
+        tangent = _null_space(jac)
+        if tangent.size and np.linalg.eigvalsh(tangent.T @ hessian @ tangent).min() <= 0.0:
+            hessian = np.diag(w)
+        kkt[:n, :n], kkt[:n, n:], kkt[n:, :n] = hessian, jac.T, jac
+        solution = np.linalg.lstsq(kkt, np.concatenate([-w * (z - z0), -g]), rcond=None)[0]
+        step, multipliers = solution[:n], solution[n:]
         if np.abs(step).max() <= 1e-13 * max(1.0, np.abs(z).max()) and np.abs(g).max() <= 1e-12:
-            return z
+            return z + step
+        rho = max(rho, 2.0 * np.abs(multipliers).max())
+        here = merit(z, g, rho)
+        slope = np.sum(w * (z - z0) * step) - rho * np.abs(g).sum()  # the merit's derivative along the step
+        alpha = 1.0
+        while alpha > 1e-3 and not merit(z + alpha * step, errors(z + alpha * step), rho) <= here + 1e-4 * alpha * slope:
+            alpha *= 0.5
+        z = z + (alpha if alpha > 1e-3 else 1.0) * step  # (no decrease: round-off at the minimum; the full step)
     raise ValueError(f"the default configuration cannot be assembled: the constraint errors are "
                      f"{np.abs(g).max():.3g} after {max_iterations} iterations of the least-squares assembly")
+
+
+def _null_space(a: np.ndarray) -> np.ndarray:
+    """An orthonormal basis of the null space of ``a`` (columns; singular values below 1e-10 of the largest)."""
+    _, sv, vt = np.linalg.svd(a)
+    rank = int(np.sum(sv > 1e-10 * sv[0])) if sv.size else 0
+    return vt[rank:].T
 
 
 def choose_dependent_coordinates(tree: Model, pairs: Sequence[PointPair], z_ref: np.ndarray,

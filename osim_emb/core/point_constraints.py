@@ -371,7 +371,11 @@ def assembled_configuration(tree: Model, pairs: Sequence[PointPair], z_default: 
         alpha = 1.0
         while alpha > 1e-3 and not merit(z + alpha * step, errors(z + alpha * step), rho) <= here + 1e-4 * alpha * slope:
             alpha *= 0.5
-        z = z + (alpha if alpha > 1e-3 else 1.0) * step  # (no decrease: round-off at the minimum; the full step)
+        if alpha <= 1e-3 and np.abs(g).max() > ASSEMBLY_ACCURACY:  # a minimum of the merit off the constraints
+            raise ValueError(f"the default configuration cannot be assembled: the constraint errors stop decreasing "
+                             f"at {np.abs(g).max():.3g} (the constraints cannot all hold near the defaults; OpenSim's "
+                             f"initSystem then relaxes them and leaves such errors)")
+        z = z + (alpha if alpha > 1e-3 else 1.0) * step  # (no decrease at round-off level: the full step)
     raise ValueError(f"the default configuration cannot be assembled: the constraint errors are "
                      f"{np.abs(g).max():.3g} after {max_iterations} iterations of the least-squares assembly")
 

@@ -46,12 +46,14 @@ def opensim_scale_tool(setup: str | Path) -> float:
         os.chdir(here)
 
 
-def compare_models(path_a: str | Path, path_b: str | Path, *, poses: int = 5, seed: int = 0) -> dict[str, float]:
-    """Largest differences between two models of the same topology, as OpenSim loads them: bodies' mass (kg), mass
-    centre (m) and principal moments (kg m²); at random poses within the coordinate ranges, bodies' origins and
-    markers in ground (m) and path lengths (m); muscles' optimal fibre and tendon slack lengths (m)."""
+def compare_models(path_a, path_b, *, poses: int = 5, seed: int = 0) -> dict[str, float]:
+    """Largest differences between two models of the same topology, as OpenSim loads them (a path) or holds them (an
+    ``opensim.Model``, e.g. one scaled in memory: OpenSim prints spline arrays with 6 significant digits, which
+    moves a file's curves by up to ~1e-6): bodies' mass (kg), mass centre (m) and principal moments (kg m²); at
+    random poses within the coordinate ranges, bodies' origins and markers in ground (m) and path lengths (m);
+    muscles' optimal fibre and tendon slack lengths (m)."""
     osim = require_opensim()
-    a, b = osim.Model(str(path_a)), osim.Model(str(path_b))
+    a, b = (m if isinstance(m, osim.Model) else osim.Model(str(m)) for m in (path_a, path_b))
     sa, sb = a.initSystem(), b.initSystem()
     out: dict[str, list[float]] = {k: [0.0] for k in ("mass", "mass_center", "inertia", "body_origin", "marker",
                                                      "path_length", "optimal_fiber_length", "tendon_slack_length")}

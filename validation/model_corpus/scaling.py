@@ -9,8 +9,9 @@ on bodies whose joints carry a translational coupler, which OpenSim scales only 
 volume and then to 1.1 times the model's mass; ``osim-emb scale MODEL -o OUT --scale BODY=SX,SY,SZ ... --mass M``
 and OpenSim's ``Model::scale`` with the same ScaleSet on the model as OpenSim loads it (an older file: as OpenSim
 upgrades and writes it, the text the command scales — OpenSim writes its spline arrays with 6 significant digits,
-so its in-memory model of the original differs by ~1e-8 m), the two scaled models
-compared through OpenSim's API (``osim_emb.opensim.scaling.compare_models``: mass properties, bodies and markers at
+so its in-memory model of the original differs by ~1e-8 m), the package's scaled file and OpenSim's scaled model as
+it holds it in memory (its printed file rounds spline arrays to 6 significant digits: 4.3e-6 m in a path length of
+subject01_RRA_adjusted) compared through OpenSim's API (``osim_emb.opensim.scaling.compare_models``: mass properties, bodies and markers at
 3 random poses, path lengths there, fibre and tendon lengths).
 
 Status: ``agrees`` (every quantity within 1e-9, kg and m), ``differs``, ``refused`` (the package says why: joint
@@ -85,7 +86,7 @@ def study_one(path: str) -> dict:
         except Exception as err:  # noqa: BLE001 - OpenSim's exceptions are RuntimeErrors or SWIG's
             return {**row, "status": "opensim_fails", "reason": str(err).replace("\n", " ")[:300]}
         row["opensim_s"] = time.perf_counter() - t0
-        d = compare_models(ours, theirs, poses=3)
+        d = compare_models(ours, model, poses=3)  # OpenSim's scaled model in memory: its file rounds splines
     scratch.cleanup()
     row.update(d)
     worst = max(KEYS, key=lambda k: d[k])

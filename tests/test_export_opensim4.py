@@ -573,6 +573,49 @@ def test_a_regenerated_4x_file_carries_its_attached_geometry(osim, tmp_path, cap
     assert diffs == [] and worst <= 1e-12
 
 
+@pytest.mark.opensim
+def test_geometry_on_the_models_own_offset_frames_is_carried(osim, tmp_path, caplog):
+    """Visual geometry hanging on PhysicalOffsetFrames among the model's <components> (OpenSim's
+    BuiltinGeometry.osim: bricks among the ground's components on ground anchors), on the ground and on a body,
+    attached to the frame or among the ground's components: a regenerated file carries those frames as written,
+    and OpenSim 4.6 sees the same geometry at the same places (before: left out, and said)."""
+    from osim_emb.io import load_osim
+    from osim_emb.io.osim_writer import write_osim
+    from osim_emb.opensim.bridge import compare_visual_geometry
+    m = osim.Model()
+    m.setName("anchors")
+    arm = osim.Body("arm", 1.0, osim.Vec3(0), osim.Inertia(0.1, 0.1, 0.1))
+    m.addBody(arm)
+    m.addJoint(osim.PinJoint("shoulder", m.getGround(), osim.Vec3(0), osim.Vec3(0), arm, osim.Vec3(0, 0.5, 0),
+                             osim.Vec3(0)))
+    on_ground = osim.PhysicalOffsetFrame("ground_anchor", m.getGround(),
+                                         osim.Transform(osim.Rotation(0.3, osim.Vec3(0, 0, 1)), osim.Vec3(0.2, 0.1, 0)))
+    on_arm = osim.PhysicalOffsetFrame("arm_anchor", arm, osim.Transform(osim.Vec3(0, -0.2, 0.05)))
+    on_anchor = osim.PhysicalOffsetFrame("second_anchor", on_ground, osim.Transform(osim.Vec3(0, 0, 0.3)))
+    for f in (on_ground, on_arm, on_anchor):
+        m.addComponent(f)
+    brick = osim.Brick(osim.Vec3(0.1, 0.05, 0.02))
+    brick.setName("brick")
+    m.updGround().addComponent(brick)  # among the ground's components, on the anchor
+    brick.updSocket("frame").setConnecteePath("../../ground_anchor")
+    on_arm.attachGeometry(osim.Cylinder(0.02, 0.1))
+    on_anchor.attachGeometry(osim.Sphere(0.03))
+    m.finalizeConnections()
+    src, out = tmp_path / "anchors.osim", tmp_path / "anchors_heavier.osim"
+    m.printToXML(str(src))
+    doc = load_osim(src).extras["document"]
+    doc.bodies[[b.name for b in doc.bodies].index("arm")].mass = 2.0  # a change regenerates the 4.x file
+    caplog.clear()
+    with caplog.at_level(logging.WARNING):
+        write_osim(doc, out)
+    said = " ".join(r.getMessage() for r in caplog.records)
+    assert "regenerated" in said and "PhysicalOffsetFrame" not in said and "visual geometry" not in said
+    original, regenerated = _opensim_geometry(osim, src), _opensim_geometry(osim, out)
+    assert len(original) == 3
+    diffs, worst = compare_visual_geometry(original, regenerated)
+    assert diffs == [] and worst <= 1e-12
+
+
 def test_a_malformed_display_transform_is_refused_by_file_and_element(tmp_path):
     from osim_emb.io import load_osim
     from osim_emb.io.osim_writer import write_osim

@@ -740,7 +740,8 @@ def _switched_off(e: Any, on_tag: str) -> bool:
     return off is not None and (off.text or "").strip().lower() in ("true", "1")
 
 
-def _source_left_out(doc: OsimDocument, written_constraints: set, described_geometry: set = frozenset()) -> list[str]:
+def _source_left_out(doc: OsimDocument, written_constraints: set, described_geometry: set = frozenset(),
+                     written_frames: set = frozenset()) -> list[str]:
     """What the source file has that the generated file does not carry, element by element: constraints not
     written (disabled, or left out by the importer), contact geometry (but ``described_geometry``: (tag, name) of
     those written or already described), controllers, probes and other components."""
@@ -789,7 +790,8 @@ def _source_left_out(doc: OsimDocument, written_constraints: set, described_geom
              and e.tag != "PhysicalOffsetFrame" and e.get("name") not in forces]
     if other:
         out.append(f"it leaves out {len(other)} of the model's <components>: {', '.join(other)}")
-    frames = [e.get("name") or "(unnamed)" for e in comps if e.tag == "PhysicalOffsetFrame"]
+    frames = [e.get("name") or "(unnamed)" for e in comps if e.tag == "PhysicalOffsetFrame"
+              and e.get("name") not in written_frames]
     if frames:
         out.append(f"it leaves out {len(frames)} PhysicalOffsetFrame(s) of the model's <components> "
                    f"({', '.join(frames)}; what is fixed to them is written on their bodies)")
@@ -812,6 +814,7 @@ class _VisualGeometry:
     def __init__(self, doc: OsimDocument):
         self.doc, self.left_out = doc, []
         self.frames: dict[str, Any] = {}
+        self.model_frames: dict[str, Any] = {}  # the model's own PhysicalOffsetFrames (<components>) it carries
         if not doc.source_text:
             return
         try:
@@ -825,6 +828,18 @@ class _VisualGeometry:
         ground = model.find("Ground")
         if ground is not None:
             self.frames[doc.ground] = ground
+        from osim_emb.io.visual_geometry import _absolute
+        offsets = {e.get("name"): e for e in model.iterfind("components/PhysicalOffsetFrame") if e.get("name")}
+        carried = {f"/{doc.ground}"} | {f"/bodyset/{b.name}" for b in doc.bodies if b.name != doc.ground}
+        grown = True
+        while grown:  # those fixed to the ground, a body or another such frame (chains in any order)
+            grown = False
+            for name, e in offsets.items():
+                parent = (e.findtext("socket_parent") or "").strip()
+                if name not in self.model_frames and parent and _absolute(parent, f"/{name}") in carried:
+                    self.model_frames[name] = e
+                    carried.add(f"/{name}")
+                    grown = True
 
     def display_properties(self, doc: OsimDocument) -> list[str]:
         """The elements of a pre-4.0 source whose display properties OpenSim 4.6 turns into an Appearance and the
@@ -860,7 +875,8 @@ class _VisualGeometry:
         if src is None:
             return
         what = f"{self.doc.path}: {src.tag} {name!r} (line {src.sourceline})"
-        geometry, frames, left_out = frame_geometry(src, name, self.doc.version, what)
+        path = f"/{name}" if name == self.doc.ground else f"/bodyset/{name}"
+        geometry, frames, left_out = frame_geometry(src, name, self.doc.version, what, path, self.model_frames)
         self.left_out += [x.split(": ", 1)[-1] for x in left_out]
         if geometry:
             _sub(e, "attached_geometry").extend(geometry)
@@ -952,13 +968,17 @@ def _generated_xml(doc: OsimDocument, report: list[str] | None = None) -> Any:
     if geometry:
         gs = _sub(_sub(m, "ContactGeometrySet", name="contactgeometryset"), "objects")
         gs.extend(geometry)
+    if visual.model_frames:  # as written: visual geometry may hang on them
+        comps = m.find("components")
+        (comps if comps is not None else _sub(m, "components")).extend(
+            copy.deepcopy(e) for e in visual.model_frames.values())
     if geometry_skipped:
         notes.append(f"it leaves out {len(geometry_skipped)} contact geometry object(s) it cannot write: "
                      + ", ".join(why for _, _, why in geometry_skipped))
     if unwritten:
         notes.append(f"it leaves out {len(unwritten)} constraint(s) it cannot write: {', '.join(unwritten)}")
     notes += _source_left_out(doc, written, {(g.tag, g.get("name")) for g in geometry}
-                              | {(tag, name) for tag, name, _ in geometry_skipped})
+                              | {(tag, name) for tag, name, _ in geometry_skipped}, set(visual.model_frames))
     display = visual.display_properties(doc)
     if display:
         notes.append("it leaves out " + "; ".join(display) + " (OpenSim's defaults apply)")

@@ -122,11 +122,26 @@ def upgrade_visible_object(frame: Any, name: str, version: int, what: str) -> tu
     return meshes, frames, notes
 
 
-def frame_geometry(frame: Any, name: str, version: int, what: str) -> tuple[list, list, list[str]]:
+def _absolute(path: str, here: str) -> str:
+    """A component path (socket) ``path`` seen from the component at ``here`` (absolute, "/a/b")."""
+    parts = [] if path.startswith("/") else [p for p in here.split("/") if p]
+    for p in path.split("/"):
+        if p == "..":
+            parts = parts[:-1]
+        elif p not in ("", "."):
+            parts.append(p)
+    return "/" + "/".join(parts)
+
+
+def frame_geometry(frame: Any, name: str, version: int, what: str, frame_path: str = "",
+                   model_frames: dict | None = None) -> tuple[list, list, list[str]]:
     """A body's (or the ground's) visual geometry for the generated OpenSim 4 file: (elements for its
     <attached_geometry>, PhysicalOffsetFrames for its <components>, phrases naming what is not carried).  A file of
     version 30502 or later: its <attached_geometry> members, and the PhysicalOffsetFrames and geometry among its
-    <components> that are fixed to it (socket_parent or socket_frame ``..``), as written; other components named."""
+    <components> that are fixed to it (socket_parent or socket_frame ``..``), and the geometry among them that hangs
+    on one of the model's own PhysicalOffsetFrames the generated file carries (``model_frames``: their names; the
+    component seen from ``frame_path``/NAME), as written (OpenSim's BuiltinGeometry.osim: bricks among the ground's
+    components on anchors among the model's); other components named."""
     if version < ATTACHED_GEOMETRY_VERSION:
         return upgrade_visible_object(frame, name, version, what)
     ag = frame.find("attached_geometry")
@@ -138,9 +153,11 @@ def frame_geometry(frame: Any, name: str, version: int, what: str) -> tuple[list
             continue
         parent = (c.findtext("socket_parent") or "").strip()
         on = (c.findtext("socket_frame") or "").strip()
+        on_model_frame = bool(on and frame_path) and _absolute(on, f"{frame_path}/{c.get('name')}").lstrip("/") in (
+            model_frames or ())
         if (c.tag == "PhysicalOffsetFrame" and parent in ("..", "../")) or (c.find("socket_parent") is None
-                                                                            and on in ("..", "../")):
-            frames.append(copy.deepcopy(c))  # a frame fixed to it, or geometry on it
+                                                                            and (on in ("..", "../") or on_model_frame)):
+            frames.append(copy.deepcopy(c))  # a frame fixed to it, or geometry on it or on a carried model frame
         else:
             notes.append(f"{what}'s component {c.get('name') or '(unnamed)'} ({c.tag}"
                          + (f" on {on}" if on else f" on {parent}" if parent else "") + ")")

@@ -82,7 +82,8 @@ def find_mesh_file(model_file: str, name: str) -> str | None:
 
 def visual_geometry(osim: Any, model: Any, state: Any) -> dict[str, dict[str, Any]]:
     """OpenSim's view of a model's visual geometry: for each Geometry component of the ground and the bodies (and
-    of the frames they own; the frames' axes, FrameGeometry, left out), by path: its class, mesh file (as written,
+    of the frames they own), and of the PhysicalOffsetFrames among the model's own components (the frames' axes,
+    FrameGeometry, left out), by path: its class, mesh file (as written,
     and as found by :func:`find_mesh_file`), scale factors, appearance (color, opacity, visible, representation),
     the path of its frame and that frame's ground transform (4, 4) at ``state`` (realized to position)."""
     model.realizePosition(state)
@@ -90,9 +91,12 @@ def visual_geometry(osim: Any, model: Any, state: Any) -> dict[str, dict[str, An
     for c in model.getComponentsList():
         g = osim.Geometry.safeDownCast(c)
         path = c.getAbsolutePathString()
-        if g is None or g.getConcreteClassName() == "FrameGeometry" \
-                or not (path.startswith("/ground/") or path.startswith("/bodyset/")):
+        if g is None or g.getConcreteClassName() == "FrameGeometry":
             continue
+        if not (path.startswith("/ground/") or path.startswith("/bodyset/")):
+            owner = c.getOwner()  # a model-level offset frame's own geometry: "/FRAME/GEOMETRY"
+            if path.count("/") != 2 or osim.PhysicalOffsetFrame.safeDownCast(owner) is None:
+                continue
         a = g.get_Appearance()
         mesh = osim.Mesh.safeDownCast(c)
         mesh_file = mesh.get_mesh_file() if mesh is not None else None

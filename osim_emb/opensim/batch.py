@@ -224,7 +224,11 @@ def _compile_before_the_workers(model: Model, muscles: Sequence[str] | None, ope
         return False
     names = list(muscles) if muscles else [m.name for m in model.muscles]
     log.info("compiling the sweep's kernels once, before the local cluster's workers start")
-    lengths_and_moment_arms(model, model.default_q[None], names, opensim_compat=opensim_compat)
+    try:
+        lengths_and_moment_arms(model, model.default_q[None], names, opensim_compat=opensim_compat)
+    except Exception as err:  # noqa: BLE001 - the model's own task reports it (--keep-going runs the others)
+        log.debug("compiling before the workers stopped: %s", err)
+        return False
     return True
 
 

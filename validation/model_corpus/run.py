@@ -45,13 +45,20 @@ COLUMNS = ["model", "bodies", "coordinates", "muscles", "status", "max_transform
 TOL_M, TOL_REL = 1e-8, 1e-9
 
 
+#: mesh files copied beside the models of their folder: OpenSim's initSystem loads a ContactMesh's file (an
+#: ElasticFoundationForce's) and refuses the model without it
+MESH_SUFFIXES = (".obj", ".vtp", ".stl")
+
+
 def extract_corpus(dest: Path) -> Path:
-    """Copy every .osim file of the two git mirrors into ``dest`` (scratch; never committed)."""
+    """Copy every .osim file of the two git mirrors into ``dest``, with the mesh files of the folders that hold one
+    (scratch; never committed)."""
     for name, repo in MIRRORS.items():
         files = subprocess.run(["git", "-C", repo, "ls-tree", "-r", "--name-only", "HEAD"], check=True,
                                capture_output=True, text=True).stdout.split("\n")
+        model_folders = {Path(f).parent for f in files if f.endswith(".osim")}
         for f in files:
-            if not f.endswith(".osim"):
+            if not (f.endswith(".osim") or (f.lower().endswith(MESH_SUFFIXES) and Path(f).parent in model_folders)):
                 continue
             out = dest / name / f
             out.parent.mkdir(parents=True, exist_ok=True)

@@ -32,13 +32,21 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 sys.path.insert(0, str(REPO))
-from run import corpus_study, run_command  # noqa: E402  (this folder's corpus study)
+from run import MESH_SUFFIXES, corpus_study, run_command  # noqa: E402  (this folder's corpus study)
 
 TOL = 1e-9
 KEYS = ["mass", "mass_center", "inertia", "body_origin", "marker", "path_length", "optimal_fiber_length",
         "tendon_slack_length"]
 COLUMNS = ["model", "bodies", "muscles", "status", "max_diff", "worst", *KEYS, "package_s", "opensim_s", "reason",
            "time_s"]
+
+
+def _meshes_beside(path: str, folder: str) -> None:
+    """Link the mesh files of the model's folder into ``folder``: OpenSim's initSystem loads a ContactMesh's file
+    (an ElasticFoundationForce's) beside the model file and refuses the model without it."""
+    for mesh in Path(path).parent.iterdir():
+        if mesh.suffix.lower() in MESH_SUFFIXES and not (Path(folder) / mesh.name).exists():
+            (Path(folder) / mesh.name).symlink_to(mesh)
 
 
 def study_one(path: str) -> dict:
@@ -52,6 +60,7 @@ def study_one(path: str) -> dict:
     if osim_version(Path(path).read_bytes().decode("utf-8", errors="replace")) < 30517:
         source = str(Path(scratch.name) / "upgraded.osim")  # what the command scales: OpenSim's own upgrade
         Path(source).write_text(opensim_upgraded_text(path))
+        _meshes_beside(path, scratch.name)
     model = osim.Model(source)
     state = model.initSystem()
     bodies = [b.getName() for b in model.getBodySet()]
@@ -68,6 +77,7 @@ def study_one(path: str) -> dict:
     mass = 1.1 * sum(model.getBodySet().get(b).getMass() for b in bodies)
     with tempfile.TemporaryDirectory() as tmp:
         ours, theirs = Path(tmp) / "ours.osim", Path(tmp) / "theirs.osim"
+        _meshes_beside(path, tmp)
         row["package_s"], refusal = run_command(["scale", path, "-o", str(ours), "--quiet", f"--mass={mass!r}",
                         *[f"--scale={b}={','.join(repr(float(v)) for v in f)}" for b, f in factors.items()]])
         if refusal is not None:

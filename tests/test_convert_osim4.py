@@ -17,7 +17,7 @@ def test_opensim_33_file_converts_to_opensim_4(models_dir, tmp_path, caplog):
     out = tmp_path / "mobl4.osim"
     assert main(["convert", str(src), "-o", str(out)]) == 0
     assert 'Version="40000"' in out.read_text()[:200]
-    assert any("leaves out the display properties" in r.getMessage() for r in caplog.records)  # what the 4.x file leaves out
+    assert not any("display properties" in r.getMessage() for r in caplog.records)  # colours and visibility carried
     old, new = load_osim(src), load_osim(out)
     assert new.coordinate_names == old.coordinate_names
     q = old.default_q + np.random.default_rng(2).uniform(-0.3, 0.3, size=(20, old.n_q))

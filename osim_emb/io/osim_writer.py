@@ -32,6 +32,7 @@ from lxml import etree
 from osim_emb.io.function_xml import function_to_xml
 from osim_emb.io.osim_reader import DOUBLE_COLON_MARK, KNOWN_PATHLESS_FORCES
 from osim_emb.io.outputs import write_atomically
+from osim_emb.io.visual_geometry import upgraded_appearance
 from osim_emb.io.osim_document import (
     BodySpec,
     CoordinateSpec,
@@ -77,7 +78,8 @@ def _frame_path(doc: OsimDocument, body: str) -> str:
     return f"/{doc.ground}" if body == doc.ground else f"/bodyset/{body}"
 
 
-def _wrap_objects(parent: Any, body: BodySpec) -> None:
+def _wrap_objects(parent: Any, body: BodySpec, appearance=None) -> None:
+    """The body's WrapObjectSet; ``appearance(body, wrap object)``: its <Appearance> element or None."""
     ws = _sub(parent, "WrapObjectSet", name="wrapobjectset")
     objs = _sub(ws, "objects")
     for w in body.wrap_objects:
@@ -88,6 +90,9 @@ def _wrap_objects(parent: Any, body: BodySpec) -> None:
         _sub(e, "quadrant", w.quadrant)
         for k, v in w.parameters.items():
             _sub(e, k, list(v) if isinstance(v, (tuple, list)) else float(v))
+        look = appearance(body.name, w.name) if appearance is not None else None
+        if look is not None:
+            e.append(look)
     _sub(ws, "groups")
 
 
@@ -363,9 +368,12 @@ def _force(parent: Any, doc: OsimDocument, f: ForceSpec, raised: list[str] | Non
             _sub(src, "appliesForce", not (dis.text or "").strip().lower() in ("true", "1"))
     if f.has_path:
         gp = src.find("GeometryPath")
+        look = upgraded_appearance(gp, "path", doc.version)  # its colour and visibility as OpenSim reads them
         for c in list(gp):
             if not isinstance(c.tag, str) or c.tag in DISPLAY_TAGS or c.tag == "PathPointSet":
                 gp.remove(c)
+        if look is not None:
+            gp.append(look)
         pps = etree.Element("PathPointSet")
         objs = _sub(pps, "objects")
         for p in f.points:
@@ -713,6 +721,9 @@ def _contact_geometry(doc: OsimDocument) -> tuple[list, list[tuple[str, str, str
         for c in src:
             if isinstance(c.tag, str) and c.tag not in DISPLAY_TAGS and c.tag != "isDisabled":
                 e.append(copy.deepcopy(c))
+        look = upgraded_appearance(g, "contact", doc.version)  # its colour and visibility as OpenSim reads them
+        if look is not None:
+            e.append(look)
         for c in e.iter():
             if isinstance(c.tag, str):
                 c.tail = None
@@ -815,6 +826,7 @@ class _VisualGeometry:
         self.doc, self.left_out = doc, []
         self.frames: dict[str, Any] = {}
         self.model_frames: dict[str, Any] = {}  # the model's own PhysicalOffsetFrames (<components>) it carries
+        self.wraps: dict[tuple[str, str], Any] = {}  # (body, name) -> the source's wrap object element
         if not doc.source_text:
             return
         try:
@@ -828,6 +840,10 @@ class _VisualGeometry:
         ground = model.find("Ground")
         if ground is not None:
             self.frames[doc.ground] = ground
+        for name, frame in self.frames.items():
+            for w in frame.iterfind("WrapObjectSet/objects/*"):
+                if isinstance(w.tag, str):
+                    self.wraps.setdefault((name, w.get("name")), w)
         from osim_emb.io.visual_geometry import _absolute
         offsets = {e.get("name"): e for e in model.iterfind("components/PhysicalOffsetFrame") if e.get("name")}
         carried = {f"/{doc.ground}"} | {f"/bodyset/{b.name}" for b in doc.bodies if b.name != doc.ground}
@@ -841,32 +857,11 @@ class _VisualGeometry:
                     carried.add(f"/{name}")
                     grown = True
 
-    def display_properties(self, doc: OsimDocument) -> list[str]:
-        """The elements of a pre-4.0 source whose display properties OpenSim 4.6 turns into an Appearance and the
-        generated file does not carry (OpenSim's defaults apply): wrap objects (before 30515) and contact geometry
-        (before 30507) with a colour, display preference or VisibleObject, paths (before 30516) with a colour or
-        a VisibleObject."""
-        if not doc.source_text or doc.version >= 30516:
-            return []
-        model = _parse_source(doc.source_text).find("Model")
-        defaults = model.find("defaults") if model is not None else None
-        skip = set(defaults.iter()) if defaults is not None else set()
-        wrap = ("WrapCylinder", "WrapSphere", "WrapEllipsoid", "WrapTorus", "WrapCylinderObst", "WrapDoubleCylinderObst",
-                "WrapSphereObst")
-        out = []
-        for tags, version, props in ((wrap, 30515, ("color", "display_preference", "VisibleObject")),
-                                     (CONTACT_GEOMETRY_TAGS, 30507, ("color", "display_preference")),
-                                     (("GeometryPath",), 30516, ("default_color", "VisibleObject"))):
-            if doc.version >= version:
-                continue
-            named = [_named(e.getparent()) if e.tag == "GeometryPath" else _named(e) for e in model.iter(*tags)
-                     if e not in skip and any(e.find(p) is not None for p in props)]
-            if named:  # cosmetic: counted, the first few named
-                what = "path(s)" if tags == ("GeometryPath",) else "wrap object(s)" if tags is wrap else \
-                    "contact geometry object(s)"
-                few = ", ".join(x.split(" (")[0] for x in named[:3]) + (", ..." if len(named) > 3 else "")
-                out.append(f"the display properties (colour, visibility) of {len(named)} {what} ({few})")
-        return out
+    def wrap_appearance(self, body: str, name: str) -> Any:
+        """The <Appearance> of the source's wrap object ``name`` on ``body`` as OpenSim 4.6 reads it, or None."""
+        from osim_emb.io.visual_geometry import upgraded_appearance
+        src = self.wraps.get((body, name))
+        return upgraded_appearance(src, "wrap", self.doc.version) if src is not None else None
 
     def attach(self, e: Any, name: str) -> None:
         """Give the generated body (or ground) element ``e`` the source's geometry of the frame ``name``."""
@@ -894,7 +889,7 @@ def _generated_xml(doc: OsimDocument, report: list[str] | None = None) -> Any:
     m = _sub(root, "Model", name=doc.name)
     ground = next((b for b in doc.bodies if b.name == doc.ground), BodySpec(doc.ground))
     g = _sub(m, "Ground", name=doc.ground)
-    _wrap_objects(g, ground)
+    _wrap_objects(g, ground, visual.wrap_appearance)
     visual.attach(g, doc.ground)
     _sub(m, "gravity", doc.gravity)
     if doc.credits:
@@ -910,7 +905,7 @@ def _generated_xml(doc: OsimDocument, report: list[str] | None = None) -> Any:
         if b.name == doc.ground:
             continue
         e = _sub(bs, "Body", name=b.name)
-        _wrap_objects(e, b)
+        _wrap_objects(e, b, visual.wrap_appearance)
         _sub(e, "mass", float(b.mass))
         _sub(e, "mass_center", b.com)
         _sub(e, "inertia", b.inertia)
@@ -979,9 +974,6 @@ def _generated_xml(doc: OsimDocument, report: list[str] | None = None) -> Any:
         notes.append(f"it leaves out {len(unwritten)} constraint(s) it cannot write: {', '.join(unwritten)}")
     notes += _source_left_out(doc, written, {(g.tag, g.get("name")) for g in geometry}
                               | {(tag, name) for tag, name, _ in geometry_skipped}, set(visual.model_frames))
-    display = visual.display_properties(doc)
-    if display:
-        notes.append("it leaves out " + "; ".join(display) + " (OpenSim's defaults apply)")
     if visual.left_out:
         notes.append(f"it leaves out {len(visual.left_out)} piece(s) of visual geometry: {', '.join(visual.left_out)}")
     if doc.skipped:

@@ -162,3 +162,68 @@ def frame_geometry(frame: Any, name: str, version: int, what: str, frame_path: s
             notes.append(f"{what}'s component {c.get('name') or '(unnamed)'} ({c.tag}"
                          + (f" on {on}" if on else f" on {parent}" if parent else "") + ")")
     return geometry, frames, notes
+
+
+#: the first version whose wrap objects, paths and contact geometry hold an <Appearance> (OpenSim's
+#: WrapObject/GeometryPath/ContactGeometry::updateFromXMLNode convert older display properties below these)
+APPEARANCE_VERSIONS = {"wrap": 30515, "path": 30516, "contact": 30507}
+#: the colour OpenSim 4.6 gives a pre-30516 path without a default_color
+PATH_COLOR = "0.8 0.1 0.1"
+
+
+def _preference(e: Any) -> int | None:
+    text = (e.text or "").strip() if e is not None else ""
+    try:
+        return int(text)
+    except ValueError:
+        return None
+
+
+def upgraded_appearance(src: Any, kind: str, version: int) -> Any:
+    """The <Appearance> of a wrap object, GeometryPath or contact geometry element (``kind``: "wrap", "path",
+    "contact") as OpenSim 4.6 reads it: a file of ``version`` before APPEARANCE_VERSIONS[kind] has its display
+    properties (color, display_preference, a VisibleObject's display_preference, a path's default_color) turned into
+    the Appearance OpenSim's updateFromXMLNode makes of them; a later file's own <Appearance> as written.  None where
+    OpenSim keeps the class's default appearance."""
+    if version >= APPEARANCE_VERSIONS[kind]:
+        own = src.find("Appearance")
+        return copy.deepcopy(own) if own is not None else None
+    app = etree.Element("Appearance")
+    vo = src.find("VisibleObject")
+    if kind == "path":  # coloured by default_color (else red), hidden by its VisibleObject: OpenSim's upgrade as it
+        # prints it (a 4.x file without the colour would draw the path grey, and an empty <Appearance/> white)
+        _text(app, "color", src.findtext("default_color") if src.find("default_color") is not None
+              else PATH_COLOR)
+        if vo is not None and _preference(vo.find("display_preference")) == 0:
+            _text(app, "visible", "false")
+        return app
+    if kind == "contact":
+        color = src.find("color")
+        _text(app, "color", color.text if color is not None else "0 1 1")
+        pref = src.find("display_preference")
+        if pref is not None:
+            if (pref.text or "").strip() == "0":
+                _text(app, "visible", "false")
+            else:
+                value = (pref.text or "").strip()
+                _text(_text(app, "SurfaceProperties", None), "representation", "3" if value == "4" else value)
+        return app if color is not None or pref is not None else None
+    color = _text(app, "color", "0 1 1")  # a wrap object: cyan, half transparent, drawn as a surface
+    _text(app, "opacity", "0.5")
+    rep = _text(_text(app, "SurfaceProperties", None), "representation", "3")
+    modified, hidden = False, False
+    if src.find("color") is not None:
+        color.text, modified = src.findtext("color"), True
+    pref = _preference(src.find("display_preference"))
+    if pref == 0:
+        hidden = modified = True
+    elif pref is not None and pref < 4:
+        rep.text, modified = str(pref), True
+    inner = _preference(vo.find("display_preference")) if vo is not None else None
+    if inner == 0:
+        hidden = modified = True
+    elif inner is not None and rep.text == "3" and inner < 4:
+        rep.text, modified = str(inner), True
+    if hidden:
+        _text(app, "visible", "false")
+    return app if modified else None

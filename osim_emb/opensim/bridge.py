@@ -110,6 +110,35 @@ def visual_geometry(osim: Any, model: Any, state: Any) -> dict[str, dict[str, An
     return out
 
 
+def display_appearances(osim: Any, model: Any) -> dict[str, dict[str, Any]]:
+    """OpenSim's view of the appearance of a model's wrap objects, paths (GeometryPath) and contact geometry, by path:
+    color, opacity, visible, representation (what a pre-4.0 file's display properties become in OpenSim 4.6)."""
+    out = {}
+    for c in model.getComponentsList():
+        for cls in (osim.WrapObject, osim.GeometryPath, osim.ContactGeometry):
+            x = cls.safeDownCast(c)
+            if x is not None:
+                a = x.get_Appearance()
+                out[c.getAbsolutePathString()] = {"color": a.get_color().to_numpy(), "opacity": a.get_opacity(),
+                                                  "visible": a.get_visible(),
+                                                  "representation": a.get_representation()}
+                break
+    return out
+
+
+def compare_appearances(a: dict[str, dict[str, Any]], b: dict[str, dict[str, Any]]) -> list[str]:
+    """The differences between two :func:`display_appearances` results (phrases, by path)."""
+    diffs = []
+    for path in sorted(set(a) | set(b)):
+        if path not in b or path not in a:
+            diffs.append(f"{path} only in the {'first' if path in a else 'second'}")
+            continue
+        for key in ("color", "opacity", "visible", "representation"):
+            if not np.array_equal(a[path][key], b[path][key]):
+                diffs.append(f"{path} {key} {a[path][key]} != {b[path][key]}")
+    return diffs
+
+
 def compare_visual_geometry(a: dict[str, dict[str, Any]], b: dict[str, dict[str, Any]]) -> tuple[list[str], float]:
     """The differences between two :func:`visual_geometry` results (phrases, by path; the mesh files agree where
     written alike or found as the same file), and the largest difference of the frames' ground transforms."""

@@ -14,7 +14,9 @@ ground transform, every force's record values and every coordinate's acceleratio
 geometry of the ground and every body (``osim_emb.opensim.bridge.visual_geometry``: each Geometry component's class,
 mesh file (written alike, or found as the same file), scale factors, colour, opacity, visibility, representation,
 and its frame's ground transform): ``geometry`` counts the converted file's pieces of the original's,
-``geometry_diffs`` names the differences.
+``geometry_diffs`` names the differences; and the appearance (colour, opacity, visibility, representation) of every
+wrap object, path and contact geometry (``bridge.display_appearances``: a pre-4.0 file's display properties as
+OpenSim 4.6 upgrades them), ``appearances`` counting the converted file's equal ones (round 26).
 
 Status: ``agrees`` (coordinates and transforms within 1e-9, records and accelerations within 1e-9 of their size),
 ``differs`` (or any geometry difference, or its frames' transforms beyond 1e-9), ``opensim_fails`` (OpenSim cannot
@@ -40,7 +42,7 @@ TOL = 1e-9
 STATES = 8
 COLUMNS = ["model", "corpus_status", "version", "status", "states", "max_coordinate", "max_transform",
            "max_record_rel", "max_accel_rel", "forces", "constraints", "geometry", "max_geometry_transform",
-           "geometry_diffs", "left_out", "reason", "time_s"]
+           "geometry_diffs", "appearances", "left_out", "reason", "time_s"]
 
 
 def file_version(path: Path) -> int | None:
@@ -97,7 +99,8 @@ def _evaluate(osim, model, state, q: dict, u: dict, t: float):
 def study_one(path: str, args) -> dict:
     from osim_emb.io import load_osim
     from osim_emb.io.osim_writer import write_osim
-    from osim_emb.opensim.bridge import compare_visual_geometry, require_opensim, visual_geometry
+    from osim_emb.opensim.bridge import (compare_appearances, compare_visual_geometry, display_appearances,
+                                         require_opensim, visual_geometry)
     osim = require_opensim()
     row = {"version": str(file_version(Path(path)))}  # a label (the table's float format would round it)
     try:
@@ -119,12 +122,16 @@ def study_one(path: str, args) -> dict:
             # visual geometry at the default state (the converted file's meshes found from its own folder)
             geometry_a = visual_geometry(osim, original, s_a)
             geometry_b = visual_geometry(osim, converted, s_b)
+            looks_a, looks_b = display_appearances(osim, original), display_appearances(osim, converted)
     finally:
         logging.getLogger("osim_emb").removeHandler(handler)
     row["left_out"] = " | ".join(m.split(": ", 2)[-1] for m in said if "OpenSim 4" in m)[:300]
     row["forces"] = converted.getForceSet().getSize()
     row["constraints"] = f"{converted.getConstraintSet().getSize()} of {original.getConstraintSet().getSize()}"
     geometry_diffs, row["max_geometry_transform"] = compare_visual_geometry(geometry_a, geometry_b)
+    look_diffs = compare_appearances(looks_a, looks_b)
+    row["appearances"] = f"{len(looks_a) - len({d.split()[0] for d in look_diffs})} of {len(looks_a)}"
+    geometry_diffs += look_diffs
     row["geometry"] = f"{len(geometry_b)} of {len(geometry_a)}"
     row["geometry_diffs"] = " | ".join(geometry_diffs)[:300]
     cs = original.getCoordinateSet()

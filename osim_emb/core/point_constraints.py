@@ -369,7 +369,10 @@ def assembled_configuration(tree: Model, pairs: Sequence[PointPair], z_default: 
         here = merit(z, g, rho)
         slope = np.sum(w * (z - z0) * step) - rho * np.abs(g).sum()  # the merit's derivative along the step
         alpha = 1.0
-        while alpha > 1e-3 and not merit(z + alpha * step, errors(z + alpha * step), rho) <= here + 1e-4 * alpha * slope:
+        while alpha > 1e-3:  # Armijo's condition on the merit
+            trial = z + alpha * step
+            if merit(trial, errors(trial), rho) <= here + 1e-4 * alpha * slope:
+                break
             alpha *= 0.5
         if alpha <= 1e-3 and np.abs(g).max() > ASSEMBLY_ACCURACY:  # a minimum of the merit off the constraints
             raise ValueError(f"the default configuration cannot be assembled: the constraint errors stop decreasing "

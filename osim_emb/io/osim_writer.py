@@ -844,7 +844,7 @@ class _VisualGeometry:
             for w in frame.iterfind("WrapObjectSet/objects/*"):
                 if isinstance(w.tag, str):
                     self.wraps.setdefault((name, w.get("name")), w)
-        from osim_emb.io.visual_geometry import _absolute
+        from osim_emb.io.visual_geometry import absolute_component_path
         offsets = {e.get("name"): e for e in model.iterfind("components/PhysicalOffsetFrame") if e.get("name")}
         carried = {f"/{doc.ground}"} | {f"/bodyset/{b.name}" for b in doc.bodies if b.name != doc.ground}
         grown = True
@@ -852,7 +852,8 @@ class _VisualGeometry:
             grown = False
             for name, e in offsets.items():
                 parent = (e.findtext("socket_parent") or "").strip()
-                if name not in self.model_frames and parent and _absolute(parent, f"/{name}") in carried:
+                if (name not in self.model_frames and parent
+                        and absolute_component_path(parent, f"/{name}") in carried):
                     self.model_frames[name] = e
                     carried.add(f"/{name}")
                     grown = True

@@ -15,7 +15,10 @@ A pre-4.0 file (before version 30502) gives each body (and the ground) a ``<Visi
 
 OpenSim writes the numbers it computes (scale factors, the frames' translation and orientation) with six significant
 digits; so does this module, so that both files give the same geometry.  A file of version 30502 or later already
-has ``<attached_geometry>``: it is carried as written.
+has ``<attached_geometry>``: it is carried as written, with the geometry on the model's own offset frames.
+
+Wrap objects, paths and contact geometry: :func:`upgraded_appearance` gives the ``<Appearance>`` OpenSim 4.6 makes of
+a pre-4.0 element's display properties (colour, display preference, visibility).
 """
 
 from __future__ import annotations
@@ -122,7 +125,7 @@ def upgrade_visible_object(frame: Any, name: str, version: int, what: str) -> tu
     return meshes, frames, notes
 
 
-def _absolute(path: str, here: str) -> str:
+def absolute_component_path(path: str, here: str) -> str:
     """A component path (socket) ``path`` seen from the component at ``here`` (absolute, "/a/b")."""
     parts = [] if path.startswith("/") else [p for p in here.split("/") if p]
     for p in path.split("/"):
@@ -153,10 +156,11 @@ def frame_geometry(frame: Any, name: str, version: int, what: str, frame_path: s
             continue
         parent = (c.findtext("socket_parent") or "").strip()
         on = (c.findtext("socket_frame") or "").strip()
-        on_model_frame = bool(on and frame_path) and _absolute(on, f"{frame_path}/{c.get('name')}").lstrip("/") in (
-            model_frames or ())
-        if (c.tag == "PhysicalOffsetFrame" and parent in ("..", "../")) or (c.find("socket_parent") is None
-                                                                            and (on in ("..", "../") or on_model_frame)):
+        seen_from = f"{frame_path}/{c.get('name')}"
+        on_model_frame = bool(on and frame_path) and (
+            absolute_component_path(on, seen_from).lstrip("/") in (model_frames or ()))
+        on_it = c.find("socket_parent") is None and (on in ("..", "../") or on_model_frame)
+        if (c.tag == "PhysicalOffsetFrame" and parent in ("..", "../")) or on_it:
             frames.append(copy.deepcopy(c))  # a frame fixed to it, or geometry on it or on a carried model frame
         else:
             notes.append(f"{what}'s component {c.get('name') or '(unnamed)'} ({c.tag}"

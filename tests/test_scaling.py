@@ -326,7 +326,7 @@ def test_scholz_paths_scale_as_opensims(osim, models_dir, tmp_path, capsys):
     assert main(["scale", str(smooth), "-o", str(tmp_path / "ours.osim"), "--scale=r_humerus=1.1,1.05,0.95"]) == 0
     d = compare_models(tmp_path / "ours.osim", theirs)
     with capsys.disabled():
-        print(f"\n[agreement] arm26 with Scholz paths scaled vs OpenSim's Model::scale: "
+        print("\n[agreement] arm26 with Scholz paths scaled vs OpenSim's Model::scale: "
               + ", ".join(f"{k} {v:.1e}" for k, v in d.items()))
     for k in TIGHT:
         assert d[k] <= 1e-10, (k, d[k])
@@ -373,3 +373,38 @@ def test_a_measurement_naming_bodies_the_model_lacks_is_named_in_the_note(models
     assert rows == [{"measurement": "thigh", "pair": "", "note": "bodies patella_l, patella_r are not in the model: "
                                                                "their scale factors are not used"}]
     assert all(np.all(f == 1.0) for f in factors.values())
+
+
+@pytest.mark.opensim
+def test_a_loop_the_scale_factors_leave_open_is_refused_as_the_scaled_models(osim, tmp_path, capsys):
+    """Scale factors under which a point-constraint loop cannot close (the spatial loop's three links shrunk to 30 %:
+    the rocker's tip cannot reach its ground point): the command refuses saying that the scaled model, not
+    the input, cannot be imported and how open the loop stays; nothing is written.  OpenSim's Model::scale of the
+    same factors leaves a model its assembler cannot close either (its constraint error stays above 1e-3)."""
+    import sys
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).parent))
+    from test_point_constraints import build_loop
+    from osim_emb.io import load_osim
+    src, out = tmp_path / "loop.osim", tmp_path / "loop_scaled.osim"
+    build_loop(osim, src)
+    load_osim(src)  # the input imports
+    shrunk = [f"--scale={body}=0.3,0.3,0.3" for body in ("crank", "coupler", "rocker")]
+    assert main(["scale", str(src), "-o", str(out), *shrunk]) == 2
+    err = capsys.readouterr().err
+    assert "the scaled model cannot be imported, though the model itself can" in err
+    assert "closure" in err and "stop decreasing" in err
+    assert not out.exists()
+    model = osim.Model(str(src))
+    state = model.initSystem()
+    scales = osim.ScaleSet()
+    for body in ("crank", "coupler", "rocker"):
+        scale = osim.Scale()
+        scale.setSegmentName(body)
+        scale.setScaleFactors(osim.Vec3(0.3, 0.3, 0.3))
+        scale.setApply(True)
+        scales.cloneAndAppend(scale)
+    model.scale(state, scales, False, -1.0)
+    model.printToXML(str(tmp_path / "theirs.osim"))
+    theirs = osim.Model(str(tmp_path / "theirs.osim"))
+    assert np.abs(theirs.initSystem().getQErr().to_numpy()).max() > 1e-3

@@ -200,7 +200,10 @@ def scale_model(text: str, factors: Mapping[str, Sequence[float]], *, preserve_m
     translational = {c.name for c in generic.extras["document"].coordinates if c.motion_type == "translational"}
     scaled: ScaledDocument = scale_osim_geometry(text, factors, preserve_mass_distribution=preserve_mass_distribution,
                                                  mass=mass, translational=translational, where=where)
-    after = model_from_text(scaled.text(), where)
+    try:
+        after = model_from_text(scaled.text(), where)
+    except ValueError as err:  # the input imports; its scaled geometry does not (a loop the factors leave open)
+        raise ValueError(f"the scaled model cannot be imported, though the model itself can: {err}") from None
     # the paths whose pre-scale length OpenSim stores: GeometryPaths and Scholz2015GeometryPaths (a FunctionBasedPath
     # keeps its function, and its muscle its lengths)
     scholz = {f.name for f in generic.extras["document"].forces if getattr(f, "scholz_path", None) is not None}

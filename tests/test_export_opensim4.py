@@ -449,6 +449,38 @@ def test_opensim_applies_the_converted_contact_and_bushing_forces_as_the_origina
         assert max(abs(a0[c] - a1[c]) for c in names) <= 1e-9 * scale
 
 
+@pytest.mark.opensim
+def test_a_regenerated_4x_file_keeps_its_contact_geometry(osim, tmp_path, caplog):
+    """The converted (4.x) contact model regenerated after a change the in-place editor does not make (the arm's
+    mass): its ContactGeometrySet is carried as written (it was left out, and OpenSim could not load the file: its
+    contact forces named missing geometry); OpenSim 4.6 gives it the forces and accelerations of the original with
+    the same mass set through OpenSim's API, to 1e-9 relative."""
+    from osim_emb.io import load_osim
+    from osim_emb.io.osim_writer import write_osim
+    src, dst, _ = _convert_contact(tmp_path, caplog)
+    doc = load_osim(dst).extras["document"]
+    doc.bodies[[b.name for b in doc.bodies].index("arm")].mass = 2.0
+    ours = tmp_path / "out" / "contact_4_heavier.osim"
+    caplog.clear()
+    with caplog.at_level(logging.WARNING):
+        write_osim(doc, ours)
+    assert any("regenerated" in r.getMessage() and "leaves nothing out" in r.getMessage() for r in caplog.records)
+    reference = osim.Model(str(src))
+    reference.getBodySet().get("arm").setMass(2.0)
+    theirs = tmp_path / "theirs_heavier.osim"
+    reference.printToXML(str(theirs))
+    names = ("ball_rx", "ball_ry", "ball_rz", "ball_tx", "ball_ty", "ball_tz", "q_arm")
+    q = dict(zip(names, [0.1, -0.2, 0.05, 0.5, 0.07, 0.0, 0.03]))
+    u = dict(zip(names, [0.1, 0.0, -0.1, 0.2, -0.1, 0.05, 0.1]))
+    (f0, a0), (f1, a1) = (_dynamics(osim, p, q, u, 0.1) for p in (theirs, ours))
+    assert f0.keys() == f1.keys() == {"ball_contact", "pad_contact", "hinge_bushing", "push", "tie"}
+    for name in f0:
+        scale = np.abs(f0[name]).max()
+        assert scale > 0 and np.abs(f0[name] - f1[name]).max() <= 1e-9 * scale, name
+    scale = np.abs(a0["udot"]).max()
+    assert scale > 0 and np.abs(a0["udot"] - a1["udot"]).max() <= 1e-9 * scale
+
+
 def test_an_unnamed_force_is_named_as_opensim_names_it(tmp_path, caplog):
     """OpenSim 4.6 names an unnamed force of a 3.x file by its type in lower case; the converted file writes that
     name (the package refuses an unnamed force in a 4.x file)."""
@@ -667,6 +699,14 @@ def test_converted_display_properties_are_opensims_upgrade_of_them(osim, tmp_pat
     assert list(original["/contactgeometryset/blue_ball"]["color"]) == [0.0, 0.0, 1.0]
     assert not original["/contactgeometryset/floor"]["visible"]
     assert "display properties" not in warning
+    # the 4.x file regenerated (a change the in-place editor does not make) keeps its own Appearances
+    from osim_emb.io import load_osim
+    from osim_emb.io.osim_writer import write_osim
+    doc = load_osim(dst).extras["document"]
+    doc.bodies[[b.name for b in doc.bodies].index("arm")].mass = 2.0
+    regenerated = tmp_path / "displayed_4_heavier.osim"
+    write_osim(doc, regenerated)
+    assert compare_appearances(original, display_appearances(osim, osim.Model(str(regenerated)))) == []
 
 
 def test_a_malformed_display_transform_is_refused_by_file_and_element(tmp_path):

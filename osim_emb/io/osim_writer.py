@@ -32,7 +32,7 @@ from lxml import etree
 from osim_emb.io.function_xml import function_to_xml
 from osim_emb.io.osim_reader import DOUBLE_COLON_MARK, KNOWN_PATHLESS_FORCES
 from osim_emb.io.outputs import write_atomically
-from osim_emb.io.visual_geometry import upgraded_appearance
+from osim_emb.io.visual_geometry import absolute_component_path, upgraded_appearance
 from osim_emb.io.osim_document import (
     BodySpec,
     CoordinateSpec,
@@ -691,11 +691,13 @@ CONTACT_GEOMETRY_TAGS = ("ContactSphere", "ContactHalfSpace", "ContactMesh", "Co
 
 
 def _contact_geometry(doc: OsimDocument) -> tuple[list, list[tuple[str, str, str]]]:
-    """A pre-4.0 file's ContactGeometrySet members as OpenSim 4.6 reads them (ContactGeometry::updateFromXMLNode):
+    """The source's ContactGeometrySet members: a 4.x file's as written (a regenerated file; they were left out, and
+    the contact forces naming them made the file one OpenSim could not load); a pre-4.0 file's as OpenSim 4.6 reads
+    them (ContactGeometry::updateFromXMLNode):
     <body_name> becomes socket_frame naming the body's frame; location, orientation and the shape's properties
-    (radius, a mesh's filename, ...) as written, with the 3.3 ``<defaults>`` values filled in; display properties
-    left out (their colour and visibility are named in the warning).  Returns the elements, and (tag, name, why) of each member left out."""
-    if doc.version >= 40000 or not doc.source_text:
+    (radius, a mesh's filename, ...) as written, with the 3.3 ``<defaults>`` values filled in; display
+    properties as the Appearance OpenSim makes of them.  Returns the elements, and (tag, name, why) of each member left out."""
+    if not doc.source_text:
         return [], []
     try:
         root = _parse_source(doc.source_text)
@@ -703,6 +705,17 @@ def _contact_geometry(doc: OsimDocument) -> tuple[list, list[tuple[str, str, str
         return [], []
     objs = root.find("Model/ContactGeometrySet/objects")
     out, skipped = [], []
+    if doc.version >= 40000:  # already OpenSim 4's form: as written, where the frame it names is written
+        frames = {_frame_path(doc, b.name) for b in doc.bodies} | {f"/{doc.ground}"}
+        for g in (objs if objs is not None else []):
+            if not isinstance(g.tag, str):
+                continue
+            frame = (g.findtext("socket_frame") or "").strip()
+            if frame and absolute_component_path(frame, f"/contactgeometryset/{g.get('name')}") not in frames:
+                skipped.append((g.tag, g.get("name"), f"{_named(g)}: its frame {frame} is not written"))
+                continue
+            out.append(copy.deepcopy(g))
+        return out, skipped
     for g in (objs if objs is not None else []):
         if not isinstance(g.tag, str):
             continue
@@ -844,7 +857,6 @@ class _VisualGeometry:
             for w in frame.iterfind("WrapObjectSet/objects/*"):
                 if isinstance(w.tag, str):
                     self.wraps.setdefault((name, w.get("name")), w)
-        from osim_emb.io.visual_geometry import absolute_component_path
         offsets = {e.get("name"): e for e in model.iterfind("components/PhysicalOffsetFrame") if e.get("name")}
         carried = {f"/{doc.ground}"} | {f"/bodyset/{b.name}" for b in doc.bodies if b.name != doc.ground}
         grown = True
@@ -860,7 +872,6 @@ class _VisualGeometry:
 
     def wrap_appearance(self, body: str, name: str) -> Any:
         """The <Appearance> of the source's wrap object ``name`` on ``body`` as OpenSim 4.6 reads it, or None."""
-        from osim_emb.io.visual_geometry import upgraded_appearance
         src = self.wraps.get((body, name))
         return upgraded_appearance(src, "wrap", self.doc.version) if src is not None else None
 
@@ -943,7 +954,7 @@ def _generated_xml(doc: OsimDocument, report: list[str] | None = None) -> Any:
     for f in doc.forces:
         if f in left_out:
             continue
-        if doc.version < 40000 and f.type in CONTACT_FORCES:
+        if f.type in CONTACT_FORCES:
             missing = [n for n in _contact_geometry_names(f.element) if n not in carried]
             if missing:
                 unwritten_forces.append(f"{f.name} ({f.type}: its contact geometry {', '.join(missing)} "

@@ -190,7 +190,8 @@ def test_scale_tool_setup_equals_opensims(osim, models_dir, tmp_path, capsys):
     marker task, a coordinate task, a marker missing in one frame and one the model lacks: `osim-emb scale --setup`
     and OpenSim's ScaleTool on copies of the same folder. The scaled model (before placement) equals OpenSim's; the
     markers placed at OpenSim's own static pose equal its placed markers (its pose is written with 8 decimals); the
-    command's static pose scores an IK objective no higher than OpenSim's."""
+    command's static pose scores an IK objective no higher than OpenSim's; the static pose file is a states table
+    as OpenSim writes it."""
     from osim_emb.io.markers import read_trc
     from osim_emb.io.tool_setup import read_scale_setup
     from osim_emb.opensim.scaling import compare_models, opensim_scale_tool
@@ -246,6 +247,21 @@ def test_scale_tool_setup_equals_opensims(osim, models_dir, tmp_path, capsys):
     for i in range(ours_set.getSize()):
         f, g = ours_set.get(i).getScaleFactors(), theirs_factors[ours_set.get(i).getSegmentName()]
         assert all(abs(f.get(k) - g.get(k)) <= 1e-5 * abs(g.get(k)) for k in range(3)), ours_set.get(i).getSegmentName()
+    # the static pose: a states table as OpenSim's MarkerPlacer writes it (labels, radians), its muscle states and
+    # speeds equal, its coordinates at each program's own IK pose
+    ours_states = read_storage(ours / "static_pose.sto")
+    assert set(ours_states.columns) == set(pose.columns)
+    assert "inDegrees=no" in (ours / "static_pose.sto").read_text()[:300]
+    states = [c for c in pose.columns if c.endswith(("/speed", "/activation", "/fiber_length"))]
+    assert any(c.endswith("/fiber_length") for c in states)
+    unequal = {c: (ours_states[c].iloc[0], pose[c].iloc[0]) for c in states
+               if abs(ours_states[c].iloc[0] - pose[c].iloc[0]) > 1e-12}
+    assert not unequal, unequal
+    values = [c for c in pose.columns if c.endswith("/value")]
+    q_ours = ours_pose.inverse_kinematics.coordinates(in_degrees=False)
+    assert max(abs(ours_states[c].iloc[0] - q_ours[c.split("/")[-2]].iloc[0]) for c in values) <= 1e-10  # 12 digits
+    # two IK solutions of a flat objective (ours scores no higher, above): close, in the same units
+    assert max(abs(ours_states[c].iloc[0] - pose[c].iloc[0]) for c in values) <= 2e-2
     markers = osim.MarkerSet(str(ours / "placed_markers.xml"))
     ours_placed = osim.Model(str(ours / "placed.osim"))
     assert markers.getSize() == ours_placed.getMarkerSet().getSize() == len(names)

@@ -138,10 +138,10 @@ def cmd_scale(args: argparse.Namespace) -> int:
                 Path(tmp["placed"]).write_text(placed.text)
             if "marker_set" in tmp:
                 Path(tmp["marker_set"]).write_text(marker_set_xml(placed.text))
-            if "motion" in tmp:
+            if "motion" in tmp:  # a states table, as OpenSim's MarkerPlacer writes it
                 from osim_emb.io.motion import write_motion
-                write_motion(tmp["motion"], placed.inverse_kinematics.coordinates(in_degrees=True),
-                             name="static pose", in_degrees=True, protect=inputs)
+                from osim_emb.simulation.scaling import static_pose_states
+                write_motion(tmp["motion"], static_pose_states(placed), name="static pose", protect=inputs)
     factors = result.scaled.factors
     scaled = {b: f for b, f in factors.items() if not np.allclose(f, 1.0)}
     print(f"scaled {Path(model_path).name}: "

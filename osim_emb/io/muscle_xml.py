@@ -35,6 +35,11 @@ SUPPORTED_XML_TYPES = (
     "RigidTendonMuscle",
 )
 
+#: a muscle's default_fiber_length where the file gives none: OpenSim constructs the property from
+#: getOptimalFiberLength() before the file is read, i.e. from Muscle's own default optimal_fiber_length, 0.1 m (not the
+#: file's optimal fibre length)
+OPENSIM_DEFAULT_FIBER_LENGTH = 0.1
+
 _COMMON_FLOATS = (
     "max_isometric_force",
     "optimal_fiber_length",
@@ -297,14 +302,14 @@ def hill_muscle_from_xml(element, parse_function: Callable | None = None, defaul
                       "fv_linear_extrap_threshold", "maximum_pennation_angle", "activation_time_constant",
                       "deactivation_time_constant", "minimum_activation", "default_activation"):
                 kw[p] = props.float(p, dflt(p))
-            kw["default_fiber_length"] = props.float("default_fiber_length", kw["optimal_fiber_length"])
+            kw["default_fiber_length"] = props.float("default_fiber_length", OPENSIM_DEFAULT_FIBER_LENGTH)
             return Thelen2003Muscle(**kw)
 
         if cls is Millard2012EquilibriumMuscle:
             for p in ("fiber_damping", "default_activation", "activation_time_constant",
                       "deactivation_time_constant", "minimum_activation", "maximum_pennation_angle"):
                 kw[p] = props.float(p, dflt(p))
-            kw["default_fiber_length"] = props.float("default_fiber_length", kw["optimal_fiber_length"])
+            kw["default_fiber_length"] = props.float("default_fiber_length", OPENSIM_DEFAULT_FIBER_LENGTH)
             tags = {
                 "active_force_length_curve": ("ActiveForceLengthCurve", C.ActiveForceLengthCurve),
                 "force_velocity_curve": ("ForceVelocityCurve", C.ForceVelocityCurve),
@@ -337,7 +342,7 @@ def hill_muscle_from_xml(element, parse_function: Callable | None = None, defaul
             if schutte:
                 for p in ("time_scale", "activation1", "activation2", "damping", "default_activation"):
                     kw[p] = props.float(p, dflt(p))
-                kw["default_fiber_length"] = props.float("default_fiber_length", kw["optimal_fiber_length"])
+                kw["default_fiber_length"] = props.float("default_fiber_length", OPENSIM_DEFAULT_FIBER_LENGTH)
             for prop in (("tendon_force_length_curve", "active_force_length_curve", "passive_force_length_curve")
                          if schutte else RigidTendonMuscle.CURVES):
                 fel = _find_function_element(element, prop)

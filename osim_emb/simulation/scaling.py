@@ -29,7 +29,7 @@ log = logging.getLogger(__name__)
 
 __all__ = ["Measurement", "measurement_scale_factors", "scale_model", "ScaledModel", "model_from_text",
            "marker_positions_at_default", "trial_frame_range", "place_markers", "PlacedMarkers", "scale_tool",
-           "ScaleToolResult", "static_pose_starts"]
+           "ScaleToolResult", "static_pose_starts", "static_pose_states"]
 
 
 @dataclass
@@ -49,6 +49,34 @@ def model_from_text(text: str, name: str = "model"):
     from osim_emb.io.convert import document_to_model
     from osim_emb.io.osim_reader import read_osim_string
     return document_to_model(read_osim_string(text, name=name))
+
+
+def static_pose_states(placed: "PlacedMarkers"):
+    """The static pose as OpenSim's MarkerPlacer writes its ``output_motion_file``: one row of the model's state
+    variables (its StatesReporter at the solved state), with OpenSim 4's labels (``io.motion.as_opensim_states``) and
+    in radians: every coordinate's value at the pose and its default speed (the state ``initSystem`` made, whose
+    positions only the placement's IK moved), each muscle's activation and fibre length (or normalized tendon force)
+    at their default values; time the pose's (the placer's start time)."""
+    import pandas as pd
+    from osim_emb.io.motion import _muscle_states, as_opensim_states
+    ik = placed.inverse_kinematics
+    model = ik.model
+    values = ik.coordinates(in_degrees=False).iloc[:1]
+    doc = model.extras.get("document")
+    speeds = {c.name: float(c.default_speed) for c in (doc.coordinates if doc is not None else ())}
+    columns: dict[str, float] = {"time": float(values["time"].iloc[0])}
+    for name in values.columns[1:]:
+        columns[name] = float(values[name].iloc[0])
+        columns[f"{name}_u"] = speeds.get(name, 0.0)
+    for m in model.muscles:
+        states = _muscle_states(m.parameters)
+        if "activation" in states:
+            columns[f"{m.name}_activation"] = float(m.parameters.default_activation)
+        if "fiber_length" in states:
+            columns[f"{m.name}_fiber_length"] = float(m.parameters.default_fiber_length)
+        if "normalized_tendon_force" in states:
+            columns[f"{m.name}_normalized_tendon_force"] = float(m.parameters.default_normalized_tendon_force)
+    return as_opensim_states(model, pd.DataFrame([columns]))
 
 
 def marker_positions_at_default(model, names: Sequence[str] | None = None) -> dict[str, np.ndarray]:

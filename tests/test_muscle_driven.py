@@ -855,6 +855,18 @@ def test_rigid_tendon_muscle_tension_by_hand_and_its_json_round_trip():
     assert float(again.tendon_force(0.7, 0.33, -0.1)) == float(m.tendon_force(0.7, 0.33, -0.1))
 
 
+def _assert_compiled_rhs_and_length_agree(fast, ref, plan, reference, muscle: str, y) -> None:
+    """At state y: the compiled right-hand side (``fast``'s plan) equals the numpy route's (``ref``) to 1e-12, and
+    ``muscle``'s path length OpenSim's (``reference``, an OpenSimReference of the same file) to 1e-12 m."""
+    from osim_emb.simulation import muscle_driven_jit as jit
+    n_q = ref.n_q
+    a, b = jit.rhs(fast, plan, 0.01, y), ref.rhs(0.01, y)
+    assert np.allclose(a, b, rtol=1e-12, atol=1e-12 * np.abs(b).max())
+    reference.set_configuration(y[:n_q], names=ref.model.coordinate_names, check=None)
+    length, _ = fast.path_lengths(y[:n_q])
+    assert length[ref.muscle_names.index(muscle)] == pytest.approx(reference.muscle_length(muscle), abs=1e-12)
+
+
 def test_conditional_points_on_a_coupled_coordinate_in_the_compiled_integrator(osim, models_dir, tmp_path):
     """A ConditionalPathPoint whose coordinate is a coupled coordinate (a curve of a generalized coordinate, as in
     OpenSim's WristModel): BRA's two conditional points on MoBL made conditional on wrist_hand_r1 (a 3-knot
@@ -884,17 +896,12 @@ def test_conditional_points_on_a_coupled_coordinate_in_the_compiled_integrator(o
     y0 = ref.initial_state()
     rng = np.random.default_rng(3)
     reference = OpenSimReference(str(path), model)
-    bra_col = ref.muscle_names.index("BRA")
     for deviation in (-0.15, 0.0, 0.05, 0.12, 0.2, 0.35):  # wrist_hand_r1 from -0.22 to 0.38: both sides of 0.1
         y = y0.copy()
         y[:model.n_q] += rng.normal(size=model.n_q) * 0.05
         y[k_dev] = deviation
         y[model.n_q:2 * model.n_q] = rng.normal(size=model.n_q) * 0.05
-        a, b = jit.rhs(fast, plan, 0.01, y), ref.rhs(0.01, y)
-        assert np.allclose(a, b, rtol=1e-12, atol=1e-12 * np.abs(b).max())
-        reference.set_configuration(y[:model.n_q], names=model.coordinate_names, check=None)
-        length, _ = fast.path_lengths(y[:model.n_q])
-        assert length[bra_col] == pytest.approx(reference.muscle_length("BRA"), abs=1e-12)
+        _assert_compiled_rhs_and_length_agree(fast, ref, plan, reference, "BRA", y)
     q0 = model.default_q.copy()
     q0[k_dev] = 0.08  # wrist_hand_r1 = 0.09: the points are active until the wrist deviates further
     times = np.linspace(0.0, 0.02, 5)
@@ -935,16 +942,11 @@ def test_conditional_points_on_a_locked_coordinate_in_the_compiled_integrator(os
         y0 = ref.initial_state()
         rng = np.random.default_rng(5)
         reference = OpenSimReference(str(path), model)
-        col = ref.muscle_names.index("rect_fem_r")
         for _ in range(4):
             y = y0.copy()
             y[:model.n_q] += rng.normal(size=model.n_q) * 0.1
             y[model.n_q:2 * model.n_q] = rng.normal(size=model.n_q) * 0.1
-            a, b = jit.rhs(fast, plan, 0.01, y), ref.rhs(0.01, y)
-            assert np.allclose(a, b, rtol=1e-12, atol=1e-12 * np.abs(b).max())
-            reference.set_configuration(y[:model.n_q], names=model.coordinate_names, check=None)
-            length, _ = fast.path_lengths(y[:model.n_q])
-            assert length[col] == pytest.approx(reference.muscle_length("rect_fem_r"), abs=1e-12)
+            _assert_compiled_rhs_and_length_agree(fast, ref, plan, reference, "rect_fem_r", y)
         print(f"[agreement] leg6dof9musc, hip_flexion_r locked at {hip} (conditional point active: {active}): "
               "compiled right-hand side = numpy route's, rect_fem_r's length = OpenSim's")
 

@@ -245,30 +245,41 @@ def test_a_marked_coordinate_that_cannot_close_the_loop_alone_is_completed_by_qr
     np.testing.assert_allclose(a, b, rtol=0, atol=1e-12)
 
 
-def test_default_configuration_off_the_loop_is_assembled_as_opensim_does(osim, tmp_path):
-    """Defaults that violate the loop (two of them moved by 0.03 rad, no coordinate marked free): OpenSim's
-    initSystem moves every coordinate to the nearest configuration on the loop (least squares, weight 1 each); the
-    package's default configuration (generalized coordinates' defaults, the dependent ones solved) is that one, and
-    the conversion log says which defaults moved."""
+#: the spatial loop's tree coordinates (build_loop), in the order of DEFAULTS
+LOOP_COORDINATES = ["j1_coord_0", "j2_coord_0", "j3_coord_0", "j3_coord_1"]
+
+
+def _moved_loop_defaults(osim, tmp_path, kind: str, shift) -> tuple:
+    """The spatial loop (``kind`` "point" or "distance") with its defaults moved by ``shift`` (rad, in the order of
+    LOOP_COORDINATES): (the package's model, OpenSim's model, its state after initSystem, the package's default
+    configuration and OpenSim's assembled one, each (4,) in that order)."""
     path = tmp_path / "loop.osim"
-    build_loop(osim, path, distance=True)
+    build_loop(osim, path, distance=(kind == "distance"))
     m = osim.Model(str(path))
-    names = ["j1_coord_0", "j2_coord_0", "j3_coord_0", "j3_coord_1"]
-    for name in names[:2]:
+    for name, dv in zip(LOOP_COORDINATES, shift):
         c = m.getCoordinateSet().get(name)
-        c.setDefaultValue(c.getDefaultValue() + 0.03)
+        c.setDefaultValue(c.getDefaultValue() + dv)
     moved = tmp_path / "moved.osim"
     m.printToXML(str(moved))
     model = load_osim(moved)
     ref = osim.Model(str(moved))
     state = ref.initSystem()
-    theirs = np.array([ref.getCoordinateSet().get(n).getValue(state) for n in names])
+    theirs = np.array([ref.getCoordinateSet().get(n).getValue(state) for n in LOOP_COORDINATES])
     q0 = model.default_q[None]
     ours = dict(zip(model.coordinate_names, q0[0]))
     for d in model.dependent_coordinates:
         ours[d.name] = float(d.function.evaluate(q0, 0).value[0])
-        assert d.default == pytest.approx(ours[d.name], abs=1e-12)
-    ours = np.array([ours[n] for n in names])
+    return model, ref, state, np.array([ours[n] for n in LOOP_COORDINATES]), theirs
+
+
+def test_default_configuration_off_the_loop_is_assembled_as_opensim_does(osim, tmp_path):
+    """Defaults that violate the loop (two of them moved by 0.03 rad, no coordinate marked free): OpenSim's
+    initSystem moves every coordinate to the nearest configuration on the loop (least squares, weight 1 each); the
+    package's default configuration (generalized coordinates' defaults, the dependent ones solved) is that one, and
+    the conversion log says which defaults moved."""
+    model, _, _, ours, theirs = _moved_loop_defaults(osim, tmp_path, "distance", (0.03, 0.03, 0.0, 0.0))
+    for d in model.dependent_coordinates:  # the solved values are the dependent coordinates' defaults
+        assert d.default == pytest.approx(ours[LOOP_COORDINATES.index(d.name)], abs=1e-12)
     defaults = np.array(DEFAULTS) + [0.03, 0.03, 0.0, 0.0]
     assert np.abs(theirs - defaults).max() > 1e-3  # OpenSim moved them
     assert np.abs(ours - theirs).max() < 1e-8, (ours, theirs)
@@ -283,25 +294,8 @@ def test_defaults_far_off_the_loop_are_assembled(osim, tmp_path, kind, shift):
     on an l1 merit function, end on the loop (OpenSim's constraint error there below 1e-9) at OpenSim's assembled
     configuration, or, where the loop closes on two branches, at least as near the defaults as OpenSim's (the point
     loop with the crank 0.8 rad off: OpenSim's assembler ends on the far branch)."""
-    path = tmp_path / "loop.osim"
-    build_loop(osim, path, distance=(kind == "distance"))
-    names = ["j1_coord_0", "j2_coord_0", "j3_coord_0", "j3_coord_1"]
-    m = osim.Model(str(path))
-    for name, dv in zip(names, shift):
-        c = m.getCoordinateSet().get(name)
-        c.setDefaultValue(c.getDefaultValue() + dv)
-    moved = tmp_path / "moved.osim"
-    m.printToXML(str(moved))
-    model = load_osim(moved)
-    ref = osim.Model(str(moved))
-    state = ref.initSystem()
-    theirs = np.array([ref.getCoordinateSet().get(n).getValue(state) for n in names])
-    q0 = model.default_q[None]
-    ours = dict(zip(model.coordinate_names, q0[0]))
-    for d in model.dependent_coordinates:
-        ours[d.name] = float(d.function.evaluate(q0, 0).value[0])
-    ours = np.array([ours[n] for n in names])
-    for n, v in zip(names, ours):
+    _, ref, state, ours, theirs = _moved_loop_defaults(osim, tmp_path, kind, shift)
+    for n, v in zip(LOOP_COORDINATES, ours):
         ref.getCoordinateSet().get(n).setValue(state, float(v), False)
     ref.realizePosition(state)
     assert np.abs(state.getQErr().to_numpy()).max() < 1e-9  # on OpenSim's loop

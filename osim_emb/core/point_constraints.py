@@ -335,6 +335,7 @@ def assembled_configuration(tree: Model, pairs: Sequence[PointPair], z_default: 
     Where the defaults are far enough for the loop to close on several branches, this is the branch the merit
     descends to, the nearest in the usual case; OpenSim's assembler may end on another.  ValueError where it does
     not converge."""
+    from scipy.linalg import null_space
     z0 = np.asarray(z_default, dtype=float)
     n_all = sum(p.n_equations for p in pairs)
     rows = np.arange(n_all) if equations is None else np.asarray(sorted(equations), dtype=int)
@@ -357,7 +358,7 @@ def assembled_configuration(tree: Model, pairs: Sequence[PointPair], z_default: 
         g, gz, gzz = point_constraint_jet(tree, pairs, z[None], order=2)
         g, jac = g[0][rows], gz[0][rows]
         hessian = np.diag(w) + np.einsum("i,ijk->jk", multipliers, gzz[0][rows])
-        tangent = _null_space(jac)
+        tangent = null_space(jac, rcond=1e-10)  # the constraints' tangent space
         if tangent.size and np.linalg.eigvalsh(tangent.T @ hessian @ tangent).min() <= 0.0:
             hessian = np.diag(w)
         kkt[:n, :n], kkt[:n, n:], kkt[n:, :n] = hessian, jac.T, jac
@@ -381,13 +382,6 @@ def assembled_configuration(tree: Model, pairs: Sequence[PointPair], z_default: 
         z = z + (alpha if alpha > 1e-3 else 1.0) * step  # (no decrease at round-off level: the full step)
     raise ValueError(f"the default configuration cannot be assembled: the constraint errors are "
                      f"{np.abs(g).max():.3g} after {max_iterations} iterations of the least-squares assembly")
-
-
-def _null_space(a: np.ndarray) -> np.ndarray:
-    """An orthonormal basis of the null space of ``a`` (columns; singular values below 1e-10 of the largest)."""
-    _, sv, vt = np.linalg.svd(a)
-    rank = int(np.sum(sv > 1e-10 * sv[0])) if sv.size else 0
-    return vt[rank:].T
 
 
 def choose_dependent_coordinates(tree: Model, pairs: Sequence[PointPair], z_ref: np.ndarray,
